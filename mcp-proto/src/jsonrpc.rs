@@ -1,0 +1,569 @@
+//! JSON-RPC 2.0: the envelope every MCP message travels in.
+//!
+//! [`decode`] and [`decode_slice`] classify any incoming JSON value into
+//! exactly one [`Message`] (or a batch of them, which 2025-03-26 peers may
+//! send) and reject everything else with a [`DecodeError`] that says what was
+//! wrong. Encoding goes through [`serde::Serialize`] on the message types,
+//! which always writes `"jsonrpc": "2.0"` and never a `null` id on a request.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The only JSON-RPC version string MCP speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// Standard JSON-RPC and MCP error codes.
+pub mod error_code {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP: the requested resource does not exist.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// MCP 2025-11-25: the server needs a URL-mode elicitation to finish first.
+    pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    /// MCP: the user rejected a sampling request.
+    pub const USER_REJECTED: i64 = -1;
+    /// MCP 2026-07-28: a routing header disagrees with the message body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// MCP 2026-07-28: the request needs a client capability that was not declared.
+    pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+    /// MCP 2026-07-28: the server does not support the request's protocol version.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// A request id: a string or an integer, never `null`.
+///
+/// Ids are compared exactly: the string `"1"` and the number `1` are different
+/// ids, as JSON-RPC says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id (the client core allocates these).
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    fn from_value(value: Value) -> Result<Self, DecodeError> {
+        match value {
+            Value::String(s) => Ok(RequestId::String(s)),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Ok(RequestId::Number(i)),
+                None => Err(DecodeError::InvalidId(format!(
+                    "number {n} is not an integer in the signed 64-bit range"
+                ))),
+            },
+            Value::Null => Err(DecodeError::NullId),
+            other => Err(DecodeError::InvalidId(format!(
+                "expected a string or an integer, found {}",
+                kind_of(&other)
+            ))),
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => serializer.serialize_i64(*n),
+            RequestId::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        RequestId::from_value(Value::deserialize(deserializer)?).map_err(de::Error::custom)
+    }
+}
+
+/// A request: it has an id and expects exactly one response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id the response will carry.
+    pub id: RequestId,
+    /// The method name, such as `tools/call`.
+    pub method: String,
+    /// The parameters: an object or an array, if present.
+    pub params: Option<Value>,
+}
+
+impl Request {
+    /// A request with the given id, method and parameters.
+    pub fn new(id: impl Into<RequestId>, method: impl Into<String>, params: Option<Value>) -> Self {
+        Request { id: id.into(), method: method.into(), params }
+    }
+}
+
+/// A notification: no id, and no response is ever sent for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name, such as `notifications/progress`.
+    pub method: String,
+    /// The parameters: an object or an array, if present.
+    pub params: Option<Value>,
+}
+
+impl Notification {
+    /// A notification with the given method and parameters.
+    pub fn new(method: impl Into<String>, params: Option<Value>) -> Self {
+        Notification { method: method.into(), params }
+    }
+}
+
+/// A successful response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result value (any JSON value; MCP results are objects).
+    pub result: Value,
+}
+
+impl Response {
+    /// A successful response to `id`.
+    pub fn new(id: RequestId, result: Value) -> Self {
+        Response { id, result }
+    }
+}
+
+/// The `error` member of an error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (see [`error_code`]).
+    pub code: i64,
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information, if the peer gave any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error object without data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+
+    /// The standard "method not found" error for `method`.
+    pub fn method_not_found(method: &str) -> Self {
+        ErrorObject::new(error_code::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// An error response.
+///
+/// Its id is `None` only when the peer could not tell which request it
+/// answers (JSON-RPC sends `"id": null` then, for example after a parse error).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorResponse {
+    /// The id of the request this answers, if known.
+    pub id: Option<RequestId>,
+    /// What went wrong.
+    pub error: ErrorObject,
+}
+
+impl ErrorResponse {
+    /// An error response to `id`.
+    pub fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        ErrorResponse { id, error }
+    }
+}
+
+/// Exactly one JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request (has an id and a method).
+    Request(Request),
+    /// A notification (a method, no id).
+    Notification(Notification),
+    /// A successful response (an id and a result).
+    Response(Response),
+    /// An error response (an error, and the id if known).
+    Error(ErrorResponse),
+}
+
+impl Message {
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) | Message::Error(_) => None,
+        }
+    }
+
+    /// The id, for requests and responses that carry one.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Message::Request(r) => Some(&r.id),
+            Message::Response(r) => Some(&r.id),
+            Message::Error(e) => e.id.as_ref(),
+            Message::Notification(_) => None,
+        }
+    }
+
+    /// Encodes the message as compact JSON (no newlines, as stdio framing needs).
+    pub fn to_vec(&self) -> Vec<u8> {
+        // Serialising these types cannot fail: every map key is a string and
+        // `Value` never holds anything JSON cannot represent.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Self {
+        Message::Notification(n)
+    }
+}
+
+impl From<Response> for Message {
+    fn from(r: Response) -> Self {
+        Message::Response(r)
+    }
+}
+
+impl From<ErrorResponse> for Message {
+    fn from(e: ErrorResponse) -> Self {
+        Message::Error(e)
+    }
+}
+
+impl Serialize for Request {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3 + usize::from(self.params.is_some())))?;
+        map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("method", &self.method)?;
+        if let Some(params) = &self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Notification {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2 + usize::from(self.params.is_some())))?;
+        map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        map.serialize_entry("method", &self.method)?;
+        if let Some(params) = &self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("result", &self.result)?;
+        map.end()
+    }
+}
+
+impl Serialize for ErrorResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("error", &self.error)?;
+        map.end()
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(r) => r.serialize(serializer),
+            Message::Notification(n) => n.serialize(serializer),
+            Message::Response(r) => r.serialize(serializer),
+            Message::Error(e) => e.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        decode_message(Value::deserialize(deserializer)?).map_err(de::Error::custom)
+    }
+}
+
+/// What one incoming JSON text held.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A single message.
+    Single(Message),
+    /// A non-empty batch (JSON array) of messages, as 2025-03-26 peers may
+    /// send. Each element is classified on its own: one bad element does not
+    /// poison the others.
+    Batch(Vec<Result<Message, DecodeError>>),
+}
+
+/// Why an incoming JSON value is not a valid JSON-RPC message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The bytes are not JSON at all.
+    Json(String),
+    /// The value is neither an object nor an array of objects.
+    NotAnObject(&'static str),
+    /// An empty JSON array.
+    EmptyBatch,
+    /// A batch element is itself an array.
+    NestedBatch,
+    /// `jsonrpc` is missing.
+    MissingVersion,
+    /// `jsonrpc` is present but not `"2.0"`.
+    WrongVersion(String),
+    /// The object has no `method`, `result` or `error`.
+    NoMethodResultOrError,
+    /// `method` is not a string.
+    MethodNotString,
+    /// A request or a response has `"id": null`.
+    NullId,
+    /// The id is neither a string nor an integer.
+    InvalidId(String),
+    /// A response without an id.
+    MissingId,
+    /// A message has both `result` and `error`.
+    BothResultAndError,
+    /// A message has both `method` and `result` or `error`.
+    MethodAndOutcome,
+    /// `params` is neither an object nor an array.
+    InvalidParams(&'static str),
+    /// The `error` member is not a valid error object.
+    InvalidErrorObject(String),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Json(e) => write!(f, "not valid JSON: {e}"),
+            DecodeError::NotAnObject(kind) => {
+                write!(f, "a JSON-RPC message must be an object, found {kind}")
+            }
+            DecodeError::EmptyBatch => f.write_str("an empty batch (JSON array) is not valid"),
+            DecodeError::NestedBatch => {
+                f.write_str("a batch element must be an object, found an array")
+            }
+            DecodeError::MissingVersion => f.write_str("the \"jsonrpc\" member is missing"),
+            DecodeError::WrongVersion(v) => write!(f, "\"jsonrpc\" must be \"2.0\", found {v}"),
+            DecodeError::NoMethodResultOrError => {
+                f.write_str("the object has no \"method\", \"result\" or \"error\"")
+            }
+            DecodeError::MethodNotString => f.write_str("\"method\" must be a string"),
+            DecodeError::NullId => f.write_str("the id must not be null"),
+            DecodeError::InvalidId(why) => write!(f, "invalid id: {why}"),
+            DecodeError::MissingId => f.write_str("a response must carry the id of its request"),
+            DecodeError::BothResultAndError => {
+                f.write_str("a response must not have both \"result\" and \"error\"")
+            }
+            DecodeError::MethodAndOutcome => {
+                f.write_str("a message must not have both \"method\" and \"result\"/\"error\"")
+            }
+            DecodeError::InvalidParams(kind) => {
+                write!(f, "\"params\" must be an object or an array, found {kind}")
+            }
+            DecodeError::InvalidErrorObject(why) => write!(f, "invalid error object: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Classifies the JSON text in `bytes` (one message or a batch).
+pub fn decode_slice(bytes: &[u8]) -> Result<Incoming, DecodeError> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| DecodeError::Json(e.to_string()))?;
+    decode(value)
+}
+
+/// Classifies an already parsed JSON value (one message or a batch).
+pub fn decode(value: Value) -> Result<Incoming, DecodeError> {
+    match value {
+        Value::Array(items) => {
+            if items.is_empty() {
+                return Err(DecodeError::EmptyBatch);
+            }
+            Ok(Incoming::Batch(
+                items
+                    .into_iter()
+                    .map(|item| match item {
+                        Value::Array(_) => Err(DecodeError::NestedBatch),
+                        other => decode_message(other),
+                    })
+                    .collect(),
+            ))
+        }
+        other => decode_message(other).map(Incoming::Single),
+    }
+}
+
+/// Classifies one JSON value that must be a single message (not a batch).
+pub fn decode_message(value: Value) -> Result<Message, DecodeError> {
+    let mut obj = match value {
+        Value::Object(obj) => obj,
+        other => return Err(DecodeError::NotAnObject(kind_of(&other))),
+    };
+    match obj.remove("jsonrpc") {
+        None => return Err(DecodeError::MissingVersion),
+        Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+        Some(other) => return Err(DecodeError::WrongVersion(other.to_string())),
+    }
+    let method = obj.remove("method");
+    let result = obj.remove("result");
+    let error = obj.remove("error");
+    let id = obj.remove("id");
+
+    if let Some(method) = method {
+        if result.is_some() || error.is_some() {
+            return Err(DecodeError::MethodAndOutcome);
+        }
+        let method = match method {
+            Value::String(m) => m,
+            _ => return Err(DecodeError::MethodNotString),
+        };
+        let params = take_params(&mut obj)?;
+        return match id {
+            None => Ok(Message::Notification(Notification { method, params })),
+            Some(id) => {
+                Ok(Message::Request(Request { id: RequestId::from_value(id)?, method, params }))
+            }
+        };
+    }
+
+    match (result, error) {
+        (Some(_), Some(_)) => Err(DecodeError::BothResultAndError),
+        (Some(result), None) => match id {
+            None => Err(DecodeError::MissingId),
+            Some(id) => Ok(Message::Response(Response { id: RequestId::from_value(id)?, result })),
+        },
+        (None, Some(error)) => {
+            let id = match id {
+                None | Some(Value::Null) => None,
+                Some(id) => Some(RequestId::from_value(id)?),
+            };
+            let error = decode_error_object(error)?;
+            Ok(Message::Error(ErrorResponse { id, error }))
+        }
+        (None, None) => Err(DecodeError::NoMethodResultOrError),
+    }
+}
+
+fn take_params(obj: &mut Map<String, Value>) -> Result<Option<Value>, DecodeError> {
+    match obj.remove("params") {
+        None | Some(Value::Null) => Ok(None),
+        Some(p @ (Value::Object(_) | Value::Array(_))) => Ok(Some(p)),
+        Some(other) => Err(DecodeError::InvalidParams(kind_of(&other))),
+    }
+}
+
+fn decode_error_object(error: Value) -> Result<ErrorObject, DecodeError> {
+    let mut obj = match error {
+        Value::Object(obj) => obj,
+        other => {
+            return Err(DecodeError::InvalidErrorObject(format!(
+                "expected an object, found {}",
+                kind_of(&other)
+            )));
+        }
+    };
+    let code = match obj.remove("code") {
+        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
+            DecodeError::InvalidErrorObject(format!("code {n} is not an integer"))
+        })?,
+        Some(other) => {
+            return Err(DecodeError::InvalidErrorObject(format!(
+                "code must be an integer, found {}",
+                kind_of(&other)
+            )));
+        }
+        None => return Err(DecodeError::InvalidErrorObject("code is missing".into())),
+    };
+    let message = match obj.remove("message") {
+        Some(Value::String(m)) => m,
+        Some(other) => {
+            return Err(DecodeError::InvalidErrorObject(format!(
+                "message must be a string, found {}",
+                kind_of(&other)
+            )));
+        }
+        None => return Err(DecodeError::InvalidErrorObject("message is missing".into())),
+    };
+    Ok(ErrorObject { code, message, data: obj.remove("data") })
+}
+
+/// A short name for the JSON type of `value`, for error messages.
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

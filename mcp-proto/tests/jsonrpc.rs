@@ -1,0 +1,219 @@
+//! Data-driven decode and encode tests of the JSON-RPC envelope.
+
+use mcp_proto::jsonrpc::{self, DecodeError, Incoming, Message};
+use mcp_proto::{ErrorObject, RequestId};
+use serde_json::json;
+
+/// What a case should decode to, in a compact form.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    Request(RequestId, &'static str),
+    Notification(&'static str),
+    Response(RequestId),
+    Error(Option<RequestId>, i64),
+}
+
+fn kind(m: &Message) -> Kind {
+    match m {
+        Message::Request(r) => Kind::Request(r.id.clone(), leak(&r.method)),
+        Message::Notification(n) => Kind::Notification(leak(&n.method)),
+        Message::Response(r) => Kind::Response(r.id.clone()),
+        Message::Error(e) => Kind::Error(e.id.clone(), e.error.code),
+    }
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
+}
+
+fn check_ok(input: &str, expected: Kind) {
+    match jsonrpc::decode_slice(input.as_bytes()) {
+        Ok(Incoming::Single(m)) => assert_eq!(kind(&m), expected, "input {input}"),
+        other => panic!("input {input}: expected a single message, got {other:?}"),
+    }
+}
+
+fn check_err(input: &str, expected: DecodeError) {
+    match jsonrpc::decode_slice(input.as_bytes()) {
+        Err(e) => {
+            assert_eq!(e, expected, "input {input}");
+            assert!(!e.to_string().is_empty());
+        }
+        Ok(other) => panic!("input {input}: expected {expected:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn valid_messages() {
+    use Kind::*;
+    let cases: &[(&str, Kind)] = &[
+        (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, Request(1.into(), "ping")),
+        (
+            r#"{"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{}}"#,
+            Request("abc".into(), "tools/list"),
+        ),
+        (r#"{"jsonrpc":"2.0","id":-7,"method":"x","params":[1,2]}"#, Request((-7).into(), "x")),
+        (r#"{"jsonrpc":"2.0","id":0,"method":"x","params":null}"#, Request(0.into(), "x")),
+        (
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            Notification("notifications/initialized"),
+        ),
+        (r#"{"method":"n","jsonrpc":"2.0","params":{"a":1}}"#, Notification("n")),
+        (r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, Response(1.into())),
+        (r#"{"jsonrpc":"2.0","id":"1","result":null}"#, Response("1".into())),
+        (r#"{"jsonrpc":"2.0","id":2,"result":{},"extra":true}"#, Response(2.into())),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"nope"}}"#,
+            Error(Some(3.into()), -32601),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}"#,
+            Error(None, -32700),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"bad","data":{"x":1}}}"#,
+            Error(None, -32600),
+        ),
+    ];
+    for (input, expected) in cases {
+        check_ok(input, clone_kind(expected));
+    }
+}
+
+fn clone_kind(k: &Kind) -> Kind {
+    match k {
+        Kind::Request(id, m) => Kind::Request(id.clone(), m),
+        Kind::Notification(m) => Kind::Notification(m),
+        Kind::Response(id) => Kind::Response(id.clone()),
+        Kind::Error(id, c) => Kind::Error(id.clone(), *c),
+    }
+}
+
+#[test]
+fn invalid_messages() {
+    use DecodeError::*;
+    let cases: Vec<(&str, DecodeError)> = vec![
+        ("", Json(String::new())),
+        ("{", Json(String::new())),
+        ("42", NotAnObject("a number")),
+        (r#""hi""#, NotAnObject("a string")),
+        ("null", NotAnObject("null")),
+        ("[]", EmptyBatch),
+        (r#"{"id":1,"method":"ping"}"#, MissingVersion),
+        (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, WrongVersion("\"1.0\"".into())),
+        (r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#, WrongVersion("2.0".into())),
+        (r#"{"jsonrpc":"2.0"}"#, NoMethodResultOrError),
+        (r#"{"jsonrpc":"2.0","id":1}"#, NoMethodResultOrError),
+        (r#"{"jsonrpc":"2.0","id":1,"method":5}"#, MethodNotString),
+        (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, NullId),
+        (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, NullId),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, InvalidId(String::new())),
+        (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, InvalidId(String::new())),
+        (r#"{"jsonrpc":"2.0","id":{},"result":{}}"#, InvalidId(String::new())),
+        (r#"{"jsonrpc":"2.0","result":{}}"#, MissingId),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+            BothResultAndError,
+        ),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#, MethodAndOutcome),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}"#, InvalidParams("a string")),
+        (r#"{"jsonrpc":"2.0","method":"x","params":3}"#, InvalidParams("a number")),
+        (r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#, InvalidErrorObject(String::new())),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"message":"m"}}"#, InvalidErrorObject(String::new())),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}"#,
+            InvalidErrorObject(String::new()),
+        ),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#, InvalidErrorObject(String::new())),
+    ];
+    for (input, expected) in cases {
+        match jsonrpc::decode_slice(input.as_bytes()) {
+            Err(e) => {
+                // Variants carrying free text are compared by variant only.
+                assert_eq!(
+                    std::mem::discriminant(&e),
+                    std::mem::discriminant(&expected),
+                    "input {input}: {e}"
+                );
+                if !matches!(expected, Json(_) | InvalidId(_) | InvalidErrorObject(_)) {
+                    check_err(input, expected);
+                }
+            }
+            Ok(other) => panic!("input {input}: expected {expected:?}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn batches_classify_each_element() {
+    let input = r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0"},[1],{"jsonrpc":"2.0","method":"n"}]"#;
+    let Incoming::Batch(items) = jsonrpc::decode_slice(input.as_bytes()).unwrap() else {
+        panic!("expected a batch")
+    };
+    assert_eq!(items.len(), 4);
+    assert!(matches!(items[0], Ok(Message::Response(_))));
+    assert_eq!(items[1], Err(DecodeError::NoMethodResultOrError));
+    assert_eq!(items[2], Err(DecodeError::NestedBatch));
+    assert!(matches!(items[3], Ok(Message::Notification(_))));
+}
+
+#[test]
+fn encode_round_trips() {
+    let messages = vec![
+        Message::Request(mcp_proto::Request::new(7, "tools/call", Some(json!({"name":"echo"})))),
+        Message::Request(mcp_proto::Request::new("s-1", "ping", None)),
+        Message::Notification(mcp_proto::Notification::new("notifications/initialized", None)),
+        Message::Response(mcp_proto::Response::new(3.into(), json!({"ok":true}))),
+        Message::Error(mcp_proto::ErrorResponse::new(
+            Some(4.into()),
+            ErrorObject::method_not_found("x"),
+        )),
+        Message::Error(mcp_proto::ErrorResponse::new(
+            None,
+            ErrorObject::new(-32700, "parse error"),
+        )),
+    ];
+    for m in messages {
+        let bytes = m.to_vec();
+        assert!(!bytes.contains(&b'\n'));
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0");
+        let back: Message = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(back, m);
+    }
+}
+
+#[test]
+fn encoded_shapes_are_exact() {
+    let r = Message::Request(mcp_proto::Request::new(1, "ping", None));
+    assert_eq!(
+        String::from_utf8(r.to_vec()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+    );
+    let e = Message::Error(mcp_proto::ErrorResponse::new(None, ErrorObject::new(-32700, "p")));
+    assert_eq!(
+        String::from_utf8(e.to_vec()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}"#
+    );
+}
+
+#[test]
+fn error_codes_have_their_spec_values() {
+    use mcp_proto::error_code::*;
+    let table = [
+        (PARSE_ERROR, -32700),
+        (INVALID_REQUEST, -32600),
+        (METHOD_NOT_FOUND, -32601),
+        (INVALID_PARAMS, -32602),
+        (INTERNAL_ERROR, -32603),
+        (RESOURCE_NOT_FOUND, -32002),
+        (URL_ELICITATION_REQUIRED, -32042),
+        (USER_REJECTED, -1),
+        (HEADER_MISMATCH, -32020),
+        (MISSING_CLIENT_CAPABILITY, -32021),
+        (UNSUPPORTED_PROTOCOL_VERSION, -32022),
+    ];
+    for (constant, value) in table {
+        assert_eq!(constant, value);
+    }
+}
