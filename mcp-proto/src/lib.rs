@@ -25,13 +25,54 @@
 //! let version = mcp_proto::negotiate("2025-06-18", mcp_proto::ProtocolVersion::SUPPORTED).unwrap();
 //! assert!(version.sends_protocol_version_header());
 //! ```
+//!
+//! ## Wire types and rendering
+//!
+//! - [`types`]: every type of the 2025-11-25 schema under its schema name
+//!   ([`types::InitializeRequestParams`], [`types::Tool`],
+//!   [`types::CallToolResult`], [`types::ContentBlock`],
+//!   [`types::ElicitRequestParams`], [`types::Task`], ...). Decoding then
+//!   encoding gives back what the peer sent: unknown members are kept in
+//!   `extra`, `_meta` in `meta`, and what a newer server adds (a content
+//!   block `type`, an enum value, a capability) decodes instead of failing.
+//! - [`render`]: [`render_tool_result`] turns a `tools/call` result into the
+//!   text a host shows a model (text blocks verbatim, embedded text resources
+//!   with their URI, resource links as URI and name, images, audio and blobs
+//!   summarised with their MIME type and decoded size), beside the structured
+//!   content, the error flag and the raw result. [`render_tool_result_value`]
+//!   does the same, best effort, for a raw JSON result that does not decode.
+//!
+//! ```
+//! use mcp_proto::render_tool_result;
+//! use mcp_proto::types::CallToolResult;
+//!
+//! let result: CallToolResult = serde_json::from_value(serde_json::json!({
+//!     "content": [
+//!         {"type": "text", "text": "Here is the chart."},
+//!         {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+//!         {"type": "resource_link", "uri": "file:///data.csv", "name": "data.csv"}
+//!     ],
+//!     "isError": false
+//! }))
+//! .unwrap();
+//! let rendered = render_tool_result(&result);
+//! assert_eq!(
+//!     rendered.text,
+//!     "Here is the chart.\n[image: image/png, 8 B]\n[resource link: file:///data.csv, name: data.csv]"
+//! );
+//! assert!(!rendered.is_error);
+//! ```
 
+pub mod client;
 pub mod jsonrpc;
 pub mod methods;
+pub mod render;
+pub mod types;
 pub mod version;
 
 pub use jsonrpc::{
     DecodeError, ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId,
     Response, error_code,
 };
+pub use render::{RenderedToolResult, render_tool_result, render_tool_result_value};
 pub use version::{ProtocolVersion, UnsupportedVersion, negotiate};

@@ -5,6 +5,9 @@
 //! took, and the first failing step stops the run with its own output above.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench;
+mod fuzz;
+mod interop;
 mod steps;
 
 use std::process::ExitCode;
@@ -15,12 +18,15 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        every check: fmt, clippy, tests, docs, packaging
+  ci        every check: fmt, clippy, tests, fuzz smoke, interop, docs, packaging
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed) and doc tests
   doc       cargo doc with warnings denied
   package   cargo package of every publishable crate
+  interop   install the pinned third-party servers (npm) and run the interop tests
+  fuzz      fuzz <target>|all [seconds]: libFuzzer via cargo-fuzz
+  bench     bench sse [--quick]: decoder throughput against other crates, into BENCHMARKS.md
 ";
 
 fn main() -> ExitCode {
@@ -36,6 +42,9 @@ fn main() -> ExitCode {
         "test" => vec![steps::test()],
         "doc" => vec![steps::doc()],
         "package" => vec![steps::package()],
+        "interop" => interop::steps(),
+        "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
+        "bench" => return finish(bench::bench_command(&args[1..])),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -48,5 +57,16 @@ fn main() -> ExitCode {
     match steps::run_all(&plan) {
         Outcome::Passed => ExitCode::SUCCESS,
         Outcome::Failed => ExitCode::FAILURE,
+    }
+}
+
+/// Turns a command's result into the process exit code.
+fn finish(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("xtask: {why}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -11,7 +11,7 @@ pub(crate) struct Step {
 }
 
 impl Step {
-    fn new(name: &'static str, run: impl Fn() -> Result<(), String> + 'static) -> Self {
+    pub(crate) fn new(name: &'static str, run: impl Fn() -> Result<(), String> + 'static) -> Self {
         Step { name, run: Box::new(run) }
     }
 }
@@ -79,7 +79,11 @@ pub(crate) fn have(program: &str, args: &[&str]) -> bool {
 
 /// Everything `cargo xtask ci` runs, in order.
 pub(crate) fn ci() -> Vec<Step> {
-    vec![fmt(), clippy(), test(), doc(), package()]
+    let mut steps = vec![fmt(), clippy(), test()];
+    steps.extend(crate::fuzz::fuzz_smoke_steps());
+    steps.extend(crate::interop::steps());
+    steps.extend([doc(), package()]);
+    steps
 }
 
 pub(crate) fn fmt() -> Step {

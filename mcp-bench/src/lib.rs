@@ -1,0 +1,81 @@
+//! Benchmarks of the workspace against the crates other MCP clients use.
+//!
+//! Never published. Each benchmark is a plain timing binary (warm-up, then
+//! several alternating runs, medians) that prints a Markdown table; `cargo
+//! xtask bench <name>` builds it in release mode, runs it and records the
+//! table in `BENCHMARKS.md`. This library holds what the binaries share.
+//!
+//! - `sse-bench`: `text/event-stream` decoding, `mcp-sse` against
+//!   `sse-stream` 0.2 (rmcp's) and `eventsource-stream` 0.2.
+
+use std::time::{Duration, Instant};
+
+/// Runs each contender once to warm up, then `rounds` rounds in which every
+/// contender runs once, in turn (so that a slow phase of the machine hits
+/// them all alike). Returns each contender's run times, in the given order.
+///
+/// A contender returns a value that the caller checks (for instance the
+/// number of events it decoded); every run must return the same value as the
+/// warm-up, or this panics naming the contender.
+pub fn alternating<T: PartialEq + std::fmt::Debug>(
+    rounds: usize,
+    contenders: &mut [(&str, &mut dyn FnMut() -> T)],
+) -> Vec<Vec<Duration>> {
+    let expected: Vec<T> = contenders.iter_mut().map(|(_, run)| run()).collect();
+    let mut times = vec![Vec::with_capacity(rounds); contenders.len()];
+    for _ in 0..rounds {
+        for (i, (name, run)) in contenders.iter_mut().enumerate() {
+            let start = Instant::now();
+            let got = std::hint::black_box(run());
+            times[i].push(start.elapsed());
+            assert_eq!(got, expected[i], "{name} gave a different result on a later run");
+        }
+    }
+    times
+}
+
+/// The median of some durations (the mean of the middle two for an even
+/// count); zero for none.
+pub fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+/// `count` things in `time`, per second.
+pub fn per_second(count: f64, time: Duration) -> f64 {
+    count / time.as_secs_f64().max(1e-12)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        let ms = Duration::from_millis;
+        assert_eq!(median(&[ms(3), ms(1), ms(2)]), ms(2));
+        assert_eq!(median(&[ms(4), ms(1), ms(2), ms(3)]), Duration::from_micros(2500));
+        assert_eq!(median(&[]), Duration::ZERO);
+    }
+
+    #[test]
+    fn alternating_runs_every_contender_each_round() {
+        let (mut a, mut b) = (0, 0);
+        let mut run_a = || {
+            a += 1;
+            1
+        };
+        let mut run_b = || {
+            b += 1;
+            1
+        };
+        let times = alternating(3, &mut [("a", &mut run_a), ("b", &mut run_b)]);
+        assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [3, 3]);
+        assert_eq!((a, b), (4, 4));
+    }
+}

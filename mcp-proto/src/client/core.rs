@@ -1,0 +1,821 @@
+//! The sans-IO client state machine.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use crate::client::ClientError;
+use crate::jsonrpc::{
+    ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId, Response,
+};
+use crate::methods;
+use crate::types::{
+    CancelledNotificationParams, ClientCapabilities, Implementation, InitializeRequestParams,
+    InitializeResult, LoggingLevel, LoggingMessageNotificationParams, PROGRESS_TOKEN_META_KEY,
+    ProgressNotificationParams, ProgressToken, Tool,
+};
+use crate::version::{ProtocolVersion, negotiate};
+
+/// The default time a request may wait for its answer.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A callback that receives the progress notifications of one request.
+pub type ProgressCallback = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+
+/// How the client presents itself and what it accepts.
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    /// `clientInfo` of the `initialize` request.
+    pub client_info: Implementation,
+    /// The capabilities declared in `initialize`. A server request that needs
+    /// a capability not declared here (`roots`, `sampling`, `elicitation`) is
+    /// answered with -32601 by the core itself.
+    pub capabilities: ClientCapabilities,
+    /// The version offered in `initialize` (the newest by default).
+    pub protocol_version: ProtocolVersion,
+    /// The versions accepted in the server's answer.
+    pub supported_versions: Vec<ProtocolVersion>,
+    /// The default time a request may wait for its answer.
+    pub request_timeout: Duration,
+}
+
+impl CoreConfig {
+    /// A configuration with the given identity and the defaults: every
+    /// supported version accepted, the latest offered, no capabilities, 30 s
+    /// timeout.
+    pub fn new(client_info: Implementation) -> Self {
+        CoreConfig {
+            client_info,
+            capabilities: ClientCapabilities::default(),
+            protocol_version: ProtocolVersion::LATEST,
+            supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+        }
+    }
+}
+
+/// Per-request options.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// How long to wait for the answer; the configured default when `None`.
+    pub timeout: Option<Duration>,
+    /// Whether each progress notification restarts the timeout.
+    pub reset_timeout_on_progress: bool,
+    /// With `reset_timeout_on_progress`, the most the request may wait in all.
+    pub max_total_timeout: Option<Duration>,
+    /// Receives the request's progress notifications. When set (or when
+    /// `reset_timeout_on_progress` is), the request carries a
+    /// `_meta.progressToken`.
+    pub on_progress: Option<ProgressCallback>,
+}
+
+impl RequestOptions {
+    /// Options with the given timeout.
+    pub fn with_timeout(timeout: Duration) -> Self {
+        RequestOptions { timeout: Some(timeout), ..Default::default() }
+    }
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .field("on_progress", &self.on_progress.as_ref().map(|_| "<callback>"))
+            .finish()
+    }
+}
+
+/// Which cached list a `list_changed` notification invalidated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+    /// `notifications/resources/list_changed`.
+    Resources,
+}
+
+/// A request from the server that the host's handlers must answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerRequest {
+    /// The server's id for it; pass it back to [`ClientCore::respond`].
+    pub id: RequestId,
+    /// `roots/list`, `sampling/createMessage` or `elicitation/create`.
+    pub method: String,
+    /// The request's parameters.
+    pub params: Option<Value>,
+}
+
+/// Something the driver must act on.
+pub enum Event<W> {
+    /// A request finished: deliver `outcome` to `waiter`.
+    Reply {
+        /// The request's id.
+        id: RequestId,
+        /// What the driver attached to the request.
+        waiter: W,
+        /// The result, or why there is none.
+        outcome: Result<Value, ClientError>,
+    },
+    /// A progress notification for a request that asked for progress.
+    Progress {
+        /// The request it belongs to.
+        id: RequestId,
+        /// The request's callback, if it has one.
+        callback: Option<ProgressCallback>,
+        /// The notification's parameters.
+        params: ProgressNotificationParams,
+    },
+    /// The server asks the host something (see [`crate::client::Handlers`]).
+    ServerRequest(ServerRequest),
+    /// The server cancelled one of its requests: stop handling it (its
+    /// answer will not be sent).
+    ServerRequestCancelled {
+        /// The server's id of the cancelled request.
+        id: RequestId,
+        /// The reason the server gave.
+        reason: Option<String>,
+    },
+    /// A list the server offers has changed; the cached copy was dropped.
+    ListChanged(ListKind),
+    /// A log message from the server (also forwarded to `tracing`).
+    Log(LoggingMessageNotificationParams),
+    /// Any other notification (`resources/updated`, `elicitation/complete`, ...).
+    Notification(Notification),
+}
+
+impl<W> fmt::Debug for Event<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Reply { id, outcome, .. } => {
+                f.debug_struct("Reply").field("id", id).field("outcome", outcome).finish()
+            }
+            Event::Progress { id, params, .. } => {
+                f.debug_struct("Progress").field("id", id).field("params", params).finish()
+            }
+            Event::ServerRequest(r) => f.debug_tuple("ServerRequest").field(r).finish(),
+            Event::ServerRequestCancelled { id, reason } => f
+                .debug_struct("ServerRequestCancelled")
+                .field("id", id)
+                .field("reason", reason)
+                .finish(),
+            Event::ListChanged(k) => f.debug_tuple("ListChanged").field(k).finish(),
+            Event::Log(p) => f.debug_tuple("Log").field(p).finish(),
+            Event::Notification(n) => f.debug_tuple("Notification").field(n).finish(),
+        }
+    }
+}
+
+/// What a host may want to hear of the server besides answers: the
+/// notifications the core does not consume itself.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerEvent {
+    /// A list the server offers has changed (caches were already dropped).
+    ListChanged(ListKind),
+    /// A log message (already forwarded to `tracing`).
+    Log(LoggingMessageNotificationParams),
+    /// Any other notification.
+    Notification(Notification),
+}
+
+impl<W> Event<W> {
+    /// The host-facing part of this event, for `ListChanged`, `Log` and
+    /// `Notification`.
+    pub fn server_event(&self) -> Option<ServerEvent> {
+        match self {
+            Event::ListChanged(k) => Some(ServerEvent::ListChanged(*k)),
+            Event::Log(p) => Some(ServerEvent::Log(p.clone())),
+            Event::Notification(n) => Some(ServerEvent::Notification(n.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// A callback that hears [`ServerEvent`]s.
+pub type EventCallback = std::sync::Arc<dyn Fn(&ServerEvent) + Send + Sync>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Fresh,
+    Initializing(i64),
+    Ready,
+    Failed,
+    Closed,
+}
+
+struct Pending<W> {
+    method: Box<str>,
+    waiter: W,
+    started: Instant,
+    timeout: Duration,
+    deadline: Instant,
+    hard_deadline: Option<Instant>,
+    reset_on_progress: bool,
+    on_progress: Option<ProgressCallback>,
+}
+
+/// The client side of one MCP connection, with no I/O.
+///
+/// It allocates ids, matches answers to requests, runs the `initialize`
+/// handshake and version negotiation, answers `ping`, routes server requests
+/// and notifications, and times requests out (sending
+/// `notifications/cancelled`). Time is an argument, never read from a clock,
+/// so it runs the same under a virtual clock in tests.
+///
+/// `W` is whatever the driver attaches to a request to deliver its outcome
+/// (a oneshot sender, typically); it comes back in [`Event::Reply`].
+///
+/// The driver's loop:
+/// 1. make requests with [`initialize`](Self::initialize) and
+///    [`start_request`](Self::start_request) and send what they return;
+/// 2. feed every incoming message to [`handle_message`](Self::handle_message)
+///    and call [`handle_timeout`](Self::handle_timeout) at
+///    [`poll_timeout`](Self::poll_timeout);
+/// 3. after each of those, send everything [`poll_transmit`](Self::poll_transmit)
+///    gives and act on everything [`poll_event`](Self::poll_event) gives.
+pub struct ClientCore<W> {
+    config: CoreConfig,
+    phase: Phase,
+    negotiated: Option<ProtocolVersion>,
+    init_result: Option<Arc<InitializeResult>>,
+    next_id: i64,
+    pending: HashMap<i64, Pending<W>>,
+    timers: BinaryHeap<Reverse<(Instant, i64)>>,
+    inbound: HashMap<RequestId, Box<str>>,
+    transmit: VecDeque<Message>,
+    events: VecDeque<Event<W>>,
+    tools: Option<Arc<[Tool]>>,
+    tools_generation: u64,
+}
+
+impl<W> fmt::Debug for ClientCore<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientCore")
+            .field("phase", &self.phase)
+            .field("negotiated", &self.negotiated)
+            .field("pending", &self.pending.len())
+            .field("inbound", &self.inbound.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W> ClientCore<W> {
+    /// A fresh connection state.
+    pub fn new(config: CoreConfig) -> Self {
+        ClientCore {
+            config,
+            phase: Phase::Fresh,
+            negotiated: None,
+            init_result: None,
+            next_id: 0,
+            pending: HashMap::new(),
+            timers: BinaryHeap::new(),
+            inbound: HashMap::new(),
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+            tools: None,
+            tools_generation: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CoreConfig {
+        &self.config
+    }
+
+    /// The negotiated protocol version, once the handshake succeeded.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.negotiated
+    }
+
+    /// The server's answer to `initialize`, once the handshake succeeded.
+    pub fn initialize_result(&self) -> Option<&Arc<InitializeResult>> {
+        self.init_result.as_ref()
+    }
+
+    /// Whether the handshake finished and requests may be sent.
+    pub fn is_ready(&self) -> bool {
+        self.phase == Phase::Ready
+    }
+
+    /// Whether the handshake has not been started (or the state was reset).
+    pub fn is_fresh(&self) -> bool {
+        self.phase == Phase::Fresh
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// How many requests wait for an answer.
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn allocate_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Starts the handshake: returns the `initialize` request to send.
+    ///
+    /// When its answer arrives, the version is negotiated; on success
+    /// `notifications/initialized` is queued for sending and the waiter gets
+    /// the raw result, on failure it gets the error and the core refuses
+    /// further requests until [`reset`](Self::reset).
+    pub fn initialize(&mut self, waiter: W, now: Instant) -> Result<Request, ClientError> {
+        match self.phase {
+            Phase::Fresh => {}
+            Phase::Closed => {
+                return Err(ClientError::Closed { method: methods::INITIALIZE.into() });
+            }
+            _ => return Err(ClientError::AlreadyInitialized),
+        }
+        let params = InitializeRequestParams::new(
+            self.config.protocol_version.as_str(),
+            self.config.capabilities.clone(),
+            self.config.client_info.clone(),
+        );
+        let params = serde_json::to_value(&params).map_err(|e| ClientError::InvalidParams {
+            method: methods::INITIALIZE.into(),
+            reason: e.to_string(),
+        })?;
+        let id = self.allocate_id();
+        self.register(id, methods::INITIALIZE, waiter, &RequestOptions::default(), now);
+        self.phase = Phase::Initializing(id);
+        Ok(Request {
+            id: RequestId::Number(id),
+            method: methods::INITIALIZE.into(),
+            params: Some(params),
+        })
+    }
+
+    /// Starts a request: returns the message to send.
+    ///
+    /// Only `ping` may be sent before the handshake finished. When the options
+    /// ask for progress, `_meta.progressToken` (the request's id) is added to
+    /// the parameters, which must then be an object or absent.
+    pub fn start_request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        options: &RequestOptions,
+        waiter: W,
+        now: Instant,
+    ) -> Result<Request, ClientError> {
+        match self.phase {
+            Phase::Ready => {}
+            Phase::Closed => return Err(ClientError::Closed { method: method.into() }),
+            _ if method == methods::PING => {}
+            _ => return Err(ClientError::NotInitialized { method: method.into() }),
+        }
+        let id = self.allocate_id();
+        let wants_progress = options.on_progress.is_some() || options.reset_timeout_on_progress;
+        let params =
+            if wants_progress { Some(with_progress_token(method, params, id)?) } else { params };
+        self.register(id, method, waiter, options, now);
+        Ok(Request { id: RequestId::Number(id), method: method.into(), params })
+    }
+
+    fn register(
+        &mut self,
+        id: i64,
+        method: &str,
+        waiter: W,
+        options: &RequestOptions,
+        now: Instant,
+    ) {
+        let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+        let deadline = now + timeout;
+        let hard_deadline = if options.reset_timeout_on_progress {
+            options.max_total_timeout.map(|max| now + max.max(timeout))
+        } else {
+            None
+        };
+        self.timers.push(Reverse((deadline, id)));
+        self.pending.insert(
+            id,
+            Pending {
+                method: method.into(),
+                waiter,
+                started: now,
+                timeout,
+                deadline,
+                hard_deadline,
+                reset_on_progress: options.reset_timeout_on_progress,
+                on_progress: options.on_progress.clone(),
+            },
+        );
+    }
+
+    /// The time of the next request deadline, if any request waits.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        while let Some(Reverse((deadline, id))) = self.timers.peek().copied() {
+            match self.pending.get(&id) {
+                Some(p) if p.deadline == deadline => return Some(deadline),
+                // The request finished, or its deadline moved: a stale entry.
+                _ => {
+                    self.timers.pop();
+                }
+            }
+        }
+        None
+    }
+
+    /// The current deadline of one request, if it still waits.
+    pub fn deadline(&self, id: &RequestId) -> Option<Instant> {
+        match id {
+            RequestId::Number(n) => self.pending.get(n).map(|p| p.deadline),
+            RequestId::String(_) => None,
+        }
+    }
+
+    /// Times out every request whose deadline is at or before `now`: each
+    /// gets [`ClientError::Timeout`], and `notifications/cancelled` is queued
+    /// for it (except for `initialize`, which must not be cancelled).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some(Reverse((deadline, id))) = self.timers.peek().copied() {
+            if deadline > now {
+                break;
+            }
+            self.timers.pop();
+            let due = matches!(self.pending.get(&id), Some(p) if p.deadline == deadline);
+            if !due {
+                continue;
+            }
+            let Some(p) = self.pending.remove(&id) else { continue };
+            let after = now.saturating_duration_since(p.started);
+            tracing::debug!(id, method = &*p.method, ?after, "request timed out");
+            if &*p.method == methods::INITIALIZE {
+                self.phase = Phase::Failed;
+            } else {
+                self.queue_cancelled(
+                    RequestId::Number(id),
+                    format!("timed out after {:.1}s", after.as_secs_f64()),
+                );
+            }
+            self.events.push_back(Event::Reply {
+                id: RequestId::Number(id),
+                waiter: p.waiter,
+                outcome: Err(ClientError::Timeout { method: p.method.into(), after }),
+            });
+        }
+    }
+
+    /// Cancels a request the caller no longer waits for: it is forgotten,
+    /// `notifications/cancelled` is queued, and its waiter gets
+    /// [`ClientError::Cancelled`]. Unknown ids are ignored.
+    pub fn cancel(&mut self, id: &RequestId, reason: &str) {
+        let RequestId::Number(n) = id else { return };
+        let Some(p) = self.pending.remove(n) else { return };
+        if &*p.method == methods::INITIALIZE {
+            // initialize must not be cancelled; the connection is unusable.
+            self.phase = Phase::Failed;
+        } else {
+            self.queue_cancelled(id.clone(), reason.to_owned());
+        }
+        self.events.push_back(Event::Reply {
+            id: id.clone(),
+            waiter: p.waiter,
+            outcome: Err(ClientError::Cancelled { method: p.method.into() }),
+        });
+    }
+
+    fn queue_cancelled(&mut self, id: RequestId, reason: String) {
+        let params = CancelledNotificationParams::new(id, Some(reason));
+        let params = serde_json::to_value(params).ok();
+        self.transmit.push_back(Message::Notification(Notification::new(
+            methods::NOTIFICATION_CANCELLED,
+            params,
+        )));
+    }
+
+    /// Feeds what one incoming JSON text held (a message or a batch).
+    pub fn handle_incoming(&mut self, incoming: Incoming, now: Instant) {
+        match incoming {
+            Incoming::Single(m) => self.handle_message(m, now),
+            Incoming::Batch(items) => {
+                for item in items {
+                    match item {
+                        Ok(m) => self.handle_message(m, now),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "skipping an invalid message in a batch")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Feeds one incoming message.
+    pub fn handle_message(&mut self, message: Message, now: Instant) {
+        match message {
+            Message::Response(r) => self.handle_outcome(r.id, Ok(r.result)),
+            Message::Error(e) => match e.id {
+                Some(id) => self.handle_outcome(id, Err(e.error)),
+                None => tracing::warn!(
+                    code = e.error.code,
+                    message = %e.error.message,
+                    "the server sent an error that answers no request"
+                ),
+            },
+            Message::Request(r) => self.handle_server_request(r),
+            Message::Notification(n) => self.handle_notification(n, now),
+        }
+    }
+
+    fn handle_outcome(&mut self, id: RequestId, outcome: Result<Value, ErrorObject>) {
+        let found = match &id {
+            RequestId::Number(n) => self.pending.remove(n).map(|p| (*n, p)),
+            RequestId::String(_) => None,
+        };
+        let Some((n, p)) = found else {
+            tracing::debug!(%id, "dropping an answer for an unknown or finished request");
+            return;
+        };
+        let outcome = match outcome {
+            Err(error) => Err(ClientError::Rpc { method: p.method.clone().into(), error }),
+            Ok(value) => Ok(value),
+        };
+        let outcome = if self.phase == Phase::Initializing(n) {
+            self.finish_handshake(outcome)
+        } else {
+            outcome
+        };
+        self.events.push_back(Event::Reply { id, waiter: p.waiter, outcome });
+    }
+
+    fn finish_handshake(
+        &mut self,
+        outcome: Result<Value, ClientError>,
+    ) -> Result<Value, ClientError> {
+        let value = match outcome {
+            Ok(v) => v,
+            Err(e) => {
+                self.phase = Phase::Failed;
+                return Err(e);
+            }
+        };
+        let result: InitializeResult = match serde_json::from_value(value.clone()) {
+            Ok(r) => r,
+            Err(e) => {
+                self.phase = Phase::Failed;
+                return Err(ClientError::InvalidResult {
+                    method: methods::INITIALIZE.into(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        match negotiate(&result.protocol_version, &self.config.supported_versions) {
+            Ok(version) => {
+                self.negotiated = Some(version);
+                self.init_result = Some(Arc::new(result));
+                self.phase = Phase::Ready;
+                self.transmit.push_back(Message::Notification(Notification::new(
+                    methods::NOTIFICATION_INITIALIZED,
+                    None,
+                )));
+                Ok(value)
+            }
+            Err(e) => {
+                self.phase = Phase::Failed;
+                Err(ClientError::UnsupportedVersion(e))
+            }
+        }
+    }
+
+    fn handle_server_request(&mut self, r: Request) {
+        let caps = &self.config.capabilities;
+        let declared = match r.method.as_str() {
+            methods::PING => {
+                self.transmit
+                    .push_back(Message::Response(Response::new(r.id, Value::Object(Map::new()))));
+                return;
+            }
+            methods::ROOTS_LIST => caps.roots.is_some(),
+            methods::SAMPLING_CREATE_MESSAGE => caps.sampling.is_some(),
+            methods::ELICITATION_CREATE => caps.elicitation.is_some(),
+            _ => false,
+        };
+        if !declared {
+            tracing::debug!(method = %r.method, "answering a server request with method-not-found");
+            self.transmit.push_back(Message::Error(ErrorResponse::new(
+                Some(r.id),
+                ErrorObject::method_not_found(&r.method),
+            )));
+            return;
+        }
+        self.inbound.insert(r.id.clone(), r.method.as_str().into());
+        self.events.push_back(Event::ServerRequest(ServerRequest {
+            id: r.id,
+            method: r.method,
+            params: r.params,
+        }));
+    }
+
+    /// Answers a server request delivered as [`Event::ServerRequest`]. Ignored
+    /// when the server cancelled it meanwhile (no answer may be sent then).
+    pub fn respond(&mut self, id: RequestId, outcome: Result<Value, ErrorObject>) {
+        if self.inbound.remove(&id).is_none() {
+            tracing::debug!(%id, "not answering a server request that was cancelled or is unknown");
+            return;
+        }
+        self.transmit.push_back(match outcome {
+            Ok(result) => Message::Response(Response::new(id, result)),
+            Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
+        });
+    }
+
+    fn handle_notification(&mut self, n: Notification, now: Instant) {
+        match n.method.as_str() {
+            methods::NOTIFICATION_PROGRESS => self.handle_progress(n, now),
+            methods::NOTIFICATION_TOOLS_LIST_CHANGED => {
+                self.tools = None;
+                self.tools_generation += 1;
+                self.events.push_back(Event::ListChanged(ListKind::Tools));
+            }
+            methods::NOTIFICATION_PROMPTS_LIST_CHANGED => {
+                self.events.push_back(Event::ListChanged(ListKind::Prompts))
+            }
+            methods::NOTIFICATION_RESOURCES_LIST_CHANGED => {
+                self.events.push_back(Event::ListChanged(ListKind::Resources))
+            }
+            methods::NOTIFICATION_MESSAGE => {
+                match n.params.map(serde_json::from_value::<LoggingMessageNotificationParams>) {
+                    Some(Ok(p)) => {
+                        log_server_message(&p);
+                        self.events.push_back(Event::Log(p));
+                    }
+                    _ => tracing::debug!("ignoring a notifications/message without valid params"),
+                }
+            }
+            methods::NOTIFICATION_CANCELLED => {
+                match n.params.map(serde_json::from_value::<CancelledNotificationParams>) {
+                    Some(Ok(p)) => {
+                        let Some(id) = p.request_id else { return };
+                        if self.inbound.remove(&id).is_some() {
+                            self.events
+                                .push_back(Event::ServerRequestCancelled { id, reason: p.reason });
+                        }
+                    }
+                    _ => tracing::debug!("ignoring a notifications/cancelled without valid params"),
+                }
+            }
+            _ => self.events.push_back(Event::Notification(n)),
+        }
+    }
+
+    fn handle_progress(&mut self, n: Notification, now: Instant) {
+        let Some(Ok(params)) = n.params.map(serde_json::from_value::<ProgressNotificationParams>)
+        else {
+            tracing::debug!("ignoring a progress notification without valid params");
+            return;
+        };
+        let id = match &params.progress_token {
+            ProgressToken::Number(id) => *id,
+            ProgressToken::String(_) => {
+                tracing::debug!(token = %params.progress_token, "progress for a token this client did not issue");
+                return;
+            }
+        };
+        let Some(p) = self.pending.get_mut(&id) else {
+            tracing::debug!(id, "progress for a request that is not pending");
+            return;
+        };
+        if p.reset_on_progress {
+            let mut deadline = now + p.timeout;
+            if let Some(hard) = p.hard_deadline {
+                deadline = deadline.min(hard);
+            }
+            if deadline > p.deadline {
+                p.deadline = deadline;
+                self.timers.push(Reverse((deadline, id)));
+            }
+        }
+        let callback = p.on_progress.clone();
+        self.events.push_back(Event::Progress { id: RequestId::Number(id), callback, params });
+    }
+
+    /// The next message to send, if any.
+    pub fn poll_transmit(&mut self) -> Option<Message> {
+        self.transmit.pop_front()
+    }
+
+    /// Whether messages wait in [`poll_transmit`](Self::poll_transmit).
+    pub fn has_transmit(&self) -> bool {
+        !self.transmit.is_empty()
+    }
+
+    /// The next event to act on, if any.
+    pub fn poll_event(&mut self) -> Option<Event<W>> {
+        self.events.pop_front()
+    }
+
+    /// The connection ended: every waiting request gets
+    /// [`ClientError::Closed`], server requests are forgotten, and nothing
+    /// more may be sent.
+    pub fn close(&mut self) {
+        self.fail_pending();
+        self.phase = Phase::Closed;
+        self.transmit.clear();
+    }
+
+    /// Starts over on the same configuration (a new session, a new child):
+    /// every waiting request gets [`ClientError::Closed`], the handshake and
+    /// the caches are forgotten. Ids keep increasing.
+    pub fn reset(&mut self) {
+        self.fail_pending();
+        self.phase = Phase::Fresh;
+        self.negotiated = None;
+        self.init_result = None;
+        self.transmit.clear();
+        self.tools = None;
+        self.tools_generation += 1;
+    }
+
+    fn fail_pending(&mut self) {
+        let mut ids: Vec<i64> = self.pending.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(p) = self.pending.remove(&id) {
+                self.events.push_back(Event::Reply {
+                    id: RequestId::Number(id),
+                    waiter: p.waiter,
+                    outcome: Err(ClientError::Closed { method: p.method.into() }),
+                });
+            }
+        }
+        self.timers.clear();
+        self.inbound.clear();
+    }
+
+    /// The cached tool list, if one was stored and no `list_changed` came since.
+    pub fn cached_tools(&self) -> Option<Arc<[Tool]>> {
+        self.tools.clone()
+    }
+
+    /// A counter that changes whenever the tool cache is invalidated; pass the
+    /// value read before listing to [`store_tools`](Self::store_tools).
+    pub fn tools_generation(&self) -> u64 {
+        self.tools_generation
+    }
+
+    /// Stores a freshly listed tool list, unless the list changed while it was
+    /// being fetched (then the list is returned but not cached).
+    pub fn store_tools(&mut self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]> {
+        let tools: Arc<[Tool]> = tools.into();
+        if generation == self.tools_generation {
+            self.tools = Some(tools.clone());
+        }
+        tools
+    }
+}
+
+fn with_progress_token(method: &str, params: Option<Value>, id: i64) -> Result<Value, ClientError> {
+    let mut obj = match params {
+        None => Map::new(),
+        Some(Value::Object(obj)) => obj,
+        Some(_) => {
+            return Err(ClientError::InvalidParams {
+                method: method.into(),
+                reason: "progress needs object parameters".into(),
+            });
+        }
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    match meta {
+        Value::Object(meta) => {
+            meta.insert(PROGRESS_TOKEN_META_KEY.into(), Value::from(id));
+        }
+        _ => {
+            return Err(ClientError::InvalidParams {
+                method: method.into(),
+                reason: "_meta must be an object".into(),
+            });
+        }
+    }
+    Ok(Value::Object(obj))
+}
+
+fn log_server_message(p: &LoggingMessageNotificationParams) {
+    let logger = p.logger.as_deref().unwrap_or("");
+    let data = &p.data;
+    match p.level {
+        LoggingLevel::Debug => tracing::debug!(target: "mcp::server", logger, %data),
+        LoggingLevel::Info | LoggingLevel::Notice => {
+            tracing::info!(target: "mcp::server", logger, %data)
+        }
+        LoggingLevel::Warning => tracing::warn!(target: "mcp::server", logger, %data),
+        _ => tracing::error!(target: "mcp::server", logger, level = ?p.level, %data),
+    }
+}

@@ -1,0 +1,26 @@
+//! The client core, written once for every transport.
+//!
+//! - [`ClientCore`]: the sans-IO state machine (ids, matching, handshake,
+//!   timeouts, routing of server requests and notifications).
+//! - [`Handlers`]: the host's answers to `roots/list`,
+//!   `sampling/createMessage` and `elicitation/create`.
+//! - [`ops`]: the typed operations (`list_tools` with pagination and cache,
+//!   `call_tool`, ...) over any transport that implements [`ops::Requester`].
+//!
+//! A transport is a small driver: it owns the bytes (a pipe, HTTP requests),
+//! feeds what arrives to the core, sends what the core gives, and delivers
+//! [`Event`]s.
+
+mod core;
+mod error;
+mod handler;
+pub mod ops;
+
+pub use self::core::{
+    ClientCore, CoreConfig, DEFAULT_REQUEST_TIMEOUT, Event, EventCallback, ListKind,
+    ProgressCallback, RequestOptions, ServerEvent, ServerRequest,
+};
+pub use error::ClientError;
+pub use handler::{
+    BoxFuture, ElicitationHandler, Handlers, RootsHandler, SamplingHandler, StaticRoots,
+};

@@ -1,0 +1,195 @@
+//! The typed operations of an MCP client, written once for every transport.
+//!
+//! A transport implements [`Requester`] (send one request, wait for its
+//! answer; reach the tool cache of its [`ClientCore`](crate::client::ClientCore))
+//! and gets pagination, caching, result decoding and tool lookup from these
+//! functions. They are plain async functions with no runtime of their own.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::client::{ClientError, RequestOptions};
+use crate::methods;
+use crate::types::{
+    CallToolRequestParams, CallToolResult, Cursor, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, Resource,
+    ResourceTemplate, Tool,
+};
+
+/// The most pages a list operation follows before giving up: a server that
+/// keeps returning cursors must not keep a client busy forever.
+pub const MAX_PAGES: usize = 1000;
+
+/// What a transport provides so the operations can run over it.
+pub trait Requester: Sync {
+    /// The transport's error type.
+    type Error: Send;
+
+    /// Turns a core error (an invalid result, a repeated cursor, ...) into
+    /// the transport's error, adding what only the transport knows.
+    fn client_error(&self, error: ClientError) -> Self::Error;
+
+    /// Sends one request and waits for its answer (the raw `result`).
+    fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> impl Future<Output = Result<Value, Self::Error>> + Send;
+
+    /// The cached tool list (see `ClientCore::cached_tools`).
+    fn cached_tools(&self) -> Option<Arc<[Tool]>>;
+
+    /// The tool cache's generation (see `ClientCore::tools_generation`).
+    fn tools_generation(&self) -> u64;
+
+    /// Stores a listed tool list (see `ClientCore::store_tools`).
+    fn store_tools(&self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]>;
+}
+
+/// Decodes a method's result into its type, or says why it does not fit.
+pub fn parse_result<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
+    serde_json::from_value(value)
+        .map_err(|e| ClientError::InvalidResult { method: method.into(), reason: e.to_string() })
+}
+
+/// `ping`: succeeds when the server answers.
+pub async fn ping<R: Requester>(r: &R, options: RequestOptions) -> Result<(), R::Error> {
+    r.request(methods::PING, None, options).await.map(drop)
+}
+
+/// Every tool the server lists (all pages), from the cache when it is valid.
+pub async fn list_tools<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Arc<[Tool]>, R::Error> {
+    match r.cached_tools() {
+        Some(tools) => Ok(tools),
+        None => list_tools_fresh(r, options).await,
+    }
+}
+
+/// Lists every tool (all pages) from the server, ignoring the cache, and
+/// caches the answer.
+pub async fn list_tools_fresh<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Arc<[Tool]>, R::Error> {
+    let generation = r.tools_generation();
+    let tools = list_all(r, methods::TOOLS_LIST, options, |page: ListToolsResult| {
+        (page.tools, page.next_cursor)
+    })
+    .await?;
+    Ok(r.store_tools(generation, tools))
+}
+
+/// Looks a tool up by name in the cached tool list; when the cache is empty
+/// or does not have it, lists the tools from the server once.
+pub async fn find_tool<R: Requester>(
+    r: &R,
+    name: &str,
+    options: RequestOptions,
+) -> Result<Option<Tool>, R::Error> {
+    let cached = r.cached_tools().and_then(|tools| tools.iter().find(|t| t.name == name).cloned());
+    if cached.is_some() {
+        return Ok(cached);
+    }
+    let tools = list_tools_fresh(r, options).await?;
+    Ok(tools.iter().find(|t| t.name == name).cloned())
+}
+
+/// `tools/call`: calls `name` with `arguments` and decodes the result.
+pub async fn call_tool<R: Requester>(
+    r: &R,
+    name: &str,
+    arguments: Option<JsonObject>,
+    options: RequestOptions,
+) -> Result<CallToolResult, R::Error> {
+    let params = CallToolRequestParams::new(name, arguments);
+    let params = serde_json::to_value(params).map_err(|e| {
+        r.client_error(ClientError::InvalidParams {
+            method: methods::TOOLS_CALL.into(),
+            reason: e.to_string(),
+        })
+    })?;
+    let value = r.request(methods::TOOLS_CALL, Some(params), options).await?;
+    parse_result(methods::TOOLS_CALL, value).map_err(|e| r.client_error(e))
+}
+
+/// Every resource the server lists (all pages).
+pub async fn list_resources<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Vec<Resource>, R::Error> {
+    list_all(r, methods::RESOURCES_LIST, options, |p: ListResourcesResult| {
+        (p.resources, p.next_cursor)
+    })
+    .await
+}
+
+/// Every resource template the server lists (all pages).
+pub async fn list_resource_templates<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Vec<ResourceTemplate>, R::Error> {
+    list_all(r, methods::RESOURCES_TEMPLATES_LIST, options, |p: ListResourceTemplatesResult| {
+        (p.resource_templates, p.next_cursor)
+    })
+    .await
+}
+
+/// Every prompt the server lists (all pages).
+pub async fn list_prompts<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Vec<Prompt>, R::Error> {
+    list_all(r, methods::PROMPTS_LIST, options, |p: ListPromptsResult| (p.prompts, p.next_cursor))
+        .await
+}
+
+/// Follows `nextCursor` until the last page. Cursors are opaque and never
+/// kept; a repeated cursor or more than [`MAX_PAGES`] pages is an error.
+async fn list_all<R, P, T>(
+    r: &R,
+    method: &str,
+    options: RequestOptions,
+    split: impl Fn(P) -> (Vec<T>, Option<Cursor>),
+) -> Result<Vec<T>, R::Error>
+where
+    R: Requester,
+    P: DeserializeOwned,
+{
+    let mut items = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    let mut seen: HashSet<Cursor> = HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let params = cursor.take().map(|c| {
+            let mut m = Map::new();
+            m.insert("cursor".into(), Value::String(c));
+            Value::Object(m)
+        });
+        let value = r.request(method, params, options.clone()).await?;
+        let (page, next) = split(parse_result::<P>(method, value).map_err(|e| r.client_error(e))?);
+        items.extend(page);
+        match next {
+            None => return Ok(items),
+            Some(next) => {
+                if !seen.insert(next.clone()) {
+                    return Err(r.client_error(ClientError::InvalidResult {
+                        method: method.into(),
+                        reason: format!("the server repeated the cursor {next:?}"),
+                    }));
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    Err(r.client_error(ClientError::InvalidResult {
+        method: method.into(),
+        reason: format!("more than {MAX_PAGES} pages"),
+    }))
+}

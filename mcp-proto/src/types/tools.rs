@@ -1,0 +1,218 @@
+//! Tools: definitions, listing and calling.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::types::{ContentBlock, Cursor, Icon, JsonObject, Meta, TaskMetadata};
+
+/// A tool the client can call.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The programmatic name.
+    pub name: String,
+    /// A human-readable display name (takes precedence over
+    /// `annotations.title`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does (a hint to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of the tool's arguments. A server that omits it gets
+    /// `{"type": "object"}`.
+    #[serde(default)]
+    pub input_schema: ToolSchema,
+    /// Execution-related properties (task support).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
+    /// The JSON Schema of `structuredContent` in the tool's results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<ToolSchema>,
+    /// Hints about the tool's behaviour. Untrusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons a user interface may show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl Tool {
+    /// The name to show a user: `title`, else `annotations.title`, else
+    /// `name`.
+    pub fn display_name(&self) -> &str {
+        self.title
+            .as_deref()
+            .or_else(|| self.annotations.as_ref().and_then(|a| a.title.as_deref()))
+            .unwrap_or(&self.name)
+    }
+}
+
+fn object_type() -> String {
+    "object".to_owned()
+}
+
+/// A tool's `inputSchema` or `outputSchema`: a JSON Schema object whose root
+/// is `type: "object"`.
+///
+/// The known top-level keywords have fields; every other keyword
+/// (`additionalProperties`, `$defs`, `description`, ...) is kept in `extra`,
+/// and property schemas are kept whole, so a schema re-encodes as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    /// The `$schema` dialect URI (JSON Schema 2020-12 when absent).
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// The root type: `"object"` (the default when absent; kept as sent
+    /// otherwise).
+    #[serde(rename = "type", default = "object_type")]
+    pub schema_type: String,
+    /// Property schemas by name, kept whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<JsonObject>,
+    /// Names of the required properties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<Vec<String>>,
+    /// Every other keyword, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl Default for ToolSchema {
+    /// `{"type": "object"}`.
+    fn default() -> Self {
+        ToolSchema {
+            schema: None,
+            schema_type: object_type(),
+            properties: None,
+            required: None,
+            extra: JsonObject::new(),
+        }
+    }
+}
+
+/// Additional properties describing a tool. All are hints: never trust them
+/// from an untrusted server.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates (default true; meaningful
+    /// only when not read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeated calls with the same arguments have no further effect
+    /// (default false; meaningful only when not read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities (default
+    /// true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+open_string_enum! {
+    /// Whether a tool supports task-augmented execution.
+    pub enum TaskSupport {
+        /// The tool does not support tasks (the default when absent).
+        Forbidden => "forbidden",
+        /// The tool may be called as a task.
+        Optional => "optional",
+        /// The tool must be called as a task.
+        Required => "required",
+    }
+}
+
+/// Execution-related properties of a tool.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    /// Task support (`"forbidden"` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<TaskSupport>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// The result of `tools/list`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// The tools of this page.
+    pub tools: Vec<Tool>,
+    /// The position after this page; more results may follow if present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Cursor>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Parameters of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolRequestParams {
+    /// The name of the tool.
+    pub name: String,
+    /// The arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<JsonObject>,
+    /// Present to ask for task-augmented execution (experimental).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+    /// Metadata; `progressToken` asks for progress notifications.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl CallToolRequestParams {
+    /// A call of `name` with `arguments`.
+    pub fn new(name: impl Into<String>, arguments: Option<JsonObject>) -> Self {
+        CallToolRequestParams { name: name.into(), arguments, ..Default::default() }
+    }
+}
+
+/// The result of `tools/call`.
+///
+/// A tool failure is a result with `isError: true`, not a protocol error.
+/// `content` defaults to empty when a server omits it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// The unstructured result.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    /// The structured result (an object, conforming to the tool's
+    /// `outputSchema` if it has one). Any JSON value is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the call ended in an error (false when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}

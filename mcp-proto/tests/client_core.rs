@@ -1,0 +1,469 @@
+//! The client core driven with a virtual clock and no process: a scripted
+//! server answers through plain values.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_proto::client::{
+    ClientCore, ClientError, CoreConfig, Event, Handlers, ListKind, RequestOptions, StaticRoots,
+};
+use mcp_proto::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use mcp_proto::types::{Implementation, Root, Tool};
+use mcp_proto::{ProtocolVersion, error_code};
+use serde_json::{Value, json};
+
+type Core = ClientCore<&'static str>;
+
+fn config() -> CoreConfig {
+    CoreConfig::new(Implementation::new("test-client", "1.0.0"))
+}
+
+fn msg(v: Value) -> Message {
+    serde_json::from_value(v).unwrap()
+}
+
+fn transmitted(core: &mut Core) -> Vec<Value> {
+    std::iter::from_fn(|| core.poll_transmit()).map(|m| serde_json::to_value(&m).unwrap()).collect()
+}
+
+fn events(core: &mut Core) -> Vec<Event<&'static str>> {
+    std::iter::from_fn(|| core.poll_event()).collect()
+}
+
+fn init_reply(id: &RequestId, version: &str) -> Message {
+    msg(json!({"jsonrpc":"2.0","id":id,"result":{
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": true}},
+        "serverInfo": {"name": "srv", "version": "0.1"}
+    }}))
+}
+
+/// A core that finished the handshake at `t0`.
+fn ready(t0: Instant) -> Core {
+    let mut core = Core::new(config());
+    let req = core.initialize("init", t0).unwrap();
+    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
+    let _ = transmitted(&mut core);
+    let _ = events(&mut core);
+    assert!(core.is_ready());
+    core
+}
+
+#[test]
+fn handshake_negotiates_and_sends_initialized() {
+    let t0 = Instant::now();
+    let mut core = Core::new(config());
+    let req = core.initialize("init", t0).unwrap();
+    let v = serde_json::to_value(Message::Request(req.clone())).unwrap();
+    assert_eq!(v["method"], "initialize");
+    assert_eq!(v["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(v["params"]["clientInfo"]["name"], "test-client");
+    assert_eq!(v["params"]["capabilities"], json!({}));
+    // Nothing but ping before the handshake finished.
+    assert!(matches!(
+        core.start_request("tools/list", None, &RequestOptions::default(), "x", t0),
+        Err(ClientError::NotInitialized { .. })
+    ));
+    assert!(core.start_request("ping", None, &RequestOptions::default(), "p", t0).is_ok());
+    // A notification that arrives before the reply (as real servers send) is routed, not taken as the reply.
+    core.handle_message(
+        msg(json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})),
+        t0,
+    );
+    core.handle_message(init_reply(&req.id, "2025-06-18"), t0);
+    assert!(core.is_ready());
+    assert_eq!(core.protocol_version(), Some(ProtocolVersion::V2025_06_18));
+    assert_eq!(core.initialize_result().unwrap().server_info.name, "srv");
+    assert_eq!(
+        transmitted(&mut core),
+        vec![json!({"jsonrpc":"2.0","method":"notifications/initialized"})]
+    );
+    let evs = events(&mut core);
+    assert!(matches!(evs[0], Event::ListChanged(ListKind::Tools)));
+    assert!(matches!(&evs[1], Event::Reply { waiter: "init", outcome: Ok(_), .. }));
+    assert!(matches!(core.initialize("again", t0), Err(ClientError::AlreadyInitialized)));
+}
+
+#[test]
+fn unsupported_version_fails_the_handshake() {
+    let t0 = Instant::now();
+    let mut core = Core::new(config());
+    let req = core.initialize("init", t0).unwrap();
+    core.handle_message(init_reply(&req.id, "1999-01-01"), t0);
+    let evs = events(&mut core);
+    match &evs[0] {
+        Event::Reply { outcome: Err(ClientError::UnsupportedVersion(e)), .. } => {
+            assert_eq!(e.offered, "1999-01-01");
+            assert!(e.to_string().contains("2025-11-25"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        transmitted(&mut core).is_empty(),
+        "no initialized notification after a failed handshake"
+    );
+    assert!(!core.is_ready());
+    assert!(core.start_request("tools/list", None, &RequestOptions::default(), "x", t0).is_err());
+}
+
+#[test]
+fn invalid_initialize_result_is_an_error() {
+    let t0 = Instant::now();
+    let mut core = Core::new(config());
+    let req = core.initialize("init", t0).unwrap();
+    core.handle_message(
+        msg(json!({"jsonrpc":"2.0","id":req.id,"result":{"protocolVersion": 5}})),
+        t0,
+    );
+    assert!(matches!(
+        &events(&mut core)[0],
+        Event::Reply { outcome: Err(ClientError::InvalidResult { .. }), .. }
+    ));
+}
+
+#[test]
+fn replies_are_matched_by_id_in_any_order() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions::default();
+    let a = core.start_request("tools/list", None, &opts, "a", t0).unwrap();
+    let b = core.start_request("ping", None, &opts, "b", t0).unwrap();
+    assert_ne!(a.id, b.id);
+    assert_eq!(core.pending_requests(), 2);
+    core.handle_message(Message::Response(Response::new(b.id.clone(), json!({}))), t0);
+    core.handle_message(
+        Message::Error(mcp_proto::ErrorResponse::new(
+            Some(a.id.clone()),
+            ErrorObject::new(-32603, "boom"),
+        )),
+        t0,
+    );
+    // Late duplicate and unknown ids are dropped.
+    core.handle_message(Message::Response(Response::new(b.id.clone(), json!({}))), t0);
+    core.handle_message(Message::Response(Response::new(RequestId::from("zzz"), json!({}))), t0);
+    core.handle_message(Message::Response(Response::new(RequestId::Number(999), json!({}))), t0);
+    let evs = events(&mut core);
+    assert_eq!(evs.len(), 2);
+    assert!(matches!(&evs[0], Event::Reply { waiter: "b", outcome: Ok(_), .. }));
+    match &evs[1] {
+        Event::Reply { waiter: "a", outcome: Err(ClientError::Rpc { method, error }), .. } => {
+            assert_eq!(method, "tools/list");
+            assert_eq!(error.code, -32603);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(core.pending_requests(), 0);
+}
+
+#[test]
+fn timeout_sends_cancelled_and_drops_late_reply() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let req = core
+        .start_request(
+            "tools/call",
+            Some(json!({"name":"hang"})),
+            &RequestOptions::with_timeout(Duration::from_secs(5)),
+            "c",
+            t0,
+        )
+        .unwrap();
+    assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_secs(5)));
+    core.handle_timeout(t0 + Duration::from_secs(4));
+    assert!(events(&mut core).is_empty());
+    core.handle_timeout(t0 + Duration::from_secs(5));
+    match &events(&mut core)[0] {
+        Event::Reply {
+            waiter: "c",
+            outcome: Err(e @ ClientError::Timeout { method, after }),
+            ..
+        } => {
+            assert_eq!(method, "tools/call");
+            assert_eq!(*after, Duration::from_secs(5));
+            assert!(e.to_string().contains("tools/call timed out after 5.0s"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let sent = transmitted(&mut core);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["method"], "notifications/cancelled");
+    assert_eq!(sent[0]["params"]["requestId"], serde_json::to_value(&req.id).unwrap());
+    assert!(sent[0]["params"]["reason"].as_str().unwrap().contains("timed out"));
+    assert_eq!(core.poll_timeout(), None);
+    core.handle_message(
+        Message::Response(Response::new(req.id, json!({}))),
+        t0 + Duration::from_secs(6),
+    );
+    assert!(events(&mut core).is_empty(), "a late reply is dropped");
+}
+
+#[test]
+fn default_timeout_comes_from_config() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.request_timeout = Duration::from_millis(250);
+    let mut core = Core::new(cfg);
+    core.initialize("init", t0).unwrap();
+    assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_millis(250)));
+    core.handle_timeout(t0 + Duration::from_millis(250));
+    assert!(matches!(
+        &events(&mut core)[0],
+        Event::Reply { outcome: Err(ClientError::Timeout { .. }), .. }
+    ));
+    assert!(transmitted(&mut core).is_empty(), "initialize is never cancelled");
+}
+
+#[test]
+fn progress_is_routed_and_resets_the_deadline_within_the_maximum() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_secs(10)),
+        reset_timeout_on_progress: true,
+        max_total_timeout: Some(Duration::from_secs(25)),
+        on_progress: Some(Arc::new(move |p| seen2.lock().unwrap().push(p.progress))),
+    };
+    let req =
+        core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();
+    let v = serde_json::to_value(Message::Request(req.clone())).unwrap();
+    let token = v["params"]["_meta"]["progressToken"].clone();
+    assert_eq!(token, serde_json::to_value(&req.id).unwrap());
+    assert_eq!(v["params"]["name"], "slow");
+
+    let progress = |p: f64| {
+        msg(
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":p,"total":10}}),
+        )
+    };
+    for (secs, p) in [(8u64, 1.0), (16, 2.0), (24, 3.0)] {
+        core.handle_message(progress(p), t0 + Duration::from_secs(secs));
+        core.handle_timeout(t0 + Duration::from_secs(secs));
+    }
+    let evs = events(&mut core);
+    assert_eq!(evs.len(), 3);
+    for e in &evs {
+        match e {
+            Event::Progress { callback: Some(cb), params, .. } => cb(params),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(*seen.lock().unwrap(), vec![1.0, 2.0, 3.0]);
+    // Reset at 24 s would move it to 34 s, but the maximum total is 25 s.
+    assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_secs(25)));
+    core.handle_timeout(t0 + Duration::from_secs(25));
+    assert!(matches!(
+        &events(&mut core)[0],
+        Event::Reply { outcome: Err(ClientError::Timeout { .. }), .. }
+    ));
+    // Progress for unknown tokens is ignored.
+    core.handle_message(progress(4.0), t0 + Duration::from_secs(26));
+    assert!(events(&mut core).is_empty());
+}
+
+#[test]
+fn progress_without_reset_keeps_the_deadline() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_secs(10)),
+        on_progress: Some(Arc::new(|_| {})),
+        ..Default::default()
+    };
+    let req =
+        core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();
+    core.handle_message(
+        msg(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":req.id,"progress":1}})),
+        t0 + Duration::from_secs(9),
+    );
+    assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_secs(10)));
+}
+
+#[test]
+fn progress_needs_object_params() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions { on_progress: Some(Arc::new(|_| {})), ..Default::default() };
+    assert!(matches!(
+        core.start_request("x", Some(json!([1])), &opts, "x", t0),
+        Err(ClientError::InvalidParams { .. })
+    ));
+}
+
+#[test]
+fn server_ping_is_answered_and_undeclared_requests_get_method_not_found() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    for (id, method) in [
+        (1, "ping"),
+        (2, "roots/list"),
+        (3, "sampling/createMessage"),
+        (4, "elicitation/create"),
+        (5, "bogus/thing"),
+    ] {
+        core.handle_message(Message::Request(Request::new(id, method, None)), t0);
+    }
+    let sent = transmitted(&mut core);
+    assert_eq!(sent[0], json!({"jsonrpc":"2.0","id":1,"result":{}}));
+    for (i, s) in sent[1..].iter().enumerate() {
+        assert_eq!(s["id"], json!(i + 2));
+        assert_eq!(s["error"]["code"], error_code::METHOD_NOT_FOUND);
+    }
+    assert!(events(&mut core).is_empty());
+}
+
+#[test]
+fn declared_server_requests_go_to_the_host_and_cancellation_is_honoured() {
+    let t0 = Instant::now();
+    let handlers = Handlers {
+        roots: Some(Arc::new(StaticRoots(vec![Root {
+            uri: "file:///tmp".into(),
+            ..Default::default()
+        }]))),
+        ..Default::default()
+    };
+    let mut cfg = config();
+    cfg.capabilities = handlers.capabilities();
+    let mut core = Core::new(cfg);
+    let req = core.initialize("init", t0).unwrap();
+    let v = serde_json::to_value(Message::Request(req.clone())).unwrap();
+    assert!(v["params"]["capabilities"]["roots"].is_object());
+    assert!(v["params"]["capabilities"].get("sampling").is_none());
+    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
+    let _ = (transmitted(&mut core), events(&mut core));
+
+    core.handle_message(Message::Request(Request::new("r1", "roots/list", None)), t0);
+    core.handle_message(Message::Request(Request::new("r2", "roots/list", None)), t0);
+    let evs = events(&mut core);
+    assert_eq!(evs.len(), 2);
+    let Event::ServerRequest(sr) = &evs[0] else { panic!("{evs:?}") };
+    assert_eq!(sr.method, "roots/list");
+    let answer = futures_lite_block_on(handlers.handle(&sr.method, sr.params.clone())).unwrap();
+    core.respond(sr.id.clone(), Ok(answer));
+    // The server cancels r2: the answer is not sent.
+    core.handle_message(
+        Message::Notification(Notification::new(
+            "notifications/cancelled",
+            Some(json!({"requestId":"r2","reason":"no longer needed"})),
+        )),
+        t0,
+    );
+    assert!(
+        matches!(&events(&mut core)[0], Event::ServerRequestCancelled { id, .. } if *id == RequestId::from("r2"))
+    );
+    core.respond(RequestId::from("r2"), Ok(json!({"roots":[]})));
+    let sent = transmitted(&mut core);
+    assert_eq!(
+        sent,
+        vec![json!({"jsonrpc":"2.0","id":"r1","result":{"roots":[{"uri":"file:///tmp"}]}})]
+    );
+}
+
+#[test]
+fn notifications_are_routed() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let n = |method: &str, params: Value| {
+        Message::Notification(Notification::new(method, Some(params)))
+    };
+    core.handle_message(
+        n("notifications/message", json!({"level":"warning","logger":"db","data":"disk low"})),
+        t0,
+    );
+    core.handle_message(n("notifications/prompts/list_changed", json!({})), t0);
+    core.handle_message(n("notifications/resources/list_changed", json!({})), t0);
+    core.handle_message(n("notifications/resources/updated", json!({"uri":"file:///a"})), t0);
+    let evs = events(&mut core);
+    assert!(matches!(&evs[0], Event::Log(p) if p.data == json!("disk low")));
+    assert!(matches!(evs[1], Event::ListChanged(ListKind::Prompts)));
+    assert!(matches!(evs[2], Event::ListChanged(ListKind::Resources)));
+    assert!(
+        matches!(&evs[3], Event::Notification(n) if n.method == "notifications/resources/updated")
+    );
+}
+
+#[test]
+fn tool_cache_is_invalidated_by_list_changed_even_mid_listing() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let tool = |name: &str| -> Tool {
+        serde_json::from_value(json!({"name":name,"inputSchema":{"type":"object"}})).unwrap()
+    };
+    let g = core.tools_generation();
+    core.store_tools(g, vec![tool("a")]);
+    assert_eq!(core.cached_tools().unwrap().len(), 1);
+    core.handle_message(
+        Message::Notification(Notification::new("notifications/tools/list_changed", None)),
+        t0,
+    );
+    assert!(core.cached_tools().is_none());
+    // A list fetched across a change is returned but not cached.
+    let g = core.tools_generation();
+    core.handle_message(
+        Message::Notification(Notification::new("notifications/tools/list_changed", None)),
+        t0,
+    );
+    let got = core.store_tools(g, vec![tool("b")]);
+    assert_eq!(got[0].name, "b");
+    assert!(core.cached_tools().is_none());
+}
+
+#[test]
+fn cancel_close_and_reset_fail_waiters() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions::default();
+    let a = core.start_request("tools/call", Some(json!({})), &opts, "a", t0).unwrap();
+    core.start_request("tools/list", None, &opts, "b", t0).unwrap();
+    core.cancel(&a.id, "caller gave up");
+    assert!(matches!(
+        &events(&mut core)[0],
+        Event::Reply { waiter: "a", outcome: Err(ClientError::Cancelled { .. }), .. }
+    ));
+    let sent = transmitted(&mut core);
+    assert_eq!(sent[0]["params"]["reason"], "caller gave up");
+    core.reset();
+    assert!(matches!(
+        &events(&mut core)[0],
+        Event::Reply { waiter: "b", outcome: Err(ClientError::Closed { .. }), .. }
+    ));
+    assert!(core.is_fresh());
+    let init = core.initialize("init2", t0).unwrap();
+    assert!(matches!(init.id, RequestId::Number(n) if n > 3), "ids are never reused");
+    core.close();
+    assert!(matches!(
+        &events(&mut core)[0],
+        Event::Reply { waiter: "init2", outcome: Err(ClientError::Closed { .. }), .. }
+    ));
+    assert!(matches!(
+        core.start_request("ping", None, &opts, "p", t0),
+        Err(ClientError::Closed { .. })
+    ));
+}
+
+#[test]
+fn batches_are_handled_element_by_element() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions::default();
+    let a = core.start_request("ping", None, &opts, "a", t0).unwrap();
+    let text = format!(
+        r#"[{{"jsonrpc":"2.0","id":{},"result":{{}}}},{{"bad":1}},{{"jsonrpc":"2.0","id":"s","method":"ping"}}]"#,
+        serde_json::to_string(&a.id).unwrap()
+    );
+    core.handle_incoming(mcp_proto::jsonrpc::decode_slice(text.as_bytes()).unwrap(), t0);
+    assert!(matches!(&events(&mut core)[0], Event::Reply { waiter: "a", outcome: Ok(_), .. }));
+    assert_eq!(transmitted(&mut core), vec![json!({"jsonrpc":"2.0","id":"s","result":{}})]);
+}
+
+/// Polls a future that never waits (the handlers here answer at once).
+fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    let mut f = std::pin::pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        Poll::Ready(v) => v,
+        Poll::Pending => panic!("the handler future was not ready"),
+    }
+}

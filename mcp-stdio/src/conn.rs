@@ -1,0 +1,256 @@
+//! One running server process: its pipes, its stderr, its process group.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_proto::RequestId;
+use tokio::io::AsyncWriteExt as _;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::task::AbortHandle;
+use tokio_util::codec::FramedRead;
+
+use crate::codec::{Frame, LineCodec};
+use crate::options::{
+    CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, EnvMode, ServerCommand, StderrMode,
+    StdioOptions,
+};
+
+/// The longest stderr line forwarded to `tracing` in one piece.
+const STDERR_LINE_MAX: usize = 8 * 1024;
+
+/// The last bytes of a server's stderr.
+#[derive(Debug)]
+pub(crate) struct StderrTail {
+    cap: usize,
+    buf: Mutex<VecDeque<u8>>,
+}
+
+impl StderrTail {
+    pub(crate) fn new(cap: usize) -> Self {
+        StderrTail { cap, buf: Mutex::new(VecDeque::new()) }
+    }
+
+    fn push_line(&self, line: &[u8]) {
+        let mut buf = lock(&self.buf);
+        buf.extend(line);
+        buf.push_back(b'\n');
+        let excess = buf.len().saturating_sub(self.cap);
+        buf.drain(..excess);
+    }
+
+    pub(crate) fn text(&self) -> String {
+        let buf = lock(&self.buf);
+        let (a, b) = buf.as_slices();
+        let mut bytes = Vec::with_capacity(buf.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Locks a std mutex, recovering from poisoning (a panicking callback must
+/// not wedge the client).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One spawned server process.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    pub(crate) generation: u64,
+    pub(crate) stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    pub(crate) child: tokio::sync::Mutex<Child>,
+    pub(crate) pid: Option<u32>,
+    pub(crate) stderr: std::sync::Arc<StderrTail>,
+    pub(crate) stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    pub(crate) reader_task: Mutex<Option<AbortHandle>>,
+    pub(crate) server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// Set once the process group was swept, so `Drop` need not kill.
+    finished: AtomicBool,
+}
+
+/// What `spawn` hands back besides the connection.
+pub(crate) struct Spawned {
+    pub(crate) conn: Conn,
+    pub(crate) stdout: ChildStdout,
+}
+
+/// Starts the server process in its own process group.
+pub(crate) fn spawn(
+    generation: u64,
+    program: &PathBuf,
+    command: &ServerCommand,
+    path: &OsString,
+    options: &StdioOptions,
+) -> std::io::Result<Spawned> {
+    let mut cmd = Command::new(program);
+    cmd.args(&command.args);
+    if options.env == EnvMode::Clean {
+        cmd.env_clear();
+        let allow = if cfg!(windows) { CLEAN_ENV_ALLOWLIST_WINDOWS } else { CLEAN_ENV_ALLOWLIST };
+        for key in allow {
+            if let Some(v) = std::env::var_os(key) {
+                cmd.env(key, v);
+            }
+        }
+    }
+    cmd.env("PATH", path);
+    for (k, v) in &command.env {
+        cmd.env(k, v);
+    }
+    if let Some(cwd) = &command.cwd {
+        cmd.current_dir(cwd);
+    }
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    cmd.stderr(match options.stderr {
+        StderrMode::Capture => Stdio::piped(),
+        StderrMode::Inherit => Stdio::inherit(),
+        StderrMode::Discard => Stdio::null(),
+    });
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd.kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let stdin = child.stdin.take();
+    let stdout =
+        child.stdout.take().ok_or_else(|| std::io::Error::other("the child has no stdout pipe"))?;
+    let stderr_pipe = child.stderr.take();
+    let tail = std::sync::Arc::new(StderrTail::new(options.stderr_tail));
+    let stderr_task = stderr_pipe
+        .map(|pipe| tokio::spawn(drain_stderr(pipe, tail.clone(), options.name.clone())));
+    let pid = child.id();
+    tracing::debug!(server = %options.name, pid, "spawned MCP server");
+    Ok(Spawned {
+        conn: Conn {
+            generation,
+            stdin: tokio::sync::Mutex::new(stdin),
+            child: tokio::sync::Mutex::new(child),
+            pid,
+            stderr: tail,
+            stderr_task: Mutex::new(stderr_task),
+            reader_task: Mutex::new(None),
+            server_tasks: Mutex::new(HashMap::new()),
+            finished: AtomicBool::new(false),
+        },
+        stdout,
+    })
+}
+
+async fn drain_stderr(pipe: ChildStderr, tail: std::sync::Arc<StderrTail>, server: String) {
+    let mut lines = FramedRead::new(pipe, LineCodec::new(STDERR_LINE_MAX));
+    while let Some(frame) = lines.next().await {
+        match frame {
+            Ok(Frame::Line(line)) => {
+                tracing::info!(target: "mcp::stderr", server = %server, "{}", String::from_utf8_lossy(&line));
+                tail.push_line(&line);
+            }
+            Ok(Frame::TooLong { len }) => {
+                let note = format!("[a stderr line of {len} bytes was cut]");
+                tracing::info!(target: "mcp::stderr", server = %server, "{note}");
+                tail.push_line(note.as_bytes());
+            }
+            Err(_) => break,
+        }
+    }
+}
+
+impl Conn {
+    /// Waits (bounded) for the process to end, after stdout closed.
+    pub(crate) async fn exit_status(&self, wait: Duration) -> Option<ExitStatus> {
+        let mut child = self.child.lock().await;
+        match tokio::time::timeout(wait, child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// Waits (bounded) for the stderr reader to reach the end, so the tail
+    /// holds the server's last words.
+    pub(crate) async fn stderr_drained(&self, wait: Duration) {
+        let task = lock(&self.stderr_task).take();
+        if let Some(task) = task {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(wait, task).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
+
+    /// Stops the process: close stdin, wait; SIGTERM the group, wait; SIGKILL
+    /// the group. Then sweeps the group so no grandchild is left behind.
+    pub(crate) async fn shutdown(&self, grace: Duration) -> Option<ExitStatus> {
+        if let Ok(mut stdin) = tokio::time::timeout(grace, self.stdin.lock()).await
+            && let Some(mut pipe) = stdin.take()
+        {
+            let _ = tokio::time::timeout(grace, pipe.shutdown()).await;
+        }
+        let mut status = self.exit_status(grace).await;
+        if status.is_none() {
+            self.signal_group(Signal::Term);
+            status = self.exit_status(grace).await;
+        }
+        if status.is_none() {
+            self.signal_group(Signal::Kill);
+            status = self.exit_status(grace).await;
+        }
+        self.finish();
+        status
+    }
+
+    /// Kills what is left of the process group and stops the tasks.
+    pub(crate) fn finish(&self) {
+        if !self.finished.swap(true, Ordering::SeqCst) {
+            self.signal_group(Signal::Kill);
+        }
+        if let Some(t) = lock(&self.reader_task).take() {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.stderr_task).take() {
+            t.abort();
+        }
+        for (_, t) in lock(&self.server_tasks).drain() {
+            t.abort();
+        }
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        let Some(pid) = self.pid else { return };
+        signal_group(pid, signal);
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+#[cfg(unix)]
+fn signal_group(pid: u32, signal: Signal) {
+    use nix::sys::signal::{Signal as S, killpg};
+    use nix::unistd::Pid;
+    let Ok(pid) = i32::try_from(pid) else { return };
+    let sig = match signal {
+        Signal::Term => S::SIGTERM,
+        Signal::Kill => S::SIGKILL,
+    };
+    // ESRCH (nothing left in the group) is the normal case after a clean exit.
+    let _ = killpg(Pid::from_raw(pid), sig);
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pid: u32, _signal: Signal) {
+    // Without process groups, `kill_on_drop` on the child is what remains.
+}

@@ -1,0 +1,62 @@
+//! # mcp-stdio
+//!
+//! The Model Context Protocol's stdio transport, client side: spawn an MCP
+//! server as a child process and speak newline-delimited JSON-RPC on its
+//! stdin and stdout.
+//!
+//! The protocol logic (ids, handshake, timeouts, server requests) is the
+//! shared client core of [`mcp_proto::client`]; this crate only moves bytes
+//! and minds the process:
+//!
+//! - the command is resolved before spawning, with a PATH rebuilt by
+//!   `mcp-spawn-env`, and a missing command is an error that says what to
+//!   install;
+//! - many requests may be in flight at once; writes never interleave; a slow
+//!   tool never blocks a `ping`;
+//! - lines that are not JSON-RPC, or longer than the limit, are logged and
+//!   skipped, never fatal;
+//! - stderr is drained continuously into `tracing` and a bounded tail, never
+//!   inherited by default;
+//! - when the server exits, every waiting request fails at once with its exit
+//!   status and the tail of its stderr;
+//! - the server runs in its own process group; [`StdioClient::close`] closes
+//!   stdin, then sends SIGTERM, then SIGKILL to the group, and dropping the
+//!   client kills the group too.
+//!
+//! ## What this crate does not do
+//!
+//! No HTTP, no OAuth (stdio servers take credentials from their
+//! environment), and it never writes to the host's own stdout.
+//!
+//! ## Example
+//!
+//! ```no_run
+//! use mcp_stdio::{ServerCommand, StdioClient, StdioOptions};
+//! use mcp_proto::client::RequestOptions;
+//!
+//! # async fn run() -> Result<(), mcp_stdio::Error> {
+//! let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
+//! let client = StdioClient::spawn(command, StdioOptions::new("everything")).await?;
+//! for tool in client.list_tools().await?.iter() {
+//!     println!("{}", tool.name);
+//! }
+//! let args = serde_json::json!({"message": "hi"});
+//! let result = client.call_tool("echo", args.as_object().cloned(), RequestOptions::default()).await?;
+//! println!("{}", mcp_proto::render_tool_result(&result).text);
+//! client.close().await?;
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod codec;
+mod conn;
+mod error;
+mod options;
+
+pub use client::StdioClient;
+pub use codec::{Frame, LineCodec};
+pub use error::{Error, ExitInfo};
+pub use options::{
+    CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, DEFAULT_MAX_LINE_LENGTH, DEFAULT_STDERR_TAIL,
+    EnvMode, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
+};

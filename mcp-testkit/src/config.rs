@@ -1,0 +1,535 @@
+//! What a server is told at start: [`Config`], and the command line that
+//! builds one ([`parse_args`]).
+//!
+//! The parser is written by hand (the toolkit keeps its dependencies few): it
+//! accepts `--name value` and `--name=value`, rejects unknown options and
+//! missing or malformed values with an [`ArgError`] that names the option.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How a server behaves: everything the `stdio` subcommand's options set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Tools per `tools/list` page; `None` lists every tool in one page.
+    pub page_size: Option<usize>,
+    /// Send `notifications/tools/list_changed` before the `initialize`
+    /// reply, as some real servers do.
+    pub send_list_changed_before_init: bool,
+    /// A line written to stderr when the stdio driver starts.
+    pub stderr_banner: Option<String>,
+    /// Exit (code 0) once this many client requests have been answered.
+    pub exit_after: Option<u64>,
+    /// Answer `initialize` with this `protocolVersion`, whatever the client
+    /// offered (for negotiation-failure tests).
+    pub version_override: Option<String>,
+    /// The longest input line the stdio driver accepts, newline excluded;
+    /// a longer line is discarded and answered with a parse error.
+    pub max_line_bytes: usize,
+    /// How long the `ask` tool waits for the client's answer.
+    pub ask_timeout: Duration,
+}
+
+impl Config {
+    /// The default longest input line: 16 MiB.
+    pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+    /// The default wait for an answer to a server-to-client request: 10 s.
+    pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(10);
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            page_size: None,
+            send_list_changed_before_init: false,
+            stderr_banner: None,
+            exit_after: None,
+            version_override: None,
+            max_line_bytes: Config::DEFAULT_MAX_LINE_BYTES,
+            ask_timeout: Config::DEFAULT_ASK_TIMEOUT,
+        }
+    }
+}
+
+/// How the HTTP driver behaves: everything the `http` subcommand's options
+/// set. The fault switches are off by default, so `HttpConfig::default()` is
+/// a well-behaved Streamable HTTP server with sessions, JSON replies, a GET
+/// stream and DELETE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The server core's configuration (tools, pagination, versions, ...).
+    /// `max_line_bytes` caps POST bodies; a larger one gets 413.
+    pub server: Config,
+    /// The port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// How a POSTed request is answered (`--reply`).
+    pub reply: ReplyMode,
+    /// Start each SSE reply with a priming event: an id and empty data
+    /// (`--priming`).
+    pub priming: bool,
+    /// A `retry:` field, in milliseconds, in the priming event
+    /// (`--retry-ms`).
+    pub retry_ms: Option<u64>,
+    /// Close each SSE reply right after its priming event, ending the body
+    /// cleanly; the client must resume with GET and `Last-Event-ID`
+    /// (`--close-after-priming`; implies `priming`).
+    pub close_after_priming: bool,
+    /// Cut each SSE reply connection after this many events (the priming
+    /// event counts), without ending the chunked body properly
+    /// (`--close-after-events`). Applies to resumed connections too.
+    pub close_after_events: Option<usize>,
+    /// Answer 404 to a session once it has seen this many POSTs
+    /// (`--expire-session-after`).
+    pub expire_session_after: Option<u64>,
+    /// Issue `Mcp-Session-Id` on initialize and require it afterwards;
+    /// `false` shares one server core between all clients (`--no-sessions`).
+    pub sessions: bool,
+    /// Serve the standalone GET stream; `false` answers 405 to a GET without
+    /// `Last-Event-ID` (`--no-get`).
+    pub get_stream: bool,
+    /// Honour DELETE; `false` answers 405 (`--no-delete`).
+    pub delete: bool,
+    /// Require `Authorization: Bearer <token>` (`--require-auth`).
+    pub require_auth: Option<String>,
+    /// The exact `WWW-Authenticate` value of the 401 (`--challenge`).
+    pub challenge: Option<String>,
+    /// Answer a valid token with 403 `insufficient_scope` (`--forbid-scope`).
+    pub forbid_scope: bool,
+    /// Sleep this long before sending each response's headers
+    /// (`--slow-headers-ms`).
+    pub slow_headers: Option<Duration>,
+    /// Pad every reply to a request to this many bytes of JSON, with a
+    /// `_meta.padding` string in the result (`data.padding` in an error)
+    /// (`--oversized-body`).
+    pub oversized_body: Option<usize>,
+    /// Redirect POSTs to `/mcp` (`--redirect`, `--redirect-cross-origin`).
+    pub redirect: Redirect,
+    /// Answer every POST with this status and a short text body (`--status`).
+    pub status: Option<u16>,
+    /// Serve the 2024-11-05 HTTP+SSE transport instead (`--legacy`).
+    pub legacy: bool,
+    /// The `endpoint` event's data in legacy mode, instead of
+    /// `/message?sessionId=<id>` (`--legacy-endpoint`).
+    pub legacy_endpoint: Option<String>,
+    /// What `crash` and `--exit-after` do: `true` ends the process (the
+    /// binary), `false` ends only that session, dropping its connections (the
+    /// default, so an in-process server cannot end a test run).
+    pub exit_process: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            server: Config::default(),
+            port: 0,
+            reply: ReplyMode::Json,
+            priming: false,
+            retry_ms: None,
+            close_after_priming: false,
+            close_after_events: None,
+            expire_session_after: None,
+            sessions: true,
+            get_stream: true,
+            delete: true,
+            require_auth: None,
+            challenge: None,
+            forbid_scope: false,
+            slow_headers: None,
+            oversized_body: None,
+            redirect: Redirect::None,
+            status: None,
+            legacy: false,
+            legacy_endpoint: None,
+            exit_process: false,
+        }
+    }
+}
+
+/// How the HTTP driver answers a POSTed request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReplyMode {
+    /// One `application/json` body holding the reply.
+    #[default]
+    Json,
+    /// A `text/event-stream` body: the request's related messages, then the
+    /// reply, then the end of the stream.
+    Sse,
+}
+
+/// Whether the HTTP driver redirects POSTs to `/mcp`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Redirect {
+    /// No redirect.
+    #[default]
+    None,
+    /// 307 to `/mcp/`, which serves the same endpoint.
+    SameOrigin,
+    /// 307 to this URL (another origin, for credential-forwarding tests).
+    CrossOrigin(String),
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Command {
+    /// `stdio [options]`: serve on stdin/stdout.
+    Stdio(Config),
+    /// `http [options]`: serve Streamable HTTP (or, with `--legacy`, the
+    /// 2024-11-05 HTTP+SSE transport) on 127.0.0.1.
+    Http(HttpConfig),
+    /// `help`, `--help` or `-h`: print [`USAGE`].
+    Help,
+    /// `--version` or `-V`: print the crate version.
+    Version,
+}
+
+/// The command-line help text.
+pub const USAGE: &str = "\
+mcp-testkit: a scriptable MCP server for testing MCP clients (not a production server)
+
+Usage:
+  mcp-testkit stdio [options]         serve MCP on stdin/stdout, one JSON message per line
+  mcp-testkit http [options]          serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp
+                                      (the first stdout line is `listening on <url>`)
+  mcp-testkit --help | --version
+
+Options of both:
+  --page-size N                     tools per tools/list page (default: all in one page)
+  --send-list-changed-before-init   send notifications/tools/list_changed before the initialize reply
+  --stderr-banner TEXT              write TEXT to stderr at start
+  --exit-after N                    exit (code 0) after answering N requests
+  --version-override V              answer initialize with protocolVersion V
+  --max-line-bytes N                longest accepted input line / POST body (default: 16 MiB)
+  --ask-timeout-ms N                how long the `ask` tool waits for the client (default: 10000)
+
+Options of `http`:
+  --port N                          port on 127.0.0.1 (default 0: any free port)
+  --reply json|sse                  how requests are answered (default: json)
+  --priming                         SSE replies start with a priming event (an id, empty data)
+  --retry-ms N                      a `retry: N` field in the priming event
+  --close-after-priming             close SSE replies after the priming event (resume with GET)
+  --close-after-events N            cut each SSE reply connection after N events
+  --expire-session-after N          answer 404 to a session after N POSTs in it
+  --no-sessions                     no Mcp-Session-Id; one server core shared by all
+  --no-get                          405 on GET without Last-Event-ID
+  --no-delete                       405 on DELETE
+  --require-auth TOKEN              401 unless `Authorization: Bearer TOKEN`
+  --challenge VALUE                 the exact WWW-Authenticate value of that 401
+  --forbid-scope                    403 insufficient_scope even with the right token
+  --slow-headers-ms N               sleep N ms before sending each response's headers
+  --oversized-body BYTES            pad each reply to a request to BYTES bytes
+  --redirect                        307 from POST /mcp to /mcp/
+  --redirect-cross-origin URL       307 from POST /mcp to URL
+  --status CODE                     answer every POST with CODE and a short text body
+  --legacy                          the 2024-11-05 HTTP+SSE transport instead
+  --legacy-endpoint URL             the `endpoint` event's data in legacy mode
+
+Tools: echo, add, slow, hang, fail, crash, big, noisy, ask, change, cancelled_log,
+spawn_child, env, log (and `extra`, toggled by `change`).
+";
+
+/// A command line that could not be understood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgError {
+    /// No subcommand was given.
+    MissingCommand,
+    /// The subcommand is not one this program has.
+    UnknownCommand(String),
+    /// The option is not one the subcommand takes.
+    UnknownOption(String),
+    /// The option needs a value and none followed.
+    MissingValue(&'static str),
+    /// The option's value is not what it should be.
+    InvalidValue {
+        /// The option.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What was expected instead.
+        expected: &'static str,
+    },
+    /// A flag that takes no value was given one (`--flag=value`).
+    UnexpectedValue(&'static str),
+}
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgError::MissingCommand => f.write_str("no command given (try `stdio` or `http`)"),
+            ArgError::UnknownCommand(c) => {
+                write!(f, "unknown command {c:?} (try `stdio` or `http`)")
+            }
+            ArgError::UnknownOption(o) => write!(f, "unknown option {o:?}"),
+            ArgError::MissingValue(o) => write!(f, "option {o} needs a value"),
+            ArgError::InvalidValue { option, value, expected } => {
+                write!(f, "option {option}: {value:?} is not {expected}")
+            }
+            ArgError::UnexpectedValue(o) => write!(f, "option {o} takes no value"),
+        }
+    }
+}
+
+impl std::error::Error for ArgError {}
+
+/// Parses the arguments that follow the program name.
+///
+/// ```
+/// use mcp_testkit::config::{parse_args, Command, ReplyMode};
+///
+/// let Ok(Command::Stdio(config)) = parse_args(["stdio", "--page-size", "3"]) else {
+///     panic!("expected the stdio command")
+/// };
+/// assert_eq!(config.page_size, Some(3));
+///
+/// let Ok(Command::Http(http)) = parse_args(["http", "--reply", "sse", "--page-size=2"]) else {
+///     panic!("expected the http command")
+/// };
+/// assert_eq!(http.reply, ReplyMode::Sse);
+/// assert_eq!(http.server.page_size, Some(2));
+/// ```
+pub fn parse_args<I, S>(args: I) -> Result<Command, ArgError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut args = args.into_iter().map(Into::into);
+    let command = args.next().ok_or(ArgError::MissingCommand)?;
+    let http = match command.as_str() {
+        "stdio" => false,
+        "http" => true,
+        "help" | "--help" | "-h" => return Ok(Command::Help),
+        "--version" | "-V" => return Ok(Command::Version),
+        _ => return Err(ArgError::UnknownCommand(command)),
+    };
+
+    let mut config = HttpConfig::default();
+    while let Some(arg) = args.next() {
+        if arg == "--help" || arg == "-h" {
+            return Ok(Command::Help);
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => {
+                (name.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        // Each option is resolved to its static name so errors can carry it.
+        let &(option, kind, http_only) = OPTIONS
+            .iter()
+            .find(|(o, _, http_only)| *o == name && (http || !http_only))
+            .ok_or_else(|| ArgError::UnknownOption(arg.clone()))?;
+        let _ = http_only;
+        if kind == Kind::Flag {
+            if inline.is_some() {
+                return Err(ArgError::UnexpectedValue(option));
+            }
+            match option {
+                "--send-list-changed-before-init" => {
+                    config.server.send_list_changed_before_init = true;
+                }
+                "--priming" => config.priming = true,
+                "--close-after-priming" => config.close_after_priming = true,
+                "--no-sessions" => config.sessions = false,
+                "--no-get" => config.get_stream = false,
+                "--no-delete" => config.delete = false,
+                "--forbid-scope" => config.forbid_scope = true,
+                "--redirect" => config.redirect = Redirect::SameOrigin,
+                "--legacy" => config.legacy = true,
+                _ => return Err(ArgError::UnknownOption(arg)),
+            }
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => args.next().ok_or(ArgError::MissingValue(option))?,
+        };
+        let server = &mut config.server;
+        match option {
+            "--page-size" => server.page_size = Some(positive(option, &value)?),
+            "--stderr-banner" => server.stderr_banner = Some(value),
+            "--exit-after" => server.exit_after = Some(positive(option, &value)? as u64),
+            "--version-override" => server.version_override = Some(value),
+            "--max-line-bytes" => server.max_line_bytes = positive(option, &value)?,
+            "--ask-timeout-ms" => server.ask_timeout = millis(option, &value)?,
+            "--port" => {
+                config.port = value.parse().map_err(|_| ArgError::InvalidValue {
+                    option,
+                    value: value.clone(),
+                    expected: "a port number (0 to 65535)",
+                })?;
+            }
+            "--reply" => {
+                config.reply = match value.as_str() {
+                    "json" => ReplyMode::Json,
+                    "sse" => ReplyMode::Sse,
+                    _ => {
+                        return Err(ArgError::InvalidValue {
+                            option,
+                            value,
+                            expected: "`json` or `sse`",
+                        });
+                    }
+                };
+            }
+            "--retry-ms" => config.retry_ms = Some(positive(option, &value)? as u64),
+            "--close-after-events" => config.close_after_events = Some(positive(option, &value)?),
+            "--expire-session-after" => {
+                config.expire_session_after = Some(positive(option, &value)? as u64);
+            }
+            "--require-auth" => config.require_auth = Some(value),
+            "--challenge" => config.challenge = Some(value),
+            "--slow-headers-ms" => config.slow_headers = Some(millis(option, &value)?),
+            "--oversized-body" => config.oversized_body = Some(positive(option, &value)?),
+            "--redirect-cross-origin" => config.redirect = Redirect::CrossOrigin(value),
+            "--status" => {
+                config.status = match value.parse::<u16>() {
+                    Ok(code @ 100..=599) => Some(code),
+                    _ => {
+                        return Err(ArgError::InvalidValue {
+                            option,
+                            value,
+                            expected: "an HTTP status code (100 to 599)",
+                        });
+                    }
+                };
+            }
+            "--legacy-endpoint" => config.legacy_endpoint = Some(value),
+            _ => return Err(ArgError::UnknownOption(arg)),
+        }
+    }
+    Ok(if http { Command::Http(config) } else { Command::Stdio(config.server) })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Flag,
+    Value,
+}
+
+/// Every option: its name, whether it takes a value, whether only `http`
+/// takes it.
+const OPTIONS: &[(&str, Kind, bool)] = &[
+    ("--page-size", Kind::Value, false),
+    ("--send-list-changed-before-init", Kind::Flag, false),
+    ("--stderr-banner", Kind::Value, false),
+    ("--exit-after", Kind::Value, false),
+    ("--version-override", Kind::Value, false),
+    ("--max-line-bytes", Kind::Value, false),
+    ("--ask-timeout-ms", Kind::Value, false),
+    ("--port", Kind::Value, true),
+    ("--reply", Kind::Value, true),
+    ("--priming", Kind::Flag, true),
+    ("--retry-ms", Kind::Value, true),
+    ("--close-after-priming", Kind::Flag, true),
+    ("--close-after-events", Kind::Value, true),
+    ("--expire-session-after", Kind::Value, true),
+    ("--no-sessions", Kind::Flag, true),
+    ("--no-get", Kind::Flag, true),
+    ("--no-delete", Kind::Flag, true),
+    ("--require-auth", Kind::Value, true),
+    ("--challenge", Kind::Value, true),
+    ("--forbid-scope", Kind::Flag, true),
+    ("--slow-headers-ms", Kind::Value, true),
+    ("--oversized-body", Kind::Value, true),
+    ("--redirect", Kind::Flag, true),
+    ("--redirect-cross-origin", Kind::Value, true),
+    ("--status", Kind::Value, true),
+    ("--legacy", Kind::Flag, true),
+    ("--legacy-endpoint", Kind::Value, true),
+];
+
+fn positive(option: &'static str, value: &str) -> Result<usize, ArgError> {
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(ArgError::InvalidValue {
+            option,
+            value: value.to_owned(),
+            expected: "a positive integer",
+        }),
+    }
+}
+
+fn millis(option: &'static str, value: &str) -> Result<Duration, ArgError> {
+    Ok(Duration::from_millis(positive(option, value)? as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(args: &[&str]) -> Config {
+        let mut all = vec!["stdio"];
+        all.extend_from_slice(args);
+        match parse_args(all) {
+            Ok(Command::Stdio(c)) => c,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_are_parsed() {
+        assert_eq!(stdio(&[]), Config::default());
+        let c = stdio(&[
+            "--page-size",
+            "2",
+            "--send-list-changed-before-init",
+            "--stderr-banner",
+            "hello there",
+            "--exit-after=5",
+            "--version-override",
+            "1999-01-01",
+            "--max-line-bytes=100",
+            "--ask-timeout-ms",
+            "250",
+        ]);
+        assert_eq!(c.page_size, Some(2));
+        assert!(c.send_list_changed_before_init);
+        assert_eq!(c.stderr_banner.as_deref(), Some("hello there"));
+        assert_eq!(c.exit_after, Some(5));
+        assert_eq!(c.version_override.as_deref(), Some("1999-01-01"));
+        assert_eq!(c.max_line_bytes, 100);
+        assert_eq!(c.ask_timeout, Duration::from_millis(250));
+        // A banner may itself contain `=`.
+        assert_eq!(stdio(&["--stderr-banner=a=b"]).stderr_banner.as_deref(), Some("a=b"));
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let cases: &[(&[&str], ArgError)] = &[
+            (&[], ArgError::MissingCommand),
+            (&["serve"], ArgError::UnknownCommand("serve".into())),
+            (&["stdio", "--pagesize", "2"], ArgError::UnknownOption("--pagesize".into())),
+            (&["stdio", "--page-size"], ArgError::MissingValue("--page-size")),
+            (
+                &["stdio", "--page-size", "0"],
+                ArgError::InvalidValue {
+                    option: "--page-size",
+                    value: "0".into(),
+                    expected: "a positive integer",
+                },
+            ),
+            (
+                &["stdio", "--exit-after=x"],
+                ArgError::InvalidValue {
+                    option: "--exit-after",
+                    value: "x".into(),
+                    expected: "a positive integer",
+                },
+            ),
+            (
+                &["stdio", "--send-list-changed-before-init=yes"],
+                ArgError::UnexpectedValue("--send-list-changed-before-init"),
+            ),
+        ];
+        for (args, expected) in cases {
+            assert_eq!(parse_args(args.iter().copied()).as_ref(), Err(expected), "{args:?}");
+        }
+        assert_eq!(parse_args(["--help"]), Ok(Command::Help));
+        assert_eq!(parse_args(["stdio", "-h"]), Ok(Command::Help));
+        assert_eq!(parse_args(["-V"]), Ok(Command::Version));
+    }
+}

@@ -1,0 +1,610 @@
+//! The transport-independent server core: messages in through
+//! [`Server::handle`], messages out through the [`Outgoing`] queue.
+//!
+//! A driver owns the I/O. It feeds each message the client sent to
+//! [`Server::handle`] (or raw JSON text to [`Server::handle_json`]) and
+//! delivers every [`Outgoing`] item from the queue that [`Server::new`]
+//! returned, in order. Requests that finish at once (`ping`, `tools/list`,
+//! most tools) are answered before `handle` returns; tools that wait (`slow`,
+//! `hang`, `ask`) run as their own Tokio tasks, so many calls are in flight at
+//! once and a slow one never holds up a `ping`.
+//!
+//! The outgoing queue is unbounded on purpose: like the reference servers, the
+//! testkit never stops reading because a client is slow to read, so a client
+//! under test cannot deadlock it by writing a burst before reading.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::Write as _;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::{
+    DecodeError, ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId,
+    Response, decode_slice, error_code,
+};
+use mcp_proto::{ProtocolVersion, methods};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::config::Config;
+use crate::tools;
+
+/// One item a driver must deliver to the client, in queue order.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Outgoing {
+    /// A JSON-RPC message for the client.
+    Message {
+        /// The message.
+        message: Message,
+        /// The client request this message belongs to: the request a reply
+        /// answers, or the `tools/call` during which a progress
+        /// notification, log message or server-to-client request was made.
+        /// `None` for messages that belong to no request. A Streamable HTTP
+        /// driver routes on this: related messages go on that request's
+        /// response stream, the others on the standalone GET stream. The
+        /// reply itself is the response or error whose id equals `related`;
+        /// nothing related to that request follows it.
+        related: Option<RequestId>,
+    },
+    /// One raw line for stdout, written as is (the `noisy` tool's garbage).
+    /// Drivers that cannot carry raw lines drop it.
+    RawLine(Vec<u8>),
+    /// Write everything queued before this item, then end the process with
+    /// this exit code (the `crash` tool, `--exit-after`).
+    Exit(i32),
+}
+
+/// The queue of [`Outgoing`] items a driver drains.
+pub type OutgoingQueue = mpsc::UnboundedReceiver<Outgoing>;
+
+/// A scriptable MCP server for one client session.
+///
+/// Cheap to clone: clones share the session. Every method must be called
+/// from within a Tokio runtime (tool calls that wait are spawned on it).
+#[derive(Debug, Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Config,
+    out: mpsc::UnboundedSender<Outgoing>,
+    state: Mutex<State>,
+    next_server_request: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The protocol version answered to `initialize`; `None` before it.
+    version: Option<String>,
+    /// Whether `notifications/initialized` arrived.
+    client_initialized: bool,
+    /// Running tool calls, by the client's request id.
+    in_flight: HashMap<RequestId, AbortHandle>,
+    /// Server-to-client requests awaiting the client's answer.
+    pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
+    /// The `requestId` of every `notifications/cancelled`, in arrival order.
+    cancelled: Vec<Value>,
+    /// Whether the `extra` tool is listed.
+    extra_tool: bool,
+    /// The lowest log level the client asked for (`logging/setLevel`).
+    min_log_level: usize,
+    /// Client requests answered so far (for `--exit-after`).
+    answered: u64,
+}
+
+/// The client did not answer a server-to-client request in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AskTimeout(pub(crate) Duration);
+
+/// The eight syslog levels of MCP logging, lowest first.
+pub(crate) const LOG_LEVELS: [&str; 8] =
+    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Value> + Send + 'static>>;
+
+impl Server {
+    /// A server in its pre-`initialize` state, and the queue of what it
+    /// sends.
+    pub fn new(config: Config) -> (Server, OutgoingQueue) {
+        let (out, queue) = mpsc::unbounded_channel();
+        let inner = Inner {
+            config,
+            out,
+            state: Mutex::new(State::default()),
+            next_server_request: AtomicU64::new(1),
+        };
+        (Server { inner: Arc::new(inner) }, queue)
+    }
+
+    /// The configuration the server was started with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The `protocolVersion` the server answered to `initialize`, once it has.
+    pub fn negotiated_version(&self) -> Option<String> {
+        self.state().version.clone()
+    }
+
+    /// Handles the JSON text of one incoming frame (a stdio line, an HTTP
+    /// POST body).
+    ///
+    /// Text that is not JSON is answered with a `-32700` parse error, JSON
+    /// that is not a JSON-RPC message with `-32600`; both with a `null` id
+    /// unless the id could be read. A batch (2025-03-26) is handled element
+    /// by element, each reply sent on its own.
+    pub fn handle_json(&self, bytes: &[u8]) {
+        match decode_slice(bytes) {
+            Ok(Incoming::Single(message)) => self.handle(message),
+            Ok(Incoming::Batch(items)) => {
+                for item in items {
+                    match item {
+                        Ok(message) => self.handle(message),
+                        Err(e) => self.reject_invalid(None, &e),
+                    }
+                }
+            }
+            Err(DecodeError::Json(e)) => self.send_error(
+                None,
+                ErrorObject::new(error_code::PARSE_ERROR, format!("Parse error: {e}")),
+            ),
+            Err(e) => self.reject_invalid(id_of_invalid(bytes), &e),
+        }
+    }
+
+    /// Answers a frame that was too long to read (the driver discarded it).
+    pub fn reject_oversized(&self, limit: usize) {
+        self.send_error(
+            None,
+            ErrorObject::new(
+                error_code::PARSE_ERROR,
+                format!("Parse error: message longer than {limit} bytes was discarded"),
+            ),
+        );
+    }
+
+    /// Handles one message from the client.
+    pub fn handle(&self, message: Message) {
+        match message {
+            Message::Request(request) => self.handle_request(request),
+            Message::Notification(notification) => self.handle_notification(notification),
+            Message::Response(Response { id, result }) => self.complete(id, Ok(result)),
+            Message::Error(ErrorResponse { id: Some(id), error }) => self.complete(id, Err(error)),
+            Message::Error(ErrorResponse { id: None, error }) => {
+                stderr_line(&format!("testkit: the client sent an error with no id: {error}"));
+            }
+        }
+    }
+
+    fn handle_request(&self, request: Request) {
+        let Request { id, method, params } = request;
+        let initialized = self.state().version.is_some();
+        let result = match method.as_str() {
+            methods::INITIALIZE => self.initialize(&id, params),
+            methods::PING => Ok(json!({})),
+            _ if !initialized => Err(ErrorObject::new(
+                error_code::INVALID_REQUEST,
+                format!("Server not initialized: send initialize before {method}"),
+            )),
+            methods::TOOLS_LIST => self.list_tools(params),
+            methods::TOOLS_CALL => return self.call_tool(id, params),
+            methods::LOGGING_SET_LEVEL => self.set_log_level(params),
+            _ => Err(ErrorObject::method_not_found(&method)),
+        };
+        self.reply(id, result);
+    }
+
+    fn handle_notification(&self, notification: Notification) {
+        match notification.method.as_str() {
+            methods::NOTIFICATION_INITIALIZED => self.state().client_initialized = true,
+            methods::NOTIFICATION_CANCELLED => {
+                let Some(request_id) =
+                    notification.params.as_ref().and_then(|p| p.get("requestId")).cloned()
+                else {
+                    return;
+                };
+                let mut state = self.state();
+                state.cancelled.push(request_id.clone());
+                if let Ok(id) = serde_json::from_value::<RequestId>(request_id)
+                    && let Some(task) = state.in_flight.remove(&id)
+                {
+                    task.abort();
+                }
+            }
+            // Progress, roots/list_changed and anything else: nothing to do.
+            _ => {}
+        }
+    }
+
+    fn initialize(&self, id: &RequestId, params: Option<Value>) -> Result<Value, ErrorObject> {
+        if self.state().version.is_some() {
+            return Err(ErrorObject::new(
+                error_code::INVALID_REQUEST,
+                "initialize may be sent only once per session",
+            ));
+        }
+        let params = params.unwrap_or(Value::Null);
+        let offered = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid_params("initialize needs a string protocolVersion"))?;
+        if !params.get("capabilities").is_some_and(Value::is_object) {
+            return Err(invalid_params("initialize needs a capabilities object"));
+        }
+        let client_info = params.get("clientInfo");
+        if !client_info.and_then(|c| c.get("name")).is_some_and(Value::is_string)
+            || !client_info.and_then(|c| c.get("version")).is_some_and(Value::is_string)
+        {
+            return Err(invalid_params("initialize needs clientInfo with a name and a version"));
+        }
+        let version = match &self.inner.config.version_override {
+            Some(v) => v.clone(),
+            None => ProtocolVersion::parse(offered)
+                .unwrap_or(ProtocolVersion::LATEST)
+                .as_str()
+                .to_owned(),
+        };
+        if self.inner.config.send_list_changed_before_init {
+            self.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None, Some(id.clone()));
+        }
+        self.state().version = Some(version.clone());
+        Ok(json!({
+            "protocolVersion": version,
+            "capabilities": {
+                "tools": { "listChanged": true },
+                "logging": {},
+            },
+            "serverInfo": {
+                "name": "mcp-testkit",
+                "title": "MCP testkit",
+                "version": env!("CARGO_PKG_VERSION"),
+            },
+            "instructions": "A scriptable test server: its tools exercise MCP clients \
+                (echo, slow, hang, fail, crash, ask, ...). Not for production use.",
+        }))
+    }
+
+    fn list_tools(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let cursor = match params.as_ref().and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(_) => return Err(invalid_params("cursor must be a string")),
+        };
+        let all = tools::definitions(self.state().extra_tool);
+        let Some(page_size) = self.inner.config.page_size else {
+            return match cursor {
+                None => Ok(json!({ "tools": all })),
+                Some(c) => Err(invalid_params(format!("Invalid cursor: {c:?}"))),
+            };
+        };
+        let page = match &cursor {
+            None => 1,
+            Some(c) => match c.strip_prefix("page:").and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) if n >= 2 && (n - 1).saturating_mul(page_size) < all.len() => n,
+                _ => return Err(invalid_params(format!("Invalid cursor: {c:?}"))),
+            },
+        };
+        let start = (page - 1) * page_size;
+        let end = all.len().min(start + page_size);
+        let tools: Vec<Value> = all[start..end].to_vec();
+        let mut result = json!({ "tools": tools });
+        if end < all.len() {
+            result["nextCursor"] = json!(format!("page:{}", page + 1));
+        }
+        Ok(result)
+    }
+
+    fn set_log_level(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let level = params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str);
+        let Some(index) = level.and_then(|l| LOG_LEVELS.iter().position(|x| *x == l)) else {
+            return Err(invalid_params(format!("level must be one of {}", LOG_LEVELS.join(", "))));
+        };
+        self.state().min_log_level = index;
+        Ok(json!({}))
+    }
+
+    fn call_tool(&self, id: RequestId, params: Option<Value>) {
+        let mut params = match params {
+            Some(Value::Object(p)) => p,
+            _ => return self.reply(id, Err(invalid_params("tools/call needs params"))),
+        };
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => return self.reply(id, Err(invalid_params("tools/call needs a string name"))),
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(a)) => a,
+            Some(_) => {
+                return self.reply(id, Err(invalid_params("tool arguments must be an object")));
+            }
+        };
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
+        let call = tools::Call { server: self.clone(), id: id.clone(), progress_token };
+        match tools::run(call, &name, arguments) {
+            tools::Outcome::Reply(result) => self.reply(id, result),
+            tools::Outcome::Spawn(future) => self.spawn_call(id, future),
+            tools::Outcome::NoReply => {}
+        }
+    }
+
+    fn spawn_call(&self, id: RequestId, future: BoxFuture) {
+        let mut state = self.state();
+        if state.in_flight.contains_key(&id) {
+            drop(state);
+            return self.reply(
+                id.clone(),
+                Err(ErrorObject::new(
+                    error_code::INVALID_REQUEST,
+                    format!("request id {id} is already in use by a running call"),
+                )),
+            );
+        }
+        let server = self.clone();
+        let task_id = id.clone();
+        // The map stays locked until the handle is in it, so the task (which
+        // removes itself when done) can never run ahead of the insertion.
+        let task = tokio::spawn(async move {
+            let result = future.await;
+            // A call that was cancelled in the meantime gets no reply.
+            let wanted = server.state().in_flight.remove(&task_id).is_some();
+            if wanted {
+                server.reply(task_id, Ok(result));
+            }
+        });
+        state.in_flight.insert(id, task.abort_handle());
+    }
+
+    /// Sends the reply to a client request, counting it for `--exit-after`.
+    fn reply(&self, id: RequestId, result: Result<Value, ErrorObject>) {
+        let message = match result {
+            Ok(result) => Message::Response(Response::new(id.clone(), result)),
+            Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
+        };
+        // Counting and queueing under one lock keeps the exit right after
+        // the N-th reply, whichever task sends it.
+        let mut state = self.state();
+        state.answered += 1;
+        let _ = self.inner.out.send(Outgoing::Message { message, related: Some(id) });
+        if self.inner.config.exit_after.is_some_and(|n| state.answered == n) {
+            let _ = self.inner.out.send(Outgoing::Exit(0));
+        }
+    }
+
+    fn send_error(&self, id: Option<RequestId>, error: ErrorObject) {
+        let message = Message::Error(ErrorResponse::new(id.clone(), error));
+        self.send(Outgoing::Message { message, related: id });
+    }
+
+    fn reject_invalid(&self, id: Option<RequestId>, error: &DecodeError) {
+        self.send_error(
+            id,
+            ErrorObject::new(error_code::INVALID_REQUEST, format!("Invalid Request: {error}")),
+        );
+    }
+
+    /// Queues an item for the driver. A closed queue means the driver is
+    /// gone, and there is no one left to tell.
+    pub(crate) fn send(&self, item: Outgoing) {
+        let _ = self.inner.out.send(item);
+    }
+
+    /// Sends a notification.
+    pub(crate) fn notify(&self, method: &str, params: Option<Value>, related: Option<RequestId>) {
+        let message = Message::Notification(Notification::new(method, params));
+        self.send(Outgoing::Message { message, related });
+    }
+
+    /// Sends a request to the client and waits for its answer: the result,
+    /// or the error object the client replied with.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        related: Option<RequestId>,
+    ) -> Result<Result<Value, ErrorObject>, AskTimeout> {
+        let n = self.inner.next_server_request.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("srv-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.state().pending.insert(id.clone(), tx);
+        // Removes the entry however this future ends (answer, timeout, abort).
+        let _guard = PendingGuard { server: self, id: id.clone() };
+        let message = Message::Request(Request::new(id, method, params));
+        self.send(Outgoing::Message { message, related });
+        let timeout = self.inner.config.ask_timeout;
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(answer)) => Ok(answer),
+            // The sender lives in `pending` until the answer or the guard
+            // removes it, so a closed channel only means time ran out.
+            Ok(Err(_)) | Err(_) => Err(AskTimeout(timeout)),
+        }
+    }
+
+    fn complete(&self, id: RequestId, answer: Result<Value, ErrorObject>) {
+        let waiter = self.state().pending.remove(&id);
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => stderr_line(&format!("testkit: the client answered unknown request id {id}")),
+        }
+    }
+
+    /// The ids the client cancelled, as it sent them.
+    pub(crate) fn cancelled_ids(&self) -> Vec<Value> {
+        self.state().cancelled.clone()
+    }
+
+    /// Flips the `extra` tool in or out of the list; `true` if it is now in.
+    pub(crate) fn toggle_extra_tool(&self) -> bool {
+        let mut state = self.state();
+        state.extra_tool = !state.extra_tool;
+        state.extra_tool
+    }
+
+    /// Whether the `extra` tool is listed (and so callable).
+    pub(crate) fn extra_tool(&self) -> bool {
+        self.state().extra_tool
+    }
+
+    /// Whether a log message at `level` (an index into [`LOG_LEVELS`]) passes
+    /// the client's `logging/setLevel`.
+    pub(crate) fn log_level_enabled(&self, level: usize) -> bool {
+        level >= self.state().min_log_level
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // No code path panics while holding the lock; if one ever did, the
+        // state is still consistent enough for a test server to go on.
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct PendingGuard<'a> {
+    server: &'a Server,
+    id: RequestId,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.server.state().pending.remove(&self.id);
+    }
+}
+
+fn invalid_params(message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(error_code::INVALID_PARAMS, message)
+}
+
+/// The id of a JSON object that is not a valid message, when it has a usable
+/// one (JSON-RPC answers an invalid request with its id if it can be read).
+fn id_of_invalid(bytes: &[u8]) -> Option<RequestId> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    serde_json::from_value(value.get("id")?.clone()).ok()
+}
+
+/// Writes one line to the process's stderr (the server's log), ignoring
+/// failures: a closed stderr must not stop the server.
+pub(crate) fn stderr_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.write_all(b"\n");
+    let _ = err.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn init_request(id: i64, version: &str) -> Message {
+        Message::Request(Request::new(
+            id,
+            "initialize",
+            Some(json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            })),
+        ))
+    }
+
+    fn next_message(queue: &mut OutgoingQueue) -> Message {
+        match queue.try_recv() {
+            Ok(Outgoing::Message { message, .. }) => message,
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    fn result_of(message: Message) -> Value {
+        match message {
+            Message::Response(r) => r.result,
+            other => panic!("expected a response, got {other:?}"),
+        }
+    }
+
+    fn error_of(message: Message) -> ErrorObject {
+        match message {
+            Message::Error(e) => e.error,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn negotiation_answers_known_versions_and_falls_back_to_latest() {
+        let cases = [
+            ("2024-11-05", "2024-11-05"),
+            ("2025-03-26", "2025-03-26"),
+            ("2025-06-18", "2025-06-18"),
+            ("2025-11-25", "2025-11-25"),
+            ("2026-07-28", "2025-11-25"),
+            ("garbage", "2025-11-25"),
+        ];
+        for (offered, answered) in cases {
+            let (server, mut queue) = Server::new(Config::default());
+            server.handle(init_request(1, offered));
+            let result = result_of(next_message(&mut queue));
+            assert_eq!(result["protocolVersion"], answered, "offered {offered}");
+            assert_eq!(server.negotiated_version().as_deref(), Some(answered));
+        }
+    }
+
+    #[tokio::test]
+    async fn pagination_walks_pages_and_rejects_foreign_cursors() {
+        let config = Config { page_size: Some(4), ..Config::default() };
+        let (server, mut queue) = Server::new(config);
+        server.handle(init_request(1, "2025-11-25"));
+        next_message(&mut queue);
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        for id in 2.. {
+            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+            server.handle(Message::Request(Request::new(id, "tools/list", params)));
+            let page = result_of(next_message(&mut queue));
+            let tools = page["tools"].as_array().unwrap();
+            assert!(tools.len() <= 4 && !tools.is_empty());
+            names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+            match page.get("nextCursor") {
+                Some(c) => cursor = Some(c.as_str().unwrap().to_owned()),
+                None => break,
+            }
+        }
+        let all: Vec<String> = tools::definitions(false)
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, all);
+        for bad in ["page:1", "page:99", "page:x", "", "page:0"] {
+            server.handle(Message::Request(Request::new(
+                100,
+                "tools/list",
+                Some(json!({ "cursor": bad })),
+            )));
+            assert_eq!(
+                error_of(next_message(&mut queue)).code,
+                error_code::INVALID_PARAMS,
+                "{bad}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn exit_after_follows_the_nth_reply() {
+        let config = Config { exit_after: Some(2), ..Config::default() };
+        let (server, mut queue) = Server::new(config);
+        server.handle(init_request(1, "2025-11-25"));
+        server.handle(Message::Request(Request::new(2, "ping", None)));
+        next_message(&mut queue);
+        next_message(&mut queue);
+        assert_eq!(queue.try_recv().ok(), Some(Outgoing::Exit(0)));
+    }
+}

@@ -1,0 +1,578 @@
+//! The tools: their definitions (what `tools/list` shows) and what each does.
+//!
+//! Results are `CallToolResult` JSON built with `serde_json::json!`. Invalid
+//! arguments give a tool execution error (`isError: true`), as the
+//! 2025-11-25 tools page asks; an unknown tool is a protocol error (`-32602`).
+
+use std::io::Write as _;
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
+use mcp_proto::{ProtocolVersion, methods};
+use serde_json::{Map, Value, json};
+
+use crate::server::{BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
+
+/// The longest `slow` sleep: ten minutes.
+const MAX_SLOW_MS: u64 = 600_000;
+/// The most progress steps `slow` sends.
+const MAX_STEPS: u64 = 10_000;
+/// The largest `big` text and `noisy` long line: 64 MiB.
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// The most stderr lines `noisy` writes.
+const MAX_NOISY_LINES: u64 = 10_000;
+
+/// One `tools/call` in progress.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) server: Server,
+    pub(crate) id: RequestId,
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// What running a tool gives.
+pub(crate) enum Outcome {
+    /// The reply, ready now.
+    Reply(Result<Value, ErrorObject>),
+    /// A result that needs waiting for: run it as its own task.
+    Spawn(BoxFuture),
+    /// No reply at all (the process is on its way out).
+    NoReply,
+}
+
+/// Every tool, in list order; `extra` last when it is switched on.
+pub(crate) fn definitions(extra: bool) -> Vec<Value> {
+    let mut tools = vec![
+        tool(
+            "echo",
+            "Echo",
+            "Returns the message as text. The benchmark's hot path: no structured output.",
+            json!({
+                "type": "object",
+                "properties": { "message": { "type": "string", "description": "Text to return" } },
+                "required": ["message"],
+            }),
+        ),
+        {
+            let mut add = tool(
+                "add",
+                "Add",
+                "Adds two numbers; the sum comes as text and as structured content.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "a": { "type": "number", "description": "First addend" },
+                        "b": { "type": "number", "description": "Second addend" },
+                    },
+                    "required": ["a", "b"],
+                }),
+            );
+            add["outputSchema"] = json!({
+                "type": "object",
+                "properties": { "sum": { "type": "number" } },
+                "required": ["sum"],
+            });
+            add
+        },
+        tool(
+            "slow",
+            "Slow",
+            "Sleeps `ms` milliseconds in total, sending `steps` progress notifications when \
+             the request carries a progress token, then returns \"done\".",
+            json!({
+                "type": "object",
+                "properties": {
+                    "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLOW_MS,
+                            "description": "Total sleep in milliseconds" },
+                    "steps": { "type": "integer", "minimum": 0, "maximum": MAX_STEPS,
+                               "description": "Progress notifications to send (default 0)" },
+                },
+                "required": ["ms"],
+            }),
+        ),
+        tool(
+            "hang",
+            "Hang",
+            "Never answers, until cancelled: for client timeout tests.",
+            no_arguments(),
+        ),
+        tool(
+            "fail",
+            "Fail",
+            "Returns a tool execution error (isError: true) with the message.",
+            json!({
+                "type": "object",
+                "properties": { "message": { "type": "string",
+                                             "description": "Error text (default: \"failed on purpose\")" } },
+            }),
+        ),
+        tool(
+            "crash",
+            "Crash",
+            "Writes the stderr text, then ends the server process with the exit code, \
+             without answering.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "code": { "type": "integer", "minimum": 0, "maximum": 255,
+                              "description": "Exit code (default 3)" },
+                    "stderr": { "type": "string",
+                                "description": "Text for stderr (default \"testkit: crashing on purpose\")" },
+                },
+            }),
+        ),
+        tool(
+            "big",
+            "Big",
+            "Returns one text block of exactly `bytes` ASCII bytes.",
+            json!({
+                "type": "object",
+                "properties": { "bytes": { "type": "integer", "minimum": 0, "maximum": MAX_BYTES,
+                                           "description": "Length of the text" } },
+                "required": ["bytes"],
+            }),
+        ),
+        tool(
+            "noisy",
+            "Noisy",
+            "Writes garbage to stdout (a non-JSON line, JSON that is not JSON-RPC, a response \
+             for an unknown id, an over-long line when `long_line_bytes` is given) and lines \
+             to stderr, then answers normally. Over other transports only the stderr part.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "lines": { "type": "integer", "minimum": 0, "maximum": MAX_NOISY_LINES,
+                               "description": "Lines written to stderr (default 3)" },
+                    "long_line_bytes": { "type": "integer", "minimum": 1, "maximum": MAX_BYTES,
+                                         "description": "Also write one line of this length" },
+                },
+            }),
+        ),
+        tool(
+            "ask",
+            "Ask the client",
+            "Sends the client a request mid-call (ping, roots/list, elicitation/create or \
+             sampling/createMessage), waits for its answer and returns it as JSON text: \
+             {\"result\": ...} or {\"error\": ...}.",
+            json!({
+                "type": "object",
+                "properties": { "what": { "type": "string",
+                                          "enum": ["ping", "roots", "elicit", "sample"] } },
+                "required": ["what"],
+            }),
+        ),
+        tool(
+            "change",
+            "Change the tool list",
+            "Switches the `extra` tool in or out of the list and sends \
+             notifications/tools/list_changed.",
+            no_arguments(),
+        ),
+        tool(
+            "cancelled_log",
+            "Cancellation log",
+            "Returns, as a JSON array, the request ids of every notifications/cancelled the \
+             server received.",
+            no_arguments(),
+        ),
+        tool(
+            "spawn_child",
+            "Spawn a child",
+            "Starts `sleep 300` in the server's process group and returns its pid: a client's \
+             close should leave no such orphan.",
+            json!({
+                "type": "object",
+                "properties": { "inherit_stdio": { "type": "boolean",
+                                                   "description": "Share the server's stdio (default false)" } },
+            }),
+        ),
+        tool(
+            "env",
+            "Environment variable",
+            "Returns the value of the environment variable in the server process as JSON text: \
+             a string, or null when unset.",
+            json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" } },
+                "required": ["name"],
+            }),
+        ),
+        tool(
+            "log",
+            "Log",
+            "Sends notifications/message at the level (if logging/setLevel allows it), then answers.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "level": { "type": "string", "enum": LOG_LEVELS },
+                    "message": { "type": "string" },
+                },
+                "required": ["level", "message"],
+            }),
+        ),
+    ];
+    if extra {
+        tools.push(tool(
+            "extra",
+            "Extra",
+            "Listed only after `change`; returns \"extra\".",
+            no_arguments(),
+        ));
+    }
+    tools
+}
+
+fn tool(name: &str, title: &str, description: &str, input_schema: Value) -> Value {
+    json!({ "name": name, "title": title, "description": description, "inputSchema": input_schema })
+}
+
+fn no_arguments() -> Value {
+    json!({ "type": "object", "properties": {} })
+}
+
+/// Runs the tool `name`.
+pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outcome {
+    let mut args = Args(arguments);
+    let result = match name {
+        "echo" => args.string("message").map(text),
+        "add" => add(&args),
+        "slow" => return slow(call, &args),
+        "hang" => return Outcome::Spawn(Box::pin(std::future::pending())),
+        "fail" => args
+            .opt_string("message")
+            .map(|m| tool_error(m.unwrap_or_else(|| "failed on purpose".to_owned()))),
+        "crash" => match crash(&call, &mut args) {
+            Ok(()) => return Outcome::NoReply,
+            Err(e) => Err(e),
+        },
+        "big" => args.integer("bytes", MAX_BYTES).map(|n| text(ascii_text(n as usize))),
+        "noisy" => noisy(&call, &args),
+        "ask" => return ask(call, &mut args),
+        "change" => {
+            let now_listed = call.server.toggle_extra_tool();
+            call.server.notify(
+                methods::NOTIFICATION_TOOLS_LIST_CHANGED,
+                None,
+                Some(call.id.clone()),
+            );
+            Ok(text(if now_listed { "extra tool added" } else { "extra tool removed" }))
+        }
+        "cancelled_log" => Ok(text(Value::Array(call.server.cancelled_ids()).to_string())),
+        "spawn_child" => spawn_child(&args),
+        "env" => args.string("name").map(|name| {
+            let value = std::env::var_os(&name).map(|v| v.to_string_lossy().into_owned());
+            text(json!(value).to_string())
+        }),
+        "log" => log(&call, &mut args),
+        "extra" if call.server.extra_tool() => Ok(text("extra")),
+        _ => {
+            return Outcome::Reply(Err(ErrorObject::new(
+                error_code::INVALID_PARAMS,
+                format!("Unknown tool: {name}"),
+            )));
+        }
+    };
+    Outcome::Reply(Ok(result.unwrap_or_else(tool_error)))
+}
+
+fn add(args: &Args) -> Result<Value, String> {
+    let sum = args.number("a")? + args.number("b")?;
+    Ok(json!({
+        "content": [{ "type": "text", "text": sum.to_string() }],
+        "structuredContent": { "sum": sum },
+    }))
+}
+
+fn slow(call: Call, args: &Args) -> Outcome {
+    let (ms, steps) = match (args.integer("ms", MAX_SLOW_MS), args.opt_integer("steps", MAX_STEPS))
+    {
+        (Ok(ms), Ok(steps)) => (ms, steps.unwrap_or(0)),
+        (Err(e), _) | (_, Err(e)) => return Outcome::Reply(Ok(tool_error(e))),
+    };
+    Outcome::Spawn(Box::pin(async move {
+        let total = Duration::from_millis(ms);
+        if steps == 0 {
+            tokio::time::sleep(total).await;
+        } else {
+            let start = tokio::time::Instant::now();
+            for i in 1..=steps {
+                // Sleeping to absolute points keeps the total at `ms`
+                // however long each wake-up takes.
+                let at = start + total.mul_f64(i as f64 / steps as f64);
+                tokio::time::sleep_until(at).await;
+                if let Some(token) = &call.progress_token {
+                    call.server.notify(
+                        methods::NOTIFICATION_PROGRESS,
+                        Some(json!({
+                            "progressToken": token,
+                            "progress": i,
+                            "total": steps,
+                            "message": format!("step {i} of {steps}"),
+                        })),
+                        Some(call.id.clone()),
+                    );
+                }
+            }
+        }
+        text("done")
+    }))
+}
+
+fn crash(call: &Call, args: &mut Args) -> Result<(), String> {
+    let code = args.opt_integer("code", 255)?.unwrap_or(3);
+    let message =
+        args.opt_string("stderr")?.unwrap_or_else(|| "testkit: crashing on purpose".to_owned());
+    stderr_line(&message);
+    // `code` is at most 255, so it fits.
+    call.server.send(Outgoing::Exit(i32::try_from(code).unwrap_or(255)));
+    Ok(())
+}
+
+fn noisy(call: &Call, args: &Args) -> Result<Value, String> {
+    let lines = args.opt_integer("lines", MAX_NOISY_LINES)?.unwrap_or(3);
+    let long_line = args.opt_integer("long_line_bytes", MAX_BYTES)?;
+    let mut garbage: Vec<Vec<u8>> = vec![
+        b"this line is not JSON at all".to_vec(),
+        br#"{"hello":"this is JSON, but not JSON-RPC"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":"testkit-no-such-request","result":{}}"#.to_vec(),
+    ];
+    if let Some(n) = long_line {
+        garbage.push(long_line_of(n as usize));
+    }
+    let written = garbage.len();
+    for line in garbage {
+        call.server.send(Outgoing::RawLine(line));
+    }
+    {
+        let mut err = std::io::stderr().lock();
+        for i in 1..=lines {
+            let _ = writeln!(err, "testkit: noisy stderr line {i} of {lines}");
+        }
+        let _ = err.flush();
+    }
+    Ok(text(format!(
+        "noisy: wrote {written} garbage lines to stdout (stdio only) and {lines} lines to stderr"
+    )))
+}
+
+/// A line of exactly `n` bytes: a valid `notifications/message` padded to
+/// length when `n` leaves room for one, else `n` bytes of `x`.
+fn long_line_of(n: usize) -> Vec<u8> {
+    const HEAD: &str = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","logger":"mcp-testkit","data":""#;
+    const TAIL: &str = r#""}}"#;
+    let mut line = Vec::with_capacity(n);
+    if n >= HEAD.len() + TAIL.len() {
+        line.extend_from_slice(HEAD.as_bytes());
+        line.resize(n - TAIL.len(), b'x');
+        line.extend_from_slice(TAIL.as_bytes());
+    } else {
+        line.resize(n, b'x');
+    }
+    line
+}
+
+fn ask(call: Call, args: &mut Args) -> Outcome {
+    let what = match args.string("what") {
+        Ok(w) => w,
+        Err(e) => return Outcome::Reply(Ok(tool_error(e))),
+    };
+    let (method, params) = match what.as_str() {
+        "ping" => (methods::PING, None),
+        "roots" => (methods::ROOTS_LIST, None),
+        "elicit" => {
+            let mut params = json!({
+                "message": "mcp-testkit asks for your name",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string", "title": "Name", "description": "Your name" },
+                    },
+                    "required": ["name"],
+                },
+            });
+            // `mode` exists from 2025-11-25 on; older clients get the
+            // request as their revision wrote it.
+            let version = call.server.negotiated_version();
+            let old = version
+                .as_deref()
+                .and_then(ProtocolVersion::parse)
+                .is_some_and(|v| v < ProtocolVersion::V2025_11_25);
+            if !old {
+                params["mode"] = json!("form");
+            }
+            (methods::ELICITATION_CREATE, Some(params))
+        }
+        "sample" => (
+            methods::SAMPLING_CREATE_MESSAGE,
+            Some(json!({
+                "messages": [{
+                    "role": "user",
+                    "content": { "type": "text", "text": "mcp-testkit asks: say hello" },
+                }],
+                "maxTokens": 100,
+            })),
+        ),
+        other => {
+            return Outcome::Reply(Ok(tool_error(format!(
+                "what must be one of ping, roots, elicit, sample; got {other:?}"
+            ))));
+        }
+    };
+    Outcome::Spawn(Box::pin(async move {
+        match call.server.request(method, params, Some(call.id.clone())).await {
+            Ok(Ok(result)) => text(json!({ "result": result }).to_string()),
+            Ok(Err(error)) => text(json!({ "error": error }).to_string()),
+            Err(timeout) => tool_error(format!(
+                "the client did not answer {method} within {} ms",
+                timeout.0.as_millis()
+            )),
+        }
+    }))
+}
+
+fn spawn_child(args: &Args) -> Result<Value, String> {
+    let inherit = match args.0.get("inherit_stdio") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("argument `inherit_stdio` must be a boolean".to_owned()),
+    };
+    let mut command = std::process::Command::new("sleep");
+    command.arg("300");
+    if !inherit {
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    // The child stays in the server's process group (the default), so a
+    // client that kills the group kills it too. Dropping the handle neither
+    // waits for nor kills it.
+    let child = command.spawn().map_err(|e| format!("could not start `sleep 300`: {e}"))?;
+    Ok(text(child.id().to_string()))
+}
+
+fn log(call: &Call, args: &mut Args) -> Result<Value, String> {
+    let level = args.string("level")?;
+    let message = args.string("message")?;
+    let Some(index) = LOG_LEVELS.iter().position(|l| *l == level) else {
+        return Err(format!("level must be one of {}", LOG_LEVELS.join(", ")));
+    };
+    if !call.server.log_level_enabled(index) {
+        return Ok(text("not sent: below the level set by logging/setLevel"));
+    }
+    call.server.notify(
+        methods::NOTIFICATION_MESSAGE,
+        Some(json!({ "level": level, "logger": "mcp-testkit", "data": message })),
+        Some(call.id.clone()),
+    );
+    Ok(text("logged"))
+}
+
+/// `n` bytes of ASCII: the alphabet and digits, over and over.
+fn ascii_text(n: usize) -> String {
+    const PATTERN: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut s = String::with_capacity(n);
+    while s.len() < n {
+        let take = PATTERN.len().min(n - s.len());
+        s.push_str(&PATTERN[..take]);
+    }
+    s
+}
+
+fn text(text: impl Into<String>) -> Value {
+    json!({ "content": [{ "type": "text", "text": text.into() }] })
+}
+
+fn tool_error(message: String) -> Value {
+    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
+}
+
+/// A tool's arguments, with typed accessors whose errors name the argument.
+struct Args(Map<String, Value>);
+
+impl Args {
+    fn string(&mut self, name: &str) -> Result<String, String> {
+        self.opt_string(name)?.ok_or_else(|| format!("missing required argument `{name}`"))
+    }
+
+    fn opt_string(&mut self, name: &str) -> Result<Option<String>, String> {
+        match self.0.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("argument `{name}` must be a string")),
+        }
+    }
+
+    fn number(&self, name: &str) -> Result<f64, String> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Err(format!("missing required argument `{name}`")),
+            Some(v) => v.as_f64().ok_or_else(|| format!("argument `{name}` must be a number")),
+        }
+    }
+
+    fn integer(&self, name: &str, max: u64) -> Result<u64, String> {
+        self.opt_integer(name, max)?.ok_or_else(|| format!("missing required argument `{name}`"))
+    }
+
+    /// A whole number in `0..=max`; `5.0` counts as `5`.
+    fn opt_integer(&self, name: &str, max: u64) -> Result<Option<u64>, String> {
+        let value = match self.0.get(name) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(v) => v,
+        };
+        let n = value.as_u64().or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= max as f64)
+                .map(|f| f as u64)
+        });
+        match n {
+            Some(n) if n <= max => Ok(Some(n)),
+            _ => Err(format!("argument `{name}` must be an integer from 0 to {max}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_documented() {
+        for extra in [false, true] {
+            for t in definitions(extra) {
+                for field in ["name", "title", "description"] {
+                    assert!(t[field].as_str().is_some_and(|s| !s.is_empty()), "{t}: {field}");
+                }
+                assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+            }
+        }
+        assert_eq!(definitions(true).len(), definitions(false).len() + 1);
+    }
+
+    #[test]
+    fn sizes_are_exact() {
+        for n in [0, 1, 35, 36, 37, 1000, 65_537] {
+            assert_eq!(ascii_text(n).len(), n);
+            assert_eq!(long_line_of(n).len(), n);
+        }
+        let line = long_line_of(500);
+        let value: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["method"], "notifications/message");
+    }
+
+    #[test]
+    fn integer_arguments() {
+        let args = Args(
+            json!({"a": 5, "b": 5.0, "c": 5.5, "d": -1, "e": "5", "f": 1000})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(args.opt_integer("a", 10), Ok(Some(5)));
+        assert_eq!(args.opt_integer("b", 10), Ok(Some(5)));
+        assert_eq!(args.opt_integer("missing", 10), Ok(None));
+        for bad in ["c", "d", "e", "f"] {
+            assert!(args.opt_integer(bad, 10).is_err(), "{bad}");
+        }
+        assert!(args.integer("missing", 10).unwrap_err().contains("missing"));
+    }
+}
