@@ -197,6 +197,8 @@ impl Conn {
         }
         if status.is_none() {
             self.signal_group(Signal::Kill);
+            // Where there are no process groups, this is the only kill.
+            let _ = self.child.lock().await.start_kill();
             status = self.exit_status(grace).await;
         }
         self.finish();

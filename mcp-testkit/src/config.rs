@@ -56,7 +56,6 @@ impl Default for Config {
 /// a well-behaved Streamable HTTP server with sessions, JSON replies, a GET
 /// stream and DELETE.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct HttpConfig {
     /// The server core's configuration (tools, pagination, versions, ...).
     /// `max_line_bytes` caps POST bodies; a larger one gets 413.
@@ -318,11 +317,10 @@ where
             _ => (arg.clone(), None),
         };
         // Each option is resolved to its static name so errors can carry it.
-        let &(option, kind, http_only) = OPTIONS
+        let &(option, kind, _) = OPTIONS
             .iter()
             .find(|(o, _, http_only)| *o == name && (http || !http_only))
             .ok_or_else(|| ArgError::UnknownOption(arg.clone()))?;
-        let _ = http_only;
         if kind == Kind::Flag {
             if inline.is_some() {
                 return Err(ArgError::UnexpectedValue(option));
@@ -495,6 +493,52 @@ mod tests {
         assert_eq!(c.ask_timeout, Duration::from_millis(250));
         // A banner may itself contain `=`.
         assert_eq!(stdio(&["--stderr-banner=a=b"]).stderr_banner.as_deref(), Some("a=b"));
+    }
+
+    #[test]
+    fn http_options_are_parsed_and_refused_by_stdio() {
+        let Ok(Command::Http(c)) = parse_args([
+            "http",
+            "--port=8123",
+            "--reply",
+            "sse",
+            "--close-after-events",
+            "3",
+            "--no-sessions",
+            "--no-get",
+            "--no-delete",
+            "--require-auth",
+            "tok",
+            "--status",
+            "502",
+            "--redirect-cross-origin",
+            "http://127.0.0.2:1/mcp",
+            "--legacy",
+            "--page-size",
+            "2",
+        ]) else {
+            panic!("expected the http command")
+        };
+        assert_eq!(c.port, 8123);
+        assert_eq!(c.reply, ReplyMode::Sse);
+        assert_eq!(c.close_after_events, Some(3));
+        assert!(!c.sessions && !c.get_stream && !c.delete && c.legacy);
+        assert_eq!(c.require_auth.as_deref(), Some("tok"));
+        assert_eq!(c.status, Some(502));
+        assert_eq!(c.redirect, Redirect::CrossOrigin("http://127.0.0.2:1/mcp".into()));
+        assert_eq!(c.server.page_size, Some(2));
+        assert_eq!(
+            parse_args(["stdio", "--reply", "sse"]),
+            Err(ArgError::UnknownOption("--reply".into()))
+        );
+        assert!(matches!(
+            parse_args(["http", "--reply", "xml"]),
+            Err(ArgError::InvalidValue { option: "--reply", .. })
+        ));
+        assert!(matches!(
+            parse_args(["http", "--status", "42"]),
+            Err(ArgError::InvalidValue { option: "--status", .. })
+        ));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! ## What it is not
 //!
 //! Not a production server, and not a framework for writing one: the tools
-//! are fixed, there is no authentication, and the `crash` tool ends the
+//! are fixed, authentication is a fixed-token check, and the `crash` tool ends the
 //! process on request. It speaks revisions 2024-11-05 to 2025-11-25 (it
 //! answers with the client's revision when it knows it, else 2025-11-25).
 //!
@@ -19,6 +19,10 @@
 //!  stdin ─lines─▶ run_stdio ──handle_json()──▶ Server ──▶ Outgoing queue ─▶ stdout
 //!                (driver: moves bytes)        (core: decides, spawns     (one writer:
 //!                                              waiting tools as tasks)    no interleaving)
+//!
+//!  POST /mcp ─▶ serve_http ──handle()──▶ Server (one per session) ──▶ Outgoing queue
+//!                  ▲                                                      │
+//!                  └── JSON body / request's SSE stream / GET stream ◀── router task
 //! ```
 //!
 //! [`Server`] is the transport-independent core: a driver feeds it each
@@ -26,7 +30,8 @@
 //! [`Outgoing`] item from the queue [`Server::new`] returns. Every outgoing
 //! message names the client request it belongs to, so a Streamable HTTP
 //! driver can put it on that request's response stream. [`run_stdio`] is the
-//! stdio driver; the `mcp-testkit` binary runs it (`mcp-testkit stdio`).
+//! stdio driver (`mcp-testkit stdio`); [`serve_http`] is the HTTP driver
+//! (`mcp-testkit http`), which tests in other crates can also run in-process.
 //!
 //! ## Tools
 //!
@@ -70,6 +75,82 @@
 //! | `--max-line-bytes N` | longest input line; longer ones are discarded and answered `-32700` (default 16 MiB) |
 //! | `--ask-timeout-ms N` | how long `ask` waits for the client (default 10 000) |
 //!
+//! ## HTTP driver (`mcp-testkit http [options]`, or [`serve_http`] with an [`HttpConfig`])
+//!
+//! Binds `127.0.0.1:PORT` (`--port`, default 0: any free port); the binary
+//! prints `listening on http://127.0.0.1:PORT/mcp` as its first stdout line.
+//! HTTP/1.1 only. Streamable HTTP (2025-11-25) at `/mcp` (and `/mcp/`):
+//!
+//! - **POST** a JSON-RPC message with `Accept` listing `application/json` and
+//!   `text/event-stream` (else 406) and `Content-Type: application/json`
+//!   (else 415). A notification or response gets 202 and no body; a request
+//!   gets one `application/json` reply (`--reply json`, the default) or a
+//!   `text/event-stream` (`--reply sse`): an optional priming event, the
+//!   request's progress notifications and server-to-client requests, then
+//!   the reply, then the end of the stream. Text that is not JSON gets 400
+//!   with a `-32700` body, a non-message 400 with `-32600`. A batch of
+//!   notifications and responses gets 202; a batch holding requests, 400.
+//!   Bodies over `--max-line-bytes` get 413.
+//! - **Sessions**: the initialize reply carries `Mcp-Session-Id` (32 hex
+//!   digits); later requests without it get 400, with an unknown one 404.
+//!   Each session is its own [`Server`] core; `--no-sessions` shares one core
+//!   between everyone (a second `initialize` then gets `-32600`). An
+//!   `MCP-Protocol-Version` header naming no supported revision gets 400
+//!   (not checked on initialize). An `Origin` header that is not loopback
+//!   gets 403.
+//! - **Routing**: a message related to a request answered over SSE goes on
+//!   that request's stream; everything else — messages related to no
+//!   request (e.g. `change`'s `notifications/tools/list_changed` is related
+//!   to its call, so in SSE mode it precedes the `change` reply, in JSON mode
+//!   it goes here) and those of requests answered with a JSON body (which
+//!   cannot carry them, e.g. `ask`'s request) — goes on the session's
+//!   standalone **GET** stream, which keeps them until a GET connects. A
+//!   second GET replaces the first.
+//! - **Resumption**: every event has an id `<stream>-<n>` (`s7-0`, `s7-1`,
+//!   ...); a GET with `Last-Event-ID` replays that stream's events after `n`
+//!   and continues it (a reply not sent yet arrives there; a stream whose
+//!   reply was sent ends after the replay). Each stream keeps its last 1024
+//!   events, each session its last 256 reply streams. An unknown or
+//!   malformed `Last-Event-ID` gets 400.
+//! - **DELETE** with the session id: 200, the session ends (running calls are
+//!   aborted, its streams end).
+//! - `crash` and `--exit-after` end the process in the binary; in-process
+//!   ([`HttpConfig::exit_process`] `false`) they end only that session,
+//!   dropping its connections. The `noisy` tool's raw lines are dropped.
+//! - [`HttpServerHandle::shutdown`] (or dropping the handle) closes every
+//!   connection and stream: no response body outlives the server.
+//!
+//! | option ([`HttpConfig`] field) | effect |
+//! |---|---|
+//! | `--port N` (`port`) | port on 127.0.0.1; 0 picks one |
+//! | `--reply json\|sse` (`reply`) | reply to a request as one JSON body or as an SSE stream |
+//! | `--priming` (`priming`) | SSE replies start with a priming event: `id` and an empty `data:` |
+//! | `--retry-ms N` (`retry_ms`) | a `retry: N` field in the priming event |
+//! | `--close-after-priming` (`close_after_priming`) | end each SSE reply right after the priming event; the client resumes with GET + `Last-Event-ID` (SSE polling, the conformance `sse-retry` scenario) |
+//! | `--close-after-events N` (`close_after_events`) | cut each SSE reply connection (resumed ones too) after N events, the priming event included, without ending the chunked body |
+//! | `--expire-session-after N` (`expire_session_after`) | the session's POST number N+1 gets 404 and the session is gone |
+//! | `--no-sessions` (`sessions: false`) | no `Mcp-Session-Id`; one shared core |
+//! | `--no-get` (`get_stream: false`) | 405 on a GET without `Last-Event-ID` (resumption still works) |
+//! | `--no-delete` (`delete: false`) | 405 on DELETE |
+//! | `--require-auth TOKEN` (`require_auth`) | 401 unless `Authorization: Bearer TOKEN`, with `WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource", scope="mcp"`; that URL serves a protected-resource metadata document |
+//! | `--challenge VALUE` (`challenge`) | the exact `WWW-Authenticate` value of that 401 |
+//! | `--forbid-scope` (`forbid_scope`) | a valid token gets 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"` |
+//! | `--slow-headers-ms N` (`slow_headers`) | sleep N ms before sending each response's headers |
+//! | `--oversized-body BYTES` (`oversized_body`) | every reply to a request is padded to BYTES bytes of JSON (`result._meta.padding`, or `error.data.padding`) |
+//! | `--redirect` (`redirect: SameOrigin`) | POST `/mcp` gets 307 to `/mcp/` (same endpoint) |
+//! | `--redirect-cross-origin URL` (`redirect: CrossOrigin`) | POST `/mcp` gets 307 to URL |
+//! | `--status CODE` (`status`) | every POST gets CODE and a short text body |
+//! | `--legacy` (`legacy`) | the 2024-11-05 HTTP+SSE transport: POST `/mcp` gets 405; GET `/mcp` or `/sse` opens a session whose stream starts with `event: endpoint`, `data: /message?sessionId=<id>`; POSTs there get 202 and every message comes as an `event: message` on that stream; the session ends with the stream |
+//! | `--legacy-endpoint URL` (`legacy_endpoint`) | send URL as the `endpoint` data instead (e.g. a cross-origin one) |
+//!
+//! The options of `stdio` apply to `http` too (`--max-line-bytes` caps POST
+//! bodies). The handle counts requests per method
+//! ([`HttpServerHandle::request_count`], [`HttpServerHandle::deletes`]),
+//! keeps the last request's headers
+//! ([`HttpServerHandle::last_request_headers`]), the recent requests
+//! ([`HttpServerHandle::requests`]) and the JSON-RPC methods POSTed
+//! ([`HttpServerHandle::rpc_methods`]).
+//!
 //! ## Example
 //!
 //! ```
@@ -90,12 +171,14 @@
 //! ```
 
 pub mod config;
+mod http;
 mod locate;
 mod server;
 mod stdio;
 mod tools;
 
-pub use config::{ArgError, Command, Config, USAGE, parse_args};
+pub use config::{ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, USAGE, parse_args};
+pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;
 pub use server::{Outgoing, OutgoingQueue, Server};
 pub use stdio::run_stdio;

@@ -1,11 +1,14 @@
-//! `mcp-testkit stdio [options]`: the scriptable MCP test server on stdio.
-//! See the library documentation for the tools and options.
+//! `mcp-testkit stdio [options]` and `mcp-testkit http [options]`: the
+//! scriptable MCP test server on stdio or over HTTP. See the library
+//! documentation for the tools and options.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::ExitCode;
 
-use mcp_testkit::{Command, USAGE, parse_args, run_stdio};
+use std::io::Write as _;
+
+use mcp_testkit::{Command, HttpConfig, USAGE, parse_args, run_stdio, serve_http};
 
 fn main() -> ExitCode {
     let args = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned());
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Ok(Command::Http(config)) => run_http(config),
         Ok(Command::Help) => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -40,4 +44,33 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Serves HTTP until the process is killed; the first stdout line is the
+/// endpoint URL.
+fn run_http(mut config: HttpConfig) -> ExitCode {
+    // `crash` and `--exit-after` end the process, as for stdio.
+    config.exit_process = true;
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-testkit: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let server = match serve_http(config).await {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("mcp-testkit: cannot listen: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!("listening on {}", server.url());
+        let _ = std::io::stdout().flush();
+        // Serve until killed.
+        std::future::pending::<()>().await;
+        drop(server);
+        ExitCode::SUCCESS
+    })
 }

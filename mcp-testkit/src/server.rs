@@ -441,6 +441,14 @@ impl Server {
         }
     }
 
+    /// Aborts every running tool call (they are never answered): the HTTP
+    /// driver calls it when a session ends.
+    pub(crate) fn abort_all(&self) {
+        for (_, task) in self.state().in_flight.drain() {
+            task.abort();
+        }
+    }
+
     /// The ids the client cancelled, as it sent them.
     pub(crate) fn cancelled_ids(&self) -> Vec<Value> {
         self.state().cancelled.clone()

@@ -1,0 +1,338 @@
+//! The HTTP driver: Streamable HTTP (2025-11-25) at `/mcp`, or the
+//! 2024-11-05 HTTP+SSE transport with [`HttpConfig::legacy`], on hyper 1
+//! (HTTP/1.1) bound to 127.0.0.1.
+//!
+//! Like the stdio driver it only moves messages: each session is one
+//! [`Server`](crate::Server) core, and every protocol decision is the core's.
+//! The driver decides the HTTP parts (status codes, sessions, streams,
+//! resumption) and injects the faults [`HttpConfig`] switches on.
+
+mod body;
+mod service;
+mod session;
+mod stream;
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use http::{HeaderMap, Method};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::config::HttpConfig;
+use crate::server::stderr_line;
+use session::Session;
+
+/// How many requests [`HttpServerHandle::requests`] remembers.
+const REQUEST_LOG_CAP: usize = 512;
+/// How many JSON-RPC methods [`HttpServerHandle::rpc_methods`] remembers.
+const RPC_LOG_CAP: usize = 4096;
+/// The most live sessions; an initialize beyond gets 503.
+const SESSION_CAP: usize = 4096;
+/// How long a client may take to send request headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Starts the HTTP driver on `127.0.0.1:<config.port>` and returns once it
+/// is listening.
+///
+/// The server runs on the current Tokio runtime until
+/// [`HttpServerHandle::shutdown`] is called or the handle is dropped; either
+/// ends every connection and stream and aborts running tool calls.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// use mcp_testkit::{HttpConfig, ReplyMode, serve_http};
+///
+/// let config = HttpConfig { reply: ReplyMode::Sse, priming: true, ..HttpConfig::default() };
+/// let server = serve_http(config).await?;
+/// assert!(server.url().starts_with("http://127.0.0.1:"));
+/// assert!(server.url().ends_with("/mcp"));
+/// server.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?;
+    let local_addr = listener.local_addr()?;
+    if let Some(banner) = &config.server.stderr_banner {
+        stderr_line(banner);
+    }
+    let shared = Arc::new(Shared::new(config, format!("http://{local_addr}")));
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
+    Ok(HttpServerHandle { local_addr, shared, stop, task: Some(task) })
+}
+
+/// A running HTTP driver: its address, what it has seen, and the switch
+/// that stops it. Dropping it stops the server too.
+#[derive(Debug)]
+pub struct HttpServerHandle {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+/// One HTTP request the server received, as [`HttpServerHandle::requests`]
+/// lists it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestRecord {
+    /// The request method.
+    pub method: Method,
+    /// The path and query, as sent.
+    pub target: String,
+    /// Every request header.
+    pub headers: HeaderMap,
+}
+
+impl HttpServerHandle {
+    /// The MCP endpoint: `http://127.0.0.1:PORT/mcp` (also the legacy SSE
+    /// URL in legacy mode).
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.shared.base)
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// How many requests with this method arrived (any path).
+    pub fn request_count(&self, method: &Method) -> u64 {
+        self.shared.stats().counts.get(method).copied().unwrap_or(0)
+    }
+
+    /// How many DELETE requests arrived.
+    pub fn deletes(&self) -> u64 {
+        self.request_count(&Method::DELETE)
+    }
+
+    /// The headers of the latest request, if any arrived.
+    pub fn last_request_headers(&self) -> Option<HeaderMap> {
+        self.shared.stats().log.back().map(|r| r.headers.clone())
+    }
+
+    /// The latest requests (up to 512), oldest first.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared.stats().log.iter().cloned().collect()
+    }
+
+    /// The JSON-RPC `method` of every request and notification POSTed (up to
+    /// 4096), oldest first; responses from the client appear as
+    /// `"(response)"`.
+    pub fn rpc_methods(&self) -> Vec<String> {
+        self.shared.stats().rpc_methods.iter().cloned().collect()
+    }
+
+    /// How many sessions are live.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions().len()
+    }
+
+    /// Stops accepting, ends every connection and stream, aborts running
+    /// tool calls, and waits (at most 5 s) for all of it.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        }
+    }
+}
+
+impl Drop for HttpServerHandle {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// What every connection of one server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: HttpConfig,
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) base: String,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// The one session when sessions are off.
+    shared_session: Mutex<Option<Arc<Session>>>,
+    stats: Mutex<Stats>,
+    next_stream: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    counts: HashMap<Method, u64>,
+    log: VecDeque<RequestRecord>,
+    rpc_methods: VecDeque<String>,
+}
+
+impl Shared {
+    fn new(mut config: HttpConfig, base: String) -> Self {
+        config.priming |= config.close_after_priming;
+        Shared {
+            config,
+            base,
+            sessions: Mutex::new(HashMap::new()),
+            shared_session: Mutex::new(None),
+            stats: Mutex::new(Stats::default()),
+            next_stream: AtomicU64::new(1),
+        }
+    }
+
+    /// A stream name unique in this server: `s1`, `s2`, ...
+    pub(crate) fn stream_name(&self) -> String {
+        format!("s{}", self.next_stream.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn stats(&self) -> MutexGuard<'_, Stats> {
+        lock(&self.stats)
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        lock(&self.sessions)
+    }
+
+    pub(crate) fn record_request(&self, method: &Method, target: &str, headers: &HeaderMap) {
+        let mut stats = self.stats();
+        *stats.counts.entry(method.clone()).or_insert(0) += 1;
+        stats.log.push_back(RequestRecord {
+            method: method.clone(),
+            target: target.to_owned(),
+            headers: headers.clone(),
+        });
+        if stats.log.len() > REQUEST_LOG_CAP {
+            stats.log.pop_front();
+        }
+    }
+
+    pub(crate) fn record_rpc_method(&self, method: &str) {
+        let mut stats = self.stats();
+        stats.rpc_methods.push_back(method.to_owned());
+        if stats.rpc_methods.len() > RPC_LOG_CAP {
+            stats.rpc_methods.pop_front();
+        }
+    }
+
+    pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions().get(id).cloned()
+    }
+
+    /// A new session with a fresh core, registered under a new random id;
+    /// `None` when too many are live.
+    pub(crate) fn new_session(self: &Arc<Self>, legacy: bool) -> Option<Arc<Session>> {
+        let mut sessions = self.sessions();
+        if sessions.len() >= SESSION_CAP {
+            return None;
+        }
+        let id = random_id();
+        let session = Session::start(self, Some(id.clone()), self.config.server.clone(), legacy);
+        sessions.insert(id, session.clone());
+        Some(session)
+    }
+
+    /// The one session shared by everyone when sessions are off.
+    pub(crate) fn shared_session(self: &Arc<Self>) -> Arc<Session> {
+        lock(&self.shared_session)
+            .get_or_insert_with(|| Session::start(self, None, self.config.server.clone(), false))
+            .clone()
+    }
+
+    /// Forgets a session and ends it.
+    pub(crate) fn end_session(&self, session: &Arc<Session>, abort: bool) {
+        match &session.id {
+            Some(id) => {
+                self.sessions().remove(id);
+            }
+            None => {
+                let mut shared = lock(&self.shared_session);
+                if shared.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
+                    *shared = None;
+                }
+            }
+        }
+        session.close(abort);
+    }
+
+    fn end_all_sessions(&self) {
+        let mut all: Vec<Arc<Session>> = self.sessions().drain().map(|(_, s)| s).collect();
+        all.extend(lock(&self.shared_session).take());
+        for session in all {
+            session.close(true);
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            // A send or a dropped sender both mean stop.
+            _ = stop.changed() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(serve_connection(stream, shared.clone()));
+                }
+                // Out of file descriptors and the like: back off briefly.
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    shared.end_all_sessions();
+    connections.shutdown().await;
+}
+
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+    let service = service_fn(move |request| service::handle(shared.clone(), request));
+    let mut builder = http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    // Errors are the client's business (a reset, a cut stream): nothing to do.
+    let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+}
+
+/// 32 hex digits from the standard library's randomly keyed hasher, the time
+/// and a counter: unpredictable enough for a test server's session ids.
+fn random_id() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut id = String::with_capacity(32);
+    for _ in 0..2 {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        hasher.write_u128(nanos);
+        id.push_str(&format!("{:016x}", hasher.finish()));
+    }
+    id
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_distinct_visible_ascii() {
+        let a = random_id();
+        let b = random_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+    }
+}

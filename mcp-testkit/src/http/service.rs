@@ -1,0 +1,521 @@
+//! Request handling: routing, status codes, sessions, streams and faults.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, LOCATION, ORIGIN};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use mcp_proto::ProtocolVersion;
+use mcp_proto::jsonrpc::{DecodeError, Incoming as Decoded, Message, decode_slice, error_code};
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use super::Shared;
+use super::body::ResponseBody;
+use super::session::{Route, Session};
+use super::stream::parse_event_id;
+use crate::config::{Redirect, ReplyMode};
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+const WWW_AUTHENTICATE: HeaderName = HeaderName::from_static("www-authenticate");
+/// How long a client may take to send a request body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type Reply = Response<ResponseBody>;
+/// `Err` drops the connection without a response (a crashed session).
+type Handled = Result<Reply, io::Error>;
+
+/// Serves one request.
+pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Handled {
+    let target = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    shared.record_request(request.method(), &target, request.headers());
+    let response = route(&shared, request).await;
+    if let Some(delay) = shared.config.slow_headers {
+        tokio::time::sleep(delay).await;
+    }
+    response
+}
+
+async fn route(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
+    let config = &shared.config;
+    let path = request.uri().path().to_owned();
+    let method = request.method().clone();
+    if let Some(origin) = request.headers().get(ORIGIN)
+        && !origin.to_str().is_ok_and(is_loopback_origin)
+    {
+        return Ok(text(StatusCode::FORBIDDEN, "Origin not allowed"));
+    }
+    if path.starts_with("/.well-known/oauth-protected-resource") && config.require_auth.is_some() {
+        let metadata = json!({
+            "resource": format!("{}/mcp", shared.base),
+            "authorization_servers": [],
+            "scopes_supported": ["mcp"],
+            "bearer_methods_supported": ["header"],
+        });
+        return Ok(json_body(StatusCode::OK, metadata.to_string()));
+    }
+    if method == Method::POST && path == "/mcp" && !config.legacy {
+        let location = match &config.redirect {
+            Redirect::None => None,
+            Redirect::SameOrigin => Some("/mcp/"),
+            Redirect::CrossOrigin(url) => Some(url.as_str()),
+        };
+        if let Some(location) = location {
+            let mut response = text(StatusCode::TEMPORARY_REDIRECT, "moved to another endpoint");
+            if let Ok(value) = HeaderValue::from_str(location) {
+                response.headers_mut().insert(LOCATION, value);
+            }
+            return Ok(response);
+        }
+    }
+    if let Some(refusal) = check_auth(shared, request.headers()) {
+        return Ok(refusal);
+    }
+    if method == Method::POST
+        && let Some(code) = config.status
+    {
+        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return Ok(text(status, &format!("status {code} on purpose")));
+    }
+    if config.legacy {
+        return legacy(shared, request, &path).await;
+    }
+    if path != "/mcp" && path != "/mcp/" {
+        return Ok(text(StatusCode::NOT_FOUND, "not found: the endpoint is /mcp"));
+    }
+    match method {
+        Method::POST => post(shared, request).await,
+        Method::GET => Ok(get(shared, request.headers())),
+        Method::DELETE => Ok(delete(shared, request.headers())),
+        _ => Ok(not_allowed("GET, POST, DELETE")),
+    }
+}
+
+async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
+    let config = &shared.config;
+    let headers = request.headers().clone();
+    if !accepts(&headers, "application/json") || !accepts(&headers, "text/event-stream") {
+        return Ok(text(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must list both application/json and text/event-stream",
+        ));
+    }
+    if !is_json(&headers) {
+        return Ok(text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        ));
+    }
+    let body = match read_body(request, config.server.max_line_bytes).await? {
+        Ok(body) => body,
+        Err(refusal) => return Ok(refusal),
+    };
+    let message = match decode_slice(&body) {
+        Ok(Decoded::Single(message)) => message,
+        Ok(Decoded::Batch(items)) => {
+            return Ok(match find_session(shared, &headers, false) {
+                Some(Ok(session)) => post_batch(shared, &session, items),
+                Some(Err(refusal)) => refusal,
+                None => text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
+            });
+        }
+        Err(e) => return Ok(decode_failure(&e)),
+    };
+    let is_initialize = matches!(&message, Message::Request(r) if r.method == "initialize");
+    let session = match find_session(shared, &headers, is_initialize) {
+        Some(Ok(session)) => session,
+        Some(Err(refusal)) => return Ok(refusal),
+        None => match shared.new_session(false) {
+            Some(session) => session,
+            None => return Ok(text(StatusCode::SERVICE_UNAVAILABLE, "too many sessions")),
+        },
+    };
+    if !is_initialize && let Some(refusal) = check_version(&headers) {
+        return Ok(refusal);
+    }
+    if config.expire_session_after.is_some_and(|n| session.count_post() > n) {
+        shared.end_session(&session, true);
+        return Ok(text(StatusCode::NOT_FOUND, "session expired"));
+    }
+    shared.record_rpc_method(rpc_method(&message));
+    let Message::Request(rpc) = &message else {
+        session.server.handle(message);
+        return Ok(accepted());
+    };
+    let id = rpc.id.clone();
+    let session_header = session.id.as_deref().filter(|_| is_initialize);
+    match config.reply {
+        ReplyMode::Json => {
+            let (tx, rx) = oneshot::channel();
+            if !session.register(id, Route::Json(tx)) {
+                return Ok(text(StatusCode::NOT_FOUND, "session ended"));
+            }
+            session.server.handle(message);
+            let reply =
+                rx.await.map_err(|_| io::Error::other("the session ended before the reply"))?;
+            let mut response = json_body(StatusCode::OK, reply);
+            add_session_header(&mut response, session_header);
+            Ok(response)
+        }
+        ReplyMode::Sse => {
+            let (tx, body) = ResponseBody::events();
+            let stream = session.open_reply_stream(shared.stream_name());
+            stream.attach(tx, None, config.close_after_events);
+            if config.priming {
+                stream.push_priming(config.retry_ms);
+            }
+            if config.close_after_priming {
+                stream.disconnect();
+            }
+            if !session.register(id, Route::Sse(stream)) {
+                return Ok(text(StatusCode::NOT_FOUND, "session ended"));
+            }
+            session.server.handle(message);
+            let mut response = event_stream(body);
+            add_session_header(&mut response, session_header);
+            Ok(response)
+        }
+    }
+}
+
+/// A batch (2025-03-26): notifications and responses are handed to the
+/// core; requests in a batch are refused, as this server answers each POST
+/// with one reply.
+fn post_batch(
+    shared: &Shared,
+    session: &Session,
+    items: Vec<Result<Message, DecodeError>>,
+) -> Reply {
+    let mut messages = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Ok(Message::Request(_)) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    error_code::INVALID_REQUEST,
+                    "this test server does not take requests in a batch",
+                );
+            }
+            Ok(message) => messages.push(message),
+            Err(e) => return decode_failure(&e),
+        }
+    }
+    for message in messages {
+        shared.record_rpc_method(rpc_method(&message));
+        session.server.handle(message);
+    }
+    accepted()
+}
+
+fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
+    if !accepts(headers, "text/event-stream") {
+        return text(StatusCode::NOT_ACCEPTABLE, "Accept must list text/event-stream");
+    }
+    let session = match find_session(shared, headers, false) {
+        Some(Ok(session)) => session,
+        Some(Err(refusal)) => return refusal,
+        None => return text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
+    };
+    if let Some(refusal) = check_version(headers) {
+        return refusal;
+    }
+    let (tx, body) = ResponseBody::events();
+    match headers.get(LAST_EVENT_ID).map(|v| v.to_str().ok().and_then(parse_event_id)) {
+        Some(Some((name, n))) => {
+            let Some(stream) = session.stream(name) else {
+                return text(StatusCode::BAD_REQUEST, "unknown Last-Event-ID");
+            };
+            let standalone = Arc::ptr_eq(&stream, &session.standalone());
+            let budget = if standalone { None } else { shared.config.close_after_events };
+            stream.attach(tx, Some(n), budget);
+        }
+        Some(None) => return text(StatusCode::BAD_REQUEST, "malformed Last-Event-ID"),
+        None if !shared.config.get_stream => return not_allowed("POST, DELETE"),
+        None => session.standalone().attach(tx, None, None),
+    }
+    event_stream(body)
+}
+
+fn delete(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
+    if !shared.config.delete || !shared.config.sessions {
+        return not_allowed("GET, POST");
+    }
+    match find_session(shared, headers, false) {
+        Some(Ok(session)) => {
+            shared.end_session(&session, false);
+            text(StatusCode::OK, "session ended")
+        }
+        Some(Err(refusal)) => refusal,
+        None => text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
+    }
+}
+
+/// The 2024-11-05 HTTP+SSE transport.
+async fn legacy(shared: &Arc<Shared>, request: Request<Incoming>, path: &str) -> Handled {
+    match (request.method().clone(), path) {
+        (Method::GET, "/mcp" | "/sse") => {
+            let Some(session) = shared.new_session(true) else {
+                return Ok(text(StatusCode::SERVICE_UNAVAILABLE, "too many sessions"));
+            };
+            let id = session.id.clone().unwrap_or_default();
+            let endpoint = match &shared.config.legacy_endpoint {
+                Some(url) => url.clone(),
+                None => format!("/message?sessionId={id}"),
+            };
+            let stream = session.standalone();
+            stream.push_endpoint(&endpoint);
+            let (tx, body) = ResponseBody::events();
+            stream.attach(tx, None, None);
+            // The session lives as long as its GET stream.
+            let weak = Arc::downgrade(shared);
+            let body = body.on_drop(move || {
+                if let Some(shared) = weak.upgrade()
+                    && let Some(session) = shared.session(&id)
+                {
+                    shared.end_session(&session, false);
+                }
+            });
+            Ok(event_stream(body))
+        }
+        (Method::POST, "/message") => {
+            let id = request.uri().query().and_then(|q| {
+                q.split('&').find_map(|pair| pair.strip_prefix("sessionId=")).map(str::to_owned)
+            });
+            let Some(id) = id else {
+                return Ok(text(StatusCode::BAD_REQUEST, "sessionId query parameter required"));
+            };
+            let Some(session) = shared.session(&id) else {
+                return Ok(text(StatusCode::NOT_FOUND, "unknown session"));
+            };
+            let body = match read_body(request, shared.config.server.max_line_bytes).await? {
+                Ok(body) => body,
+                Err(refusal) => return Ok(refusal),
+            };
+            match decode_slice(&body) {
+                Ok(Decoded::Single(message)) => {
+                    shared.record_rpc_method(rpc_method(&message));
+                    session.server.handle(message);
+                    Ok(accepted())
+                }
+                Ok(Decoded::Batch(_)) => Ok(rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    error_code::INVALID_REQUEST,
+                    "the 2024-11-05 transport takes one message per POST",
+                )),
+                Err(e) => Ok(decode_failure(&e)),
+            }
+        }
+        (_, "/mcp" | "/sse") => Ok(not_allowed("GET")),
+        (_, "/message") => Ok(not_allowed("POST")),
+        _ => Ok(text(StatusCode::NOT_FOUND, "not found: the SSE endpoint is /mcp or /sse")),
+    }
+}
+
+/// The request's session: `Some(Ok)` found, `Some(Err)` a refusal (400 with
+/// no id, 404 unknown), `None` when a new one should be made (an initialize
+/// without an id). With sessions off, always the shared one.
+fn find_session(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    may_create: bool,
+) -> Option<Result<Arc<Session>, Reply>> {
+    if !shared.config.sessions {
+        return Some(Ok(shared.shared_session()));
+    }
+    match headers.get(SESSION_ID).map(HeaderValue::to_str) {
+        Some(Ok(id)) => Some(
+            shared
+                .session(id.trim())
+                .filter(|s| s.id.is_some())
+                .ok_or_else(|| text(StatusCode::NOT_FOUND, "unknown or expired session")),
+        ),
+        Some(Err(_)) => Some(Err(text(StatusCode::BAD_REQUEST, "malformed Mcp-Session-Id"))),
+        None if may_create => None,
+        None => Some(Err(text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"))),
+    }
+}
+
+fn check_version(headers: &HeaderMap) -> Option<Reply> {
+    let value = headers.get(PROTOCOL_VERSION)?;
+    match value.to_str().ok().map(str::trim).and_then(ProtocolVersion::parse) {
+        Some(_) => None,
+        None => Some(text(StatusCode::BAD_REQUEST, "unsupported MCP-Protocol-Version")),
+    }
+}
+
+fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Reply> {
+    let config = &shared.config;
+    if let Some(token) = &config.require_auth {
+        let presented = headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, credentials)| credentials.trim());
+        if presented != Some(token.as_str()) {
+            let challenge = config.challenge.clone().unwrap_or_else(|| {
+                format!(
+                    "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\", \
+                     scope=\"mcp\"",
+                    shared.base
+                )
+            });
+            let mut response = text(StatusCode::UNAUTHORIZED, "unauthorized");
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response.headers_mut().insert(WWW_AUTHENTICATE, value);
+            }
+            return Some(response);
+        }
+    }
+    if config.forbid_scope {
+        let mut response = text(StatusCode::FORBIDDEN, "insufficient scope");
+        response.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer error=\"insufficient_scope\", scope=\"mcp admin\""),
+        );
+        return Some(response);
+    }
+    None
+}
+
+/// The body, or a refusal (413 too large, 408 too slow); `Err` when the
+/// connection failed.
+async fn read_body(request: Request<Incoming>, limit: usize) -> io::Result<Result<Bytes, Reply>> {
+    let body = Limited::new(request.into_body(), limit);
+    match tokio::time::timeout(BODY_TIMEOUT, body.collect()).await {
+        Err(_) => Ok(Err(text(StatusCode::REQUEST_TIMEOUT, "body too slow"))),
+        Ok(Ok(collected)) => Ok(Ok(collected.to_bytes())),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Ok(Err(text(StatusCode::PAYLOAD_TOO_LARGE, "body too large")))
+        }
+        Ok(Err(e)) => Err(io::Error::other(e)),
+    }
+}
+
+fn decode_failure(error: &DecodeError) -> Reply {
+    match error {
+        DecodeError::Json(e) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            error_code::PARSE_ERROR,
+            &format!("Parse error: {e}"),
+        ),
+        e => rpc_error(
+            StatusCode::BAD_REQUEST,
+            error_code::INVALID_REQUEST,
+            &format!("Invalid Request: {e}"),
+        ),
+    }
+}
+
+fn rpc_method(message: &Message) -> &str {
+    match message {
+        Message::Request(r) => &r.method,
+        Message::Notification(n) => &n.method,
+        Message::Response(_) | Message::Error(_) => "(response)",
+    }
+}
+
+/// Whether an `Accept` header lists the media type (case-insensitive,
+/// parameters ignored).
+fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| item.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(wanted))
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json")
+    })
+}
+
+fn is_loopback_origin(origin: &str) -> bool {
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = if authority.starts_with('[') {
+        authority.split_inclusive(']').next().unwrap_or("")
+    } else {
+        authority.split(':').next().unwrap_or("")
+    };
+    matches!(host.to_ascii_lowercase().as_str(), "127.0.0.1" | "localhost" | "[::1]")
+}
+
+fn add_session_header(response: &mut Reply, id: Option<&str>) {
+    if let Some(value) = id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        response.headers_mut().insert(SESSION_ID, value);
+    }
+}
+
+fn text(status: StatusCode, body: &str) -> Reply {
+    let mut response = Response::new(ResponseBody::full(format!("{body}\n")));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
+fn json_body(status: StatusCode, body: impl Into<Bytes>) -> Reply {
+    let mut response = Response::new(ResponseBody::full(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Reply {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    json_body(status, body.to_string())
+}
+
+fn accepted() -> Reply {
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+fn not_allowed(allow: &'static str) -> Reply {
+    let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+    response.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+fn event_stream(body: ResponseBody) -> Reply {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_and_origin_checks() {
+        let mut headers = HeaderMap::new();
+        headers
+            .insert(ACCEPT, HeaderValue::from_static("Application/JSON; q=1, text/event-stream"));
+        assert!(accepts(&headers, "application/json"));
+        assert!(accepts(&headers, "text/event-stream"));
+        assert!(!accepts(&headers, "text/html"));
+        for ok in ["http://127.0.0.1:3000", "http://localhost", "https://[::1]:8/x"] {
+            assert!(is_loopback_origin(ok), "{ok}");
+        }
+        for bad in ["http://evil.example", "null", "http://127.0.0.1.evil.example"] {
+            assert!(!is_loopback_origin(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! One SSE stream: its numbered, bounded event log, and the connection (if
+//! any) currently receiving it.
+//!
+//! A stream outlives its connections: a POST's reply stream or the session's
+//! GET stream keeps its events, so a client that lost the connection can
+//! resume with GET and `Last-Event-ID: <stream>-<n>` and receive the events
+//! after `n`, then whatever comes next.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::body::{BodyItem, EventSender};
+
+/// The most events a stream keeps for resumption; older ones are forgotten.
+pub(crate) const LOG_CAP: usize = 1024;
+/// How long a cut waits for the events before it to be written.
+const CUT_DELAY: Duration = Duration::from_millis(50);
+
+/// One SSE stream of a session.
+#[derive(Debug)]
+pub(crate) struct EventStream {
+    name: String,
+    /// Legacy (2024-11-05) streams have no event ids.
+    legacy: bool,
+    state: Mutex<StreamState>,
+}
+
+#[derive(Debug, Default)]
+struct StreamState {
+    /// The number of the next event.
+    next: u64,
+    /// Recent events, by number, oldest first.
+    log: VecDeque<(u64, Bytes)>,
+    /// Events numbered below this have reached some connection.
+    delivered: u64,
+    /// The connection receiving new events.
+    subscriber: Option<Subscriber>,
+    /// The reply was sent: no more events come, and a connection ends once
+    /// it has everything.
+    finished: bool,
+}
+
+#[derive(Debug)]
+struct Subscriber {
+    tx: EventSender,
+    /// Events this connection may still receive before it is cut.
+    budget: Option<usize>,
+}
+
+impl EventStream {
+    pub(crate) fn new(name: String, legacy: bool) -> Self {
+        EventStream { name, legacy, state: Mutex::new(StreamState::default()) }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Appends a JSON-RPC message event (`event: message`).
+    pub(crate) fn push_message(&self, json: &[u8]) {
+        let json = String::from_utf8_lossy(json);
+        self.push(|id| {
+            let mut event = String::with_capacity(json.len() + 48);
+            if let Some(id) = id {
+                let _ = writeln!(event, "id: {id}");
+            }
+            let _ = write!(event, "event: message\ndata: {json}\n\n");
+            event
+        });
+    }
+
+    /// Appends a priming event: an id, an optional `retry`, empty data.
+    pub(crate) fn push_priming(&self, retry_ms: Option<u64>) {
+        self.push(|id| {
+            let mut event = String::new();
+            if let Some(id) = id {
+                let _ = writeln!(event, "id: {id}");
+            }
+            if let Some(ms) = retry_ms {
+                let _ = writeln!(event, "retry: {ms}");
+            }
+            event.push_str("data:\n\n");
+            event
+        });
+    }
+
+    /// Appends the legacy transport's `endpoint` event.
+    pub(crate) fn push_endpoint(&self, uri: &str) {
+        let uri = uri.replace(['\r', '\n'], "");
+        self.push(|_| format!("event: endpoint\ndata: {uri}\n\n"));
+    }
+
+    fn push(&self, build: impl FnOnce(Option<&str>) -> String) {
+        let mut state = self.state();
+        let n = state.next;
+        state.next += 1;
+        let id = (!self.legacy).then(|| format!("{}-{n}", self.name));
+        let bytes = Bytes::from(build(id.as_deref()));
+        state.log.push_back((n, bytes.clone()));
+        if state.log.len() > LOG_CAP {
+            state.log.pop_front();
+        }
+        deliver(&mut state, n, bytes);
+    }
+
+    /// Marks the stream complete (its reply is in the log) and ends the
+    /// current connection's body cleanly.
+    pub(crate) fn finish(&self) {
+        let mut state = self.state();
+        state.finished = true;
+        state.subscriber = None;
+    }
+
+    /// Ends the current connection's body cleanly; the stream stays
+    /// resumable.
+    pub(crate) fn disconnect(&self) {
+        self.state().subscriber = None;
+    }
+
+    /// Cuts the current connection (no clean end of the body).
+    pub(crate) fn abort(&self) {
+        if let Some(subscriber) = self.state().subscriber.take() {
+            cut_later(subscriber.tx);
+        }
+    }
+
+    /// Makes `tx` the stream's connection (ending any previous one): it
+    /// first gets the logged events numbered after `after` (with `None`, the
+    /// events no connection has received yet), then new ones. A finished
+    /// stream ends the body after the replay. `budget` cuts the connection
+    /// after that many events.
+    pub(crate) fn attach(&self, tx: EventSender, after: Option<u64>, budget: Option<usize>) {
+        let mut state = self.state();
+        let first = match after {
+            Some(n) => n.saturating_add(1),
+            None => state.delivered,
+        };
+        state.subscriber = Some(Subscriber { tx, budget });
+        let replay: Vec<(u64, Bytes)> =
+            state.log.iter().filter(|(n, _)| *n >= first).cloned().collect();
+        for (n, bytes) in replay {
+            deliver(&mut state, n, bytes);
+        }
+        if state.finished {
+            state.subscriber = None;
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, StreamState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Sends one event to the connection, if any, spending its budget.
+fn deliver(state: &mut StreamState, n: u64, bytes: Bytes) {
+    let Some(subscriber) = &mut state.subscriber else { return };
+    if subscriber.tx.send(BodyItem::Data(bytes)).is_err() {
+        // The client went away; the event stays in the log for a resume.
+        state.subscriber = None;
+        return;
+    }
+    state.delivered = state.delivered.max(n + 1);
+    if let Some(budget) = &mut subscriber.budget {
+        *budget = budget.saturating_sub(1);
+        if *budget == 0
+            && let Some(subscriber) = state.subscriber.take()
+        {
+            cut_later(subscriber.tx);
+        }
+    }
+}
+
+/// Cuts a connection a moment from now: hyper drops data it has buffered
+/// but not written when a body fails, so the events sent before the cut
+/// need that moment to reach the socket.
+fn cut_later(tx: EventSender) {
+    tokio::spawn(async move {
+        tokio::time::sleep(CUT_DELAY).await;
+        let _ = tx.send(BodyItem::Abort);
+    });
+}
+
+/// Splits an event id `<stream>-<n>` into its stream name and number.
+pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
+    let (name, n) = id.trim().rsplit_once('-')?;
+    Some((name, n.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::body::ResponseBody;
+    use http_body_util::BodyExt;
+
+    async fn drain(body: ResponseBody) -> (String, bool) {
+        let mut body = body;
+        let mut text = String::new();
+        loop {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    text.push_str(&String::from_utf8_lossy(&frame.into_data().unwrap()));
+                }
+                Some(Err(_)) => return (text, true),
+                None => return (text, false),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn events_are_numbered_logged_and_replayed_after_an_id() {
+        let stream = EventStream::new("s1".into(), false);
+        let (tx, body) = ResponseBody::events();
+        stream.attach(tx, None, Some(2));
+        stream.push_priming(Some(50));
+        stream.push_message(br#"{"a":1}"#);
+        // The budget of two events cut the first connection.
+        stream.push_message(br#"{"b":2}"#);
+        stream.finish();
+        let (first, cut) = drain(body).await;
+        assert!(cut);
+        assert_eq!(
+            first,
+            "id: s1-0\nretry: 50\ndata:\n\nid: s1-1\nevent: message\ndata: {\"a\":1}\n\n"
+        );
+        let (tx, body) = ResponseBody::events();
+        stream.attach(tx, Some(1), None);
+        let (rest, cut) = drain(body).await;
+        assert!(!cut);
+        assert_eq!(rest, "id: s1-2\nevent: message\ndata: {\"b\":2}\n\n");
+        assert_eq!(parse_event_id("s1-2"), Some(("s1", 2)));
+        assert_eq!(parse_event_id("s1"), None);
+    }
+
+    #[tokio::test]
+    async fn a_fresh_connection_gets_only_undelivered_events_and_the_log_is_bounded() {
+        let stream = EventStream::new("g".into(), false);
+        for i in 0..LOG_CAP + 10 {
+            stream.push_message(format!("{i}").as_bytes());
+        }
+        let (tx, body) = ResponseBody::events();
+        stream.attach(tx, None, None);
+        stream.finish();
+        let (text, _) = drain(body).await;
+        assert_eq!(text.matches("event: message").count(), LOG_CAP);
+        assert!(text.starts_with("id: g-10\n"), "{}", &text[..40]);
+        let (tx, body) = ResponseBody::events();
+        stream.attach(tx, None, None);
+        assert_eq!(drain(body).await.0, "");
+    }
+}
