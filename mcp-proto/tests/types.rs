@@ -672,3 +672,24 @@ fn tasks() {
     assert_eq!(call.content, vec![ContentBlock::text("done")]);
     assert_eq!(RELATED_TASK_META_KEY, "io.modelcontextprotocol/related-task");
 }
+
+#[test]
+fn requested_schema_defaults() {
+    let schema: mcp_proto::types::RequestedSchema = serde_json::from_value(serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer", "default": 36},
+            "ratio": {"type": "number", "default": 0.5},
+            "ok": {"type": "boolean", "default": true},
+            "color": {"type": "string", "enum": ["red", "green"], "default": "green"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "default": ["a"]},
+            "plain": {"type": "string"}
+        }
+    }))
+    .unwrap();
+    assert_eq!(
+        serde_json::Value::Object(schema.defaults()),
+        serde_json::json!({"name": "Ada", "age": 36, "ratio": 0.5, "ok": true, "color": "green", "tags": ["a"]})
+    );
+}

@@ -183,7 +183,7 @@ impl StdioClient {
         let id = request.id.clone();
         let line = encode_line(&Message::Request(request));
         self.send(&conn, Some(&line), mcp_proto::methods::INITIALIZE).await?;
-        match self.wait(id, rx).await {
+        match self.wait(id, mcp_proto::methods::INITIALIZE, rx).await {
             Ok(_) => {
                 // Sends notifications/initialized before any other request.
                 self.send(&conn, None, mcp_proto::methods::INITIALIZE).await?;
@@ -284,7 +284,7 @@ impl StdioClient {
         let line = encode_line(&Message::Request(request));
         let mut guard = CancelOnDrop { inner: Arc::downgrade(&self.inner), id: Some(id.clone()) };
         self.send(&conn, Some(&line), method).await?;
-        let outcome = self.wait(id, rx).await;
+        let outcome = self.wait(id, method, rx).await;
         guard.id = None;
         outcome.map_err(|e| self.map_error(e))
     }
@@ -293,13 +293,16 @@ impl StdioClient {
     async fn wait(
         &self,
         id: RequestId,
+        method: &str,
         mut rx: oneshot::Receiver<Result<Value, ClientError>>,
     ) -> Result<Value, ClientError> {
+        // A waiter dropped without an answer means the connection went away.
+        let closed = || Err(ClientError::Closed { method: method.to_owned() });
         loop {
             let deadline = lock(&self.inner.core).deadline(&id);
             let Some(deadline) = deadline else { break };
             tokio::select! {
-                outcome = &mut rx => return outcome.unwrap_or_else(|_| Err(ClientError::Closed { method: String::new() })),
+                outcome = &mut rx => return outcome.unwrap_or_else(|_| closed()),
                 () = tokio::time::sleep_until(deadline.into()) => {
                     let events = {
                         let mut core = lock(&self.inner.core);
@@ -315,7 +318,7 @@ impl StdioClient {
                 }
             }
         }
-        rx.await.unwrap_or_else(|_| Err(ClientError::Closed { method: String::new() }))
+        rx.await.unwrap_or_else(|_| closed())
     }
 
     /// Writes what the core queued, then `line`, to the server.

@@ -51,6 +51,7 @@
 //! | `spawn_child` | `inherit_stdio?: boolean` | starts `sleep 300` in the server's process group, returns its pid |
 //! | `env` | `name: string` | JSON text: the variable's value in the server, or `null` |
 //! | `log` | `level: string, message: string` | sends `notifications/message` (if `logging/setLevel` allows), then answers |
+//! | `annotated` | `region?: string, priority?: integer, dry_run?: boolean, note?: string` | JSON text of its arguments; the first three carry `x-mcp-header` (`Region`, `Priority`, `Dry-Run`), so an HTTP client also sends them as `Mcp-Param-*` headers, which the request log shows |
 //! | `extra` | | listed only after `change`; text `extra` |
 //!
 //! Invalid arguments give a tool error (`isError: true`); an unknown tool,

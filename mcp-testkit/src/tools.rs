@@ -211,6 +211,20 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
                 "required": ["level", "message"],
             }),
         ),
+        tool(
+            "annotated",
+            "Annotated",
+            "Returns its arguments as JSON text. Its string, integer and boolean arguments carry              `x-mcp-header`, so a Streamable HTTP client also sends them as Mcp-Param-Region,              Mcp-Param-Priority and Mcp-Param-Dry-Run headers; `note` has no header.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": { "type": "string", "x-mcp-header": "Region" },
+                    "priority": { "type": "integer", "x-mcp-header": "Priority" },
+                    "dry_run": { "type": "boolean", "x-mcp-header": "Dry-Run" },
+                    "note": { "type": "string" },
+                },
+            }),
+        ),
     ];
     if extra {
         tools.push(tool(
@@ -265,6 +279,7 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
             text(json!(value).to_string())
         }),
         "log" => log(&call, &mut args),
+        "annotated" => Ok(text(Value::Object(std::mem::take(&mut args.0)).to_string())),
         "extra" if call.server.extra_tool() => Ok(text("extra")),
         _ => {
             return Outcome::Reply(Err(ErrorObject::new(

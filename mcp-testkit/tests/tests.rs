@@ -217,7 +217,8 @@ async fn tools_list_is_complete_and_paginated() {
             "cancelled_log",
             "spawn_child",
             "env",
-            "log"
+            "log",
+            "annotated"
         ]
     );
     for tool in tools {

@@ -62,5 +62,20 @@ pub(crate) fn steps() -> Vec<Step> {
             cmd.env("MCP_EVERYTHING_JS", everything_js());
             run(cmd)
         }),
+        Step::new("interop: mcp-http vs server-everything (streamableHttp)", || {
+            let mut cmd = cargo();
+            cmd.args([
+                "test",
+                "--locked",
+                "-p",
+                "mcp-http",
+                "--features",
+                "interop-tests",
+                "--test",
+                "interop",
+            ]);
+            cmd.env("MCP_EVERYTHING_JS", everything_js());
+            run(cmd)
+        }),
     ]
 }

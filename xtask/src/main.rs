@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod conformance;
 mod fuzz;
 mod interop;
 mod steps;
@@ -18,13 +19,14 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        every check: fmt, clippy, tests, fuzz smoke, interop, docs, packaging
+  ci        every check: fmt, clippy, tests, fuzz smoke, interop, conformance, docs, packaging
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed) and doc tests
   doc       cargo doc with warnings denied
   package   cargo package of every publishable crate
   interop   install the pinned third-party servers (npm) and run the interop tests
+  conformance  the official MCP conformance suite (npm, pinned) against our client
   fuzz      fuzz <target>|all [seconds]: libFuzzer via cargo-fuzz
   bench     bench sse [--quick]: decoder throughput against other crates, into BENCHMARKS.md
 ";
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         "doc" => vec![steps::doc()],
         "package" => vec![steps::package()],
         "interop" => interop::steps(),
+        "conformance" => conformance::steps(),
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),
         "help" | "-h" | "--help" => {

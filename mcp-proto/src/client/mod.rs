@@ -4,6 +4,8 @@
 //!   timeouts, routing of server requests and notifications).
 //! - [`Handlers`]: the host's answers to `roots/list`,
 //!   `sampling/createMessage` and `elicitation/create`.
+//! - [`headers`]: `x-mcp-header` annotations (which tools are valid, the
+//!   `Mcp-Param-*` headers of a call).
 //! - [`ops`]: the typed operations (`list_tools` with pagination and cache,
 //!   `call_tool`, ...) over any transport that implements [`ops::Requester`].
 //!
@@ -14,6 +16,7 @@
 mod core;
 mod error;
 mod handler;
+pub mod headers;
 pub mod ops;
 
 pub use self::core::{

@@ -84,7 +84,9 @@ pub async fn list_tools_fresh<R: Requester>(
         (page.tools, page.next_cursor)
     })
     .await?;
-    Ok(r.store_tools(generation, tools))
+    // A tool whose `x-mcp-header` annotations break the rules is dropped here,
+    // once, for every transport.
+    Ok(r.store_tools(generation, crate::client::headers::retain_valid_tools(tools)))
 }
 
 /// Looks a tool up by name in the cached tool list; when the cache is empty

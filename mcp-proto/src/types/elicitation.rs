@@ -179,6 +179,22 @@ impl Default for RequestedSchema {
     }
 }
 
+impl RequestedSchema {
+    /// The `default` value of every field that declares one, by field name:
+    /// what a host pre-fills in the form it shows, and what it sends for
+    /// fields the user left alone.
+    pub fn defaults(&self) -> JsonObject {
+        self.properties
+            .iter()
+            .filter_map(|(name, field)| {
+                let value = serde_json::to_value(field).ok()?;
+                let default = value.get("default")?.clone();
+                (!default.is_null()).then(|| (name.clone(), default))
+            })
+            .collect()
+    }
+}
+
 /// The schema of one elicitation field: a primitive without nesting.
 ///
 /// Decoded by `type` and shape: `"string"` with `enum` or `oneOf` is an

@@ -1,0 +1,124 @@
+//! The client the official MCP conformance suite drives.
+//!
+//! `mcp-conformance-client <server-url>`, with the scenario's name in
+//! `MCP_CONFORMANCE_SCENARIO`. Each scenario gets what a real host would do
+//! against such a server, through the public API of `mcp-http` only; the
+//! suite's fake server judges the wire traffic. Logs go to stderr (set
+//! `RUST_LOG`), never to stdout.
+#![allow(clippy::print_stderr)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use mcp_http::{HttpClient, HttpOptions};
+use mcp_proto::ErrorObject;
+use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RequestOptions};
+use mcp_proto::types::{ElicitAction, ElicitRequestParams, ElicitResult, Implementation};
+use serde_json::{Value, json};
+
+/// Accepts every form elicitation with the schema's defaults filled in, as a
+/// host does when the user submits the form unchanged.
+struct AcceptDefaults;
+
+impl ElicitationHandler for AcceptDefaults {
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async move {
+            let defaults = match &params {
+                ElicitRequestParams::Form(form) => form.requested_schema.defaults(),
+                _ => return Ok(ElicitResult::new(ElicitAction::Decline)),
+            };
+            let mut result = ElicitResult::new(ElicitAction::Accept);
+            result.content = serde_json::from_value(Value::Object(defaults)).map_err(|e| {
+                ErrorObject::new(mcp_proto::error_code::INTERNAL_ERROR, e.to_string())
+            })?;
+            Ok(result)
+        })
+    }
+}
+
+fn options(scenario: &str) -> HttpOptions {
+    let mut options = HttpOptions::new(scenario);
+    options.client_info = Implementation::new("mcp-conformance-client", env!("CARGO_PKG_VERSION"));
+    options.request_timeout = Duration::from_secs(10);
+    options.handlers =
+        Handlers { elicitation: Some(Arc::new(AcceptDefaults)), ..Default::default() };
+    options
+}
+
+async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
+    let client = HttpClient::connect(url, options(scenario))?;
+    client.initialize().await.context("initialize")?;
+    let tools = client.list_tools().await.context("tools/list")?;
+    match scenario {
+        "initialize" => {}
+        "tools_call" => {
+            let tool = tools
+                .iter()
+                .find(|t| t.name == "add_numbers")
+                .context("the server lists no add_numbers")?;
+            let result = client
+                .call_tool(
+                    &tool.name,
+                    json!({"a": 5, "b": 3}).as_object().cloned(),
+                    RequestOptions::default(),
+                )
+                .await
+                .context("tools/call add_numbers")?;
+            if result.is_error == Some(true) {
+                bail!("add_numbers failed: {}", mcp_proto::render_tool_result(&result).text);
+            }
+        }
+        "sse-retry" => {
+            client
+                .call_tool("test_reconnection", None, RequestOptions::default())
+                .await
+                .context("tools/call")?;
+        }
+        "elicitation-sep1034-client-defaults" => {
+            // This server sends its elicitation request unrelated to the
+            // call, so it can only arrive on the standalone GET stream.
+            if !client.open_event_stream().await.context("GET stream")? {
+                bail!("the server offers no GET stream, so its elicitation cannot arrive");
+            }
+            client
+                .call_tool("test_client_elicitation_defaults", None, RequestOptions::default())
+                .await
+                .context("tools/call")?;
+        }
+        other => {
+            // Unknown scenarios get the basic flow: every tool without arguments.
+            eprintln!("mcp-conformance-client: no specific flow for scenario {other:?}");
+        }
+    }
+    client.close().await?;
+    Ok(())
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    // The runner appends the server URL as the last argument.
+    let Some(url) = std::env::args().skip(1).next_back() else {
+        eprintln!(
+            "usage: mcp-conformance-client <server-url>  (scenario in MCP_CONFORMANCE_SCENARIO)"
+        );
+        return std::process::ExitCode::from(2);
+    };
+    match run(&scenario, &url).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-conformance-client: {scenario}: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Static credentials applied to every request.
+
+use std::fmt;
+
+use base64::Engine as _;
+use http::{HeaderName, HeaderValue};
+
+/// Credentials that do not change during a session, added to every request
+/// to the endpoint (and only to it: redirects are not followed).
+///
+/// Values are checked when the client is built: a header value holding CR,
+/// LF or NUL, or an invalid header name, is refused with
+/// [`Error::InvalidAuth`](crate::Error::InvalidAuth). Header values are
+/// marked sensitive (HTTP/2 never indexes them). `Debug` never shows a
+/// secret.
+#[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StaticAuth {
+    /// No credentials.
+    #[default]
+    None,
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// `Authorization: Basic <base64(username:password)>`.
+    Basic {
+        /// The user name (must not contain `:`).
+        username: String,
+        /// The password.
+        password: String,
+    },
+    /// One custom header, e.g. `X-API-Key: ...`.
+    Header {
+        /// The header name.
+        name: String,
+        /// The header value.
+        value: String,
+    },
+    /// Several custom headers.
+    Headers(Vec<(String, String)>),
+    /// A query parameter appended to the endpoint URL (for servers that
+    /// want `?api_key=...`; prefer a header when the server allows it).
+    Query {
+        /// The parameter name.
+        name: String,
+        /// The parameter value (percent-encoded when appended).
+        value: String,
+    },
+}
+
+impl fmt::Debug for StaticAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StaticAuth::None => f.write_str("None"),
+            StaticAuth::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+            StaticAuth::Basic { username, .. } => f
+                .debug_struct("Basic")
+                .field("username", username)
+                .field("password", &"<redacted>")
+                .finish(),
+            StaticAuth::Header { name, .. } => {
+                f.debug_struct("Header").field("name", name).field("value", &"<redacted>").finish()
+            }
+            StaticAuth::Headers(h) => {
+                let names: Vec<&str> = h.iter().map(|(n, _)| n.as_str()).collect();
+                f.debug_tuple("Headers").field(&names).finish()
+            }
+            StaticAuth::Query { name, .. } => {
+                f.debug_struct("Query").field("name", name).field("value", &"<redacted>").finish()
+            }
+        }
+    }
+}
+
+/// Headers the transport itself sets: a static credential may not replace them.
+const RESERVED: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "transfer-encoding",
+    "connection",
+];
+
+/// [`StaticAuth`] checked and turned into what goes on the wire.
+#[derive(Debug, Default)]
+pub(crate) struct AuthParts {
+    /// Headers for every request.
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    /// A query parameter for the URL.
+    pub(crate) query: Option<(String, String)>,
+    /// Strings that must never appear in an error or a log.
+    pub(crate) secrets: Secrets,
+}
+
+impl StaticAuth {
+    /// Checks the credentials and turns them into headers or a query
+    /// parameter. The error names what is wrong, never the secret.
+    pub(crate) fn to_parts(&self) -> Result<AuthParts, String> {
+        let mut parts = AuthParts::default();
+        match self {
+            StaticAuth::None => {}
+            StaticAuth::Bearer(token) => {
+                let token = token.trim();
+                if token.is_empty() {
+                    return Err("the bearer token is empty".into());
+                }
+                check_value("Authorization", token)?;
+                parts.secrets.add(token);
+                parts.push("authorization", &format!("Bearer {token}"))?;
+            }
+            StaticAuth::Basic { username, password } => {
+                if username.contains(':') {
+                    return Err("the basic-auth user name contains ':'".into());
+                }
+                check_value("Authorization", username)?;
+                check_value("Authorization", password)?;
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .encode(format!("{username}:{password}"));
+                parts.secrets.add(password);
+                parts.secrets.add(&encoded);
+                parts.push("authorization", &format!("Basic {encoded}"))?;
+            }
+            StaticAuth::Header { name, value } => parts.push_custom(name, value)?,
+            StaticAuth::Headers(list) => {
+                for (name, value) in list {
+                    parts.push_custom(name, value)?;
+                }
+            }
+            StaticAuth::Query { name, value } => {
+                if name.is_empty() {
+                    return Err("the query parameter name is empty".into());
+                }
+                parts.secrets.add(value);
+                parts.query = Some((name.clone(), value.clone()));
+            }
+        }
+        Ok(parts)
+    }
+}
+
+impl AuthParts {
+    fn push(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{name:?} is not a valid header name"))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header {name:?} is not a valid header value"))?;
+        value.set_sensitive(true);
+        self.headers.push((header, value));
+        Ok(())
+    }
+
+    fn push_custom(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+            return Err(format!(
+                "header {name:?} is set by the transport and cannot be configured"
+            ));
+        }
+        check_value(name, value)?;
+        self.secrets.add(value);
+        self.push(name, value)
+    }
+}
+
+fn check_value(name: &str, value: &str) -> Result<(), String> {
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(format!("the value of header {name:?} contains CR, LF or NUL"));
+    }
+    Ok(())
+}
+
+/// Strings scrubbed from anything shown to a user (error body excerpts).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Secrets(Vec<String>);
+
+impl Secrets {
+    fn add(&mut self, s: &str) {
+        // Very short values would scrub ordinary words; they are not
+        // credentials worth the name anyway.
+        if s.len() >= 4 && !self.0.iter().any(|x| x == s) {
+            self.0.push(s.to_owned());
+        }
+    }
+
+    /// `text` with every secret replaced by `<redacted>`.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for s in &self.0 {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "<redacted>");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header_pairs(auth: &StaticAuth) -> Vec<(String, String)> {
+        let parts = auth.to_parts().unwrap();
+        parts
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn valid_credentials_become_headers() {
+        let s = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+        let cases = [
+            (StaticAuth::None, vec![]),
+            (StaticAuth::Bearer("tok-123".into()), vec![s("authorization", "Bearer tok-123")]),
+            (
+                StaticAuth::Basic { username: "aladdin".into(), password: "opensesame".into() },
+                vec![s("authorization", "Basic YWxhZGRpbjpvcGVuc2VzYW1l")],
+            ),
+            (
+                StaticAuth::Header { name: "X-API-Key".into(), value: "k1k1".into() },
+                vec![s("x-api-key", "k1k1")],
+            ),
+            (
+                StaticAuth::Headers(vec![s("X-A", "1"), s("X-B", "two")]),
+                vec![s("x-a", "1"), s("x-b", "two")],
+            ),
+        ];
+        for (auth, expected) in cases {
+            assert_eq!(header_pairs(&auth), expected, "{auth:?}");
+        }
+        let parts = StaticAuth::Bearer("tok-123".into()).to_parts().unwrap();
+        assert!(parts.headers[0].1.is_sensitive());
+    }
+
+    #[test]
+    fn invalid_credentials_are_refused_without_the_secret() {
+        let cases = [
+            StaticAuth::Bearer("abc\r\nX-Evil: 1".into()),
+            StaticAuth::Bearer("  ".into()),
+            StaticAuth::Basic { username: "a:b".into(), password: "pw".into() },
+            StaticAuth::Basic { username: "a".into(), password: "pw\nx".into() },
+            StaticAuth::Header { name: "X-Key".into(), value: "v\r1".into() },
+            StaticAuth::Header { name: "Bad Name".into(), value: "v".into() },
+            StaticAuth::Header { name: "Mcp-Session-Id".into(), value: "v".into() },
+            StaticAuth::Headers(vec![("X-A".into(), "ok".into()), ("X-B".into(), "\n".into())]),
+            StaticAuth::Query { name: String::new(), value: "v".into() },
+        ];
+        for auth in cases {
+            let err = auth.to_parts().unwrap_err();
+            assert!(!err.contains("X-Evil") && !err.contains("pw"), "{err}");
+        }
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let auth = StaticAuth::Headers(vec![("X-Key".into(), "hunter22".into())]);
+        let text = format!(
+            "{auth:?} {:?} {:?}",
+            StaticAuth::Bearer("hunter22".into()),
+            StaticAuth::Basic { username: "u".into(), password: "hunter22".into() }
+        );
+        assert!(!text.contains("hunter22"), "{text}");
+        assert!(text.contains("X-Key"));
+    }
+
+    #[test]
+    fn scrub_replaces_every_secret() {
+        let parts = StaticAuth::Basic { username: "user".into(), password: "p4ssw0rd".into() }
+            .to_parts()
+            .unwrap();
+        let text = parts.secrets.scrub("bad password p4ssw0rd in dXNlcjpwNHNzdzByZA==");
+        assert_eq!(text, "bad password <redacted> in <redacted>");
+    }
+}

@@ -1,0 +1,243 @@
+//! The endpoint URL: validation, redaction, query-parameter auth.
+
+use http::Uri;
+use http::uri::{PathAndQuery, Scheme};
+
+/// What an endpoint shows in errors and logs when it cannot be shown safely.
+pub const REDACTED: &str = "<redacted>";
+
+/// The endpoint as errors and logs may show it: scheme and `host[:port]`
+/// only, never the path, the query or credentials.
+///
+/// Anything that does not parse as an absolute `http`/`https` URL, and any
+/// URL with userinfo, becomes `<redacted>`.
+///
+/// ```
+/// use mcp_http::redact_endpoint;
+/// assert_eq!(redact_endpoint("https://api.example.com:8443/mcp?key=s3cret"), "https://api.example.com:8443");
+/// assert_eq!(redact_endpoint("https://user:pw@example.com/mcp"), "<redacted>");
+/// assert_eq!(redact_endpoint("ftp://example.com/"), "<redacted>");
+/// ```
+pub fn redact_endpoint(url: &str) -> String {
+    match url.parse::<Uri>() {
+        Ok(uri) => redact_uri(&uri),
+        Err(_) => REDACTED.to_owned(),
+    }
+}
+
+/// [`redact_endpoint`] for a parsed URI.
+pub(crate) fn redact_uri(uri: &Uri) -> String {
+    let scheme = match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => s,
+        _ => return REDACTED.to_owned(),
+    };
+    match uri.authority() {
+        Some(a) if !a.as_str().contains('@') && !a.as_str().is_empty() => {
+            format!("{}://{}", scheme.to_ascii_lowercase(), a.as_str())
+        }
+        _ => REDACTED.to_owned(),
+    }
+}
+
+/// A validated endpoint.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    /// The URL requests go to (the configured one, plus an auth query
+    /// parameter when configured).
+    pub(crate) uri: Uri,
+    /// What errors and logs show.
+    pub(crate) redacted: String,
+}
+
+impl Endpoint {
+    /// Parses and checks an endpoint URL: absolute, `http` or `https`, a
+    /// host, no userinfo. The reason never repeats the URL.
+    pub(crate) fn parse(url: &str) -> Result<Endpoint, String> {
+        let uri: Uri = url.parse().map_err(|e| format!("not a valid URL ({e})"))?;
+        let scheme = uri.scheme().ok_or("not an absolute URL (no scheme)")?;
+        if *scheme != Scheme::HTTP && *scheme != Scheme::HTTPS {
+            return Err("the scheme must be http or https".into());
+        }
+        let authority = uri.authority().ok_or("the URL has no host")?;
+        if authority.as_str().contains('@') {
+            return Err(
+                "credentials in the URL are not supported (use StaticAuth::Basic instead)".into()
+            );
+        }
+        if authority.host().is_empty() {
+            return Err("the URL has no host".into());
+        }
+        let redacted = redact_uri(&uri);
+        Ok(Endpoint { uri, redacted })
+    }
+
+    /// The same URL with the scheme's default port written out (a CONNECT
+    /// tunnel needs the port; `http://h/` would otherwise tunnel to 443).
+    pub(crate) fn with_explicit_port(mut self) -> Endpoint {
+        let (Some(authority), Some(scheme)) = (self.uri.authority(), self.uri.scheme_str()) else {
+            return self;
+        };
+        if authority.port().is_some() {
+            return self;
+        }
+        let port = if scheme.eq_ignore_ascii_case("https") { 443 } else { 80 };
+        let mut parts = self.uri.clone().into_parts();
+        let with_port = format!("{}:{port}", authority.as_str());
+        if let Ok(a) = with_port.parse() {
+            parts.authority = Some(a);
+            if let Ok(uri) = Uri::from_parts(parts) {
+                self.uri = uri;
+            }
+        }
+        self
+    }
+
+    /// Appends `name=value` (percent-encoded) to the query, keeping the rest
+    /// of the URL verbatim.
+    pub(crate) fn with_query_param(mut self, name: &str, value: &str) -> Result<Endpoint, String> {
+        let mut parts = self.uri.into_parts();
+        let (path, query) = match &parts.path_and_query {
+            Some(pq) => (pq.path().to_owned(), pq.query().map(str::to_owned)),
+            None => ("/".to_owned(), None),
+        };
+        let pair = format!("{}={}", percent_encode(name), percent_encode(value));
+        let pq = match query {
+            Some(q) if !q.is_empty() => format!("{path}?{q}&{pair}"),
+            _ => format!("{path}?{pair}"),
+        };
+        parts.path_and_query =
+            Some(pq.parse::<PathAndQuery>().map_err(|_| "the query parameter cannot be encoded")?);
+        self.uri = Uri::from_parts(parts).map_err(|_| "the query parameter cannot be encoded")?;
+        Ok(self)
+    }
+}
+
+/// Resolves a URI reference (a 2024-11-05 `endpoint` event, a redirect's
+/// `Location`) against the URL it came from, refusing another origin
+/// (scheme, host and port must be the base URL's, no userinfo). Dot
+/// segments are not normalised. The error never repeats the URI.
+pub(crate) fn resolve_same_origin(base: &Uri, reference: &str) -> Result<Uri, String> {
+    let reference = reference.trim();
+    let scheme = base.scheme_str().ok_or("the base URL has no scheme")?;
+    let authority = base.authority().ok_or("the base URL has no host")?.as_str();
+    let text = if reference.starts_with("//") {
+        format!("{scheme}:{reference}")
+    } else if reference.starts_with('/') {
+        format!("{scheme}://{authority}{reference}")
+    } else if reference.contains("://") {
+        reference.to_owned()
+    } else {
+        let path = base.path();
+        let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        let dir = if dir.is_empty() { "/" } else { dir };
+        format!("{scheme}://{authority}{dir}{reference}")
+    };
+    let uri: Uri = text.parse().map_err(|_| "it is not a valid URI")?;
+    let same_scheme = uri.scheme_str().is_some_and(|s| s.eq_ignore_ascii_case(scheme));
+    let same_authority =
+        uri.authority().is_some_and(|a| a.as_str().eq_ignore_ascii_case(authority));
+    if !same_scheme || !same_authority {
+        return Err("it names another origin; refused".into());
+    }
+    Ok(uri)
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub(crate) fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+    }
+    out
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction() {
+        let cases = [
+            ("https://example.com/mcp", "https://example.com"),
+            ("http://127.0.0.1:8080/a/b?token=abc", "http://127.0.0.1:8080"),
+            ("HTTPS://Example.com:443/", "https://Example.com:443"),
+            ("https://[::1]:9/mcp", "https://[::1]:9"),
+            ("https://user@example.com/", REDACTED),
+            ("https://user:secret@example.com/", REDACTED),
+            ("ftp://example.com/", REDACTED),
+            ("file:///etc/passwd", REDACTED),
+            ("/relative/path", REDACTED),
+            ("not a url at all", REDACTED),
+            ("", REDACTED),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(redact_endpoint(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn parse_accepts_and_refuses() {
+        let ok = Endpoint::parse("http://127.0.0.1:1/mcp?x=1").unwrap();
+        assert_eq!(ok.uri.to_string(), "http://127.0.0.1:1/mcp?x=1");
+        assert_eq!(ok.redacted, "http://127.0.0.1:1");
+        for bad in ["ftp://h/", "/mcp", "https://u:p@h/", "http://", "::"] {
+            let err = Endpoint::parse(bad).unwrap_err();
+            assert!(!err.contains("u:p"), "{err}");
+        }
+    }
+
+    #[test]
+    fn legacy_endpoints_resolve_within_the_origin() {
+        let base: Uri = "http://127.0.0.1:8080/mcp/sse?x=1".parse().unwrap();
+        let ok = [
+            ("/message?sessionId=abc", "http://127.0.0.1:8080/message?sessionId=abc"),
+            ("message?s=1", "http://127.0.0.1:8080/mcp/message?s=1"),
+            (" http://127.0.0.1:8080/m ", "http://127.0.0.1:8080/m"),
+            ("//127.0.0.1:8080/m", "http://127.0.0.1:8080/m"),
+        ];
+        for (reference, expected) in ok {
+            assert_eq!(resolve_same_origin(&base, reference).unwrap().to_string(), expected);
+        }
+        let refused = [
+            "http://evil.example/m?token=secret",
+            "https://127.0.0.1:8080/m",
+            "http://127.0.0.1:8081/m",
+            "//evil.example/m",
+            "http://user@127.0.0.1:8080/m",
+        ];
+        for reference in refused {
+            let err = resolve_same_origin(&base, reference).unwrap_err();
+            assert!(!err.contains("evil") && !err.contains("secret"), "{err}");
+        }
+        let root: Uri = "http://h".parse().unwrap();
+        assert_eq!(resolve_same_origin(&root, "m").unwrap().to_string(), "http://h/m");
+    }
+
+    #[test]
+    fn query_param_is_appended_verbatim() {
+        let cases = [
+            ("http://h/mcp", "k", "v", "http://h/mcp?k=v"),
+            (
+                "http://h/mcp?a=1",
+                "api key",
+                "a&b=c/ü",
+                "http://h/mcp?a=1&api%20key=a%26b%3Dc%2F%C3%BC",
+            ),
+            ("http://h", "k", "v", "http://h/?k=v"),
+            ("http://h/mcp?", "k", "v", "http://h/mcp?k=v"),
+        ];
+        for (url, name, value, expected) in cases {
+            let e = Endpoint::parse(url).unwrap().with_query_param(name, value).unwrap();
+            assert_eq!(e.uri.to_string(), expected);
+            assert!(!e.redacted.contains(value));
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! Pure pieces of the Streamable HTTP exchange: header names, media types,
+//! `Mcp-Name` values, body excerpts, reconnection delays.
+
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue, header};
+use serde_json::Value;
+
+/// `Mcp-Session-Id`.
+pub(crate) static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version`.
+pub(crate) static PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Mcp-Method`.
+pub(crate) static MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name`.
+pub(crate) static MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+/// `Last-Event-ID`.
+pub(crate) static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// The `Accept` of every POST.
+pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// What a response body holds, from its `Content-Type`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MediaType {
+    /// `application/json`.
+    Json,
+    /// `text/event-stream`.
+    EventStream,
+    /// Anything else (the type, for the error message).
+    Other(String),
+    /// No `Content-Type`.
+    Missing,
+}
+
+/// Classifies a `Content-Type` value: the media type compared ignoring case,
+/// parameters ignored.
+pub(crate) fn media_type(headers: &HeaderMap) -> MediaType {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else { return MediaType::Missing };
+    let Ok(value) = value.to_str() else { return MediaType::Other("<non-ASCII>".into()) };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        MediaType::Json
+    } else if essence.eq_ignore_ascii_case("text/event-stream") {
+        MediaType::EventStream
+    } else {
+        MediaType::Other(essence.chars().take(100).collect())
+    }
+}
+
+/// The header value for a name that may hold anything: the string as it is
+/// when it is visible ASCII (interior spaces allowed) and does not look
+/// encoded, else `=?base64?<base64 of the UTF-8>?=`
+/// ([`encode_header_value`](mcp_proto::client::headers::encode_header_value)).
+/// An empty name is encoded too, so it is not mistaken for a missing one.
+pub(crate) fn encoded_header_value(s: &str) -> HeaderValue {
+    let text = if s.is_empty() {
+        "=?base64??=".to_owned()
+    } else {
+        mcp_proto::client::headers::encode_header_value(s)
+    };
+    // Both forms are visible ASCII: this cannot fail.
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// The `Mcp-Param-*` headers of a `tools/call` of `tool` with the request's
+/// `params` (their `arguments`), as header names and values.
+pub(crate) fn param_headers(
+    tool: &mcp_proto::types::Tool,
+    params: Option<&Value>,
+) -> Vec<(HeaderName, HeaderValue)> {
+    let arguments = params.and_then(|p| p.get("arguments")).and_then(Value::as_object);
+    mcp_proto::client::headers::param_header_values(tool, arguments)
+        .into_iter()
+        .filter_map(|(name, value)| {
+            // Names are checked tokens and values visible ASCII: both parse.
+            Some((
+                HeaderName::from_bytes(name.as_bytes()).ok()?,
+                HeaderValue::from_str(&value).ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The `Mcp-Name` of a request: the tool's name for `tools/call`, the
+/// prompt's for `prompts/get`, the URI for `resources/read`.
+pub(crate) fn mcp_name(method: &str, params: Option<&Value>) -> Option<HeaderValue> {
+    let key = match method {
+        mcp_proto::methods::TOOLS_CALL | mcp_proto::methods::PROMPTS_GET => "name",
+        mcp_proto::methods::RESOURCES_READ => "uri",
+        _ => return None,
+    };
+    params?.get(key)?.as_str().map(encoded_header_value)
+}
+
+/// The header value of a method name (method names are ASCII in practice;
+/// anything else is encoded).
+pub(crate) fn method_value(method: &str) -> HeaderValue {
+    encoded_header_value(method)
+}
+
+/// Whether a request may be sent again after its session ended while it
+/// was out (the server may have acted on it): reads and settings that are
+/// idempotent, never `tools/call` or anything unknown.
+pub(crate) fn is_retry_safe(method: &str) -> bool {
+    use mcp_proto::methods as m;
+    matches!(
+        method,
+        m::PING
+            | m::TOOLS_LIST
+            | m::RESOURCES_LIST
+            | m::RESOURCES_TEMPLATES_LIST
+            | m::RESOURCES_READ
+            | m::PROMPTS_LIST
+            | m::PROMPTS_GET
+            | m::COMPLETION_COMPLETE
+            | m::LOGGING_SET_LEVEL
+            | m::TASKS_GET
+            | m::TASKS_LIST
+            | m::TASKS_RESULT
+    )
+}
+
+/// The most bytes of an error body kept for the error message.
+pub(crate) const EXCERPT_BYTES: usize = 512;
+
+/// A printable excerpt of an error body: at most [`EXCERPT_BYTES`] bytes,
+/// lossily decoded, control characters replaced, white space collapsed.
+pub(crate) fn excerpt(body: &[u8]) -> String {
+    let cut = &body[..body.len().min(EXCERPT_BYTES)];
+    let text = String::from_utf8_lossy(cut);
+    let mut out = String::with_capacity(text.len());
+    let mut last_space = false;
+    for c in text.chars() {
+        let c = if c.is_whitespace() {
+            ' '
+        } else if c.is_control() {
+            '\u{fffd}'
+        } else {
+            c
+        };
+        if c == ' ' && last_space {
+            continue;
+        }
+        last_space = c == ' ';
+        out.push(c);
+    }
+    let mut out = out.trim().to_owned();
+    if body.len() > EXCERPT_BYTES {
+        out.push('…');
+    }
+    out
+}
+
+/// The first reconnection delay when the server set no `retry`.
+pub(crate) const BACKOFF_BASE: Duration = Duration::from_millis(200);
+/// The longest reconnection delay.
+pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(10);
+
+/// The delay before reconnection attempt `attempt` (1-based): the server's
+/// `retry` when it set one (capped), else exponential backoff from
+/// [`BACKOFF_BASE`] with "equal jitter" (half fixed, half random from
+/// `entropy`), capped at [`BACKOFF_CAP`].
+pub(crate) fn reconnect_delay(
+    attempt: u32,
+    server_retry_ms: Option<u64>,
+    entropy: u64,
+) -> Duration {
+    if let Some(ms) = server_retry_ms {
+        return Duration::from_millis(ms).min(BACKOFF_CAP);
+    }
+    let exp = attempt.saturating_sub(1).min(16);
+    let full = BACKOFF_BASE.saturating_mul(1 << exp).min(BACKOFF_CAP);
+    let half = full / 2;
+    let half_ms = half.as_millis() as u64;
+    half + Duration::from_millis(entropy % (half_ms + 1))
+}
+
+/// A random-enough number for jitter, without a random-number crate: the
+/// standard library seeds every `RandomState` from the OS.
+pub(crate) fn entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
+/// Whether a session id is acceptable: visible ASCII only (0x21 to 0x7E),
+/// not empty, at most 1 KiB.
+pub(crate) fn valid_session_id(v: &HeaderValue) -> bool {
+    let b = v.as_bytes();
+    !b.is_empty() && b.len() <= 1024 && b.iter().all(|c| (0x21..=0x7e).contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types() {
+        let cases = [
+            (Some("application/json"), MediaType::Json),
+            (Some("Application/JSON; charset=utf-8"), MediaType::Json),
+            (Some(" application/json ;x=y"), MediaType::Json),
+            (Some("text/event-stream"), MediaType::EventStream),
+            (Some("TEXT/Event-Stream;charset=UTF-8"), MediaType::EventStream),
+            (Some("text/html"), MediaType::Other("text/html".into())),
+            (Some("application/jsonx"), MediaType::Other("application/jsonx".into())),
+            (None, MediaType::Missing),
+        ];
+        for (value, expected) in cases {
+            let mut h = HeaderMap::new();
+            if let Some(v) = value {
+                h.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
+            }
+            assert_eq!(media_type(&h), expected, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn header_value_encoding() {
+        let cases = [
+            ("echo", "echo"),
+            ("get weather", "get weather"),
+            (" lead", "=?base64?IGxlYWQ=?="),
+            ("tail ", "=?base64?dGFpbCA=?="),
+            ("héllo", "=?base64?aMOpbGxv?="),
+            ("a\nb", "=?base64?YQpi?="),
+            ("=?base64?eA==?=", "=?base64?PT9iYXNlNjQ/ZUE9PT89?="),
+            ("", "=?base64??="),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(encoded_header_value(input).to_str().unwrap(), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn param_headers_from_the_tool_schema() {
+        let tool: mcp_proto::types::Tool = serde_json::from_value(serde_json::json!({
+            "name": "t",
+            "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "n": {"type": "integer", "x-mcp-header": "N"},
+            }}
+        }))
+        .unwrap();
+        let params = serde_json::json!({"name": "t", "arguments": {"region": "é", "n": 7}});
+        let got: Vec<(String, String)> = param_headers(&tool, Some(&params))
+            .into_iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect();
+        let want = [("mcp-param-n", "7"), ("mcp-param-region", "=?base64?w6k=?=")];
+        let want: Vec<(String, String)> =
+            want.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect();
+        assert_eq!(got, want);
+        assert!(param_headers(&tool, Some(&serde_json::json!({"name": "t"}))).is_empty());
+    }
+
+    #[test]
+    fn mcp_name_per_method() {
+        let p = serde_json::json!({"name": "echo", "uri": "file:///a"});
+        let name = |m| mcp_name(m, Some(&p)).map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(name("tools/call").as_deref(), Some("echo"));
+        assert_eq!(name("prompts/get").as_deref(), Some("echo"));
+        assert_eq!(name("resources/read").as_deref(), Some("file:///a"));
+        assert_eq!(name("tools/list"), None);
+        assert_eq!(mcp_name("tools/call", None), None);
+    }
+
+    #[test]
+    fn excerpts_are_bounded_and_printable() {
+        assert_eq!(excerpt(b"  bad\r\n\r\n request\x01 "), "bad request\u{fffd}");
+        let long = vec![b'x'; 5000];
+        let e = excerpt(&long);
+        assert_eq!(e.chars().count(), EXCERPT_BYTES + 1);
+        assert!(e.ends_with('…'));
+        assert_eq!(excerpt(&[0xff, b'a']), "\u{fffd}a");
+    }
+
+    #[test]
+    fn reconnect_delays() {
+        assert_eq!(reconnect_delay(1, Some(1500), 7), Duration::from_millis(1500));
+        assert_eq!(reconnect_delay(1, Some(10_000_000), 7), BACKOFF_CAP);
+        for attempt in 1..=8 {
+            let full = BACKOFF_BASE.saturating_mul(1 << (attempt - 1)).min(BACKOFF_CAP);
+            for entropy in [0, 1, 99, u64::MAX] {
+                let d = reconnect_delay(attempt, None, entropy);
+                assert!(d >= full / 2 && d <= full, "{attempt} {entropy} {d:?}");
+            }
+        }
+        assert_eq!(reconnect_delay(1, None, 0), Duration::from_millis(100));
+        assert_eq!(reconnect_delay(u32::MAX, None, 0), BACKOFF_CAP / 2);
+    }
+
+    #[test]
+    fn only_reads_are_retried_after_a_lost_session() {
+        for m in ["ping", "tools/list", "resources/read", "prompts/get"] {
+            assert!(is_retry_safe(m), "{m}");
+        }
+        for m in ["tools/call", "resources/subscribe", "tasks/cancel", "x/custom"] {
+            assert!(!is_retry_safe(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn session_ids() {
+        assert!(valid_session_id(&HeaderValue::from_static("abc-123_~")));
+        assert!(!valid_session_id(&HeaderValue::from_static("a b")));
+        assert!(!valid_session_id(&HeaderValue::from_static("")));
+    }
+}

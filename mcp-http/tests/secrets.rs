@@ -1,0 +1,217 @@
+//! No secret ever reaches a log line, an error's `Display` or its `Debug`:
+//! every `tracing` event of runs with secrets in the URL's userinfo, in its
+//! query and in each kind of static credential, successful and failing
+//! (401, connection refused, timeout, HTTP 500), is captured at TRACE level
+//! and searched.
+
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_http::{HttpClient, HttpOptions, StaticAuth};
+use mcp_proto::client::RequestOptions;
+use mcp_testkit::{HttpConfig, serve_http};
+use serde_json::json;
+use tracing_subscriber::fmt::MakeWriter;
+
+/// Everything the subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Captured;
+
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+const USERINFO_SECRET: &str = "userinfo-secret-1";
+const URL_QUERY_SECRET: &str = "url-query-secret-2";
+const BEARER_SECRET: &str = "bearer-secret-3";
+const BASIC_SECRET: &str = "basic-secret-4";
+const HEADER_SECRET: &str = "header-secret-5";
+const PARAM_SECRET: &str = "param-secret-6";
+const WRONG_BEARER_SECRET: &str = "wrong-bearer-secret-7";
+
+/// Every secret, and the forms it takes on the wire.
+fn secrets() -> Vec<String> {
+    use base64::Engine as _;
+    let mut all: Vec<String> = [
+        USERINFO_SECRET,
+        URL_QUERY_SECRET,
+        BEARER_SECRET,
+        BASIC_SECRET,
+        HEADER_SECRET,
+        PARAM_SECRET,
+        WRONG_BEARER_SECRET,
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    all.push(base64::engine::general_purpose::STANDARD.encode(format!("alice:{BASIC_SECRET}")));
+    all
+}
+
+fn options(auth: StaticAuth) -> HttpOptions {
+    let mut o = HttpOptions::new("secret-test");
+    o.request_timeout = Duration::from_secs(5);
+    o.auth = auth;
+    o
+}
+
+/// Every credential kind: the accepted bearer, then those the server refuses.
+fn all_auths() -> Vec<StaticAuth> {
+    vec![
+        StaticAuth::Bearer(BEARER_SECRET.into()),
+        StaticAuth::Bearer(WRONG_BEARER_SECRET.into()),
+        StaticAuth::Basic { username: "alice".into(), password: BASIC_SECRET.into() },
+        StaticAuth::Header { name: "X-Api-Key".into(), value: HEADER_SECRET.into() },
+        StaticAuth::Headers(vec![
+            ("X-Api-Key".into(), HEADER_SECRET.into()),
+            ("X-Other".into(), PARAM_SECRET.into()),
+        ]),
+        StaticAuth::Query { name: "api_key".into(), value: PARAM_SECRET.into() },
+    ]
+}
+
+/// Runs everything, collecting what errors show (Display and Debug) and
+/// the clients' Debug.
+async fn run(shown: &mut Vec<String>) {
+    let mut show = |what: String| shown.push(what);
+    let server = serve_http(HttpConfig {
+        require_auth: Some(BEARER_SECRET.into()),
+        ..HttpConfig::default()
+    })
+    .await
+    .expect("the test server starts");
+    let base = server.url();
+    let with_query = format!("{base}?token={URL_QUERY_SECRET}");
+
+    // Userinfo in the URL: refused up front.
+    let port = server.local_addr().port();
+    let userinfo = format!("http://alice:{USERINFO_SECRET}@127.0.0.1:{port}/mcp");
+    let err = HttpClient::connect(&userinfo, options(StaticAuth::None)).unwrap_err();
+    show(format!("{err} {err:?}"));
+
+    // A working session, then 401 for every credential the server refuses.
+    for auth in all_auths() {
+        show(format!("{auth:?} {:?}", options(auth.clone())));
+        let client = HttpClient::connect(&with_query, options(auth)).unwrap();
+        match client.initialize().await {
+            Ok(_) => {
+                let tools = client.list_tools().await.unwrap();
+                assert!(!tools.is_empty());
+                let echo = json!({"message": "hello"});
+                client
+                    .call_tool("echo", echo.as_object().cloned(), Default::default())
+                    .await
+                    .unwrap();
+                let fail = client.call_tool("fail", None, Default::default()).await.unwrap();
+                assert_eq!(fail.is_error, Some(true));
+                // A timeout (and its notifications/cancelled).
+                let quick = RequestOptions {
+                    timeout: Some(Duration::from_millis(200)),
+                    ..Default::default()
+                };
+                let err = client.call_tool("hang", None, quick).await.unwrap_err();
+                assert!(err.is_timeout(), "{err:?}");
+                show(format!("{err} {err:?}"));
+                let err =
+                    client.request("no/such/method", None, Default::default()).await.unwrap_err();
+                show(format!("{err} {err:?}"));
+                show(format!("{client:?}"));
+                client.close().await.unwrap();
+            }
+            Err(err) => {
+                assert_eq!(err.status(), Some(http::StatusCode::UNAUTHORIZED), "{err:?}");
+                show(format!("{err} {err:?}"));
+                show(format!("{client:?}"));
+            }
+        }
+    }
+
+    // HTTP 500 with a body, and a server that is not there.
+    let failing = serve_http(HttpConfig { status: Some(500), ..HttpConfig::default() })
+        .await
+        .expect("the test server starts");
+    let refused = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let dead = format!("http://127.0.0.1:{refused}/mcp?token={URL_QUERY_SECRET}");
+    let failing_url = format!("{}?token={URL_QUERY_SECRET}", failing.url());
+    for url in [failing_url, dead] {
+        for auth in all_auths() {
+            let client = HttpClient::connect(&url, options(auth)).unwrap();
+            let err = client.ping().await.unwrap_err();
+            show(format!("{err} {err:?}"));
+        }
+    }
+
+    // A server too slow to answer the handshake in time.
+    let slow = serve_http(HttpConfig {
+        slow_headers: Some(Duration::from_secs(3)),
+        ..HttpConfig::default()
+    })
+    .await
+    .expect("the test server starts");
+    let mut o = options(StaticAuth::Query { name: "api_key".into(), value: PARAM_SECRET.into() });
+    o.request_timeout = Duration::from_millis(300);
+    let client =
+        HttpClient::connect(&format!("{}?token={URL_QUERY_SECRET}", slow.url()), o).unwrap();
+    let err = client.initialize().await.unwrap_err();
+    assert!(err.is_timeout(), "{err:?}");
+    show(format!("{err} {err:?}"));
+}
+
+#[test]
+fn no_secret_reaches_logs_or_errors() {
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(captured.clone())
+        .finish();
+    let mut shown = Vec::new();
+    {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            tokio::time::timeout(Duration::from_secs(60), run(&mut shown))
+                .await
+                .expect("the run finished in time");
+        });
+        // Background tasks (drains, pooled connections) end with the runtime.
+        drop(runtime);
+    }
+    let logs = captured.text();
+    // The capture works: the client's own lines are there, endpoint redacted.
+    assert!(logs.lines().count() > 10, "{logs}");
+    assert!(logs.contains("http://127.0.0.1:"), "{logs}");
+    assert!(shown.iter().any(|s| s.contains("401")), "{shown:?}");
+    for secret in secrets() {
+        for line in logs.lines() {
+            assert!(!line.contains(&secret), "{secret} in the log line {line}");
+        }
+        for text in &shown {
+            assert!(!text.contains(&secret), "{secret} in {text}");
+        }
+    }
+}
