@@ -5,13 +5,21 @@
 //! against such a server, through the public API of `mcp-http` only; the
 //! suite's fake server judges the wire traffic. Logs go to stderr (set
 //! `RUST_LOG`), never to stdout.
+//!
+//! `auth/*` scenarios configure OAuth from `MCP_CONFORMANCE_CONTEXT` (JSON,
+//! see [`oauth_options`]) and then list the tools and call `test-tool`, as a
+//! host would.
 #![allow(clippy::print_stderr)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use mcp_http::{HttpClient, HttpOptions};
+use mcp_http::mcp_auth::{
+    ClientRegistration, IdentityProvider, JwtAlgorithm, OAuthConfig, PrivateKeyJwt,
+    TokenEndpointAuthMethod,
+};
+use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
 use mcp_proto::ErrorObject;
 use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RequestOptions};
 use mcp_proto::types::{ElicitAction, ElicitRequestParams, ElicitResult, Implementation};
@@ -40,21 +48,95 @@ impl ElicitationHandler for AcceptDefaults {
     }
 }
 
-fn options(scenario: &str) -> HttpOptions {
+/// The Client ID Metadata Document URL the suite's CIMD scenario expects.
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+const CLIENT_NAME: &str = "mcp-conformance-client";
+
+/// One string member of the context, or an error naming it (never its value).
+fn member<'a>(context: &'a Value, name: &str) -> anyhow::Result<&'a str> {
+    context
+        .get(name)
+        .and_then(Value::as_str)
+        .with_context(|| format!("MCP_CONFORMANCE_CONTEXT has no string {name:?}"))
+}
+
+/// OAuth for an `auth/*` scenario, as `mcp-auth`'s README maps the
+/// scenario's context: pre-registered credentials, client credentials
+/// (secret or `private_key_jwt`), cross-app access, the CIMD URL; the rest
+/// only need the headless handler (the suite's authorization server approves
+/// at once).
+fn oauth_options(scenario: &str, context: &Value) -> anyhow::Result<OAuthOptions> {
+    let basic = |context: &Value| -> anyhow::Result<ClientRegistration> {
+        Ok(ClientRegistration::confidential(
+            member(context, "client_id")?,
+            member(context, "client_secret")?,
+            TokenEndpointAuthMethod::ClientSecretBasic,
+        ))
+    };
+    let config = OAuthConfig::new(String::new(), CLIENT_NAME);
+    let config = match scenario {
+        "auth/pre-registration" => config.with_pre_registered(basic(context)?),
+        "auth/client-credentials-basic" => config.with_client_credentials(basic(context)?),
+        "auth/client-credentials-jwt" => {
+            let alg = match context.get("signing_algorithm").and_then(Value::as_str) {
+                None => JwtAlgorithm::Es256,
+                Some(name) => JwtAlgorithm::from_name(name)
+                    .with_context(|| format!("unsupported signing algorithm {name:?}"))?,
+            };
+            let key = PrivateKeyJwt::from_pem(member(context, "private_key_pem")?, alg)
+                .context("the private key")?;
+            config
+                .with_client_credentials(ClientRegistration::private_key_jwt(member(
+                    context,
+                    "client_id",
+                )?))
+                .with_signing_key(key)
+        }
+        "auth/cross-app-access-complete-flow" => {
+            let idp = IdentityProvider::new(
+                member(context, "idp_token_endpoint")?,
+                member(context, "idp_id_token")?,
+                member(context, "idp_client_id")?,
+            );
+            config.with_cross_app_access(basic(context)?, idp)
+        }
+        "auth/basic-cimd" => config.with_client_metadata_url(CIMD_URL)?,
+        _ => config,
+    };
+    Ok(OAuthOptions::from_config(config).headless())
+}
+
+fn options(scenario: &str) -> anyhow::Result<HttpOptions> {
     let mut options = HttpOptions::new(scenario);
-    options.client_info = Implementation::new("mcp-conformance-client", env!("CARGO_PKG_VERSION"));
+    options.client_info = Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"));
     options.request_timeout = Duration::from_secs(10);
     options.handlers =
         Handlers { elicitation: Some(Arc::new(AcceptDefaults)), ..Default::default() };
-    options
+    if scenario.starts_with("auth/") {
+        let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
+            Err(_) => Value::Null,
+        };
+        options.oauth = Some(oauth_options(scenario, &context)?);
+    }
+    Ok(options)
 }
 
 async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
-    let client = HttpClient::connect(url, options(scenario))?;
+    let client = HttpClient::connect(url, options(scenario)?)?;
     client.initialize().await.context("initialize")?;
     let tools = client.list_tools().await.context("tools/list")?;
     match scenario {
         "initialize" => {}
+        auth if auth.starts_with("auth/") => {
+            if tools.iter().any(|t| t.name == "test-tool") {
+                client
+                    .call_tool("test-tool", Some(Default::default()), RequestOptions::default())
+                    .await
+                    .context("tools/call test-tool")?;
+            }
+        }
         "tools_call" => {
             let tool = tools
                 .iter()

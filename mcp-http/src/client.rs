@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Body as _, Incoming};
@@ -24,6 +24,7 @@ use crate::auth::{Secrets, StaticAuth};
 use crate::conn::{self, Pool, ReadError};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, chain};
+use crate::oauth::{Fetcher, OAUTH_FETCH_TIMEOUT};
 use crate::options::HttpOptions;
 use crate::wire::{
     self, ACCEPT_BOTH, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MediaType, PROTOCOL_VERSION, SESSION_ID,
@@ -43,6 +44,18 @@ const EXCERPT_WAIT: Duration = Duration::from_secs(2);
 /// The most redirects followed in a row (with
 /// [`HttpOptions::follow_redirects`]).
 pub(crate) const MAX_REDIRECTS: u32 = 5;
+/// The most OAuth rounds (a 401 or 403 handled, the request sent again) for
+/// one HTTP request; `mcp-auth`'s own per-request bounds stop sooner.
+pub(crate) const MAX_AUTH_ROUNDS: u32 = 8;
+
+/// A copy of a request (method, URI, headers, body) to send again.
+fn copy_request(req: &http::Request<conn::Body>) -> http::Request<conn::Body> {
+    let mut again = http::Request::new(req.body().clone());
+    *again.method_mut() = req.method().clone();
+    *again.uri_mut() = req.uri().clone();
+    *again.headers_mut() = req.headers().clone();
+    again
+}
 
 /// A client of one MCP server behind a Streamable HTTP endpoint.
 ///
@@ -65,6 +78,8 @@ struct Inner {
     plain_headers: HeaderMap,
     secrets: Secrets,
     pool: Pool,
+    /// The OAuth client, when the host configured OAuth.
+    oauth: Option<Arc<mcp_auth::OAuthClient>>,
     core: Mutex<ClientCore<Waiter>>,
     state: Mutex<State>,
     init_lock: tokio::sync::Mutex<()>,
@@ -203,6 +218,21 @@ impl HttpClient {
         }
         let pool =
             conn::build_pool(&options, proxy.as_ref()).map_err(|reason| Error::Tls { reason })?;
+        let oauth = match &options.oauth {
+            None => None,
+            Some(_) if options.auth != StaticAuth::None => {
+                return Err(Error::InvalidAuth {
+                    reason: "static credentials and OAuth cannot be used together".into(),
+                });
+            }
+            Some(o) => {
+                let fetch = Arc::new(Fetcher { pool: pool.clone(), timeout: OAUTH_FETCH_TIMEOUT });
+                let client = o
+                    .build(url, fetch)
+                    .map_err(|e| Error::InvalidAuth { reason: format!("OAuth: {e}") })?;
+                Some(Arc::new(client))
+            }
+        };
 
         let mut config = CoreConfig::new(options.client_info.clone());
         config.capabilities = options.handlers.capabilities();
@@ -217,6 +247,7 @@ impl HttpClient {
             plain_headers,
             secrets: auth.secrets,
             pool,
+            oauth,
             core: Mutex::new(ClientCore::new(config)),
             state: Mutex::new(State::default()),
             init_lock: tokio::sync::Mutex::new(()),
@@ -231,6 +262,15 @@ impl HttpClient {
     /// The server's name (from the options).
     pub fn name(&self) -> &str {
         &self.inner.options.name
+    }
+
+    /// The OAuth client, when [`HttpOptions::oauth`] is set: a host calls
+    /// its [`authorize`](mcp_auth::OAuthClient::authorize) for an explicit
+    /// login (before the first request, so an interactive flow is not cut
+    /// short by the request timeout) or its
+    /// [`logout`](mcp_auth::OAuthClient::logout).
+    pub fn oauth(&self) -> Option<&Arc<mcp_auth::OAuthClient>> {
+        self.inner.oauth.as_ref()
     }
 
     /// The endpoint as errors and logs show it (scheme and `host[:port]`).
@@ -674,11 +714,77 @@ impl Inner {
         req
     }
 
+    /// Sends a request with the OAuth token, when OAuth is configured: the
+    /// token held (refreshed first when it is about to expire) goes on the
+    /// request; a 401 runs [`on_unauthorized`](mcp_auth::OAuthClient::on_unauthorized),
+    /// a 403 `insufficient_scope` runs
+    /// [`on_insufficient_scope`](mcp_auth::OAuthClient::on_insufficient_scope),
+    /// and the request is sent again, as often as `mcp-auth`'s per-request
+    /// bounds allow (and never more than [`MAX_AUTH_ROUNDS`] times).
+    async fn send(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        let Some(oauth) = &self.oauth else { return self.send_redirects(req, method).await };
+        let mut auth = oauth.prepare().await;
+        let applies = oauth.applies_to(&req.uri().to_string());
+        let mut rounds = 0u32;
+        loop {
+            let mut attempt = copy_request(&req);
+            if applies && let Some(header) = auth.header() {
+                let mut header = header.clone();
+                header.set_sensitive(true);
+                attempt.headers_mut().insert(AUTHORIZATION, header);
+            }
+            let resp = self.send_redirects(attempt, method).await?;
+            let status = resp.status();
+            if !applies
+                || rounds >= MAX_AUTH_ROUNDS
+                || (status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN)
+            {
+                return Ok(resp);
+            }
+            let bearer = www_authenticate::find_bearer(
+                resp.headers().get_all(WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok()),
+            );
+            let step_up = bearer.as_ref().filter(|b| b.is_insufficient_scope());
+            if status == StatusCode::FORBIDDEN && step_up.is_none() {
+                return Ok(resp);
+            }
+            // Read the refusal so its connection goes back to the pool.
+            let body = resp.into_body();
+            if !body.is_end_stream() {
+                let _ =
+                    tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
+            }
+            rounds += 1;
+            let outcome = match step_up {
+                Some(challenge) => {
+                    tracing::debug!(endpoint = %self.endpoint.redacted, method, "403 insufficient_scope: stepping up the authorization");
+                    oauth.on_insufficient_scope(&mut auth, challenge).await
+                }
+                None => {
+                    tracing::debug!(endpoint = %self.endpoint.redacted, method, "401: running the OAuth flow");
+                    oauth.on_unauthorized(&mut auth, bearer.as_ref()).await
+                }
+            };
+            if let Err(source) = outcome {
+                return Err(Error::Auth {
+                    endpoint: self.endpoint.redacted.clone(),
+                    method: method.into(),
+                    status,
+                    source: Box::new(source),
+                });
+            }
+        }
+    }
+
     /// Sends a request; with [`HttpOptions::follow_redirects`], follows
     /// same-origin 307 and 308 redirects (same method, body and headers), at
     /// most [`MAX_REDIRECTS`] times. A redirect elsewhere is an error: the
     /// credentials never leave the endpoint's origin.
-    async fn send(
+    async fn send_redirects(
         &self,
         req: http::Request<conn::Body>,
         method: &str,
@@ -689,10 +795,7 @@ impl Inner {
         let mut req = req;
         let mut hops = 0u32;
         loop {
-            let mut again = http::Request::new(req.body().clone());
-            *again.method_mut() = req.method().clone();
-            *again.uri_mut() = req.uri().clone();
-            *again.headers_mut() = req.headers().clone();
+            let mut again = copy_request(&req);
             let resp = self.send_once(req, method).await?;
             let status = resp.status();
             if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT

@@ -30,7 +30,9 @@ use crate::options::{HttpOptions, ProxyConfig};
 pub(crate) type Body = Full<Bytes>;
 
 /// The pooled client, direct or through a proxy's CONNECT tunnel. One
-/// client talks to one origin, so the choice is made once.
+/// client talks to one origin, so the choice is made once. Cloning shares
+/// the pool.
+#[derive(Clone)]
 pub(crate) enum Pool {
     Direct(Client<HttpsConnector<HttpConnector>, Body>),
     #[cfg(feature = "proxy")]

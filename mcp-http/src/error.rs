@@ -104,6 +104,20 @@ pub enum Error {
         /// The Bearer challenge (its `scope` is what to ask for).
         bearer: Box<BearerChallenge>,
     },
+    /// The OAuth flow that a 401 or a 403 `insufficient_scope` started
+    /// failed, or its bounds were reached (only with
+    /// [`HttpOptions::oauth`](crate::HttpOptions::oauth)). The source says
+    /// why; it never holds a token, a secret or a code.
+    Auth {
+        /// The redacted endpoint.
+        endpoint: String,
+        /// The MCP method.
+        method: String,
+        /// The status that started the flow (401 or 403).
+        status: StatusCode,
+        /// What failed.
+        source: Box<mcp_auth::Error>,
+    },
     /// The server answered with a JSON-RPC error.
     Rpc {
         /// The redacted endpoint.
@@ -189,6 +203,7 @@ impl Error {
             | Error::Redirect { endpoint, .. }
             | Error::Unauthorized { endpoint, .. }
             | Error::InsufficientScope { endpoint, .. }
+            | Error::Auth { endpoint, .. }
             | Error::Rpc { endpoint, .. }
             | Error::SessionExpired { endpoint, .. }
             | Error::SessionLost { endpoint, .. }
@@ -211,7 +226,9 @@ impl Error {
     /// The HTTP status, for status errors (401 and 403 included).
     pub fn status(&self) -> Option<StatusCode> {
         match self {
-            Error::Status { status, .. } | Error::Redirect { status, .. } => Some(*status),
+            Error::Status { status, .. }
+            | Error::Redirect { status, .. }
+            | Error::Auth { status, .. } => Some(*status),
             Error::Unauthorized { .. } => Some(StatusCode::UNAUTHORIZED),
             Error::InsufficientScope { .. } => Some(StatusCode::FORBIDDEN),
             _ => None,
@@ -283,6 +300,10 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Auth { endpoint, method, status, source } => write!(
+                f,
+                "MCP server {endpoint}: {method} got HTTP {status} and authorization failed: {source}"
+            ),
             Error::Rpc { endpoint, method, error } => write!(
                 f,
                 "MCP server {endpoint}: {method} failed with error {}: {}",
@@ -317,6 +338,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Protocol { source, .. } => Some(source),
+            Error::Auth { source, .. } => Some(&**source),
             Error::Rpc { error, .. } => Some(error),
             _ => None,
         }

@@ -48,6 +48,8 @@
 //!   never appear in an error or a log;
 //! - **static credentials** ([`StaticAuth`]): bearer, basic, custom headers,
 //!   a query parameter; checked when the client is built (CR/LF refused);
+//! - **OAuth** ([`HttpOptions::oauth`], [`OAuthOptions`]): the MCP
+//!   authorization spec through [`mcp_auth`] (see below);
 //! - **server-initiated messages**: [`HttpClient::open_event_stream`] opens
 //!   the optional standalone GET stream (405 means none, and is not
 //!   retried);
@@ -59,10 +61,47 @@
 //!   `CONNECT` tunnel, with `Proxy-Authorization: Basic` from the proxy
 //!   URL's credentials.
 //!
+//! ## OAuth
+//!
+//! With [`HttpOptions::oauth`] set, the client builds an
+//! [`mcp_auth::OAuthClient`] for its endpoint that talks through the
+//! client's own connection pool (no redirects followed, bodies capped at
+//! [`mcp_auth::MAX_BODY`], each exchange bounded by [`OAUTH_FETCH_TIMEOUT`],
+//! nothing added to discovery, registration or token requests). Before each
+//! request it asks for the token (refreshed when about to expire) and sends
+//! `Authorization: Bearer` to the endpoint's origin only; a 401 runs
+//! discovery, registration, authorization and the token exchange (or a
+//! refresh), a 403 `insufficient_scope` re-authorizes with the union of
+//! scopes, and the request is sent again, within `mcp-auth`'s per-request
+//! bounds; a flow that fails is [`Error::Auth`]. Static credentials and
+//! OAuth are exclusive. The authorization code grant needs a handler
+//! ([`OAuthOptions::with_handler`], e.g. `mcp_auth`'s loopback listener;
+//! [`OAuthOptions::headless`] for servers that approve at once); the
+//! request timeout bounds a flow run inside a request, so an interactive
+//! login is best run first with [`HttpClient::oauth`]`().authorize(None)`.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mcp_http::mcp_auth::{AuthorizationHandler, FileTokenStore};
+//! use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
+//!
+//! # async fn run(handler: Arc<dyn AuthorizationHandler>) -> Result<(), Box<dyn std::error::Error>> {
+//! let oauth = OAuthOptions::new("my-host")
+//!     .with_handler(handler) // opens the browser, receives the callback
+//!     .with_store(Arc::new(FileTokenStore::new("/home/me/.config/my-host/tokens")));
+//! let client = HttpClient::connect("https://mcp.example.com/mcp", HttpOptions::new("remote").with_oauth(oauth))?;
+//! if let Some(oauth) = client.oauth() {
+//!     oauth.authorize(None).await?; // log in now (a stored token is reused)
+//! }
+//! let tools = client.list_tools().await?; // sent with Authorization: Bearer
+//! # drop(tools);
+//! # Ok(()) }
+//! ```
+//!
 //! ## What this crate does not do
 //!
-//! No OAuth flow (that is `mcp-auth`'s job: this crate reports the 401/403
-//! challenges it needs). It follows no redirect unless asked, never sends a
+//! No OAuth logic of its own (that is `mcp-auth`'s: this crate moves its
+//! requests and the token). It follows no redirect unless asked, never sends a
 //! credential to another origin, and never writes to stdout. It does not
 //! speak the 2026-07-28 stateless revision. Proxies are reached over plain
 //! TCP only (no `https://` or SOCKS proxies), and plain `http://` endpoints
@@ -101,6 +140,7 @@ mod client;
 mod conn;
 mod endpoint;
 mod error;
+mod oauth;
 mod options;
 mod wire;
 
@@ -108,6 +148,8 @@ pub use auth::StaticAuth;
 pub use client::HttpClient;
 pub use endpoint::{REDACTED, redact_endpoint};
 pub use error::Error;
+pub use mcp_auth;
+pub use oauth::{OAUTH_FETCH_TIMEOUT, OAuthHandler, OAuthOptions};
 pub use options::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_RECONNECTS,
     HttpOptions, ProxyConfig,

@@ -9,6 +9,7 @@ use mcp_proto::client::{EventCallback, Handlers};
 use mcp_proto::types::Implementation;
 
 use crate::auth::StaticAuth;
+use crate::oauth::OAuthOptions;
 
 /// The default cap on a response body (16 MiB).
 pub const DEFAULT_MAX_BODY: usize = 16 * 1024 * 1024;
@@ -83,6 +84,12 @@ pub struct HttpOptions {
     pub pool_idle_timeout: Duration,
     /// Static credentials sent with every request.
     pub auth: StaticAuth,
+    /// OAuth (the MCP authorization spec, through `mcp-auth`): the token
+    /// goes on every request to the endpoint's origin, a 401 or a 403
+    /// `insufficient_scope` runs the flow and sends the request again.
+    /// Exclusive with [`auth`](Self::auth) (both set is
+    /// [`Error::InvalidAuth`](crate::Error::InvalidAuth)).
+    pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
     /// and the Mozilla roots of `webpki-roots`. ALPN is set by the client
     /// (h2 and http/1.1).
@@ -108,6 +115,12 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
+    /// Sets [`oauth`](Self::oauth).
+    pub fn with_oauth(mut self, oauth: OAuthOptions) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// Defaults for a server called `name`.
     pub fn new(name: impl Into<String>) -> Self {
         HttpOptions {
@@ -120,6 +133,7 @@ impl HttpOptions {
             max_reconnects: DEFAULT_MAX_RECONNECTS,
             pool_idle_timeout: Duration::from_secs(90),
             auth: StaticAuth::None,
+            oauth: None,
             tls: None,
             proxy: ProxyConfig::default(),
             follow_redirects: false,
@@ -143,6 +157,7 @@ impl fmt::Debug for HttpOptions {
             .field("max_reconnects", &self.max_reconnects)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
             .field("auth", &self.auth)
+            .field("oauth", &self.oauth)
             .field("tls", &self.tls.as_ref().map(|_| "<custom>"))
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)

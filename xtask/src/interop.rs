@@ -77,5 +77,20 @@ pub(crate) fn steps() -> Vec<Step> {
             cmd.env("MCP_EVERYTHING_JS", everything_js());
             run(cmd)
         }),
+        Step::new("interop: mcp-cli (mcpc --server) vs server-everything", || {
+            let mut cmd = cargo();
+            cmd.args([
+                "test",
+                "--locked",
+                "-p",
+                "mcp-cli",
+                "--features",
+                "interop-tests",
+                "--test",
+                "interop",
+            ]);
+            cmd.env("MCP_EVERYTHING_JS", everything_js());
+            run(cmd)
+        }),
     ]
 }

@@ -1,0 +1,817 @@
+//! The orchestrator: one [`OAuthClient`] per MCP server, driven by the HTTP
+//! transport on 401 and 403 and before each request.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use http::HeaderValue;
+use mcp_sse::www_authenticate::BearerChallenge;
+
+use crate::discovery::{Discovery, discover};
+use crate::error::Error;
+use crate::fetch::HttpFetch;
+use crate::handler::{AuthorizationHandler, AuthorizationRequest};
+use crate::jwt::PrivateKeyJwt;
+use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
+use crate::registration::{ClientMetadata, register};
+use crate::scope::{covers, initial_scopes, join, step_up_scopes};
+use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
+use crate::token::{AccessToken, ClientRegistration, Grant, TokenCall, TokenSet, exchange};
+use crate::url::{
+    append_query, is_loopback_host, issuer_eq, parse_url, redact, require_secure, same_origin,
+};
+use crate::xaa::{IdentityProvider, redeem_id_jag, request_id_jag};
+
+/// Step-up authorizations allowed for one request after 403
+/// `insufficient_scope`.
+pub const MAX_STEP_UPS: u8 = 3;
+/// Full authorizations (interactive or client credentials) allowed for one
+/// request, whatever triggered them.
+pub const MAX_AUTHORIZATIONS_PER_REQUEST: u8 = 3;
+/// 401 answers one request may recover from (a refresh, then a full
+/// authorization).
+const MAX_UNAUTHORIZED_PER_REQUEST: u8 = 3;
+
+/// How the client obtains tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrantKind {
+    /// Authorization code with PKCE, through an [`AuthorizationHandler`]
+    /// (the user's flow).
+    AuthorizationCode,
+    /// Client credentials (a machine client; needs a pre-registered client
+    /// with a secret or a signing key).
+    ClientCredentials,
+    /// Cross-app access (SEP-990): the user's ID token exchanged at their
+    /// identity provider for an ID-JAG, redeemed as a JWT bearer grant by
+    /// the pre-registered client.
+    CrossAppAccess,
+}
+
+/// What the host configures for one OAuth-protected MCP server.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OAuthConfig {
+    /// The MCP server URL (the transport's endpoint).
+    pub server_url: String,
+    /// What the client says about itself (name, optional Client ID
+    /// Metadata Document URL).
+    pub client_metadata: ClientMetadata,
+    /// Pre-registered client credentials, used first when present.
+    pub pre_registered: Option<ClientRegistration>,
+    /// The grant.
+    pub grant: GrantKind,
+    /// The key for `private_key_jwt`.
+    pub signing_key: Option<Arc<PrivateKeyJwt>>,
+    /// Ask for `offline_access` (refresh tokens) when the authorization
+    /// server lists it. Default: true.
+    pub offline_access: bool,
+    /// Refresh this long before the access token expires. Default: 60 s.
+    pub refresh_skew: Duration,
+    /// The identity provider, for [`GrantKind::CrossAppAccess`].
+    pub identity_provider: Option<IdentityProvider>,
+}
+
+impl OAuthConfig {
+    /// An authorization-code configuration for `server_url` with a client
+    /// name.
+    pub fn new(server_url: impl Into<String>, client_name: impl Into<String>) -> Self {
+        OAuthConfig {
+            server_url: server_url.into(),
+            client_metadata: ClientMetadata::new(client_name),
+            pre_registered: None,
+            grant: GrantKind::AuthorizationCode,
+            signing_key: None,
+            offline_access: true,
+            refresh_skew: Duration::from_secs(60),
+            identity_provider: None,
+        }
+    }
+
+    /// Uses these pre-registered client credentials.
+    pub fn with_pre_registered(mut self, client: ClientRegistration) -> Self {
+        self.pre_registered = Some(client);
+        self
+    }
+
+    /// Uses the client credentials grant with this client (a secret, or
+    /// `private_key_jwt` with [`Self::with_signing_key`]).
+    pub fn with_client_credentials(mut self, client: ClientRegistration) -> Self {
+        self.pre_registered = Some(client);
+        self.grant = GrantKind::ClientCredentials;
+        self
+    }
+
+    /// Uses cross-app access (SEP-990) with this client (registered with
+    /// the MCP server's authorization server) and the user's identity
+    /// provider.
+    pub fn with_cross_app_access(
+        mut self,
+        client: ClientRegistration,
+        idp: IdentityProvider,
+    ) -> Self {
+        self.pre_registered = Some(client);
+        self.identity_provider = Some(idp);
+        self.grant = GrantKind::CrossAppAccess;
+        self
+    }
+
+    /// The key for `private_key_jwt`.
+    pub fn with_signing_key(mut self, key: PrivateKeyJwt) -> Self {
+        self.signing_key = Some(Arc::new(key));
+        self
+    }
+
+    /// The Client ID Metadata Document URL the host serves (https, with a
+    /// path).
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Result<Self, Error> {
+        self.client_metadata = self.client_metadata.with_metadata_url(url)?;
+        Ok(self)
+    }
+
+    /// Whether to ask for `offline_access` when offered.
+    pub fn with_offline_access(mut self, yes: bool) -> Self {
+        self.offline_access = yes;
+        self
+    }
+}
+
+/// The authorization state of one MCP request, kept by the transport for
+/// the request's retries: the header to send and the bounded counters.
+#[derive(Debug, Clone, Default)]
+pub struct RequestAuth {
+    header: Option<HeaderValue>,
+    generation: u64,
+    unauthorized: u8,
+    step_ups: u8,
+    authorizations: u8,
+    refreshed: bool,
+    fresh: bool,
+}
+
+impl RequestAuth {
+    /// The `Authorization` header to send, if a token is held.
+    pub fn header(&self) -> Option<&HeaderValue> {
+        self.header.as_ref()
+    }
+
+    /// Full authorizations run for this request so far.
+    pub fn authorizations(&self) -> u8 {
+        self.authorizations
+    }
+}
+
+type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
+
+#[derive(Default)]
+struct State {
+    discovery: Option<Discovery>,
+    prm_url: Option<String>,
+    client: Option<ClientRegistration>,
+    tokens: Option<TokenSet>,
+    header: Option<HeaderValue>,
+    generation: u64,
+}
+
+enum Mode {
+    /// No token was sent: use a stored one if valid, refresh an expired
+    /// one, else authorize.
+    Reuse,
+    /// The token sent was refused: refresh it, else authorize.
+    Rejected,
+    /// Authorize anew.
+    Authorize,
+    /// Authorize with these scopes.
+    StepUp(Vec<String>),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Reused,
+    Refreshed,
+    Authorized,
+}
+
+/// The OAuth client of one MCP server.
+///
+/// The HTTP transport calls [`prepare`](Self::prepare) before each request
+/// (proactive refresh; the header to send), and
+/// [`on_unauthorized`](Self::on_unauthorized) or
+/// [`on_insufficient_scope`](Self::on_insufficient_scope) when the server
+/// answers 401 or 403 `insufficient_scope`, then retries with the new
+/// [`RequestAuth::header`]. Only one flow runs at a time; concurrent
+/// requests that hit 401 together share its result.
+pub struct OAuthClient {
+    config: OAuthConfig,
+    fetch: Arc<dyn HttpFetch>,
+    handler: Option<Arc<dyn AuthorizationHandler>>,
+    store: Arc<dyn TokenStore>,
+    clock: Clock,
+    state: Mutex<State>,
+    flow: futures_util::lock::Mutex<()>,
+}
+
+impl fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("server", &redact(&self.config.server_url))
+            .field("grant", &self.config.grant)
+            .field("handler", &self.handler)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthClient {
+    /// A client for `config.server_url`, talking through `fetch`, with an
+    /// in-memory token store and no authorization handler (set one with
+    /// [`with_handler`](Self::with_handler) for the authorization code
+    /// grant).
+    pub fn new(config: OAuthConfig, fetch: Arc<dyn HttpFetch>) -> Result<Self, Error> {
+        parse_url("MCP server", &config.server_url)?;
+        require_secure("MCP server", &config.server_url)?;
+        if config.grant != GrantKind::AuthorizationCode && config.pre_registered.is_none() {
+            return Err(Error::InvalidCredentials("this grant needs a pre-registered client"));
+        }
+        if config.grant == GrantKind::CrossAppAccess && config.identity_provider.is_none() {
+            return Err(Error::InvalidCredentials("cross-app access needs an identity provider"));
+        }
+        Ok(OAuthClient {
+            config,
+            fetch,
+            handler: None,
+            store: Arc::new(MemoryTokenStore::new()),
+            clock: Arc::new(SystemTime::now),
+            state: Mutex::new(State::default()),
+            flow: futures_util::lock::Mutex::new(()),
+        })
+    }
+
+    /// Sets the authorization handler (the user's part).
+    pub fn with_handler(mut self, handler: Arc<dyn AuthorizationHandler>) -> Self {
+        self.handler = Some(handler);
+        self
+    }
+
+    /// Sets the token store.
+    pub fn with_store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Sets the clock (tests use a virtual one).
+    pub fn with_clock(mut self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &OAuthConfig {
+        &self.config
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now(&self) -> SystemTime {
+        (self.clock)()
+    }
+
+    /// The `Authorization: Bearer` header for the current token, if any.
+    /// Send it only to the MCP server (see [`applies_to`](Self::applies_to)).
+    pub fn authorization_header(&self) -> Option<HeaderValue> {
+        self.state().header.clone()
+    }
+
+    /// Whether `url` is on the MCP server's origin: the only place the
+    /// token may be sent.
+    pub fn applies_to(&self, url: &str) -> bool {
+        same_origin(url, &self.config.server_url)
+    }
+
+    /// The result of the last discovery, if one ran.
+    pub fn discovery(&self) -> Option<Discovery> {
+        self.state().discovery.clone()
+    }
+
+    /// The granted scopes of the current token.
+    pub fn granted_scopes(&self) -> Vec<String> {
+        self.state().tokens.as_ref().map(|t| t.scopes.clone()).unwrap_or_default()
+    }
+
+    fn fill(&self, req: &mut RequestAuth) {
+        let st = self.state();
+        req.header = st.header.clone();
+        req.generation = st.generation;
+    }
+
+    /// Called before each request: refreshes a token that expires within
+    /// the configured skew (or re-runs client credentials), and returns the
+    /// request's authorization state. Never fails: when the refresh fails,
+    /// the request goes out with what is held (or nothing) and a 401 runs
+    /// the flow.
+    pub async fn prepare(&self) -> RequestAuth {
+        let mut req = RequestAuth::default();
+        self.fill(&mut req);
+        let now = self.now();
+        let expiring = {
+            let st = self.state();
+            st.tokens.as_ref().is_some_and(|t| t.expires_within(now, self.config.refresh_skew))
+        };
+        if !expiring {
+            return req;
+        }
+        let _flow = self.flow.lock().await;
+        if self.state().generation != req.generation {
+            self.fill(&mut req);
+            return req;
+        }
+        match self.renew().await {
+            Ok(true) => {}
+            Ok(false) => {
+                // Nothing to refresh with: drop an expired token so the
+                // server's 401 starts the flow.
+                let mut st = self.state();
+                if st.tokens.as_ref().is_some_and(|t| t.expires_within(now, Duration::ZERO)) {
+                    st.header = None;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "proactive token refresh failed");
+                let mut st = self.state();
+                if e.is_invalid_grant()
+                    || st.tokens.as_ref().is_some_and(|t| t.expires_within(now, Duration::ZERO))
+                {
+                    st.header = None;
+                }
+            }
+        }
+        self.fill(&mut req);
+        req
+    }
+
+    /// Obtains a token now (a CLI `login`, or the transport before the
+    /// first request): the current one when valid, else a stored one, a
+    /// refreshed one, or a new authorization. `challenge` is the 401's, if
+    /// there was one.
+    pub async fn authorize(
+        &self,
+        challenge: Option<&BearerChallenge>,
+    ) -> Result<AccessToken, Error> {
+        let _flow = self.flow.lock().await;
+        let now = self.now();
+        let valid = self
+            .state()
+            .tokens
+            .as_ref()
+            .is_some_and(|t| !t.expires_within(now, self.config.refresh_skew));
+        if !valid {
+            self.run(challenge, Mode::Reuse, true).await?;
+        }
+        self.state().tokens.as_ref().map(|t| t.access_token.clone()).ok_or(Error::Unauthorized)
+    }
+
+    /// Called on a 401: refreshes the refused token once, else (or when the
+    /// refresh fails with `invalid_grant`) authorizes anew; a token that
+    /// was obtained for this very request and still refused ends in
+    /// [`Error::Unauthorized`]. On `Ok`, retry the request with
+    /// [`RequestAuth::header`].
+    pub async fn on_unauthorized(
+        &self,
+        req: &mut RequestAuth,
+        challenge: Option<&BearerChallenge>,
+    ) -> Result<(), Error> {
+        req.unauthorized += 1;
+        if req.unauthorized > MAX_UNAUTHORIZED_PER_REQUEST || (req.fresh && req.header.is_some()) {
+            return Err(Error::Unauthorized);
+        }
+        let _flow = self.flow.lock().await;
+        if self.state().generation != req.generation {
+            // Another request renewed the token meanwhile.
+            self.fill(req);
+            if req.header.is_some() {
+                return Ok(());
+            }
+        }
+        let mode = match (&req.header, req.refreshed) {
+            (None, _) => Mode::Reuse,
+            (Some(_), false) => Mode::Rejected,
+            (Some(_), true) => Mode::Authorize,
+        };
+        let allow = req.authorizations < MAX_AUTHORIZATIONS_PER_REQUEST;
+        let outcome = self.run(challenge, mode, allow).await?;
+        match outcome {
+            Outcome::Refreshed => req.refreshed = true,
+            Outcome::Authorized => {
+                req.authorizations += 1;
+                req.fresh = true;
+            }
+            Outcome::Reused => {}
+        }
+        self.fill(req);
+        Ok(())
+    }
+
+    /// Called on a 403 with `error="insufficient_scope"`: authorizes again
+    /// with the union of the held and the challenged scopes, at most
+    /// [`MAX_STEP_UPS`] times per request, and not again when the union
+    /// adds nothing after a first try. On `Ok`, retry the request.
+    pub async fn on_insufficient_scope(
+        &self,
+        req: &mut RequestAuth,
+        challenge: &BearerChallenge,
+    ) -> Result<(), Error> {
+        req.step_ups += 1;
+        let challenged = challenge.scope.clone().unwrap_or_default();
+        let refused = || Error::InsufficientScope { scope: challenged.clone() };
+        if req.step_ups > MAX_STEP_UPS || req.authorizations >= MAX_AUTHORIZATIONS_PER_REQUEST {
+            return Err(refused());
+        }
+        let held = self.granted_scopes();
+        let wanted = step_up_scopes(&held, &challenged);
+        if req.step_ups > 1 && covers(&held, &wanted) {
+            tracing::debug!(scope = %wanted.join(" "), "step-up would ask for nothing new; giving up");
+            return Err(refused());
+        }
+        let _flow = self.flow.lock().await;
+        if self.state().generation != req.generation && covers(&self.granted_scopes(), &wanted) {
+            self.fill(req);
+            return Ok(());
+        }
+        self.run(Some(challenge), Mode::StepUp(wanted), true).await?;
+        req.authorizations += 1;
+        req.fresh = true;
+        self.fill(req);
+        Ok(())
+    }
+
+    /// Forgets the tokens of this server (memory and store), keeping the
+    /// client registration.
+    pub fn logout(&self) -> Result<(), Error> {
+        let key = {
+            let mut st = self.state();
+            st.tokens = None;
+            st.header = None;
+            st.generation += 1;
+            st.discovery.as_ref().map(key_of)
+        };
+        if let Some(key) = key {
+            let client = self.store.load(&key)?.and_then(|s| s.client);
+            self.store.save(&key, &StoredAuth { client, tokens: None })?;
+        }
+        Ok(())
+    }
+
+    // ----- the flow (called with the flow lock held) -----
+
+    async fn ensure_discovery(
+        &self,
+        challenge: Option<&BearerChallenge>,
+    ) -> Result<Discovery, Error> {
+        let wanted = challenge.and_then(|c| c.resource_metadata.clone());
+        {
+            let st = self.state();
+            if let Some(d) = &st.discovery
+                && (wanted.is_none() || wanted == st.prm_url)
+            {
+                return Ok(d.clone());
+            }
+        }
+        let d = discover(&*self.fetch, &self.config.server_url, challenge).await?;
+        tracing::debug!(issuer = %redact(&d.issuer), mode = ?d.mode, "discovered authorization server");
+        let mut st = self.state();
+        let same_as = st
+            .discovery
+            .as_ref()
+            .is_some_and(|old| old.issuer == d.issuer && old.resource == d.resource);
+        if !same_as {
+            // Never send a token from another authorization server.
+            st.tokens = None;
+            st.client = None;
+            if st.header.take().is_some() {
+                st.generation += 1;
+            }
+        }
+        st.discovery = Some(d.clone());
+        st.prm_url = wanted;
+        Ok(d)
+    }
+
+    fn load_stored(&self, key: &StoreKey) -> Result<(), Error> {
+        let need = {
+            let st = self.state();
+            st.tokens.is_none() || st.client.is_none()
+        };
+        if !need {
+            return Ok(());
+        }
+        if let Some(stored) = self.store.load(key)? {
+            let mut st = self.state();
+            if st.client.is_none() {
+                st.client = stored.client;
+            }
+            if st.tokens.is_none()
+                && let Some(t) = stored.tokens
+            {
+                st.header = t.access_token.header_value().ok();
+                st.tokens = Some(t);
+                st.generation += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn save(&self, key: &StoreKey) -> Result<(), Error> {
+        let value = {
+            let st = self.state();
+            StoredAuth { client: st.client.clone(), tokens: st.tokens.clone() }
+        };
+        self.store.save(key, &value)
+    }
+
+    fn set_tokens(&self, tokens: Option<TokenSet>) -> Result<(), Error> {
+        let header = tokens.as_ref().map(|t| t.access_token.header_value()).transpose()?;
+        let mut st = self.state();
+        st.tokens = tokens;
+        st.header = header;
+        st.generation += 1;
+        Ok(())
+    }
+
+    /// Refreshes (or re-runs client credentials). `Ok(false)` when there is
+    /// nothing to refresh with.
+    async fn renew(&self) -> Result<bool, Error> {
+        let (disc, client, tokens) = {
+            let st = self.state();
+            (st.discovery.clone(), st.client.clone(), st.tokens.clone())
+        };
+        let Some(disc) = disc else { return Ok(false) };
+        let key = key_of(&disc);
+        if self.config.grant != GrantKind::AuthorizationCode {
+            let scopes = tokens.map(|t| t.scopes).unwrap_or_default();
+            self.machine_grant(&disc, &scopes).await?;
+            self.save(&key)?;
+            return Ok(true);
+        }
+        let (Some(client), Some(tokens)) = (client, tokens) else { return Ok(false) };
+        let Some(refresh) = tokens.refresh_token.clone() else { return Ok(false) };
+        let call = TokenCall {
+            metadata: &disc.metadata,
+            client: &client,
+            signer: self.config.signing_key.as_deref(),
+            resource: &disc.resource,
+            scopes: &tokens.scopes,
+            now: self.now(),
+        };
+        match exchange(&*self.fetch, &call, &Grant::RefreshToken(&refresh)).await {
+            Ok(new) => {
+                tracing::debug!("refreshed access token");
+                self.set_tokens(Some(new))?;
+                self.save(&key)?;
+                Ok(true)
+            }
+            Err(e) => {
+                if e.is_invalid_grant() {
+                    tracing::debug!("refresh token refused; dropping tokens");
+                    self.set_tokens(None)?;
+                    self.save(&key)?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn run(
+        &self,
+        challenge: Option<&BearerChallenge>,
+        mode: Mode,
+        allow_authorize: bool,
+    ) -> Result<Outcome, Error> {
+        let disc = self.ensure_discovery(challenge).await?;
+        let key = key_of(&disc);
+        self.load_stored(&key)?;
+        let now = self.now();
+        let (valid, refreshable) = {
+            let st = self.state();
+            match &st.tokens {
+                Some(t) => {
+                    (!t.expires_within(now, self.config.refresh_skew), t.refresh_token.is_some())
+                }
+                None => (false, false),
+            }
+        };
+        let try_refresh = match &mode {
+            Mode::Reuse if valid => return Ok(Outcome::Reused),
+            Mode::Reuse | Mode::Rejected => {
+                refreshable || self.config.grant != GrantKind::AuthorizationCode
+            }
+            Mode::Authorize | Mode::StepUp(_) => false,
+        };
+        if try_refresh && self.config.grant == GrantKind::AuthorizationCode {
+            match self.renew().await {
+                Ok(true) => return Ok(Outcome::Refreshed),
+                Ok(false) => {}
+                // `invalid_grant`: tokens dropped; start over once, below.
+                Err(e) if e.is_invalid_grant() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !allow_authorize {
+            return Err(Error::Unauthorized);
+        }
+        let scopes = match mode {
+            Mode::StepUp(s) => s,
+            _ => {
+                let offline = self.config.offline_access && disc.metadata.offers_offline_access();
+                initial_scopes(
+                    challenge.and_then(|c| c.scope.as_deref()),
+                    disc.protected_resource.as_ref().and_then(|p| p.scopes_supported.as_deref()),
+                    offline,
+                )
+            }
+        };
+        match self.config.grant {
+            GrantKind::ClientCredentials | GrantKind::CrossAppAccess => {
+                self.machine_grant(&disc, &scopes).await?
+            }
+            GrantKind::AuthorizationCode => self.authorization_code(&disc, &key, &scopes).await?,
+        }
+        self.save(&key)?;
+        Ok(Outcome::Authorized)
+    }
+
+    /// Client credentials or cross-app access: no user interaction.
+    async fn machine_grant(&self, disc: &Discovery, scopes: &[String]) -> Result<(), Error> {
+        let client = self
+            .config
+            .pre_registered
+            .clone()
+            .ok_or(Error::InvalidCredentials("this grant needs a pre-registered client"))?;
+        if self.config.grant == GrantKind::CrossAppAccess {
+            let idp =
+                self.config.identity_provider.as_ref().ok_or(Error::InvalidCredentials(
+                    "cross-app access needs an identity provider",
+                ))?;
+            let id_jag = request_id_jag(&*self.fetch, idp, disc, scopes).await?;
+            let tokens = redeem_id_jag(
+                &*self.fetch,
+                disc,
+                &client,
+                self.config.signing_key.as_deref(),
+                &id_jag,
+                scopes,
+                self.now(),
+            )
+            .await?;
+            tracing::debug!("obtained token with cross-app access");
+            self.state().client = Some(client);
+            return self.set_tokens(Some(tokens));
+        }
+        let call = TokenCall {
+            metadata: &disc.metadata,
+            client: &client,
+            signer: self.config.signing_key.as_deref(),
+            resource: &disc.resource,
+            scopes,
+            now: self.now(),
+        };
+        let tokens = exchange(&*self.fetch, &call, &Grant::ClientCredentials).await?;
+        tracing::debug!(
+            method = client.auth_method.as_str(),
+            "obtained token with client credentials"
+        );
+        self.state().client = Some(client);
+        self.set_tokens(Some(tokens))
+    }
+
+    async fn ensure_client(
+        &self,
+        disc: &Discovery,
+        key: &StoreKey,
+        redirect_uri: &str,
+        scopes: &[String],
+    ) -> Result<ClientRegistration, Error> {
+        if let Some(pre) = &self.config.pre_registered {
+            return Ok(pre.clone());
+        }
+        if let Some(c) = self.state().client.clone() {
+            return Ok(c);
+        }
+        let client = if let (true, Some(url)) = (
+            disc.metadata.client_id_metadata_document_supported,
+            self.config.client_metadata.metadata_url.as_deref(),
+        ) {
+            tracing::debug!("using the client id metadata document URL as client_id");
+            ClientRegistration::public(url)
+        } else if disc.metadata.registration_endpoint.is_some() {
+            register(
+                &*self.fetch,
+                &disc.metadata,
+                &self.config.client_metadata,
+                &[redirect_uri.to_owned()],
+                scopes,
+            )
+            .await?
+        } else {
+            return Err(Error::NoRegistrationMethod);
+        };
+        self.state().client = Some(client.clone());
+        self.save(key)?;
+        Ok(client)
+    }
+
+    async fn authorization_code(
+        &self,
+        disc: &Discovery,
+        key: &StoreKey,
+        scopes: &[String],
+    ) -> Result<(), Error> {
+        if !supports_s256(disc.metadata.code_challenge_methods_supported.as_deref()) {
+            return Err(Error::PkceNotSupported);
+        }
+        let handler = self
+            .handler
+            .clone()
+            .ok_or_else(|| Error::Handler("no authorization handler configured".into()))?;
+        let redirect_uri = handler.redirect_uri();
+        check_redirect_uri(&redirect_uri)?;
+        let endpoint = disc.metadata.authorization_endpoint()?;
+        require_secure("authorization endpoint", endpoint)?;
+        let client = self.ensure_client(disc, key, &redirect_uri, scopes).await?;
+
+        let pkce = Pkce::generate()?;
+        let state = random_b64(24)?;
+        let scope = join(scopes);
+        let mut params: Vec<(&str, &str)> = vec![
+            ("response_type", "code"),
+            ("client_id", &client.client_id),
+            ("redirect_uri", &redirect_uri),
+            ("code_challenge", pkce.challenge()),
+            ("code_challenge_method", pkce.method()),
+            ("state", &state),
+            ("resource", &disc.resource),
+        ];
+        if let Some(s) = &scope {
+            params.push(("scope", s));
+        }
+        let request = AuthorizationRequest {
+            url: append_query(endpoint, params),
+            redirect_uri: redirect_uri.clone(),
+        };
+        tracing::debug!(endpoint = %redact(endpoint), "sending the user to the authorization endpoint");
+        let callback = handler.authorize(&request).await?;
+
+        match &callback.state {
+            Some(s) if constant_time_eq(s, &state) => {}
+            _ => return Err(Error::StateMismatch),
+        }
+        match &callback.iss {
+            Some(iss) if !issuer_eq(iss, &disc.metadata.issuer) => return Err(Error::IssMismatch),
+            None if disc.metadata.authorization_response_iss_parameter_supported => {
+                return Err(Error::IssMismatch);
+            }
+            _ => {}
+        }
+        if let Some(error) = callback.error {
+            return Err(Error::OAuth {
+                endpoint: "authorization",
+                error,
+                description: callback.error_description.map(|d| d.chars().take(300).collect()),
+            });
+        }
+        let code = callback.code.filter(|c| !c.is_empty()).ok_or(Error::MissingCode)?;
+        let call = TokenCall {
+            metadata: &disc.metadata,
+            client: &client,
+            signer: self.config.signing_key.as_deref(),
+            resource: &disc.resource,
+            scopes,
+            now: self.now(),
+        };
+        let grant = Grant::AuthorizationCode {
+            code: &code,
+            redirect_uri: &redirect_uri,
+            code_verifier: pkce.verifier(),
+        };
+        let tokens = exchange(&*self.fetch, &call, &grant).await?;
+        tracing::debug!(scopes = %tokens.scopes.join(" "), "obtained token with authorization code");
+        self.set_tokens(Some(tokens))
+    }
+}
+
+fn key_of(d: &Discovery) -> StoreKey {
+    StoreKey::new(d.resource.clone(), d.issuer.clone())
+}
+
+/// A redirect URI must be `https`, or `http` on a loopback host.
+fn check_redirect_uri(uri: &str) -> Result<(), Error> {
+    let u = parse_url("redirect", uri)?;
+    let https = u.scheme_str().is_some_and(|s| s.eq_ignore_ascii_case("https"));
+    if https || u.host().is_some_and(is_loopback_host) {
+        Ok(())
+    } else {
+        Err(Error::InsecureUrl { what: "redirect", endpoint: redact(uri) })
+    }
+}

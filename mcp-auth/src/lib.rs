@@ -1,0 +1,134 @@
+//! The OAuth 2.1 client of the Model Context Protocol authorization
+//! specification (2025-11-25, with the 2025-03-26 fallbacks), sans-IO.
+//!
+//! Its one job: given an MCP server URL and the server's `401`/`403`
+//! challenges, obtain, keep, refresh and step up the access token to send
+//! as `Authorization: Bearer`.
+//!
+//! What it never does: open a socket, resolve a name, follow a redirect or
+//! pick a TLS stack. Every request (metadata, registration, token) is built
+//! as an [`http::Request`] and handed to an [`HttpFetch`] that the HTTP
+//! transport implements; every answer comes back as an
+//! [`http::Response`]. The only exception is the optional loopback
+//! redirect listener (feature `loopback`). It never logs a token, a secret,
+//! a code or a verifier, and its errors name endpoints by scheme and
+//! authority only.
+//!
+//! # The flow
+//!
+//! ```text
+//!  401 + WWW-Authenticate ──► discovery ──► registration ──► authorization ──► token
+//!  (resource_metadata,        PRM (RFC 9728)   pre-registered   PKCE S256, state,   code + verifier,
+//!   scope)                    AS metadata      CIMD / DCR       resource, scope     resource, client auth
+//!                             (RFC 8414/OIDC)
+//!  before each request ──► proactive refresh     401 ──► refresh once, else re-authorize
+//!  403 insufficient_scope ──► re-authorize with held ∪ challenged scopes (≤ 3 per request)
+//! ```
+//!
+//! - Discovery ([`discovery`]): the challenge's `resource_metadata`, else
+//!   `/.well-known/oauth-protected-resource/<path>` then the root; the
+//!   metadata's `resource` must identify the MCP server
+//!   ([`url::resource_matches`]) or nothing else happens; authorization
+//!   server metadata in the spec's order
+//!   ([`url::authorization_server_metadata_urls`]) with `issuer` checked;
+//!   for 2025-03-26 servers, metadata at the origin root, else `/authorize`,
+//!   `/token`, `/register`.
+//! - Registration: pre-registered credentials, else a Client ID Metadata
+//!   Document URL when the server supports them, else Dynamic Client
+//!   Registration; the token endpoint auth method the registration returns
+//!   is honoured (`client_secret_basic`, `client_secret_post`, `none`).
+//! - Authorization code with PKCE S256 (refused when the server does not
+//!   list S256), a random `state` checked on return, RFC 9207 `iss` checked,
+//!   RFC 8707 `resource` on the authorization and token requests exactly as
+//!   the metadata gives it.
+//! - Client credentials with a secret or `private_key_jwt` (ES256, RS256),
+//!   and cross-app access (SEP-990: ID token, then ID-JAG at the identity
+//!   provider, then a JWT bearer grant).
+//! - Tokens kept per server and issuer in a [`TokenStore`]
+//!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
+//!
+//! # The transport's side
+//!
+//! ```text
+//! let mut auth = oauth.prepare().await;            // before each request
+//! loop {
+//!     send(request, auth.header());
+//!     401 => oauth.on_unauthorized(&mut auth, challenge.as_ref()).await?,
+//!     403 insufficient_scope => oauth.on_insufficient_scope(&mut auth, &challenge).await?,
+//!     _ => break,
+//! }
+//! ```
+//!
+//! # A CLI-style login
+//!
+//! ```no_run
+//! # #[cfg(feature = "loopback")]
+//! # async fn login(fetch: std::sync::Arc<dyn mcp_auth::HttpFetch>) -> Result<(), mcp_auth::Error> {
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mcp_auth::{FileTokenStore, OAuthClient, OAuthConfig, loopback::LoopbackHandler};
+//!
+//! // `fetch` is the HTTP transport's `HttpFetch` (mcp-http provides one).
+//! let handler = LoopbackHandler::bind(Duration::from_secs(300))
+//!     .await?
+//!     .on_url(|url| {
+//!         // A CLI prints the URL (or opens a browser).
+//!         eprintln!("Open this URL to log in:\n  {url}");
+//!     });
+//! let config = OAuthConfig::new("https://mcp.example.com/mcp", "my-cli");
+//! let client = OAuthClient::new(config, fetch)?
+//!     .with_handler(Arc::new(handler))
+//!     .with_store(Arc::new(FileTokenStore::new("/home/me/.config/my-cli/tokens")));
+//! let _token = client.authorize(None).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Optional features
+//!
+//! - `loopback`: `loopback::LoopbackHandler`, a one-shot
+//!   `http://127.0.0.1:<port>/callback` listener on tokio.
+
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
+mod client;
+pub mod discovery;
+mod error;
+mod fetch;
+mod handler;
+mod jwt;
+#[cfg(feature = "loopback")]
+pub mod loopback;
+mod pkce;
+mod registration;
+pub mod scope;
+mod store;
+mod token;
+pub mod url;
+mod xaa;
+
+pub use client::{
+    GrantKind, MAX_AUTHORIZATIONS_PER_REQUEST, MAX_STEP_UPS, OAuthClient, OAuthConfig, RequestAuth,
+};
+pub use discovery::{
+    AuthorizationServerMetadata, Discovery, DiscoveryMode, ProtectedResourceMetadata,
+};
+pub use error::Error;
+pub use fetch::{BoxFuture, FetchError, HttpFetch, MAX_BODY};
+pub use handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams, HeadlessHandler};
+pub use jwt::{CLIENT_ASSERTION_TYPE, JwtAlgorithm, PrivateKeyJwt};
+pub use mcp_sse::www_authenticate::BearerChallenge;
+pub use pkce::{Pkce, s256_challenge, supports_s256};
+pub use registration::{
+    ClientMetadata, check_metadata_url, client_id_metadata_document, parse_registration_response,
+    preferred_auth_method, register, registration_body,
+};
+pub use store::{FileTokenStore, MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
+pub use token::{
+    AccessToken, ClientRegistration, ClientSecret, RefreshToken, TokenEndpointAuthMethod, TokenSet,
+    parse_token_response,
+};
+pub use xaa::{
+    ID_JAG_TYPE, ID_TOKEN_TYPE, IdentityProvider, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT,
+};

@@ -1,0 +1,215 @@
+//! A loopback redirect listener (RFC 8252 §7.3): the authorization server
+//! redirects the user's browser to `http://127.0.0.1:<port>/callback`,
+//! where this handler reads the callback's parameters.
+//!
+//! One listener per handler, bound at construction so the redirect URI is
+//! known before registration. Each authorization waits for one callback
+//! request, bounded by the handler's timeout; other paths (a browser's
+//! `/favicon.ico`) get a 404 and do not end the wait. Requests are read
+//! with a size cap and a per-connection timeout.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::error::Error;
+use crate::fetch::BoxFuture;
+use crate::handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams};
+
+/// The largest request head read from the browser.
+const MAX_REQUEST_HEAD: usize = 16 * 1024;
+/// How long one connection may take to send its request head.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections accepted per authorization before giving up.
+const MAX_CONNECTIONS: usize = 32;
+
+const PAGE_OK: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Authorized</title></head>\
+<body style=\"font-family:sans-serif\"><h1>Authorization complete</h1><p>You can close this tab and return to the application.</p></body></html>";
+const PAGE_ERROR: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Authorization failed</title></head>\
+<body style=\"font-family:sans-serif\"><h1>Authorization did not complete</h1><p>You can close this tab; the application shows the reason.</p></body></html>";
+
+type UrlCallback = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The loopback authorization handler.
+pub struct LoopbackHandler {
+    listener: TcpListener,
+    port: u16,
+    timeout: Duration,
+    on_url: Option<UrlCallback>,
+}
+
+impl fmt::Debug for LoopbackHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoopbackHandler")
+            .field("port", &self.port)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoopbackHandler {
+    /// Binds `127.0.0.1` on a random port. `timeout` bounds each
+    /// authorization (the user's whole login).
+    pub async fn bind(timeout: Duration) -> Result<Self, Error> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(|e| Error::Handler(format!("cannot listen on 127.0.0.1: {e}")))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| Error::Handler(format!("no local address: {e}")))?
+            .port();
+        Ok(LoopbackHandler { listener, port, timeout, on_url: None })
+    }
+
+    /// Sets the host's callback that shows the authorization URL to the
+    /// user (prints it to stderr, opens a browser, ...). Without one, the
+    /// URL is logged at `info` level.
+    pub fn on_url(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_url = Some(Arc::new(f));
+        self
+    }
+
+    /// The port listened on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    async fn wait_callback(&self) -> Result<CallbackParams, Error> {
+        for _ in 0..MAX_CONNECTIONS {
+            let (stream, _) = self
+                .listener
+                .accept()
+                .await
+                .map_err(|e| Error::Handler(format!("accept failed: {e}")))?;
+            match tokio::time::timeout(CONNECTION_TIMEOUT, serve_one(stream)).await {
+                Ok(Ok(Some(params))) => return Ok(params),
+                Ok(Ok(None)) => continue,
+                Ok(Err(e)) => tracing::debug!(error = %e, "loopback connection failed"),
+                Err(_) => tracing::debug!("loopback connection timed out"),
+            }
+        }
+        Err(Error::Handler("too many requests on the loopback listener without a callback".into()))
+    }
+}
+
+/// Reads one request; answers it; returns the callback's parameters when it
+/// was for `/callback`.
+async fn serve_one(mut stream: TcpStream) -> std::io::Result<Option<CallbackParams>> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+        if buf.len() > MAX_REQUEST_HEAD {
+            respond(&mut stream, "431 Request Header Fields Too Large", "").await?;
+            return Ok(None);
+        }
+    }
+    let head = String::from_utf8_lossy(&buf);
+    let mut parts = head.lines().next().unwrap_or("").split(' ');
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    if method != "GET" || path != "/callback" {
+        respond(&mut stream, "404 Not Found", "").await?;
+        return Ok(None);
+    }
+    let params = CallbackParams::from_url(target);
+    let page = if params.code.is_some() && params.error.is_none() { PAGE_OK } else { PAGE_ERROR };
+    respond(&mut stream, "200 OK", page).await?;
+    Ok(Some(params))
+}
+
+async fn respond(stream: &mut TcpStream, status: &str, body: &str) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+impl AuthorizationHandler for LoopbackHandler {
+    fn redirect_uri(&self) -> String {
+        format!("http://127.0.0.1:{}/callback", self.port)
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        request: &'a AuthorizationRequest,
+    ) -> BoxFuture<'a, Result<CallbackParams, Error>> {
+        Box::pin(async move {
+            match &self.on_url {
+                Some(f) => f(&request.url),
+                None => tracing::info!(url = %request.url, "open this URL to authorize"),
+            }
+            tokio::time::timeout(self.timeout, self.wait_callback()).await.map_err(|_| {
+                Error::Handler("timed out waiting for the authorization callback".into())
+            })?
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn get(port: u16, target: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        s.write_all(format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn receives_one_callback() {
+        let seen = Arc::new(std::sync::Mutex::new(String::new()));
+        let seen2 = seen.clone();
+        let h = LoopbackHandler::bind(Duration::from_secs(5))
+            .await
+            .unwrap()
+            .on_url(move |u| *seen2.lock().unwrap() = u.to_owned());
+        let port = h.port();
+        assert_eq!(h.redirect_uri(), format!("http://127.0.0.1:{port}/callback"));
+        let req = AuthorizationRequest {
+            url: "https://as.example/authorize?x=1".into(),
+            redirect_uri: h.redirect_uri(),
+        };
+        let browser = tokio::spawn(async move {
+            let favicon = get(port, "/favicon.ico").await;
+            let cb = get(port, "/callback?code=c1&state=s1").await;
+            (favicon, cb)
+        });
+        let params = h.authorize(&req).await.unwrap();
+        let (favicon, cb) = browser.await.unwrap();
+        assert!(favicon.starts_with("HTTP/1.1 404"));
+        assert!(cb.starts_with("HTTP/1.1 200"));
+        assert!(cb.contains("You can close this tab"));
+        assert_eq!(params.code.as_deref(), Some("c1"));
+        assert_eq!(params.state.as_deref(), Some("s1"));
+        assert_eq!(*seen.lock().unwrap(), "https://as.example/authorize?x=1");
+    }
+
+    #[tokio::test]
+    async fn times_out() {
+        let h = LoopbackHandler::bind(Duration::from_millis(50)).await.unwrap().on_url(|_| {});
+        let req = AuthorizationRequest {
+            url: "https://as.example/a".into(),
+            redirect_uri: h.redirect_uri(),
+        };
+        let err = h.authorize(&req).await.unwrap_err();
+        assert!(matches!(err, Error::Handler(_)), "{err:?}");
+    }
+}

@@ -1,0 +1,307 @@
+//! Token storage: a trait, an in-memory store and a file store.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::token::{ClientRegistration, TokenSet};
+
+/// Which tokens: those of one MCP server (its `resource`) from one
+/// authorization server (its issuer). A token is never used for another
+/// server or taken from another issuer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StoreKey {
+    /// The MCP server's resource identifier.
+    pub resource: String,
+    /// The authorization server's issuer.
+    pub issuer: String,
+}
+
+impl StoreKey {
+    /// A key.
+    pub fn new(resource: impl Into<String>, issuer: impl Into<String>) -> Self {
+        StoreKey { resource: resource.into(), issuer: issuer.into() }
+    }
+
+    /// A stable file name for the key: the hex SHA-256 of both parts
+    /// (so no URL characters reach the file system), `.json`.
+    pub fn file_name(&self) -> String {
+        let mut input = Vec::with_capacity(self.resource.len() + self.issuer.len() + 1);
+        input.extend_from_slice(self.resource.as_bytes());
+        input.push(0);
+        input.extend_from_slice(self.issuer.as_bytes());
+        let digest = ring::digest::digest(&ring::digest::SHA256, &input);
+        let hex: String = digest.as_ref()[..16].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{hex}.json")
+    }
+}
+
+/// What is kept per key: the client registration (so a dynamically
+/// registered client is reused) and the tokens.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredAuth {
+    /// The client registration used with this issuer, if any was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientRegistration>,
+    /// The tokens, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenSet>,
+}
+
+/// Where tokens live between runs. Implementations must keep values from
+/// other users of the machine and out of logs.
+///
+/// Methods are synchronous and small (one file at most); the orchestrator
+/// calls them outside of any lock it holds across awaits.
+pub trait TokenStore: Send + Sync + fmt::Debug {
+    /// The stored value for `key`, if any.
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredAuth>, Error>;
+    /// Replaces the stored value for `key`.
+    fn save(&self, key: &StoreKey, value: &StoredAuth) -> Result<(), Error>;
+    /// Forgets `key`.
+    fn remove(&self, key: &StoreKey) -> Result<(), Error>;
+}
+
+/// Keeps everything in memory, for one process.
+#[derive(Default)]
+pub struct MemoryTokenStore {
+    map: Mutex<HashMap<StoreKey, StoredAuth>>,
+}
+
+impl MemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl fmt::Debug for MemoryTokenStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.map.lock().map(|m| m.len()).unwrap_or(0);
+        f.debug_struct("MemoryTokenStore").field("entries", &n).finish()
+    }
+}
+
+impl TokenStore for MemoryTokenStore {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredAuth>, Error> {
+        Ok(self.map.lock().map_err(|_| Error::Store("poisoned".into()))?.get(key).cloned())
+    }
+
+    fn save(&self, key: &StoreKey, value: &StoredAuth) -> Result<(), Error> {
+        self.map
+            .lock()
+            .map_err(|_| Error::Store("poisoned".into()))?
+            .insert(key.clone(), value.clone());
+        Ok(())
+    }
+
+    fn remove(&self, key: &StoreKey) -> Result<(), Error> {
+        self.map.lock().map_err(|_| Error::Store("poisoned".into()))?.remove(key);
+        Ok(())
+    }
+}
+
+/// The largest token file read back.
+const MAX_FILE: u64 = 1024 * 1024;
+
+/// One JSON file per server and issuer in a directory. Files are written
+/// atomically (a temporary file in the same directory, then a rename) with
+/// permissions `0600` on Unix (the directory is created `0700`). On other
+/// platforms the files get the directory's default permissions. Contents
+/// are never logged; errors name the file only.
+#[derive(Debug, Clone)]
+pub struct FileTokenStore {
+    dir: PathBuf,
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Store(format!("{what} {}: {e}", path.display()))
+}
+
+impl FileTokenStore {
+    /// A store in `dir` (created on first save).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        FileTokenStore { dir: dir.into() }
+    }
+
+    /// The file that holds `key`.
+    pub fn path(&self, key: &StoreKey) -> PathBuf {
+        self.dir.join(key.file_name())
+    }
+
+    fn create_dir(&self) -> Result<(), Error> {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            b.mode(0o700);
+        }
+        b.create(&self.dir).map_err(|e| io_err("cannot create", &self.dir, e))
+    }
+}
+
+impl TokenStore for FileTokenStore {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredAuth>, Error> {
+        let path = self.path(key);
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err("cannot open", &path, e)),
+        };
+        let mut buf = Vec::new();
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_err("cannot read", &path, e))?;
+        if buf.len() as u64 > MAX_FILE {
+            return Err(Error::Store(format!("{} is too large", path.display())));
+        }
+        let value: StoredAuth = serde_json::from_slice(&buf)
+            .map_err(|_| Error::Store(format!("{} is not a token file", path.display())))?;
+        // The stored value must be for this key (a hash collision or a
+        // copied file must never hand a token to another server).
+        match serde_json::from_slice::<serde_json::Value>(&buf) {
+            Ok(v)
+                if v["resource"] == key.resource.as_str() && v["issuer"] == key.issuer.as_str() =>
+            {
+                Ok(Some(value))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn save(&self, key: &StoreKey, value: &StoredAuth) -> Result<(), Error> {
+        self.create_dir()?;
+        let path = self.path(key);
+        let mut doc =
+            serde_json::to_value(value).map_err(|_| Error::Store("cannot encode tokens".into()))?;
+        doc["resource"] = serde_json::Value::String(key.resource.clone());
+        doc["issuer"] = serde_json::Value::String(key.issuer.clone());
+        let bytes = serde_json::to_vec_pretty(&doc)
+            .map_err(|_| Error::Store("cannot encode tokens".into()))?;
+        let suffix = crate::pkce::random_b64(6)?;
+        let tmp = self.dir.join(format!(".{}.{suffix}.tmp", key.file_name()));
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            opts.mode(0o600);
+        }
+        let result = (|| {
+            let mut f = opts.open(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
+            f.write_all(&bytes).map_err(|e| io_err("cannot write", &tmp, e))?;
+            f.sync_all().map_err(|e| io_err("cannot sync", &tmp, e))?;
+            drop(f);
+            std::fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    fn remove(&self, key: &StoreKey) -> Result<(), Error> {
+        let path = self.path(key);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_err("cannot remove", &path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::token::{AccessToken, RefreshToken};
+
+    fn sample() -> StoredAuth {
+        let mut t = TokenSet::new(AccessToken::new("at-secret"));
+        t.refresh_token = Some(RefreshToken::new("rt-secret"));
+        t.expires_at = Some(42);
+        t.scopes = vec!["a".into()];
+        StoredAuth { client: Some(ClientRegistration::public("cid")), tokens: Some(t) }
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir()
+            .join(format!("mcp-auth-test-{name}-{}", crate::pkce::random_b64(6).unwrap()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn round_trip(store: &dyn TokenStore) {
+        let k1 = StoreKey::new("https://mcp.example/mcp", "https://as.example");
+        let k2 = StoreKey::new("https://mcp.example/mcp", "https://other-as.example");
+        assert_eq!(store.load(&k1).unwrap(), None);
+        store.save(&k1, &sample()).unwrap();
+        assert_eq!(store.load(&k1).unwrap(), Some(sample()));
+        assert_eq!(store.load(&k2).unwrap(), None);
+        let mut updated = sample();
+        updated.tokens.as_mut().unwrap().refresh_token = Some(RefreshToken::new("rotated"));
+        store.save(&k1, &updated).unwrap();
+        assert_eq!(store.load(&k1).unwrap(), Some(updated));
+        store.remove(&k1).unwrap();
+        assert_eq!(store.load(&k1).unwrap(), None);
+        store.remove(&k1).unwrap();
+        assert!(!format!("{store:?}").contains("secret"));
+    }
+
+    #[test]
+    fn memory_store() {
+        round_trip(&MemoryTokenStore::new());
+    }
+
+    #[test]
+    fn file_store() {
+        let dir = temp_dir("roundtrip");
+        round_trip(&FileTokenStore::new(&dir));
+        // No temporary files are left behind.
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn file_store_permissions() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = temp_dir("perms");
+        let store = FileTokenStore::new(&dir);
+        let key = StoreKey::new("https://mcp.example/mcp", "https://as.example");
+        store.save(&key, &sample()).unwrap();
+        let mode = std::fs::metadata(store.path(&key)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let dmode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(dmode, 0o700);
+        // One file per server and issuer.
+        store
+            .save(&StoreKey::new("https://mcp.example/mcp", "https://b.example"), &sample())
+            .unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn file_store_refuses_foreign_and_bad_files() {
+        let dir = temp_dir("foreign");
+        let store = FileTokenStore::new(&dir);
+        let a = StoreKey::new("https://a.example/mcp", "https://as.example");
+        let b = StoreKey::new("https://b.example/mcp", "https://as.example");
+        store.save(&a, &sample()).unwrap();
+        // A file copied under another key's name is not handed out.
+        std::fs::copy(store.path(&a), store.path(&b)).unwrap();
+        assert_eq!(store.load(&b).unwrap(), None);
+        std::fs::write(store.path(&a), b"garbage").unwrap();
+        let err = store.load(&a).unwrap_err();
+        assert!(!err.to_string().contains("secret"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

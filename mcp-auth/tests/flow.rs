@@ -1,0 +1,1278 @@
+//! The whole flow against a scripted in-memory network: a fake MCP server
+//! (resource server) and a fake authorization server that behave like the
+//! conformance suite's (`@modelcontextprotocol/conformance` 0.1.16,
+//! `src/scenarios/client/auth/helpers`), one test per scenario's logic.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use bytes::Bytes;
+use http::{Method, Request, Response};
+use mcp_auth::url::query_params;
+use mcp_auth::{
+    BearerChallenge, BoxFuture, ClientRegistration, DiscoveryMode, Error, FetchError,
+    FileTokenStore, HeadlessHandler, HttpFetch, JwtAlgorithm, MemoryTokenStore, OAuthClient,
+    OAuthConfig, PrivateKeyJwt, RequestAuth, StoreKey, TokenEndpointAuthMethod, TokenStore,
+    s256_challenge,
+};
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------- the network
+
+type Handler = Arc<dyn Fn(&Request<Bytes>) -> Response<Bytes> + Send + Sync>;
+
+#[derive(Clone, Debug)]
+struct Seen {
+    method: Method,
+    url: String,
+    authorization: Option<String>,
+    body: Bytes,
+}
+
+#[derive(Default)]
+struct Net {
+    routes: Mutex<HashMap<(Method, String), Handler>>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Net {
+    fn route(
+        &self,
+        method: Method,
+        url: &str,
+        h: impl Fn(&Request<Bytes>) -> Response<Bytes> + Send + Sync + 'static,
+    ) {
+        self.routes.lock().unwrap().insert((method, url.to_owned()), Arc::new(h));
+    }
+
+    fn json(&self, url: &str, body: Value) {
+        self.route(Method::GET, url, move |_| json_response(200, &body));
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// `METHOD url-without-query` of every request, in order.
+    fn trace(&self) -> Vec<String> {
+        self.seen()
+            .iter()
+            .map(|s| format!("{} {}", s.method, s.url.split('?').next().unwrap()))
+            .collect()
+    }
+
+    fn count(&self, method: &str, url: &str) -> usize {
+        self.trace().iter().filter(|t| **t == format!("{method} {url}")).count()
+    }
+}
+
+impl HttpFetch for Net {
+    fn fetch(&self, req: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>> {
+        let url = req.uri().to_string();
+        self.seen.lock().unwrap().push(Seen {
+            method: req.method().clone(),
+            url: url.clone(),
+            authorization: req
+                .headers()
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_owned()),
+            body: req.body().clone(),
+        });
+        let key = (req.method().clone(), url.split('?').next().unwrap().to_owned());
+        let h = self.routes.lock().unwrap().get(&key).cloned();
+        Box::pin(async move {
+            Ok(match h {
+                Some(h) => h(&req),
+                None => json_response(404, &json!({"error": "not_found"})),
+            })
+        })
+    }
+}
+
+fn json_response(status: u16, body: &Value) -> Response<Bytes> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Bytes::from(body.to_string()))
+        .unwrap()
+}
+
+fn form(req: &Request<Bytes>) -> HashMap<String, String> {
+    query_params(std::str::from_utf8(req.body()).unwrap()).into_iter().collect()
+}
+
+// ------------------------------------------------------ the authorization server
+
+const RS: &str = "http://localhost:8000";
+const AS: &str = "http://127.0.0.1:9000";
+const MCP: &str = "http://localhost:8000/mcp";
+
+type TokenHook =
+    Arc<dyn Fn(&HashMap<String, String>, Option<&str>) -> Option<(u16, Value)> + Send + Sync>;
+
+struct AsOpts {
+    /// Origin the endpoints live on.
+    base: String,
+    /// Route prefix (issuer path), e.g. `/tenant1`.
+    prefix: String,
+    /// Where the metadata is served (a path on `base`); `None`: nowhere.
+    metadata_path: Option<String>,
+    /// Members merged into the metadata.
+    extra: Value,
+    /// Registration answer: (client_id, secret, method).
+    registration: (String, Option<String>, Option<String>),
+    /// Overrides the token answer.
+    token_hook: Option<TokenHook>,
+    /// Overrides the state put on the redirect.
+    state_override: Option<String>,
+    /// Adds `iss` to the redirect.
+    iss_param: Option<String>,
+}
+
+impl Default for AsOpts {
+    fn default() -> Self {
+        AsOpts {
+            base: AS.to_owned(),
+            prefix: String::new(),
+            metadata_path: Some("/.well-known/oauth-authorization-server".to_owned()),
+            extra: json!({}),
+            registration: ("test-client-id".into(), Some("test-client-secret".into()), None),
+            token_hook: None,
+            state_override: None,
+            iss_param: None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct AsLog {
+    authorize: Vec<HashMap<String, String>>,
+    token: Vec<(Option<String>, HashMap<String, String>)>,
+    register: Vec<Value>,
+    challenge: Option<String>,
+    issued: usize,
+}
+
+fn install_as(net: &Net, opts: AsOpts) -> Arc<Mutex<AsLog>> {
+    let log = Arc::new(Mutex::new(AsLog::default()));
+    let base = opts.base.clone();
+    let issuer = format!("{}{}", opts.base, opts.prefix);
+    let ep = |p: &str| format!("{}{}{}", opts.base, opts.prefix, p);
+    if let Some(path) = &opts.metadata_path {
+        let mut meta = json!({
+            "issuer": issuer,
+            "authorization_endpoint": ep("/authorize"),
+            "token_endpoint": ep("/token"),
+            "registration_endpoint": ep("/register"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+        });
+        for (k, v) in opts.extra.as_object().unwrap() {
+            if v.is_null() {
+                meta.as_object_mut().unwrap().remove(k);
+            } else {
+                meta[k] = v.clone();
+            }
+        }
+        net.json(&format!("{base}{path}"), meta);
+    }
+    {
+        let log = log.clone();
+        let state_override = opts.state_override.clone();
+        let iss = opts.iss_param.clone();
+        net.route(Method::GET, &ep("/authorize"), move |req| {
+            let q: HashMap<String, String> =
+                query_params(&req.uri().to_string()).into_iter().collect();
+            let mut l = log.lock().unwrap();
+            l.challenge = q.get("code_challenge").cloned();
+            l.authorize.push(q.clone());
+            let state =
+                state_override.clone().or_else(|| q.get("state").cloned()).unwrap_or_default();
+            let mut loc = format!("{}?code=test-auth-code&state={}", q["redirect_uri"], state);
+            if let Some(i) = &iss {
+                loc.push_str(&format!("&iss={}", i));
+            }
+            Response::builder().status(302).header("location", loc).body(Bytes::new()).unwrap()
+        });
+    }
+    {
+        let log = log.clone();
+        let hook = opts.token_hook.clone();
+        net.route(Method::POST, &ep("/token"), move |req| {
+            let f = form(req);
+            let auth = req.headers().get("authorization").map(|v| v.to_str().unwrap().to_owned());
+            let mut l = log.lock().unwrap();
+            l.token.push((auth.clone(), f.clone()));
+            if f.get("grant_type").map(String::as_str) == Some("authorization_code") {
+                let ok = match (f.get("code_verifier"), &l.challenge) {
+                    (Some(v), Some(c)) => s256_challenge(v) == *c,
+                    _ => false,
+                };
+                if !ok {
+                    return json_response(400, &json!({"error": "invalid_grant", "error_description": "PKCE"}));
+                }
+            }
+            if let Some(h) = &hook
+                && let Some((status, body)) = h(&f, auth.as_deref())
+            {
+                return json_response(status, &body);
+            }
+            l.issued += 1;
+            let scope = l.authorize.last().and_then(|q| q.get("scope").cloned()).or_else(|| f.get("scope").cloned());
+            let mut body = json!({"access_token": format!("test-token-{}", l.issued), "token_type": "Bearer", "expires_in": 3600});
+            if let Some(s) = scope {
+                body["scope"] = Value::String(s);
+            }
+            json_response(200, &body)
+        });
+    }
+    {
+        let log = log.clone();
+        let (id, secret, method) = opts.registration.clone();
+        net.route(Method::POST, &ep("/register"), move |req| {
+            let body: Value = serde_json::from_slice(req.body()).unwrap();
+            log.lock().unwrap().register.push(body.clone());
+            let mut out = json!({"client_id": id, "client_name": body["client_name"], "redirect_uris": body["redirect_uris"]});
+            if let Some(s) = &secret {
+                out["client_secret"] = Value::String(s.clone());
+            }
+            if let Some(m) = &method {
+                out["token_endpoint_auth_method"] = Value::String(m.clone());
+            }
+            json_response(201, &out)
+        });
+    }
+    log
+}
+
+/// Serves the protected resource metadata at `path` on the MCP server.
+fn install_prm(net: &Net, path: &str, resource: &str, extra: Value) {
+    let mut prm = json!({"resource": resource, "authorization_servers": [AS]});
+    for (k, v) in extra.as_object().unwrap() {
+        prm[k] = v.clone();
+    }
+    net.json(&format!("{RS}{path}"), prm);
+}
+
+fn challenge(header: &str) -> BearerChallenge {
+    mcp_sse::www_authenticate::find_bearer([header]).expect("a bearer challenge")
+}
+
+fn client(net: &Arc<Net>, config: OAuthConfig) -> OAuthClient {
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    OAuthClient::new(config, fetch.clone())
+        .unwrap()
+        .with_handler(Arc::new(HeadlessHandler::new(fetch)))
+}
+
+fn config() -> OAuthConfig {
+    OAuthConfig::new(MCP, "mcp-auth tests")
+}
+
+fn prm_challenge() -> BearerChallenge {
+    challenge(&format!(
+        r#"Bearer resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#
+    ))
+}
+
+/// Runs the 401 path of a request that carried no token.
+async fn first_401(c: &OAuthClient, ch: Option<&BearerChallenge>) -> Result<RequestAuth, Error> {
+    let mut req = c.prepare().await;
+    assert!(req.header().is_none());
+    c.on_unauthorized(&mut req, ch).await?;
+    Ok(req)
+}
+
+fn bearer(req: &RequestAuth) -> String {
+    req.header().unwrap().to_str().unwrap().to_owned()
+}
+
+// ------------------------------------------------------------ discovery scenarios
+
+#[tokio::test]
+async fn metadata_default() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(&net, AsOpts::default());
+    let c = client(&net, config());
+    let req = first_401(&c, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    assert_eq!(
+        net.trace(),
+        [
+            format!("GET {RS}/.well-known/oauth-protected-resource/mcp"),
+            format!("GET {AS}/.well-known/oauth-authorization-server"),
+            format!("POST {AS}/register"),
+            format!("GET {AS}/authorize"),
+            format!("POST {AS}/token"),
+        ]
+    );
+    // Discovery, registration and authorization carry no credentials.
+    assert!(net.seen()[..4].iter().all(|s| s.authorization.is_none()));
+    let l = log.lock().unwrap();
+    let q = &l.authorize[0];
+    assert_eq!(q["response_type"], "code");
+    assert_eq!(q["code_challenge_method"], "S256");
+    assert_eq!(q["resource"], MCP);
+    assert_eq!(q["client_id"], "test-client-id");
+    assert_eq!(q["redirect_uri"], HeadlessHandler::DEFAULT_REDIRECT_URI);
+    assert!(!q.contains_key("scope"));
+    assert!(q["state"].len() >= 32);
+    let (_, t) = &l.token[0];
+    assert_eq!(t["resource"], MCP);
+    assert_eq!(t["grant_type"], "authorization_code");
+    assert_eq!(t["redirect_uri"], HeadlessHandler::DEFAULT_REDIRECT_URI);
+    assert_eq!(c.discovery().unwrap().mode, DiscoveryMode::ProtectedResource);
+}
+
+#[tokio::test]
+async fn metadata_var1_openid_at_root_without_challenge_url() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts {
+            metadata_path: Some("/.well-known/openid-configuration".into()),
+            ..Default::default()
+        },
+    );
+    let c = client(&net, config());
+    first_401(&c, Some(&challenge(r#"Bearer error="invalid_token""#))).await.unwrap();
+    assert_eq!(
+        net.trace()[..3],
+        [
+            format!("GET {RS}/.well-known/oauth-protected-resource/mcp"),
+            format!("GET {AS}/.well-known/oauth-authorization-server"),
+            format!("GET {AS}/.well-known/openid-configuration"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn metadata_var2_root_prm_and_issuer_with_path() {
+    let net = Arc::new(Net::default());
+    // PRM only at the root, naming the origin as the resource.
+    net.json(
+        &format!("{RS}/.well-known/oauth-protected-resource"),
+        json!({"resource": RS, "authorization_servers": [format!("{AS}/tenant1")]}),
+    );
+    let log = install_as(
+        &net,
+        AsOpts {
+            prefix: "/tenant1".into(),
+            metadata_path: Some("/.well-known/oauth-authorization-server/tenant1".into()),
+            ..Default::default()
+        },
+    );
+    let c = client(&net, config());
+    first_401(&c, None).await.unwrap();
+    let trace = net.trace();
+    assert_eq!(
+        trace[..3],
+        [
+            format!("GET {RS}/.well-known/oauth-protected-resource/mcp"),
+            format!("GET {RS}/.well-known/oauth-protected-resource"),
+            format!("GET {AS}/.well-known/oauth-authorization-server/tenant1"),
+        ]
+    );
+    // Never the root metadata of a path issuer.
+    assert_eq!(net.count("GET", &format!("{AS}/.well-known/oauth-authorization-server")), 0);
+    // `resource` exactly as the PRM gives it: no trailing slash added.
+    assert_eq!(log.lock().unwrap().authorize[0]["resource"], RS);
+    assert_eq!(log.lock().unwrap().token[0].1["resource"], RS);
+}
+
+#[tokio::test]
+async fn metadata_var3_custom_prm_and_path_appended_openid() {
+    let net = Arc::new(Net::default());
+    net.json(
+        &format!("{RS}/custom/metadata/location.json"),
+        json!({"resource": MCP, "authorization_servers": [format!("{AS}/tenant1")]}),
+    );
+    install_as(
+        &net,
+        AsOpts {
+            prefix: "/tenant1".into(),
+            metadata_path: Some("/tenant1/.well-known/openid-configuration".into()),
+            ..Default::default()
+        },
+    );
+    let c = client(&net, config());
+    let ch =
+        challenge(&format!(r#"Bearer resource_metadata="{RS}/custom/metadata/location.json""#));
+    first_401(&c, Some(&ch)).await.unwrap();
+    assert_eq!(
+        net.trace()[..4],
+        [
+            format!("GET {RS}/custom/metadata/location.json"),
+            format!("GET {AS}/.well-known/oauth-authorization-server/tenant1"),
+            format!("GET {AS}/.well-known/openid-configuration/tenant1"),
+            format!("GET {AS}/tenant1/.well-known/openid-configuration"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn backcompat_2025_03_26_metadata_at_origin_root() {
+    let net = Arc::new(Net::default());
+    // No PRM anywhere; the AS lives on the MCP server under /oauth.
+    let log =
+        install_as(&net, AsOpts { base: RS.into(), prefix: "/oauth".into(), ..Default::default() });
+    let c = client(&net, config());
+    first_401(&c, Some(&challenge(r#"Bearer error="invalid_token""#))).await.unwrap();
+    assert_eq!(
+        net.trace(),
+        [
+            format!("GET {RS}/.well-known/oauth-protected-resource/mcp"),
+            format!("GET {RS}/.well-known/oauth-protected-resource"),
+            format!("GET {RS}/.well-known/oauth-authorization-server"),
+            format!("POST {RS}/oauth/register"),
+            format!("GET {RS}/oauth/authorize"),
+            format!("POST {RS}/oauth/token"),
+        ]
+    );
+    assert_eq!(c.discovery().unwrap().mode, DiscoveryMode::LegacyMetadata);
+    assert_eq!(log.lock().unwrap().authorize[0]["resource"], MCP);
+}
+
+#[tokio::test]
+async fn backcompat_2025_03_26_default_endpoints() {
+    let net = Arc::new(Net::default());
+    install_as(&net, AsOpts { base: RS.into(), metadata_path: None, ..Default::default() });
+    let c = client(&net, config());
+    let req = first_401(&c, None).await.unwrap();
+    assert!(req.header().is_some());
+    assert_eq!(
+        net.trace()[3..],
+        [format!("POST {RS}/register"), format!("GET {RS}/authorize"), format!("POST {RS}/token")]
+    );
+    assert_eq!(c.discovery().unwrap().mode, DiscoveryMode::LegacyDefaults);
+}
+
+#[tokio::test]
+async fn resource_mismatch_stops_before_authorization() {
+    let net = Arc::new(Net::default());
+    install_prm(
+        &net,
+        "/.well-known/oauth-protected-resource/mcp",
+        "https://evil.example.com/mcp",
+        json!({}),
+    );
+    let log = install_as(&net, AsOpts::default());
+    let c = client(&net, config());
+    let err = first_401(&c, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::ResourceMismatch { .. }), "{err:?}");
+    assert!(err.to_string().contains("https://evil.example.com"));
+    let l = log.lock().unwrap();
+    assert!(l.authorize.is_empty() && l.token.is_empty() && l.register.is_empty());
+    assert_eq!(net.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn issuer_mismatch_and_missing_pkce_are_refused() {
+    type Check = fn(&Error) -> bool;
+    let cases: Vec<(Value, Check)> = vec![
+        (json!({"issuer": "http://127.0.0.1:9000/other"}), |e| {
+            matches!(e, Error::IssuerMismatch { .. })
+        }),
+        (json!({"code_challenge_methods_supported": null}), |e| {
+            matches!(e, Error::PkceNotSupported)
+        }),
+        (json!({"code_challenge_methods_supported": ["plain"]}), |e| {
+            matches!(e, Error::PkceNotSupported)
+        }),
+    ];
+    for (extra, expected) in cases {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        let log = install_as(&net, AsOpts { extra: extra.clone(), ..Default::default() });
+        let c = client(&net, config());
+        let err = first_401(&c, Some(&prm_challenge())).await.unwrap_err();
+        assert!(expected(&err), "{extra}: {err:?}");
+        assert!(log.lock().unwrap().authorize.is_empty(), "{extra}");
+    }
+}
+
+#[tokio::test]
+async fn insecure_urls_are_refused() {
+    let net = Arc::new(Net::default());
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let err =
+        OAuthClient::new(OAuthConfig::new("http://mcp.example.com/mcp", "t"), fetch).unwrap_err();
+    assert!(matches!(err, Error::InsecureUrl { .. }));
+    // An authorization server on plain http that is not loopback.
+    net.json(
+        &format!("{RS}/.well-known/oauth-protected-resource/mcp"),
+        json!({"resource": MCP, "authorization_servers": ["http://as.example.com"]}),
+    );
+    let c = client(&net, config());
+    let err = first_401(&c, None).await.unwrap_err();
+    assert!(matches!(err, Error::InsecureUrl { .. }), "{err:?}");
+    assert_eq!(net.seen().len(), 1);
+}
+
+// ------------------------------------------------------------ registration
+
+#[tokio::test]
+async fn basic_cimd_uses_the_metadata_url_as_client_id() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(
+        &net,
+        AsOpts {
+            extra: json!({"client_id_metadata_document_supported": true}),
+            ..Default::default()
+        },
+    );
+    let cfg = config()
+        .with_client_metadata_url("https://conformance-test.local/client-metadata.json")
+        .unwrap();
+    let c = client(&net, cfg);
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let l = log.lock().unwrap();
+    assert!(l.register.is_empty());
+    assert_eq!(l.authorize[0]["client_id"], "https://conformance-test.local/client-metadata.json");
+    assert_eq!(l.token[0].1["client_id"], "https://conformance-test.local/client-metadata.json");
+}
+
+#[tokio::test]
+async fn cimd_without_a_configured_url_falls_back_to_dcr() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(
+        &net,
+        AsOpts {
+            extra: json!({"client_id_metadata_document_supported": true}),
+            ..Default::default()
+        },
+    );
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(log.lock().unwrap().register.len(), 1);
+}
+
+#[tokio::test]
+async fn token_endpoint_auth_methods_are_honoured() {
+    let cases = [
+        ("client_secret_basic", Some("test-secret-1")),
+        ("client_secret_post", Some("test-secret-1")),
+        ("none", None),
+    ];
+    for (method, secret) in cases {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        let log = install_as(
+            &net,
+            AsOpts {
+                extra: json!({"token_endpoint_auth_methods_supported": [method]}),
+                registration: (
+                    "test-client-1".into(),
+                    secret.map(str::to_owned),
+                    Some(method.to_owned()),
+                ),
+                ..Default::default()
+            },
+        );
+        let c = client(&net, config());
+        first_401(&c, Some(&prm_challenge())).await.unwrap();
+        let l = log.lock().unwrap();
+        assert_eq!(l.register[0]["token_endpoint_auth_method"], method);
+        let (auth, body) = &l.token[0];
+        match method {
+            "client_secret_basic" => {
+                let b64 = auth.as_deref().unwrap().strip_prefix("Basic ").unwrap();
+                assert_eq!(STANDARD.decode(b64).unwrap(), b"test-client-1:test-secret-1");
+                assert!(!body.contains_key("client_secret"));
+            }
+            "client_secret_post" => {
+                assert!(auth.is_none());
+                assert_eq!(body["client_id"], "test-client-1");
+                assert_eq!(body["client_secret"], "test-secret-1");
+            }
+            _ => {
+                assert!(auth.is_none());
+                assert_eq!(body["client_id"], "test-client-1");
+                assert!(!body.contains_key("client_secret"));
+            }
+        }
+        // RFC 8707 on both requests, the same value, a valid URI.
+        assert_eq!(l.authorize[0]["resource"], MCP);
+        assert_eq!(body["resource"], MCP);
+    }
+}
+
+#[tokio::test]
+async fn pre_registration_without_dcr() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(
+        &net,
+        AsOpts {
+            extra: json!({"registration_endpoint": null, "token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
+            ..Default::default()
+        },
+    );
+    let cfg = config().with_pre_registered(ClientRegistration::confidential(
+        "pre-registered-client",
+        "pre-registered-secret",
+        TokenEndpointAuthMethod::ClientSecretBasic,
+    ));
+    let c = client(&net, cfg);
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let l = log.lock().unwrap();
+    assert!(l.register.is_empty());
+    let b64 = l.token[0].0.as_deref().unwrap().strip_prefix("Basic ").unwrap().to_owned();
+    assert_eq!(STANDARD.decode(b64).unwrap(), b"pre-registered-client:pre-registered-secret");
+}
+
+#[tokio::test]
+async fn no_registration_method_is_an_error() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts { extra: json!({"registration_endpoint": null}), ..Default::default() },
+    );
+    let c = client(&net, config());
+    let err = first_401(&c, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::NoRegistrationMethod), "{err:?}");
+}
+
+// ------------------------------------------------------------ scopes
+
+async fn requested_scope(
+    prm_extra: Value,
+    as_extra: Value,
+    header: &str,
+    cfg: OAuthConfig,
+) -> (Option<String>, Vec<Value>) {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, prm_extra);
+    let log = install_as(&net, AsOpts { extra: as_extra, ..Default::default() });
+    let c = client(&net, cfg);
+    first_401(&c, Some(&challenge(header))).await.unwrap();
+    let l = log.lock().unwrap();
+    (l.authorize[0].get("scope").cloned(), l.register.clone())
+}
+
+#[tokio::test]
+async fn scope_selection_scenarios() {
+    let rm = format!(r#"resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#);
+    // scope-from-www-authenticate
+    let (s, _) = requested_scope(
+        json!({"scopes_supported": ["mcp:basic", "mcp:read"]}),
+        json!({}),
+        &format!(r#"Bearer scope="mcp:basic", {rm}"#),
+        config(),
+    )
+    .await;
+    assert_eq!(s.as_deref(), Some("mcp:basic"));
+    // scope-from-scopes-supported
+    let (s, _) = requested_scope(
+        json!({"scopes_supported": ["mcp:basic", "mcp:read", "mcp:write"]}),
+        json!({}),
+        &format!("Bearer {rm}"),
+        config(),
+    )
+    .await;
+    assert_eq!(s.as_deref(), Some("mcp:basic mcp:read mcp:write"));
+    // scope-omitted-when-undefined
+    let (s, _) = requested_scope(json!({}), json!({}), &format!("Bearer {rm}"), config()).await;
+    assert_eq!(s, None);
+    // offline-access-scope: the AS lists offline_access, the PRM does not.
+    let (s, reg) = requested_scope(
+        json!({"scopes_supported": ["mcp:basic"]}),
+        json!({"scopes_supported": ["mcp:basic", "offline_access"], "client_id_metadata_document_supported": true}),
+        &format!("Bearer {rm}"),
+        config(),
+    )
+    .await;
+    assert_eq!(s.as_deref(), Some("mcp:basic offline_access"));
+    assert_eq!(reg[0]["grant_types"], json!(["authorization_code", "refresh_token"]));
+    // ... not when the host opts out.
+    let (s, _) = requested_scope(
+        json!({"scopes_supported": ["mcp:basic"]}),
+        json!({"scopes_supported": ["mcp:basic", "offline_access"]}),
+        &format!("Bearer {rm}"),
+        config().with_offline_access(false),
+    )
+    .await;
+    assert_eq!(s.as_deref(), Some("mcp:basic"));
+    // offline-access-not-supported
+    let (s, _) = requested_scope(
+        json!({"scopes_supported": ["mcp:basic", "mcp:read"]}),
+        json!({"scopes_supported": ["mcp:basic", "mcp:read"]}),
+        &format!("Bearer {rm}"),
+        config(),
+    )
+    .await;
+    assert_eq!(s.as_deref(), Some("mcp:basic mcp:read"));
+}
+
+#[tokio::test]
+async fn scope_step_up() {
+    let net = Arc::new(Net::default());
+    install_prm(
+        &net,
+        "/.well-known/oauth-protected-resource/mcp",
+        MCP,
+        json!({"scopes_supported": ["mcp:basic"]}),
+    );
+    let log = install_as(&net, AsOpts::default());
+    let c = client(&net, config());
+    let rm = format!(r#"resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#);
+    // tools/list: 401 asking for mcp:basic.
+    first_401(&c, Some(&challenge(&format!(r#"Bearer scope="mcp:basic", {rm}"#)))).await.unwrap();
+    assert_eq!(c.granted_scopes(), ["mcp:basic"]);
+    // tools/call: 403 asking for mcp:basic mcp:write.
+    let mut req = c.prepare().await;
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    let ch = challenge(&format!(
+        r#"Bearer scope="mcp:basic mcp:write", {rm}, error="insufficient_scope""#
+    ));
+    c.on_insufficient_scope(&mut req, &ch).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-2");
+    let l = log.lock().unwrap();
+    assert_eq!(l.authorize.len(), 2);
+    assert_eq!(l.authorize[0]["scope"], "mcp:basic");
+    assert_eq!(l.authorize[1]["scope"], "mcp:basic mcp:write");
+    // Registration and discovery are not repeated for the step-up.
+    assert_eq!(l.register.len(), 1);
+    assert_eq!(net.count("GET", &format!("{AS}/.well-known/oauth-authorization-server")), 1);
+}
+
+#[tokio::test]
+async fn scope_retry_limit() {
+    let net = Arc::new(Net::default());
+    install_prm(
+        &net,
+        "/.well-known/oauth-protected-resource/mcp",
+        MCP,
+        json!({"scopes_supported": ["mcp:admin"]}),
+    );
+    let log = install_as(&net, AsOpts::default());
+    let c = client(&net, config());
+    let rm = format!(r#"resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#);
+    let mut req = first_401(&c, Some(&challenge(&format!(r#"Bearer scope="mcp:admin", {rm}"#))))
+        .await
+        .unwrap();
+    let deny = challenge(&format!(r#"Bearer error="insufficient_scope", scope="mcp:admin", {rm}"#));
+    let mut errors = 0;
+    for _ in 0..10 {
+        if c.on_insufficient_scope(&mut req, &deny).await.is_err() {
+            errors += 1;
+            break;
+        }
+    }
+    assert_eq!(errors, 1);
+    let attempts = log.lock().unwrap().authorize.len();
+    assert!((2..=3).contains(&attempts), "{attempts} authorization requests");
+
+    // A server that keeps asking for new scopes is cut off by the bound.
+    let mut req = c.prepare().await;
+    let mut n = 0;
+    for i in 0..10 {
+        let ch = challenge(&format!(r#"Bearer error="insufficient_scope", scope="s{i}", {rm}"#));
+        match c.on_insufficient_scope(&mut req, &ch).await {
+            Ok(()) => n += 1,
+            Err(e) => {
+                assert!(matches!(e, Error::InsufficientScope { .. }));
+                break;
+            }
+        }
+    }
+    assert_eq!(n, mcp_auth::MAX_STEP_UPS as usize);
+}
+
+// ------------------------------------------------------------ state, iss
+
+#[tokio::test]
+async fn callback_checks() {
+    type Check = fn(&Result<RequestAuth, Error>) -> bool;
+    let cases: Vec<(AsOpts, Check)> = vec![
+        (AsOpts { state_override: Some("forged".into()), ..Default::default() }, |r| {
+            matches!(r, Err(Error::StateMismatch))
+        }),
+        (
+            AsOpts {
+                extra: json!({"authorization_response_iss_parameter_supported": true}),
+                ..Default::default()
+            },
+            |r| matches!(r, Err(Error::IssMismatch)),
+        ),
+        (
+            AsOpts { iss_param: Some("https%3A%2F%2Fevil.example".into()), ..Default::default() },
+            |r| matches!(r, Err(Error::IssMismatch)),
+        ),
+        (
+            AsOpts {
+                extra: json!({"authorization_response_iss_parameter_supported": true}),
+                iss_param: Some("http%3A%2F%2F127.0.0.1%3A9000".into()),
+                ..Default::default()
+            },
+            |r| r.is_ok(),
+        ),
+    ];
+    for (opts, check) in cases {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        let log = install_as(&net, opts);
+        let c = client(&net, config());
+        let r = first_401(&c, Some(&prm_challenge())).await;
+        assert!(check(&r), "{r:?}");
+        if r.is_err() {
+            assert!(log.lock().unwrap().token.is_empty(), "no code exchange after a failed check");
+        }
+    }
+}
+
+// ------------------------------------------------------------ tokens
+
+struct Clock(Mutex<SystemTime>);
+
+impl Clock {
+    fn advance(&self, d: Duration) {
+        *self.0.lock().unwrap() += d;
+    }
+}
+
+fn refreshing_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
+    install_prm(net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(net, AsOpts { token_hook: Some(hook), ..Default::default() })
+}
+
+/// A token endpoint that issues 100-second tokens with rotating refresh
+/// tokens, and refuses refresh tokens listed in `revoked`.
+fn rotating(revoked: Arc<Mutex<Vec<String>>>) -> TokenHook {
+    let n = Arc::new(Mutex::new(0));
+    Arc::new(move |f, _| {
+        let mut n = n.lock().unwrap();
+        *n += 1;
+        if let Some(rt) = f.get("refresh_token")
+            && revoked.lock().unwrap().contains(rt)
+        {
+            return Some((400, json!({"error": "invalid_grant", "error_description": "revoked"})));
+        }
+        Some((
+            200,
+            json!({
+                "access_token": format!("test-token-r{}", *n),
+                "token_type": "Bearer",
+                "expires_in": 100,
+                "refresh_token": format!("rt-{}", *n),
+            }),
+        ))
+    })
+}
+
+#[tokio::test]
+async fn proactive_refresh_rotates_and_stores() {
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::default()));
+    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
+    let store = Arc::new(MemoryTokenStore::new());
+    let ck = clock.clone();
+    let c =
+        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    // Well before expiry: no refresh.
+    clock.advance(Duration::from_secs(30));
+    assert_eq!(bearer(&c.prepare().await), "Bearer test-token-r1");
+    // Within the 60 s skew: refreshed before the request goes out.
+    clock.advance(Duration::from_secs(20));
+    let req = c.prepare().await;
+    assert_eq!(bearer(&req), "Bearer test-token-r2");
+    let l = log.lock().unwrap();
+    let (_, refresh) = l.token.last().unwrap();
+    assert_eq!(refresh["grant_type"], "refresh_token");
+    assert_eq!(refresh["refresh_token"], "rt-1");
+    assert_eq!(refresh["resource"], MCP);
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    assert_eq!(stored.tokens.unwrap().refresh_token.unwrap().secret(), "rt-2");
+    assert_eq!(stored.client.unwrap().client_id, "test-client-id");
+}
+
+#[tokio::test]
+async fn refresh_and_retry_once_on_401_then_reauthorize() {
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::default()));
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    // The server refuses the token: one refresh.
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-r2");
+    assert_eq!(log.lock().unwrap().token.last().unwrap().1["grant_type"], "refresh_token");
+    // Refused again: a full authorization.
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(log.lock().unwrap().authorize.len(), 2);
+    // Refused a third time, with a token obtained for this request: stop.
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::Unauthorized));
+}
+
+#[tokio::test]
+async fn invalid_grant_drops_tokens_and_restarts_once() {
+    let net = Arc::new(Net::default());
+    let revoked = Arc::new(Mutex::new(vec!["rt-1".to_owned()]));
+    let log = refreshing_as(&net, rotating(revoked));
+    let store = Arc::new(MemoryTokenStore::new());
+    let c = client(&net, config()).with_store(store.clone());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    let l = log.lock().unwrap();
+    // authorize, code exchange, refused refresh, authorize, code exchange.
+    assert_eq!(l.authorize.len(), 2);
+    let grants: Vec<&str> = l.token.iter().map(|(_, f)| f["grant_type"].as_str()).collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token", "authorization_code"]);
+    assert_eq!(bearer(&req), "Bearer test-token-r3");
+    // The client registration survives; the revoked refresh token does not.
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    assert_eq!(stored.tokens.unwrap().refresh_token.unwrap().secret(), "rt-3");
+    assert_eq!(l.register.len(), 1);
+}
+
+#[tokio::test]
+async fn stored_tokens_are_reused_across_clients() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(&net, AsOpts::default());
+    let dir = std::env::temp_dir().join(format!("mcp-auth-flow-{}", std::process::id()));
+    let store = Arc::new(FileTokenStore::new(&dir));
+    let a = client(&net, config()).with_store(store.clone());
+    first_401(&a, Some(&prm_challenge())).await.unwrap();
+    let b = client(&net, config()).with_store(store.clone());
+    let req = first_401(&b, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    assert_eq!(log.lock().unwrap().authorize.len(), 1);
+    b.logout().unwrap();
+    assert!(b.authorization_header().is_none());
+    assert!(store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap().tokens.is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_401s_share_one_flow() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(&net, AsOpts::default());
+    let c = client(&net, config());
+    let ch = prm_challenge();
+    let mut r1 = c.prepare().await;
+    let mut r2 = c.prepare().await;
+    let (a, b) =
+        tokio::join!(c.on_unauthorized(&mut r1, Some(&ch)), c.on_unauthorized(&mut r2, Some(&ch)));
+    a.unwrap();
+    b.unwrap();
+    assert_eq!(log.lock().unwrap().authorize.len(), 1);
+    assert_eq!(bearer(&r1), bearer(&r2));
+}
+
+// ------------------------------------------------------------ client credentials
+
+#[tokio::test]
+async fn client_credentials_basic() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let log = install_as(
+        &net,
+        AsOpts {
+            extra: json!({"grant_types_supported": ["client_credentials"], "token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
+            ..Default::default()
+        },
+    );
+    let cfg = config().with_client_credentials(ClientRegistration::confidential(
+        "conformance-test-client",
+        "conformance-test-secret",
+        TokenEndpointAuthMethod::ClientSecretBasic,
+    ));
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let token = c.authorize(Some(&prm_challenge())).await.unwrap();
+    assert_eq!(token.secret(), "test-token-1");
+    let l = log.lock().unwrap();
+    assert!(l.authorize.is_empty() && l.register.is_empty());
+    let (auth, body) = &l.token[0];
+    assert_eq!(body["grant_type"], "client_credentials");
+    assert_eq!(body["resource"], MCP);
+    let b64 = auth.as_deref().unwrap().strip_prefix("Basic ").unwrap().to_owned();
+    assert_eq!(STANDARD.decode(b64).unwrap(), b"conformance-test-client:conformance-test-secret");
+}
+
+#[tokio::test]
+async fn client_credentials_private_key_jwt_es256() {
+    use ring::signature::{
+        ECDSA_P256_SHA256_FIXED, ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _,
+        UnparsedPublicKey,
+    };
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let public = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+        .unwrap()
+        .public_key()
+        .as_ref()
+        .to_vec();
+    // The PEM as `MCP_CONFORMANCE_CONTEXT.private_key_pem` carries it (jose's exportPKCS8).
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        STANDARD.encode(pkcs8.as_ref())
+    );
+
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let verified = Arc::new(Mutex::new(None::<Value>));
+    let v2 = verified.clone();
+    let hook: TokenHook = Arc::new(move |f, _| {
+        assert_eq!(
+            f["client_assertion_type"],
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        );
+        let jwt = &f["client_assertion"];
+        let parts: Vec<&str> = jwt.split('.').collect();
+        let sig = URL_SAFE_NO_PAD.decode(parts[2]).unwrap();
+        UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, &public)
+            .verify(format!("{}.{}", parts[0], parts[1]).as_bytes(), &sig)
+            .expect("signature verifies");
+        *v2.lock().unwrap() =
+            Some(serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap());
+        None
+    });
+    install_as(
+        &net,
+        AsOpts {
+            extra: json!({
+                "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+                "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
+            }),
+            token_hook: Some(hook),
+            ..Default::default()
+        },
+    );
+    let key = PrivateKeyJwt::from_pem(&pem, JwtAlgorithm::from_name("ES256").unwrap()).unwrap();
+    let cfg = config()
+        .with_client_credentials(ClientRegistration::private_key_jwt("conformance-test-client"))
+        .with_signing_key(key);
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert!(req.header().is_some());
+    let claims = verified.lock().unwrap().clone().unwrap();
+    assert_eq!(claims["iss"], "conformance-test-client");
+    assert_eq!(claims["sub"], "conformance-test-client");
+    assert_eq!(claims["aud"], AS);
+}
+
+// ------------------------------------------------------------ secrecy
+
+#[tokio::test]
+async fn secrets_never_reach_logs_errors_or_other_origins() {
+    use tracing_subscriber::fmt::MakeWriter;
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl<'a> MakeWriter<'a> for Buf {
+        type Writer = Buf;
+        fn make_writer(&'a self) -> Buf {
+            self.clone()
+        }
+    }
+    let buf = Buf::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(buf.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // A second live dispatcher: with only one, `tracing` computes the
+    // interest of a callsite first hit on another test's thread from that
+    // thread's empty default, caches `never`, and this test's events at
+    // that callsite are lost.
+    let _second =
+        tracing::Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
+    tracing::callsite::rebuild_interest_cache();
+
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::new(Mutex::new(vec!["rt-2".to_owned()]))));
+    let cfg = config().with_pre_registered(ClientRegistration::confidential(
+        "cid",
+        "very-secret-client-secret",
+        TokenEndpointAuthMethod::ClientSecretPost,
+    ));
+    let c = client(&net, cfg);
+    let mut req = first_401(&c, Some(&prm_challenge())).await.unwrap();
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_or(());
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.err();
+
+    let logs = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    assert!(logs.contains("obtained token"), "logging is on: {logs}");
+    let l = log.lock().unwrap();
+    let verifier = l.token[0].1["code_verifier"].clone();
+    for secret in [
+        "test-token-r",
+        "rt-1",
+        "rt-2",
+        "very-secret-client-secret",
+        "test-auth-code",
+        verifier.as_str(),
+    ] {
+        assert!(!logs.contains(secret), "{secret} in logs");
+        assert!(!format!("{c:?}").contains(secret), "{secret} in Debug");
+        if let Some(e) = &err {
+            assert!(!e.to_string().contains(secret));
+        }
+    }
+    // The bearer token is only ever to be sent to the MCP server's origin.
+    assert!(c.applies_to("http://localhost:8000/mcp"));
+    assert!(c.applies_to("HTTP://LOCALHOST:8000/other"));
+    assert!(!c.applies_to(AS));
+    assert!(!c.applies_to("https://localhost:8000/mcp"));
+    // ... and no request this crate made carried it.
+    for s in net.seen() {
+        let body = String::from_utf8_lossy(&s.body);
+        assert!(!s.authorization.as_deref().unwrap_or("").starts_with("Bearer"), "{}", s.url);
+        assert!(!body.contains("test-token-r"));
+        assert!(!s.url.contains("test-token-r"));
+    }
+    assert!(format!("{:?}", req).contains("Sensitive"));
+}
+
+// ------------------------------------------------------------ edges
+
+#[tokio::test]
+async fn legacy_registration_without_method_follows_server_support() {
+    // The 2025-03-26 fake lists only `none` and returns a secret without a
+    // method: the client stays public.
+    let net = Arc::new(Net::default());
+    let log =
+        install_as(&net, AsOpts { base: RS.into(), prefix: "/oauth".into(), ..Default::default() });
+    let c = client(&net, config());
+    first_401(&c, None).await.unwrap();
+    let l = log.lock().unwrap();
+    let (auth, body) = &l.token[0];
+    assert!(auth.is_none());
+    assert_eq!(body["client_id"], "test-client-id");
+    assert!(!body.contains_key("client_secret"));
+}
+
+#[tokio::test]
+async fn headless_handler_refuses_foreign_redirects_and_non_redirects() {
+    let net = Arc::new(Net::default());
+    net.route(Method::GET, &format!("{AS}/authorize"), |_| {
+        Response::builder()
+            .status(302)
+            .header("location", "https://evil.example/cb?code=x&state=y")
+            .body(Bytes::new())
+            .unwrap()
+    });
+    net.route(Method::GET, &format!("{AS}/page"), |_| json_response(200, &json!({})));
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let h = HeadlessHandler::new(fetch);
+    use mcp_auth::AuthorizationHandler as _;
+    for path in ["/authorize", "/page"] {
+        let req = mcp_auth_request(&format!("{AS}{path}?a=1"));
+        let err = h.authorize(&req).await.unwrap_err();
+        assert!(matches!(err, Error::Handler(_)), "{err:?}");
+    }
+}
+
+fn mcp_auth_request(url: &str) -> mcp_auth::AuthorizationRequest {
+    mcp_auth::AuthorizationRequest::new(url, HeadlessHandler::DEFAULT_REDIRECT_URI)
+}
+
+#[tokio::test]
+async fn oversized_bodies_and_missing_challenge_metadata_are_errors() {
+    let net = Arc::new(Net::default());
+    let big = "x".repeat(mcp_auth::MAX_BODY + 1);
+    net.route(Method::GET, &format!("{RS}/.well-known/oauth-protected-resource/mcp"), move |_| {
+        Response::builder().status(200).body(Bytes::from(big.clone())).unwrap()
+    });
+    let c = client(&net, config());
+    let err = first_401(&c, None).await.unwrap_err();
+    assert!(matches!(err, Error::Fetch { source: FetchError::BodyTooLarge, .. }), "{err:?}");
+
+    let net = Arc::new(Net::default());
+    let c = client(&net, config());
+    let err = first_401(&c, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::HttpStatus { status: 404, .. }), "{err:?}");
+    // Only the challenge's URL was tried.
+    assert_eq!(net.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn cross_app_access_complete_flow() {
+    const IDP: &str = "http://127.0.0.1:9100";
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    let exchange = Arc::new(Mutex::new(None::<HashMap<String, String>>));
+    let ex2 = exchange.clone();
+    net.route(Method::POST, &format!("{IDP}/token"), move |req| {
+        *ex2.lock().unwrap() = Some(form(req));
+        json_response(
+            200,
+            &json!({"access_token": "the-id-jag", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
+        )
+    });
+    let hook: TokenHook = Arc::new(|f, auth| {
+        assert_eq!(f["grant_type"], "urn:ietf:params:oauth:grant-type:jwt-bearer");
+        assert_eq!(f["assertion"], "the-id-jag");
+        assert_eq!(f["resource"], MCP);
+        let b64 = auth.unwrap().strip_prefix("Basic ").unwrap();
+        assert_eq!(
+            STANDARD.decode(b64).unwrap(),
+            b"conformance-test-xaa-client:conformance-test-xaa-secret"
+        );
+        None
+    });
+    let log = install_as(
+        &net,
+        AsOpts {
+            extra: json!({"grant_types_supported": ["urn:ietf:params:oauth:grant-type:jwt-bearer"], "token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
+            token_hook: Some(hook),
+            ..Default::default()
+        },
+    );
+    let cfg = config().with_cross_app_access(
+        ClientRegistration::confidential(
+            "conformance-test-xaa-client",
+            "conformance-test-xaa-secret",
+            TokenEndpointAuthMethod::ClientSecretBasic,
+        ),
+        mcp_auth::IdentityProvider::new(
+            format!("{IDP}/token"),
+            "the-id-token",
+            "conformance-test-idp-client",
+        ),
+    );
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    let ex = exchange.lock().unwrap().clone().unwrap();
+    assert_eq!(ex["grant_type"], "urn:ietf:params:oauth:grant-type:token-exchange");
+    assert_eq!(ex["subject_token"], "the-id-token");
+    assert_eq!(ex["subject_token_type"], "urn:ietf:params:oauth:token-type:id_token");
+    assert_eq!(ex["requested_token_type"], "urn:ietf:params:oauth:token-type:id-jag");
+    assert_eq!(ex["audience"], AS);
+    assert_eq!(ex["resource"], MCP);
+    assert_eq!(ex["client_id"], "conformance-test-idp-client");
+    let l = log.lock().unwrap();
+    assert!(l.authorize.is_empty() && l.register.is_empty());
+    assert!(!format!("{c:?}").contains("the-id-token"));
+}

@@ -1,0 +1,474 @@
+//! `mcpc` end to end: the built binary, its output and exit codes, against
+//! the embedded demo server, the testkit over stdio and HTTP, and
+//! configuration files.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_testkit::{HttpConfig, serve_http};
+use serde_json::Value;
+
+/// How long one `mcpc` run may take.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A scratch directory used as the working directory and the home, so no
+/// real configuration is picked up.
+struct Sandbox {
+    dir: PathBuf,
+}
+
+impl Sandbox {
+    fn new(name: &str) -> Sandbox {
+        let dir = std::env::temp_dir().join(format!("mcpc-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Sandbox { dir }
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_env(args, &[])
+    }
+
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
+        cmd.args(args)
+            .current_dir(&self.dir)
+            .env("HOME", &self.dir)
+            .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run_bounded(cmd)
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run_bounded(mut cmd: Command) -> Run {
+    let mut child = cmd.spawn().expect("mcpc starts");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + RUN_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc did not finish within {RUN_LIMIT:?}: {cmd:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out_thread.join().unwrap(),
+        stderr: err_thread.join().unwrap(),
+    }
+}
+
+fn testkit() -> String {
+    mcp_testkit::binary_path().to_string_lossy().into_owned()
+}
+
+#[test]
+fn demo_lists_tools_and_calls_them() {
+    let s = Sandbox::new("demo");
+    let r = s.run(&["tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("demo: "), "{r:?}");
+    assert!(r.stdout.lines().any(|l| l.starts_with("  echo ")), "{r:?}");
+    assert!(r.stdout.lines().any(|l| l.starts_with("  add ")), "{r:?}");
+
+    let r = s.run(&["call", "demo", "echo", "message=hi"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "hi\n"), "{r:?}");
+    // One server: its name may be left out; a number-looking string stays a string.
+    let r = s.run(&["call", "echo", "message=123"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "123\n"), "{r:?}");
+
+    let r = s.run(&["call", "demo", "add", "a=2", "b=3.5"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "5.5\n\nstructuredContent:\n{\n  \"sum\": 5.5\n}\n", "{r:?}");
+
+    let r = s.run(&[
+        "--output",
+        "json",
+        "call",
+        "demo",
+        "add",
+        "--json",
+        "{\"a\": 1, \"b\": 1}",
+        "b=4",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v["structuredContent"]["sum"], 5.0, "{r:?}");
+    assert_eq!(v["content"][0]["text"], "5", "{r:?}");
+
+    let r = s.run(&["call", "demo", "fail", "message=boom"]);
+    assert_eq!((r.code, r.stdout.as_str()), (1, "boom\n"), "{r:?}");
+
+    let r = s.run(&["ping"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("demo: pong in "), "{r:?}");
+
+    let r = s.run(&["servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("demo  stdio  "), "{r:?}");
+    assert!(r.stdout.contains("__demo-server"), "{r:?}");
+
+    let r = s.run(&["--output", "json", "tools", "demo"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v[0]["server"], "demo");
+    assert!(v[0]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"));
+}
+
+#[test]
+fn progress_bar_on_stderr() {
+    let s = Sandbox::new("progress");
+    let r = s.run(&["call", "demo", "slow", "ms=300", "steps=3", "--progress", "always"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "done\n"), "{r:?}");
+    assert!(r.stderr.contains("100% 3/3"), "{r:?}");
+    assert!(r.stderr.contains("step 3 of 3"), "{r:?}");
+    assert!(!r.stderr.contains("\x1b[36m"), "NO_COLOR is set: {r:?}");
+    // Not a terminal, auto: no bar.
+    let r = s.run(&["call", "demo", "slow", "ms=100", "steps=2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.is_empty(), "{r:?}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let s = Sandbox::new("usage");
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "no command given"),
+        (&["frobnicate"], "unknown command"),
+        (&["--output", "yaml", "tools"], "--output must be text or json"),
+        (&["call", "demo"], "call demo needs a TOOL"),
+        (&["call", "demo", "echo", "message"], "expected key=value"),
+        (&["call", "demo", "add", "a=x", "b=1"], "argument \"a\" must be number"),
+        (&["call", "demo", "nosuch"], "MCP server \"demo\" has no tool named \"nosuch\""),
+        (&["call", "demo", "echo", "--json", "[1]"], "--json must be a JSON object"),
+        (&["tools", "nope"], "no server is named \"nope\" (servers: demo)"),
+        (&["login", "demo"], "is not configured for OAuth"),
+        (&["--server", "", "tools"], "give a URL"),
+        (&["--server", "   ", "tools"], "or a command to spawn"),
+        (
+            &["--server", "some-command --flag", "-H", "X-Key: 1", "tools"],
+            "headers (-H) can only be sent",
+        ),
+        (&["-H", "X-Key: 1", "tools"], "-H is for a server given with --server URL"),
+        (&["--server", "http://127.0.0.1:9/mcp", "--config", "x.toml", "tools"], "not both"),
+        (&["--config", "missing.toml", "tools"], "does not exist"),
+    ];
+    for (args, expected) in cases {
+        let r = s.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(r.stderr.contains(expected), "{args:?}: expected {expected:?} in {r:?}");
+        assert!(r.stdout.is_empty(), "{args:?}: {r:?}");
+    }
+    // The empty spec shows both forms.
+    let r = s.run(&["--server", "", "tools"]);
+    assert!(r.stderr.contains("https://example.com/mcp") && r.stderr.contains("npx -y"), "{r:?}");
+    for args in [&["--help"][..], &["-V"][..], &["help"][..]] {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(r.stdout.contains("mcpc"), "{r:?}");
+    }
+}
+
+#[test]
+fn connection_failures_exit_3() {
+    let s = Sandbox::new("conn");
+    // Nothing listens on port 1.
+    let r = s.run(&["--server", "http://127.0.0.1:1/mcp", "tools"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("server: MCP server http://127.0.0.1:1"), "{r:?}");
+    // `http:/x` is not a URL: it is spawned as a command, and not found.
+    let r = s.run(&["--server", "http:/x", "tools"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("http:/x"), "{r:?}");
+    let r = s.run(&["--server", "httpx://127.0.0.1:1/mcp", "ping"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("httpx://127.0.0.1:1/mcp"), "{r:?}");
+    // A server that dies mid-call.
+    let r = s.run(&["call", "demo", "crash", "stderr=going down"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("going down"), "{r:?}");
+}
+
+#[test]
+fn server_spec_over_stdio_and_http() {
+    let s = Sandbox::new("spec");
+    let spec = format!("  {} stdio  ", testkit());
+    let r = s.run(&["--server", &spec, "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("server: "), "{r:?}");
+    let r = s.run(&["--server", &spec, "call", "echo", "message=over stdio"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "over stdio\n"), "{r:?}");
+    let r = s.run(&["--server", &spec, "call", "server", "echo", "message=named"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "named\n"), "{r:?}");
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let http = rt
+        .block_on(serve_http(HttpConfig {
+            require_auth: Some("tok-1".into()),
+            ..Default::default()
+        }))
+        .unwrap();
+    // Upper-case scheme, path kept verbatim.
+    let url = http.url().replacen("http://", "HTTP://", 1);
+    let r = s.run(&[
+        "--server",
+        &url,
+        "-H",
+        "Authorization: Bearer wrong",
+        "-H",
+        "authorization:  Bearer tok-1 ",
+        "call",
+        "echo",
+        "message=over http",
+    ]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "over http\n"), "{r:?}");
+    let r = s.run(&["--server", &url, "ping"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("unauthorized"), "{r:?}");
+    let r = s.run(&[
+        "--server",
+        &url,
+        "-H",
+        "Authorization: Bearer tok-1",
+        "--output",
+        "json",
+        "tools",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v[0]["server"], "server");
+    assert!(!r.stderr.contains("tok-1") && !r.stdout.contains("tok-1"));
+    rt.block_on(http.shutdown());
+}
+
+fn testkit_toml(extra: &str) -> String {
+    format!(
+        r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "a"
+command = "{tk}"
+args = ["stdio"]
+allowed_tools = ["echo", "add"]
+disallowed_tools = ["add"]
+[[mcp_client.servers]]
+name = "b"
+command = "{tk}"
+args = ["stdio"]
+description = "second"
+{extra}
+"#,
+        tk = testkit()
+    )
+}
+
+#[test]
+fn configuration_files() {
+    let s = Sandbox::new("config");
+    s.write("mcp.toml", &testkit_toml("colour = \"blue\""));
+    let r = s.run(&["servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{r:?}");
+    assert!(lines[0].starts_with("a  stdio  ") && lines[1].ends_with("second"), "{r:?}");
+    assert!(r.stderr.contains("warning: server \"b\", key `colour`: unknown key"), "{r:?}");
+
+    let r = s.run(&["--strict", "servers"]);
+    assert_eq!(r.code, 2, "{r:?}");
+
+    let r = s.run(&["tools", "a"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().collect::<Vec<_>>()[0], "a: 1 tool", "{r:?}");
+    let r = s.run(&["call", "a", "add", "a=1", "b=2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("not allowed by the server's tool policy"), "{r:?}");
+    // Two servers: a server name is needed.
+    let r = s.run(&["ping"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let r = s.run(&["ping", "b"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = s.run(&["--output", "json", "servers"]);
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v[0]["disallowed_tools"][0], "add", "{r:?}");
+    assert_eq!(v[1]["transport"], "stdio", "{r:?}");
+
+    // mcpServers JSON, by --config; one server that cannot start.
+    let json = format!(
+        r#"{{"mcpServers": {{"good": {{"command": "{tk}", "args": ["stdio"]}}, "bad": {{"command": "/nonexistent/srv"}}}}}}"#,
+        tk = testkit()
+    );
+    let path = s.write("other/claude.json", &json);
+    let r = s.run(&["--config", path.to_str().unwrap(), "tools"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stdout.starts_with("good: "), "the good server is listed: {r:?}");
+    assert!(r.stderr.contains("\"bad\""), "{r:?}");
+    let r = s.run(&["--config", path.to_str().unwrap(), "--output", "json", "tools"]);
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert!(v[0]["tools"].is_array() && v[1]["error"].is_string(), "{r:?}");
+}
+
+#[test]
+fn the_user_config_dir_is_used_when_there_is_no_local_file() {
+    let s = Sandbox::new("xdg");
+    s.write("xdg/mcpc/mcp.toml", &testkit_toml(""));
+    let r = s.run(&["servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 2, "{r:?}");
+    // A local mcp.toml wins.
+    s.write(
+        "mcp.toml",
+        &format!("[mcp_client]\n[[mcp_client.servers]]\nname = \"local\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n", testkit()),
+    );
+    let r = s.run(&["servers"]);
+    assert!(r.stdout.starts_with("local "), "{r:?}");
+}
+
+#[test]
+fn login_needs_the_oauth_runtime() {
+    let s = Sandbox::new("login");
+    s.write(
+        "mcp.toml",
+        "[mcp_client]\n[[mcp_client.servers]]\nname = \"remote\"\nendpoint = \"http://127.0.0.1:1/mcp\"\nauth = { kind = \"oauth\", scopes = [\"read\"] }\n",
+    );
+    let r = s.run(&["login", "remote"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("not available in this build yet"), "{r:?}");
+    let r = s.run(&["tools", "remote"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("uses OAuth, which is not available in this build yet"), "{r:?}");
+    let r = s.run(&["login", "elsewhere"]);
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+#[test]
+fn secrets_from_the_environment_never_printed() {
+    let s = Sandbox::new("secrets");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let http = rt
+        .block_on(serve_http(HttpConfig {
+            require_auth: Some("env-secret-42".into()),
+            ..Default::default()
+        }))
+        .unwrap();
+    s.write(
+        "mcp.toml",
+        &format!(
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"web\"\nendpoint = \"{}\"\nauth = {{ kind = \"bearer_token\", token_env = \"WEB_TOKEN\" }}\n",
+            http.url()
+        ),
+    );
+    let r = s.run_env(&["call", "web", "echo", "message=ok"], &[("WEB_TOKEN", "env-secret-42")]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "ok\n"), "{r:?}");
+    let r = s.run_env(&["servers"], &[("WEB_TOKEN", "env-secret-42")]);
+    assert!(!r.stdout.contains("env-secret-42") && !r.stdout.contains("/mcp"), "{r:?}");
+    let r = s.run(&["servers"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "server \"web\", key `auth.token_env`: the environment variable WEB_TOKEN is not set"
+        ),
+        "{r:?}"
+    );
+    let r = s.run_env(&["ping", "web"], &[("WEB_TOKEN", "wrong-secret-77")]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(!r.stderr.contains("wrong-secret-77"), "{r:?}");
+    rt.block_on(http.shutdown());
+}
+
+#[test]
+fn a_missing_local_path_is_not_a_config() {
+    // Sanity: the sandbox has no mcp.toml, so the demo answers.
+    let s = Sandbox::new("nolocal");
+    assert!(!Path::new(&s.dir).join("mcp.toml").exists());
+    let r = s.run(&["servers"]);
+    assert!(r.stdout.starts_with("demo "), "{r:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_call_and_exits_130() {
+    let s = Sandbox::new("sigint");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
+        .args(["call", "demo", "hang"])
+        .current_dir(&s.dir)
+        .env("HOME", &s.dir)
+        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let the call get under way, then interrupt it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let status =
+        Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc did not stop after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

@@ -1,0 +1,161 @@
+//! Interop: `mcpc --server` against `@modelcontextprotocol/server-everything`
+//! from npm, a server nobody in this project wrote, over stdio and over
+//! Streamable HTTP.
+//!
+//! `cargo xtask interop` installs the pinned version and runs this file with
+//! `MCP_EVERYTHING_JS` set to its entry point (compiled only with the
+//! `interop-tests` feature).
+
+use std::io::Read as _;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one `mcpc` run may take (npm servers start slowly).
+const RUN_LIMIT: Duration = Duration::from_secs(90);
+/// How long the HTTP server may take to listen.
+const LISTEN_LIMIT: Duration = Duration::from_secs(30);
+
+fn everything_js() -> String {
+    std::env::var("MCP_EVERYTHING_JS").expect(
+        "MCP_EVERYTHING_JS must point at server-everything's dist/index.js: run `cargo xtask interop`",
+    )
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn mcpc(args: &[&str]) -> Run {
+    let dir = std::env::temp_dir().join(format!("mcpc-interop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
+        .args(args)
+        .current_dir(&dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcpc starts");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + RUN_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc {args:?} did not finish within {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out_thread.join().unwrap(),
+        stderr: err_thread.join().unwrap(),
+    }
+}
+
+#[test]
+fn everything_over_stdio() {
+    let spec = format!("node {} stdio", everything_js());
+    let r = mcpc(&["--server", &spec, "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    for tool in ["echo", "get-sum", "get-tiny-image"] {
+        assert!(r.stdout.lines().any(|l| l.trim_start().starts_with(tool)), "{tool}: {r:?}");
+    }
+    let r = mcpc(&["--server", &spec, "call", "echo", "message=hello, everything"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("hello, everything"), "{r:?}");
+    let r = mcpc(&["--server", &spec, "call", "get-sum", "a=19", "b=23"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("42"), "{r:?}");
+    let r = mcpc(&["--server", &spec, "call", "get-tiny-image"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("[image: image/png"), "{r:?}");
+    let r = mcpc(&[
+        "--server",
+        &spec,
+        "--output",
+        "json",
+        "call",
+        "get-sum",
+        "--json",
+        "{\"a\": 1, \"b\": 2}",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert!(v["content"].is_array(), "{r:?}");
+}
+
+/// The HTTP server process, killed (by its own handle) when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_loopback_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn everything_over_streamable_http() {
+    let port = free_loopback_port();
+    let server = Server(
+        Command::new("node")
+            .arg(everything_js())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node starts"),
+    );
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let deadline = Instant::now() + LISTEN_LIMIT;
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {addr}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let r = mcpc(&["--server", &url, "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.lines().any(|l| l.trim_start().starts_with("get-sum")), "{r:?}");
+    let r = mcpc(&["--server", &url, "-H", "X-Interop: yes", "call", "echo", "message=over http"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("over http"), "{r:?}");
+    let r = mcpc(&["--server", &url, "ping"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    drop(server);
+}

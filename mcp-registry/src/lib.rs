@@ -1,0 +1,90 @@
+//! # mcp-registry
+//!
+//! The Model Context Protocol servers a host declares, behind one face.
+//!
+//! - **Configuration** ([`Config`]): the `[mcp_client]` TOML shape hosts
+//!   already write, and the `mcpServers` JSON of Claude Desktop, Cursor and
+//!   VS Code, read by one validator. Secrets come from the environment
+//!   (`token_env = "NAME"`, `${env:NAME}`), and a missing variable is an
+//!   error naming the server and the key. Problems that do not stop loading
+//!   (unknown keys, skipped entries, replaced duplicates) come back as a list
+//!   of [`Warning`]s; in strict mode they are errors.
+//! - **Tool policy** ([`ToolPolicy`]): allow and deny lists, deny wins,
+//!   exact and case-sensitive; applied before anything is spawned or sent.
+//! - **One transport face** ([`Transport`], object-safe as
+//!   [`DynTransport`]): implemented for `mcp-stdio`'s [`StdioClient`] and
+//!   `mcp-http`'s [`HttpClient`], open to a host's own through a
+//!   [`Connector`].
+//! - **The registry** ([`Registry`]): lazy, cached connections (a server
+//!   that failed is retried on its next use), `list_all_tools` and
+//!   `initialize_all` across servers concurrently with a bound, per-server
+//!   failures reported beside the others' results.
+//! - **Command-line specs** ([`parse_server_spec`]): `https://...` or a
+//!   command line, as `mcpc --server` takes them.
+//!
+//! ```text
+//!   mcp.toml / mcpServers JSON ──▶ Config ──▶ Registry ──▶ Connector ──▶ dyn DynTransport
+//!                                   (validated,   (policy, lazy,          ├─ StdioClient
+//!                                    warnings)     cached, fan-out)       └─ HttpClient
+//! ```
+//!
+//! ## What this crate does not do
+//!
+//! It speaks no protocol itself (the transports and `mcp-proto` do), never
+//! writes to stdout, and never puts a secret in an error, a log or a `Debug`
+//! output ([`Secret`]). OAuth servers are parsed (`auth = { kind = "oauth" }`)
+//! but not yet connected: the OAuth runtime (`mcp-auth`) is not in this
+//! build, and such servers fail with [`Error::OAuthUnavailable`].
+//!
+//! ## Example
+//!
+//! ```no_run
+//! use mcp_registry::{Config, LoadOptions, Registry, RegistryOptions};
+//!
+//! # async fn run() -> Result<(), mcp_registry::Error> {
+//! let toml = r#"
+//! [mcp_client]
+//! [[mcp_client.servers]]
+//! name = "everything"
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-everything"]
+//! disallowed_tools = ["trigger-long-running-operation"]
+//! "#;
+//! let loaded = Config::from_toml_str(toml, &LoadOptions::default())?;
+//! for warning in &loaded.warnings {
+//!     eprintln!("warning: {warning}");
+//! }
+//! let registry = Registry::new(loaded.config, RegistryOptions::default());
+//! let tools = registry.list_tools("everything").await?;
+//! println!("{} tools", tools.len());
+//! let args = serde_json::json!({"message": "hi"});
+//! let result = registry.call_tool("everything", "echo", args.as_object().cloned()).await?;
+//! println!("{}", mcp_proto::render_tool_result(&result).text);
+//! registry.close_all().await;
+//! # Ok(()) }
+//! ```
+//!
+//! [`StdioClient`]: mcp_stdio::StdioClient
+//! [`HttpClient`]: mcp_http::HttpClient
+
+mod config;
+mod error;
+mod policy;
+mod registry;
+mod spec;
+mod transport;
+
+pub use config::{
+    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, LoadOptions, Loaded,
+    OAuthConfig, Secret, ServerConfig, TransportConfig,
+};
+pub use error::{ConfigError, Error, Location, TransportError, Warning, WarningKind};
+pub use policy::ToolPolicy;
+pub use registry::{Connector, DefaultConnector, Registry, RegistryOptions, ServerResult};
+pub use spec::{SpecError, parse_server_spec};
+pub use transport::{AuthorizationInfo, DynTransport, Transport};
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

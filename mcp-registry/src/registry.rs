@@ -1,0 +1,518 @@
+//! The registry: the declared servers, their lazy connections, the tool
+//! policy in front of them.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use futures_util::StreamExt;
+use mcp_http::{HttpClient, HttpOptions, StaticAuth};
+use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
+use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+use mcp_stdio::{StdioClient, StdioOptions};
+
+use crate::config::{AuthConfig, ClientIdentity, Config, ServerConfig, TransportConfig};
+use crate::error::{ConfigError, Error, Location, TransportError};
+use crate::transport::{AuthorizationInfo, DynTransport};
+
+/// How long connecting may take beyond the server's request timeout (the
+/// spawn, with its one-off PATH probe, or the TCP and TLS set-up).
+const CONNECT_GRACE: Duration = Duration::from_secs(10);
+/// How long closing one connection may take in [`Registry::close_all`].
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Builds the transport of one server. The registry calls it lazily, on
+/// first use of a server (and again after the connection was lost); the
+/// registry runs the handshake itself.
+///
+/// [`DefaultConnector`] builds the two built-in transports; a host with a
+/// transport of its own implements this.
+pub trait Connector: Send + Sync + fmt::Debug {
+    /// A transport for `server`, not yet initialized.
+    fn connect<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        identity: &'a ClientIdentity,
+    ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>>;
+}
+
+/// The built-in transports: [`StdioClient`] for a command, [`HttpClient`]
+/// for an endpoint. OAuth servers get [`Error::OAuthUnavailable`] (the OAuth
+/// runtime is not in this build yet).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DefaultConnector {
+    /// The host's name, in the guidance shown when a command is missing.
+    pub host_name: String,
+    /// Whether the PATH of spawned servers is rebuilt with `mcp-spawn-env`
+    /// (the login shell's PATH and the usual tool directories; default
+    /// true).
+    pub discover_path: bool,
+    /// The host's answers to server requests (roots, sampling,
+    /// elicitation).
+    pub handlers: Handlers,
+}
+
+impl Default for DefaultConnector {
+    fn default() -> Self {
+        DefaultConnector {
+            host_name: "this application".into(),
+            discover_path: true,
+            handlers: Handlers::default(),
+        }
+    }
+}
+
+impl Connector for DefaultConnector {
+    fn connect<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        identity: &'a ClientIdentity,
+    ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>> {
+        Box::pin(async move {
+            let transport_error =
+                |source: TransportError| Error::Transport { server: server.name.clone(), source };
+            match &server.transport {
+                TransportConfig::Stdio(command) => {
+                    let mut options = StdioOptions::new(server.name.clone());
+                    options.client_info = identity.to_implementation();
+                    options.host_name = self.host_name.clone();
+                    options.request_timeout = server.timeout;
+                    options.discover_path = self.discover_path;
+                    options.handlers = self.handlers.clone();
+                    let client = StdioClient::spawn(command.clone(), options)
+                        .await
+                        .map_err(|e| transport_error(e.into()))?;
+                    Ok(Arc::new(client) as Arc<dyn DynTransport>)
+                }
+                TransportConfig::Http { endpoint, headers, auth } => {
+                    let mut options = HttpOptions::new(server.name.clone());
+                    options.client_info = identity.to_implementation();
+                    options.request_timeout = server.timeout;
+                    options.handlers = self.handlers.clone();
+                    options.auth = static_auth(server, headers, auth)?;
+                    let client = HttpClient::connect(endpoint, options)
+                        .map_err(|e| transport_error(e.into()))?;
+                    Ok(Arc::new(client) as Arc<dyn DynTransport>)
+                }
+            }
+        })
+    }
+}
+
+/// The configured headers and credentials as the HTTP transport's
+/// [`StaticAuth`].
+fn static_auth(
+    server: &ServerConfig,
+    headers: &[(String, crate::Secret)],
+    auth: &AuthConfig,
+) -> Result<StaticAuth, Error> {
+    let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+    let mut list: Vec<(String, String)> =
+        headers.iter().map(|(n, v)| pair(n, v.expose())).collect();
+    let single = match auth {
+        AuthConfig::None => None,
+        AuthConfig::Bearer { token } => Some(StaticAuth::Bearer(token.expose().to_owned())),
+        AuthConfig::Basic { username, password } => Some(StaticAuth::Basic {
+            username: username.clone(),
+            password: password.expose().to_owned(),
+        }),
+        AuthConfig::Header { name, value } => {
+            Some(StaticAuth::Header { name: name.clone(), value: value.expose().to_owned() })
+        }
+        AuthConfig::Headers(h) => {
+            Some(StaticAuth::Headers(h.iter().map(|(n, v)| pair(n, v.expose())).collect()))
+        }
+        AuthConfig::QueryParam { name, value } => {
+            Some(StaticAuth::Query { name: name.clone(), value: value.expose().to_owned() })
+        }
+        AuthConfig::OAuth(_) => {
+            return Err(Error::OAuthUnavailable { server: server.name.clone() });
+        }
+    };
+    if list.is_empty() {
+        return Ok(single.unwrap_or_default());
+    }
+    // Headers and a credential together: everything becomes headers.
+    match single {
+        None => {}
+        Some(StaticAuth::Bearer(token)) => {
+            list.push(pair("Authorization", &format!("Bearer {}", token.trim())));
+        }
+        Some(StaticAuth::Basic { username, password }) => {
+            let encoded =
+                base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+            list.push(pair("Authorization", &format!("Basic {encoded}")));
+        }
+        Some(StaticAuth::Header { name, value }) => list.push((name, value)),
+        Some(StaticAuth::Headers(h)) => list.extend(h),
+        Some(_) => {
+            return Err(Error::Config(ConfigError::Invalid {
+                location: Location {
+                    server: Some(server.name.clone()),
+                    index: None,
+                    key: Some("auth.kind".into()),
+                },
+                reason: "query_param credentials cannot be combined with `headers`".into(),
+            }));
+        }
+    }
+    Ok(StaticAuth::Headers(list))
+}
+
+/// How a [`Registry`] runs.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct RegistryOptions {
+    /// How many servers [`Registry::initialize_all`] and
+    /// [`Registry::list_all_tools`] talk to at once (8).
+    pub max_concurrency: usize,
+    /// Builds each server's transport ([`DefaultConnector`] by default).
+    pub connector: Arc<dyn Connector>,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        RegistryOptions { max_concurrency: 8, connector: Arc::new(DefaultConnector::default()) }
+    }
+}
+
+impl RegistryOptions {
+    /// Options with this connector.
+    pub fn with_connector(connector: impl Connector + 'static) -> Self {
+        RegistryOptions { connector: Arc::new(connector), ..Default::default() }
+    }
+}
+
+impl fmt::Debug for RegistryOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryOptions")
+            .field("max_concurrency", &self.max_concurrency)
+            .field("connector", &self.connector)
+            .finish()
+    }
+}
+
+/// One server's outcome in a fan-out ([`Registry::list_all_tools`],
+/// [`Registry::initialize_all`]).
+#[derive(Debug)]
+pub struct ServerResult<T> {
+    /// The server's name.
+    pub server: String,
+    /// What it gave.
+    pub result: Result<T, Error>,
+}
+
+type Cached = Option<(u64, Arc<dyn DynTransport>)>;
+
+#[derive(Debug)]
+struct Slot {
+    server: ServerConfig,
+    /// The connection, once made; held while connecting, so concurrent
+    /// first uses share one spawn.
+    conn: tokio::sync::Mutex<Cached>,
+}
+
+/// The servers a host declared, behind one face.
+///
+/// Connections are made lazily (first use of a server: spawn or connect,
+/// then the handshake) and cached; a server whose connection failed or was
+/// lost is connected again on its next use. The tool policy is applied
+/// before anything is spawned or sent.
+///
+/// ```no_run
+/// use mcp_registry::{Config, LoadOptions, Registry, RegistryOptions};
+///
+/// # async fn run() -> Result<(), mcp_registry::Error> {
+/// let loaded = Config::load("mcp.toml".as_ref(), &LoadOptions::default())?;
+/// let registry = Registry::new(loaded.config, RegistryOptions::default());
+/// for entry in registry.list_all_tools().await {
+///     match entry.result {
+///         Ok(tools) => println!("{}: {} tools", entry.server, tools.len()),
+///         Err(e) => eprintln!("{}: {e}", entry.server),
+///     }
+/// }
+/// let args = serde_json::json!({"message": "hi"});
+/// let result = registry.call_tool("files", "echo", args.as_object().cloned()).await?;
+/// println!("{}", mcp_proto::render_tool_result(&result).text);
+/// registry.close_all().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Registry {
+    identity: ClientIdentity,
+    slots: Vec<Slot>,
+    options: RegistryOptions,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl Registry {
+    /// A registry of the configuration's servers (none when it is
+    /// disabled). Nothing is spawned or connected yet.
+    pub fn new(config: Config, options: RegistryOptions) -> Registry {
+        let servers = if config.enabled { config.servers } else { Vec::new() };
+        let slots = servers
+            .into_iter()
+            .map(|server| Slot { server, conn: tokio::sync::Mutex::new(None) })
+            .collect();
+        Registry {
+            identity: config.client_identity,
+            slots,
+            options,
+            generation: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The servers, in declaration order.
+    pub fn list(&self) -> impl ExactSizeIterator<Item = &ServerConfig> {
+        self.slots.iter().map(|s| &s.server)
+    }
+
+    /// The server of this name.
+    pub fn get(&self, name: &str) -> Option<&ServerConfig> {
+        self.slot(name).ok().map(|s| &s.server)
+    }
+
+    /// How the host introduces itself to servers.
+    pub fn client_identity(&self) -> &ClientIdentity {
+        &self.identity
+    }
+
+    /// Whether a connection to this server is open (cached).
+    pub async fn is_connected(&self, name: &str) -> bool {
+        match self.slot(name) {
+            Ok(slot) => slot.conn.lock().await.is_some(),
+            Err(_) => false,
+        }
+    }
+
+    fn slot(&self, name: &str) -> Result<&Slot, Error> {
+        self.slots
+            .iter()
+            .find(|s| s.server.name == name)
+            .ok_or_else(|| Error::UnknownServer { server: name.to_owned() })
+    }
+
+    /// The cached connection, or a new one (spawned or connected, then
+    /// initialized), bounded by the server's timeout plus a grace period.
+    async fn connection(&self, slot: &Slot) -> Result<(u64, Arc<dyn DynTransport>), Error> {
+        let mut cached = slot.conn.lock().await;
+        if let Some((generation, conn)) = &*cached {
+            return Ok((*generation, conn.clone()));
+        }
+        let server = &slot.server;
+        let limit = server.timeout + CONNECT_GRACE;
+        let connect = async {
+            let conn = self.options.connector.connect(server, &self.identity).await?;
+            conn.initialize()
+                .await
+                .map_err(|source| Error::Transport { server: server.name.clone(), source })?;
+            Ok::<_, Error>(conn)
+        };
+        let conn = match tokio::time::timeout(limit, connect).await {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(Error::ConnectTimeout { server: server.name.clone(), after: limit });
+            }
+        };
+        let generation = self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::debug!(server = %server.name, "MCP server connected");
+        *cached = Some((generation, conn.clone()));
+        Ok((generation, conn))
+    }
+
+    /// Maps a transport error, dropping the cached connection when it is
+    /// gone so the next use reconnects.
+    async fn failed(&self, slot: &Slot, generation: u64, source: TransportError) -> Error {
+        if source.is_connection_lost() {
+            let mut cached = slot.conn.lock().await;
+            if cached.as_ref().is_some_and(|(g, _)| *g == generation) {
+                tracing::debug!(server = %slot.server.name, "MCP connection lost; will reconnect");
+                *cached = None;
+            }
+        }
+        Error::Transport { server: slot.server.name.clone(), source }
+    }
+
+    /// Connects to the server if needed and returns its `initialize` answer.
+    pub async fn initialize(&self, server: &str) -> Result<Arc<InitializeResult>, Error> {
+        let slot = self.slot(server)?;
+        let (generation, conn) = self.connection(slot).await?;
+        match conn.initialize().await {
+            Ok(result) => Ok(result),
+            Err(e) => Err(self.failed(slot, generation, e).await),
+        }
+    }
+
+    /// Every server's `initialize`, at most
+    /// [`max_concurrency`](RegistryOptions::max_concurrency) at once, in
+    /// declaration order; one server's failure does not affect the others.
+    pub async fn initialize_all(&self) -> Vec<ServerResult<Arc<InitializeResult>>> {
+        self.fan_out(|name| self.initialize(name)).await
+    }
+
+    /// The server's tools that its policy allows.
+    pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, Error> {
+        let slot = self.slot(server)?;
+        let (generation, conn) = self.connection(slot).await?;
+        match conn.list_tools().await {
+            Ok(tools) => Ok(tools
+                .iter()
+                .filter(|t| slot.server.policy.is_allowed(&t.name))
+                .cloned()
+                .collect()),
+            Err(e) => Err(self.failed(slot, generation, e).await),
+        }
+    }
+
+    /// Every server's allowed tools, concurrently (bounded), in declaration
+    /// order; a server that fails is reported beside the others' results.
+    pub async fn list_all_tools(&self) -> Vec<ServerResult<Vec<Tool>>> {
+        self.fan_out(|name| self.list_tools(name)).await
+    }
+
+    async fn fan_out<'a, T, F, Fut>(&'a self, op: F) -> Vec<ServerResult<T>>
+    where
+        F: Fn(&'a str) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>> + 'a,
+    {
+        let limit = self.options.max_concurrency.max(1);
+        futures_util::stream::iter(self.slots.iter().map(|slot| {
+            let name = slot.server.name.as_str();
+            let fut = op(name);
+            async move { ServerResult { server: name.to_owned(), result: fut.await } }
+        }))
+        .buffered(limit)
+        .collect()
+        .await
+    }
+
+    /// Calls a tool with the server's timeout. See
+    /// [`call_tool_with`](Self::call_tool_with).
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(server, tool, arguments, RequestOptions::default()).await
+    }
+
+    /// Calls a tool. A tool the policy refuses is refused before anything is
+    /// spawned or sent ([`Error::ToolNotAllowed`]); a tool the server does
+    /// not list is refused before the `tools/call` is sent
+    /// ([`Error::UnknownTool`]). `options` may carry a timeout and a
+    /// progress callback. A tool that fails reports `is_error` in the
+    /// result, not an `Err`.
+    pub async fn call_tool_with(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let slot = self.slot(server)?;
+        let tool = tool.trim();
+        if !slot.server.policy.is_allowed(tool) {
+            return Err(Error::ToolNotAllowed { server: server.to_owned(), tool: tool.to_owned() });
+        }
+        let (generation, conn) = self.connection(slot).await?;
+        let tools = match conn.list_tools().await {
+            Ok(tools) => tools,
+            Err(e) => return Err(self.failed(slot, generation, e).await),
+        };
+        if !tools.iter().any(|t| t.name == tool) {
+            return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
+        }
+        match conn.call_tool(tool, arguments, options).await {
+            Ok(result) => Ok(result),
+            Err(e) => Err(self.failed(slot, generation, e).await),
+        }
+    }
+
+    /// A `ping` round trip (connecting first if needed).
+    pub async fn ping(&self, server: &str) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        let (generation, conn) = self.connection(slot).await?;
+        match conn.ping().await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.failed(slot, generation, e).await),
+        }
+    }
+
+    /// Whether the server asks for authorization: `None` when it talks
+    /// without (always for stdio servers). An open connection is asked as
+    /// it is; otherwise a probe connection is made (for an OAuth server,
+    /// without credentials) and closed again.
+    pub async fn discover_authorization(
+        &self,
+        server: &str,
+    ) -> Result<Option<AuthorizationInfo>, Error> {
+        let slot = self.slot(server)?;
+        let probe_server;
+        let config = if slot.server.uses_oauth() {
+            let mut s = slot.server.clone();
+            if let TransportConfig::Http { auth, .. } = &mut s.transport {
+                *auth = AuthConfig::None;
+            }
+            probe_server = s;
+            &probe_server
+        } else {
+            if let Some((_, conn)) = &*slot.conn.lock().await {
+                let conn = conn.clone();
+                return conn
+                    .discover_authorization()
+                    .await
+                    .map_err(|source| Error::Transport { server: server.to_owned(), source });
+            }
+            &slot.server
+        };
+        let limit = config.timeout + CONNECT_GRACE;
+        let probe = async {
+            let conn = self.options.connector.connect(config, &self.identity).await?;
+            let found = conn
+                .discover_authorization()
+                .await
+                .map_err(|source| Error::Transport { server: server.to_owned(), source })?;
+            let _ = conn.close().await;
+            Ok::<_, Error>(found)
+        };
+        match tokio::time::timeout(limit, probe).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::ConnectTimeout { server: server.to_owned(), after: limit }),
+        }
+    }
+
+    /// Closes one server's connection, if open (it reconnects on next use).
+    pub async fn close(&self, server: &str) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        let taken = slot.conn.lock().await.take();
+        if let Some((_, conn)) = taken {
+            close_bounded(&slot.server.name, conn).await;
+        }
+        Ok(())
+    }
+
+    /// Closes every open connection, concurrently, each within a bound.
+    pub async fn close_all(&self) {
+        let mut open = Vec::new();
+        for slot in &self.slots {
+            if let Some((_, conn)) = slot.conn.lock().await.take() {
+                open.push((slot.server.name.as_str(), conn));
+            }
+        }
+        futures_util::future::join_all(
+            open.into_iter().map(|(name, conn)| close_bounded(name, conn)),
+        )
+        .await;
+    }
+}
+
+async fn close_bounded(name: &str, conn: Arc<dyn DynTransport>) {
+    match tokio::time::timeout(CLOSE_TIMEOUT, conn.close()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(server = %name, "closing the MCP connection failed: {e}"),
+        Err(_) => tracing::debug!(server = %name, "closing the MCP connection timed out"),
+    }
+}

@@ -1,0 +1,594 @@
+//! Configuration cases, both formats: each input is loaded and summarised
+//! as lines (`server ...`, `warn ...`) or an error message.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_registry::{
+    AuthConfig, ClientIdentity, Config, ConfigError, LoadOptions, Loaded, ServerConfig,
+    TransportConfig, WarningKind,
+};
+use mcp_stdio::ServerCommand;
+
+const SECRET: &str = "s3cr3t-t0ken";
+
+fn options(strict: bool) -> LoadOptions {
+    let env: HashMap<&str, &str> =
+        [("REMOTE_TOKEN", SECRET), ("API_KEY", "k-123"), ("USER_NAME", "ada")].into();
+    LoadOptions {
+        strict,
+        env: Arc::new(move |name| env.get(name).map(|v| (*v).to_owned())),
+        ..Default::default()
+    }
+}
+
+fn server_line(s: &ServerConfig) -> String {
+    let mut line = match &s.transport {
+        TransportConfig::Stdio(c) => {
+            let mut words = vec![c.command.clone()];
+            words.extend(c.args.iter().cloned());
+            let mut l = format!("server {} stdio {}", s.name, words.join("|"));
+            for (k, v) in &c.env {
+                l.push_str(&format!(" env:{k}={v}"));
+            }
+            if let Some(cwd) = &c.cwd {
+                l.push_str(&format!(" cwd:{}", cwd.display()));
+            }
+            l
+        }
+        TransportConfig::Http { endpoint, headers, auth } => {
+            let mut l = format!("server {} http {endpoint}", s.name);
+            for (k, v) in headers {
+                l.push_str(&format!(" h:{k}={}", v.expose()));
+            }
+            match auth {
+                AuthConfig::None => {}
+                AuthConfig::Bearer { token } => l.push_str(&format!(" bearer={}", token.expose())),
+                AuthConfig::Basic { username, password } => {
+                    l.push_str(&format!(" basic={username}:{}", password.expose()))
+                }
+                AuthConfig::Header { name, value } => {
+                    l.push_str(&format!(" header={name}:{}", value.expose()))
+                }
+                AuthConfig::Headers(list) => {
+                    for (n, v) in list {
+                        l.push_str(&format!(" headers={n}:{}", v.expose()));
+                    }
+                }
+                AuthConfig::QueryParam { name, value } => {
+                    l.push_str(&format!(" query={name}={}", value.expose()))
+                }
+                AuthConfig::OAuth(o) => l.push_str(&format!(
+                    " oauth client={:?} scopes={:?} secret={}",
+                    o.client_id,
+                    o.scopes,
+                    o.client_secret.as_ref().map(|s| s.expose()).unwrap_or("-")
+                )),
+                other => panic!("unexpected auth {other:?}"),
+            }
+            l
+        }
+        other => panic!("unexpected transport {other:?}"),
+    };
+    if let Some(d) = &s.description {
+        line.push_str(&format!(" desc={d}"));
+    }
+    if !s.policy.allowed().is_empty() {
+        line.push_str(&format!(" allow={}", s.policy.allowed().join(",")));
+    }
+    if !s.policy.denied().is_empty() {
+        line.push_str(&format!(" deny={}", s.policy.denied().join(",")));
+    }
+    if s.timeout != Duration::from_secs(30) {
+        line.push_str(&format!(" timeout={}", s.timeout.as_secs()));
+    }
+    line
+}
+
+fn summary(result: Result<Loaded, ConfigError>) -> Vec<String> {
+    match result {
+        Ok(loaded) => {
+            let mut lines: Vec<String> = loaded.config.servers.iter().map(server_line).collect();
+            if !loaded.config.enabled {
+                lines.insert(0, "disabled".into());
+            }
+            for w in &loaded.warnings {
+                lines.push(format!("warn {:?} {w}", w.kind));
+            }
+            lines
+        }
+        Err(e) => {
+            let text = e.to_string();
+            assert!(!text.contains(SECRET), "a secret leaked: {text}");
+            vec![format!("error {text}")]
+        }
+    }
+}
+
+fn check_toml(what: &str, input: &str, strict: bool, expected: &[&str]) {
+    let got = summary(Config::from_toml_str(input, &options(strict)));
+    assert_eq!(got, expected, "{what}\n--- input (strict {strict}) ---\n{input}");
+}
+
+fn check_json(what: &str, input: &str, strict: bool, expected: &[&str]) {
+    let got = summary(Config::from_json_str(input, &options(strict)));
+    assert_eq!(got, expected, "{what}\n--- input (strict {strict}) ---\n{input}");
+}
+
+#[test]
+fn toml_cases() {
+    let cases: &[(&str, &str, bool, &[&str])] = &[
+        ("no mcp_client table: no servers", "[other]\nx = 1\n", false, &[]),
+        (
+            "stdio and http, every field",
+            r#"
+[mcp_client]
+enabled = true
+[[mcp_client.servers]]
+name = " files "
+command = " npx "
+args = ["-y", "@modelcontextprotocol/server-filesystem", "./data"]
+env = { LOG_LEVEL = "info" }
+cwd = "/tmp"
+description = "Files"
+allowed_tools = [" read ", "", "read", "list"]
+disallowed_tools = ["write_file"]
+timeout_secs = 5
+[[mcp_client.servers]]
+name = "remote"
+endpoint = "  https://example.com/mcp?x=1  "
+auth = { kind = "bearer_token", token_env = "REMOTE_TOKEN" }
+"#,
+            false,
+            &[
+                "server files stdio npx|-y|@modelcontextprotocol/server-filesystem|./data env:LOG_LEVEL=info cwd:/tmp desc=Files allow=read,list deny=write_file timeout=5",
+                "server remote http https://example.com/mcp?x=1 bearer=s3cr3t-t0ken",
+            ],
+        ),
+        (
+            "a disabled client is empty",
+            "[mcp_client]\nenabled = false\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\n",
+            false,
+            &["disabled"],
+        ),
+        (
+            "disabled entries are skipped silently",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\nenabled = false\n[[mcp_client.servers]]\nenabled = false\n[[mcp_client.servers]]\nname = \"b\"\ncommand = \"y\"\n",
+            true,
+            &["server b stdio y"],
+        ),
+        (
+            "a nameless entry is skipped with its index",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\n[[mcp_client.servers]]\nname = \"  \"\ncommand = \"y\"\n",
+            false,
+            &["server a stdio x", "warn SkippedEntry server #2: the entry has no name"],
+        ),
+        (
+            "a nameless entry is an error in strict mode",
+            "[mcp_client]\n[[mcp_client.servers]]\ncommand = \"y\"\n",
+            true,
+            &["error invalid MCP configuration: server #1: the entry has no name"],
+        ),
+        (
+            "an entry without target is skipped with its name",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"t\"\ncommand = \"  \"\nendpoint = \"\"\n",
+            false,
+            &["warn SkippedEntry server \"t\": the entry has neither an endpoint nor a command"],
+        ),
+        (
+            "an entry without target is an error in strict mode",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"t\"\n",
+            true,
+            &[
+                "error invalid MCP configuration: server \"t\": the entry has neither an endpoint nor a command",
+            ],
+        ),
+        (
+            "a blank command means HTTP to the trimmed endpoint",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"h\"\ncommand = \" \"\nendpoint = \" http://127.0.0.1:1/mcp \"\n",
+            false,
+            &["server h http http://127.0.0.1:1/mcp"],
+        ),
+        (
+            "a command wins over an endpoint",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"c\"\ncommand = \"run\"\nendpoint = \"http://h/mcp\"\n",
+            false,
+            &[
+                "server c stdio run",
+                "warn Ignored server \"c\", key `endpoint`: ignored: a command is given, so the server is spawned",
+            ],
+        ),
+        (
+            "unknown keys are warnings",
+            "[mcp_client]\ncolour = 1\n[mcp_client.client_identity]\nnick = \"x\"\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"typo\"\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token = \"t\", extra = 1 }\n",
+            false,
+            &[
+                "server a stdio x",
+                "server r http http://h/ bearer=t",
+                "warn UnknownKey key `mcp_client.colour`: unknown key",
+                "warn UnknownKey key `mcp_client.client_identity.nick`: unknown key",
+                "warn UnknownKey server \"a\", key `comand`: unknown key",
+                "warn UnknownKey server \"r\", key `auth.extra`: unknown key",
+            ],
+        ),
+        (
+            "unknown keys are errors in strict mode, naming server and key",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"typo\"\n",
+            true,
+            &["error invalid MCP configuration: server \"a\", key `comand`: unknown key"],
+        ),
+        (
+            "a duplicate replaces the earlier entry in place",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"first\"\n[[mcp_client.servers]]\nname = \"b\"\ncommand = \"b\"\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"second\"\n",
+            false,
+            &[
+                "server a stdio second",
+                "server b stdio b",
+                "warn DuplicateName server \"a\": a later entry with the same name replaces the earlier one",
+            ],
+        ),
+        (
+            "a missing variable names server and key, never a value",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token_env = \"NOPE\" }\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"r\", key `auth.token_env`: the environment variable NOPE is not set",
+            ],
+        ),
+        (
+            "secrets from the environment, every kind",
+            r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "basic"
+endpoint = "http://h/"
+auth = { kind = "basic", username_env = "USER_NAME", password_env = "API_KEY" }
+[[mcp_client.servers]]
+name = "header"
+endpoint = "http://h/"
+auth = { kind = "header", name = "X-Api-Key", value_env = "API_KEY" }
+[[mcp_client.servers]]
+name = "headers"
+endpoint = "http://h/"
+auth = { kind = "headers", headers = { X-A = "1" }, headers_env = { X-B = "API_KEY" } }
+[[mcp_client.servers]]
+name = "query"
+endpoint = "http://h/"
+auth = { kind = "query_param", name = "key", value = "literal" }
+[[mcp_client.servers]]
+name = "none"
+endpoint = "http://h/"
+headers = { X-Trace = "${env:API_KEY}-${API_KEY}-${not a ref}" }
+auth = { kind = "none" }
+[[mcp_client.servers]]
+name = "oauth"
+endpoint = "http://h/"
+auth = { kind = "oauth", client_id = "cid", client_secret_env = "API_KEY", scopes = ["read"] }
+[[mcp_client.servers]]
+name = "envs"
+command = "srv"
+env = { TOKEN = "${env:REMOTE_TOKEN}" }
+"#,
+            false,
+            &[
+                "server basic http http://h/ basic=ada:k-123",
+                "server header http http://h/ header=X-Api-Key:k-123",
+                "server headers http http://h/ headers=X-A:1 headers=X-B:k-123",
+                "server query http http://h/ query=key=literal",
+                "server none http http://h/ h:X-Trace=k-123-k-123-${not a ref}",
+                "server oauth http http://h/ oauth client=Some(\"cid\") scopes=[\"read\"] secret=k-123",
+                "server envs stdio srv env:TOKEN=s3cr3t-t0ken",
+            ],
+        ),
+        (
+            "a missing variable in env names the key",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"e\"\ncommand = \"x\"\nenv = { T = \"${env:MISSING}\" }\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"e\", key `env.T`: the environment variable MISSING is not set",
+            ],
+        ),
+        (
+            "a secret given twice",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token = \"a\", token_env = \"API_KEY\" }\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"r\", key `auth.token`: give `token` or `token_env`, not both",
+            ],
+        ),
+        (
+            "a secret missing",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"header\", name = \"X\" }\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"r\", key `auth.value`: is missing (or give `value_env`)",
+            ],
+        ),
+        (
+            "an unknown auth kind",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"magic\" }\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"r\", key `auth.kind`: must be one of none, bearer_token, basic, header, headers, query_param, oauth",
+            ],
+        ),
+        (
+            "a timeout that is not a number",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout_secs = \"30\"\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"a\", key `timeout_secs`: must be a whole number of seconds from 1 to 86400",
+            ],
+        ),
+        (
+            "a zero timeout",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout_secs = 0\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"a\", key `timeout_secs`: must be a whole number of seconds from 1 to 86400",
+            ],
+        ),
+        (
+            "args that are not a list",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\nargs = \"-y\"\n",
+            false,
+            &[
+                "error invalid MCP configuration: server \"a\", key `args`: must be a list of strings",
+            ],
+        ),
+        (
+            "enabled that is not a boolean",
+            "[mcp_client]\nenabled = \"yes\"\n",
+            false,
+            &["error invalid MCP configuration: key `mcp_client.enabled`: must be true or false"],
+        ),
+        (
+            "servers that are not an array",
+            "[mcp_client]\nservers = 3\n",
+            false,
+            &[
+                "error invalid MCP configuration: key `mcp_client.servers`: must be an array of tables",
+            ],
+        ),
+        (
+            "stdio-only keys on an HTTP server are ignored with a warning",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"h\"\nendpoint = \"http://h/\"\nargs = [\"x\"]\n",
+            false,
+            &[
+                "server h http http://h/",
+                "warn Ignored server \"h\", key `args`: ignored: the server is reached over HTTP",
+            ],
+        ),
+        (
+            "invalid TOML gives a line, never the text",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\ntoken = s3cr3t-t0ken\n",
+            false,
+            &[
+                "error invalid TOML in the MCP configuration at line 4: string values must be quoted, expected literal string",
+            ],
+        ),
+    ];
+    for (what, input, strict, expected) in cases {
+        check_toml(what, input, *strict, expected);
+    }
+}
+
+#[test]
+fn json_cases() {
+    let cases: &[(&str, &str, bool, &[&str])] = &[
+        (
+            "Claude Desktop / Cursor, order kept",
+            r#"{"globalShortcut": "x", "mcpServers": {
+                "zeta": {"command": "npx", "args": ["-y", "pkg"], "env": {"K": "${env:API_KEY}"}},
+                "alpha": {"url": " https://example.com/mcp ", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}},
+                "mid": {"type": "sse", "url": "http://h/sse", "description": "old"}
+            }}"#,
+            false,
+            &[
+                "server zeta stdio npx|-y|pkg env:K=k-123",
+                "server alpha http https://example.com/mcp h:Authorization=Bearer s3cr3t-t0ken",
+                "server mid http http://h/sse desc=old",
+            ],
+        ),
+        (
+            "VS Code servers with type",
+            r#"{"inputs": [], "servers": {"web": {"type": "http", "url": "http://h/mcp"}, "local": {"type": "stdio", "command": "node", "args": ["s.js"], "cwd": "/srv"}}}"#,
+            false,
+            &["server web http http://h/mcp", "server local stdio node|s.js cwd:/srv"],
+        ),
+        (
+            "disabled entries skipped, policy and timeout read",
+            r#"{"mcpServers": {"off": {"command": "x", "disabled": true}, "off2": {"command": "x", "enabled": false},
+                "on": {"command": "y", "allowed_tools": ["a"], "disallowed_tools": ["b"], "timeout_secs": 9}}}"#,
+            true,
+            &["server on stdio y allow=a deny=b timeout=9"],
+        ),
+        (
+            "a blank name is skipped",
+            r#"{"mcpServers": {" ": {"command": "x"}, "ok": {"command": "y"}}}"#,
+            false,
+            &["server ok stdio y", "warn SkippedEntry server #1: the entry has no name"],
+        ),
+        (
+            "neither url nor command",
+            r#"{"mcpServers": {"t": {"type": "http"}}}"#,
+            false,
+            &["warn SkippedEntry server \"t\": the entry has neither a url nor a command"],
+        ),
+        (
+            "neither url nor command, strict",
+            r#"{"mcpServers": {"t": {"args": []}}}"#,
+            true,
+            &[
+                "error invalid MCP configuration: server \"t\": the entry has neither a url nor a command",
+            ],
+        ),
+        (
+            "unknown keys warn",
+            r#"{"mcpServers": {"a": {"command": "x", "envFile": ".env"}}}"#,
+            false,
+            &["server a stdio x", "warn UnknownKey server \"a\", key `envFile`: unknown key"],
+        ),
+        (
+            "unknown keys are errors in strict mode",
+            r#"{"mcpServers": {"a": {"command": "x", "envFile": ".env"}}}"#,
+            true,
+            &["error invalid MCP configuration: server \"a\", key `envFile`: unknown key"],
+        ),
+        (
+            "a bad type",
+            r#"{"mcpServers": {"a": {"command": ["x"]}}}"#,
+            false,
+            &["error invalid MCP configuration: server \"a\", key `command`: must be a string"],
+        ),
+        (
+            "an unknown transport type",
+            r#"{"mcpServers": {"a": {"type": "websocket", "url": "ws://h"}}}"#,
+            false,
+            &[
+                "error invalid MCP configuration: server \"a\", key `type`: must be \"stdio\", \"http\", \"streamable-http\" or \"sse\"",
+            ],
+        ),
+        (
+            "a missing variable in a header",
+            r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"X-Key": "${env:NOPE}"}}}}"#,
+            false,
+            &[
+                "error invalid MCP configuration: server \"a\", key `headers.X-Key`: the environment variable NOPE is not set",
+            ],
+        ),
+        (
+            "the mcp_client shape in JSON",
+            r#"{"mcp_client": {"servers": [{"name": "a", "command": "x"}, {"name": "a", "endpoint": "http://h/"}]}}"#,
+            false,
+            &[
+                "server a http http://h/",
+                "warn DuplicateName server \"a\": a later entry with the same name replaces the earlier one",
+            ],
+        ),
+        (
+            "invalid JSON gives a line",
+            "{\"mcpServers\": {\n  \"a\": {\"command\": \"s3cr3t-t0ken\",}\n}}",
+            false,
+            &["error invalid JSON in the MCP configuration at line 2: trailing comma"],
+        ),
+        ("no servers at all", "{}", false, &[]),
+        (
+            "a command wins over a url; headers are ignored for it",
+            r#"{"mcpServers": {"c": {"command": "run", "url": "http://h/", "headers": {"A": "1"}}}}"#,
+            false,
+            &[
+                "server c stdio run",
+                "warn Ignored server \"c\", key `url`: ignored: a command is given, so the server is spawned",
+                "warn Ignored server \"c\", key `headers`: ignored: headers apply to HTTP servers only",
+            ],
+        ),
+        (
+            "a non-object server map",
+            r#"{"mcpServers": ["a"]}"#,
+            false,
+            &[
+                "error invalid JSON in the MCP configuration at line 1: invalid type: sequence, expected an object of servers",
+            ],
+        ),
+    ];
+    for (what, input, strict, expected) in cases {
+        check_json(what, input, *strict, expected);
+    }
+}
+
+#[test]
+fn host_defaults_are_seeded_and_explicit_entries_win() {
+    let mut opts = options(false);
+    opts.defaults = vec![
+        ServerConfig::http("docs", "https://docs.example.com/mcp"),
+        ServerConfig::stdio("local", ServerCommand::new("local-server")),
+    ];
+    let toml = "[mcp_client]\n[[mcp_client.servers]]\nname = \"extra\"\ncommand = \"e\"\n[[mcp_client.servers]]\nname = \"docs\"\nendpoint = \"http://127.0.0.1:9/mcp\"\n";
+    let lines = summary(Config::from_toml_str(toml, &opts));
+    assert_eq!(
+        lines,
+        [
+            "server docs http http://127.0.0.1:9/mcp",
+            "server local stdio local-server",
+            "server extra stdio e",
+        ]
+    );
+    // No file section: the defaults alone.
+    assert_eq!(summary(Config::from_toml_str("", &opts)).len(), 2);
+    let json = r#"{"mcpServers": {"local": {"command": "mine"}}}"#;
+    assert_eq!(
+        summary(Config::from_json_str(json, &opts)),
+        ["server docs http https://docs.example.com/mcp", "server local stdio mine"]
+    );
+    // A disabled client drops the defaults too.
+    let off = summary(Config::from_toml_str("[mcp_client]\nenabled = false\n", &opts));
+    assert_eq!(off, ["disabled"]);
+}
+
+#[test]
+fn client_identity_defaults_per_field() {
+    let mut opts = options(false);
+    opts.client_identity = ClientIdentity::new("host", "1.2.3");
+    let loaded = Config::from_toml_str("[mcp_client]\n", &opts).unwrap();
+    assert_eq!(loaded.config.client_identity, ClientIdentity::new("host", "1.2.3"));
+    let toml = "[mcp_client.client_identity]\nname = \"my-host\"\ntitle = \"My Host\"\n";
+    let identity = Config::from_toml_str(toml, &opts).unwrap().config.client_identity;
+    assert_eq!(identity.name, "my-host");
+    assert_eq!(identity.title.as_deref(), Some("My Host"));
+    assert_eq!(identity.version, "1.2.3");
+    let imp = identity.to_implementation();
+    assert_eq!((imp.name.as_str(), imp.version.as_str()), ("my-host", "1.2.3"));
+    let err = Config::from_toml_str("[mcp_client.client_identity]\nname = \" \"\n", &opts);
+    assert!(err.unwrap_err().to_string().contains("client_identity.name"));
+}
+
+#[test]
+fn debug_never_shows_secrets() {
+    let toml = r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "r"
+endpoint = "https://example.com/mcp?key=abc"
+headers = { X-Other = "${env:REMOTE_TOKEN}" }
+auth = { kind = "bearer_token", token_env = "REMOTE_TOKEN" }
+[[mcp_client.servers]]
+name = "s"
+command = "x"
+env = { TOKEN = "${REMOTE_TOKEN}" }
+"#;
+    let loaded = Config::from_toml_str(toml, &options(false)).unwrap();
+    let debug = format!("{loaded:?}");
+    assert!(!debug.contains(SECRET), "{debug}");
+    assert!(!debug.contains("key=abc"), "{debug}");
+    assert!(debug.contains("TOKEN") && debug.contains("X-Other"), "{debug}");
+}
+
+#[test]
+fn files_are_read_by_extension() {
+    let dir = std::env::temp_dir().join(format!("mcp-registry-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("mcp.toml");
+    std::fs::write(&toml, "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\n")
+        .unwrap();
+    let json = dir.join("claude_desktop_config.JSON");
+    std::fs::write(&json, r#"{"mcpServers": {"b": {"command": "y"}}}"#).unwrap();
+    assert_eq!(summary(Config::load(&toml, &options(false))), ["server a stdio x"]);
+    assert_eq!(summary(Config::load(&json, &options(false))), ["server b stdio y"]);
+    let missing = Config::load(&dir.join("nope.toml"), &options(false)).unwrap_err();
+    assert!(matches!(missing, ConfigError::Io { .. }), "{missing}");
+    assert!(missing.to_string().contains("nope.toml"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn warnings_carry_kind_and_location() {
+    let toml = "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\nbogus = 1\n";
+    let loaded = Config::from_toml_str(toml, &options(false)).unwrap();
+    let w = &loaded.warnings[0];
+    assert_eq!(w.kind, WarningKind::UnknownKey);
+    assert_eq!(w.location.server.as_deref(), Some("a"));
+    assert_eq!(w.location.index, Some(0));
+    assert_eq!(w.location.key.as_deref(), Some("bogus"));
+}

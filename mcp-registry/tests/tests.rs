@@ -1,0 +1,11 @@
+//! The registry's tests: configuration and policy as data, then the
+//! registry against several testkit servers at once.
+
+#[path = "it/config.rs"]
+mod config;
+#[path = "it/policy.rs"]
+mod policy;
+#[path = "it/registry.rs"]
+mod registry;
+#[path = "it/spec.rs"]
+mod spec;
