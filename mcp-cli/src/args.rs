@@ -1,6 +1,12 @@
 //! The command line, parsed by hand: options may come anywhere before `--`.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long `mcpc login` waits for the user by default.
+pub(crate) const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+/// The longest `--timeout` accepted (one hour).
+const MAX_LOGIN_TIMEOUT: u64 = 3600;
 
 /// The help text.
 pub(crate) const USAGE: &str = "\
@@ -12,7 +18,9 @@ Usage:
   mcpc [options] call [SERVER] TOOL [key=value ...] [--json '{...}']
                                               call a tool
   mcpc [options] ping [SERVER]                round trip to a server
-  mcpc [options] login SERVER                 OAuth login (not available in this build yet)
+  mcpc [options] login SERVER [--timeout SECS]
+                                              OAuth login in the browser; the tokens are kept
+                                              for later runs (default timeout 300 s)
 
 SERVER may be left out when there is only one server (as with --server).
 
@@ -81,6 +89,12 @@ pub(crate) struct Cli {
     pub(crate) progress: ProgressMode,
     pub(crate) strict: bool,
     pub(crate) json: Option<String>,
+    /// `--timeout SECS` of `login`.
+    pub(crate) login_timeout: Duration,
+    /// The hidden `--headless` of `login` (tests and CI): the authorization
+    /// URL is fetched and its redirect read instead of asking a person, for
+    /// authorization servers that approve at once.
+    pub(crate) headless: bool,
     pub(crate) command: Command,
 }
 
@@ -95,8 +109,11 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
         progress: ProgressMode::Auto,
         strict: false,
         json: None,
+        login_timeout: DEFAULT_LOGIN_TIMEOUT,
+        headless: false,
         command: Command::Help,
     };
+    let mut login_option = None;
     let mut positional = Vec::new();
     let mut args = args.into_iter();
     let mut help = false;
@@ -128,6 +145,22 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
             "--server" => cli.server = Some(value("a URL or a command")?),
             "-H" | "--header" => cli.headers.push(value("'Name: value'")?),
             "--json" => cli.json = Some(value("a JSON object")?),
+            "--timeout" => {
+                let v = value("a number of seconds")?;
+                cli.login_timeout = match v.parse::<u64>() {
+                    Ok(n) if (1..=MAX_LOGIN_TIMEOUT).contains(&n) => Duration::from_secs(n),
+                    _ => {
+                        return Err(format!(
+                            "--timeout must be a number of seconds from 1 to {MAX_LOGIN_TIMEOUT}, not {v:?}"
+                        ));
+                    }
+                };
+                login_option = Some("--timeout");
+            }
+            "--headless" => {
+                cli.headless = true;
+                login_option = Some("--headless");
+            }
             "--output" => {
                 cli.output = match value("text or json")?.as_str() {
                     "text" => Output::Text,
@@ -188,6 +221,9 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
     if cli.json.is_some() && !matches!(cli.command, Command::Call(_)) {
         return Err("--json is for call only".into());
     }
+    if let Some(option) = login_option.filter(|_| !matches!(cli.command, Command::Login(_))) {
+        return Err(format!("{option} is for login only"));
+    }
     Ok(cli)
 }
 
@@ -226,6 +262,11 @@ mod tests {
         assert_eq!(cli.output, Output::Json);
         assert_eq!(cli.progress, ProgressMode::Never);
         assert!(cli.strict);
+        assert_eq!(cli.login_timeout, DEFAULT_LOGIN_TIMEOUT);
+        assert!(!cli.headless);
+        let cli = parse_str("login remote --timeout 20 --headless").unwrap();
+        assert_eq!(cli.login_timeout, Duration::from_secs(20));
+        assert!(cli.headless);
         let cli = parse(
             ["--server", "http://h/mcp", "-H", "A: 1", "--header=B: 2", "tools"].map(String::from),
         )
@@ -249,6 +290,11 @@ mod tests {
             "--bogus tools",
             "--config",
             "tools --json {}",
+            "tools --timeout 5",
+            "ping --headless",
+            "login remote --timeout 0",
+            "login remote --timeout soon",
+            "login remote --timeout 3601",
         ] {
             assert!(parse_str(line).is_err(), "{line:?} should be refused");
         }

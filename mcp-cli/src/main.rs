@@ -27,8 +27,27 @@
 //! configuration error, 3 connection, protocol or authorization failure,
 //! 130 interrupted (Ctrl-C; the servers are closed first).
 //!
-//! `mcpc login` needs the OAuth runtime (`mcp-auth`), which is not in this
-//! build yet: it fails with a message saying so.
+//! # OAuth
+//!
+//! Servers configured with `auth = { kind = "oauth", ... }` need a login
+//! once: `mcpc login SERVER` listens on `http://127.0.0.1:<random
+//! port>/callback` (`mcp-auth`'s loopback handler), prints the
+//! authorization URL on stderr ("Open this URL to log in: ..."), and also
+//! tries to open it in the browser (`open` on macOS, `xdg-open` elsewhere
+//! on Unix when a display is set; spawned without a shell, output
+//! discarded, failure ignored; `MCPC_NO_BROWSER=1` turns this off). It waits
+//! at most `--timeout SECS` (default 300) for the browser's redirect, then
+//! exchanges the code and keeps the tokens in
+//! `$XDG_DATA_HOME/mcpc/oauth` (else `~/.local/share/mcpc/oauth`; on macOS
+//! `~/Library/Application Support/mcpc/oauth`, on Windows
+//! `%APPDATA%\mcpc\oauth`), one file per server and issuer, `0600`. It
+//! prints `logged in to SERVER`. Later commands use and refresh the stored
+//! tokens; when a server needs a new login they fail (exit 3) with "run
+//! `mcpc login SERVER`" instead of prompting in the middle of a call.
+//!
+//! The hidden `login --headless` option is for tests and CI only: instead
+//! of a browser it fetches the authorization URL itself and reads the
+//! redirect (authorization servers that approve at once).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -39,14 +58,16 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow};
+use mcp_auth::loopback::LoopbackHandler;
+use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::{JsonObject, Tool};
 use mcp_registry::{
-    ClientIdentity, Config, DefaultConnector, LoadOptions, Registry, RegistryOptions, ServerConfig,
-    TransportConfig, Warning, parse_server_spec,
+    ClientIdentity, Config, DefaultConnector, LoadOptions, OAuthHandler, Registry, RegistryOptions,
+    ServerConfig, TransportConfig, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_stdio::ServerCommand;
 use serde_json::{Value, json};
@@ -200,6 +221,12 @@ fn build_registry(cli: &Cli) -> Result<(Registry, Vec<Warning>), Failure> {
     let identity = ClientIdentity::new("mcpc", VERSION);
     let mut connector = DefaultConnector::default();
     connector.host_name = "mcpc".into();
+    // No handler during normal commands: a server that needs a login says
+    // so (with the command below) instead of prompting mid-call.
+    connector.token_store = Some(match default_token_dir("mcpc") {
+        Some(dir) => Arc::new(FileTokenStore::new(dir)) as Arc<dyn TokenStore>,
+        None => Arc::new(MemoryTokenStore::new()),
+    });
     let (config, warnings) = if let Some(spec) = &cli.server {
         if cli.config.is_some() {
             return Err(Failure::usage("give --config or --server, not both"));
@@ -228,7 +255,9 @@ fn build_registry(cli: &Cli) -> Result<(Registry, Vec<Warning>), Failure> {
             .with_description("the demo server built into mcpc (mcp-testkit)");
         (Config { enabled: true, client_identity: identity, servers: vec![demo] }, Vec::new())
     };
-    let registry = Registry::new(config, RegistryOptions::with_connector(connector));
+    let mut options = RegistryOptions::with_connector(connector);
+    options.login_command = Some("mcpc login {server}".into());
+    let registry = Registry::new(config, options);
     Ok((registry, warnings))
 }
 
@@ -289,14 +318,70 @@ async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
                     "server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log in to"
                 )));
             }
-            Err(Failure {
-                code: EXIT_CONNECTION,
-                error: anyhow!(
-                    "OAuth login for server {server:?} is not available in this build yet (the OAuth runtime, mcp-auth, has not landed)"
-                ),
-            })
+            login(cli, registry, server).await
         }
         Command::Help | Command::Version | Command::DemoServer => Ok(0),
+    }
+}
+
+/// How long the token exchanges of a login may take beyond the user's
+/// part (`--timeout`).
+const LOGIN_GRACE: Duration = Duration::from_secs(60);
+
+/// `mcpc login SERVER`: the loopback handler (or the hidden headless one),
+/// the tokens into the file store.
+async fn login(cli: &Cli, registry: &Registry, server: &str) -> Result<u8, Failure> {
+    let handler = if cli.headless {
+        OAuthHandler::Headless(None)
+    } else {
+        let handler = LoopbackHandler::bind(cli.login_timeout)
+            .await
+            .map_err(|e| Failure { code: EXIT_CONNECTION, error: anyhow!("{e}") })?
+            .on_url(|url| {
+                eprintln!("Open this URL to log in:\n  {url}");
+                open_browser(url);
+            });
+        OAuthHandler::Custom(Arc::new(handler))
+    };
+    registry
+        .login(server, Some(handler), cli.login_timeout + LOGIN_GRACE)
+        .await
+        .map_err(Failure::registry)?;
+    match cli.output {
+        Output::Text => emit(&format!("logged in to {server}")),
+        Output::Json => emit(&json!({"server": server, "logged_in": true}).to_string()),
+    }
+    Ok(0)
+}
+
+/// Opens `url` in the browser when that is cheap: `open` on macOS,
+/// `xdg-open` on other Unix systems with a display, spawned without a
+/// shell, its output discarded, any failure ignored (the URL is printed
+/// anyway). Off with `MCPC_NO_BROWSER`, and on other platforms.
+fn open_browser(url: &str) {
+    if std::env::var_os("MCPC_NO_BROWSER").is_some_and(|v| !v.is_empty()) {
+        return;
+    }
+    let program = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(unix)
+        && (std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some())
+    {
+        "xdg-open"
+    } else {
+        return;
+    };
+    let spawned = std::process::Command::new(program)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut child) = spawned {
+        // Reaped in the background; the login does not wait for it.
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
     }
 }
 

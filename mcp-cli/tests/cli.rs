@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_testkit::oauth::FakeAuthServer;
 use mcp_testkit::{HttpConfig, serve_http};
 use serde_json::Value;
 
@@ -60,6 +61,8 @@ impl Sandbox {
             .current_dir(&self.dir)
             .env("HOME", &self.dir)
             .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
+            .env("XDG_DATA_HOME", self.dir.join("data"))
+            .env("MCPC_NO_BROWSER", "1")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -376,20 +379,87 @@ fn the_user_config_dir_is_used_when_there_is_no_local_file() {
 }
 
 #[test]
-fn login_needs_the_oauth_runtime() {
+fn login_failures_exit_3_or_2() {
     let s = Sandbox::new("login");
     s.write(
         "mcp.toml",
         "[mcp_client]\n[[mcp_client.servers]]\nname = \"remote\"\nendpoint = \"http://127.0.0.1:1/mcp\"\nauth = { kind = \"oauth\", scopes = [\"read\"] }\n",
     );
-    let r = s.run(&["login", "remote"]);
+    let r = s.run(&["login", "remote", "--timeout", "5"]);
     assert_eq!(r.code, 3, "{r:?}");
-    assert!(r.stderr.contains("not available in this build yet"), "{r:?}");
-    let r = s.run(&["tools", "remote"]);
-    assert_eq!(r.code, 3, "{r:?}");
-    assert!(r.stderr.contains("uses OAuth, which is not available in this build yet"), "{r:?}");
+    assert!(r.stderr.contains("remote"), "{r:?}");
+    assert!(!r.stdout.contains("logged in"), "{r:?}");
     let r = s.run(&["login", "elsewhere"]);
     assert_eq!(r.code, 2, "{r:?}");
+    let r = s.run(&["tools", "remote", "--headless"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--headless is for login only"), "{r:?}");
+}
+
+#[test]
+fn login_then_tools_reuse_the_stored_token() {
+    const TOKEN: &str = "cli-oauth-access-token-9";
+    let s = Sandbox::new("oauth");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (auth, http) = rt.block_on(async {
+        let auth = FakeAuthServer::start(TOKEN).await.unwrap();
+        let http = serve_http(HttpConfig {
+            require_auth: Some(TOKEN.into()),
+            challenge: Some(auth.challenge()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        auth.set_resource(http.url());
+        (auth, http)
+    });
+    s.write(
+        "mcp.toml",
+        &format!(
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"remote\"\nendpoint = \"{}\"\nauth = {{ kind = \"oauth\" }}\n",
+            http.url()
+        ),
+    );
+    let clean = |r: &Run| assert!(!r.stdout.contains(TOKEN) && !r.stderr.contains(TOKEN), "{r:?}");
+
+    // Before the login: the command to run, exit 3, no prompt.
+    let r = s.run(&["tools", "remote"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("needs an OAuth login: run `mcpc login remote`"), "{r:?}");
+    assert!(!r.stderr.contains("Open this URL"), "{r:?}");
+    clean(&r);
+    assert_eq!(auth.tokens_issued(), 0);
+
+    let r = s.run(&["login", "remote", "--headless", "--timeout", "30"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "logged in to remote\n"), "{r:?}");
+    clean(&r);
+    assert_eq!(auth.tokens_issued(), 1);
+
+    // The token file, in the sandbox's data directory, 0600.
+    let dir = s.dir.join("data").join("mcpc").join("oauth");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+
+    // Later runs use the stored token: no new authorization.
+    let r = s.run(&["tools", "remote"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("echo"), "{r:?}");
+    clean(&r);
+    let r = s.run(&["call", "remote", "echo", "message=authorized"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "authorized\n"), "{r:?}");
+    clean(&r);
+    let r = s.run(&["--output", "json", "login", "remote", "--headless"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v, serde_json::json!({"server": "remote", "logged_in": true}));
+    assert_eq!(auth.tokens_issued(), 1);
+    rt.block_on(http.shutdown());
 }
 
 #[test]

@@ -79,8 +79,9 @@ impl Default for ClientIdentity {
 
 /// The OAuth settings of a server (`auth = { kind = "oauth", ... }`).
 ///
-/// Parsed and kept; the OAuth flow itself is `mcp-auth`'s, which this build
-/// does not include yet.
+/// [`DefaultConnector`](crate::DefaultConnector) maps it onto `mcp-http`'s
+/// OAuth options (the flow is `mcp-auth`'s); `scopes` are kept but not sent
+/// (the server's challenge and metadata decide).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OAuthConfig {
@@ -88,7 +89,9 @@ pub struct OAuthConfig {
     pub client_id: Option<String>,
     /// Its secret (`client_secret` or `client_secret_env`).
     pub client_secret: Option<Secret>,
-    /// The scopes to ask for (`scopes`); empty means what the server says.
+    /// The scopes listed in the configuration (`scopes`). Not sent in this
+    /// build: `mcp-auth` asks for what the server's challenge and metadata
+    /// name.
     pub scopes: Vec<String>,
     /// A Client ID Metadata Document URL (`client_metadata_url`).
     pub client_metadata_url: Option<String>,

@@ -193,6 +193,24 @@ impl TransportError {
         }
     }
 
+    /// Whether the OAuth flow needed the user (a new authorization) and no
+    /// authorization handler was set to ask them: the host should run its
+    /// login ([`Registry::login`](crate::Registry::login)).
+    pub fn is_login_required(&self) -> bool {
+        match self {
+            TransportError::Http(e) => match &**e {
+                mcp_http::Error::Auth { source, .. } => matches!(
+                    &**source,
+                    // mcp-auth's words when the authorization code grant has
+                    // no handler (checked by the registry's OAuth tests).
+                    mcp_http::mcp_auth::Error::Handler(m) if m == NO_HANDLER
+                ),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Whether the server refused the credentials (HTTP 401, or 403 for a
     /// missing scope).
     pub fn is_unauthorized(&self) -> bool {
@@ -238,6 +256,10 @@ impl From<mcp_http::Error> for TransportError {
     }
 }
 
+/// What `mcp-auth` says when a new authorization is needed and no handler
+/// is set.
+const NO_HANDLER: &str = "no authorization handler configured";
+
 /// Why a registry operation failed.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -264,10 +286,41 @@ pub enum Error {
         /// The tool.
         tool: String,
     },
-    /// The server uses OAuth, which this build cannot do yet.
+    /// The host's [`Connector`](crate::Connector) cannot run an OAuth login
+    /// (its [`login`](crate::Connector::login) is not implemented).
     OAuthUnavailable {
         /// The server.
         server: String,
+    },
+    /// A login was asked for a server that is not configured for OAuth.
+    NotOAuth {
+        /// The server.
+        server: String,
+    },
+    /// The OAuth server needs a new authorization by the user (no usable
+    /// stored token) and no authorization handler was set: the host runs
+    /// its login ([`Registry::login`](crate::Registry::login)) first.
+    LoginRequired {
+        /// The server.
+        server: String,
+        /// The host's login command for it
+        /// ([`RegistryOptions::login_command`](crate::RegistryOptions::login_command)).
+        command: Option<String>,
+    },
+    /// The OAuth login failed (the source never holds a token, a secret or
+    /// a code).
+    Login {
+        /// The server.
+        server: String,
+        /// What failed.
+        source: mcp_http::mcp_auth::Error,
+    },
+    /// The OAuth login did not finish in time.
+    LoginTimeout {
+        /// The server.
+        server: String,
+        /// How long it waited.
+        after: Duration,
     },
     /// Connecting (spawning, or the handshake) took longer than allowed.
     ConnectTimeout {
@@ -294,6 +347,10 @@ impl Error {
             | Error::ToolNotAllowed { server, .. }
             | Error::UnknownTool { server, .. }
             | Error::OAuthUnavailable { server }
+            | Error::NotOAuth { server }
+            | Error::LoginRequired { server, .. }
+            | Error::Login { server, .. }
+            | Error::LoginTimeout { server, .. }
             | Error::ConnectTimeout { server, .. }
             | Error::Transport { server, .. } => Some(server),
         }
@@ -309,6 +366,7 @@ impl Error {
                 | Error::UnknownServer { .. }
                 | Error::ToolNotAllowed { .. }
                 | Error::UnknownTool { .. }
+                | Error::NotOAuth { .. }
         )
     }
 
@@ -335,7 +393,25 @@ impl fmt::Display for Error {
             }
             Error::OAuthUnavailable { server } => write!(
                 f,
-                "MCP server {server:?} uses OAuth, which is not available in this build yet"
+                "MCP server {server:?} uses OAuth, but this host's connector cannot run an OAuth login"
+            ),
+            Error::NotOAuth { server } => write!(
+                f,
+                "MCP server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log in to"
+            ),
+            Error::LoginRequired { server, command: Some(command) } => {
+                write!(f, "MCP server {server:?} needs an OAuth login: run `{command}`")
+            }
+            Error::LoginRequired { server, command: None } => {
+                write!(f, "MCP server {server:?} needs an OAuth login first")
+            }
+            Error::Login { server, source } => {
+                write!(f, "OAuth login to MCP server {server:?} failed: {source}")
+            }
+            Error::LoginTimeout { server, after } => write!(
+                f,
+                "OAuth login to MCP server {server:?} did not finish within {}s",
+                after.as_secs()
             ),
             Error::ConnectTimeout { server, after } => {
                 write!(f, "MCP server {server:?} did not start within {:.1}s", after.as_secs_f64())
@@ -353,6 +429,7 @@ impl std::error::Error for Error {
         match self {
             Error::Config(e) => Some(e),
             Error::Transport { source, .. } => Some(source),
+            Error::Login { source, .. } => Some(source),
             _ => None,
         }
     }

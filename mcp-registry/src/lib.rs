@@ -32,9 +32,25 @@
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
 //! writes to stdout, and never puts a secret in an error, a log or a `Debug`
-//! output ([`Secret`]). OAuth servers are parsed (`auth = { kind = "oauth" }`)
-//! but not yet connected: the OAuth runtime (`mcp-auth`) is not in this
-//! build, and such servers fail with [`Error::OAuthUnavailable`].
+//! output ([`Secret`]).
+//!
+//! ## OAuth servers
+//!
+//! `auth = { kind = "oauth", ... }` servers connect through `mcp-http`'s
+//! OAuth (`mcp-auth`, re-exported as [`mcp_auth`]): [`DefaultConnector`]
+//! maps `client_id` and the secret (`client_secret_basic`) to a
+//! pre-registered client, `client_metadata_url` to the Client ID Metadata
+//! Document URL, and `redirect_uri` to the headless handler's redirect URI;
+//! `scopes` are not sent (`mcp-auth` asks for what the server's challenge
+//! and metadata name). Tokens are kept in a [`mcp_auth::FileTokenStore`]
+//! ([`default_token_dir`], `0600`) unless the host sets
+//! [`DefaultConnector::token_store`]. During normal calls nobody is asked to
+//! authorize ([`DefaultConnector::oauth_handler`] is [`OAuthHandler::None`]
+//! by default): stored tokens are used and refreshed, and a server that
+//! needs a new login fails with [`Error::LoginRequired`], naming the host's
+//! [`RegistryOptions::login_command`]. The host runs the login explicitly
+//! with [`Registry::login`] and a handler (a browser and `mcp-auth`'s
+//! loopback listener, or [`OAuthHandler::Headless`] in tests).
 //!
 //! ## Example
 //!
@@ -79,8 +95,11 @@ pub use config::{
     OAuthConfig, Secret, ServerConfig, TransportConfig,
 };
 pub use error::{ConfigError, Error, Location, TransportError, Warning, WarningKind};
+pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use policy::ToolPolicy;
-pub use registry::{Connector, DefaultConnector, Registry, RegistryOptions, ServerResult};
+pub use registry::{
+    Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, default_token_dir,
+};
 pub use spec::{SpecError, parse_server_spec};
 pub use transport::{AuthorizationInfo, DynTransport, Transport};
 

@@ -7,12 +7,17 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use futures_util::StreamExt;
-use mcp_http::{HttpClient, HttpOptions, StaticAuth};
+use mcp_http::mcp_auth::{
+    self, ClientRegistration, FileTokenStore, TokenEndpointAuthMethod, TokenStore,
+};
+use mcp_http::{HttpClient, HttpOptions, OAuthHandler, OAuthOptions, StaticAuth};
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
 use mcp_stdio::{StdioClient, StdioOptions};
 
-use crate::config::{AuthConfig, ClientIdentity, Config, ServerConfig, TransportConfig};
+use crate::config::{
+    AuthConfig, ClientIdentity, Config, OAuthConfig, ServerConfig, TransportConfig,
+};
 use crate::error::{ConfigError, Error, Location, TransportError};
 use crate::transport::{AuthorizationInfo, DynTransport};
 
@@ -35,11 +40,34 @@ pub trait Connector: Send + Sync + fmt::Debug {
         server: &'a ServerConfig,
         identity: &'a ClientIdentity,
     ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>>;
+
+    /// Runs an explicit OAuth login for `server` (see [`Registry::login`]):
+    /// `handler` completes the user's part (`None`: the connector's own).
+    /// The default refuses with [`Error::OAuthUnavailable`]: a connector
+    /// with OAuth support overrides it.
+    fn login<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        identity: &'a ClientIdentity,
+        handler: Option<OAuthHandler>,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        let _ = (identity, handler);
+        Box::pin(async move { Err(Error::OAuthUnavailable { server: server.name.clone() }) })
+    }
 }
 
 /// The built-in transports: [`StdioClient`] for a command, [`HttpClient`]
-/// for an endpoint. OAuth servers get [`Error::OAuthUnavailable`] (the OAuth
-/// runtime is not in this build yet).
+/// for an endpoint.
+///
+/// OAuth servers (`auth = { kind = "oauth" }`) get [`HttpOptions::oauth`]:
+/// the configured `client_id` (with its secret: `client_secret_basic`) as a
+/// pre-registered client, the `client_metadata_url` as the Client ID
+/// Metadata Document URL, the client name from the [`ClientIdentity`], and
+/// the tokens in [`token_store`](Self::token_store). Who completes the
+/// user's part is [`oauth_handler`](Self::oauth_handler): by default
+/// nobody, so a server that needs a new authorization in the middle of a
+/// call fails with [`Error::LoginRequired`] instead of prompting; the host
+/// runs [`Registry::login`] with a handler first.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DefaultConnector {
@@ -52,6 +80,16 @@ pub struct DefaultConnector {
     /// The host's answers to server requests (roots, sampling,
     /// elicitation).
     pub handlers: Handlers,
+    /// Who completes the user's part of an OAuth authorization during
+    /// normal use ([`OAuthHandler::None`] by default: stored tokens and
+    /// refresh only, a needed login is [`Error::LoginRequired`]). With
+    /// [`OAuthHandler::Headless`] and no redirect URI, the server's
+    /// configured `redirect_uri` is used.
+    pub oauth_handler: OAuthHandler,
+    /// Where OAuth tokens are kept between runs. `None` (the default): a
+    /// [`FileTokenStore`] in [`default_token_dir`]`("mcp-registry")`, or in
+    /// memory when no such directory can be found.
+    pub token_store: Option<Arc<dyn TokenStore>>,
 }
 
 impl Default for DefaultConnector {
@@ -60,8 +98,131 @@ impl Default for DefaultConnector {
             host_name: "this application".into(),
             discover_path: true,
             handlers: Handlers::default(),
+            oauth_handler: OAuthHandler::None,
+            token_store: None,
         }
     }
+}
+
+/// The directory where `app` keeps OAuth tokens by default:
+/// `$XDG_DATA_HOME/<app>/oauth` when `XDG_DATA_HOME` is set (on every
+/// platform, so tests and sandboxes can redirect it), else
+/// `%APPDATA%\<app>\oauth` on Windows,
+/// `~/Library/Application Support/<app>/oauth` on macOS and
+/// `~/.local/share/<app>/oauth` elsewhere. `None` when neither the variable
+/// nor a home directory is known.
+pub fn default_token_dir(app: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = if let Some(d) = var("XDG_DATA_HOME") {
+        d
+    } else if cfg!(windows) {
+        var("APPDATA")?
+    } else if cfg!(target_os = "macos") {
+        var("HOME")?.join("Library").join("Application Support")
+    } else {
+        var("HOME")?.join(".local").join("share")
+    };
+    Some(base.join(app).join("oauth"))
+}
+
+impl DefaultConnector {
+    /// The token store: the host's, else the default file store.
+    fn store(&self) -> Option<Arc<dyn TokenStore>> {
+        if let Some(store) = &self.token_store {
+            return Some(store.clone());
+        }
+        let dir = default_token_dir("mcp-registry")?;
+        Some(Arc::new(FileTokenStore::new(dir)))
+    }
+
+    /// The HTTP options of an endpoint server; `handler` overrides
+    /// [`oauth_handler`](Self::oauth_handler) for an OAuth server.
+    fn http_options(
+        &self,
+        server: &ServerConfig,
+        identity: &ClientIdentity,
+        headers: &[(String, crate::Secret)],
+        auth: &AuthConfig,
+        handler: Option<OAuthHandler>,
+    ) -> Result<HttpOptions, Error> {
+        let mut options = HttpOptions::new(server.name.clone());
+        options.client_info = identity.to_implementation();
+        options.request_timeout = server.timeout;
+        options.handlers = self.handlers.clone();
+        if let AuthConfig::OAuth(oauth) = auth {
+            if !headers.is_empty() {
+                return Err(invalid_auth(
+                    server,
+                    "headers",
+                    "`headers` cannot be combined with OAuth",
+                ));
+            }
+            let handler = handler.unwrap_or_else(|| self.oauth_handler.clone());
+            options.oauth = Some(oauth_options(server, identity, oauth, handler, self.store())?);
+        } else {
+            options.auth = static_auth(server, headers, auth)?;
+        }
+        Ok(options)
+    }
+}
+
+/// A configuration error at `auth.<key>` of `server`.
+fn invalid_auth(server: &ServerConfig, key: &str, reason: &str) -> Error {
+    Error::Config(ConfigError::Invalid {
+        location: Location {
+            server: Some(server.name.clone()),
+            index: None,
+            key: Some(format!("auth.{key}")),
+        },
+        reason: reason.into(),
+    })
+}
+
+/// The registry's OAuth settings as the HTTP transport's [`OAuthOptions`].
+/// `scopes` are not sent: `mcp-auth` asks for what the server's challenge
+/// and metadata name.
+fn oauth_options(
+    server: &ServerConfig,
+    identity: &ClientIdentity,
+    oauth: &OAuthConfig,
+    handler: OAuthHandler,
+    store: Option<Arc<dyn TokenStore>>,
+) -> Result<OAuthOptions, Error> {
+    let mut config = mcp_auth::OAuthConfig::new(String::new(), identity.name.clone());
+    if let Some(url) = &oauth.client_metadata_url {
+        config = config
+            .with_client_metadata_url(url.clone())
+            .map_err(|e| invalid_auth(server, "client_metadata_url", &e.to_string()))?;
+    }
+    match (&oauth.client_id, &oauth.client_secret) {
+        (Some(id), Some(secret)) => {
+            config = config.with_pre_registered(ClientRegistration::confidential(
+                id.clone(),
+                secret.expose(),
+                TokenEndpointAuthMethod::ClientSecretBasic,
+            ));
+        }
+        (Some(id), None) => {
+            config = config.with_pre_registered(ClientRegistration::public(id.clone()))
+        }
+        (None, Some(_)) => {
+            return Err(invalid_auth(
+                server,
+                "client_secret",
+                "a client secret needs a `client_id`",
+            ));
+        }
+        (None, None) => {}
+    }
+    let handler = match (handler, &oauth.redirect_uri) {
+        (OAuthHandler::Headless(None), Some(uri)) => OAuthHandler::Headless(Some(uri.clone())),
+        (h, _) => h,
+    };
+    let mut options = OAuthOptions::from_config(config);
+    options.handler = handler;
+    options.store = store;
+    Ok(options)
 }
 
 impl Connector for DefaultConnector {
@@ -87,16 +248,51 @@ impl Connector for DefaultConnector {
                     Ok(Arc::new(client) as Arc<dyn DynTransport>)
                 }
                 TransportConfig::Http { endpoint, headers, auth } => {
-                    let mut options = HttpOptions::new(server.name.clone());
-                    options.client_info = identity.to_implementation();
-                    options.request_timeout = server.timeout;
-                    options.handlers = self.handlers.clone();
-                    options.auth = static_auth(server, headers, auth)?;
+                    let options = self.http_options(server, identity, headers, auth, None)?;
                     let client = HttpClient::connect(endpoint, options)
                         .map_err(|e| transport_error(e.into()))?;
                     Ok(Arc::new(client) as Arc<dyn DynTransport>)
                 }
             }
+        })
+    }
+
+    fn login<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        identity: &'a ClientIdentity,
+        handler: Option<OAuthHandler>,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            let TransportConfig::Http { endpoint, headers, auth: auth @ AuthConfig::OAuth(_) } =
+                &server.transport
+            else {
+                return Err(Error::NotOAuth { server: server.name.clone() });
+            };
+            let options = self.http_options(server, identity, headers, auth, handler)?;
+            let client = HttpClient::connect(endpoint, options)
+                .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
+            let name = server.name.clone();
+            // The handshake runs the flow on the server's own 401 (its
+            // challenge names the metadata and the scope); a server that
+            // let the handshake through without a token is asked through
+            // the well-known metadata instead.
+            let result = match client.initialize().await {
+                Ok(_) => match client.oauth() {
+                    Some(oauth) if oauth.authorization_header().is_none() => oauth
+                        .authorize(None)
+                        .await
+                        .map(drop)
+                        .map_err(|source| Error::Login { server: name, source }),
+                    _ => Ok(()),
+                },
+                Err(mcp_http::Error::Auth { source, .. }) => {
+                    Err(Error::Login { server: name, source: *source })
+                }
+                Err(e) => Err(Error::Transport { server: name, source: e.into() }),
+            };
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, client.close()).await;
+            result
         })
     }
 }
@@ -128,7 +324,7 @@ fn static_auth(
             Some(StaticAuth::Query { name: name.clone(), value: value.expose().to_owned() })
         }
         AuthConfig::OAuth(_) => {
-            return Err(Error::OAuthUnavailable { server: server.name.clone() });
+            return Err(invalid_auth(server, "kind", "OAuth is not a static credential"));
         }
     };
     if list.is_empty() {
@@ -170,11 +366,18 @@ pub struct RegistryOptions {
     pub max_concurrency: usize,
     /// Builds each server's transport ([`DefaultConnector`] by default).
     pub connector: Arc<dyn Connector>,
+    /// The host's login command, shown in [`Error::LoginRequired`]; `{server}`
+    /// is replaced with the server's name (e.g. `"mcpc login {server}"`).
+    pub login_command: Option<String>,
 }
 
 impl Default for RegistryOptions {
     fn default() -> Self {
-        RegistryOptions { max_concurrency: 8, connector: Arc::new(DefaultConnector::default()) }
+        RegistryOptions {
+            max_concurrency: 8,
+            connector: Arc::new(DefaultConnector::default()),
+            login_command: None,
+        }
     }
 }
 
@@ -190,6 +393,7 @@ impl fmt::Debug for RegistryOptions {
         f.debug_struct("RegistryOptions")
             .field("max_concurrency", &self.max_concurrency)
             .field("connector", &self.connector)
+            .field("login_command", &self.login_command)
             .finish()
     }
 }
@@ -305,9 +509,7 @@ impl Registry {
         let limit = server.timeout + CONNECT_GRACE;
         let connect = async {
             let conn = self.options.connector.connect(server, &self.identity).await?;
-            conn.initialize()
-                .await
-                .map_err(|source| Error::Transport { server: server.name.clone(), source })?;
+            conn.initialize().await.map_err(|source| self.transport_error(server, source))?;
             Ok::<_, Error>(conn)
         };
         let conn = match tokio::time::timeout(limit, connect).await {
@@ -332,7 +534,44 @@ impl Registry {
                 *cached = None;
             }
         }
-        Error::Transport { server: slot.server.name.clone(), source }
+        self.transport_error(&slot.server, source)
+    }
+
+    /// A transport error of `server`, or [`Error::LoginRequired`] when the
+    /// OAuth flow needed the user and nobody was set to ask them.
+    fn transport_error(&self, server: &ServerConfig, source: TransportError) -> Error {
+        if source.is_login_required() {
+            let command =
+                self.options.login_command.as_ref().map(|c| c.replace("{server}", &server.name));
+            return Error::LoginRequired { server: server.name.clone(), command };
+        }
+        Error::Transport { server: server.name.clone(), source }
+    }
+
+    /// Runs an explicit OAuth login for an OAuth server: discovery,
+    /// registration when needed, the user's authorization through
+    /// `handler` (`None`: the connector's own; [`DefaultConnector`]'s is
+    /// [`DefaultConnector::oauth_handler`]) and the token request; the
+    /// tokens land in the connector's token store, where later connections
+    /// find them. A stored valid or refreshable token is reused without
+    /// asking the user. Bounded by `timeout`; an open connection to the
+    /// server is closed first so the next use picks the new tokens up.
+    pub async fn login(
+        &self,
+        server: &str,
+        handler: Option<OAuthHandler>,
+        timeout: Duration,
+    ) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        if !slot.server.uses_oauth() {
+            return Err(Error::NotOAuth { server: server.to_owned() });
+        }
+        self.close(server).await?;
+        let login = self.options.connector.login(&slot.server, &self.identity, handler);
+        match tokio::time::timeout(timeout, login).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::LoginTimeout { server: server.to_owned(), after: timeout }),
+        }
     }
 
     /// Connects to the server if needed and returns its `initialize` answer.

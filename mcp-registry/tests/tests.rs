@@ -3,6 +3,8 @@
 
 #[path = "it/config.rs"]
 mod config;
+#[path = "it/oauth.rs"]
+mod oauth;
 #[path = "it/policy.rs"]
 mod policy;
 #[path = "it/registry.rs"]

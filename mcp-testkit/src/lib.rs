@@ -174,6 +174,7 @@
 pub mod config;
 mod http;
 mod locate;
+pub mod oauth;
 mod server;
 mod stdio;
 mod tools;

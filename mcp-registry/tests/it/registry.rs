@@ -36,6 +36,8 @@ impl TestConnector {
     fn new() -> Self {
         let mut inner = DefaultConnector::default();
         inner.discover_path = false;
+        // Never the user's token directory.
+        inner.token_store = Some(Arc::new(mcp_registry::mcp_auth::MemoryTokenStore::new()));
         TestConnector { inner, connects: AtomicUsize::new(0), slow: Vec::new() }
     }
 }
@@ -322,14 +324,12 @@ async fn http_credentials_and_authorization_discovery() {
     assert!(!err.to_string().contains("wrong-token"), "{err}");
     assert!(!format!("{err:?}").contains("wrong-token"));
 
-    // OAuth servers are parsed but cannot connect in this build.
+    // The OAuth flow starts, but this challenge's metadata URL is
+    // unreachable: a transport error naming the server, not a login prompt.
     let err = registry.list_tools("oauth").await.unwrap_err();
-    assert!(matches!(err, Error::OAuthUnavailable { .. }), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        "MCP server \"oauth\" uses OAuth, which is not available in this build yet"
-    );
-    // ...but discovery works: probed without credentials.
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    assert!(err.to_string().starts_with("oauth: "), "{err}");
+    // The protected resource metadata can be probed without credentials.
     let info: AuthorizationInfo = registry.discover_authorization("oauth").await.unwrap().unwrap();
     assert_eq!(info.status, 401);
     assert_eq!(
