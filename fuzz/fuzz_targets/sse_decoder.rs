@@ -1,5 +1,6 @@
 //! The event-stream decoder never panics, and gives the same items whether
-//! the input comes whole or in chunks (sizes and bound taken from the input).
+//! the input comes whole or in chunks (sizes and bound taken from the input),
+//! through the owned `decode` or the borrowing `decode_with`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,6 +16,18 @@ fn decode<'a>(max: usize, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Ite
     items
 }
 
+/// The same through the borrowing API, its items made owned to compare.
+fn decode_borrowed<'a>(max: usize, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Item> {
+    let mut decoder = Decoder::with_max_event_size(max);
+    let mut items = Vec::new();
+    for chunk in chunks {
+        decoder.decode_with(chunk, |item| items.push(item.into_owned()));
+    }
+    decoder.finish();
+    decoder.decode_with(b"", |item| items.push(item.into_owned()));
+    items
+}
+
 fuzz_target!(|input: &[u8]| {
     // The first two bytes choose the chunk sizes and the bound.
     let (head, body) = input.split_at(input.len().min(2));
@@ -24,8 +37,10 @@ fuzz_target!(|input: &[u8]| {
         _ => 1 + seed / 4 % 64,
     };
     let whole = decode(max, [body]);
+    assert_eq!(whole, decode_borrowed(max, [body]), "borrowed, whole");
     for chunk in [1, 2, 3, 1 + seed % 17] {
         assert_eq!(whole, decode(max, body.chunks(chunk)), "chunks of {chunk}");
+        assert_eq!(whole, decode_borrowed(max, body.chunks(chunk)), "borrowed, chunks of {chunk}");
     }
     // Uneven chunks: lengths taken from the body itself.
     let mut chunks = Vec::new();
@@ -36,5 +51,6 @@ fuzz_target!(|input: &[u8]| {
         chunks.push(chunk);
         rest = tail;
     }
-    assert_eq!(whole, decode(max, chunks), "uneven chunks");
+    assert_eq!(whole, decode(max, chunks.iter().copied()), "uneven chunks");
+    assert_eq!(whole, decode_borrowed(max, chunks), "borrowed, uneven chunks");
 });

@@ -7,6 +7,18 @@
 //!
 //! - `sse-bench`: `text/event-stream` decoding, `mcp-sse` against
 //!   `sse-stream` 0.2 (rmcp's) and `eventsource-stream` 0.2.
+//! - `stdio-bench`: `mcp-stdio` against rmcp's child-process transport and a
+//!   raw pipe ping-pong, on the `mcp-testkit` server: sequential latency and
+//!   CPU per call (pinned to one CPU and not), throughput with 1, 16 and 64
+//!   calls in flight, spawn + initialize, memory per client.
+//! - `http-bench`: `mcp-http` against rmcp's Streamable HTTP client (its
+//!   default and with a pooled `reqwest::Client`) and raw hyper POSTs, on
+//!   the `mcp-testkit` HTTP server with JSON and SSE replies: sequential
+//!   latency, throughput at 1, 16 and 64 in flight, initialize, memory per
+//!   idle session.
+
+pub mod proc;
+pub mod report;
 
 use std::time::{Duration, Instant};
 

@@ -15,7 +15,7 @@ use mcp_proto::client::{ClientCore, ClientError, CoreConfig, Event, RequestOptio
 use mcp_proto::jsonrpc::{self, Message, Notification, RequestId};
 use mcp_proto::methods;
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
-use mcp_sse::{Decoder, Item, www_authenticate};
+use mcp_sse::{Decoder, Item, ItemRef, www_authenticate};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -1070,6 +1070,8 @@ impl Inner {
         let found = tokio::time::timeout(self.options.request_timeout, async {
             while let Some(Ok(frame)) = body.frame().await {
                 let Ok(data) = frame.into_data() else { continue };
+                // The owned iterator, not `decode_with`: it can stop at the
+                // endpoint event and keep what follows for the reader.
                 for item in decoder.decode(&data) {
                     if let Item::Event(event) = item
                         && event.event == "endpoint"
@@ -1294,9 +1296,7 @@ impl Inner {
                 Some(Err(e)) => break self.secrets.scrub(&chain(&e)),
                 Some(Ok(frame)) => {
                     let Ok(data) = frame.into_data() else { continue };
-                    for item in decoder.decode(&data) {
-                        progress |= self.on_item(item);
-                    }
+                    decoder.decode_with(&data, |item| progress |= self.on_item(item));
                     if !self.is_pending(id) {
                         if !body.is_end_stream() {
                             self.drain(std::mem::take(decoder), body);
@@ -1307,9 +1307,7 @@ impl Inner {
             }
         };
         decoder.finish();
-        while let Some(item) = decoder.next_item() {
-            progress |= self.on_item(item);
-        }
+        decoder.decode_with(b"", |item| progress |= self.on_item(item));
         Pumped::Ended { progress, reason }
     }
 
@@ -1321,9 +1319,9 @@ impl Inner {
                 while let Some(Ok(frame)) = body.frame().await {
                     let Some(inner) = weak.upgrade() else { return };
                     if let Ok(data) = frame.into_data() {
-                        for item in decoder.decode(&data) {
+                        decoder.decode_with(&data, |item| {
                             inner.on_item(item);
-                        }
+                        });
                     }
                 }
             })
@@ -1331,10 +1329,12 @@ impl Inner {
         });
     }
 
-    /// Acts on one stream item; true when it was an event (progress).
-    fn on_item(self: &Arc<Self>, item: Item) -> bool {
+    /// Acts on one stream item; true when it was an event (progress). Items
+    /// come borrowed (`Decoder::decode_with`): an event's JSON is parsed
+    /// straight from the body frame when it lies whole in it.
+    fn on_item(self: &Arc<Self>, item: ItemRef<'_>) -> bool {
         match item {
-            Item::Event(event) => {
+            ItemRef::Event(event) => {
                 // Priming events (an id and empty data) are never parsed.
                 if event.data.is_empty() {
                     return true;
@@ -1351,8 +1351,8 @@ impl Inner {
                 }
                 true
             }
-            Item::NoData { .. } => true,
-            Item::Error(e) => {
+            ItemRef::NoData { .. } => true,
+            ItemRef::Error(e) => {
                 tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "event stream");
                 false
             }
@@ -1622,9 +1622,7 @@ async fn listen(weak: Weak<Inner>, body: Incoming, mut epoch: u64) {
             match frame {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        for item in decoder.decode(&data) {
-                            progress |= inner.on_item(item);
-                        }
+                        decoder.decode_with(&data, |item| progress |= inner.on_item(item));
                     }
                 }
                 _ => body_done = true,
@@ -1633,9 +1631,7 @@ async fn listen(weak: Weak<Inner>, body: Incoming, mut epoch: u64) {
         decoder.finish();
         {
             let Some(inner) = weak.upgrade() else { return };
-            while let Some(item) = decoder.next_item() {
-                progress |= inner.on_item(item);
-            }
+            decoder.decode_with(b"", |item| progress |= inner.on_item(item));
         }
         if progress {
             failures = 0;
@@ -1685,18 +1681,19 @@ async fn legacy_reader(
     mut body: Incoming,
     epoch: u64,
 ) {
-    // What the endpoint event's chunk held after it.
+    // What the endpoint event's chunk held after it (an empty chunk reads
+    // what the decoder holds).
     if let Some(inner) = weak.upgrade() {
-        while let Some(item) = decoder.next_item() {
+        decoder.decode_with(b"", |item| {
             inner.on_item(item);
-        }
+        });
     }
     while let Some(Ok(frame)) = body.frame().await {
         let Some(inner) = weak.upgrade() else { return };
         if let Ok(data) = frame.into_data() {
-            for item in decoder.decode(&data) {
+            decoder.decode_with(&data, |item| {
                 inner.on_item(item);
-            }
+            });
         }
     }
     let Some(inner) = weak.upgrade() else { return };

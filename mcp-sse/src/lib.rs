@@ -60,6 +60,35 @@
 //! assert_eq!(decoder.last_event_id(), "3");
 //! ```
 //!
+//! # Zero-copy: borrowed items
+//!
+//! [`Decoder::decode_with`] hands the same items to a callback as
+//! [`ItemRef`]s, borrowed instead of owned: an event's data is a
+//! `Cow<str>` lent straight from the chunk when its single `data` line lies
+//! whole in it (the usual MCP event), from the decoder's buffer otherwise,
+//! and copied only when invalid UTF-8 had to be replaced; the id and event
+//! type are lent too. Nothing is allocated per event, so a JSON parser can
+//! read the body frame in place.
+//!
+//! ```
+//! use std::borrow::Cow;
+//! use mcp_sse::{Decoder, ItemRef};
+//!
+//! let mut decoder = Decoder::new();
+//! let chunk = b"id: 9\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n\n";
+//! let mut methods = Vec::new();
+//! decoder.decode_with(chunk, |item| {
+//!     if let ItemRef::Event(event) = item {
+//!         assert!(matches!(event.data, Cow::Borrowed(_))); // no copy
+//!         assert_eq!(event.id, Some("9"));
+//!         let start = event.data.find("\"method\":\"").unwrap() + 10;
+//!         methods.push(event.data[start..event.data.len() - 2].to_owned());
+//!     }
+//! });
+//! assert_eq!(methods, ["ping"]);
+//! // Either API, same items: `ItemRef::into_owned` gives the `Item`.
+//! ```
+//!
 //! # WWW-Authenticate
 //!
 //! ```
@@ -91,5 +120,5 @@ pub mod www_authenticate;
 
 #[cfg(feature = "codec")]
 pub use codec::SseCodec;
-pub use sse::{DecodeError, Decoder, Event, Item};
+pub use sse::{DecodeError, Decoder, Event, EventRef, Item, ItemRef};
 pub use www_authenticate::{BearerChallenge, Challenge, ChallengeError};

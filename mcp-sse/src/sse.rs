@@ -105,6 +105,63 @@ pub enum Item {
     Error(DecodeError),
 }
 
+/// One dispatched event, borrowed: see [`Decoder::decode_with`]. The same
+/// fields as [`Event`], each lent rather than owned when it can be.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EventRef<'a> {
+    /// The event type (`message` unless an `event` field said otherwise).
+    pub event: Cow<'a, str>,
+    /// The `data` lines joined with LF: borrowed from the caller's chunk when
+    /// the event's single `data` line lies complete in it, otherwise from the
+    /// decoder's buffer; owned only when invalid UTF-8 was replaced.
+    pub data: Cow<'a, str>,
+    /// The last event ID when the event was dispatched; `None` when empty.
+    pub id: Option<&'a str>,
+    /// The reconnection time set by a `retry` field of this event's block.
+    pub retry: Option<u64>,
+}
+
+/// What the decoder found in the stream, borrowed: the items of
+/// [`Decoder::decode_with`], one for one the same as the [`Item`]s of
+/// [`Decoder::decode`] ([`ItemRef::into_owned`] turns one into the other).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ItemRef<'a> {
+    /// A dispatched event.
+    Event(EventRef<'a>),
+    /// See [`Item::NoData`].
+    NoData {
+        /// The last event ID after the block; `None` when it is empty.
+        id: Option<&'a str>,
+        /// The reconnection time, in milliseconds, set by the block, if any.
+        retry: Option<u64>,
+    },
+    /// A comment line: the text after the `:` (invalid UTF-8 replaced).
+    Comment(Cow<'a, str>),
+    /// Something was dropped; the stream goes on.
+    Error(DecodeError),
+}
+
+impl ItemRef<'_> {
+    /// The owned [`Item`] with the same content.
+    pub fn into_owned(self) -> Item {
+        match self {
+            ItemRef::Event(e) => Item::Event(Event {
+                event: match e.event {
+                    Cow::Borrowed("message") => Cow::Borrowed("message"),
+                    other => Cow::Owned(other.into_owned()),
+                },
+                data: e.data.into_owned(),
+                id: e.id.map(Arc::from),
+                retry: e.retry,
+            }),
+            ItemRef::NoData { id, retry } => Item::NoData { id: id.map(Arc::from), retry },
+            ItemRef::Comment(text) => Item::Comment(text.into_owned()),
+            ItemRef::Error(e) => Item::Error(e),
+        }
+    }
+}
+
 /// Input the decoder dropped. Neither stops the stream.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -179,9 +236,20 @@ pub struct Decoder {
 #[derive(Debug, Clone)]
 struct Interpreter {
     data: Vec<u8>,
+    /// The value of the block's only `data` line so far, when it was read in
+    /// place from the caller's chunk by [`Decoder::decode_with`]: a range of
+    /// that chunk, standing for `data` (which is then empty). Copied into
+    /// `data` when a second `data` line comes or the chunk ends.
+    pending_data: Option<(usize, usize)>,
+    /// An event was handed out and its block is still to be reset (after the
+    /// caller's callback returned, or at the next line if it panicked).
+    dispatched: bool,
     event_type: Vec<u8>,
-    id_buffer: Arc<str>,
-    last_event_id: Arc<str>,
+    id_buffer: String,
+    last_event_id: String,
+    /// `last_event_id` as handed out in owned items, made on first use after
+    /// each change, shared by every item that carries it.
+    shared_id: Option<Arc<str>>,
     retry: Option<u64>,
     block_id: bool,
     block_retry: Option<u64>,
@@ -217,9 +285,12 @@ impl Decoder {
             eof: false,
             interp: Interpreter {
                 data: Vec::new(),
+                pending_data: None,
+                dispatched: false,
                 event_type: Vec::new(),
-                id_buffer: Arc::from(""),
-                last_event_id: Arc::from(""),
+                id_buffer: String::new(),
+                last_event_id: String::new(),
+                shared_id: None,
                 retry: None,
                 block_id: false,
                 block_retry: None,
@@ -251,8 +322,10 @@ impl Decoder {
     /// Sets the last event ID, for a decoder that continues a stream from an
     /// earlier connection.
     pub fn set_last_event_id(&mut self, id: &str) {
-        self.interp.last_event_id = Arc::from(id);
-        self.interp.id_buffer = Arc::clone(&self.interp.last_event_id);
+        self.interp.settle();
+        self.interp.last_event_id = id.to_owned();
+        self.interp.id_buffer = id.to_owned();
+        self.interp.shared_id = None;
     }
 
     /// Appends a chunk of the stream. Call [`Decoder::next_item`] until it
@@ -281,11 +354,7 @@ impl Decoder {
         if self.pos < self.buf.len() && !self.eof {
             // The decoder holds the start of a line: complete it from the
             // chunk (with the LF of a CRLF), and read the rest in place.
-            start = match memchr2(b'\n', b'\r', chunk) {
-                Some(i) if chunk[i] == b'\r' && chunk.get(i + 1) == Some(&b'\n') => i + 2,
-                Some(i) => i + 1,
-                None => chunk.len(),
-            };
+            start = line_rest(chunk);
             self.feed(&chunk[..start]);
         }
         Items { decoder: self, chunk, cursor: Cursor { pos: start, scan: start }, in_chunk: false }
@@ -314,21 +383,89 @@ impl Decoder {
     /// The next complete item, or `None` when more input is needed (or, after
     /// [`Decoder::finish`], when the stream is done).
     pub fn next_item(&mut self) -> Option<Item> {
+        let found = self.next_found()?;
+        Some(self.interp.owned(found, &self.buf))
+    }
+
+    /// The next item in the decoder's own input (its ranges are in
+    /// `self.buf`), with the end of the stream after [`Decoder::finish`].
+    fn next_found(&mut self) -> Option<Found> {
         let buf = std::mem::take(&mut self.buf);
         let mut cursor = Cursor { pos: self.pos, scan: self.scan };
-        let item = self.scan_lines(&buf, &mut cursor);
+        let found = self.scan_lines(&buf, &mut cursor, false);
         self.buf = buf;
         self.pos = cursor.pos;
         self.scan = cursor.scan;
-        if item.is_none() && self.eof {
+        if found.is_none() && self.eof {
             return self.end_of_stream();
         }
-        item
+        found
+    }
+
+    /// Feeds a chunk and calls `each` with every item now complete, in
+    /// order: the same items as [`Decoder::decode`], borrowed where that
+    /// saves a copy (see [`ItemRef`]). An event whose single `data` line lies
+    /// complete in `chunk` lends its data straight from `chunk`; data made of
+    /// several lines, or of a line that began in an earlier chunk, is lent
+    /// from the decoder's buffer; only data that needs U+FFFD replacements
+    /// is copied. Nothing is allocated per event.
+    ///
+    /// ```
+    /// use mcp_sse::sse::{Decoder, ItemRef};
+    ///
+    /// let mut decoder = Decoder::new();
+    /// let mut seen = Vec::new();
+    /// for chunk in [&b"id: 1\ndata: {\"jsonrpc\":\"2.0\"}\n\ndata: a\nda"[..], b"ta: b\n\n"] {
+    ///     decoder.decode_with(chunk, |item| {
+    ///         if let ItemRef::Event(event) = item {
+    ///             // `event.data` is a `Cow<str>`: parse it in place.
+    ///             seen.push((event.data.into_owned(), event.id.map(str::to_owned)));
+    ///         }
+    ///     });
+    /// }
+    /// assert_eq!(seen[0], (r#"{"jsonrpc":"2.0"}"#.to_owned(), Some("1".to_owned())));
+    /// assert_eq!(seen[1], ("a\nb".to_owned(), Some("1".to_owned())));
+    /// ```
+    pub fn decode_with<F>(&mut self, chunk: &[u8], mut each: F)
+    where
+        F: FnMut(ItemRef<'_>),
+    {
+        let mut start = 0;
+        if self.pos < self.buf.len() && !self.eof {
+            start = line_rest(chunk);
+            self.feed(&chunk[..start]);
+        }
+        // What the decoder holds comes first.
+        while let Some(found) = self.next_found() {
+            each(self.interp.borrowed(found, &self.buf));
+            self.interp.settle();
+        }
+        if self.pos < self.buf.len() {
+            // The decoder still holds the start of a line (or of a
+            // byte-order mark): the chunk must join it.
+            self.feed(&chunk[start..]);
+            while let Some(found) = self.next_found() {
+                each(self.interp.borrowed(found, &self.buf));
+                self.interp.settle();
+            }
+            return;
+        }
+        // Then the chunk, in place; the guard keeps what is left of it.
+        let mut rest =
+            ChunkRest { decoder: self, chunk, cursor: Cursor { pos: start, scan: start } };
+        while let Some(found) = rest.decoder.scan_lines(chunk, &mut rest.cursor, true) {
+            each(rest.decoder.interp.borrowed(found, chunk));
+            rest.decoder.interp.settle();
+        }
     }
 
     /// Reads lines from `input` at `cursor` until one gives an item; `None`
     /// when the rest of `input` is not a complete line (or is being skipped).
-    fn scan_lines(&mut self, input: &[u8], cursor: &mut Cursor) -> Option<Item> {
+    /// With `borrow`, `input` is the caller's chunk and a `data` value may be
+    /// kept as a range of it.
+    fn scan_lines(&mut self, input: &[u8], cursor: &mut Cursor, borrow: bool) -> Option<Found> {
+        // The block of an event handed out by a callback that panicked.
+        self.interp.settle();
         loop {
             if self.at_start {
                 let avail = &input[cursor.pos..];
@@ -368,8 +505,8 @@ impl Decoder {
                     cursor.pos = next;
                     cursor.scan = next;
                     let continued = std::mem::take(&mut self.line_discarded);
-                    if let Some(item) = self.interp.line(&input[start..end], continued) {
-                        return Some(item);
+                    if let Some(found) = self.interp.line(input, start, end, continued, borrow) {
+                        return Some(found);
                     }
                 }
                 None => {
@@ -397,7 +534,7 @@ impl Decoder {
 
     /// The end of a stream after every complete line was read: report an
     /// unfinished event and start afresh.
-    fn end_of_stream(&mut self) -> Option<Item> {
+    fn end_of_stream(&mut self) -> Option<Found> {
         // A partial comment line at the end is not part of an event.
         let partial = match self.buf.get(self.pos) {
             Some(b':') | None => 0,
@@ -413,6 +550,55 @@ impl Decoder {
         self.eof = false;
         report
     }
+}
+
+/// How much of `chunk` completes a line the decoder holds the start of: up
+/// to and including its first line end (with the LF of a CRLF).
+fn line_rest(chunk: &[u8]) -> usize {
+    match memchr2(b'\n', b'\r', chunk) {
+        Some(i) if chunk[i] == b'\r' && chunk.get(i + 1) == Some(&b'\n') => i + 2,
+        Some(i) => i + 1,
+        None => chunk.len(),
+    }
+}
+
+/// The end of [`Decoder::decode_with`]'s reading of a chunk in place (also
+/// when the callback panics): a `data` value still borrowed from the chunk
+/// and the unread rest of the chunk are copied into the decoder.
+struct ChunkRest<'d, 'c> {
+    decoder: &'d mut Decoder,
+    chunk: &'c [u8],
+    cursor: Cursor,
+}
+
+impl Drop for ChunkRest<'_, '_> {
+    fn drop(&mut self) {
+        self.decoder.interp.settle();
+        self.decoder.interp.keep_pending(self.chunk);
+        if self.cursor.pos < self.chunk.len() {
+            self.decoder.feed(&self.chunk[self.cursor.pos..]);
+        }
+    }
+}
+
+/// What a line (or the end of the stream) gave, before it is made an
+/// [`Item`] or an [`ItemRef`]. Ranges are in the input the line was read
+/// from.
+#[derive(Debug)]
+enum Found {
+    /// An event; its data, type and id are in the interpreter until
+    /// [`Interpreter::settle`].
+    Event {
+        retry: Option<u64>,
+    },
+    NoData {
+        retry: Option<u64>,
+    },
+    Comment {
+        start: usize,
+        end: usize,
+    },
+    Error(DecodeError),
 }
 
 /// A read position in some input: lines start at `pos`, and no line end lies
@@ -459,7 +645,8 @@ impl Iterator for Items<'_> {
             }
             self.in_chunk = true;
         }
-        self.decoder.scan_lines(self.chunk, &mut self.cursor)
+        let found = self.decoder.scan_lines(self.chunk, &mut self.cursor, false)?;
+        Some(self.decoder.interp.owned(found, self.chunk))
     }
 }
 
@@ -495,8 +682,27 @@ fn into_string(bytes: Vec<u8>) -> String {
     }
 }
 
+/// UTF-8 with replacement, borrowed when valid (`str::from_utf8` first:
+/// `String::from_utf8_lossy` validates valid input several times slower).
+fn text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(String::from_utf8_lossy(bytes).into_owned()),
+    }
+}
+
 impl Interpreter {
-    fn line(&mut self, line: &[u8], continued: bool) -> Option<Item> {
+    /// The line `input[start..end]`. With `borrow`, a `data` value may be
+    /// kept as a range of `input` (see `pending_data`).
+    fn line(
+        &mut self,
+        input: &[u8],
+        start: usize,
+        end: usize,
+        continued: bool,
+        borrow: bool,
+    ) -> Option<Found> {
+        let line = &input[start..end];
         if line.is_empty() && !continued {
             return self.dispatch();
         }
@@ -507,7 +713,7 @@ impl Interpreter {
             if line.len() > self.max {
                 return self.start_skipping();
             }
-            return Some(Item::Comment(lossy(&line[1..])));
+            return Some(Found::Comment { start: start + 1, end });
         }
         self.block_size += line.len();
         if self.block_size > self.max {
@@ -519,8 +725,14 @@ impl Interpreter {
         };
         match name {
             b"data" => {
-                self.data.extend_from_slice(value);
-                self.data.push(b'\n');
+                if borrow && self.data.is_empty() && self.pending_data.is_none() {
+                    // The value is the end of the line.
+                    self.pending_data = Some((end - value.len(), end));
+                } else {
+                    self.keep_pending(input);
+                    self.data.extend_from_slice(value);
+                    self.data.push(b'\n');
+                }
             }
             b"event" => {
                 self.event_type.clear();
@@ -528,10 +740,8 @@ impl Interpreter {
             }
             b"id" if memchr(0, value).is_none() => {
                 if value != self.id_buffer.as_bytes() {
-                    self.id_buffer = match std::str::from_utf8(value) {
-                        Ok(s) => Arc::from(s),
-                        Err(_) => Arc::from(String::from_utf8_lossy(value)),
-                    };
+                    self.id_buffer.clear();
+                    self.id_buffer.push_str(&text(value));
                 }
                 self.block_id = true;
             }
@@ -548,27 +758,45 @@ impl Interpreter {
         None
     }
 
+    /// Copies a `data` value borrowed from `input` into the data buffer.
+    fn keep_pending(&mut self, input: &[u8]) {
+        if let Some((start, end)) = self.pending_data.take() {
+            self.data.extend_from_slice(&input[start..end]);
+            self.data.push(b'\n');
+        }
+    }
+
+    /// Resets the block of an event handed out.
+    fn settle(&mut self) {
+        if self.dispatched {
+            self.dispatched = false;
+            self.reset_block();
+        }
+    }
+
     /// Whether a partial line of `len` bytes already exceeds the bound.
     fn over_limit(&self, len: usize, comment: bool) -> bool {
         let before = if comment { 0 } else { self.block_size };
         before.saturating_add(len) > self.max
     }
 
-    fn start_skipping(&mut self) -> Option<Item> {
+    fn start_skipping(&mut self) -> Option<Found> {
         if self.skipping {
             return None;
         }
         self.skipping = true;
+        self.pending_data = None;
         self.data.clear();
         if self.data.capacity() > KEEP_CAPACITY {
             self.data = Vec::new();
         }
         self.event_type.clear();
-        Some(Item::Error(DecodeError::EventTooLarge { limit: self.max }))
+        Some(Found::Error(DecodeError::EventTooLarge { limit: self.max }))
     }
 
     fn reset_block(&mut self) {
         self.data.clear();
+        self.pending_data = None;
         self.event_type.clear();
         self.block_id = false;
         self.block_retry = None;
@@ -576,47 +804,106 @@ impl Interpreter {
         self.skipping = false;
     }
 
-    fn current_id(&self) -> Option<Arc<str>> {
-        (!self.last_event_id.is_empty()).then(|| Arc::clone(&self.last_event_id))
+    fn current_id(&mut self) -> Option<Arc<str>> {
+        if self.last_event_id.is_empty() {
+            return None;
+        }
+        let id = self.shared_id.get_or_insert_with(|| Arc::from(self.last_event_id.as_str()));
+        Some(Arc::clone(id))
     }
 
-    fn dispatch(&mut self) -> Option<Item> {
-        if !Arc::ptr_eq(&self.last_event_id, &self.id_buffer) {
-            self.last_event_id = Arc::clone(&self.id_buffer);
+    fn id_ref(&self) -> Option<&str> {
+        (!self.last_event_id.is_empty()).then_some(self.last_event_id.as_str())
+    }
+
+    /// An empty line. For an event, its data (without the final LF), type
+    /// and id stay here until [`Interpreter::settle`].
+    fn dispatch(&mut self) -> Option<Found> {
+        if self.last_event_id != self.id_buffer {
+            self.last_event_id.clone_from(&self.id_buffer);
+            self.shared_id = None;
         }
         if self.skipping {
             self.reset_block();
             return None;
         }
-        let (block_id, retry) = (self.block_id, self.block_retry);
-        if self.data.is_empty() {
+        let retry = self.block_retry;
+        if self.data.is_empty() && self.pending_data.is_none() {
+            let block_id = self.block_id;
             self.reset_block();
-            return (block_id || retry.is_some())
-                .then(|| Item::NoData { id: self.current_id(), retry });
+            return (block_id || retry.is_some()).then_some(Found::NoData { retry });
         }
-        self.data.pop();
-        let data = if self.data.len() >= MOVE_OUT_THRESHOLD {
-            std::mem::take(&mut self.data)
-        } else {
-            self.data.as_slice().to_vec()
-        };
-        let event = match self.event_type.as_slice() {
-            b"" | b"message" => Cow::Borrowed("message"),
-            other => Cow::Owned(lossy(other)),
-        };
-        self.reset_block();
-        Some(Item::Event(Event { event, data: into_string(data), id: self.current_id(), retry }))
+        if self.pending_data.is_none() {
+            self.data.pop();
+        }
+        self.dispatched = true;
+        Some(Found::Event { retry })
     }
 
-    fn end_of_stream(&mut self, partial: usize) -> Option<Item> {
+    fn event_type(&self) -> Cow<'_, str> {
+        match self.event_type.as_slice() {
+            b"" | b"message" => Cow::Borrowed("message"),
+            other => text(other),
+        }
+    }
+
+    /// `found`, read from `input`, as an owned item.
+    fn owned(&mut self, found: Found, input: &[u8]) -> Item {
+        match found {
+            Found::Event { retry } => {
+                let data = match self.pending_data {
+                    Some((start, end)) => lossy(&input[start..end]),
+                    None if self.data.len() >= MOVE_OUT_THRESHOLD => {
+                        into_string(std::mem::take(&mut self.data))
+                    }
+                    None => lossy(&self.data),
+                };
+                let event = match self.event_type.as_slice() {
+                    b"" | b"message" => Cow::Borrowed("message"),
+                    other => Cow::Owned(lossy(other)),
+                };
+                let id = self.current_id();
+                self.settle();
+                Item::Event(Event { event, data, id, retry })
+            }
+            Found::NoData { retry } => Item::NoData { id: self.current_id(), retry },
+            Found::Comment { start, end } => Item::Comment(lossy(&input[start..end])),
+            Found::Error(e) => Item::Error(e),
+        }
+    }
+
+    /// `found`, read from `input`, as a borrowed item. An event's block is
+    /// reset by the [`Interpreter::settle`] that follows.
+    fn borrowed<'b>(&'b self, found: Found, input: &'b [u8]) -> ItemRef<'b> {
+        match found {
+            Found::Event { retry } => {
+                let data = match self.pending_data {
+                    Some((start, end)) => text(&input[start..end]),
+                    None => text(&self.data),
+                };
+                ItemRef::Event(EventRef {
+                    event: self.event_type(),
+                    data,
+                    id: self.id_ref(),
+                    retry,
+                })
+            }
+            Found::NoData { retry } => ItemRef::NoData { id: self.id_ref(), retry },
+            Found::Comment { start, end } => ItemRef::Comment(text(&input[start..end])),
+            Found::Error(e) => ItemRef::Error(e),
+        }
+    }
+
+    fn end_of_stream(&mut self, partial: usize) -> Option<Found> {
+        self.settle();
         let discarded = self.block_size + partial;
         let report = (!self.skipping && discarded > 0)
-            .then_some(Item::Error(DecodeError::UnfinishedEvent { discarded }));
+            .then_some(Found::Error(DecodeError::UnfinishedEvent { discarded }));
         self.reset_block();
         // An `id` read in the unfinished event never took effect. The next
         // stream starts from the last event ID (as browsers do), so an event
         // without `id` after a reconnection keeps it.
-        self.id_buffer = Arc::clone(&self.last_event_id);
+        self.id_buffer.clone_from(&self.last_event_id);
         report
     }
 }

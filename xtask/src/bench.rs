@@ -1,56 +1,168 @@
-//! `cargo xtask bench sse [--quick]`: builds `mcp-bench`'s `sse-bench` in
-//! release mode, runs it, and writes its table into the SSE section of
-//! `BENCHMARKS.md` with the machine, the date and the versions compared.
+//! `cargo xtask bench [all|stdio|http|startup|memory|weight|sse] [--quick]`:
+//! builds `mcp-bench` and the `mcp-testkit` server, runs the side-by-side
+//! benchmarks (ours, rmcp, the raw limit) and writes each measure's section
+//! of `BENCHMARKS.md` with the machine, the date and the versions.
+//!
+//! `--quick` is the CI smoke: a dev-profile build (what the test step has
+//! already compiled), a few iterations of each measure, the dependency
+//! counts without the clean builds, and the tables written to
+//! `target/bench-quick/` instead of `BENCHMARKS.md` (quick numbers are not
+//! results).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
-use crate::steps;
+use crate::steps::{self, Step};
 
-const USAGE: &str = "usage: cargo xtask bench sse [--quick]";
-
-const SSE_START: &str = "<!-- sse-bench:start (written by `cargo xtask bench sse`) -->";
-const SSE_END: &str = "<!-- sse-bench:end -->";
+const USAGE: &str =
+    "usage: cargo xtask bench [all|stdio|http|startup|memory|weight|sse] [--quick] [--no-build]";
 
 const TITLE: &str =
     "# Benchmarks\n\nMeasured by `cargo xtask bench <name>`, which rewrites its own section.\n";
 
-/// `cargo xtask bench sse [--quick]` (`args` are the words after `bench`).
+/// The measures, in the order `all` runs them.
+const MEASURES: [&str; 6] = ["stdio", "http", "startup", "memory", "weight", "sse"];
+
+/// The CI smoke: every measure in quick mode (tables to `target/`).
+// Called from `steps::ci()` once that line is added there.
+pub(crate) fn bench_smoke_steps() -> Vec<Step> {
+    vec![Step::new("bench smoke", || bench_command(&["all".to_owned(), "--quick".to_owned()]))]
+}
+
+/// `cargo xtask bench [name] [--quick]` (`args` are the words after `bench`).
 pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
-    match args.first().map(String::as_str) {
-        Some("sse") if args.iter().skip(1).all(|a| a == "--quick") => sse(quick),
-        _ => Err(USAGE.to_owned()),
+    // `--no-build`: use the binaries already built (while the workspace is
+    // mid-edit elsewhere, say).
+    let no_build = args.iter().any(|a| a == "--no-build");
+    let names: Vec<&str> =
+        args.iter().filter(|a| !a.starts_with("--")).map(String::as_str).collect();
+    let chosen: Vec<&str> = match names.as_slice() {
+        [] | ["all"] => MEASURES.to_vec(),
+        [one] if MEASURES.contains(one) => vec![*one],
+        _ => return Err(USAGE.to_owned()),
+    };
+    let bins = build(quick, !no_build && chosen.iter().any(|m| *m != "weight"))?;
+    for measure in chosen {
+        let start = Instant::now();
+        println!("xtask: bench {measure}{}", if quick { " --quick" } else { "" });
+        let body = match measure {
+            "stdio" => stdio(&bins, quick)?,
+            "http" => http(&bins, quick)?,
+            "startup" => startup(&bins, quick)?,
+            "memory" => memory(&bins, quick)?,
+            "weight" => weight(quick)?,
+            _ => sse(&bins, quick)?,
+        };
+        record(measure, &body, quick)?;
+        println!("xtask: bench {measure} took {:.1}s", start.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+/// Where the built binaries are.
+struct Bins {
+    dir: PathBuf,
+}
+
+impl Bins {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+    }
+
+    /// Runs `bin args...` (with `--server <testkit>`, `--quick`); its stdout.
+    fn run(&self, bin: &str, args: &[&str], quick: bool) -> Result<String, String> {
+        let path = self.path(bin);
+        let mut cmd = Command::new(&path);
+        cmd.current_dir(steps::root()).args(args).stderr(Stdio::inherit());
+        if bin != "sse-bench" {
+            cmd.arg("--server").arg(self.path("mcp-testkit"));
+        }
+        if quick {
+            cmd.arg("--quick");
+        }
+        let out = cmd.output().map_err(|e| format!("could not start {}: {e}", path.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} {} exited with {}",
+                path.display(),
+                args.join(" "),
+                out.status
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 
-fn sse(quick: bool) -> Result<(), String> {
+/// Builds `mcp-bench` and `mcp-testkit`: release for real numbers, the dev
+/// profile for the smoke.
+fn build(quick: bool, needed: bool) -> Result<Bins, String> {
     let root = steps::root();
-    let mut build = steps::cargo();
-    build.args(["build", "--release", "--package", "mcp-bench", "--bin", "sse-bench"]);
-    steps::run(build)?;
-    let bin = target_dir(&root).join("release").join("sse-bench");
-    let mut run = Command::new(&bin);
-    run.current_dir(&root).stderr(Stdio::inherit());
-    if quick {
-        run.arg("--quick");
+    let profile = if quick { "debug" } else { "release" };
+    if needed {
+        let mut build = steps::cargo();
+        build.args(["build", "--package", "mcp-bench", "--package", "mcp-testkit", "--bins"]);
+        if !quick {
+            build.arg("--release");
+        }
+        steps::run(build)?;
     }
-    let out = run.output().map_err(|e| format!("could not start {}: {e}", bin.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} exited with {}", bin.display(), out.status));
-    }
-    let table = String::from_utf8_lossy(&out.stdout).into_owned();
-    print!("{table}");
+    Ok(Bins { dir: target_dir(&root).join(profile) })
+}
 
-    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
+fn stdio(bins: &Bins, quick: bool) -> Result<String, String> {
+    let seq = bins.run("stdio-bench", &["seq"], quick)?;
+    let thr = bins.run("stdio-bench", &["throughput"], quick)?;
+    Ok(format!(
+        "## stdio: `tools/call echo` (`cargo xtask bench stdio`)\n\n{}\n\
+         ### Sequential latency and client CPU\n\n{seq}\n### Throughput\n\n{thr}",
+        machine(&["mcp-stdio", "rmcp"])
+    ))
+}
+
+fn http(bins: &Bins, quick: bool) -> Result<String, String> {
+    let seq = bins.run("http-bench", &["seq"], quick)?;
+    let thr = bins.run("http-bench", &["throughput"], quick)?;
+    Ok(format!(
+        "## Streamable HTTP: `tools/call echo` (`cargo xtask bench http`)\n\n{}\n\
+         ### Sequential latency and client CPU (keep-alive)\n\n{seq}\n### Throughput\n\n{thr}",
+        machine(&["mcp-http", "rmcp", "reqwest", "hyper"])
+    ))
+}
+
+fn startup(bins: &Bins, quick: bool) -> Result<String, String> {
+    let stdio = bins.run("stdio-bench", &["startup"], quick)?;
+    let http = bins.run("http-bench", &["startup"], quick)?;
+    let (starts, rounds) = if quick { (2, 1) } else { (20, 5) };
+    Ok(format!(
+        "## Connection start-up (`cargo xtask bench startup`)\n\n{}\n{stdio}\n{http}\n\
+         Median time from nothing to an initialized session ({starts} starts per client per round, {rounds} alternating rounds, unpinned); \
+         closing is not timed.\n",
+        machine(&["mcp-stdio", "mcp-http", "rmcp"])
+    ))
+}
+
+fn memory(bins: &Bins, quick: bool) -> Result<String, String> {
+    let http = bins.run("http-bench", &["memory"], quick)?;
+    let stdio = bins.run("stdio-bench", &["memory"], quick)?;
+    Ok(format!(
+        "## Memory (`cargo xtask bench memory`)\n\n{}\n### Idle HTTP sessions\n\n{http}\n### stdio clients\n\n{stdio}",
+        machine(&["mcp-http", "mcp-stdio", "rmcp"])
+    ))
+}
+
+fn sse(bins: &Bins, quick: bool) -> Result<String, String> {
+    let table = bins.run("sse-bench", &[], quick)?;
+    let lock = std::fs::read_to_string(steps::root().join("Cargo.lock")).unwrap_or_default();
     let version = |name: &str| locked_version(&lock, name).unwrap_or_else(|| "?".to_owned());
-    let section = format!(
-        "{SSE_START}\n## SSE decoding (`cargo xtask bench sse{quick}`)\n\n\
+    Ok(format!(
+        "## SSE decoding (`cargo xtask bench sse{quick}`)\n\n\
          - Machine: {cpu}, {nproc} CPUs (`nproc`), shared with other work; figures vary run to run by up to about 20 %.\n\
          - Date: {date}; {rustc}.\n\
          - Compared: mcp-sse {ours}, sse-stream {sse_stream} (what rmcp uses), eventsource-stream {eventsource}; all fed the same in-memory chunks.\n\
          - Goals: (a) at least 3x sse-stream and 2x eventsource-stream; (b) at least 1 GB/s.\n\n\
-         {table}\n{SSE_END}\n",
+         {table}\n",
         quick = if quick { " --quick" } else { "" },
         cpu = cpu_model(),
         nproc = command_output("nproc", &[]),
@@ -59,21 +171,242 @@ fn sse(quick: bool) -> Result<(), String> {
         ours = version("mcp-sse"),
         sse_stream = version("sse-stream"),
         eventsource = version("eventsource-stream"),
-    );
+    ))
+}
+
+/// The machine, date, load and versions line of a section.
+fn machine(crates: &[&str]) -> String {
+    let lock = std::fs::read_to_string(steps::root().join("Cargo.lock")).unwrap_or_default();
+    let versions: Vec<String> = crates
+        .iter()
+        .map(|c| format!("{c} {}", locked_version(&lock, c).unwrap_or_else(|| "?".to_owned())))
+        .collect();
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned());
+    format!(
+        "- Machine: {cpu}, {nproc} CPUs (`nproc`), shared with other work (1-minute load {load} when the measure started): \
+         the clients take turns round by round and the tables show medians, but absolute figures move by 10–20 % between runs.\n\
+         - Date: {date}; {rustc}; release profile (`--quick` runs use the dev profile: their numbers are not results).\n\
+         - Versions: {versions}; server: `mcp-testkit` of this workspace.\n",
+        cpu = cpu_model(),
+        nproc = command_output("nproc", &[]),
+        date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        rustc = command_output("rustc", &["--version"]),
+        versions = versions.join(", "),
+    )
+}
+
+/// Writes a measure's section: into `BENCHMARKS.md` (replacing the old one)
+/// in full mode, into `target/bench-quick/<measure>.md` in quick mode.
+fn record(measure: &str, body: &str, quick: bool) -> Result<(), String> {
+    let root = steps::root();
+    print!("{body}");
+    if quick {
+        let dir = target_dir(&root).join("bench-quick");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let path = dir.join(format!("{measure}.md"));
+        std::fs::write(&path, body).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("xtask: quick mode: wrote {} (BENCHMARKS.md untouched)", path.display());
+        return Ok(());
+    }
+    let (start, end) = markers(measure);
+    let section = format!("{start}\n{body}\n{end}\n");
     let path = root.join("BENCHMARKS.md");
     let old = std::fs::read_to_string(&path).unwrap_or_else(|_| TITLE.to_owned());
-    let new = match (old.find(SSE_START), old.find(SSE_END)) {
+    let start_prefix = start.split(" (").next().unwrap_or(&start).to_owned();
+    let new = match (old.find(&start_prefix), old.find(&end)) {
         (Some(a), Some(b)) if a < b => {
-            format!("{}{}{}", &old[..a], section, old[b + SSE_END.len()..].trim_start_matches('\n'))
+            let rest = old[b + end.len()..].trim_start_matches('\n');
+            let gap = if rest.is_empty() { "" } else { "\n" };
+            format!("{}{section}{gap}{rest}", &old[..a])
         }
-        _ => format!("{}\n{}", old.trim_end(), section),
+        _ => format!("{}\n\n{}", old.trim_end(), section),
     };
     std::fs::write(&path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("xtask: wrote the SSE section of {}", path.display());
+    println!("xtask: wrote the {measure} section of {}", path.display());
     Ok(())
 }
 
-fn target_dir(root: &Path) -> std::path::PathBuf {
+fn markers(measure: &str) -> (String, String) {
+    if measure == "sse" {
+        // The SSE section's markers predate the others; kept as they were.
+        return (
+            "<!-- sse-bench:start (written by `cargo xtask bench sse`) -->".to_owned(),
+            "<!-- sse-bench:end -->".to_owned(),
+        );
+    }
+    (
+        format!("<!-- bench-{measure}:start (written by `cargo xtask bench {measure}`) -->"),
+        format!("<!-- bench-{measure}:end -->"),
+    )
+}
+
+/// One scratch crate of the weight measure.
+struct Scratch {
+    /// Its folder under `target/weight/`.
+    name: &'static str,
+    /// What the table calls it.
+    label: String,
+    /// Its `[dependencies]` lines.
+    deps: String,
+    /// Whether to time a clean release build of it.
+    timed: bool,
+    /// Whether to start from the workspace's Cargo.lock (same versions).
+    workspace_lock: bool,
+}
+
+/// Dependency weight: distinct crates (`cargo tree -e normal`, unique
+/// package names, the scratch crate itself not counted) and, in full mode,
+/// the clean release build time of each timed scratch crate, one at a time.
+fn weight(quick: bool) -> Result<String, String> {
+    let root = steps::root();
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
+    let rmcp = locked_version(&lock, "rmcp").ok_or("rmcp is not in Cargo.lock")?;
+    let path_of = |c: &str| root.join(c).display().to_string().replace('\\', "/");
+    let have_auth = root.join("mcp-auth").join("Cargo.toml").is_file();
+    let rmcp_features = "\"client\", \"transport-streamable-http-client-reqwest\", \"auth\"";
+    let mut ours_deps = format!("mcp-http = {{ path = \"{}\" }}\n", path_of("mcp-http"));
+    if have_auth {
+        ours_deps.push_str(&format!("mcp-auth = {{ path = \"{}\" }}\n", path_of("mcp-auth")));
+    }
+    let ours_label = if have_auth {
+        "ours: `mcp-http` + `mcp-auth` (default features: rustls TLS, HTTP/2, proxy)".to_owned()
+    } else {
+        "ours: `mcp-http` alone (`mcp-auth` is not in the workspace yet; default features)"
+            .to_owned()
+    };
+    let scratches = [
+        Scratch {
+            name: "ours-http-oauth",
+            label: ours_label,
+            deps: ours_deps.clone(),
+            timed: true,
+            workspace_lock: true,
+        },
+        Scratch {
+            name: "ours-http-oauth-lean",
+            label: "ours, `mcp-http` without default features (no HTTP/2, no proxy) + `mcp-auth`"
+                .to_owned(),
+            deps: ours_deps.replacen("\" }\n", "\", default-features = false }\n", 1),
+            timed: false,
+            workspace_lock: true,
+        },
+        Scratch {
+            name: "rmcp-http-oauth",
+            label: format!(
+                "rmcp {rmcp}: `client`, `transport-streamable-http-client-reqwest`, `auth` (no TLS)"
+            ),
+            deps: format!(
+                "rmcp = {{ version = \"={rmcp}\", default-features = false, features = [{rmcp_features}] }}\n"
+            ),
+            timed: true,
+            workspace_lock: false,
+        },
+        Scratch {
+            name: "rmcp-http-oauth-tls",
+            label: format!("rmcp {rmcp}: the same + `reqwest` (rustls TLS, as ours has)"),
+            deps: format!(
+                "rmcp = {{ version = \"={rmcp}\", default-features = false, features = [{rmcp_features}, \"reqwest\"] }}\n"
+            ),
+            timed: false,
+            workspace_lock: false,
+        },
+    ];
+    let base = target_dir(&root).join("weight");
+    let mut rows = Vec::new();
+    let mut counts = Vec::new();
+    let mut times = Vec::new();
+    for s in &scratches {
+        let dir = base.join(s.name);
+        write_scratch(&dir, s, &root)?;
+        let count = count_crates(&dir)?;
+        let time = if s.timed && !quick { Some(clean_build(&dir)?) } else { None };
+        counts.push(count);
+        times.push(time);
+        rows.push(format!(
+            "| {} | {count} | {} |\n",
+            s.label,
+            time.map_or("–".to_owned(), |t| format!("{t:.1} s"))
+        ));
+    }
+    let ratio = |a: f64, b: f64| if b > 0.0 { format!("{:.2}x", a / b) } else { "–".to_owned() };
+    let build_ratio = match (times[2], times[0]) {
+        (Some(r), Some(o)) => ratio(r, o),
+        _ => "– (quick mode: no builds)".to_owned(),
+    };
+    Ok(format!(
+        "## Dependency weight (`cargo xtask bench weight`)\n\n{}\n\
+         | build | crates (`cargo tree -e normal`, unique names) | clean release build |\n|---|---:|---:|\n{}\n\
+         rmcp (no TLS) / ours: {} the crates, {build_ratio} the clean build time.\n\n\
+         Each row is a scratch crate generated in `target/weight/<name>/` (never committed) that depends on the crates named; \
+         the count is the distinct package names in `cargo tree -e normal` (the scratch crate not counted, the workspace crates counted). \
+         Build: `cargo build --release` in an empty target directory, `CARGO_BUILD_JOBS=2`, one build at a time (the time includes downloading any crate not yet in the local cache). \
+         Goal: ours at most 60 crates.\n",
+        machine(&["rmcp", "reqwest"]),
+        rows.concat(),
+        ratio(counts[2] as f64, counts[0] as f64),
+    ))
+}
+
+fn write_scratch(dir: &Path, s: &Scratch, root: &Path) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("cannot write {}: {e}", dir.display());
+    std::fs::create_dir_all(dir.join("src")).map_err(err)?;
+    let manifest = format!(
+        "# Generated by `cargo xtask bench weight`; not part of the workspace.\n\
+         [package]\nname = \"weight-{}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\n{}\n[workspace]\n",
+        s.name, s.deps
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).map_err(err)?;
+    std::fs::write(dir.join("src").join("lib.rs"), "//! Dependency-weight probe.\n")
+        .map_err(err)?;
+    if s.workspace_lock {
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).map_err(err)?;
+    }
+    Ok(())
+}
+
+fn count_crates(dir: &Path) -> Result<usize, String> {
+    let mut cmd = steps::cargo();
+    cmd.current_dir(dir).args(["tree", "-e", "normal", "--prefix", "none", "--format", "{p}"]);
+    cmd.stderr(Stdio::inherit());
+    let out = cmd.output().map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo tree in {} exited with {}", dir.display(), out.status));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| !n.starts_with("weight-"))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    Ok(names.len())
+}
+
+/// A clean release build in the scratch crate's own target directory;
+/// seconds.
+fn clean_build(dir: &Path) -> Result<f64, String> {
+    let target = dir.join("target");
+    if target.exists() {
+        std::fs::remove_dir_all(&target)
+            .map_err(|e| format!("cannot clean {}: {e}", target.display()))?;
+    }
+    let mut cmd = steps::cargo();
+    cmd.current_dir(dir)
+        .args(["build", "--release", "--quiet"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_BUILD_JOBS", "2");
+    let start = Instant::now();
+    steps::run(cmd)?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(Into::into).unwrap_or_else(|| root.join("target"))
 }
 

@@ -19,7 +19,7 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        every check: fmt, clippy, tests, fuzz smoke, interop, conformance, docs, packaging
+  ci        every check: fmt, clippy, tests, fuzz and bench smoke, interop, conformance, docs, packaging
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed) and doc tests
@@ -28,7 +28,9 @@ commands:
   interop   install the pinned third-party servers (npm) and run the interop tests
   conformance  the official MCP conformance suite (npm, pinned) against our client
   fuzz      fuzz <target>|all [seconds]: libFuzzer via cargo-fuzz
-  bench     bench sse [--quick]: decoder throughput against other crates, into BENCHMARKS.md
+  bench     bench [all|stdio|http|startup|memory|weight|sse] [--quick] [--no-build]:
+            ours, rmcp and the raw limits side by side, into BENCHMARKS.md
+            (--quick: a smoke run whose output goes to target/bench-quick/)
 ";
 
 fn main() -> ExitCode {

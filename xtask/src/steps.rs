@@ -86,6 +86,7 @@ pub(crate) fn have(program: &str, args: &[&str]) -> bool {
 pub(crate) fn ci() -> Vec<Step> {
     let mut steps = vec![fmt(), clippy(), test()];
     steps.extend(crate::fuzz::fuzz_smoke_steps());
+    steps.extend(crate::bench::bench_smoke_steps());
     steps.extend(crate::interop::steps());
     steps.extend(crate::conformance::steps());
     steps.extend([doc(), package()]);
@@ -139,8 +140,15 @@ pub(crate) fn package() -> Step {
     Step::new("package", || {
         // Packages (and verifies, by building each from its own tarball) every
         // crate that can be published; `publish = false` crates are skipped.
-        clear_stale_package_state()?;
+        // Its own target dir: the verification builds never touch (or race
+        // with) the artifacts of ordinary builds.
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("target"))
+            .join("package-verify");
+        clear_stale_package_state(&target)?;
         let mut cmd = cargo();
+        cmd.env("CARGO_TARGET_DIR", &target);
         // The never-published crates are left out (`publish = false`).
         cmd.args(["package", "--workspace", "--locked", "--allow-dirty"]);
         cmd.args(["--exclude", "xtask", "--exclude", "mcp-bench", "--exclude", "mcp-conformance"]);
@@ -149,14 +157,11 @@ pub(crate) fn package() -> Step {
 }
 
 /// Verification resolves the workspace crates from a local registry under
-/// `target/package`, and Cargo treats registry crates as immutable: an
+/// `<target>/package`, and Cargo treats registry crates as immutable: an
 /// earlier run's unpacked sources (in `$CARGO_HOME/registry/src/-<hash>/`)
 /// or compiled artifacts of the same name and version would be reused for
 /// today's changed crate. Clears all three for this workspace's crates only.
-fn clear_stale_package_state() -> Result<(), String> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
+fn clear_stale_package_state(target: &Path) -> Result<(), String> {
     let tmp_registry = target.join("package");
     if tmp_registry.exists() {
         std::fs::remove_dir_all(&tmp_registry)

@@ -3,9 +3,15 @@
 //! the same chunks in the same run. Prints a Markdown table on stdout and
 //! progress on stderr.
 //!
-//! Usage: `sse-bench [--quick] [--profile]`: `--quick` runs fewer rounds,
-//! for a smoke run; `--profile` only decodes workload (a) with `mcp-sse` a
-//! few times and prints nothing, for a profiler (`valgrind --tool=callgrind`).
+//! Usage: `sse-bench [--quick] [--profile | --profile-borrowed]`: `--quick`
+//! runs fewer rounds, for a smoke run; `--profile` only decodes workload (a)
+//! with `mcp-sse`'s owned API (`--profile-borrowed`: its borrowing
+//! `decode_with`) a few times and prints nothing, for a profiler
+//! (`valgrind --tool=callgrind`).
+//!
+//! `mcp-sse` has two rows: the owned items of `Decoder::decode` and the
+//! borrowed items of `Decoder::decode_with`; the last column gives each
+//! other decoder's time as a multiple of both.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::convert::Infallible;
@@ -17,7 +23,7 @@ use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures_util::Stream;
 use mcp_bench::{alternating, median, per_second};
-use mcp_sse::sse::{Decoder, Item};
+use mcp_sse::sse::{Decoder, Item, ItemRef};
 
 /// The size of the chunks every decoder is fed (a typical body frame).
 const CHUNK: usize = 16 * 1024;
@@ -81,6 +87,20 @@ fn ours(chunks: &[Bytes]) -> Tally {
     (events, data)
 }
 
+fn ours_borrowed(chunks: &[Bytes]) -> Tally {
+    let mut decoder = Decoder::new();
+    let (mut events, mut data) = (0, 0);
+    for chunk in chunks {
+        decoder.decode_with(chunk, |item| {
+            if let ItemRef::Event(event) = item {
+                events += 1;
+                data += event.data.len();
+            }
+        });
+    }
+    (events, data)
+}
+
 /// Polls a stream that never waits (its input is in memory) to the end.
 fn drain<S: Stream>(stream: S, mut each: impl FnMut(S::Item)) {
     let mut stream = pin!(stream);
@@ -122,10 +142,12 @@ fn eventsource_stream(chunks: &[Bytes]) -> Tally {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    if std::env::args().any(|a| a == "--profile") {
+    let borrowed = std::env::args().any(|a| a == "--profile-borrowed");
+    if borrowed || std::env::args().any(|a| a == "--profile") {
         let w = workload("(a)", small_events("\n"), 100_000);
+        let run = if borrowed { ours_borrowed } else { ours };
         for _ in 0..3 {
-            assert_eq!(std::hint::black_box(ours(&w.chunks)).0, w.events);
+            assert_eq!(std::hint::black_box(run(&w.chunks)).0, w.events);
         }
         return;
     }
@@ -137,16 +159,20 @@ fn main() {
         workload("(c) 100k small JSON-RPC events, CRLF", small_events("\r\n"), 100_000),
     ];
 
-    println!("| workload | decoder | median time | throughput | events/s | ours is faster by |");
+    println!(
+        "| workload | decoder | median time | throughput | events/s | ours (owned / borrowed) is faster by |"
+    );
     println!("|---|---|---:|---:|---:|---:|");
     for w in &workloads {
         eprintln!("sse-bench: {} ({} bytes, {} rounds)", w.name, w.bytes, rounds);
         let chunks = &w.chunks;
         let mut run_ours = || ours(chunks);
+        let mut run_borrowed = || ours_borrowed(chunks);
         let mut run_sse_stream = || sse_stream(chunks);
         let mut run_eventsource = || eventsource_stream(chunks);
-        let mut contenders: [(&str, &mut dyn FnMut() -> Tally); 3] = [
+        let mut contenders: [(&str, &mut dyn FnMut() -> Tally); 4] = [
             ("mcp-sse", &mut run_ours),
+            ("mcp-sse (borrowed)", &mut run_borrowed),
             ("sse-stream 0.2", &mut run_sse_stream),
             ("eventsource-stream 0.2", &mut run_eventsource),
         ];
@@ -162,8 +188,12 @@ fn main() {
         for (name, m) in names.iter().zip(&medians) {
             let mbps = per_second(w.bytes as f64, *m) / 1e6;
             let eps = per_second(w.events as f64, *m);
-            let ratio = m.as_secs_f64() / medians[0].as_secs_f64();
-            let ratio = if *name == "mcp-sse" { "–".to_owned() } else { format!("{ratio:.1}x") };
+            let ratio = |ours: Duration| m.as_secs_f64() / ours.as_secs_f64();
+            let ratio = if name.starts_with("mcp-sse") {
+                "–".to_owned()
+            } else {
+                format!("{:.1}x / {:.1}x", ratio(medians[0]), ratio(medians[1]))
+            };
             println!(
                 "| {} | {name} | {:.2} ms | {mbps:.0} MB/s | {} | {ratio} |",
                 w.name,

@@ -4,7 +4,9 @@
 //! for short fixtures, and the tokio codec) and requires the same items from
 //! each.
 
-use mcp_sse::sse::{DecodeError, Decoder, Event, Item};
+use std::borrow::Cow;
+
+use mcp_sse::sse::{DecodeError, Decoder, Event, Item, ItemRef};
 
 pub(crate) fn ev(event: &str, data: &str) -> Item {
     Item::Event(Event { event: event.to_owned().into(), data: data.into(), id: None, retry: None })
@@ -57,6 +59,41 @@ pub(crate) fn decode_chunks<'a>(
     items
 }
 
+/// Feeds `chunks` in order to the borrowing [`Decoder::decode_with`], then
+/// finishes the stream through it too; the items made owned for comparison.
+pub(crate) fn decode_borrowed<'a>(
+    max: usize,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> Vec<Item> {
+    let mut decoder = Decoder::with_max_event_size(max);
+    let mut items = Vec::new();
+    for chunk in chunks {
+        decoder.decode_with(chunk, |item| items.push(item.into_owned()));
+    }
+    decoder.finish();
+    decoder.decode_with(b"", |item| items.push(item.into_owned()));
+    items
+}
+
+/// Alternates the owned and the borrowing API chunk by chunk (they share
+/// the decoder's state), finishing with the owned one.
+pub(crate) fn decode_mixed<'a>(
+    max: usize,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> Vec<Item> {
+    let mut decoder = Decoder::with_max_event_size(max);
+    let mut items = Vec::new();
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        if i % 2 == 0 {
+            decoder.decode_with(chunk, |item| items.push(item.into_owned()));
+        } else {
+            items.extend(decoder.decode(chunk));
+        }
+    }
+    items.extend(decoder.finish_items());
+    items
+}
+
 fn feed_and_next_item(max: usize, input: &[u8]) -> Vec<Item> {
     let mut decoder = Decoder::with_max_event_size(max);
     let mut items = Vec::new();
@@ -94,6 +131,10 @@ pub(crate) fn all_feedings(max: usize, input: &[u8]) -> Vec<(String, Vec<Item>)>
         ("one item read per chunk of 3".to_owned(), read_lazily(max, input, 3)),
         ("one item read per chunk of 1".to_owned(), read_lazily(max, input, 1)),
         ("byte by byte".to_owned(), decode_chunks(max, input.chunks(1))),
+        ("borrowed, whole".to_owned(), decode_borrowed(max, [input])),
+        ("borrowed, byte by byte".to_owned(), decode_borrowed(max, input.chunks(1))),
+        ("borrowed and owned, byte by byte".to_owned(), decode_mixed(max, input.chunks(1))),
+        ("borrowed and owned, chunks of 3".to_owned(), decode_mixed(max, input.chunks(3))),
         ("codec, byte by byte".to_owned(), crate::codec::decode_with_codec(max, input, 1)),
         (
             "codec, whole".to_owned(),
@@ -102,6 +143,10 @@ pub(crate) fn all_feedings(max: usize, input: &[u8]) -> Vec<(String, Vec<Item>)>
     ];
     for i in 0..=input.len() {
         runs.push((format!("split at {i}"), decode_chunks(max, [&input[..i], &input[i..]])));
+        runs.push((
+            format!("borrowed, split at {i}"),
+            decode_borrowed(max, [&input[..i], &input[i..]]),
+        ));
     }
     if input.len() <= 48 {
         for i in 0..=input.len() {
@@ -109,6 +154,10 @@ pub(crate) fn all_feedings(max: usize, input: &[u8]) -> Vec<(String, Vec<Item>)>
                 runs.push((
                     format!("split at {i} and {j}"),
                     decode_chunks(max, [&input[..i], &input[i..j], &input[j..]]),
+                ));
+                runs.push((
+                    format!("borrowed, split at {i} and {j}"),
+                    decode_borrowed(max, [&input[..i], &input[i..j], &input[j..]]),
                 ));
             }
         }
@@ -459,4 +508,58 @@ fn errors_display() {
         DecodeError::UnfinishedEvent { discarded: 3 }.to_string(),
         "the event stream ended inside an event (3 bytes not dispatched)"
     );
+}
+
+#[test]
+fn borrowed_data_comes_from_the_chunk_when_it_can() {
+    // (data, whether it is lent from the chunk itself)
+    let mut seen: Vec<(String, bool)> = Vec::new();
+    let mut decoder = Decoder::new();
+    let chunks: [&[u8]; 3] = [
+        b"id: 1\nevent: progress\ndata: {\"a\":1}\n\ndata: x\ndata: y\n\ndata: sp",
+        b"lit\n\ndata: \xFF\n\n",
+        b"data: z\n\n",
+    ];
+    for chunk in chunks {
+        let range = chunk.as_ptr_range();
+        decoder.decode_with(chunk, |item| {
+            let ItemRef::Event(event) = item else { panic!("{item:?}") };
+            let in_chunk = match &event.data {
+                Cow::Borrowed(s) => range.contains(&s.as_ptr()),
+                Cow::Owned(_) => false,
+            };
+            if event.data == r#"{"a":1}"# {
+                assert_eq!((event.event.as_ref(), event.id), ("progress", Some("1")));
+            }
+            seen.push((event.data.into_owned(), in_chunk));
+        });
+    }
+    assert_eq!(
+        seen,
+        [
+            (r#"{"a":1}"#.to_owned(), true),
+            // Several lines: lent from the decoder's buffer.
+            ("x\ny".to_owned(), false),
+            // A line split across chunks.
+            ("split".to_owned(), false),
+            // Replacement needed.
+            ("\u{FFFD}".to_owned(), false),
+            ("z".to_owned(), true),
+        ]
+    );
+    assert_eq!(decoder.last_event_id(), "1");
+}
+
+#[test]
+fn a_panicking_callback_leaves_the_decoder_consistent() {
+    let mut decoder = Decoder::new();
+    let input = b"data: a\n\ndata: b\n\ndata: c";
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decoder.decode_with(input, |_| panic!("callback"));
+    }));
+    assert!(caught.is_err());
+    // The first event was handed out; the rest of the chunk is kept.
+    let mut items: Vec<Item> = decoder.decode(b"\n\n").collect();
+    items.extend(decoder.finish_items());
+    assert_eq!(items, [msg("b"), msg("c")]);
 }

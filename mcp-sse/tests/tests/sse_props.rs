@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use crate::reference;
-use crate::sse::decode_chunks;
+use crate::sse::{decode_borrowed, decode_chunks, decode_mixed};
 
 /// Pieces that exercise every rule: field names, separators, every line
 /// end, a BOM, invalid and multi-byte UTF-8, NUL, digits.
@@ -72,6 +72,10 @@ proptest! {
         let whole = decode_chunks(max, [&input[..]]);
         let chunked = decode_chunks(max, split(&input, &cuts));
         prop_assert_eq!(&whole, &chunked);
+        let borrowed = decode_borrowed(max, split(&input, &cuts));
+        prop_assert_eq!(&whole, &borrowed);
+        prop_assert_eq!(&whole, &decode_borrowed(max, [&input[..]]));
+        prop_assert_eq!(&whole, &decode_mixed(max, split(&input, &cuts)));
         let by_codec = crate::codec::decode_with_codec(max, &input, 1 + (cuts.len() * 3));
         prop_assert_eq!(&whole, &by_codec);
         // Reading lazily, dropping iterators with items unread.
@@ -87,10 +91,10 @@ proptest! {
 
     #[test]
     fn the_decoder_agrees_with_a_literal_reading_of_the_standard(input in stream(), cuts in cuts()) {
+        let expected = reference::normalise(reference::interpret(&input));
         let decoded = decode_chunks(usize::MAX, split(&input, &cuts));
-        prop_assert_eq!(
-            reference::normalise(decoded),
-            reference::normalise(reference::interpret(&input))
-        );
+        prop_assert_eq!(reference::normalise(decoded), expected.clone());
+        let borrowed = decode_borrowed(usize::MAX, split(&input, &cuts));
+        prop_assert_eq!(reference::normalise(borrowed), expected);
     }
 }

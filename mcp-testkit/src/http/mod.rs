@@ -279,6 +279,9 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
             _ = stop.changed() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Without it, small SSE writes wait for the peer's delayed
+                    // ACK (Nagle): ~40 ms stalls between events.
+                    let _ = stream.set_nodelay(true);
                     connections.spawn(serve_connection(stream, shared.clone()));
                 }
                 // Out of file descriptors and the like: back off briefly.

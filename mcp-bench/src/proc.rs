@@ -1,0 +1,147 @@
+//! What the benchmarks read about processes: CPU time, memory, CPU affinity,
+//! and the `mcp-testkit` server they all talk to.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::unistd::Pid;
+
+/// User plus system CPU time this process (all its threads) has used so far.
+pub fn cpu_time() -> Duration {
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(usage) => {
+            let tv = |t: nix::sys::time::TimeVal| {
+                Duration::from_secs(t.tv_sec().max(0) as u64)
+                    + Duration::from_micros(t.tv_usec().max(0) as u64)
+            };
+            tv(usage.user_time()) + tv(usage.system_time())
+        }
+        Err(_) => Duration::ZERO,
+    }
+}
+
+/// Ends the process (exit code 3) if it still runs after `limit`: every
+/// benchmark run is bounded in time even if a peer hangs.
+pub fn watchdog(limit: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"mcp-bench: wall-clock limit reached\n",
+        );
+        std::process::exit(3);
+    });
+}
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in bytes.
+pub fn status_bytes(pid: Option<u32>, field: &str) -> Option<u64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_owned(),
+    };
+    let status = std::fs::read_to_string(path).ok()?;
+    let line =
+        status.lines().find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?;
+    let kb: u64 = line[field.len() + 1..].trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The CPUs this thread may run on when the program started; restored by
+/// [`unpin`].
+fn all_cpus() -> &'static CpuSet {
+    static ALL: std::sync::OnceLock<CpuSet> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| sched_getaffinity(Pid::from_raw(0)).unwrap_or_else(|_| CpuSet::new()))
+}
+
+/// Restricts the calling thread, and every process or thread it starts from
+/// now on (they inherit the mask, as under `taskset -c 0`), to CPU 0.
+pub fn pin_to_cpu0() -> Result<(), String> {
+    all_cpus();
+    let mut set = CpuSet::new();
+    set.set(0).map_err(|e| format!("cpu set: {e}"))?;
+    sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| format!("sched_setaffinity: {e}"))
+}
+
+/// Lets the calling thread (and what it starts from now on) run on every CPU
+/// again.
+pub fn unpin() -> Result<(), String> {
+    sched_setaffinity(Pid::from_raw(0), all_cpus()).map_err(|e| format!("sched_setaffinity: {e}"))
+}
+
+/// The `mcp-testkit` binary: `--server PATH` when given, else the one next
+/// to this executable (`target/<profile>/`), built if missing.
+pub fn testkit_path(args: &[String]) -> PathBuf {
+    match args.iter().position(|a| a == "--server") {
+        Some(i) if i + 1 < args.len() => PathBuf::from(&args[i + 1]),
+        _ => {
+            let exe = std::env::current_exe().unwrap_or_default();
+            let beside = exe.with_file_name("mcp-testkit");
+            if beside.is_file() { beside } else { mcp_testkit::binary_path() }
+        }
+    }
+}
+
+/// A `mcp-testkit http` server, killed when dropped.
+#[derive(Debug)]
+pub struct HttpServer {
+    child: Child,
+    /// Its endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts `mcp-testkit http --port 0` with `extra` options and reads the
+    /// URL it prints first (within 10 s).
+    pub fn start(testkit: &Path, extra: &[&str]) -> Result<HttpServer, String> {
+        let mut child = Command::new(testkit)
+            .args(["http", "--port", "0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", testkit.display()))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let mut reader = BufReader::new(stdout);
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line);
+            // Keep draining so the server never blocks on a full pipe.
+            let mut sink = String::new();
+            for _ in 0..10_000 {
+                sink.clear();
+                if reader.read_line(&mut sink).map_or(true, |n| n == 0) {
+                    break;
+                }
+            }
+        });
+        let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+        let url = line.trim().strip_prefix("listening on ").map(str::to_owned);
+        match url {
+            Some(url) => Ok(HttpServer { child, url }),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(format!("mcp-testkit http printed {line:?} instead of its URL"))
+            }
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
