@@ -1501,8 +1501,8 @@ impl ops::Requester for HttpClient {
         lock(&self.inner.core).tools_generation()
     }
 
-    /// Tools whose `x-mcp-header` annotations are invalid are dropped here,
-    /// with a warning, before the list is cached.
+    /// (Tools whose `x-mcp-header` annotations are invalid were already
+    /// dropped, with a warning, by `ops::list_tools_fresh`.)
     fn store_tools(&self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]> {
         lock(&self.inner.core).store_tools(generation, tools)
     }
