@@ -107,3 +107,9 @@ pub use transport::{AuthorizationInfo, DynTransport, Transport};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The repository README's quick start, compiled as doc tests too (only
+/// under `cfg(doctest)`, so the published crate never needs the file).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct RepositoryReadmeDoctests;
