@@ -133,8 +133,18 @@ async fn many_servers_at_once_with_failures_beside_results() {
 
     let init = registry.initialize_all().await;
     let ok: Vec<bool> = init.iter().map(|r| r.result.is_ok()).collect();
-    // `crashing` starts again and answers `initialize` once more.
-    assert_eq!(ok, [true, true, true, true, false]);
+    assert_eq!([ok[0], ok[2], ok[3], ok[4]], [true, true, true, false]);
+    // `crashing` is started again (its lost connection was dropped), answers
+    // `initialize` once more and exits: whether the client gets to send
+    // `notifications/initialized` before the pipe closes is a race, so the
+    // handshake either succeeds or fails with the exit, never otherwise.
+    match &init[1].result {
+        Ok(_) => {}
+        Err(e) => {
+            let Some(TransportError::Stdio(inner)) = e.transport_error() else { panic!("{e:?}") };
+            assert!(matches!(**inner, mcp_stdio::Error::ServerExited { .. }), "{e}");
+        }
+    }
 
     registry.close_all().await;
     for name in ["good", "slow", "web"] {
