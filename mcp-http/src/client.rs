@@ -11,7 +11,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Body as _, Incoming};
 use mcp_proto::ProtocolVersion;
-use mcp_proto::client::{ClientCore, ClientError, CoreConfig, Event, RequestOptions, ops};
+use mcp_proto::client::{
+    ClientCore, ClientError, CoreConfig, DriverWork, Event, RequestOptions, ops,
+};
 use mcp_proto::jsonrpc::{self, Message, Notification, RequestId};
 use mcp_proto::methods;
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
@@ -1566,18 +1568,11 @@ fn drain_events(core: &mut ClientCore<Waiter>) -> Vec<Event<Waiter>> {
 /// Acts on the core's events outside its lock.
 fn deliver(inner: &Arc<Inner>, events: Vec<Event<Waiter>>) {
     for event in events {
-        if let Some(server_event) = event.server_event() {
-            if let Some(cb) = &inner.options.on_event {
-                cb(&server_event);
-            }
-            continue;
-        }
-        match event {
-            Event::Reply { waiter, outcome, .. } => {
-                let _ = waiter.send(outcome);
-            }
-            Event::Progress { callback: Some(cb), params, .. } => cb(&params),
-            Event::ServerRequest(request) => {
+        let work = event.deliver(inner.options.on_event.as_ref(), |waiter, outcome| {
+            let _ = waiter.send(outcome);
+        });
+        match work {
+            Some(DriverWork::AnswerServerRequest(request)) => {
                 let weak = Arc::downgrade(inner);
                 let handlers = inner.options.handlers.clone();
                 let id = request.id.clone();
@@ -1593,7 +1588,7 @@ fn deliver(inner: &Arc<Inner>, events: Vec<Event<Waiter>>) {
                 });
                 tasks.insert(id, task.abort_handle());
             }
-            Event::ServerRequestCancelled { id, .. } => {
+            Some(DriverWork::StopServerRequest(id)) => {
                 if let Some(task) = lock(&inner.server_tasks).remove(&id) {
                     task.abort();
                 }

@@ -467,3 +467,63 @@ fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
         Poll::Pending => panic!("the handler future was not ready"),
     }
 }
+
+#[test]
+fn deliver_routes_each_event_and_leaves_only_driver_work() {
+    use mcp_proto::client::{DriverWork, ServerEvent};
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.capabilities =
+        Handlers { roots: Some(Arc::new(StaticRoots(vec![]))), ..Default::default() }
+            .capabilities();
+    let mut core = Core::new(cfg);
+    let req = core.initialize("init", t0).unwrap();
+    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
+    let _ = transmitted(&mut core);
+
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let heard2 = heard.clone();
+    let on_event: mcp_proto::client::EventCallback =
+        Arc::new(move |e: &ServerEvent| heard2.lock().unwrap().push(e.clone()));
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let progress2 = progress.clone();
+    let opts = RequestOptions {
+        on_progress: Some(Arc::new(move |p| progress2.lock().unwrap().push(p.progress))),
+        ..Default::default()
+    };
+    let call =
+        core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "call", t0).unwrap();
+    let token = serde_json::to_value(&call.id).unwrap();
+    core.handle_message(msg(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":7}})), t0);
+    core.handle_message(
+        msg(json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})),
+        t0,
+    );
+    core.handle_message(Message::Request(Request::new("r1", "roots/list", None)), t0);
+    core.handle_message(
+        msg(
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r1"}}),
+        ),
+        t0,
+    );
+    core.handle_message(
+        Message::Response(Response::new(call.id.clone(), json!({"content":[]}))),
+        t0,
+    );
+
+    let mut replies = Vec::new();
+    let mut work = Vec::new();
+    for event in events(&mut core) {
+        if let Some(w) = event
+            .deliver(Some(&on_event), |waiter, outcome| replies.push((waiter, outcome.is_ok())))
+        {
+            work.push(w);
+        }
+    }
+    assert_eq!(*progress.lock().unwrap(), vec![7.0]);
+    assert_eq!(*heard.lock().unwrap(), vec![ServerEvent::ListChanged(ListKind::Tools)]);
+    assert_eq!(replies, vec![("init", true), ("call", true)]);
+    assert_eq!(work.len(), 2);
+    assert!(matches!(&work[0], DriverWork::AnswerServerRequest(r) if r.method == "roots/list"));
+    assert_eq!(work[1], DriverWork::StopServerRequest(RequestId::from("r1")));
+}

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use mcp_proto::client::{ClientCore, ClientError, CoreConfig, Event, RequestOptions, ops};
+use mcp_proto::client::{
+    ClientCore, ClientError, CoreConfig, DriverWork, Event, RequestOptions, ops,
+};
 use mcp_proto::jsonrpc::{self, Message, Notification, RequestId};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
 use serde_json::Value;
@@ -544,23 +546,19 @@ fn drain_events(core: &mut ClientCore<Waiter>) -> Vec<Event<Waiter>> {
 /// Acts on the core's events outside its lock.
 fn deliver(inner: &Arc<Inner>, conn: Option<&Arc<Conn>>, events: Vec<Event<Waiter>>) {
     for event in events {
-        if let Some(server_event) = event.server_event() {
-            if let Some(cb) = &inner.options.on_event {
-                cb(&server_event);
-            }
-            continue;
-        }
-        match event {
-            Event::Reply { waiter, outcome, .. } => {
-                let _ = waiter.send(outcome);
-            }
-            Event::Progress { callback: Some(cb), params, .. } => cb(&params),
-            Event::ServerRequest(request) => {
+        let work = event.deliver(inner.options.on_event.as_ref(), |waiter, outcome| {
+            let _ = waiter.send(outcome);
+        });
+        match work {
+            Some(DriverWork::AnswerServerRequest(request)) => {
                 let Some(conn) = conn else { continue };
                 let weak = Arc::downgrade(inner);
                 let conn2 = conn.clone();
                 let handlers = inner.options.handlers.clone();
                 let id = request.id.clone();
+                // Held while spawning, so the task cannot remove its entry
+                // before it is inserted (which would leave a stale entry).
+                let mut tasks = lock(&conn.server_tasks);
                 let task = tokio::spawn(async move {
                     let outcome = handlers.handle(&request.method, request.params).await;
                     let Some(inner) = weak.upgrade() else { return };
@@ -568,9 +566,9 @@ fn deliver(inner: &Arc<Inner>, conn: Option<&Arc<Conn>>, events: Vec<Event<Waite
                     lock(&inner.core).respond(request.id, outcome);
                     let _ = flush(&inner, &conn2, None).await;
                 });
-                lock(&conn.server_tasks).insert(id, task.abort_handle());
+                tasks.insert(id, task.abort_handle());
             }
-            Event::ServerRequestCancelled { id, .. } => {
+            Some(DriverWork::StopServerRequest(id)) => {
                 if let Some(conn) = conn
                     && let Some(task) = lock(&conn.server_tasks).remove(&id)
                 {

@@ -198,6 +198,54 @@ impl<W> Event<W> {
             _ => None,
         }
     }
+
+    /// Does, in one place for every driver, everything an event asks that
+    /// needs no runtime: a reply goes to `reply` with its waiter, progress to
+    /// the request's callback, list changes, logs and other notifications to
+    /// `on_event`. What is left needs the driver's runtime (starting or
+    /// stopping the task that answers a server request) and comes back as
+    /// [`DriverWork`].
+    ///
+    /// Call it outside any lock: the callbacks are the host's code.
+    pub fn deliver(
+        self,
+        on_event: Option<&EventCallback>,
+        reply: impl FnOnce(W, Result<Value, ClientError>),
+    ) -> Option<DriverWork> {
+        if let Some(server_event) = self.server_event() {
+            if let Some(cb) = on_event {
+                cb(&server_event);
+            }
+            return None;
+        }
+        match self {
+            Event::Reply { waiter, outcome, .. } => {
+                reply(waiter, outcome);
+                None
+            }
+            Event::Progress { callback, params, .. } => {
+                if let Some(cb) = callback {
+                    cb(&params);
+                }
+                None
+            }
+            Event::ServerRequest(request) => Some(DriverWork::AnswerServerRequest(request)),
+            Event::ServerRequestCancelled { id, .. } => Some(DriverWork::StopServerRequest(id)),
+            Event::ListChanged(_) | Event::Log(_) | Event::Notification(_) => None,
+        }
+    }
+}
+
+/// What [`Event::deliver`] leaves to the driver.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DriverWork {
+    /// Run [`Handlers::handle`](crate::client::Handlers::handle) for it (as a
+    /// task that can be aborted) and pass the outcome to
+    /// [`ClientCore::respond`].
+    AnswerServerRequest(ServerRequest),
+    /// The server cancelled this request: abort its task.
+    StopServerRequest(RequestId),
 }
 
 /// A callback that hears [`ServerEvent`]s.

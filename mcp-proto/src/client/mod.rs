@@ -20,7 +20,7 @@ pub mod headers;
 pub mod ops;
 
 pub use self::core::{
-    ClientCore, CoreConfig, DEFAULT_REQUEST_TIMEOUT, Event, EventCallback, ListKind,
+    ClientCore, CoreConfig, DEFAULT_REQUEST_TIMEOUT, DriverWork, Event, EventCallback, ListKind,
     ProgressCallback, RequestOptions, ServerEvent, ServerRequest,
 };
 pub use error::ClientError;
