@@ -19,6 +19,7 @@ use mcp_proto::methods;
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
 use mcp_sse::{Decoder, Item, ItemRef, www_authenticate};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
@@ -32,7 +33,7 @@ use crate::wire::{
     self, ACCEPT_BOTH, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MediaType, PROTOCOL_VERSION, SESSION_ID,
 };
 
-type Waiter = oneshot::Sender<Result<Value, ClientError>>;
+type Waiter = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 
 /// Headers a request carries besides the fixed ones (`Mcp-Name`,
 /// `Mcp-Param-*`).
@@ -157,7 +158,7 @@ struct Snapshot {
 
 /// How one attempt at a request ended.
 enum Attempt {
-    Done(Result<Value, Error>),
+    Done(Result<Box<RawValue>, Error>),
     /// The session is gone: the parameters back, and the session it was in.
     SessionLost(Option<Value>, u64),
 }
@@ -325,6 +326,17 @@ impl HttpClient {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, Error> {
+        let raw = self.request_text(method, params, options).await?;
+        ops::parse_result(method, &raw).map_err(|e| self.inner.map_error(e))
+    }
+
+    /// [`request`](Self::request), with the result left as JSON text.
+    async fn request_text(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, Error> {
         self.initialize().await?;
         let extra = self.param_headers(method, params.as_ref()).await;
         self.request_with(method, params, options, &extra).await
@@ -337,7 +349,7 @@ impl HttpClient {
         params: Option<Value>,
         options: RequestOptions,
         extra: &[(HeaderName, HeaderValue)],
-    ) -> Result<Value, Error> {
+    ) -> Result<Box<RawValue>, Error> {
         match self.raw_request(method, params, &options, extra).await {
             Attempt::Done(r) => r,
             Attempt::SessionLost(params, epoch) => {
@@ -994,7 +1006,7 @@ impl Inner {
                 let bytes = conn::read_limited(resp.into_body(), self.options.max_body)
                     .await
                     .map_err(|e| self.read_error(method, e))?;
-                let incoming = jsonrpc::decode_slice(&bytes)
+                let incoming = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
                     .map_err(|e| self.invalid(method, &format!("the body is not JSON-RPC: {e}")))?;
                 // An error the server could not tie to the request (a parse
                 // error, say) still answers it.
@@ -1345,7 +1357,7 @@ impl Inner {
                     tracing::debug!(endpoint = %self.endpoint.redacted, event = %event.event, "ignoring a server-sent event of another type");
                     return true;
                 }
-                match jsonrpc::decode_slice(event.data.as_bytes()) {
+                match jsonrpc::decode_slice_as::<Box<RawValue>>(event.data.as_bytes()) {
                     Ok(incoming) => self.feed(incoming),
                     Err(e) => {
                         tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message")
@@ -1363,7 +1375,7 @@ impl Inner {
     }
 
     /// Gives incoming messages to the core and acts on what follows.
-    fn feed(self: &Arc<Self>, incoming: jsonrpc::Incoming) {
+    fn feed(self: &Arc<Self>, incoming: jsonrpc::Incoming<Box<RawValue>>) {
         let (events, flush) = {
             let mut core = lock(&self.core);
             core.handle_incoming(incoming, Instant::now());
@@ -1380,9 +1392,9 @@ impl Inner {
     async fn wait(
         self: &Arc<Self>,
         id: &RequestId,
-        mut rx: oneshot::Receiver<Result<Value, ClientError>>,
+        mut rx: oneshot::Receiver<Result<Box<RawValue>, ClientError>>,
         exchange: impl Future<Output = Result<(), Error>>,
-    ) -> Result<Value, WaitError> {
+    ) -> Result<Box<RawValue>, WaitError> {
         let closed = || ClientError::Closed { method: String::new() };
         tokio::pin!(exchange);
         let mut running = true;
@@ -1491,8 +1503,8 @@ impl ops::Requester for HttpClient {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, Error> {
-        HttpClient::request(self, method, params, options).await
+    ) -> Result<Box<RawValue>, Error> {
+        self.request_text(method, params, options).await
     }
 
     fn cached_tools(&self) -> Option<Arc<[Tool]>> {
@@ -1527,7 +1539,7 @@ impl ops::Requester for Plain<'_> {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, Error> {
+    ) -> Result<Box<RawValue>, Error> {
         self.0.initialize().await?;
         self.0.request_with(method, params, options, &[]).await
     }

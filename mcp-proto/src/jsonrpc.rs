@@ -11,7 +11,8 @@ use std::fmt;
 use serde::de::{self, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The only JSON-RPC version string MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -55,6 +56,13 @@ pub enum RequestId {
 }
 
 impl RequestId {
+    fn from_raw(raw: &RawValue) -> Result<Self, DecodeError> {
+        match serde_json::from_str::<i64>(raw.get()) {
+            Ok(n) => Ok(RequestId::Number(n)),
+            Err(_) => RequestId::from_value(raw_to_value(raw)?),
+        }
+    }
+
     fn from_value(value: Value) -> Result<Self, DecodeError> {
         match value {
             Value::String(s) => Ok(RequestId::String(s)),
@@ -158,17 +166,22 @@ impl Notification {
 }
 
 /// A successful response.
+///
+/// `R` is how the result is held: a parsed [`Value`] (the default), or the
+/// result's JSON text as a [`RawValue`] (`Box<RawValue>`), which a client
+/// decodes straight into the result's type without building a `Value` first
+/// (see [`decode_slice_as`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Response {
+pub struct Response<R = Value> {
     /// The id of the request this answers.
     pub id: RequestId,
-    /// The result value (any JSON value; MCP results are objects).
-    pub result: Value,
+    /// The result (any JSON value; MCP results are objects).
+    pub result: R,
 }
 
-impl Response {
+impl<R> Response<R> {
     /// A successful response to `id`.
-    pub fn new(id: RequestId, result: Value) -> Self {
+    pub fn new(id: RequestId, result: R) -> Self {
         Response { id, result }
     }
 }
@@ -225,19 +238,21 @@ impl ErrorResponse {
 }
 
 /// Exactly one JSON-RPC message.
+///
+/// `R` is how a response's result is held (see [`Response`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
+pub enum Message<R = Value> {
     /// A request (has an id and a method).
     Request(Request),
     /// A notification (a method, no id).
     Notification(Notification),
     /// A successful response (an id and a result).
-    Response(Response),
+    Response(Response<R>),
     /// An error response (an error, and the id if known).
     Error(ErrorResponse),
 }
 
-impl Message {
+impl<R: Serialize> Message<R> {
     /// The method, for requests and notifications.
     pub fn method(&self) -> Option<&str> {
         match self {
@@ -277,8 +292,8 @@ impl From<Notification> for Message {
     }
 }
 
-impl From<Response> for Message {
-    fn from(r: Response) -> Self {
+impl<R> From<Response<R>> for Message<R> {
+    fn from(r: Response<R>) -> Self {
         Message::Response(r)
     }
 }
@@ -314,7 +329,7 @@ impl Serialize for Notification {
     }
 }
 
-impl Serialize for Response {
+impl<R: Serialize> Serialize for Response<R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(3))?;
         map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
@@ -334,7 +349,7 @@ impl Serialize for ErrorResponse {
     }
 }
 
-impl Serialize for Message {
+impl<R: Serialize> Serialize for Message<R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Message::Request(r) => r.serialize(serializer),
@@ -352,14 +367,16 @@ impl<'de> Deserialize<'de> for Message {
 }
 
 /// What one incoming JSON text held.
+///
+/// `R` is how a response's result is held (see [`Response`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
+pub enum Incoming<R = Value> {
     /// A single message.
-    Single(Message),
+    Single(Message<R>),
     /// A non-empty batch (JSON array) of messages, as 2025-03-26 peers may
     /// send. Each element is classified on its own: one bad element does not
     /// poison the others.
-    Batch(Vec<Result<Message, DecodeError>>),
+    Batch(Vec<Result<Message<R>, DecodeError>>),
 }
 
 /// Why an incoming JSON value is not a valid JSON-RPC message.
@@ -434,90 +451,257 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+/// How a decoded response holds its result: as a parsed [`Value`], or as
+/// the result's JSON text (`Box<RawValue>`), kept for decoding straight into
+/// a typed result later.
+///
+/// The trait is sealed: those are the two forms.
+pub trait ResultBody: Sized + sealed::Sealed {
+    /// Takes the result from its JSON text (already checked to be JSON).
+    fn from_raw(raw: &RawValue) -> Result<Self, DecodeError>;
+    /// The result as JSON text.
+    fn into_raw(self) -> Box<RawValue>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for serde_json::Value {}
+    impl Sealed for Box<serde_json::value::RawValue> {}
+}
+
+impl ResultBody for Value {
+    fn from_raw(raw: &RawValue) -> Result<Self, DecodeError> {
+        serde_json::from_str(raw.get()).map_err(|e| DecodeError::Json(e.to_string()))
+    }
+
+    fn into_raw(self) -> Box<RawValue> {
+        // A `Value` always encodes (its keys are strings, its numbers finite).
+        serde_json::value::to_raw_value(&self).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    }
+}
+
+impl ResultBody for Box<RawValue> {
+    fn from_raw(raw: &RawValue) -> Result<Self, DecodeError> {
+        Ok(raw.to_owned())
+    }
+
+    fn into_raw(self) -> Box<RawValue> {
+        self
+    }
+}
+
 /// Classifies the JSON text in `bytes` (one message or a batch).
 pub fn decode_slice(bytes: &[u8]) -> Result<Incoming, DecodeError> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| DecodeError::Json(e.to_string()))?;
-    decode(value)
+    decode_slice_as(bytes)
+}
+
+/// Classifies the JSON text in `bytes` (one message or a batch), holding
+/// response results as `R`.
+///
+/// The text is read once: the envelope's members are located without
+/// building a [`Value`] of the whole message, and with
+/// `R = Box<RawValue>` a result stays JSON text until its reader decodes
+/// it into its own type. Members other than the JSON-RPC ones are ignored.
+pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<Incoming<R>, DecodeError> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {
+            let parts: Parts<'_> = serde_json::from_slice(bytes).map_err(json_error)?;
+            classify(parts).map(Incoming::Single)
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(json_error)?;
+            if items.is_empty() {
+                return Err(DecodeError::EmptyBatch);
+            }
+            Ok(Incoming::Batch(items.into_iter().map(decode_element).collect()))
+        }
+        // Not an object or an array: say what it is, or why it is not JSON.
+        _ => {
+            let value: Value = serde_json::from_slice(bytes).map_err(json_error)?;
+            Err(DecodeError::NotAnObject(kind_of(&value)))
+        }
+    }
 }
 
 /// Classifies an already parsed JSON value (one message or a batch).
 pub fn decode(value: Value) -> Result<Incoming, DecodeError> {
-    match value {
-        Value::Array(items) => {
-            if items.is_empty() {
-                return Err(DecodeError::EmptyBatch);
-            }
-            Ok(Incoming::Batch(
-                items
-                    .into_iter()
-                    .map(|item| match item {
-                        Value::Array(_) => Err(DecodeError::NestedBatch),
-                        other => decode_message(other),
-                    })
-                    .collect(),
-            ))
-        }
-        other => decode_message(other).map(Incoming::Single),
-    }
+    decode_slice(&serde_json::to_vec(&value).map_err(json_error)?)
 }
 
 /// Classifies one JSON value that must be a single message (not a batch).
 pub fn decode_message(value: Value) -> Result<Message, DecodeError> {
-    let mut obj = match value {
-        Value::Object(obj) => obj,
-        other => return Err(DecodeError::NotAnObject(kind_of(&other))),
-    };
-    match obj.remove("jsonrpc") {
-        None => return Err(DecodeError::MissingVersion),
-        Some(Value::String(v)) if v == JSONRPC_VERSION => {}
-        Some(other) => return Err(DecodeError::WrongVersion(other.to_string())),
+    match value {
+        Value::Object(_) => {
+            decode_element(&serde_json::value::to_raw_value(&value).map_err(json_error)?)
+        }
+        other => Err(DecodeError::NotAnObject(kind_of(&other))),
     }
-    let method = obj.remove("method");
-    let result = obj.remove("result");
-    let error = obj.remove("error");
-    let id = obj.remove("id");
+}
 
-    if let Some(method) = method {
-        if result.is_some() || error.is_some() {
+fn json_error(e: serde_json::Error) -> DecodeError {
+    DecodeError::Json(e.to_string())
+}
+
+/// One element of a batch (or a lone message given as a value).
+fn decode_element<R: ResultBody>(raw: &RawValue) -> Result<Message<R>, DecodeError> {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => classify(serde_json::from_str(raw.get()).map_err(json_error)?),
+        Some(b'[') => Err(DecodeError::NestedBatch),
+        _ => Err(DecodeError::NotAnObject(kind_of_raw(raw))),
+    }
+}
+
+/// The JSON-RPC members of one message object, as JSON text. A member given
+/// more than once counts as its last occurrence, as in a parsed object.
+#[derive(Default)]
+struct Parts<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for Parts<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PartsVisitor;
+        impl<'de> de::Visitor<'de> for PartsVisitor {
+            type Value = Parts<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Parts<'de>, A::Error> {
+                let mut parts = Parts::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    let slot = match member {
+                        Member::Jsonrpc => &mut parts.jsonrpc,
+                        Member::Id => &mut parts.id,
+                        Member::Method => &mut parts.method,
+                        Member::Params => &mut parts.params,
+                        Member::Result => &mut parts.result,
+                        Member::Error => &mut parts.error,
+                        Member::Other => {
+                            map.next_value::<de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(parts)
+            }
+        }
+        deserializer.deserialize_map(PartsVisitor)
+    }
+}
+
+/// A member name of a message object.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl de::Visitor<'_> for MemberVisitor {
+            type Value = Member;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+/// Applies the JSON-RPC rules to one message's members.
+fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<Message<R>, DecodeError> {
+    match parts.jsonrpc {
+        None => return Err(DecodeError::MissingVersion),
+        // The common spelling, without parsing; an escaped "2.0" is parsed.
+        Some(v) if v.get() == "\"2.0\"" => {}
+        Some(v) => match raw_to_value(v)? {
+            Value::String(s) if s == JSONRPC_VERSION => {}
+            other => return Err(DecodeError::WrongVersion(other.to_string())),
+        },
+    }
+
+    if let Some(method) = parts.method {
+        if parts.result.is_some() || parts.error.is_some() {
             return Err(DecodeError::MethodAndOutcome);
         }
-        let method = match method {
-            Value::String(m) => m,
-            _ => return Err(DecodeError::MethodNotString),
+        let method: String =
+            serde_json::from_str(method.get()).map_err(|_| DecodeError::MethodNotString)?;
+        let params = match parts.params {
+            None => None,
+            Some(p) => match p.get().as_bytes().first() {
+                Some(b'{' | b'[') => Some(raw_to_value(p)?),
+                Some(b'n') => None,
+                _ => return Err(DecodeError::InvalidParams(kind_of_raw(p))),
+            },
         };
-        let params = take_params(&mut obj)?;
-        return match id {
+        return match parts.id {
             None => Ok(Message::Notification(Notification { method, params })),
             Some(id) => {
-                Ok(Message::Request(Request { id: RequestId::from_value(id)?, method, params }))
+                Ok(Message::Request(Request { id: RequestId::from_raw(id)?, method, params }))
             }
         };
     }
 
-    match (result, error) {
+    match (parts.result, parts.error) {
         (Some(_), Some(_)) => Err(DecodeError::BothResultAndError),
-        (Some(result), None) => match id {
+        (Some(result), None) => match parts.id {
             None => Err(DecodeError::MissingId),
-            Some(id) => Ok(Message::Response(Response { id: RequestId::from_value(id)?, result })),
+            Some(id) => Ok(Message::Response(Response {
+                id: RequestId::from_raw(id)?,
+                result: R::from_raw(result)?,
+            })),
         },
         (None, Some(error)) => {
-            let id = match id {
-                None | Some(Value::Null) => None,
-                Some(id) => Some(RequestId::from_value(id)?),
+            let id = match parts.id {
+                Some(id) if id.get() != "null" => Some(RequestId::from_raw(id)?),
+                _ => None,
             };
-            let error = decode_error_object(error)?;
+            let error = decode_error_object(raw_to_value(error)?)?;
             Ok(Message::Error(ErrorResponse { id, error }))
         }
         (None, None) => Err(DecodeError::NoMethodResultOrError),
     }
 }
 
-fn take_params(obj: &mut Map<String, Value>) -> Result<Option<Value>, DecodeError> {
-    match obj.remove("params") {
-        None | Some(Value::Null) => Ok(None),
-        Some(p @ (Value::Object(_) | Value::Array(_))) => Ok(Some(p)),
-        Some(other) => Err(DecodeError::InvalidParams(kind_of(&other))),
+fn raw_to_value(raw: &RawValue) -> Result<Value, DecodeError> {
+    serde_json::from_str(raw.get()).map_err(json_error)
+}
+
+/// The JSON type of a piece of JSON text, from its first byte.
+fn kind_of_raw(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'n') => "null",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'"') => "a string",
+        Some(b'[') => "an array",
+        Some(b'{') => "an object",
+        _ => "a number",
     }
 }
 

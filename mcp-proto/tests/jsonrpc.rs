@@ -185,12 +185,13 @@ fn encode_round_trips() {
 
 #[test]
 fn encoded_shapes_are_exact() {
-    let r = Message::Request(mcp_proto::Request::new(1, "ping", None));
+    let r: Message = Message::Request(mcp_proto::Request::new(1, "ping", None));
     assert_eq!(
         String::from_utf8(r.to_vec()).unwrap(),
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
     );
-    let e = Message::Error(mcp_proto::ErrorResponse::new(None, ErrorObject::new(-32700, "p")));
+    let e: Message =
+        Message::Error(mcp_proto::ErrorResponse::new(None, ErrorObject::new(-32700, "p")));
     assert_eq!(
         String::from_utf8(e.to_vec()).unwrap(),
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}"#

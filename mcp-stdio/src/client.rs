@@ -13,6 +13,7 @@ use mcp_proto::client::{
 use mcp_proto::jsonrpc::{self, Message, Notification, RequestId};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::process::ChildStdout;
 use tokio::sync::oneshot;
 use tokio_util::codec::FramedRead;
@@ -22,7 +23,7 @@ use crate::conn::{self, Conn, lock};
 use crate::error::{Error, ExitInfo};
 use crate::options::{ServerCommand, StdioOptions};
 
-type Waiter = oneshot::Sender<Result<Value, ClientError>>;
+type Waiter = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 
 /// How long to wait for the exit status once stdout closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -214,6 +215,17 @@ impl StdioClient {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, Error> {
+        let raw = self.request_text(method, params, options).await?;
+        ops::parse_result(method, &raw).map_err(|e| self.map_error(e))
+    }
+
+    /// [`request`](Self::request), with the result left as JSON text.
+    async fn request_text(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, Error> {
         self.initialize().await?;
         self.raw_request(method, params, options).await
     }
@@ -276,7 +288,7 @@ impl StdioClient {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, Error> {
+    ) -> Result<Box<RawValue>, Error> {
         let conn = self.connection(method)?;
         let (tx, rx) = oneshot::channel();
         let request = lock(&self.inner.core)
@@ -296,8 +308,8 @@ impl StdioClient {
         &self,
         id: RequestId,
         method: &str,
-        mut rx: oneshot::Receiver<Result<Value, ClientError>>,
-    ) -> Result<Value, ClientError> {
+        mut rx: oneshot::Receiver<Result<Box<RawValue>, ClientError>>,
+    ) -> Result<Box<RawValue>, ClientError> {
         // A waiter dropped without an answer means the connection went away.
         let closed = || Err(ClientError::Closed { method: method.to_owned() });
         loop {
@@ -462,8 +474,8 @@ impl ops::Requester for StdioClient {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, Error> {
-        StdioClient::request(self, method, params, options).await
+    ) -> Result<Box<RawValue>, Error> {
+        self.request_text(method, params, options).await
     }
 
     fn cached_tools(&self) -> Option<Arc<[Tool]>> {
@@ -603,7 +615,7 @@ async fn read_loop(inner: Weak<Inner>, conn: Weak<Conn>, stdout: ChildStdout, ma
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let incoming = match jsonrpc::decode_slice(&line) {
+        let incoming = match jsonrpc::decode_slice_as::<Box<RawValue>>(&line) {
             Ok(incoming) => incoming,
             Err(e) => {
                 tracing::warn!(server = %server, error = %e, "skipping a line that is not a JSON-RPC message");

@@ -6,11 +6,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::client::ClientError;
 use crate::jsonrpc::{
     ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId, Response,
+    ResultBody,
 };
 use crate::methods;
 use crate::types::{
@@ -122,8 +124,10 @@ pub enum Event<W> {
         id: RequestId,
         /// What the driver attached to the request.
         waiter: W,
-        /// The result, or why there is none.
-        outcome: Result<Value, ClientError>,
+        /// The result as JSON text (decode it with
+        /// [`ops::parse_result`](crate::client::ops::parse_result)), or why
+        /// there is none.
+        outcome: Result<Box<RawValue>, ClientError>,
     },
     /// A progress notification for a request that asked for progress.
     Progress {
@@ -210,7 +214,7 @@ impl<W> Event<W> {
     pub fn deliver(
         self,
         on_event: Option<&EventCallback>,
-        reply: impl FnOnce(W, Result<Value, ClientError>),
+        reply: impl FnOnce(W, Result<Box<RawValue>, ClientError>),
     ) -> Option<DriverWork> {
         if let Some(server_event) = self.server_event() {
             if let Some(cb) = on_event {
@@ -549,13 +553,17 @@ impl<W> ClientCore<W> {
     }
 
     /// Feeds what one incoming JSON text held (a message or a batch).
-    pub fn handle_incoming(&mut self, incoming: Incoming, now: Instant) {
+    ///
+    /// Results may come as [`Value`]s or as JSON text (`Box<RawValue>`, from
+    /// [`decode_slice_as`](crate::jsonrpc::decode_slice_as)); drivers use
+    /// the latter, which spares building a `Value` of each result.
+    pub fn handle_incoming<R: ResultBody>(&mut self, incoming: Incoming<R>, now: Instant) {
         match incoming {
-            Incoming::Single(m) => self.handle_message(m, now),
+            Incoming::Single(m) => self.handle_message_as(m, now),
             Incoming::Batch(items) => {
                 for item in items {
                     match item {
-                        Ok(m) => self.handle_message(m, now),
+                        Ok(m) => self.handle_message_as(m, now),
                         Err(e) => {
                             tracing::warn!(error = %e, "skipping an invalid message in a batch")
                         }
@@ -567,8 +575,12 @@ impl<W> ClientCore<W> {
 
     /// Feeds one incoming message.
     pub fn handle_message(&mut self, message: Message, now: Instant) {
+        self.handle_message_as(message, now);
+    }
+
+    fn handle_message_as<R: ResultBody>(&mut self, message: Message<R>, now: Instant) {
         match message {
-            Message::Response(r) => self.handle_outcome(r.id, Ok(r.result)),
+            Message::Response(r) => self.handle_outcome(r.id, Ok(r.result.into_raw())),
             Message::Error(e) => match e.id {
                 Some(id) => self.handle_outcome(id, Err(e.error)),
                 None => tracing::warn!(
@@ -582,7 +594,7 @@ impl<W> ClientCore<W> {
         }
     }
 
-    fn handle_outcome(&mut self, id: RequestId, outcome: Result<Value, ErrorObject>) {
+    fn handle_outcome(&mut self, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
         let found = match &id {
             RequestId::Number(n) => self.pending.remove(n).map(|p| (*n, p)),
             RequestId::String(_) => None,
@@ -605,8 +617,8 @@ impl<W> ClientCore<W> {
 
     fn finish_handshake(
         &mut self,
-        outcome: Result<Value, ClientError>,
-    ) -> Result<Value, ClientError> {
+        outcome: Result<Box<RawValue>, ClientError>,
+    ) -> Result<Box<RawValue>, ClientError> {
         let value = match outcome {
             Ok(v) => v,
             Err(e) => {
@@ -614,7 +626,7 @@ impl<W> ClientCore<W> {
                 return Err(e);
             }
         };
-        let result: InitializeResult = match serde_json::from_value(value.clone()) {
+        let result: InitializeResult = match serde_json::from_str(value.get()) {
             Ok(r) => r,
             Err(e) => {
                 self.phase = Phase::Failed;

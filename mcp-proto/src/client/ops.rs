@@ -10,6 +10,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::client::{ClientError, RequestOptions};
@@ -33,13 +34,14 @@ pub trait Requester: Sync {
     /// the transport's error, adding what only the transport knows.
     fn client_error(&self, error: ClientError) -> Self::Error;
 
-    /// Sends one request and waits for its answer (the raw `result`).
+    /// Sends one request and waits for its answer: the `result` as JSON
+    /// text, which [`parse_result`] decodes into its type.
     fn request(
         &self,
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> impl Future<Output = Result<Value, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Box<RawValue>, Self::Error>> + Send;
 
     /// The cached tool list (see `ClientCore::cached_tools`).
     fn cached_tools(&self) -> Option<Arc<[Tool]>>;
@@ -51,9 +53,10 @@ pub trait Requester: Sync {
     fn store_tools(&self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]>;
 }
 
-/// Decodes a method's result into its type, or says why it does not fit.
-pub fn parse_result<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
-    serde_json::from_value(value)
+/// Decodes a method's result (as JSON text) into its type, or says why it
+/// does not fit. `T = Value` gives the result as a generic JSON value.
+pub fn parse_result<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, ClientError> {
+    serde_json::from_str(raw.get())
         .map_err(|e| ClientError::InvalidResult { method: method.into(), reason: e.to_string() })
 }
 
@@ -118,8 +121,8 @@ pub async fn call_tool<R: Requester>(
             reason: e.to_string(),
         })
     })?;
-    let value = r.request(methods::TOOLS_CALL, Some(params), options).await?;
-    parse_result(methods::TOOLS_CALL, value).map_err(|e| r.client_error(e))
+    let raw = r.request(methods::TOOLS_CALL, Some(params), options).await?;
+    parse_result(methods::TOOLS_CALL, &raw).map_err(|e| r.client_error(e))
 }
 
 /// Every resource the server lists (all pages).
@@ -174,8 +177,8 @@ where
             m.insert("cursor".into(), Value::String(c));
             Value::Object(m)
         });
-        let value = r.request(method, params, options.clone()).await?;
-        let (page, next) = split(parse_result::<P>(method, value).map_err(|e| r.client_error(e))?);
+        let raw = r.request(method, params, options.clone()).await?;
+        let (page, next) = split(parse_result::<P>(method, &raw).map_err(|e| r.client_error(e))?);
         items.extend(page);
         match next {
             None => return Ok(items),
