@@ -237,11 +237,13 @@ impl ErrorResponse {
     }
 }
 
-/// Exactly one JSON-RPC message.
-///
-/// `R` is how a response's result is held (see [`Response`]).
+/// Exactly one JSON-RPC message, with results as [`Value`]s.
+pub type Message = MessageOf<Value>;
+
+/// Exactly one JSON-RPC message; `R` is how a response's result is held
+/// (see [`Response`]). [`Message`] is the usual form.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message<R = Value> {
+pub enum MessageOf<R> {
     /// A request (has an id and a method).
     Request(Request),
     /// A notification (a method, no id).
@@ -252,23 +254,23 @@ pub enum Message<R = Value> {
     Error(ErrorResponse),
 }
 
-impl<R: Serialize> Message<R> {
+impl<R: Serialize> MessageOf<R> {
     /// The method, for requests and notifications.
     pub fn method(&self) -> Option<&str> {
         match self {
-            Message::Request(r) => Some(&r.method),
-            Message::Notification(n) => Some(&n.method),
-            Message::Response(_) | Message::Error(_) => None,
+            MessageOf::Request(r) => Some(&r.method),
+            MessageOf::Notification(n) => Some(&n.method),
+            MessageOf::Response(_) | MessageOf::Error(_) => None,
         }
     }
 
     /// The id, for requests and responses that carry one.
     pub fn id(&self) -> Option<&RequestId> {
         match self {
-            Message::Request(r) => Some(&r.id),
-            Message::Response(r) => Some(&r.id),
-            Message::Error(e) => e.id.as_ref(),
-            Message::Notification(_) => None,
+            MessageOf::Request(r) => Some(&r.id),
+            MessageOf::Response(r) => Some(&r.id),
+            MessageOf::Error(e) => e.id.as_ref(),
+            MessageOf::Notification(_) => None,
         }
     }
 
@@ -292,9 +294,9 @@ impl From<Notification> for Message {
     }
 }
 
-impl<R> From<Response<R>> for Message<R> {
+impl<R> From<Response<R>> for MessageOf<R> {
     fn from(r: Response<R>) -> Self {
-        Message::Response(r)
+        MessageOf::Response(r)
     }
 }
 
@@ -349,13 +351,13 @@ impl Serialize for ErrorResponse {
     }
 }
 
-impl<R: Serialize> Serialize for Message<R> {
+impl<R: Serialize> Serialize for MessageOf<R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Message::Request(r) => r.serialize(serializer),
-            Message::Notification(n) => n.serialize(serializer),
-            Message::Response(r) => r.serialize(serializer),
-            Message::Error(e) => e.serialize(serializer),
+            MessageOf::Request(r) => r.serialize(serializer),
+            MessageOf::Notification(n) => n.serialize(serializer),
+            MessageOf::Response(r) => r.serialize(serializer),
+            MessageOf::Error(e) => e.serialize(serializer),
         }
     }
 }
@@ -366,17 +368,19 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
-/// What one incoming JSON text held.
-///
-/// `R` is how a response's result is held (see [`Response`]).
+/// What one incoming JSON text held, with results as [`Value`]s.
+pub type Incoming = IncomingOf<Value>;
+
+/// What one incoming JSON text held; `R` is how a response's result is held
+/// (see [`Response`]). [`Incoming`] is the usual form.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming<R = Value> {
+pub enum IncomingOf<R> {
     /// A single message.
-    Single(Message<R>),
+    Single(MessageOf<R>),
     /// A non-empty batch (JSON array) of messages, as 2025-03-26 peers may
     /// send. Each element is classified on its own: one bad element does not
     /// poison the others.
-    Batch(Vec<Result<Message<R>, DecodeError>>),
+    Batch(Vec<Result<MessageOf<R>, DecodeError>>),
 }
 
 /// Why an incoming JSON value is not a valid JSON-RPC message.
@@ -502,18 +506,18 @@ pub fn decode_slice(bytes: &[u8]) -> Result<Incoming, DecodeError> {
 /// building a [`Value`] of the whole message, and with
 /// `R = Box<RawValue>` a result stays JSON text until its reader decodes
 /// it into its own type. Members other than the JSON-RPC ones are ignored.
-pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<Incoming<R>, DecodeError> {
+pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, DecodeError> {
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {
             let parts: Parts<'_> = serde_json::from_slice(bytes).map_err(json_error)?;
-            classify(parts).map(Incoming::Single)
+            classify(parts).map(IncomingOf::Single)
         }
         Some(b'[') => {
             let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(json_error)?;
             if items.is_empty() {
                 return Err(DecodeError::EmptyBatch);
             }
-            Ok(Incoming::Batch(items.into_iter().map(decode_element).collect()))
+            Ok(IncomingOf::Batch(items.into_iter().map(decode_element).collect()))
         }
         // Not an object or an array: say what it is, or why it is not JSON.
         _ => {
@@ -543,7 +547,7 @@ fn json_error(e: serde_json::Error) -> DecodeError {
 }
 
 /// One element of a batch (or a lone message given as a value).
-fn decode_element<R: ResultBody>(raw: &RawValue) -> Result<Message<R>, DecodeError> {
+fn decode_element<R: ResultBody>(raw: &RawValue) -> Result<MessageOf<R>, DecodeError> {
     match raw.get().as_bytes().first() {
         Some(b'{') => classify(serde_json::from_str(raw.get()).map_err(json_error)?),
         Some(b'[') => Err(DecodeError::NestedBatch),
@@ -635,7 +639,7 @@ impl<'de> Deserialize<'de> for Member {
 }
 
 /// Applies the JSON-RPC rules to one message's members.
-fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<Message<R>, DecodeError> {
+fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<MessageOf<R>, DecodeError> {
     match parts.jsonrpc {
         None => return Err(DecodeError::MissingVersion),
         // The common spelling, without parsing; an escaped "2.0" is parsed.
@@ -661,9 +665,9 @@ fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<Message<R>, DecodeError> 
             },
         };
         return match parts.id {
-            None => Ok(Message::Notification(Notification { method, params })),
+            None => Ok(MessageOf::Notification(Notification { method, params })),
             Some(id) => {
-                Ok(Message::Request(Request { id: RequestId::from_raw(id)?, method, params }))
+                Ok(MessageOf::Request(Request { id: RequestId::from_raw(id)?, method, params }))
             }
         };
     }
@@ -672,7 +676,7 @@ fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<Message<R>, DecodeError> 
         (Some(_), Some(_)) => Err(DecodeError::BothResultAndError),
         (Some(result), None) => match parts.id {
             None => Err(DecodeError::MissingId),
-            Some(id) => Ok(Message::Response(Response {
+            Some(id) => Ok(MessageOf::Response(Response {
                 id: RequestId::from_raw(id)?,
                 result: R::from_raw(result)?,
             })),
@@ -683,7 +687,7 @@ fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<Message<R>, DecodeError> 
                 _ => None,
             };
             let error = decode_error_object(raw_to_value(error)?)?;
-            Ok(Message::Error(ErrorResponse { id, error }))
+            Ok(MessageOf::Error(ErrorResponse { id, error }))
         }
         (None, None) => Err(DecodeError::NoMethodResultOrError),
     }

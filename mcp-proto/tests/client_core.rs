@@ -54,7 +54,7 @@ fn handshake_negotiates_and_sends_initialized() {
     let t0 = Instant::now();
     let mut core = Core::new(config());
     let req = core.initialize("init", t0).unwrap();
-    let v = serde_json::to_value(Message::<Value>::Request(req.clone())).unwrap();
+    let v = serde_json::to_value(Message::Request(req.clone())).unwrap();
     assert_eq!(v["method"], "initialize");
     assert_eq!(v["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(v["params"]["clientInfo"]["name"], "test-client");
@@ -227,7 +227,7 @@ fn progress_is_routed_and_resets_the_deadline_within_the_maximum() {
     };
     let req =
         core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();
-    let v = serde_json::to_value(Message::<Value>::Request(req.clone())).unwrap();
+    let v = serde_json::to_value(Message::Request(req.clone())).unwrap();
     let token = v["params"]["_meta"]["progressToken"].clone();
     assert_eq!(token, serde_json::to_value(&req.id).unwrap());
     assert_eq!(v["params"]["name"], "slow");
@@ -327,7 +327,7 @@ fn declared_server_requests_go_to_the_host_and_cancellation_is_honoured() {
     cfg.capabilities = handlers.capabilities();
     let mut core = Core::new(cfg);
     let req = core.initialize("init", t0).unwrap();
-    let v = serde_json::to_value(Message::<Value>::Request(req.clone())).unwrap();
+    let v = serde_json::to_value(Message::Request(req.clone())).unwrap();
     assert!(v["params"]["capabilities"]["roots"].is_object());
     assert!(v["params"]["capabilities"].get("sampling").is_none());
     core.handle_message(init_reply(&req.id, "2025-11-25"), t0);

@@ -1,8 +1,9 @@
 //! Data-driven decode and encode tests of the JSON-RPC envelope.
 
-use mcp_proto::jsonrpc::{self, DecodeError, Incoming, Message};
+use mcp_proto::jsonrpc::{self, DecodeError, Incoming, IncomingOf, Message, MessageOf};
 use mcp_proto::{ErrorObject, RequestId};
-use serde_json::json;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 /// What a case should decode to, in a compact form.
 #[derive(Debug, PartialEq)]
@@ -26,9 +27,28 @@ fn leak(s: &str) -> &'static str {
     Box::leak(s.to_owned().into_boxed_str())
 }
 
+/// The message with its result (if any) parsed, so both decoded forms compare.
+fn with_value(m: MessageOf<Box<RawValue>>) -> Message {
+    match m {
+        MessageOf::Response(r) => Message::Response(mcp_proto::Response::new(
+            r.id,
+            serde_json::from_str::<Value>(r.result.get()).unwrap(),
+        )),
+        MessageOf::Request(r) => Message::Request(r),
+        MessageOf::Notification(n) => Message::Notification(n),
+        MessageOf::Error(e) => Message::Error(e),
+    }
+}
+
 fn check_ok(input: &str, expected: Kind) {
-    match jsonrpc::decode_slice(input.as_bytes()) {
-        Ok(Incoming::Single(m)) => assert_eq!(kind(&m), expected, "input {input}"),
+    let m = match jsonrpc::decode_slice(input.as_bytes()) {
+        Ok(Incoming::Single(m)) => m,
+        other => panic!("input {input}: expected a single message, got {other:?}"),
+    };
+    assert_eq!(kind(&m), expected, "input {input}");
+    // The result kept as JSON text decodes to the same message.
+    match jsonrpc::decode_slice_as::<Box<RawValue>>(input.as_bytes()) {
+        Ok(IncomingOf::Single(raw)) => assert_eq!(with_value(raw), m, "input {input}"),
         other => panic!("input {input}: expected a single message, got {other:?}"),
     }
 }
@@ -41,6 +61,38 @@ fn check_err(input: &str, expected: DecodeError) {
         }
         Ok(other) => panic!("input {input}: expected {expected:?}, got {other:?}"),
     }
+    match jsonrpc::decode_slice_as::<Box<RawValue>>(input.as_bytes()) {
+        Err(e) => assert_eq!(e, expected, "input {input} (result as text)"),
+        Ok(other) => panic!("input {input}: expected {expected:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn results_kept_as_text_are_the_exact_member() {
+    let input = r#" {"id":4, "result" : {"content":[{"type":"text","text":"a\u0041"}], "x":1.50},"jsonrpc":"2.0"} "#;
+    let Ok(IncomingOf::Single(MessageOf::Response(r))) =
+        jsonrpc::decode_slice_as::<Box<RawValue>>(input.as_bytes())
+    else {
+        panic!("not a response");
+    };
+    assert_eq!(r.id, RequestId::Number(4));
+    assert_eq!(r.result.get(), r#"{"content":[{"type":"text","text":"a\u0041"}], "x":1.50}"#);
+}
+
+#[test]
+fn members_decode_as_in_a_parsed_object() {
+    use Kind::*;
+    // Member order is free, unknown members are ignored, an escaped version
+    // string is still "2.0", and a repeated member counts as its last value.
+    check_ok(r#"{"method":"m","extra":{"a":[1]},"id":2,"jsonrpc":"2.0"}"#, Request(2.into(), "m"));
+    check_ok(r#"{"jsonrpc":"\u0032.0","id":3,"method":"m"}"#, Request(3.into(), "m"));
+    check_ok(r#"{"jsonrpc":"2.0","id":1,"id":"b","method":"m"}"#, Request("b".into(), "m"));
+    check_ok(r#"{"jsonrpc":"2.0","id":1,"result":1,"result":{}}"#, Response(1.into()));
+    check_ok(r#"{"jsonrpc":"2.0","method":"a\/b"}"#, Notification("a/b"));
+    check_err(
+        r#"{"jsonrpc":"1.0","jsonrpc":"2.1","id":1,"method":"m"}"#,
+        DecodeError::WrongVersion("\"2.1\"".into()),
+    );
 }
 
 #[test]
@@ -185,7 +237,7 @@ fn encode_round_trips() {
 
 #[test]
 fn encoded_shapes_are_exact() {
-    let r: Message = Message::Request(mcp_proto::Request::new(1, "ping", None));
+    let r = Message::Request(mcp_proto::Request::new(1, "ping", None));
     assert_eq!(
         String::from_utf8(r.to_vec()).unwrap(),
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#

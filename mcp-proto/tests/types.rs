@@ -693,3 +693,57 @@ fn requested_schema_defaults() {
         serde_json::json!({"name": "Ada", "age": 36, "ratio": 0.5, "ok": true, "color": "green", "tags": ["a"]})
     );
 }
+
+#[test]
+fn tagged_blocks_decode_the_same_whatever_the_member_order() {
+    // `type` first takes the streaming path, `type` later the buffered one;
+    // both must give the same block, unknown members kept.
+    let first = r#"{"type":"text","text":"hi","x-a":{"b":[1]},"annotations":{"priority":0.5}}"#;
+    let later = r#"{"text":"hi","x-a":{"b":[1]},"type":"text","annotations":{"priority":0.5}}"#;
+    let a: ContentBlock = serde_json::from_str(first).unwrap();
+    let b: ContentBlock = serde_json::from_str(later).unwrap();
+    assert_eq!(a, b);
+    let ContentBlock::Text(t) = &a else { panic!("not text: {a:?}") };
+    assert_eq!(t.text, "hi");
+    assert_eq!(t.extra.get("x-a"), Some(&json!({"b": [1]})));
+    assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::from_str::<Value>(first).unwrap());
+
+    for (input, needle) in [
+        (r#"{"type":"text","annotations":null}"#, "text block: missing field `text`"),
+        (r#"{"annotations":null,"type":"text"}"#, "text block: missing field `text`"),
+        (r#"{"type":7,"text":"hi"}"#, "must be a string"),
+        (r#"{"type":"text","text":5}"#, "text block: invalid type"),
+    ] {
+        let e = serde_json::from_str::<ContentBlock>(input).unwrap_err().to_string();
+        assert!(e.contains(needle), "{input}: error {e:?} lacks {needle:?}");
+    }
+
+    // An unknown type, first or not, is kept whole.
+    for input in [r#"{"type":"hologram","z":1}"#, r#"{"z":1,"type":"hologram"}"#] {
+        let block: ContentBlock = serde_json::from_str(input).unwrap();
+        assert_eq!(block, ContentBlock::Unknown(json!({"type": "hologram", "z": 1})));
+    }
+
+    // Sampling content shares the macro: its other variants decode too.
+    let tool_use = r#"{"type":"tool_use","id":"c1","name":"get","input":{"q":1}}"#;
+    let content: SamplingContent = serde_json::from_str(tool_use).unwrap();
+    assert_eq!(
+        serde_json::to_value(&content).unwrap(),
+        serde_json::from_str::<Value>(tool_use).unwrap()
+    );
+}
+
+#[test]
+fn call_tool_results_decode_members_straight_into_fields() {
+    let text = r#"{"content":[{"type":"text","text":"a"}],"isError":true,"x-n":1,"isError":false,"structuredContent":null}"#;
+    let r: CallToolResult = serde_json::from_str(text).unwrap();
+    // A repeated member counts as its last value, as in a parsed object.
+    assert_eq!(r.is_error, Some(false));
+    assert_eq!(r.structured_content, None);
+    assert_eq!(r.extra.get("x-n"), Some(&json!(1)));
+    assert_eq!(r.content, vec![ContentBlock::text("a")]);
+    let empty: CallToolResult = serde_json::from_str("{}").unwrap();
+    assert!(empty.content.is_empty());
+    let e = serde_json::from_str::<CallToolResult>(r#"{"content":{}}"#).unwrap_err();
+    assert!(e.to_string().contains("invalid type"), "{e}");
+}

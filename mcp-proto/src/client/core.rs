@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::client::ClientError;
 use crate::jsonrpc::{
-    ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId, Response,
-    ResultBody,
+    ErrorObject, ErrorResponse, IncomingOf, Message, MessageOf, Notification, Request, RequestId,
+    Response, ResultBody,
 };
 use crate::methods;
 use crate::types::{
@@ -557,10 +557,10 @@ impl<W> ClientCore<W> {
     /// Results may come as [`Value`]s or as JSON text (`Box<RawValue>`, from
     /// [`decode_slice_as`](crate::jsonrpc::decode_slice_as)); drivers use
     /// the latter, which spares building a `Value` of each result.
-    pub fn handle_incoming<R: ResultBody>(&mut self, incoming: Incoming<R>, now: Instant) {
+    pub fn handle_incoming<R: ResultBody>(&mut self, incoming: IncomingOf<R>, now: Instant) {
         match incoming {
-            Incoming::Single(m) => self.handle_message_as(m, now),
-            Incoming::Batch(items) => {
+            IncomingOf::Single(m) => self.handle_message_as(m, now),
+            IncomingOf::Batch(items) => {
                 for item in items {
                     match item {
                         Ok(m) => self.handle_message_as(m, now),
@@ -578,10 +578,10 @@ impl<W> ClientCore<W> {
         self.handle_message_as(message, now);
     }
 
-    fn handle_message_as<R: ResultBody>(&mut self, message: Message<R>, now: Instant) {
+    fn handle_message_as<R: ResultBody>(&mut self, message: MessageOf<R>, now: Instant) {
         match message {
-            Message::Response(r) => self.handle_outcome(r.id, Ok(r.result.into_raw())),
-            Message::Error(e) => match e.id {
+            MessageOf::Response(r) => self.handle_outcome(r.id, Ok(r.result.into_raw())),
+            MessageOf::Error(e) => match e.id {
                 Some(id) => self.handle_outcome(id, Err(e.error)),
                 None => tracing::warn!(
                     code = e.error.code,
@@ -589,8 +589,8 @@ impl<W> ClientCore<W> {
                     "the server sent an error that answers no request"
                 ),
             },
-            Message::Request(r) => self.handle_server_request(r),
-            Message::Notification(n) => self.handle_notification(n, now),
+            MessageOf::Request(r) => self.handle_server_request(r),
+            MessageOf::Notification(n) => self.handle_notification(n, now),
         }
     }
 

@@ -31,7 +31,7 @@ impl ContentBlock {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextContent {
     /// The text.
@@ -46,6 +46,10 @@ pub struct TextContent {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+lossless_deserialize!(TextContent { text: "text" required, annotations: "annotations", meta: "_meta" });
+
+visit_rest_via_value!(ImageContent, AudioContent, Resource, EmbeddedResource);
 
 impl TextContent {
     /// Text content with no annotations.

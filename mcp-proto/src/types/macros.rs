@@ -6,6 +6,10 @@
 //! values this crate does not know into a catch-all variant instead of
 //! failing, and encode them back unchanged.
 
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -49,6 +53,148 @@ pub(crate) fn decode_untagged<T: serde::de::DeserializeOwned>(
 ) -> Result<T, String> {
     map.remove(tag);
     serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())
+}
+
+/// A member name, borrowed from the input when it can be.
+pub(crate) enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(s) => s,
+            Key::Owned(s) => s,
+        }
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        match self {
+            Key::Borrowed(s) => s.to_owned(),
+            Key::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(s))
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(s.to_owned()))
+            }
+
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(s))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Decoding an object's members from a map access that may already have
+/// been read in part (a tagged union reads `type` first, then hands the rest
+/// of the object to its variant).
+pub(crate) trait VisitRest: Sized {
+    /// Reads the remaining members of the object.
+    fn visit_rest<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
+
+/// The object visitor of a [`VisitRest`] type.
+pub(crate) struct RestVisitor<T>(pub(crate) PhantomData<T>);
+
+impl<'de, T: VisitRest> Visitor<'de> for RestVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::visit_rest(map)
+    }
+}
+
+/// The remaining members of an object, as a JSON object.
+pub(crate) fn rest_to_map<'de, A: MapAccess<'de>>(
+    mut map: A,
+    mut obj: Map<String, Value>,
+) -> Result<Map<String, Value>, A::Error> {
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value: Value = map.next_value()?;
+        obj.insert(key.into_string(), value);
+    }
+    Ok(obj)
+}
+
+/// `VisitRest` for a type that keeps its derived `Deserialize`: the rest of
+/// the object is collected and decoded from it.
+macro_rules! visit_rest_via_value {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl $crate::types::macros::VisitRest for $ty {
+            fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+                use ::serde::de::Error as _;
+                let obj = $crate::types::macros::rest_to_map(map, ::serde_json::Map::new())?;
+                ::serde_json::from_value(::serde_json::Value::Object(obj)).map_err(A::Error::custom)
+            }
+        }
+    )+};
+}
+
+/// `Deserialize` (and [`VisitRest`]) for a struct whose members this crate
+/// does not know are kept in its `extra` object, decoding each known member
+/// straight into its field (serde's `flatten` would buffer the whole object
+/// first). Each field is listed with its wire name; `required` ones must be
+/// present, the others default when absent. A member given twice counts as
+/// its last value.
+macro_rules! lossless_deserialize {
+    ($name:ident { $( $field:ident : $wire:literal $($required:ident)? ),+ $(,)? }) => {
+        impl $crate::types::macros::VisitRest for $name {
+            fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+                $( let mut $field = None; )+
+                let mut extra = ::serde_json::Map::new();
+                while let Some(key) = map.next_key::<$crate::types::macros::Key<'de>>()? {
+                    match key.as_str() {
+                        $( $wire => $field = Some(map.next_value()?), )+
+                        _ => {
+                            let value: ::serde_json::Value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok($name {
+                    $( $field: lossless_deserialize!(@take A, $field, $wire $(, $required)?), )+
+                    extra,
+                })
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_map($crate::types::macros::RestVisitor(::std::marker::PhantomData))
+            }
+        }
+    };
+    (@take $A:ident, $field:ident, $wire:literal) => {
+        $field.unwrap_or_default()
+    };
+    (@take $A:ident, $field:ident, $wire:literal, required) => {
+        match $field {
+            Some(value) => value,
+            None => return Err(<$A::Error as ::serde::de::Error>::missing_field($wire)),
+        }
+    };
 }
 
 /// Serialises an `f64` as JavaScript does: integral values without a
@@ -208,18 +354,65 @@ macro_rules! open_tagged_enum {
 
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                use ::serde::de::Error as _;
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                let (tag, map) = $crate::types::macros::tagged_object(value, stringify!($name))
-                    .map_err(D::Error::custom)?;
-                match tag.as_str() {
-                    $(
-                        $wire => $crate::types::macros::decode_untagged(map, "type")
-                            .map($name::$variant)
-                            .map_err(|e| D::Error::custom(format!("{} block: {e}", $wire))),
-                    )+
-                    _ => Ok($name::Unknown(::serde_json::Value::Object(map))),
+                struct TaggedVisitor;
+                impl<'de> ::serde::de::Visitor<'de> for TaggedVisitor {
+                    type Value = $name;
+
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        write!(f, "a {}, which must be an object with a \"type\" member", stringify!($name))
+                    }
+
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
+                        use ::serde::de::Error as _;
+                        use $crate::types::macros::{Key, VisitRest};
+                        let first = map.next_key::<Key<'de>>()?;
+                        // Fast path: `type` comes first (as every SDK writes it),
+                        // so the rest decodes straight into the variant.
+                        if let Some(key) = &first && key.as_str() == "type" {
+                            let tag: ::serde_json::Value = map.next_value()?;
+                            let ::serde_json::Value::String(tag) = tag else {
+                                return Err(A::Error::custom(format!(
+                                    "the \"type\" of {} must be a string, found {}",
+                                    stringify!($name),
+                                    $crate::jsonrpc::kind_of(&tag)
+                                )));
+                            };
+                            return match tag.as_str() {
+                                $(
+                                    $wire => <$ty as VisitRest>::visit_rest(map)
+                                        .map($name::$variant)
+                                        .map_err(|e| A::Error::custom(format!("{} block: {e}", $wire))),
+                                )+
+                                _ => {
+                                    let mut obj = ::serde_json::Map::new();
+                                    obj.insert("type".into(), ::serde_json::Value::String(tag));
+                                    $crate::types::macros::rest_to_map(map, obj)
+                                        .map(|obj| $name::Unknown(::serde_json::Value::Object(obj)))
+                                }
+                            };
+                        }
+                        let mut obj = ::serde_json::Map::new();
+                        if let Some(key) = first {
+                            let value: ::serde_json::Value = map.next_value()?;
+                            obj.insert(key.into_string(), value);
+                        }
+                        let obj = $crate::types::macros::rest_to_map(map, obj)?;
+                        let (tag, obj) = $crate::types::macros::tagged_object(
+                            ::serde_json::Value::Object(obj),
+                            stringify!($name),
+                        )
+                        .map_err(A::Error::custom)?;
+                        match tag.as_str() {
+                            $(
+                                $wire => $crate::types::macros::decode_untagged(obj, "type")
+                                    .map($name::$variant)
+                                    .map_err(|e| A::Error::custom(format!("{} block: {e}", $wire))),
+                            )+
+                            _ => Ok($name::Unknown(::serde_json::Value::Object(obj))),
+                        }
+                    }
                 }
+                deserializer.deserialize_map(TaggedVisitor)
             }
         }
     };

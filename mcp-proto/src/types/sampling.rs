@@ -26,6 +26,8 @@ open_tagged_enum! {
     }
 }
 
+visit_rest_via_value!(ToolUseContent, ToolResultContent);
+
 /// The `content` of a sampling message: one block or an array of blocks, as
 /// sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]

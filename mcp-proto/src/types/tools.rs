@@ -196,7 +196,7 @@ impl CallToolRequestParams {
 ///
 /// A tool failure is a result with `isError: true`, not a protocol error.
 /// `content` defaults to empty when a server omits it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// The unstructured result.
@@ -216,3 +216,10 @@ pub struct CallToolResult {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+lossless_deserialize!(CallToolResult {
+    content: "content",
+    structured_content: "structuredContent",
+    is_error: "isError",
+    meta: "_meta",
+});
