@@ -1010,7 +1010,7 @@ impl Inner {
                     .map_err(|e| self.invalid(method, &format!("the body is not JSON-RPC: {e}")))?;
                 // An error the server could not tie to the request (a parse
                 // error, say) still answers it.
-                if let jsonrpc::Incoming::Single(Message::Error(e)) = &incoming
+                if let jsonrpc::IncomingOf::Single(jsonrpc::MessageOf::Error(e)) = &incoming
                     && e.id.is_none()
                 {
                     return Err(Error::Rpc {
@@ -1375,7 +1375,7 @@ impl Inner {
     }
 
     /// Gives incoming messages to the core and acts on what follows.
-    fn feed(self: &Arc<Self>, incoming: jsonrpc::Incoming<Box<RawValue>>) {
+    fn feed(self: &Arc<Self>, incoming: jsonrpc::IncomingOf<Box<RawValue>>) {
         let (events, flush) = {
             let mut core = lock(&self.core);
             core.handle_incoming(incoming, Instant::now());

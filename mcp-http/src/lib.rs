@@ -109,8 +109,10 @@
 //!
 //! ## Optional features
 //!
-//! - `http2` (default): HTTP/2, negotiated with ALPN over TLS. Without it
-//!   only HTTP/1.1 is offered, and h2 is not built.
+//! - `http2` (off by default): HTTP/2, negotiated with ALPN over TLS.
+//!   Without it only HTTP/1.1 is offered, and h2 is not built. MCP's
+//!   requests are small and a pooled HTTP/1.1 client already runs them
+//!   concurrently, so the default build leaves h2 and its 5 crates out.
 //! - `proxy` (default): [`ProxyConfig`] support. Without it no proxy is
 //!   ever used (`FromEnv` finds none) and [`ProxyConfig::Url`] is refused
 //!   with [`Error::InvalidProxy`].

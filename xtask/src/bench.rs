@@ -273,7 +273,7 @@ fn weight(quick: bool) -> Result<String, String> {
         ours_deps.push_str(&format!("mcp-auth = {{ path = \"{}\" }}\n", path_of("mcp-auth")));
     }
     let ours_label = if have_auth {
-        "ours: `mcp-http` + `mcp-auth` (default features: rustls TLS, HTTP/2, proxy)".to_owned()
+        "ours: `mcp-http` + `mcp-auth` (default features: rustls TLS, proxy)".to_owned()
     } else {
         "ours: `mcp-http` alone (`mcp-auth` is not in the workspace yet; default features)"
             .to_owned()
@@ -288,9 +288,16 @@ fn weight(quick: bool) -> Result<String, String> {
         },
         Scratch {
             name: "ours-http-oauth-lean",
-            label: "ours, `mcp-http` without default features (no HTTP/2, no proxy) + `mcp-auth`"
+            label: "ours, `mcp-http` without default features (no proxy) + `mcp-auth`"
                 .to_owned(),
             deps: ours_deps.replacen("\" }\n", "\", default-features = false }\n", 1),
+            timed: false,
+            workspace_lock: true,
+        },
+        Scratch {
+            name: "ours-http-oauth-h2",
+            label: "ours, `mcp-http` with its optional `http2` feature + `mcp-auth`".to_owned(),
+            deps: ours_deps.replacen("\" }\n", "\", features = [\"http2\"] }\n", 1),
             timed: false,
             workspace_lock: true,
         },
@@ -333,7 +340,7 @@ fn weight(quick: bool) -> Result<String, String> {
         ));
     }
     let ratio = |a: f64, b: f64| if b > 0.0 { format!("{:.2}x", a / b) } else { "–".to_owned() };
-    let build_ratio = match (times[2], times[0]) {
+    let build_ratio = match (times[3], times[0]) {
         (Some(r), Some(o)) => ratio(r, o),
         _ => "– (quick mode: no builds)".to_owned(),
     };
@@ -347,7 +354,7 @@ fn weight(quick: bool) -> Result<String, String> {
          Goal: ours at most 60 crates.\n",
         machine(&["rmcp", "reqwest"]),
         rows.concat(),
-        ratio(counts[2] as f64, counts[0] as f64),
+        ratio(counts[3] as f64, counts[0] as f64),
     ))
 }
 
