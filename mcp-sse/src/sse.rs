@@ -38,12 +38,21 @@
 //! is reported as [`DecodeError::EventTooLarge`] and its remaining lines are
 //! skipped up to the empty line that ends it; the stream goes on after that.
 //! The decoder never holds more than about that many bytes of one event.
+//!
+//! How it reads (none of this changes what comes out): [`Decoder::decode`]
+//! and [`Decoder::decode_with`] read the complete lines of a chunk in place.
+//! The empty line and `data:`, `id:` and `event:` lines (the name and its
+//! colon) are recognised by their first bytes; every other line goes
+//! through the general line splitting and field grammar. The UTF-8 of the
+//! lines read in place is checked once for the rest of the chunk, on first
+//! need, instead of line by line; a line with invalid UTF-8 is still
+//! replaced on its own.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use memchr::{memchr, memchr2};
+use memchr::memchr2;
 use nom::IResult;
 use nom::Parser;
 use nom::bytes::complete::{tag, take_till};
@@ -245,7 +254,16 @@ struct Interpreter {
     /// caller's callback returned, or at the next line if it panicked).
     dispatched: bool,
     event_type: Vec<u8>,
+    /// Meaningful only with `id_changed`: otherwise the last event ID buffer
+    /// is `last_event_id` (or `pending_id`).
     id_buffer: String,
+    /// `id_buffer` was set since the last dispatch (it may differ from
+    /// `last_event_id`).
+    id_changed: bool,
+    /// The last event ID buffer, when the block's last `id` line was read in
+    /// place by [`Decoder::decode_with`]: a range of the caller's chunk
+    /// (valid until the chunk ends, when it is copied into `id_buffer`).
+    pending_id: Option<(usize, usize)>,
     last_event_id: String,
     /// `last_event_id` as handed out in owned items, made on first use after
     /// each change, shared by every item that carries it.
@@ -289,6 +307,8 @@ impl Decoder {
                 dispatched: false,
                 event_type: Vec::new(),
                 id_buffer: String::new(),
+                id_changed: false,
+                pending_id: None,
                 last_event_id: String::new(),
                 shared_id: None,
                 retry: None,
@@ -325,6 +345,8 @@ impl Decoder {
         self.interp.settle();
         self.interp.last_event_id = id.to_owned();
         self.interp.id_buffer = id.to_owned();
+        self.interp.id_changed = false;
+        self.interp.pending_id = None;
         self.interp.shared_id = None;
     }
 
@@ -357,7 +379,13 @@ impl Decoder {
             start = line_rest(chunk);
             self.feed(&chunk[..start]);
         }
-        Items { decoder: self, chunk, cursor: Cursor { pos: start, scan: start }, in_chunk: false }
+        Items {
+            decoder: self,
+            chunk,
+            cursor: Cursor { pos: start, scan: start },
+            in_chunk: false,
+            text: Utf8Cache::at(start),
+        }
     }
 
     /// Marks the end of the stream. The following calls to
@@ -377,14 +405,20 @@ impl Decoder {
     /// [`Decoder::finish`], then an iterator over the remaining items.
     pub fn finish_items(&mut self) -> Items<'_> {
         self.finish();
-        Items { decoder: self, chunk: &[], cursor: Cursor { pos: 0, scan: 0 }, in_chunk: false }
+        Items {
+            decoder: self,
+            chunk: &[],
+            cursor: Cursor { pos: 0, scan: 0 },
+            in_chunk: false,
+            text: Utf8Cache::none(),
+        }
     }
 
     /// The next complete item, or `None` when more input is needed (or, after
     /// [`Decoder::finish`], when the stream is done).
     pub fn next_item(&mut self) -> Option<Item> {
         let found = self.next_found()?;
-        Some(self.interp.owned(found, &self.buf))
+        Some(self.interp.owned(found, &self.buf, &mut Utf8Cache::none()))
     }
 
     /// The next item in the decoder's own input (its ranges are in
@@ -392,7 +426,7 @@ impl Decoder {
     fn next_found(&mut self) -> Option<Found> {
         let buf = std::mem::take(&mut self.buf);
         let mut cursor = Cursor { pos: self.pos, scan: self.scan };
-        let found = self.scan_lines(&buf, &mut cursor, false);
+        let found = self.scan_lines(&buf, &mut cursor, false, &mut Utf8Cache::none());
         self.buf = buf;
         self.pos = cursor.pos;
         self.scan = cursor.scan;
@@ -437,7 +471,7 @@ impl Decoder {
         }
         // What the decoder holds comes first.
         while let Some(found) = self.next_found() {
-            each(self.interp.borrowed(found, &self.buf));
+            each(self.interp.borrowed(found, &self.buf, &mut Utf8Cache::none()));
             self.interp.settle();
         }
         if self.pos < self.buf.len() {
@@ -445,7 +479,7 @@ impl Decoder {
             // byte-order mark): the chunk must join it.
             self.feed(&chunk[start..]);
             while let Some(found) = self.next_found() {
-                each(self.interp.borrowed(found, &self.buf));
+                each(self.interp.borrowed(found, &self.buf, &mut Utf8Cache::none()));
                 self.interp.settle();
             }
             return;
@@ -453,8 +487,9 @@ impl Decoder {
         // Then the chunk, in place; the guard keeps what is left of it.
         let mut rest =
             ChunkRest { decoder: self, chunk, cursor: Cursor { pos: start, scan: start } };
-        while let Some(found) = rest.decoder.scan_lines(chunk, &mut rest.cursor, true) {
-            each(rest.decoder.interp.borrowed(found, chunk));
+        let mut text = Utf8Cache::at(start);
+        while let Some(found) = rest.decoder.scan_lines(chunk, &mut rest.cursor, true, &mut text) {
+            each(rest.decoder.interp.borrowed(found, chunk, &mut text));
             rest.decoder.interp.settle();
         }
     }
@@ -463,7 +498,13 @@ impl Decoder {
     /// when the rest of `input` is not a complete line (or is being skipped).
     /// With `borrow`, `input` is the caller's chunk and a `data` value may be
     /// kept as a range of it.
-    fn scan_lines(&mut self, input: &[u8], cursor: &mut Cursor, borrow: bool) -> Option<Found> {
+    fn scan_lines<'c>(
+        &mut self,
+        input: &'c [u8],
+        cursor: &mut Cursor,
+        borrow: bool,
+        text: &mut Utf8Cache<'c>,
+    ) -> Option<Found> {
         // The block of an event handed out by a callback that panicked.
         self.interp.settle();
         loop {
@@ -488,6 +529,13 @@ impl Decoder {
                 self.after_cr = false;
                 cursor.scan = cursor.pos;
             }
+            if cursor.scan == cursor.pos && !self.interp.skipping && !self.line_discarded {
+                match self.fast_line(input, cursor, borrow, text) {
+                    Fast::Found(found) => return Some(found),
+                    Fast::Read => continue,
+                    Fast::Slow => {}
+                }
+            }
             match find_line_end(&input[cursor.scan..]) {
                 Some(i) => {
                     let start = cursor.pos;
@@ -505,7 +553,9 @@ impl Decoder {
                     cursor.pos = next;
                     cursor.scan = next;
                     let continued = std::mem::take(&mut self.line_discarded);
-                    if let Some(found) = self.interp.line(input, start, end, continued, borrow) {
+                    if let Some(found) =
+                        self.interp.line(input, start, end, continued, borrow, text)
+                    {
                         return Some(found);
                     }
                 }
@@ -530,6 +580,83 @@ impl Decoder {
                 }
             }
         }
+    }
+
+    /// The common lines, read without the general line splitting and field
+    /// grammar: an empty line, or a complete `data`, `id` or `event` line
+    /// whose name is followed by its colon. [`Fast::Slow`] (nothing read) for
+    /// anything else. Only called at the start of a line that is not being
+    /// skipped, and whose end has not been looked for yet.
+    #[inline]
+    fn fast_line<'c>(
+        &mut self,
+        input: &'c [u8],
+        cursor: &mut Cursor,
+        borrow: bool,
+        text: &mut Utf8Cache<'c>,
+    ) -> Fast {
+        let start = cursor.pos;
+        let rest = &input[start..];
+        let (name, mut value) = match rest {
+            [b'\n' | b'\r', ..] => {
+                // An empty line: it dispatches.
+                let mut next = start + 1;
+                if rest[0] == b'\r' {
+                    match rest.get(1) {
+                        Some(b'\n') => next += 1,
+                        Some(_) => {}
+                        None => self.after_cr = true,
+                    }
+                }
+                cursor.pos = next;
+                cursor.scan = next;
+                return match self.interp.dispatch(input, text) {
+                    Some(found) => Fast::Found(found),
+                    None => Fast::Read,
+                };
+            }
+            [b'd', b'a', b't', b'a', b':', ..] => (Name::Data, start + 5),
+            [b'i', b'd', b':', ..] => (Name::Id, start + 3),
+            [b'e', b'v', b'e', b'n', b't', b':', ..] => (Name::Event, start + 6),
+            _ => return Fast::Slow,
+        };
+        match input.get(value) {
+            Some(b' ') => value += 1,
+            Some(_) => {}
+            // The line may go on in the next chunk.
+            None => return Fast::Slow,
+        }
+        let found = match name {
+            // Data values are long, ids and event types short.
+            Name::Data => find_line_end(&input[value..]),
+            _ => find_short_line_end(&input[value..]),
+        };
+        let Some(i) = found else {
+            // No line end from `start` on: the general path takes the rest.
+            cursor.scan = input.len();
+            return Fast::Slow;
+        };
+        let end = value + i;
+        let mut next = end + 1;
+        if input[end] == b'\r' {
+            match input.get(next) {
+                Some(b'\n') => next += 1,
+                Some(_) => {}
+                None => self.after_cr = true,
+            }
+        }
+        cursor.pos = next;
+        cursor.scan = next;
+        let interp = &mut self.interp;
+        interp.block_size += end - start;
+        if interp.block_size > interp.max {
+            return match interp.start_skipping() {
+                Some(found) => Fast::Found(found),
+                None => Fast::Read,
+            };
+        }
+        interp.field(name, input, value, end, borrow, text);
+        Fast::Read
     }
 
     /// The end of a stream after every complete line was read: report an
@@ -575,6 +702,7 @@ impl Drop for ChunkRest<'_, '_> {
     fn drop(&mut self) {
         self.decoder.interp.settle();
         self.decoder.interp.keep_pending(self.chunk);
+        self.decoder.interp.keep_pending_id(self.chunk);
         if self.cursor.pos < self.chunk.len() {
             self.decoder.feed(&self.chunk[self.cursor.pos..]);
         }
@@ -601,6 +729,15 @@ enum Found {
     Error(DecodeError),
 }
 
+/// The fields the standard gives a meaning to.
+#[derive(Debug, Clone, Copy)]
+enum Name {
+    Data,
+    Event,
+    Id,
+    Retry,
+}
+
 /// A read position in some input: lines start at `pos`, and no line end lies
 /// in `pos..scan`.
 #[derive(Debug, Clone, Copy)]
@@ -609,9 +746,44 @@ struct Cursor {
     scan: usize,
 }
 
+/// What [`Decoder::fast_line`] did.
+#[derive(Debug)]
+enum Fast {
+    /// It read a line, which gave this.
+    Found(Found),
+    /// It read a line, which gave nothing.
+    Read,
+    /// It read nothing: the general path must.
+    Slow,
+}
+
+/// The first CR or LF in a haystack where it is expected within a few
+/// bytes: eight bytes at a time for the first 16, then [`find_line_end`].
+#[inline(always)]
+fn find_short_line_end(hay: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut at = 0;
+    while at < 16 {
+        let Some(word) = hay.get(at..at + 8) else { break };
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // The high bit of each byte that is LF (`lf` is zero there) or CR;
+        // bits above the first such byte may be wrong, the lowest is right.
+        let lf = word ^ (ONES * u64::from(b'\n'));
+        let cr = word ^ (ONES * u64::from(b'\r'));
+        let hits = (lf.wrapping_sub(ONES) & !lf | cr.wrapping_sub(ONES) & !cr) & HIGH;
+        if hits != 0 {
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    find_line_end(&hay[at..]).map(|i| at + i)
+}
+
 /// The first CR or LF: memchr's vector search. (A byte-by-byte look at the
-/// first 16 bytes before it, for short lines, measured slower: about 80
-/// more instructions per line under callgrind.)
+/// first 16 bytes before it, for every line, measured slower: about 80
+/// more instructions per line under callgrind. [`Decoder::fast_line`] uses
+/// it for `data` values, and [`find_short_line_end`] for the short ones.)
 fn find_line_end(hay: &[u8]) -> Option<usize> {
     memchr2(b'\n', b'\r', hay)
 }
@@ -626,6 +798,8 @@ pub struct Items<'a> {
     cursor: Cursor,
     /// Reading `chunk` in place (the decoder's own input is used up).
     in_chunk: bool,
+    /// What of `chunk` is known to be UTF-8.
+    text: Utf8Cache<'a>,
 }
 
 impl Iterator for Items<'_> {
@@ -645,8 +819,8 @@ impl Iterator for Items<'_> {
             }
             self.in_chunk = true;
         }
-        let found = self.decoder.scan_lines(self.chunk, &mut self.cursor, false)?;
-        Some(self.decoder.interp.owned(found, self.chunk))
+        let found = self.decoder.scan_lines(self.chunk, &mut self.cursor, false, &mut self.text)?;
+        Some(self.decoder.interp.owned(found, self.chunk, &mut self.text))
     }
 }
 
@@ -682,9 +856,69 @@ fn into_string(bytes: Vec<u8>) -> String {
     }
 }
 
+/// What of an input is known to be UTF-8: the lines read in place from a
+/// chunk are validated together, on first need, rather than each on its own
+/// (much of the cost of validating a short line is the call).
+///
+/// `input[start..start + text.len()]` is `text`; after it lies an invalid
+/// sequence or the incomplete last code point of the input, up to `checked`,
+/// from which on nothing was looked at.
+#[derive(Debug, Clone, Copy)]
+struct Utf8Cache<'a> {
+    start: usize,
+    text: &'a str,
+    checked: usize,
+}
+
+impl<'a> Utf8Cache<'a> {
+    /// Nothing known; validation, when needed, starts at `start`.
+    fn at(start: usize) -> Self {
+        Utf8Cache { start, text: "", checked: start }
+    }
+
+    /// Every range validated on its own.
+    fn none() -> Self {
+        Utf8Cache { start: 0, text: "", checked: usize::MAX }
+    }
+
+    /// `input[start..end]` (a line or part of one) as text, with U+FFFD
+    /// replacements: `input` must be the same every call.
+    #[inline]
+    fn get(&mut self, input: &'a [u8], start: usize, end: usize) -> Cow<'a, str> {
+        if end > self.start + self.text.len() && start >= self.checked {
+            self.validate(input);
+        }
+        if start >= self.start
+            && let Some(text) = self.text.get(start - self.start..end - self.start)
+        {
+            return Cow::Borrowed(text);
+        }
+        lossy_cow(&input[start..end])
+    }
+
+    /// Validates `input` from where the last look ended.
+    #[inline(never)]
+    fn validate(&mut self, input: &'a [u8]) {
+        let from = self.checked;
+        let (text, bad) = match std::str::from_utf8(&input[from..]) {
+            Ok(text) => (text, 0),
+            Err(e) => {
+                let valid = &input[from..from + e.valid_up_to()];
+                // Valid by the error; a second look, without `unsafe`.
+                let text = std::str::from_utf8(valid).unwrap_or_default();
+                let bad = e.error_len().unwrap_or(input.len() - from - text.len());
+                (text, bad)
+            }
+        };
+        self.start = from;
+        self.text = text;
+        self.checked = from + text.len() + bad.max(1);
+    }
+}
+
 /// UTF-8 with replacement, borrowed when valid (`str::from_utf8` first:
 /// `String::from_utf8_lossy` validates valid input several times slower).
-fn text(bytes: &[u8]) -> Cow<'_, str> {
+fn lossy_cow(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => Cow::Owned(String::from_utf8_lossy(bytes).into_owned()),
@@ -694,17 +928,18 @@ fn text(bytes: &[u8]) -> Cow<'_, str> {
 impl Interpreter {
     /// The line `input[start..end]`. With `borrow`, a `data` value may be
     /// kept as a range of `input` (see `pending_data`).
-    fn line(
+    fn line<'c>(
         &mut self,
-        input: &[u8],
+        input: &'c [u8],
         start: usize,
         end: usize,
         continued: bool,
         borrow: bool,
+        text: &mut Utf8Cache<'c>,
     ) -> Option<Found> {
         let line = &input[start..end];
         if line.is_empty() && !continued {
-            return self.dispatch();
+            return self.dispatch(input, text);
         }
         if self.skipping {
             return None;
@@ -723,29 +958,60 @@ impl Interpreter {
             Ok((_, name_value)) => name_value,
             Err(_) => (line, &[][..]),
         };
+        let name = match name {
+            b"data" => Name::Data,
+            b"event" => Name::Event,
+            b"id" => Name::Id,
+            b"retry" => Name::Retry,
+            _ => return None,
+        };
+        // The value is the end of the line.
+        self.field(name, input, end - value.len(), end, borrow, text);
+        None
+    }
+
+    /// The field `name` with the value `input[start..end]` (a field line
+    /// that fits the bound).
+    #[inline(always)]
+    fn field<'c>(
+        &mut self,
+        name: Name,
+        input: &'c [u8],
+        start: usize,
+        end: usize,
+        borrow: bool,
+        text: &mut Utf8Cache<'c>,
+    ) {
+        let value = &input[start..end];
         match name {
-            b"data" => {
+            Name::Data => {
                 if borrow && self.data.is_empty() && self.pending_data.is_none() {
-                    // The value is the end of the line.
-                    self.pending_data = Some((end - value.len(), end));
+                    self.pending_data = Some((start, end));
                 } else {
                     self.keep_pending(input);
                     self.data.extend_from_slice(value);
                     self.data.push(b'\n');
                 }
             }
-            b"event" => {
+            Name::Event => {
                 self.event_type.clear();
-                self.event_type.extend_from_slice(value);
+                // `message` is what an empty event type stands for too.
+                if value != b"message" {
+                    self.event_type.extend_from_slice(value);
+                }
             }
-            b"id" if memchr(0, value).is_none() => {
-                if value != self.id_buffer.as_bytes() {
+            Name::Id if value.iter().all(|&b| b != 0) => {
+                if borrow {
+                    self.pending_id = Some((start, end));
+                } else {
+                    self.pending_id = None;
                     self.id_buffer.clear();
-                    self.id_buffer.push_str(&text(value));
+                    self.id_buffer.push_str(&text.get(input, start, end));
+                    self.id_changed = true;
                 }
                 self.block_id = true;
             }
-            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+            Name::Retry if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 // Base ten; a value too large for u64 saturates.
                 let ms = value
                     .iter()
@@ -753,9 +1019,17 @@ impl Interpreter {
                 self.retry = Some(ms);
                 self.block_retry = Some(ms);
             }
-            _ => {}
+            Name::Id | Name::Retry => {}
         }
-        None
+    }
+
+    /// Copies an `id` value borrowed from `input` into the id buffer.
+    fn keep_pending_id(&mut self, input: &[u8]) {
+        if let Some((start, end)) = self.pending_id.take() {
+            self.id_buffer.clear();
+            self.id_buffer.push_str(&lossy_cow(&input[start..end]));
+            self.id_changed = true;
+        }
     }
 
     /// Copies a `data` value borrowed from `input` into the data buffer.
@@ -818,8 +1092,16 @@ impl Interpreter {
 
     /// An empty line. For an event, its data (without the final LF), type
     /// and id stay here until [`Interpreter::settle`].
-    fn dispatch(&mut self) -> Option<Found> {
-        if self.last_event_id != self.id_buffer {
+    fn dispatch<'c>(&mut self, input: &'c [u8], text: &mut Utf8Cache<'c>) -> Option<Found> {
+        if let Some((start, end)) = self.pending_id.take() {
+            // Usually a new id; at worst an equal one is copied.
+            self.last_event_id.clear();
+            self.last_event_id.push_str(&text.get(input, start, end));
+            self.shared_id = None;
+            self.id_changed = false;
+        } else if self.id_changed {
+            // Usually a new id; at worst an equal one is copied.
+            self.id_changed = false;
             self.last_event_id.clone_from(&self.id_buffer);
             self.shared_id = None;
         }
@@ -843,16 +1125,16 @@ impl Interpreter {
     fn event_type(&self) -> Cow<'_, str> {
         match self.event_type.as_slice() {
             b"" | b"message" => Cow::Borrowed("message"),
-            other => text(other),
+            other => lossy_cow(other),
         }
     }
 
     /// `found`, read from `input`, as an owned item.
-    fn owned(&mut self, found: Found, input: &[u8]) -> Item {
+    fn owned<'c>(&mut self, found: Found, input: &'c [u8], text: &mut Utf8Cache<'c>) -> Item {
         match found {
             Found::Event { retry } => {
                 let data = match self.pending_data {
-                    Some((start, end)) => lossy(&input[start..end]),
+                    Some((start, end)) => text.get(input, start, end).into_owned(),
                     None if self.data.len() >= MOVE_OUT_THRESHOLD => {
                         into_string(std::mem::take(&mut self.data))
                     }
@@ -867,19 +1149,26 @@ impl Interpreter {
                 Item::Event(Event { event, data, id, retry })
             }
             Found::NoData { retry } => Item::NoData { id: self.current_id(), retry },
-            Found::Comment { start, end } => Item::Comment(lossy(&input[start..end])),
+            Found::Comment { start, end } => {
+                Item::Comment(text.get(input, start, end).into_owned())
+            }
             Found::Error(e) => Item::Error(e),
         }
     }
 
     /// `found`, read from `input`, as a borrowed item. An event's block is
     /// reset by the [`Interpreter::settle`] that follows.
-    fn borrowed<'b>(&'b self, found: Found, input: &'b [u8]) -> ItemRef<'b> {
+    fn borrowed<'b, 'c: 'b>(
+        &'b self,
+        found: Found,
+        input: &'c [u8],
+        text: &mut Utf8Cache<'c>,
+    ) -> ItemRef<'b> {
         match found {
             Found::Event { retry } => {
                 let data = match self.pending_data {
-                    Some((start, end)) => text(&input[start..end]),
-                    None => text(&self.data),
+                    Some((start, end)) => text.get(input, start, end),
+                    None => lossy_cow(&self.data),
                 };
                 ItemRef::Event(EventRef {
                     event: self.event_type(),
@@ -889,7 +1178,7 @@ impl Interpreter {
                 })
             }
             Found::NoData { retry } => ItemRef::NoData { id: self.id_ref(), retry },
-            Found::Comment { start, end } => ItemRef::Comment(text(&input[start..end])),
+            Found::Comment { start, end } => ItemRef::Comment(text.get(input, start, end)),
             Found::Error(e) => ItemRef::Error(e),
         }
     }
@@ -904,6 +1193,8 @@ impl Interpreter {
         // stream starts from the last event ID (as browsers do), so an event
         // without `id` after a reconnection keeps it.
         self.id_buffer.clone_from(&self.last_event_id);
+        self.id_changed = false;
+        self.pending_id = None;
         report
     }
 }

@@ -288,8 +288,7 @@ fn weight(quick: bool) -> Result<String, String> {
         },
         Scratch {
             name: "ours-http-oauth-lean",
-            label: "ours, `mcp-http` without default features (no proxy) + `mcp-auth`"
-                .to_owned(),
+            label: "ours, `mcp-http` without default features (no proxy) + `mcp-auth`".to_owned(),
             deps: ours_deps.replacen("\" }\n", "\", default-features = false }\n", 1),
             timed: false,
             workspace_lock: true,

@@ -273,6 +273,81 @@ fn fields() {
     check(b"data: a\0b\n\n", &[msg("a\0b")]);
 }
 
+/// The common `data:`, `id:` and `event:` lines and the empty line are read
+/// by a fast path; lines that only look like them must still take the
+/// general one. `check` also splits every fixture inside each prefix.
+#[test]
+fn fast_path_look_alikes() {
+    // Names that merely start like a known one are unknown fields.
+    check(b"datax: y\ndata: x\n\n", &[msg("x")]);
+    check(b"dat: y\ndata: x\n\n", &[msg("x")]);
+    check(b"ida: 1\nid: 2\ndata: x\n\n", &[ev_id("message", "x", "2")]);
+    check(b"eventx: add\nevents: y\ndata: x\n\n", &[msg("x")]);
+    check(b"evenT: add\nEvent: y\ndata: x\n\n", &[msg("x")]);
+    // A known name without a colon: an empty value.
+    check(b"data\r\n\r\n", &[msg("")]);
+    check(b"data\rdata: x\r\r", &[msg("\nx")]);
+    check(b"id: 1\ndata: a\n\nid\rdata: b\r\n\r\n", &[ev_id("message", "a", "1"), msg("b")]);
+    check(b"event\r\ndata: x\r\n\r\n", &[msg("x")]);
+    // No space after the colon, one space, two, a tab.
+    check(b"event:add\ndata:x\nid:7\n\n", &[ev_id("add", "x", "7")]);
+    check(b"event:  add\ndata: x\n\n", &[ev(" add", "x")]);
+    check(b"id:\t7\ndata: x\n\n", &[ev_id("message", "x", "\t7")]);
+    check(b"data: \n\n", &[msg("")]);
+    check(b"data:\r\ndata: \r\n\r\n", &[msg("\n")]);
+    check(b"event: \ndata: x\n\n", &[msg("x")]);
+    check(b"event:message\ndata: x\n\n", &[msg("x")]);
+    check(b"event: messages\ndata: x\n\n", &[ev("messages", "x")]);
+    check(b"event: add\nevent: message\ndata: x\n\n", &[msg("x")]);
+    // Values with a colon, and lines longer than the short-line scan.
+    check(b"id: a:b\ndata: x\n\n", &[ev_id("message", "x", "a:b")]);
+    check(
+        b"id: 0123456789abcdefghij\r\nevent: a-rather-long-event-type\r\ndata: x\r\n\r\n",
+        &[Item::Event(Event {
+            event: "a-rather-long-event-type".into(),
+            data: "x".into(),
+            id: Some("0123456789abcdefghij".into()),
+            retry: None,
+        })],
+    );
+    for len in 0..40 {
+        let id = "7".repeat(len);
+        let input = format!("id: {id}\ndata: x\n\n");
+        let expected = if len == 0 { msg("x") } else { ev_id("message", "x", &id) };
+        check(input.as_bytes(), &[expected]);
+    }
+    // Invalid UTF-8 in an id; an id equal to the current one.
+    check(b"id: a\xFFb\ndata: x\n\n", &[ev_id("message", "x", "a\u{FFFD}b")]);
+    check(
+        b"id: 1\ndata: a\n\nid: 1\ndata: b\n\n",
+        &[ev_id("message", "a", "1"), ev_id("message", "b", "1")],
+    );
+    // An id, then an unknown field and a comment, in one block.
+    check(b"id: 5\nfoo: x\n: hi\ndata: d\n\n", &[comment(" hi"), ev_id("message", "d", "5")]);
+    // The field grammar still applies after a fast-path line.
+    check(b"data: a\ndata\ndata:b\n\n", &[msg("a\n\nb")]);
+}
+
+/// UTF-8 is validated for many lines at once; an invalid byte must still be
+/// replaced in its own line only, wherever it is.
+#[test]
+fn invalid_utf8_among_valid_lines() {
+    check(
+        b"data: a\n\ndata: \xFF\n\nid: 9\ndata: c\xE2\x82\xAC\n\n: \xC3\n\ndata: e\n\n",
+        &[
+            msg("a"),
+            msg("\u{FFFD}"),
+            ev_id("message", "c\u{20AC}", "9"),
+            comment(" \u{FFFD}"),
+            ev_id("message", "e", "9"),
+        ],
+    );
+    // Data read before a comment that comes first in the same block.
+    check(b"data: \xE2\x82\xAC\n: \xFF\n\n", &[comment(" \u{FFFD}"), msg("\u{20AC}")]);
+    // A code point cut by the end of a chunk (the splits of `check`).
+    check("data: é€\nid: é\n\n".as_bytes(), &[ev_id("message", "é€", "é")]);
+}
+
 #[test]
 fn data_lines() {
     check(b"data: a\ndata: b\ndata: c\n\n", &[msg("a\nb\nc")]);
