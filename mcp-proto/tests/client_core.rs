@@ -292,6 +292,54 @@ fn progress_needs_object_params() {
 }
 
 #[test]
+fn encoded_requests_match_value_requests_and_are_answered_alike() {
+    let t0 = Instant::now();
+    let mut fresh = Core::new(config());
+    let params = mcp_proto::types::CallToolRequestParams::new("echo", None);
+    assert!(matches!(
+        fresh.start_request_encoded("tools/call", &params, &RequestOptions::default(), "x", t0),
+        Err(ClientError::NotInitialized { .. })
+    ));
+
+    let mut core = ready(t0);
+    let mut args = serde_json::Map::new();
+    args.insert("message".into(), json!("hi \"there\""));
+    let params = mcp_proto::types::CallToolRequestParams::new("echo", Some(args));
+    let by_value = core
+        .start_request(
+            "tools/call",
+            Some(serde_json::to_value(&params).unwrap()),
+            &RequestOptions::default(),
+            "a",
+            t0,
+        )
+        .unwrap();
+    let (id, text) = core
+        .start_request_encoded("tools/call", &params, &RequestOptions::default(), "b", t0)
+        .unwrap();
+    assert_ne!(id, by_value.id, "every request gets its own id");
+    let encoded: Value = serde_json::from_slice(&text).unwrap();
+    let mut expected = serde_json::to_value(Message::Request(by_value)).unwrap();
+    expected["id"] = serde_json::to_value(&id).unwrap();
+    assert_eq!(encoded, expected);
+    assert!(!text.contains(&b'\n'), "one line");
+
+    // The encoded request is pending like any other.
+    core.handle_message(msg(json!({"jsonrpc":"2.0","id":id,"result":{"content":[]}})), t0);
+    let evs = events(&mut core);
+    assert!(
+        matches!(&evs[..], [Event::Reply { waiter: "b", outcome: Ok(r), .. }] if r.get() == r#"{"content":[]}"#)
+    );
+
+    // Asking for progress adds the token (the request's id) to `_meta`.
+    let opts = RequestOptions { on_progress: Some(Arc::new(|_| {})), ..Default::default() };
+    let (id, text) = core.start_request_encoded("tools/call", &params, &opts, "c", t0).unwrap();
+    let encoded: Value = serde_json::from_slice(&text).unwrap();
+    assert_eq!(encoded["params"]["_meta"]["progressToken"], serde_json::to_value(&id).unwrap());
+    assert_eq!(encoded["params"]["arguments"]["message"], "hi \"there\"");
+}
+
+#[test]
 fn server_ping_is_answered_and_undeclared_requests_get_method_not_found() {
     let t0 = Instant::now();
     let mut core = ready(t0);

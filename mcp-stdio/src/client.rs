@@ -12,6 +12,7 @@ use mcp_proto::client::{
 };
 use mcp_proto::jsonrpc::{self, Message, Notification, RequestId};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::process::ChildStdout;
@@ -289,13 +290,24 @@ impl StdioClient {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, Error> {
+        self.exchange(method, |core, waiter| {
+            let request = core.start_request(method, params, &options, waiter, Instant::now())?;
+            Ok((request.id.clone(), encode_line(&Message::Request(request))))
+        })
+        .await
+    }
+
+    /// Sends one request (its line made by `start`, which registers it with
+    /// the core) and waits for its answer.
+    async fn exchange(
+        &self,
+        method: &str,
+        start: impl FnOnce(&mut ClientCore<Waiter>, Waiter) -> Result<(RequestId, Vec<u8>), ClientError>,
+    ) -> Result<Box<RawValue>, Error> {
         let conn = self.connection(method)?;
         let (tx, rx) = oneshot::channel();
-        let request = lock(&self.inner.core)
-            .start_request(method, params, &options, tx, Instant::now())
-            .map_err(|e| self.map_error(e))?;
-        let id = request.id.clone();
-        let line = encode_line(&Message::Request(request));
+        let started = start(&mut lock(&self.inner.core), tx);
+        let (id, line) = started.map_err(|e| self.map_error(e))?;
         let mut guard = CancelOnDrop { inner: Arc::downgrade(&self.inner), id: Some(id.clone()) };
         self.send(&conn, Some(&line), method).await?;
         let outcome = self.wait(id, method, rx).await;
@@ -476,6 +488,23 @@ impl ops::Requester for StdioClient {
         options: RequestOptions,
     ) -> Result<Box<RawValue>, Error> {
         self.request_text(method, params, options).await
+    }
+
+    /// Encodes the parameters straight into the request line.
+    async fn request_with_params<P: Serialize + Sync>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        self.initialize().await?;
+        self.exchange(method, |core, waiter| {
+            let (id, mut line) =
+                core.start_request_encoded(method, params, &options, waiter, Instant::now())?;
+            line.push(b'\n');
+            Ok((id, line))
+        })
+        .await
     }
 
     fn cached_tools(&self) -> Option<Arc<[Tool]>> {

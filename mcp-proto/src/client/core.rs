@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -425,18 +426,56 @@ impl<W> ClientCore<W> {
         waiter: W,
         now: Instant,
     ) -> Result<Request, ClientError> {
-        match self.phase {
-            Phase::Ready => {}
-            Phase::Closed => return Err(ClientError::Closed { method: method.into() }),
-            _ if method == methods::PING => {}
-            _ => return Err(ClientError::NotInitialized { method: method.into() }),
-        }
+        self.check_can_send(method)?;
         let id = self.allocate_id();
         let wants_progress = options.on_progress.is_some() || options.reset_timeout_on_progress;
         let params =
             if wants_progress { Some(with_progress_token(method, params, id)?) } else { params };
         self.register(id, method, waiter, options, now);
         Ok(Request { id: RequestId::Number(id), method: method.into(), params })
+    }
+
+    /// [`start_request`](Self::start_request) with parameters of any
+    /// serialisable type, encoded straight to JSON text (no [`Value`] is
+    /// built): returns the request's id and the encoded message (without a
+    /// line ending). When the options ask for progress, the parameters go
+    /// through a `Value` to receive `_meta.progressToken`.
+    pub fn start_request_encoded<P: Serialize + ?Sized>(
+        &mut self,
+        method: &str,
+        params: &P,
+        options: &RequestOptions,
+        waiter: W,
+        now: Instant,
+    ) -> Result<(RequestId, Vec<u8>), ClientError> {
+        let invalid = |e: serde_json::Error| ClientError::InvalidParams {
+            method: method.into(),
+            reason: e.to_string(),
+        };
+        if options.on_progress.is_some() || options.reset_timeout_on_progress {
+            let params = serde_json::to_value(params).map_err(invalid)?;
+            let request = self.start_request(method, Some(params), options, waiter, now)?;
+            let text = request_text(&request.id, method, &request.params).map_err(invalid)?;
+            return Ok((request.id, text));
+        }
+        self.check_can_send(method)?;
+        // An id lost to a failed encoding is never reused: ids stay unique.
+        let n = self.allocate_id();
+        let id = RequestId::Number(n);
+        let text = request_text(&id, method, params).map_err(invalid)?;
+        self.register(n, method, waiter, options, now);
+        Ok((id, text))
+    }
+
+    /// Only `ping` may be sent before the handshake finished, nothing after
+    /// `close`.
+    fn check_can_send(&self, method: &str) -> Result<(), ClientError> {
+        match self.phase {
+            Phase::Ready => Ok(()),
+            Phase::Closed => Err(ClientError::Closed { method: method.into() }),
+            _ if method == methods::PING => Ok(()),
+            _ => Err(ClientError::NotInitialized { method: method.into() }),
+        }
     }
 
     fn register(
@@ -839,6 +878,33 @@ impl<W> ClientCore<W> {
         }
         tools
     }
+}
+
+/// A request as JSON text, encoded from borrowed parts.
+fn request_text<P: Serialize + ?Sized>(
+    id: &RequestId,
+    method: &str,
+    params: &P,
+) -> Result<Vec<u8>, serde_json::Error> {
+    use serde::ser::SerializeMap;
+    struct Out<'a, P: ?Sized> {
+        id: &'a RequestId,
+        method: &'a str,
+        params: &'a P,
+    }
+    impl<P: Serialize + ?Sized> Serialize for Out<'_, P> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(4))?;
+            map.serialize_entry("jsonrpc", crate::jsonrpc::JSONRPC_VERSION)?;
+            map.serialize_entry("id", self.id)?;
+            map.serialize_entry("method", self.method)?;
+            map.serialize_entry("params", self.params)?;
+            map.end()
+        }
+    }
+    let mut text = Vec::with_capacity(128);
+    serde_json::to_writer(&mut text, &Out { id, method, params })?;
+    Ok(text)
 }
 
 fn with_progress_token(method: &str, params: Option<Value>, id: i64) -> Result<Value, ClientError> {

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -42,6 +43,28 @@ pub trait Requester: Sync {
         params: Option<Value>,
         options: RequestOptions,
     ) -> impl Future<Output = Result<Box<RawValue>, Self::Error>> + Send;
+
+    /// Sends one request whose parameters are any serialisable value. The
+    /// default turns them into a [`Value`] and calls
+    /// [`request`](Self::request); a transport that needs nothing from the
+    /// parameters but their text overrides it to encode them straight into
+    /// the message (see `ClientCore::start_request_encoded`).
+    fn request_with_params<P: Serialize + Sync>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> impl Future<Output = Result<Box<RawValue>, Self::Error>> + Send {
+        async move {
+            let params = serde_json::to_value(params).map_err(|e| {
+                self.client_error(ClientError::InvalidParams {
+                    method: method.into(),
+                    reason: e.to_string(),
+                })
+            })?;
+            self.request(method, Some(params), options).await
+        }
+    }
 
     /// The cached tool list (see `ClientCore::cached_tools`).
     fn cached_tools(&self) -> Option<Arc<[Tool]>>;
@@ -115,13 +138,7 @@ pub async fn call_tool<R: Requester>(
     options: RequestOptions,
 ) -> Result<CallToolResult, R::Error> {
     let params = CallToolRequestParams::new(name, arguments);
-    let params = serde_json::to_value(params).map_err(|e| {
-        r.client_error(ClientError::InvalidParams {
-            method: methods::TOOLS_CALL.into(),
-            reason: e.to_string(),
-        })
-    })?;
-    let raw = r.request(methods::TOOLS_CALL, Some(params), options).await?;
+    let raw = r.request_with_params(methods::TOOLS_CALL, &params, options).await?;
     parse_result(methods::TOOLS_CALL, &raw).map_err(|e| r.client_error(e))
 }
 

@@ -104,11 +104,15 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 /// Decoding an object's members from a map access that may already have
-/// been read in part (a tagged union reads `type` first, then hands the rest
-/// of the object to its variant).
+/// been read in part: a tagged union reads up to `type`, then hands the
+/// members it read before it (`before`, usually none) and the rest of the
+/// object to its variant.
 pub(crate) trait VisitRest: Sized {
-    /// Reads the remaining members of the object.
-    fn visit_rest<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+    /// Takes the members in `before`, then reads the remaining ones.
+    fn visit_rest<'de, A: MapAccess<'de>>(
+        map: A,
+        before: Vec<(String, Value)>,
+    ) -> Result<Self, A::Error>;
 }
 
 /// The object visitor of a [`VisitRest`] type.
@@ -122,7 +126,7 @@ impl<'de, T: VisitRest> Visitor<'de> for RestVisitor<T> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        T::visit_rest(map)
+        T::visit_rest(map, Vec::new())
     }
 }
 
@@ -143,9 +147,12 @@ pub(crate) fn rest_to_map<'de, A: MapAccess<'de>>(
 macro_rules! visit_rest_via_value {
     ($($ty:ty),+ $(,)?) => {$(
         impl $crate::types::macros::VisitRest for $ty {
-            fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+            fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(
+                map: A,
+                before: Vec<(String, ::serde_json::Value)>,
+            ) -> Result<Self, A::Error> {
                 use ::serde::de::Error as _;
-                let obj = $crate::types::macros::rest_to_map(map, ::serde_json::Map::new())?;
+                let obj = $crate::types::macros::rest_to_map(map, before.into_iter().collect())?;
                 ::serde_json::from_value(::serde_json::Value::Object(obj)).map_err(A::Error::custom)
             }
         }
@@ -161,9 +168,21 @@ macro_rules! visit_rest_via_value {
 macro_rules! lossless_deserialize {
     ($name:ident { $( $field:ident : $wire:literal $($required:ident)? ),+ $(,)? }) => {
         impl $crate::types::macros::VisitRest for $name {
-            fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(
+                mut map: A,
+                before: Vec<(String, ::serde_json::Value)>,
+            ) -> Result<Self, A::Error> {
+                use ::serde::de::Error as _;
                 $( let mut $field = None; )+
                 let mut extra = ::serde_json::Map::new();
+                for (key, value) in before {
+                    match key.as_str() {
+                        $( $wire => $field = Some(::serde_json::from_value(value).map_err(A::Error::custom)?), )+
+                        _ => {
+                            extra.insert(key, value);
+                        }
+                    }
+                }
                 while let Some(key) = map.next_key::<$crate::types::macros::Key<'de>>()? {
                     match key.as_str() {
                         $( $wire => $field = Some(map.next_value()?), )+
@@ -365,50 +384,46 @@ macro_rules! open_tagged_enum {
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
                         use ::serde::de::Error as _;
                         use $crate::types::macros::{Key, VisitRest};
-                        let first = map.next_key::<Key<'de>>()?;
-                        // Fast path: `type` comes first (as every SDK writes it),
-                        // so the rest decodes straight into the variant.
-                        if let Some(key) = &first && key.as_str() == "type" {
-                            let tag: ::serde_json::Value = map.next_value()?;
-                            let ::serde_json::Value::String(tag) = tag else {
+                        // The members before `type` (none when it comes first,
+                        // as most SDKs write it) are kept; the rest decode
+                        // straight into the variant.
+                        let mut before = Vec::new();
+                        let tag = loop {
+                            let Some(key) = map.next_key::<Key<'de>>()? else {
                                 return Err(A::Error::custom(format!(
-                                    "the \"type\" of {} must be a string, found {}",
-                                    stringify!($name),
-                                    $crate::jsonrpc::kind_of(&tag)
+                                    "{} has no \"type\" member",
+                                    stringify!($name)
                                 )));
                             };
-                            return match tag.as_str() {
-                                $(
-                                    $wire => <$ty as VisitRest>::visit_rest(map)
-                                        .map($name::$variant)
-                                        .map_err(|e| A::Error::custom(format!("{} block: {e}", $wire))),
-                                )+
-                                _ => {
-                                    let mut obj = ::serde_json::Map::new();
-                                    obj.insert("type".into(), ::serde_json::Value::String(tag));
-                                    $crate::types::macros::rest_to_map(map, obj)
-                                        .map(|obj| $name::Unknown(::serde_json::Value::Object(obj)))
-                                }
-                            };
-                        }
-                        let mut obj = ::serde_json::Map::new();
-                        if let Some(key) = first {
                             let value: ::serde_json::Value = map.next_value()?;
-                            obj.insert(key.into_string(), value);
-                        }
-                        let obj = $crate::types::macros::rest_to_map(map, obj)?;
-                        let (tag, obj) = $crate::types::macros::tagged_object(
-                            ::serde_json::Value::Object(obj),
-                            stringify!($name),
-                        )
-                        .map_err(A::Error::custom)?;
+                            if key.as_str() != "type" {
+                                before.push((key.into_string(), value));
+                                continue;
+                            }
+                            match value {
+                                ::serde_json::Value::String(tag) => break tag,
+                                other => {
+                                    return Err(A::Error::custom(format!(
+                                        "the \"type\" of {} must be a string, found {}",
+                                        stringify!($name),
+                                        $crate::jsonrpc::kind_of(&other)
+                                    )));
+                                }
+                            }
+                        };
                         match tag.as_str() {
                             $(
-                                $wire => $crate::types::macros::decode_untagged(obj, "type")
+                                $wire => <$ty as VisitRest>::visit_rest(map, before)
                                     .map($name::$variant)
                                     .map_err(|e| A::Error::custom(format!("{} block: {e}", $wire))),
                             )+
-                            _ => Ok($name::Unknown(::serde_json::Value::Object(obj))),
+                            _ => {
+                                let mut obj: ::serde_json::Map<String, ::serde_json::Value> =
+                                    before.into_iter().collect();
+                                obj.insert("type".into(), ::serde_json::Value::String(tag));
+                                $crate::types::macros::rest_to_map(map, obj)
+                                    .map(|obj| $name::Unknown(::serde_json::Value::Object(obj)))
+                            }
                         }
                     }
                 }
