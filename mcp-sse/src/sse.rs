@@ -42,17 +42,22 @@
 //! How it reads (none of this changes what comes out): [`Decoder::decode`]
 //! and [`Decoder::decode_with`] read the complete lines of a chunk in place.
 //! The empty line and `data:`, `id:` and `event:` lines (the name and its
-//! colon) are recognised by their first bytes; every other line goes
-//! through the general line splitting and field grammar. The UTF-8 of the
-//! lines read in place is checked once for the rest of the chunk, on first
-//! need, instead of line by line; a line with invalid UTF-8 is still
-//! replaced on its own.
+//! colon) are recognised by their first eight bytes, and read one after
+//! the other until one gives an item; every other line goes through the
+//! general line splitting and field grammar. The UTF-8 of the lines read in
+//! place is checked once for the rest of the chunk, on first need, instead
+//! of line by line; a line with invalid UTF-8 is still replaced on its own.
+//! A `data` value and the last event ID are kept as ranges of the chunk
+//! where they can be: `decode_with` lends them from the chunk until it
+//! ends; `decode` copies an event's data once, from the chunk into the
+//! event, and copies anything else still in the chunk before each item is
+//! handed out (so that nothing refers to the chunk between calls).
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use memchr::memchr2;
+use memchr::{memchr2, memchr3};
 use nom::IResult;
 use nom::Parser;
 use nom::bytes::complete::{tag, take_till};
@@ -253,9 +258,10 @@ struct Interpreter {
     /// An event was handed out and its block is still to be reset (after the
     /// caller's callback returned, or at the next line if it panicked).
     dispatched: bool,
+    /// The event type buffer; empty for `message`, which it never holds.
     event_type: Vec<u8>,
     /// Meaningful only with `id_changed`: otherwise the last event ID buffer
-    /// is `last_event_id` (or `pending_id`).
+    /// is `last_event_id` (or `last_id`, or `pending_id`).
     id_buffer: String,
     /// `id_buffer` was set since the last dispatch (it may differ from
     /// `last_event_id`).
@@ -264,10 +270,14 @@ struct Interpreter {
     /// place by [`Decoder::decode_with`]: a range of the caller's chunk
     /// (valid until the chunk ends, when it is copied into `id_buffer`).
     pending_id: Option<(usize, usize)>,
-    last_event_id: String,
-    /// `last_event_id` as handed out in owned items, made on first use after
-    /// each change, shared by every item that carries it.
-    shared_id: Option<Arc<str>>,
+    /// The last event ID; `None` when it is empty. Shared with the owned
+    /// items that carry it.
+    last_event_id: Option<Arc<str>>,
+    /// The last event ID, when the `id` line that set it was read in place
+    /// from the caller's chunk: a range of that chunk, valid UTF-8
+    /// (`last_event_id` is stale then). Copied into `last_event_id` when the
+    /// chunk ends, and before an owned item is made.
+    last_id: Option<(usize, usize)>,
     retry: Option<u64>,
     block_id: bool,
     block_retry: Option<u64>,
@@ -309,8 +319,8 @@ impl Decoder {
                 id_buffer: String::new(),
                 id_changed: false,
                 pending_id: None,
-                last_event_id: String::new(),
-                shared_id: None,
+                last_event_id: None,
+                last_id: None,
                 retry: None,
                 block_id: false,
                 block_retry: None,
@@ -329,7 +339,7 @@ impl Decoder {
     /// The last event ID: what a reconnecting client sends as
     /// `Last-Event-ID`. Empty when none was set or an empty `id` reset it.
     pub fn last_event_id(&self) -> &str {
-        &self.interp.last_event_id
+        self.interp.last_event_id.as_deref().unwrap_or_default()
     }
 
     /// The reconnection time in milliseconds set by the latest valid `retry`
@@ -343,11 +353,11 @@ impl Decoder {
     /// earlier connection.
     pub fn set_last_event_id(&mut self, id: &str) {
         self.interp.settle();
-        self.interp.last_event_id = id.to_owned();
+        self.interp.last_event_id = shared_id(id);
         self.interp.id_buffer = id.to_owned();
         self.interp.id_changed = false;
         self.interp.pending_id = None;
-        self.interp.shared_id = None;
+        self.interp.last_id = None;
     }
 
     /// Appends a chunk of the stream. Call [`Decoder::next_item`] until it
@@ -485,11 +495,16 @@ impl Decoder {
             return;
         }
         // Then the chunk, in place; the guard keeps what is left of it.
-        let mut rest =
-            ChunkRest { decoder: self, chunk, cursor: Cursor { pos: start, scan: start } };
-        let mut text = Utf8Cache::at(start);
-        while let Some(found) = rest.decoder.scan_lines(chunk, &mut rest.cursor, true, &mut text) {
-            each(rest.decoder.interp.borrowed(found, chunk, &mut text));
+        let mut rest = ChunkRest {
+            decoder: self,
+            chunk,
+            cursor: Cursor { pos: start, scan: start },
+            text: Utf8Cache::at(start),
+        };
+        while let Some(found) =
+            rest.decoder.scan_lines(chunk, &mut rest.cursor, true, &mut rest.text)
+        {
+            each(rest.decoder.interp.borrowed(found, chunk, &mut rest.text));
             rest.decoder.interp.settle();
         }
     }
@@ -498,6 +513,7 @@ impl Decoder {
     /// when the rest of `input` is not a complete line (or is being skipped).
     /// With `borrow`, `input` is the caller's chunk and a `data` value may be
     /// kept as a range of it.
+    #[inline(always)]
     fn scan_lines<'c>(
         &mut self,
         input: &'c [u8],
@@ -530,7 +546,7 @@ impl Decoder {
                 cursor.scan = cursor.pos;
             }
             if cursor.scan == cursor.pos && !self.interp.skipping && !self.line_discarded {
-                match self.fast_line(input, cursor, borrow, text) {
+                match self.fast_lines(input, cursor, borrow, text) {
                     Fast::Found(found) => return Some(found),
                     Fast::Read => continue,
                     Fast::Slow => {}
@@ -583,80 +599,86 @@ impl Decoder {
     }
 
     /// The common lines, read without the general line splitting and field
-    /// grammar: an empty line, or a complete `data`, `id` or `event` line
-    /// whose name is followed by its colon. [`Fast::Slow`] (nothing read) for
-    /// anything else. Only called at the start of a line that is not being
-    /// skipped, and whose end has not been looked for yet.
+    /// grammar: empty lines, and complete `data`, `id` and `event` lines
+    /// whose name is followed by its colon, one after the other until one
+    /// gives an item ([`Fast::Found`]) or a line is something else
+    /// ([`Fast::Slow`]: the general path reads that line; nothing of it was
+    /// read). Only called at the start of a line that is not being skipped,
+    /// and whose end has not been looked for yet.
     #[inline]
-    fn fast_line<'c>(
+    fn fast_lines<'c>(
         &mut self,
         input: &'c [u8],
         cursor: &mut Cursor,
         borrow: bool,
         text: &mut Utf8Cache<'c>,
     ) -> Fast {
-        let start = cursor.pos;
-        let rest = &input[start..];
-        let (name, mut value) = match rest {
-            [b'\n' | b'\r', ..] => {
-                // An empty line: it dispatches.
-                let mut next = start + 1;
-                if rest[0] == b'\r' {
-                    match rest.get(1) {
-                        Some(b'\n') => next += 1,
-                        Some(_) => {}
-                        None => self.after_cr = true,
+        loop {
+            let start = cursor.pos;
+            let Some((head, value)) = line_head(&input[start..]) else {
+                return Fast::Slow;
+            };
+            let value = start + value;
+            let found = match head {
+                Head::Empty => {
+                    // An empty line: it dispatches.
+                    let mut next = start + 1;
+                    if input[start] == b'\r' {
+                        match input.get(next) {
+                            Some(b'\n') => next += 1,
+                            Some(_) => {}
+                            None => self.after_cr = true,
+                        }
+                    }
+                    cursor.pos = next;
+                    cursor.scan = next;
+                    match self.interp.dispatch(input, borrow, text) {
+                        Some(found) => return Fast::Found(found),
+                        None => continue,
                     }
                 }
-                cursor.pos = next;
-                cursor.scan = next;
-                return match self.interp.dispatch(input, text) {
+                // Data values are long, ids and event types short.
+                Head::Data => find_line_end(&input[value..]),
+                Head::Id => find_short_line_end::<true>(&input[value..]),
+                Head::Event => find_short_line_end::<false>(&input[value..]),
+            };
+            let Some(i) = found else {
+                // No line end from `start` on: the general path takes the
+                // rest.
+                cursor.scan = input.len();
+                return Fast::Slow;
+            };
+            let end = value + i;
+            let mut next = end + 1;
+            match input[end] {
+                b'\n' => {}
+                b'\r' => match input.get(next) {
+                    Some(b'\n') => next += 1,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                },
+                // A NUL in an `id` value (the only search that stops at
+                // one): the general path reads the line.
+                _ => return Fast::Slow,
+            }
+            cursor.pos = next;
+            cursor.scan = next;
+            let interp = &mut self.interp;
+            interp.block_size += end - start;
+            if interp.block_size > interp.max {
+                return match interp.start_skipping() {
                     Some(found) => Fast::Found(found),
                     None => Fast::Read,
                 };
             }
-            [b'd', b'a', b't', b'a', b':', ..] => (Name::Data, start + 5),
-            [b'i', b'd', b':', ..] => (Name::Id, start + 3),
-            [b'e', b'v', b'e', b'n', b't', b':', ..] => (Name::Event, start + 6),
-            _ => return Fast::Slow,
-        };
-        match input.get(value) {
-            Some(b' ') => value += 1,
-            Some(_) => {}
-            // The line may go on in the next chunk.
-            None => return Fast::Slow,
-        }
-        let found = match name {
-            // Data values are long, ids and event types short.
-            Name::Data => find_line_end(&input[value..]),
-            _ => find_short_line_end(&input[value..]),
-        };
-        let Some(i) = found else {
-            // No line end from `start` on: the general path takes the rest.
-            cursor.scan = input.len();
-            return Fast::Slow;
-        };
-        let end = value + i;
-        let mut next = end + 1;
-        if input[end] == b'\r' {
-            match input.get(next) {
-                Some(b'\n') => next += 1,
-                Some(_) => {}
-                None => self.after_cr = true,
+            match head {
+                Head::Data => interp.data_value(input, value, end, borrow),
+                // No NUL in the value: the search would have stopped there.
+                Head::Id => interp.id_value(input, value, end, borrow, text),
+                Head::Event => interp.event_value(&input[value..end]),
+                Head::Empty => {}
             }
         }
-        cursor.pos = next;
-        cursor.scan = next;
-        let interp = &mut self.interp;
-        interp.block_size += end - start;
-        if interp.block_size > interp.max {
-            return match interp.start_skipping() {
-                Some(found) => Fast::Found(found),
-                None => Fast::Read,
-            };
-        }
-        interp.field(name, input, value, end, borrow, text);
-        Fast::Read
     }
 
     /// The end of a stream after every complete line was read: report an
@@ -696,12 +718,15 @@ struct ChunkRest<'d, 'c> {
     decoder: &'d mut Decoder,
     chunk: &'c [u8],
     cursor: Cursor,
+    /// What of `chunk` is known to be UTF-8.
+    text: Utf8Cache<'c>,
 }
 
 impl Drop for ChunkRest<'_, '_> {
     fn drop(&mut self) {
         self.decoder.interp.settle();
         self.decoder.interp.keep_pending(self.chunk);
+        self.decoder.interp.keep_last_id(self.chunk, &mut self.text);
         self.decoder.interp.keep_pending_id(self.chunk);
         if self.cursor.pos < self.chunk.len() {
             self.decoder.feed(&self.chunk[self.cursor.pos..]);
@@ -746,44 +771,102 @@ struct Cursor {
     scan: usize,
 }
 
-/// What [`Decoder::fast_line`] did.
+/// What [`Decoder::fast_lines`] did.
 #[derive(Debug)]
 enum Fast {
-    /// It read a line, which gave this.
+    /// It read lines, the last of which gave this.
     Found(Found),
-    /// It read a line, which gave nothing.
+    /// It read lines, none of which gave anything, and stopped (the event
+    /// went over the bound).
     Read,
-    /// It read nothing: the general path must.
+    /// It read the lines before the current one (if any), which gave
+    /// nothing; the general path must read the current one.
     Slow,
 }
 
-/// The first CR or LF in a haystack where it is expected within a few
-/// bytes: eight bytes at a time for the first 16, then [`find_line_end`].
+/// A line [`Decoder::fast_lines`] reads.
+#[derive(Debug, Clone, Copy)]
+enum Head {
+    Empty,
+    Data,
+    Id,
+    Event,
+}
+
+/// What line `rest` starts with, for [`Decoder::fast_lines`], and where the
+/// value starts (after the name, the colon and one optional space); `None`
+/// for any other line, or when the chunk ends before the value's first
+/// byte.
 #[inline(always)]
-fn find_short_line_end(hay: &[u8]) -> Option<usize> {
+fn line_head(rest: &[u8]) -> Option<(Head, usize)> {
+    if let Some(head) = rest.first_chunk::<8>() {
+        // The name, its colon and the byte after: all in the first eight.
+        let word = u64::from_le_bytes(*head);
+        let space = |at: u32| usize::from((word >> (8 * at)) as u8 == b' ');
+        const DATA: u64 = u64::from_le_bytes(*b"data:\0\0\0");
+        const ID: u64 = u64::from_le_bytes(*b"id:\0\0\0\0\0");
+        const EVENT: u64 = u64::from_le_bytes(*b"event:\0\0");
+        return match head[0] {
+            b'\n' | b'\r' => Some((Head::Empty, 0)),
+            b'd' if word & 0xFF_FFFF_FFFF == DATA => Some((Head::Data, 5 + space(5))),
+            b'i' if word & 0xFF_FFFF == ID => Some((Head::Id, 3 + space(3))),
+            b'e' if word & 0xFFFF_FFFF_FFFF == EVENT => Some((Head::Event, 6 + space(6))),
+            _ => None,
+        };
+    }
+    let (head, mut value) = match rest {
+        [b'\n' | b'\r', ..] => return Some((Head::Empty, 0)),
+        [b'd', b'a', b't', b'a', b':', ..] => (Head::Data, 5),
+        [b'i', b'd', b':', ..] => (Head::Id, 3),
+        [b'e', b'v', b'e', b'n', b't', b':', ..] => (Head::Event, 6),
+        _ => return None,
+    };
+    match rest.get(value) {
+        Some(b' ') => value += 1,
+        Some(_) => {}
+        // The line may go on in the next chunk.
+        None => return None,
+    }
+    Some((head, value))
+}
+
+/// The first CR or LF (with `NUL`, the first CR, LF or NUL) in a haystack
+/// where it is expected within a few bytes: eight bytes at a time for the
+/// first 16, then memchr.
+#[inline(always)]
+fn find_short_line_end<const NUL: bool>(hay: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut at = 0;
     while at < 16 {
         let Some(word) = hay.get(at..at + 8) else { break };
         let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        // The high bit of each byte that is LF (`lf` is zero there) or CR;
-        // bits above the first such byte may be wrong, the lowest is right.
+        // The high bit of each byte that is LF (`lf` is zero there), CR or
+        // NUL; bits above the first such byte may be wrong, the lowest is
+        // right.
         let lf = word ^ (ONES * u64::from(b'\n'));
         let cr = word ^ (ONES * u64::from(b'\r'));
-        let hits = (lf.wrapping_sub(ONES) & !lf | cr.wrapping_sub(ONES) & !cr) & HIGH;
+        let mut hits = lf.wrapping_sub(ONES) & !lf | cr.wrapping_sub(ONES) & !cr;
+        if NUL {
+            hits |= word.wrapping_sub(ONES) & !word;
+        }
+        let hits = hits & HIGH;
         if hits != 0 {
             return Some(at + (hits.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    find_line_end(&hay[at..]).map(|i| at + i)
+    let tail = &hay[at..];
+    let found = if NUL { memchr3(b'\n', b'\r', 0, tail) } else { find_line_end(tail) };
+    found.map(|i| at + i)
 }
 
 /// The first CR or LF: memchr's vector search. (A byte-by-byte look at the
 /// first 16 bytes before it, for every line, measured slower: about 80
-/// more instructions per line under callgrind. [`Decoder::fast_line`] uses
-/// it for `data` values, and [`find_short_line_end`] for the short ones.)
+/// more instructions per line under callgrind. [`Decoder::fast_lines`]
+/// uses it for `data` values, and [`find_short_line_end`] for the short
+/// ones.)
+#[inline(always)]
 fn find_line_end(hay: &[u8]) -> Option<usize> {
     memchr2(b'\n', b'\r', hay)
 }
@@ -819,8 +902,17 @@ impl Iterator for Items<'_> {
             }
             self.in_chunk = true;
         }
-        let found = self.decoder.scan_lines(self.chunk, &mut self.cursor, false, &mut self.text)?;
-        Some(self.decoder.interp.owned(found, self.chunk, &mut self.text))
+        let found = self.decoder.scan_lines(self.chunk, &mut self.cursor, true, &mut self.text);
+        // Nothing stays borrowed from the chunk past this call (the iterator
+        // may be forgotten rather than dropped): an event's data is taken
+        // by `owned`, anything else is copied now.
+        let interp = &mut self.decoder.interp;
+        interp.keep_last_id(self.chunk, &mut self.text);
+        if !matches!(found, Some(Found::Event { .. })) {
+            interp.keep_pending(self.chunk);
+            interp.keep_pending_id(self.chunk);
+        }
+        Some(interp.owned(found?, self.chunk, &mut self.text))
     }
 }
 
@@ -838,6 +930,11 @@ fn field(line: &[u8]) -> IResult<&[u8], (&[u8], &[u8]), ()> {
     (take_till(|b| b == b':'), opt(preceded(tag(&b":"[..]), preceded(opt(tag(&b" "[..])), rest))))
         .map(|(name, value): (&[u8], Option<&[u8]>)| (name, value.unwrap_or_default()))
         .parse(line)
+}
+
+/// A last event ID as the decoder keeps it: `None` when empty.
+fn shared_id(id: &str) -> Option<Arc<str>> {
+    (!id.is_empty()).then(|| Arc::from(id))
 }
 
 /// UTF-8 with replacement; valid input (the common case) takes the fast
@@ -939,7 +1036,7 @@ impl Interpreter {
     ) -> Option<Found> {
         let line = &input[start..end];
         if line.is_empty() && !continued {
-            return self.dispatch(input, text);
+            return self.dispatch(input, borrow, text);
         }
         if self.skipping {
             return None;
@@ -984,32 +1081,10 @@ impl Interpreter {
     ) {
         let value = &input[start..end];
         match name {
-            Name::Data => {
-                if borrow && self.data.is_empty() && self.pending_data.is_none() {
-                    self.pending_data = Some((start, end));
-                } else {
-                    self.keep_pending(input);
-                    self.data.extend_from_slice(value);
-                    self.data.push(b'\n');
-                }
-            }
-            Name::Event => {
-                self.event_type.clear();
-                // `message` is what an empty event type stands for too.
-                if value != b"message" {
-                    self.event_type.extend_from_slice(value);
-                }
-            }
+            Name::Data => self.data_value(input, start, end, borrow),
+            Name::Event => self.event_value(value),
             Name::Id if value.iter().all(|&b| b != 0) => {
-                if borrow {
-                    self.pending_id = Some((start, end));
-                } else {
-                    self.pending_id = None;
-                    self.id_buffer.clear();
-                    self.id_buffer.push_str(&text.get(input, start, end));
-                    self.id_changed = true;
-                }
-                self.block_id = true;
+                self.id_value(input, start, end, borrow, text);
             }
             Name::Retry if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 // Base ten; a value too large for u64 saturates.
@@ -1023,12 +1098,63 @@ impl Interpreter {
         }
     }
 
+    /// A `data` field with the value `input[start..end]`.
+    #[inline(always)]
+    fn data_value(&mut self, input: &[u8], start: usize, end: usize, borrow: bool) {
+        if borrow && self.data.is_empty() && self.pending_data.is_none() {
+            self.pending_data = Some((start, end));
+        } else {
+            self.keep_pending(input);
+            self.data.extend_from_slice(&input[start..end]);
+            self.data.push(b'\n');
+        }
+    }
+
+    /// An `event` field with the value `value`.
+    #[inline(always)]
+    fn event_value(&mut self, value: &[u8]) {
+        self.event_type.clear();
+        // `message` is what an empty event type stands for too.
+        if value != b"message" {
+            self.event_type.extend_from_slice(value);
+        }
+    }
+
+    /// An `id` field with the value `input[start..end]`, which holds no NUL.
+    #[inline(always)]
+    fn id_value<'c>(
+        &mut self,
+        input: &'c [u8],
+        start: usize,
+        end: usize,
+        borrow: bool,
+        text: &mut Utf8Cache<'c>,
+    ) {
+        if borrow {
+            self.pending_id = Some((start, end));
+        } else {
+            self.pending_id = None;
+            self.id_buffer.clear();
+            self.id_buffer.push_str(&text.get(input, start, end));
+            self.id_changed = true;
+        }
+        self.block_id = true;
+    }
+
     /// Copies an `id` value borrowed from `input` into the id buffer.
     fn keep_pending_id(&mut self, input: &[u8]) {
         if let Some((start, end)) = self.pending_id.take() {
             self.id_buffer.clear();
             self.id_buffer.push_str(&lossy_cow(&input[start..end]));
             self.id_changed = true;
+        }
+    }
+
+    /// Copies a last event ID left in `input` into `last_event_id`.
+    #[inline]
+    fn keep_last_id<'c>(&mut self, input: &'c [u8], text: &mut Utf8Cache<'c>) {
+        if let Some((start, end)) = self.last_id.take() {
+            self.last_event_id = shared_id(&text.get(input, start, end));
         }
     }
 
@@ -1078,32 +1204,50 @@ impl Interpreter {
         self.skipping = false;
     }
 
-    fn current_id(&mut self) -> Option<Arc<str>> {
-        if self.last_event_id.is_empty() {
-            return None;
-        }
-        let id = self.shared_id.get_or_insert_with(|| Arc::from(self.last_event_id.as_str()));
-        Some(Arc::clone(id))
+    fn current_id(&self) -> Option<Arc<str>> {
+        self.last_event_id.clone()
     }
 
-    fn id_ref(&self) -> Option<&str> {
-        (!self.last_event_id.is_empty()).then_some(self.last_event_id.as_str())
+    /// The last event ID, for a borrowed item read from `input`.
+    #[inline(always)]
+    fn id_ref<'b, 'c: 'b>(&'b self, input: &'c [u8], text: &mut Utf8Cache<'c>) -> Option<&'b str> {
+        let id = match self.last_id {
+            // Valid UTF-8, as `dispatch` found: borrowed.
+            Some((start, end)) => match text.get(input, start, end) {
+                Cow::Borrowed(id) => id,
+                // Not reached: the same bytes were valid then.
+                Cow::Owned(_) => "",
+            },
+            None => self.last_event_id.as_deref().unwrap_or_default(),
+        };
+        (!id.is_empty()).then_some(id)
     }
 
     /// An empty line. For an event, its data (without the final LF), type
     /// and id stay here until [`Interpreter::settle`].
-    fn dispatch<'c>(&mut self, input: &'c [u8], text: &mut Utf8Cache<'c>) -> Option<Found> {
+    /// With `borrow`, `input` is the caller's chunk, and the last event ID
+    /// may be left there (see `last_id`).
+    #[inline(always)]
+    fn dispatch<'c>(
+        &mut self,
+        input: &'c [u8],
+        borrow: bool,
+        text: &mut Utf8Cache<'c>,
+    ) -> Option<Found> {
+        // Usually a new id; at worst an equal one is copied.
         if let Some((start, end)) = self.pending_id.take() {
-            // Usually a new id; at worst an equal one is copied.
-            self.last_event_id.clear();
-            self.last_event_id.push_str(&text.get(input, start, end));
-            self.shared_id = None;
             self.id_changed = false;
+            match text.get(input, start, end) {
+                Cow::Borrowed(_) if borrow => self.last_id = Some((start, end)),
+                id => {
+                    self.last_id = None;
+                    self.last_event_id = shared_id(&id);
+                }
+            }
         } else if self.id_changed {
-            // Usually a new id; at worst an equal one is copied.
             self.id_changed = false;
-            self.last_event_id.clone_from(&self.id_buffer);
-            self.shared_id = None;
+            self.last_id = None;
+            self.last_event_id = shared_id(&self.id_buffer);
         }
         if self.skipping {
             self.reset_block();
@@ -1122,10 +1266,12 @@ impl Interpreter {
         Some(Found::Event { retry })
     }
 
+    #[inline(always)]
     fn event_type(&self) -> Cow<'_, str> {
-        match self.event_type.as_slice() {
-            b"" | b"message" => Cow::Borrowed("message"),
-            other => lossy_cow(other),
+        if self.event_type.is_empty() {
+            Cow::Borrowed("message")
+        } else {
+            lossy_cow(&self.event_type)
         }
     }
 
@@ -1140,9 +1286,10 @@ impl Interpreter {
                     }
                     None => lossy(&self.data),
                 };
-                let event = match self.event_type.as_slice() {
-                    b"" | b"message" => Cow::Borrowed("message"),
-                    other => Cow::Owned(lossy(other)),
+                let event = if self.event_type.is_empty() {
+                    Cow::Borrowed("message")
+                } else {
+                    Cow::Owned(lossy(&self.event_type))
                 };
                 let id = self.current_id();
                 self.settle();
@@ -1158,6 +1305,7 @@ impl Interpreter {
 
     /// `found`, read from `input`, as a borrowed item. An event's block is
     /// reset by the [`Interpreter::settle`] that follows.
+    #[inline(always)]
     fn borrowed<'b, 'c: 'b>(
         &'b self,
         found: Found,
@@ -1173,11 +1321,11 @@ impl Interpreter {
                 ItemRef::Event(EventRef {
                     event: self.event_type(),
                     data,
-                    id: self.id_ref(),
+                    id: self.id_ref(input, text),
                     retry,
                 })
             }
-            Found::NoData { retry } => ItemRef::NoData { id: self.id_ref(), retry },
+            Found::NoData { retry } => ItemRef::NoData { id: self.id_ref(input, text), retry },
             Found::Comment { start, end } => ItemRef::Comment(text.get(input, start, end)),
             Found::Error(e) => ItemRef::Error(e),
         }
@@ -1192,7 +1340,8 @@ impl Interpreter {
         // An `id` read in the unfinished event never took effect. The next
         // stream starts from the last event ID (as browsers do), so an event
         // without `id` after a reconnection keeps it.
-        self.id_buffer.clone_from(&self.last_event_id);
+        self.id_buffer.clear();
+        self.id_buffer.push_str(self.last_event_id.as_deref().unwrap_or_default());
         self.id_changed = false;
         self.pending_id = None;
         report

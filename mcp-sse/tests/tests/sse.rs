@@ -387,8 +387,29 @@ fn last_event_id() {
         b"id: 1\ndata: a\n\nid: x\0y\ndata: b\n\n",
         &[ev_id("message", "a", "1"), ev_id("message", "b", "1")],
     );
+    // The fast path's search for the end of an id line stops at a NUL:
+    // first byte, within the first 8 or 16 bytes, or past them (a CR right
+    // after the NUL too).
+    for id in [&b"\0"[..], b"a\0", b"0123456\0b", b"0123456789ab\0c", b"0123456789abcdefgh\0"] {
+        let mut input = b"id: 1\ndata: a\n\nid: ".to_vec();
+        input.extend_from_slice(id);
+        input.extend_from_slice(b"\r\ndata: b\n\n");
+        check(&input, &[ev_id("message", "a", "1"), ev_id("message", "b", "1")]);
+    }
     // The last one in a block wins, wherever it is.
     check(b"data: a\nid: 1\nid: 2\n\n", &[ev_id("message", "a", "2")]);
+    check(b"id: 1\nid: x\0\nid: 2\nid: y\0\ndata: a\n\n", &[ev_id("message", "a", "2")]);
+    // Ids that change or stay over several events, some long.
+    check(
+        b"id: 1\ndata: a\n\ndata: b\n\nid: 0123456789abcdefghij\ndata: c\n\nid: 3\n\ndata: d\n\n",
+        &[
+            ev_id("message", "a", "1"),
+            ev_id("message", "b", "1"),
+            ev_id("message", "c", "0123456789abcdefghij"),
+            no_data(Some("3"), None),
+            ev_id("message", "d", "3"),
+        ],
+    );
     check(b"id:  spaced \ndata: a\n\n", &[ev_id("message", "a", " spaced ")]);
     // An id in an event that never ends does not take effect.
     check(b"id: 1\ndata: a\n\nid: 2\ndata: b\n", &[ev_id("message", "a", "1"), unfinished(12)]);
@@ -623,6 +644,31 @@ fn borrowed_data_comes_from_the_chunk_when_it_can() {
         ]
     );
     assert_eq!(decoder.last_event_id(), "1");
+}
+
+/// `decode` reads the chunk in place; an iterator that is forgotten rather
+/// than dropped loses the unread rest of its chunk, but must leave nothing
+/// in the decoder that still refers to that chunk.
+#[test]
+fn a_forgotten_iterator_leaves_the_decoder_consistent() {
+    // Forgotten after an item read in the middle of a block: the block's
+    // data and id so far stay in the decoder.
+    let mut decoder = Decoder::new();
+    let mut items = decoder.decode(b"id: 7\ndata: x\n: c\nlost");
+    assert_eq!(items.next(), Some(comment(" c")));
+    std::mem::forget(items);
+    let items: Vec<Item> = decoder.decode(b"\n").collect();
+    assert_eq!(items, [ev_id("message", "x", "7")]);
+    assert_eq!(decoder.last_event_id(), "7");
+    // Forgotten after an event: its id is the last event ID.
+    let mut decoder = Decoder::new();
+    let mut items = decoder.decode(b"id: 9\ndata: a\n\ndata: lost\n\n");
+    assert_eq!(items.next(), Some(ev_id("message", "a", "9")));
+    std::mem::forget(items);
+    assert_eq!(decoder.last_event_id(), "9");
+    let mut items: Vec<Item> = decoder.decode(b"data: b\n\n").collect();
+    items.extend(decoder.finish_items());
+    assert_eq!(items, [ev_id("message", "b", "9")]);
 }
 
 #[test]
