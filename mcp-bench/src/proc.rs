@@ -24,6 +24,20 @@ pub fn cpu_time() -> Duration {
     }
 }
 
+/// User plus system CPU time another process (`/proc/<pid>/stat`) has
+/// used so far, in clock ticks' resolution (10 ms at the usual 100 Hz).
+pub fn process_cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which may itself hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten()?;
+    let ticks = u64::try_from(ticks).ok().filter(|t| *t > 0)?;
+    Some(Duration::from_micros((utime + stime) * 1_000_000 / ticks))
+}
+
 /// Ends the process (exit code 3) if it still runs after `limit`: every
 /// benchmark run is bounded in time even if a peer hangs.
 pub fn watchdog(limit: Duration) {

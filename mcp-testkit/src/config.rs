@@ -115,6 +115,11 @@ pub struct HttpConfig {
     /// binary), `false` ends only that session, dropping its connections (the
     /// default, so an in-process server cannot end a test run).
     pub exit_process: bool,
+    /// Worker threads of the runtime the `mcp-testkit http` binary serves
+    /// on (`--threads`; 1, the default, is a current-thread runtime).
+    /// [`serve_http`](crate::serve_http) runs on the caller's runtime and
+    /// does not read it.
+    pub threads: usize,
 }
 
 impl Default for HttpConfig {
@@ -141,6 +146,7 @@ impl Default for HttpConfig {
             legacy: false,
             legacy_endpoint: None,
             exit_process: false,
+            threads: 1,
         }
     }
 }
@@ -206,6 +212,7 @@ Options of both:
 
 Options of `http`:
   --port N                          port on 127.0.0.1 (default 0: any free port)
+  --threads N                       worker threads serving (default 1: one current-thread runtime)
   --reply json|sse                  how requests are answered (default: json)
   --priming                         SSE replies start with a priming event (an id, empty data)
   --retry-ms N                      a `retry: N` field in the priming event
@@ -360,6 +367,7 @@ where
                     expected: "a port number (0 to 65535)",
                 })?;
             }
+            "--threads" => config.threads = positive(option, &value)?,
             "--reply" => {
                 config.reply = match value.as_str() {
                     "json" => ReplyMode::Json,
@@ -419,6 +427,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--max-line-bytes", Kind::Value, false),
     ("--ask-timeout-ms", Kind::Value, false),
     ("--port", Kind::Value, true),
+    ("--threads", Kind::Value, true),
     ("--reply", Kind::Value, true),
     ("--priming", Kind::Flag, true),
     ("--retry-ms", Kind::Value, true),
@@ -516,10 +525,13 @@ mod tests {
             "--legacy",
             "--page-size",
             "2",
+            "--threads",
+            "2",
         ]) else {
             panic!("expected the http command")
         };
         assert_eq!(c.port, 8123);
+        assert_eq!(c.threads, 2);
         assert_eq!(c.reply, ReplyMode::Sse);
         assert_eq!(c.close_after_events, Some(3));
         assert!(!c.sessions && !c.get_stream && !c.delete && c.legacy);

@@ -124,6 +124,7 @@
 //! | option ([`HttpConfig`] field) | effect |
 //! |---|---|
 //! | `--port N` (`port`) | port on 127.0.0.1; 0 picks one |
+//! | `--threads N` (`threads`) | the binary serves on N worker threads (default 1: a current-thread runtime) |
 //! | `--reply json\|sse` (`reply`) | reply to a request as one JSON body or as an SSE stream |
 //! | `--priming` (`priming`) | SSE replies start with a priming event: `id` and an empty `data:` |
 //! | `--retry-ms N` (`retry_ms`) | a `retry: N` field in the priming event |

@@ -51,7 +51,15 @@ fn main() -> ExitCode {
 fn run_http(mut config: HttpConfig) -> ExitCode {
     // `crash` and `--exit-after` end the process, as for stdio.
     config.exit_process = true;
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = if config.threads > 1 {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(config.threads)
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp-testkit: cannot start the runtime: {e}");

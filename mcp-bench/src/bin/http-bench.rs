@@ -4,7 +4,7 @@
 //! the same `mcp-testkit http` server binary, alternating clients within
 //! each round.
 //!
-//! Usage: `http-bench [--quick] [--server PATH] seq|throughput|startup|memory`
+//! Usage: `http-bench [--quick] [--server PATH] [--server-threads N] seq|throughput|startup|memory`
 //! prints one Markdown table on stdout (progress on stderr). Hidden modes:
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
 //! sessions; prints its memory) and `--profile json|sse N` (N sequential
@@ -21,7 +21,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use mcp_bench::proc::{HttpServer, cpu_time, pin_to_cpu0, status_bytes, testkit_path, unpin};
+use mcp_bench::proc::{
+    HttpServer, cpu_time, pin_to_cpu0, process_cpu_time, status_bytes, testkit_path, unpin,
+};
 use mcp_bench::report::{kib, median_f64, mib, ms, quantile, rate, ratio, us_f64};
 use mcp_http::{HttpClient, HttpOptions};
 use mcp_proto::client::RequestOptions;
@@ -64,6 +66,9 @@ struct Config {
     testkit: PathBuf,
     /// `--reply json|sse` limits the run to one reply mode.
     replies: Vec<&'static str>,
+    /// `--server-threads N`: the throughput server's worker threads
+    /// (`mcp-testkit http --threads N`; 1 by default).
+    server_threads: usize,
 }
 
 impl Config {
@@ -104,8 +109,19 @@ fn run(args: &[String]) -> Result<(), String> {
         Some(r) if r == "sse" => vec!["sse"],
         _ => vec!["json", "sse"],
     };
-    let config =
-        Config { quick: args.iter().any(|a| a == "--quick"), testkit: testkit_path(args), replies };
+    let server_threads = args
+        .iter()
+        .position(|a| a == "--server-threads")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
+    let config = Config {
+        quick: args.iter().any(|a| a == "--quick"),
+        testkit: testkit_path(args),
+        replies,
+        server_threads,
+    };
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let mode = args.get(i + 1).map(String::as_str).unwrap_or("json");
         let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(5_000);
@@ -116,7 +132,8 @@ fn run(args: &[String]) -> Result<(), String> {
         .enumerate()
         .find(|(i, a)| {
             !a.starts_with("--")
-                && (*i == 0 || !["--server", "--reply"].contains(&args[i - 1].as_str()))
+                && (*i == 0
+                    || !["--server", "--reply", "--server-threads"].contains(&args[i - 1].as_str()))
         })
         .map(|(_, a)| a.as_str());
     let table = match what {
@@ -126,7 +143,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("memory") => memory(&config)?,
         _ => {
             return Err(
-                "usage: http-bench [--quick] [--server PATH] seq|throughput|startup|memory".into(),
+                "usage: http-bench [--quick] [--server PATH] [--server-threads N] seq|throughput|startup|memory".into(),
             );
         }
     };
@@ -355,7 +372,7 @@ const NAMES: [&str; 4] = ["mcp-http (ours)", "rmcp default", "rmcp pooled", "raw
 /// The four contenders of one phase, on one server.
 struct Contenders {
     rt: Runtime,
-    _server: HttpServer,
+    server: HttpServer,
     ours: HttpClient,
     rmcp_default: Rmcp,
     rmcp_pooled: Rmcp,
@@ -363,8 +380,9 @@ struct Contenders {
 }
 
 impl Contenders {
-    fn start(testkit: &Path, reply: &str) -> Result<Contenders, String> {
-        let server = HttpServer::start(testkit, &["--reply", reply])?;
+    fn start(testkit: &Path, reply: &str, threads: usize) -> Result<Contenders, String> {
+        let threads = threads.to_string();
+        let server = HttpServer::start(testkit, &["--reply", reply, "--threads", &threads])?;
         let rt = runtime();
         let url = server.url.clone();
         let (ours, rmcp_default, rmcp_pooled, raw) = rt.block_on(async {
@@ -375,7 +393,7 @@ impl Contenders {
                 Raw::connect(&url).await?,
             ))
         })?;
-        Ok(Contenders { rt, _server: server, ours, rmcp_default, rmcp_pooled, raw })
+        Ok(Contenders { rt, server, ours, rmcp_default, rmcp_pooled, raw })
     }
 
     fn rmcp(&self, which: usize) -> &Rmcp {
@@ -471,7 +489,7 @@ impl Contenders {
     }
 
     fn close(self) {
-        let Contenders { rt, _server, ours, rmcp_default, rmcp_pooled, raw } = self;
+        let Contenders { rt, server: _server, ours, rmcp_default, rmcp_pooled, raw } = self;
         rt.block_on(async {
             let _ = tokio::time::timeout(Duration::from_secs(5), ours.close()).await;
             let _ = tokio::time::timeout(Duration::from_secs(5), rmcp_default.cancel()).await;
@@ -498,7 +516,7 @@ fn sequential(config: &Config) -> Result<String, String> {
             } else {
                 unpin()?;
             }
-            let mut c = Contenders::start(&config.testkit, reply)?;
+            let mut c = Contenders::start(&config.testkit, reply, 1)?;
             let mut lat = Vec::with_capacity(calls);
             for which in 0..4 {
                 c.sequential(which, warm, &mut lat);
@@ -558,6 +576,7 @@ fn throughput(config: &Config) -> Result<String, String> {
     unpin()?;
     let depths = [1usize, 16, MAX_DEPTH];
     let mut notes = String::new();
+    let mut cpu_table = String::new();
     let mut table = String::from(
         "| reply | in flight | mcp-http (ours) calls/s | rmcp default calls/s | rmcp pooled calls/s | raw hyper calls/s | ours / rmcp default | ours / rmcp pooled | ours / raw |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
@@ -566,23 +585,52 @@ fn throughput(config: &Config) -> Result<String, String> {
         notes.push_str(&format!(
             "{reply}: {calls} calls per client per depth per round, medians of {rounds} rounds. "
         ));
-        let mut c = Contenders::start(&config.testkit, reply)?;
+        let mut c = Contenders::start(&config.testkit, reply, config.server_threads)?;
         for which in 0..4 {
             for &depth in &depths {
                 c.in_flight(which, 256.min(calls), depth)?;
             }
         }
         let mut rates = vec![vec![Vec::new(); 4]; depths.len()];
+        // At the deepest level: client and server CPU per call, summed over the rounds.
+        let mut cpu = [(Duration::ZERO, Duration::ZERO, 0usize); 4];
+        let server_pid = c.server.pid();
         for round in 0..rounds {
             eprintln!("http-bench: throughput {reply} round {}/{rounds}", round + 1);
             for (d, &depth) in depths.iter().enumerate() {
                 for (which, per_client) in rates[d].iter_mut().enumerate() {
+                    let (client0, server0) = (cpu_time(), process_cpu_time(server_pid));
                     let time = c.in_flight(which, calls, depth)?;
-                    per_client.push((calls / depth * depth) as f64 / time.as_secs_f64());
+                    let done = calls / depth * depth;
+                    per_client.push(done as f64 / time.as_secs_f64());
+                    if depth == MAX_DEPTH {
+                        let server = process_cpu_time(server_pid)
+                            .zip(server0)
+                            .map_or(Duration::ZERO, |(b, a)| b.saturating_sub(a));
+                        cpu[which].0 += cpu_time().saturating_sub(client0);
+                        cpu[which].1 += server;
+                        cpu[which].2 += done;
+                    }
                 }
             }
         }
         c.close();
+        let per_call = |t: Duration, n: usize| t.as_secs_f64() * 1e6 / n.max(1) as f64;
+        let names = ["mcp-http (ours)", "rmcp default", "rmcp pooled", "raw hyper"];
+        cpu_table.push_str(&format!(
+            "\n| reply | client at {MAX_DEPTH} in flight | client CPU µs/call | server CPU µs/call | total µs/call | calls/s two CPUs allow (2 / total) |\n|---|---|---:|---:|---:|---:|\n"
+        ));
+        for (which, name) in names.iter().enumerate() {
+            let (client, server, n) = cpu[which];
+            let (client, server) = (per_call(client, n), per_call(server, n));
+            cpu_table.push_str(&format!(
+                "| {reply} | {name} | {} | {} | {} | {} |\n",
+                us_f64(client),
+                us_f64(server),
+                us_f64(client + server),
+                rate(2e6 / (client + server).max(f64::MIN_POSITIVE)),
+            ));
+        }
         for (d, depth) in depths.iter().enumerate() {
             let m: Vec<f64> = rates[d].iter().map(|r| median_f64(r)).collect();
             table.push_str(&format!(
@@ -599,8 +647,20 @@ fn throughput(config: &Config) -> Result<String, String> {
     }
     table.push_str(&format!(
         "\n{notes}Unpinned, the clients taking turns within each round: `depth` Tokio tasks \
-         calling in a loop on one current-thread runtime; raw hyper uses one kept-alive connection per task.\n"
+         calling in a loop on one current-thread runtime; raw hyper uses one kept-alive connection per task. \
+         Server: `mcp-testkit http` on {} (`--server-threads`).\n",
+        if config.server_threads > 1 {
+            format!("{} worker threads", config.server_threads)
+        } else {
+            "one current-thread runtime".to_owned()
+        }
     ));
+    table.push_str(&cpu_table);
+    table.push_str(
+        "\nCPU at the deepest level, over all rounds: the benchmark process's user + system time \
+         (client) and the server process's (`/proc/<pid>/stat`, 10 ms ticks) per call. \
+         Client and server share the machine's two CPUs, so no client can exceed 2 / (its client CPU + the server's CPU per call) calls per second.\n",
+    );
     Ok(table)
 }
 

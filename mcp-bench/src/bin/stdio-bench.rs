@@ -7,8 +7,9 @@
 //! prints one Markdown table on stdout (progress on stderr). Hidden modes:
 //! `raw-answer REPLY` (answers every stdin line with REPLY, for the raw
 //! limit), `hold ours|rmcp N SERVER` (a process holding N initialized
-//! clients; prints its RSS growth per client) and `--profile ours|rmcp N`
-//! (N sequential calls against the fixed-reply answerer, for callgrind).
+//! clients; prints its RSS growth per client) and `--profile ours|rmcp N [DEPTH]`
+//! (N calls, DEPTH of them in flight (1 by default), against the
+//! fixed-reply answerer, for callgrind).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -58,7 +59,8 @@ fn run(args: &[String]) -> Result<(), String> {
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let which = args.get(i + 1).map(String::as_str).unwrap_or("ours");
         let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(20_000);
-        return profile(&config, which, n);
+        let depth = args.get(i + 3).and_then(|n| n.parse().ok()).unwrap_or(1);
+        return profile(&config, which, n, depth);
     }
     let what = args
         .iter()
@@ -745,21 +747,35 @@ fn memory(config: &Config) -> Result<String, String> {
 
 /// `--profile ours|rmcp N`: N sequential calls of one client against the
 /// fixed-reply answerer, for callgrind.
-fn profile(config: &Config, which: &str, n: usize) -> Result<(), String> {
+fn profile(config: &Config, which: &str, n: usize, depth: usize) -> Result<(), String> {
     let server = ServerSpec::answerer(&replies(&config.testkit)?)?;
     let rt = runtime();
+    let per_task = n.min(1_000_000) / depth.max(1);
     rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
         if which == "rmcp" {
             let client = spawn_rmcp(&server).await?;
-            for _ in 0..n.min(1_000_000) {
-                call_rmcp(client.peer()).await;
+            for _ in 0..depth.max(1) {
+                let peer = client.peer().clone();
+                set.spawn(async move {
+                    for _ in 0..per_task {
+                        call_rmcp(&peer).await;
+                    }
+                });
             }
+            set.join_all().await;
             let _ = client.cancel().await;
         } else {
             let client = spawn_ours(&server).await?;
-            for _ in 0..n.min(1_000_000) {
-                call_ours(&client).await;
+            for _ in 0..depth.max(1) {
+                let client = client.clone();
+                set.spawn(async move {
+                    for _ in 0..per_task {
+                        call_ours(&client).await;
+                    }
+                });
             }
+            set.join_all().await;
             let _ = client.close().await;
         }
         Ok(())
