@@ -498,8 +498,12 @@ impl HttpClient {
         };
         // Through `Plain`, whose requests carry no parameter headers: the
         // listing must not come back here.
-        match ops::find_tool(&Plain(self), name, RequestOptions::default()).await {
-            Ok(Some(tool)) => wire::param_headers(&tool, params),
+        let plain = Plain(self);
+        let headers = ops::with_tool(&plain, name, RequestOptions::default(), |tool| {
+            wire::param_headers(tool, params)
+        });
+        match headers.await {
+            Ok(Some(headers)) => headers,
             Ok(None) => {
                 tracing::debug!(endpoint = %self.redacted_endpoint(), tool = name, "the server does not list the tool; calling it without Mcp-Param headers");
                 Vec::new()

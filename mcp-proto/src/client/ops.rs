@@ -122,12 +122,23 @@ pub async fn find_tool<R: Requester>(
     name: &str,
     options: RequestOptions,
 ) -> Result<Option<Tool>, R::Error> {
-    let cached = r.cached_tools().and_then(|tools| tools.iter().find(|t| t.name == name).cloned());
-    if cached.is_some() {
-        return Ok(cached);
+    with_tool(r, name, options, Tool::clone).await
+}
+
+/// [`find_tool`], lending the tool to `f` instead of cloning it.
+pub async fn with_tool<R: Requester, T>(
+    r: &R,
+    name: &str,
+    options: RequestOptions,
+    f: impl FnOnce(&Tool) -> T,
+) -> Result<Option<T>, R::Error> {
+    if let Some(tools) = r.cached_tools()
+        && let Some(tool) = tools.iter().find(|t| t.name == name)
+    {
+        return Ok(Some(f(tool)));
     }
     let tools = list_tools_fresh(r, options).await?;
-    Ok(tools.iter().find(|t| t.name == name).cloned())
+    Ok(tools.iter().find(|t| t.name == name).map(f))
 }
 
 /// `tools/call`: calls `name` with `arguments` and decodes the result.
