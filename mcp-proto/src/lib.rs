@@ -11,6 +11,11 @@
 //! Bytes and `serde_json::Value`s go in, typed messages come out, and the
 //! other way round. The transports (`mcp-stdio`, `mcp-http`) move the bytes.
 //!
+//! The decoder reads a message's text once and never builds a `Value` of the
+//! whole message; [`jsonrpc::decode_slice_as`] with `Box<RawValue>` keeps a
+//! result as its JSON text, and [`client::ops::parse_result`] decodes it once,
+//! straight into the result's type.
+//!
 //! ## Getting started
 //!
 //! ```
