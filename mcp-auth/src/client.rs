@@ -64,6 +64,12 @@ pub struct OAuthConfig {
     pub grant: GrantKind,
     /// The key for `private_key_jwt`.
     pub signing_key: Option<Arc<PrivateKeyJwt>>,
+    /// Scopes to ask for on the first authorization when the server's
+    /// `WWW-Authenticate` challenge names none, instead of every scope of
+    /// its protected resource metadata's `scopes_supported`. Default: none
+    /// (the MCP specification's scope selection strategy). A step-up after
+    /// `insufficient_scope` still adds what the server asks for.
+    pub scopes: Vec<String>,
     /// Ask for `offline_access` (refresh tokens) when the authorization
     /// server lists it. Default: true.
     pub offline_access: bool,
@@ -83,6 +89,7 @@ impl OAuthConfig {
             pre_registered: None,
             grant: GrantKind::AuthorizationCode,
             signing_key: None,
+            scopes: Vec::new(),
             offline_access: true,
             refresh_skew: Duration::from_secs(60),
             identity_provider: None,
@@ -128,6 +135,17 @@ impl OAuthConfig {
     pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Result<Self, Error> {
         self.client_metadata = self.client_metadata.with_metadata_url(url)?;
         Ok(self)
+    }
+
+    /// Scopes to ask for when the server's challenge names none (see
+    /// [`OAuthConfig::scopes`]).
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Whether to ask for `offline_access` when offered.
@@ -627,6 +645,7 @@ impl OAuthClient {
                 let offline = self.config.offline_access && disc.metadata.offers_offline_access();
                 initial_scopes(
                     challenge.and_then(|c| c.scope.as_deref()),
+                    &self.config.scopes,
                     disc.protected_resource.as_ref().and_then(|p| p.scopes_supported.as_deref()),
                     offline,
                 )

@@ -1,17 +1,24 @@
 //! Scope selection (the spec's "Scope Selection Strategy" and step-up).
 
-/// The scopes of a first authorization: the challenge's `scope` when given,
-/// else every scope of the protected resource metadata's
-/// `scopes_supported`, else none (the `scope` parameter is omitted).
-/// `offline_access` is added when the authorization server lists it and
-/// the caller wants refresh tokens.
+/// The scopes of a first authorization: the challenge's `scope` when given
+/// (what the server asks for wins), else the scopes the host configured
+/// (`configured`, when not empty), else every scope of the protected
+/// resource metadata's `scopes_supported`, else none (the `scope` parameter
+/// is omitted). `offline_access` is added when the authorization server
+/// lists it and the caller wants refresh tokens.
 pub fn initial_scopes(
     challenge_scope: Option<&[String]>,
+    configured: &[String],
     prm_scopes_supported: Option<&[String]>,
     offline_access: bool,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let base = challenge_scope.filter(|s| !s.is_empty()).or(prm_scopes_supported).unwrap_or(&[]);
+    let configured = Some(configured).filter(|s| !s.is_empty());
+    let base = challenge_scope
+        .filter(|s| !s.is_empty())
+        .or(configured)
+        .or(prm_scopes_supported)
+        .unwrap_or(&[]);
     for s in base {
         push_unique(&mut out, s);
     }
@@ -87,11 +94,31 @@ mod tests {
             let c = challenge.map(v);
             let p = prm.map(v);
             assert_eq!(
-                initial_scopes(c.as_deref(), p.as_deref(), *offline),
+                initial_scopes(c.as_deref(), &[], p.as_deref(), *offline),
                 v(expected),
                 "{challenge:?} {prm:?}"
             );
         }
+    }
+
+    #[test]
+    fn configured_scopes_come_after_the_challenge_and_before_the_metadata() {
+        let configured = v(&["files:read", "files:read"]);
+        let prm = v(&["mcp:basic", "mcp:write"]);
+        // The server's challenge names what it needs: that wins.
+        assert_eq!(
+            initial_scopes(Some(&v(&["mcp:basic"])), &configured, Some(&prm), false),
+            v(&["mcp:basic"])
+        );
+        // Otherwise the host's choice replaces "everything supported".
+        assert_eq!(initial_scopes(None, &configured, Some(&prm), false), v(&["files:read"]));
+        assert_eq!(initial_scopes(Some(&[]), &configured, None, false), v(&["files:read"]));
+        assert_eq!(
+            initial_scopes(None, &configured, Some(&prm), true),
+            v(&["files:read", "offline_access"])
+        );
+        // None configured: the spec's strategy, unchanged.
+        assert_eq!(initial_scopes(None, &[], Some(&prm), false), prm);
     }
 
     #[test]

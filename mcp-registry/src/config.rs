@@ -80,8 +80,7 @@ impl Default for ClientIdentity {
 /// The OAuth settings of a server (`auth = { kind = "oauth", ... }`).
 ///
 /// [`DefaultConnector`](crate::DefaultConnector) maps it onto `mcp-http`'s
-/// OAuth options (the flow is `mcp-auth`'s); `scopes` are kept but not sent
-/// (the server's challenge and metadata decide).
+/// OAuth options (the flow is `mcp-auth`'s).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OAuthConfig {
@@ -89,9 +88,9 @@ pub struct OAuthConfig {
     pub client_id: Option<String>,
     /// Its secret (`client_secret` or `client_secret_env`).
     pub client_secret: Option<Secret>,
-    /// The scopes listed in the configuration (`scopes`). Not sent in this
-    /// build: `mcp-auth` asks for what the server's challenge and metadata
-    /// name.
+    /// The scopes to ask for (`scopes`) when the server's challenge names
+    /// none, instead of everything its metadata lists (`mcp-auth`'s
+    /// [`OAuthConfig::scopes`](mcp_auth::OAuthConfig::scopes)).
     pub scopes: Vec<String>,
     /// A Client ID Metadata Document URL (`client_metadata_url`).
     pub client_metadata_url: Option<String>,

@@ -40,9 +40,9 @@
 //! OAuth (`mcp-auth`, re-exported as [`mcp_auth`]): [`DefaultConnector`]
 //! maps `client_id` and the secret (`client_secret_basic`) to a
 //! pre-registered client, `client_metadata_url` to the Client ID Metadata
-//! Document URL, and `redirect_uri` to the headless handler's redirect URI;
-//! `scopes` are not sent (`mcp-auth` asks for what the server's challenge
-//! and metadata name). Tokens are kept in a [`mcp_auth::FileTokenStore`]
+//! Document URL, `redirect_uri` to the headless handler's redirect URI, and
+//! `scopes` to the scopes asked for when the server's challenge names none
+//! (instead of everything its metadata lists). Tokens are kept in a [`mcp_auth::FileTokenStore`]
 //! ([`default_token_dir`], `0600`) unless the host sets
 //! [`DefaultConnector::token_store`]. During normal calls nobody is asked to
 //! authorize ([`DefaultConnector::oauth_handler`] is [`OAuthHandler::None`]

@@ -180,8 +180,8 @@ fn invalid_auth(server: &ServerConfig, key: &str, reason: &str) -> Error {
 }
 
 /// The registry's OAuth settings as the HTTP transport's [`OAuthOptions`].
-/// `scopes` are not sent: `mcp-auth` asks for what the server's challenge
-/// and metadata name.
+/// `scopes` become `mcp-auth`'s configured scopes: asked for when the
+/// server's challenge names none.
 fn oauth_options(
     server: &ServerConfig,
     identity: &ClientIdentity,
@@ -215,6 +215,7 @@ fn oauth_options(
         }
         (None, None) => {}
     }
+    config = config.with_scopes(oauth.scopes.iter().cloned());
     let handler = match (handler, &oauth.redirect_uri) {
         (OAuthHandler::Headless(None), Some(uri)) => OAuthHandler::Headless(Some(uri.clone())),
         (h, _) => h,

@@ -55,6 +55,7 @@ struct State {
     resource: String,
     codes: Vec<String>,
     paths: Vec<String>,
+    authorize_scopes: Vec<Option<String>>,
     tokens_issued: usize,
 }
 
@@ -124,6 +125,12 @@ impl FakeAuthServer {
     /// The paths requested so far, in order.
     pub fn paths(&self) -> Vec<String> {
         self.lock().paths.clone()
+    }
+
+    /// The `scope` parameter of each authorization request so far, in order
+    /// (`None` where it was absent).
+    pub fn authorize_scopes(&self) -> Vec<Option<String>> {
+        self.lock().authorize_scopes.clone()
     }
 }
 
@@ -225,6 +232,7 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
         "/authorize" => {
             let params = form(&query);
             let mut st = lock();
+            st.authorize_scopes.push(get(&params, "scope").map(str::to_owned));
             let valid = get(&params, "response_type") == Some("code")
                 && get(&params, "code_challenge_method") == Some("S256")
                 && get(&params, "code_challenge").is_some_and(|c| !c.is_empty())

@@ -34,9 +34,14 @@ impl Drop for TempDir {
 }
 
 fn registry(url: &str, store: &TempDir, handler: OAuthHandler) -> Registry {
+    registry_with(url, store, handler, "")
+}
+
+/// `auth_extra`: more members of the `auth` table (`, scopes = [...]`).
+fn registry_with(url: &str, store: &TempDir, handler: OAuthHandler, auth_extra: &str) -> Registry {
     let toml = format!(
         "[mcp_client]\n\
-         [[mcp_client.servers]]\nname = \"remote\"\nendpoint = \"{url}\"\nauth = {{ kind = \"oauth\" }}\n\
+         [[mcp_client.servers]]\nname = \"remote\"\nendpoint = \"{url}\"\nauth = {{ kind = \"oauth\"{auth_extra} }}\n\
          [[mcp_client.servers]]\nname = \"plain\"\nendpoint = \"{url}\"\n"
     );
     let config = Config::from_toml_str(&toml, &Default::default()).unwrap().config;
@@ -107,5 +112,48 @@ async fn login_then_calls_use_the_stored_token() {
     // The token went to the MCP server only, never into an error.
     assert!(!auth.paths().iter().any(|p| p.contains(TOKEN)));
     later.close_all().await;
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn configured_scopes_are_asked_for_when_the_challenge_names_none() {
+    let auth = FakeAuthServer::start(TOKEN).await.unwrap();
+    // A challenge without `scope`: the configured scopes replace the
+    // metadata's `scopes_supported` (["mcp"]).
+    let http = serve_http(HttpConfig {
+        require_auth: Some(TOKEN.into()),
+        challenge: Some(format!("Bearer resource_metadata=\"{}/prm\"", auth.base())),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    auth.set_resource(http.url());
+    let store = TempDir::new("scopes");
+    let reg = registry_with(
+        &http.url(),
+        &store,
+        OAuthHandler::None,
+        ", scopes = [\"files:read\", \"files:write\"]",
+    );
+    reg.login("remote", Some(OAuthHandler::Headless(None)), LOGIN_LIMIT).await.unwrap();
+    assert_eq!(auth.authorize_scopes(), vec![Some("files:read files:write".to_owned())]);
+    reg.close_all().await;
+    http.shutdown().await;
+
+    // A challenge that names a scope wins over the configuration.
+    let auth = FakeAuthServer::start(TOKEN).await.unwrap();
+    let http = serve_http(HttpConfig {
+        require_auth: Some(TOKEN.into()),
+        challenge: Some(auth.challenge()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    auth.set_resource(http.url());
+    let store = TempDir::new("scopes-challenged");
+    let reg = registry_with(&http.url(), &store, OAuthHandler::None, ", scopes = [\"files:read\"]");
+    reg.login("remote", Some(OAuthHandler::Headless(None)), LOGIN_LIMIT).await.unwrap();
+    assert_eq!(auth.authorize_scopes(), vec![Some("mcp".to_owned())]);
+    reg.close_all().await;
     http.shutdown().await;
 }
