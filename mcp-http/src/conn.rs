@@ -1,19 +1,31 @@
-//! The connection layer: one pooled hyper client per `HttpClient`.
+//! The connection layer: one connection pool per `HttpClient`, on hyper's
+//! connection API.
+//!
+//! The pool keeps every HTTP/1.1 connection it opened in one list, busy or
+//! not: a connection whose last response was read to the end reports itself
+//! ready, and the next request takes it (the most recently used first). No
+//! task is spawned per request and nothing is hashed: a client talks to one
+//! origin (two or three with OAuth), compared by scheme and authority. An
+//! HTTP/2 connection (the `http2` feature, negotiated with ALPN) is shared
+//! by every request to its origin.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::Uri;
+use http::uri::{Authority, Scheme};
+use http::{HeaderValue, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
+use hyper::client::conn::http1;
+use hyper::rt::{Read, Write};
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
 #[cfg(feature = "proxy")]
 use hyper_util::client::legacy::connect::proxy::Tunnel;
-use hyper_util::client::legacy::{Client, ResponseFuture};
+use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 #[cfg(feature = "proxy")]
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tower_service::Service;
 
 /// Where a proxied client connects (the proxy's URL and credentials).
 #[cfg(feature = "proxy")]
@@ -29,29 +41,276 @@ use crate::options::{HttpOptions, ProxyConfig};
 /// The request body type: every message is one buffer.
 pub(crate) type Body = Full<Bytes>;
 
-/// The pooled client, direct or through a proxy's CONNECT tunnel. One
-/// client talks to one origin, so the choice is made once. Cloning shares
-/// the pool.
+/// The most connections kept per origin; one more is closed when it is
+/// returned.
+const MAX_KEPT: usize = 64;
+
+/// What [`Pool::request`] returns.
+pub(crate) type ResponseFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<http::Response<Incoming>, PoolError>> + Send>,
+>;
+
+/// The connection pool: cloning shares it.
 #[derive(Clone)]
-pub(crate) enum Pool {
-    Direct(Client<HttpsConnector<HttpConnector>, Body>),
+pub(crate) struct Pool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    connector: Connector,
+    conns: Mutex<Vec<Kept>>,
+    idle_timeout: Duration,
+}
+
+/// How connections are opened: directly, or through a proxy's CONNECT
+/// tunnel. One client talks through one, so the choice is made once.
+enum Connector {
+    Direct(HttpsConnector<HttpConnector>),
     #[cfg(feature = "proxy")]
-    Tunnel(Client<HttpsConnector<Tunnel<HttpConnector>>, Body>),
+    Tunnel(HttpsConnector<Tunnel<HttpConnector>>),
+}
+
+/// A connection the pool holds, with its origin.
+struct Kept {
+    scheme: Scheme,
+    authority: Authority,
+    sender: Sender,
+    /// When it was last handed back (its response may still be streaming).
+    since: Instant,
+}
+
+enum Sender {
+    Http1(http1::SendRequest<Body>),
+    #[cfg(feature = "http2")]
+    Http2(hyper::client::conn::http2::SendRequest<Body>),
+}
+
+/// Why the pool could not deliver a response.
+#[derive(Debug)]
+pub(crate) enum PoolError {
+    /// The request's URI has no scheme or host.
+    BadUri,
+    /// Opening the connection (TCP, proxy tunnel, TLS) failed.
+    Connect(Box<dyn std::error::Error + Send + Sync>),
+    /// The HTTP exchange failed.
+    Http(hyper::Error),
+}
+
+impl std::fmt::Display for PoolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PoolError::BadUri => f.write_str("the request URI has no scheme or host"),
+            PoolError::Connect(_) => f.write_str("client error (Connect)"),
+            PoolError::Http(_) => f.write_str("client error (SendRequest)"),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PoolError::BadUri => None,
+            PoolError::Connect(e) => Some(&**e),
+            PoolError::Http(e) => Some(e),
+        }
+    }
 }
 
 impl Pool {
-    /// Sends a request on a pooled connection.
+    /// Sends a request on a kept connection of its origin, or on a new one.
+    /// A request that a kept connection closed before sending (the server
+    /// ended an idle connection) is sent once more on a new connection.
+    ///
+    /// The future is boxed: it holds hyper's send futures, and the
+    /// exchanges that await it are deep.
     pub(crate) fn request(&self, req: http::Request<Body>) -> ResponseFuture {
-        match self {
-            Pool::Direct(c) => c.request(req),
-            #[cfg(feature = "proxy")]
-            Pool::Tunnel(c) => c.request(req),
+        let pool = self.clone();
+        Box::pin(async move { pool.send(req).await })
+    }
+
+    async fn send(
+        &self,
+        mut req: http::Request<Body>,
+    ) -> Result<http::Response<Incoming>, PoolError> {
+        let uri = req.uri().clone();
+        let (Some(scheme), Some(authority)) = (uri.scheme().cloned(), uri.authority().cloned())
+        else {
+            return Err(PoolError::BadUri);
+        };
+        if !req.headers().contains_key(http::header::HOST) {
+            let host = HeaderValue::from_str(authority.as_str()).map_err(|_| PoolError::BadUri)?;
+            req.headers_mut().insert(http::header::HOST, host);
+        }
+        loop {
+            let (sender, reused) = match self.checkout(&scheme, &authority) {
+                Some(sender) => (sender, true),
+                None => (self.connect(&uri).await?, false),
+            };
+            let failed = match sender {
+                Sender::Http1(mut send) => {
+                    // HTTP/1.1 asks for the path only (a CONNECT tunnel too).
+                    *req.uri_mut() = origin_form(&uri);
+                    match send.try_send_request(req).await {
+                        Ok(resp) => {
+                            self.give_back(scheme, authority, Sender::Http1(send));
+                            return Ok(resp);
+                        }
+                        Err(failed) => failed,
+                    }
+                }
+                #[cfg(feature = "http2")]
+                Sender::Http2(mut send) => {
+                    self.give_back(scheme.clone(), authority.clone(), Sender::Http2(send.clone()));
+                    *req.uri_mut() = uri.clone();
+                    match send.try_send_request(req).await {
+                        Ok(resp) => return Ok(resp),
+                        Err(failed) => failed,
+                    }
+                }
+            };
+            let mut failed = failed;
+            match failed.take_message() {
+                Some(unsent) if reused => req = unsent,
+                _ => return Err(PoolError::Http(failed.into_error())),
+            }
         }
     }
 
     /// Whether requests go through a proxy.
     pub(crate) fn is_proxied(&self) -> bool {
-        !matches!(self, Pool::Direct(_))
+        !matches!(self.inner.connector, Connector::Direct(_))
+    }
+
+    /// A kept connection of this origin that can take a request now; closed
+    /// and long-idle ones are dropped on the way.
+    fn checkout(&self, scheme: &Scheme, authority: &Authority) -> Option<Sender> {
+        let mut conns = lock(&self.inner.conns);
+        let now = Instant::now();
+        let timeout = self.inner.idle_timeout;
+        conns.retain(|k| !k.sender.is_closed());
+        let found = conns.iter().rposition(|k| {
+            k.sender.is_ready() && k.scheme == *scheme && k.authority == *authority
+        })?;
+        let kept = &conns[found];
+        if now.saturating_duration_since(kept.since) > timeout {
+            // Idle too long: the server may be about to close it.
+            conns.swap_remove(found);
+            return None;
+        }
+        match &kept.sender {
+            Sender::Http1(_) => Some(conns.remove(found).sender),
+            #[cfg(feature = "http2")]
+            Sender::Http2(send) => Some(Sender::Http2(send.clone())),
+        }
+    }
+
+    /// Keeps a connection for the next request of its origin (HTTP/1.1:
+    /// once its response has been read, it reports itself ready).
+    fn give_back(&self, scheme: Scheme, authority: Authority, sender: Sender) {
+        let mut conns = lock(&self.inner.conns);
+        #[cfg(feature = "http2")]
+        if let Sender::Http2(_) = &sender {
+            let shared = conns.iter().any(|k| {
+                matches!(k.sender, Sender::Http2(_))
+                    && k.scheme == scheme
+                    && k.authority == authority
+            });
+            if shared {
+                return;
+            }
+        }
+        let same = conns.iter().filter(|k| k.scheme == scheme && k.authority == authority).count();
+        if same >= MAX_KEPT {
+            return;
+        }
+        conns.push(Kept { scheme, authority, sender, since: Instant::now() });
+    }
+
+    /// Opens a connection to the URI's origin and starts its task.
+    async fn connect(&self, uri: &Uri) -> Result<Sender, PoolError> {
+        match &self.inner.connector {
+            Connector::Direct(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+            #[cfg(feature = "proxy")]
+            Connector::Tunnel(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+        }
+    }
+}
+
+impl Sender {
+    fn is_closed(&self) -> bool {
+        match self {
+            Sender::Http1(s) => s.is_closed(),
+            #[cfg(feature = "http2")]
+            Sender::Http2(s) => s.is_closed(),
+        }
+    }
+
+    fn is_ready(&self) -> bool {
+        match self {
+            Sender::Http1(s) => s.is_ready(),
+            #[cfg(feature = "http2")]
+            Sender::Http2(s) => s.is_ready(),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs a connector once.
+async fn call<C>(mut connector: C, uri: Uri) -> Result<C::Response, PoolError>
+where
+    C: Service<Uri>,
+    C::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    std::future::poll_fn(|cx| connector.poll_ready(cx))
+        .await
+        .map_err(|e| PoolError::Connect(e.into()))?;
+    connector.call(uri).await.map_err(|e| PoolError::Connect(e.into()))
+}
+
+/// The HTTP handshake on a new connection (HTTP/2 when ALPN chose it); the
+/// connection's task runs until it closes.
+async fn handshake<T>(io: T) -> Result<Sender, PoolError>
+where
+    T: Read + Write + Connection + Unpin + Send + 'static,
+{
+    #[cfg(feature = "http2")]
+    if io.connected().is_negotiated_h2() {
+        let (send, conn) =
+            hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .timer(hyper_util::rt::TokioTimer::new())
+                .handshake(io)
+                .await
+                .map_err(PoolError::Http)?;
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "HTTP/2 connection ended");
+            }
+        });
+        return Ok(Sender::Http2(send));
+    }
+    #[cfg(not(feature = "http2"))]
+    let _ = io.connected();
+    let (send, conn) = http1::Builder::new().handshake(io).await.map_err(PoolError::Http)?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "HTTP/1.1 connection ended");
+        }
+    });
+    Ok(Sender::Http1(send))
+}
+
+/// The URI's path and query alone, as HTTP/1.1 sends it.
+fn origin_form(uri: &Uri) -> Uri {
+    match uri.path_and_query() {
+        Some(path) if path.as_str() != "/" => {
+            let mut parts = http::uri::Parts::default();
+            parts.path_and_query = Some(path.clone());
+            Uri::from_parts(parts).unwrap_or_default()
+        }
+        _ => Uri::default(),
     }
 }
 
@@ -104,9 +363,9 @@ fn is_http_proxy(uri: &Uri) -> bool {
     uri.scheme_str().is_some_and(|s| s.eq_ignore_ascii_case("http"))
 }
 
-/// Builds the pooled client for `endpoint`: keep-alive on, connect timeout,
-/// rustls with ALPN h2 and http/1.1, `http` allowed (for local servers),
-/// through a CONNECT tunnel when a proxy applies.
+/// Builds the pool for `endpoint`: connect timeout, `TCP_NODELAY`, rustls
+/// with ALPN (h2 with the `http2` feature, and http/1.1), `http` allowed
+/// (for local servers), through a CONNECT tunnel when a proxy applies.
 pub(crate) fn build_pool(options: &HttpOptions, proxy: Option<&Proxy>) -> Result<Pool, String> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
@@ -123,23 +382,25 @@ pub(crate) fn build_pool(options: &HttpOptions, proxy: Option<&Proxy>) -> Result
     let builder = builder.https_or_http().enable_all_versions();
     #[cfg(not(feature = "http2"))]
     let builder = builder.https_or_http().enable_http1();
-    let mut client = Client::builder(TokioExecutor::new());
-    client
-        .pool_timer(TokioTimer::new())
-        .timer(TokioTimer::new())
-        .pool_idle_timeout(options.pool_idle_timeout);
-    Ok(match proxy {
-        None => Pool::Direct(client.build(builder.wrap_connector(http))),
+    let connector = match proxy {
+        None => Connector::Direct(builder.wrap_connector(http)),
         #[cfg(feature = "proxy")]
         Some(proxy) => {
             let mut tunnel = Tunnel::new(proxy.uri().clone(), http);
             if let Some(auth) = proxy.basic_auth() {
                 tunnel = tunnel.with_auth(auth.clone());
             }
-            Pool::Tunnel(client.build(builder.wrap_connector(tunnel)))
+            Connector::Tunnel(builder.wrap_connector(tunnel))
         }
         #[cfg(not(feature = "proxy"))]
         Some(never) => match *never {},
+    };
+    Ok(Pool {
+        inner: Arc::new(PoolInner {
+            connector,
+            conns: Mutex::new(Vec::new()),
+            idle_timeout: options.pool_idle_timeout,
+        }),
     })
 }
 

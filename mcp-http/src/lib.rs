@@ -9,9 +9,11 @@
 //! [`mcp_proto::client`]; event streams are decoded by [`mcp_sse`]. This
 //! crate only moves bytes and keeps the session:
 //!
-//! - **connections**: hyper 1 with hyper-util's pooled client, keep-alive
-//!   (connections are reused across calls, never one per call), HTTP/1.1
-//!   and HTTP/2 (ALPN), rustls with the `ring` provider and the Mozilla
+//! - **connections**: hyper 1's connection API with a pool of this crate's
+//!   own (keep-alive: connections are reused across calls, never one per
+//!   call; one that the server closed is replaced, and a request it closed
+//!   before sending is sent again on a new one), hyper-util's TCP connector
+//!   and CONNECT tunnel, HTTP/1.1 and HTTP/2 (ALPN, the `http2` feature), rustls with the `ring` provider and the Mozilla
 //!   roots, or the caller's `Arc<rustls::ClientConfig>`; connect timeout
 //!   10 s; every request bounded by its timeout; JSON bodies capped
 //!   ([`HttpOptions::max_body`]), stream events capped

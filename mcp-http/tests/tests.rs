@@ -594,6 +594,146 @@ async fn sequential_calls_reuse_one_connection() {
 }
 
 #[tokio::test]
+async fn concurrent_calls_open_connections_that_later_calls_reuse() {
+    bounded(async {
+        let (addr, connections) = counting_server().await;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        client.ping().await.unwrap();
+        let burst = || async {
+            let mut calls = tokio::task::JoinSet::new();
+            for _ in 0..8 {
+                let client = client.clone();
+                calls.spawn(async move { client.ping().await });
+            }
+            while let Some(result) = calls.join_next().await {
+                result.unwrap().unwrap();
+            }
+        };
+        burst().await;
+        let opened = connections.load(Ordering::SeqCst);
+        assert!((1..=9).contains(&opened), "{opened} connections for 8 concurrent calls");
+        // The connections are kept: more bursts and calls open none.
+        burst().await;
+        for _ in 0..20 {
+            client.ping().await.unwrap();
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), opened);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_connection_idle_longer_than_the_pool_timeout_is_not_reused() {
+    bounded(async {
+        let (addr, connections) = counting_server().await;
+        let mut o = options();
+        o.pool_idle_timeout = Duration::from_millis(50);
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        client.ping().await.unwrap();
+        client.ping().await.unwrap();
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        client.ping().await.unwrap();
+        assert_eq!(connections.load(Ordering::SeqCst), 2);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+/// A server that answers one request per connection (JSON, keep-alive
+/// implied) and then closes the connection silently after `linger`.
+async fn one_shot_server(linger: Duration) -> (SocketAddr, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let count = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                // Headers, then a body of Content-Length bytes.
+                let (head_end, length) = loop {
+                    let Ok(n) = stream.read(&mut chunk).await else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        break (end + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    let Ok(n) = stream.read(&mut chunk).await else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let message: Value = serde_json::from_slice(&buf[head_end..head_end + length])
+                    .unwrap_or(Value::Null);
+                let reply = match message.get("id") {
+                    None => String::new(),
+                    Some(id) => {
+                        let result = if message["method"] == "initialize" {
+                            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "serverInfo": {"name": "one-shot", "version": "1"}})
+                        } else {
+                            json!({})
+                        };
+                        json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+                    }
+                };
+                let status = if reply.is_empty() { "202 Accepted" } else { "200 OK" };
+                let response = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
+                    reply.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+                tokio::time::sleep(linger).await;
+            });
+        }
+    });
+    (addr, connections)
+}
+
+#[tokio::test]
+async fn a_kept_connection_the_server_closed_is_replaced() {
+    bounded(async {
+        // The server closes each connection after its reply (at once, or a
+        // little later) without saying so; by the next call the client has
+        // seen the close, drops the connection and opens another.
+        for linger in [Duration::ZERO, Duration::from_millis(5)] {
+            let (addr, connections) = one_shot_server(linger).await;
+            let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+            client.initialize().await.unwrap();
+            for i in 0..10 {
+                tokio::time::sleep(linger + Duration::from_millis(20)).await;
+                client.ping().await.unwrap_or_else(|e| panic!("call {i} (linger {linger:?}): {e}"));
+            }
+            // One connection per exchange: initialize, 10 pings, and
+            // `notifications/initialized`, sent right after initialize's
+            // reply, unless it met the connection the server was closing
+            // at that moment (the keep-alive race: it was written, so it is
+            // not sent again, and its failure is only logged).
+            let opened = connections.load(Ordering::SeqCst);
+            assert!((11..=12).contains(&opened), "linger {linger:?}: {opened} connections");
+            client.close().await.unwrap();
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_reply_stream_that_cannot_be_resumed_is_reported() {
     bounded(async {
         let (addr, _) = counting_server().await;

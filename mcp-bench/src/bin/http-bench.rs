@@ -7,8 +7,8 @@
 //! Usage: `http-bench [--quick] [--server PATH] [--server-threads N] seq|throughput|startup|memory`
 //! prints one Markdown table on stdout (progress on stderr). Hidden modes:
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
-//! sessions; prints its memory) and `--profile json|sse N` (N sequential
-//! calls of ours only, for callgrind).
+//! sessions; prints its memory) and `--profile json|sse|raw N` (N sequential
+//! calls of ours, or of raw hyper, for callgrind).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
@@ -813,11 +813,24 @@ fn memory(config: &Config) -> Result<String, String> {
     ))
 }
 
-/// `--profile json|sse N`: N sequential calls of ours only, for callgrind.
+/// `--profile json|sse|raw N`: N sequential calls of ours (or of the raw
+/// hyper POSTs), for callgrind.
 fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
-    let server = HttpServer::start(&config.testkit, &["--reply", mode])?;
+    // `raw` profiles the raw hyper POSTs (JSON replies) for comparison.
+    let reply = if mode == "raw" { "json" } else { mode };
+    let server = HttpServer::start(&config.testkit, &["--reply", reply])?;
     let rt = runtime();
     rt.block_on(async {
+        if mode == "raw" {
+            let mut raw = Raw::connect(&server.url).await?;
+            raw.ensure_connections(1).await?;
+            let mut caller = raw.caller(0);
+            for _ in 0..n.min(1_000_000) {
+                caller.call().await;
+            }
+            raw.give_back(caller);
+            return Ok(());
+        }
         let client = connect_ours(&server.url).await?;
         for _ in 0..n.min(1_000_000) {
             call_ours(&client).await;
