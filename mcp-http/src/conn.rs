@@ -138,7 +138,7 @@ impl Pool {
             return Err(PoolError::BadUri);
         };
         if !req.headers().contains_key(http::header::HOST) {
-            let host = HeaderValue::from_str(authority.as_str()).map_err(|_| PoolError::BadUri)?;
+            let host = host_header(&uri).ok_or(PoolError::BadUri)?;
             req.headers_mut().insert(http::header::HOST, host);
         }
         loop {
@@ -302,6 +302,22 @@ where
     Ok(Sender::Http1(send))
 }
 
+/// The `Host` header for a URI: its host, and its port unless it is the
+/// scheme's default (never the authority's userinfo).
+fn host_header(uri: &Uri) -> Option<HeaderValue> {
+    let host = uri.host()?;
+    let default_port = match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("https") => Some(443),
+        Some(s) if s.eq_ignore_ascii_case("http") => Some(80),
+        _ => None,
+    };
+    let value = match uri.port_u16() {
+        Some(port) if Some(port) != default_port => format!("{host}:{port}"),
+        _ => host.to_owned(),
+    };
+    HeaderValue::from_str(&value).ok()
+}
+
 /// The URI's path and query alone, as HTTP/1.1 sends it.
 fn origin_form(uri: &Uri) -> Uri {
     match uri.path_and_query() {
@@ -448,6 +464,22 @@ pub(crate) async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_header_and_origin_form() {
+        let host = |u: &str| host_header(&u.parse().unwrap()).unwrap();
+        assert_eq!(host("https://mcp.example.com/mcp"), "mcp.example.com");
+        assert_eq!(host("https://mcp.example.com:443/mcp"), "mcp.example.com");
+        assert_eq!(host("https://mcp.example.com:8443/mcp"), "mcp.example.com:8443");
+        assert_eq!(host("http://127.0.0.1:80/mcp"), "127.0.0.1");
+        assert_eq!(host("http://127.0.0.1:3000/mcp"), "127.0.0.1:3000");
+        assert_eq!(host("http://[::1]:3000/mcp"), "[::1]:3000");
+        // Userinfo never reaches the header.
+        assert_eq!(host("https://user:secret@mcp.example.com/mcp"), "mcp.example.com");
+        let origin = |u: &str| origin_form(&u.parse().unwrap()).to_string();
+        assert_eq!(origin("https://mcp.example.com/mcp?key=1"), "/mcp?key=1");
+        assert_eq!(origin("https://mcp.example.com"), "/");
+    }
 
     #[cfg(not(feature = "proxy"))]
     #[test]
