@@ -90,7 +90,7 @@ pub struct OAuthConfig {
     pub client_secret: Option<Secret>,
     /// The scopes to ask for (`scopes`) when the server's challenge names
     /// none, instead of everything its metadata lists (`mcp-auth`'s
-    /// [`OAuthConfig::scopes`](mcp_auth::OAuthConfig::scopes)).
+    /// [`OAuthConfig::scopes`](crate::mcp_auth::OAuthConfig::scopes)).
     pub scopes: Vec<String>,
     /// A Client ID Metadata Document URL (`client_metadata_url`).
     pub client_metadata_url: Option<String>,
