@@ -51,15 +51,6 @@ pub(crate) const MAX_REDIRECTS: u32 = 5;
 /// one HTTP request; `mcp-auth`'s own per-request bounds stop sooner.
 pub(crate) const MAX_AUTH_ROUNDS: u32 = 8;
 
-/// A copy of a request (method, URI, headers, body) to send again.
-fn copy_request(req: &http::Request<conn::Body>) -> http::Request<conn::Body> {
-    let mut again = http::Request::new(req.body().clone());
-    *again.method_mut() = req.method().clone();
-    *again.uri_mut() = req.uri().clone();
-    *again.headers_mut() = req.headers().clone();
-    again
-}
-
 /// A client of one MCP server behind a Streamable HTTP endpoint.
 ///
 /// Cheap to clone (all clones share the session and the connection pool).
@@ -749,7 +740,7 @@ impl Inner {
         let applies = oauth.applies_to(&req.uri().to_string());
         let mut rounds = 0u32;
         loop {
-            let mut attempt = copy_request(&req);
+            let mut attempt = conn::copy_request(&req);
             if applies && let Some(header) = auth.header() {
                 let mut header = header.clone();
                 header.set_sensitive(true);
@@ -813,7 +804,7 @@ impl Inner {
         let mut req = req;
         let mut hops = 0u32;
         loop {
-            let mut again = copy_request(&req);
+            let mut again = conn::copy_request(&req);
             let resp = self.send_once(req, method).await?;
             let status = resp.status();
             if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT
@@ -963,12 +954,15 @@ impl Inner {
         }
         // Kept for a fallback to the 2024-11-05 transport (a cheap clone).
         let again = initialize.then(|| body.clone());
-        let req = self.build(Method::POST, &self.post_headers, body, snap, |h| {
+        let mut req = self.build(Method::POST, &self.post_headers, body, snap, |h| {
             h.insert(MCP_METHOD.clone(), wire::method_value(method));
             for (name, value) in extra {
                 h.insert(name, value);
             }
         });
+        if wire::is_retry_safe(method) {
+            req.extensions_mut().insert(conn::Replayable);
+        }
         let resp = self.send(req, method).await?;
         if let Some(body) = again
             && matches!(resp.status().as_u16(), 400 | 404 | 405)

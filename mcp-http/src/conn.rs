@@ -41,6 +41,27 @@ use crate::options::{HttpOptions, ProxyConfig};
 /// The request body type: every message is one buffer.
 pub(crate) type Body = Full<Bytes>;
 
+/// Marks a request that may be sent again when a kept connection failed
+/// after taking it, before any reply (the keep-alive race: closed or reset
+/// by the server): the client puts it on idempotent MCP requests
+/// (`wire::is_retry_safe`). Sent again once per kept connection, then on a
+/// new connection, whose failure is final.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Replayable;
+
+/// A copy of a request (for a redirect, an authorization retry or a
+/// replay): method, URI, headers, body and the [`Replayable`] mark.
+pub(crate) fn copy_request(req: &http::Request<Body>) -> http::Request<Body> {
+    let mut again = http::Request::new(req.body().clone());
+    *again.method_mut() = req.method().clone();
+    *again.uri_mut() = req.uri().clone();
+    *again.headers_mut() = req.headers().clone();
+    if req.extensions().get::<Replayable>().is_some() {
+        again.extensions_mut().insert(Replayable);
+    }
+    again
+}
+
 /// The most connections kept per origin; one more is closed when it is
 /// returned.
 const MAX_KEPT: usize = 64;
@@ -119,7 +140,9 @@ impl std::error::Error for PoolError {
 impl Pool {
     /// Sends a request on a kept connection of its origin, or on a new one.
     /// A request that a kept connection closed before sending (the server
-    /// ended an idle connection) is sent once more on a new connection.
+    /// ended an idle connection) is sent once more on a new connection; so
+    /// is a [`Replayable`] one that a kept connection closed after taking
+    /// it, before any reply.
     ///
     /// The future is boxed: it holds hyper's send futures, and the
     /// exchanges that await it are deep.
@@ -146,6 +169,9 @@ impl Pool {
                 Some(sender) => (sender, true),
                 None => (self.connect(&uri).await?, false),
             };
+            // Kept only when it may be needed again.
+            let replay = (reused && req.extensions().get::<Replayable>().is_some())
+                .then(|| copy_request(&req));
             let failed = match sender {
                 Sender::Http1(mut send) => {
                     // HTTP/1.1 asks for the path only (a CONNECT tunnel too).
@@ -169,8 +195,14 @@ impl Pool {
                 }
             };
             let mut failed = failed;
-            match failed.take_message() {
-                Some(unsent) if reused => req = unsent,
+            match (failed.take_message(), replay) {
+                (Some(unsent), _) if reused => req = unsent,
+                // No response head came (the send future ends there): the
+                // connection closed or was reset under the request.
+                (_, Some(copy)) => {
+                    tracing::debug!(error = %failed.error(), "a kept connection failed before replying; sending again");
+                    req = copy;
+                }
                 _ => return Err(PoolError::Http(failed.into_error())),
             }
         }

@@ -11,8 +11,10 @@
 //!
 //! - **connections**: hyper 1's connection API with a pool of this crate's
 //!   own (keep-alive: connections are reused across calls, never one per
-//!   call; one that the server closed is replaced, and a request it closed
-//!   before sending is sent again on a new one), hyper-util's TCP connector
+//!   call; one that the server closed is replaced, a request it closed
+//!   before sending is sent again on a new one, and so is an idempotent
+//!   request (`ping`, the lists, `resources/read`, ...) that it closed or
+//!   reset before replying: never `tools/call`), hyper-util's TCP connector
 //!   and CONNECT tunnel, HTTP/1.1 and HTTP/2 (ALPN, the `http2` feature), rustls with the `ring` provider and the Mozilla
 //!   roots, or the caller's `Arc<rustls::ClientConfig>`; connect timeout
 //!   10 s; every request bounded by its timeout; JSON bodies capped

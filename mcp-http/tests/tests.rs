@@ -734,6 +734,25 @@ async fn a_kept_connection_the_server_closed_is_replaced() {
 }
 
 #[tokio::test]
+async fn a_read_that_met_a_closing_kept_connection_is_sent_again() {
+    bounded(async {
+        // Back to back, with no pause: a ping often goes out on the
+        // connection the server is closing (the keep-alive race). A ping is
+        // idempotent, so it is sent again on a new connection, and every
+        // one is answered.
+        let (addr, connections) = one_shot_server(Duration::ZERO).await;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        client.initialize().await.unwrap();
+        for i in 0..50 {
+            client.ping().await.unwrap_or_else(|e| panic!("ping {i}: {e}"));
+        }
+        assert!(connections.load(Ordering::SeqCst) >= 51);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_reply_stream_that_cannot_be_resumed_is_reported() {
     bounded(async {
         let (addr, _) = counting_server().await;
