@@ -54,17 +54,28 @@ fn registry_with(url: &str, store: &TempDir, handler: OAuthHandler, auth_extra: 
     Registry::new(config, options)
 }
 
-#[tokio::test]
-async fn login_then_calls_use_the_stored_token() {
+/// The fake authorization server and an MCP server it protects, whose 401
+/// carries `challenge(auth)` (by default the fake server's own challenge,
+/// which names the scope `mcp`).
+async fn protected(
+    challenge: Option<fn(&FakeAuthServer) -> String>,
+) -> (FakeAuthServer, mcp_testkit::HttpServerHandle) {
     let auth = FakeAuthServer::start(TOKEN).await.unwrap();
+    let challenge = challenge.map_or_else(|| auth.challenge(), |make| make(&auth));
     let http = serve_http(HttpConfig {
         require_auth: Some(TOKEN.into()),
-        challenge: Some(auth.challenge()),
+        challenge: Some(challenge),
         ..Default::default()
     })
     .await
     .unwrap();
     auth.set_resource(http.url());
+    (auth, http)
+}
+
+#[tokio::test]
+async fn login_then_calls_use_the_stored_token() {
+    let (auth, http) = protected(None).await;
     let store = TempDir::new("login");
 
     // No login yet, no handler: a clear error with the host's command, and
@@ -117,17 +128,12 @@ async fn login_then_calls_use_the_stored_token() {
 
 #[tokio::test]
 async fn configured_scopes_are_asked_for_when_the_challenge_names_none() {
-    let auth = FakeAuthServer::start(TOKEN).await.unwrap();
     // A challenge without `scope`: the configured scopes replace the
     // metadata's `scopes_supported` (["mcp"]).
-    let http = serve_http(HttpConfig {
-        require_auth: Some(TOKEN.into()),
-        challenge: Some(format!("Bearer resource_metadata=\"{}/prm\"", auth.base())),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    auth.set_resource(http.url());
+    let (auth, http) = protected(Some(|auth: &FakeAuthServer| {
+        format!("Bearer resource_metadata=\"{}/prm\"", auth.base())
+    }))
+    .await;
     let store = TempDir::new("scopes");
     let reg = registry_with(
         &http.url(),
@@ -141,15 +147,7 @@ async fn configured_scopes_are_asked_for_when_the_challenge_names_none() {
     http.shutdown().await;
 
     // A challenge that names a scope wins over the configuration.
-    let auth = FakeAuthServer::start(TOKEN).await.unwrap();
-    let http = serve_http(HttpConfig {
-        require_auth: Some(TOKEN.into()),
-        challenge: Some(auth.challenge()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    auth.set_resource(http.url());
+    let (auth, http) = protected(None).await;
     let store = TempDir::new("scopes-challenged");
     let reg = registry_with(&http.url(), &store, OAuthHandler::None, ", scopes = [\"files:read\"]");
     reg.login("remote", Some(OAuthHandler::Headless(None)), LOGIN_LIMIT).await.unwrap();
