@@ -44,8 +44,8 @@ pub(crate) type Body = Full<Bytes>;
 /// Marks a request that may be sent again when a kept connection failed
 /// after taking it, before any reply (the keep-alive race: closed or reset
 /// by the server): the client puts it on idempotent MCP requests
-/// (`wire::is_retry_safe`). Sent again once per kept connection, then on a
-/// new connection, whose failure is final.
+/// (`wire::is_retry_safe`). Sent again once, on a new connection, whose
+/// failure is final.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Replayable;
 
@@ -164,8 +164,13 @@ impl Pool {
             let host = host_header(&uri).ok_or(PoolError::BadUri)?;
             req.headers_mut().insert(http::header::HOST, host);
         }
+        // After a kept connection failed, the one more attempt goes on a new
+        // connection: two attempts at most (an HTTP/2 connection stays in
+        // the pool while it closes, and must not be picked again).
+        let mut fresh = false;
         loop {
-            let (sender, reused) = match self.checkout(&scheme, &authority) {
+            let kept = if fresh { None } else { self.checkout(&scheme, &authority) };
+            let (sender, reused) = match kept {
                 Some(sender) => (sender, true),
                 None => (self.connect(&uri).await?, false),
             };
@@ -196,12 +201,16 @@ impl Pool {
             };
             let mut failed = failed;
             match (failed.take_message(), replay) {
-                (Some(unsent), _) if reused => req = unsent,
+                (Some(unsent), _) if reused => {
+                    req = unsent;
+                    fresh = true;
+                }
                 // No response head came (the send future ends there): the
                 // connection closed or was reset under the request.
                 (_, Some(copy)) => {
                     tracing::debug!(error = %failed.error(), "a kept connection failed before replying; sending again");
                     req = copy;
+                    fresh = true;
                 }
                 _ => return Err(PoolError::Http(failed.into_error())),
             }
