@@ -132,7 +132,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
         auth if auth.starts_with("auth/") => {
             if tools.iter().any(|t| t.name == "test-tool") {
                 client
-                    .call_tool("test-tool", Some(Default::default()), RequestOptions::default())
+                    .call_tool_with("test-tool", serde_json::json!({}), RequestOptions::default())
                     .await
                     .context("tools/call test-tool")?;
             }
@@ -143,7 +143,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
                 .find(|t| t.name == "add_numbers")
                 .context("the server lists no add_numbers")?;
             let result = client
-                .call_tool(
+                .call_tool_with(
                     &tool.name,
                     json!({"a": 5, "b": 3}).as_object().cloned(),
                     RequestOptions::default(),
@@ -156,7 +156,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
         }
         "sse-retry" => {
             client
-                .call_tool("test_reconnection", None, RequestOptions::default())
+                .call_tool_with("test_reconnection", (), RequestOptions::default())
                 .await
                 .context("tools/call")?;
         }
@@ -167,7 +167,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
                 bail!("the server offers no GET stream, so its elicitation cannot arrive");
             }
             client
-                .call_tool("test_client_elicitation_defaults", None, RequestOptions::default())
+                .call_tool_with("test_client_elicitation_defaults", (), RequestOptions::default())
                 .await
                 .context("tools/call")?;
         }

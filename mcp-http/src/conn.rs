@@ -44,7 +44,7 @@ pub(crate) type Body = Full<Bytes>;
 /// Marks a request that may be sent again when a kept connection failed
 /// after taking it, before any reply (the keep-alive race: closed or reset
 /// by the server): the client puts it on idempotent MCP requests
-/// (`wire::is_retry_safe`). Sent again once, on a new connection, whose
+/// (`mcp_proto::methods::is_idempotent`). Sent again once, on a new connection, whose
 /// failure is final.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Replayable;

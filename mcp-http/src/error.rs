@@ -365,3 +365,9 @@ pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     }
     out
 }
+
+impl mcp_peer::TransportError for Error {
+    fn is_session_expired(&self) -> bool {
+        matches!(self, Error::SessionExpired { .. })
+    }
+}

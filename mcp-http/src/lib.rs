@@ -125,7 +125,6 @@
 //!
 //! ```no_run
 //! use mcp_http::{HttpClient, HttpOptions, StaticAuth};
-//! use mcp_proto::client::RequestOptions;
 //!
 //! # async fn run() -> Result<(), mcp_http::Error> {
 //! let mut options = HttpOptions::new("remote");
@@ -135,7 +134,7 @@
 //!     println!("{}", tool.name);
 //! }
 //! let args = serde_json::json!({"message": "hi"});
-//! let result = client.call_tool("echo", args.as_object().cloned(), RequestOptions::default()).await?;
+//! let result = client.call_tool("echo", &args).await?;
 //! println!("{}", mcp_proto::render_tool_result(&result).text);
 //! client.close().await?;
 //! # Ok(()) }
@@ -146,17 +145,27 @@ mod client;
 mod conn;
 mod endpoint;
 mod error;
+mod exchange;
+mod legacy;
 mod oauth;
 mod options;
+mod send;
+mod stream;
+mod transport;
 mod wire;
 
 pub use auth::StaticAuth;
 pub use client::HttpClient;
+pub use transport::HttpTransport;
+
 pub use endpoint::{REDACTED, redact_endpoint};
 pub use error::Error;
 pub use mcp_auth;
+pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
+pub use mcp_proto;
 pub use oauth::{OAUTH_FETCH_TIMEOUT, OAuthHandler, OAuthOptions};
 pub use options::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_RECONNECTS,
     HttpOptions, ProxyConfig,
 };
+pub use serde_json;

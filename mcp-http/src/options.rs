@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{EventCallback, Handlers};
-use mcp_proto::types::Implementation;
+use mcp_proto::types::{ClientCapabilities, Implementation};
 
 use crate::auth::StaticAuth;
 use crate::oauth::OAuthOptions;
@@ -104,8 +104,15 @@ pub struct HttpOptions {
     /// [`Error::Status`](crate::Error::Status) either way. A temporary
     /// redirect is not remembered: every request is sent to the endpoint.
     pub follow_redirects: bool,
+    /// Whether the standalone GET stream (the server's channel for
+    /// messages that belong to no request) opens by itself once the
+    /// handshake finished (on by default; 405 means the server has none).
+    pub event_stream: bool,
     /// The host's answers to server requests; they decide the declared capabilities.
     pub handlers: Handlers,
+    /// Capabilities declared beyond the handlers' (`tasks`, `experimental`,
+    /// `roots.listChanged`): see [`mcp_peer::ClientOptions::capabilities`].
+    pub capabilities: ClientCapabilities,
     /// Hears list changes, log messages and other notifications.
     pub on_event: Option<EventCallback>,
     /// The protocol version offered.
@@ -119,6 +126,19 @@ impl HttpOptions {
     pub fn with_oauth(mut self, oauth: OAuthOptions) -> Self {
         self.oauth = Some(oauth);
         self
+    }
+
+    /// The session's share of these options, for [`mcp_peer::Client::new`].
+    pub fn client_options(&self) -> mcp_peer::ClientOptions {
+        let mut o = mcp_peer::ClientOptions::new(self.name.clone());
+        o.client_info = self.client_info.clone();
+        o.handlers = self.handlers.clone();
+        o.capabilities = self.capabilities.clone();
+        o.on_event = self.on_event.clone();
+        o.protocol_version = self.protocol_version;
+        o.supported_versions = self.supported_versions.clone();
+        o.request_timeout = self.request_timeout;
+        o
     }
 
     /// Defaults for a server called `name`.
@@ -137,7 +157,9 @@ impl HttpOptions {
             tls: None,
             proxy: ProxyConfig::default(),
             follow_redirects: false,
+            event_stream: true,
             handlers: Handlers::default(),
+            capabilities: ClientCapabilities::default(),
             on_event: None,
             protocol_version: ProtocolVersion::LATEST,
             supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
@@ -161,6 +183,7 @@ impl fmt::Debug for HttpOptions {
             .field("tls", &self.tls.as_ref().map(|_| "<custom>"))
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)
+            .field("event_stream", &self.event_stream)
             .field("handlers", &self.handlers)
             .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()

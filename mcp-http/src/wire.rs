@@ -99,28 +99,6 @@ pub(crate) fn method_value(method: &str) -> HeaderValue {
     encoded_header_value(method)
 }
 
-/// Whether a request may be sent again after its session ended while it
-/// was out (the server may have acted on it): reads and settings that are
-/// idempotent, never `tools/call` or anything unknown.
-pub(crate) fn is_retry_safe(method: &str) -> bool {
-    use mcp_proto::methods as m;
-    matches!(
-        method,
-        m::PING
-            | m::TOOLS_LIST
-            | m::RESOURCES_LIST
-            | m::RESOURCES_TEMPLATES_LIST
-            | m::RESOURCES_READ
-            | m::PROMPTS_LIST
-            | m::PROMPTS_GET
-            | m::COMPLETION_COMPLETE
-            | m::LOGGING_SET_LEVEL
-            | m::TASKS_GET
-            | m::TASKS_LIST
-            | m::TASKS_RESULT
-    )
-}
-
 /// The most bytes of an error body kept for the error message.
 pub(crate) const EXCERPT_BYTES: usize = 512;
 
@@ -294,16 +272,6 @@ mod tests {
         }
         assert_eq!(reconnect_delay(1, None, 0), Duration::from_millis(100));
         assert_eq!(reconnect_delay(u32::MAX, None, 0), BACKOFF_CAP / 2);
-    }
-
-    #[test]
-    fn only_reads_are_retried_after_a_lost_session() {
-        for m in ["ping", "tools/list", "resources/read", "prompts/get"] {
-            assert!(is_retry_safe(m), "{m}");
-        }
-        for m in ["tools/call", "resources/subscribe", "tasks/cancel", "x/custom"] {
-            assert!(!is_retry_safe(m), "{m}");
-        }
     }
 
     #[test]

@@ -95,7 +95,7 @@ async fn handshake_tools_echo_and_sum() {
         }
 
         let echo = c
-            .call_tool(
+            .call_tool_with(
                 "echo",
                 json!({"message": "hello over HTTP"}).as_object().cloned(),
                 RequestOptions::default(),
@@ -105,7 +105,7 @@ async fn handshake_tools_echo_and_sum() {
         assert!(render_tool_result(&echo).text.contains("hello over HTTP"), "{echo:?}");
 
         let sum = c
-            .call_tool(
+            .call_tool_with(
                 "get-sum",
                 json!({"a": 19, "b": 23}).as_object().cloned(),
                 RequestOptions::default(),
@@ -133,7 +133,7 @@ async fn long_running_tool_reports_progress_over_sse() {
             ..Default::default()
         };
         let result = c
-            .call_tool(
+            .call_tool_with(
                 "trigger-long-running-operation",
                 json!({"duration": 1, "steps": 4}).as_object().cloned(),
                 options,

@@ -121,17 +121,17 @@ async fn run(shown: &mut Vec<String>) {
                 assert!(!tools.is_empty());
                 let echo = json!({"message": "hello"});
                 client
-                    .call_tool("echo", echo.as_object().cloned(), Default::default())
+                    .call_tool_with("echo", echo.as_object().cloned(), Default::default())
                     .await
                     .unwrap();
-                let fail = client.call_tool("fail", None, Default::default()).await.unwrap();
+                let fail = client.call_tool_with("fail", (), Default::default()).await.unwrap();
                 assert_eq!(fail.is_error, Some(true));
                 // A timeout (and its notifications/cancelled).
                 let quick = RequestOptions {
                     timeout: Some(Duration::from_millis(200)),
                     ..Default::default()
                 };
-                let err = client.call_tool("hang", None, quick).await.unwrap_err();
+                let err = client.call_tool_with("hang", (), quick).await.unwrap_err();
                 assert!(err.is_timeout(), "{err:?}");
                 show(format!("{err} {err:?}"));
                 let err =

@@ -52,7 +52,7 @@ fn text_of(result: &mcp_proto::types::CallToolResult) -> String {
 
 async fn echo(client: &HttpClient, message: &str) -> Result<String, Error> {
     let r = client
-        .call_tool("echo", args(json!({"message": message})), RequestOptions::default())
+        .call_tool_with("echo", args(json!({"message": message})), RequestOptions::default())
         .await?;
     Ok(text_of(&r))
 }
@@ -119,8 +119,14 @@ async fn sse_replies_with_priming_events() {
         for i in 0..5 {
             assert_eq!(echo(&client, &format!("m{i}")).await.unwrap(), format!("m{i}"));
         }
-        // No reconnection was needed.
-        assert_eq!(server.request_count(&Method::GET), 0);
+        // No reconnection was needed: the one GET is the standalone stream.
+        let resumed = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == Method::GET && r.headers.get("last-event-id").is_some())
+            .count();
+        assert_eq!(resumed, 0);
+        assert!(server.request_count(&Method::GET) <= 1);
     })
     .await;
 }
@@ -135,14 +141,16 @@ async fn server_requests_on_the_stream_are_answered_by_post() {
         o.handlers.roots = Some(Arc::new(StaticRoots(vec![root])));
         let client = HttpClient::connect(&server.url(), o).unwrap();
 
-        let pong = client.call_tool("ask", args(json!({"what": "ping"})), Default::default());
+        let pong = client.call_tool_with("ask", args(json!({"what": "ping"})), Default::default());
         let pong = text_of(&pong.await.unwrap());
         assert!(pong.contains("\"result\""), "{pong}");
-        let roots = client.call_tool("ask", args(json!({"what": "roots"})), Default::default());
+        let roots =
+            client.call_tool_with("ask", args(json!({"what": "roots"})), Default::default());
         let roots = text_of(&roots.await.unwrap());
         assert!(roots.contains("file:///work/project"), "{roots}");
         // Not declared: the core answers -32601 itself, and that goes back too.
-        let elicit = client.call_tool("ask", args(json!({"what": "elicit"})), Default::default());
+        let elicit =
+            client.call_tool_with("ask", args(json!({"what": "elicit"})), Default::default());
         let elicit = text_of(&elicit.await.unwrap());
         assert!(elicit.contains("-32601"), "{elicit}");
         assert_eq!(server.rpc_methods().iter().filter(|m| *m == "(response)").count(), 3);
@@ -164,9 +172,10 @@ async fn a_stream_closed_after_priming_is_resumed_with_get() {
         assert_eq!(echo(&client, "again").await.unwrap(), "again");
         let gets: Vec<_> =
             server.requests().into_iter().filter(|r| r.method == Method::GET).collect();
-        assert!(!gets.is_empty());
+        // The reply stream was resumed (the standalone stream's GET, if it
+        // opened yet, carries no Last-Event-ID).
+        assert!(gets.iter().any(|g| g.headers.get("last-event-id").is_some()), "{gets:?}");
         for get in &gets {
-            assert!(get.headers.get("last-event-id").is_some());
             assert!(get.headers.get("mcp-session-id").is_some());
             assert_eq!(header(&get.headers, "accept"), Some("text/event-stream"));
         }
@@ -345,7 +354,7 @@ async fn a_timeout_names_the_method_and_cancels() {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         let err = client
-            .call_tool(
+            .call_tool_with(
                 "slow",
                 args(json!({"ms": 5000})),
                 RequestOptions::with_timeout(Duration::from_millis(200)),
@@ -448,11 +457,12 @@ async fn the_get_stream_carries_messages_that_belong_to_no_reply_stream() {
         assert!(get.headers.get("mcp-session-id").is_some());
         assert!(get.headers.get("last-event-id").is_none());
 
-        let roots = client.call_tool("ask", args(json!({"what": "roots"})), Default::default());
+        let roots =
+            client.call_tool_with("ask", args(json!({"what": "roots"})), Default::default());
         let roots = text_of(&roots.await.unwrap());
         assert!(roots.contains("file:///srv"), "{roots}");
 
-        client.call_tool("change", None, Default::default()).await.unwrap();
+        client.call_tool_with("change", (), Default::default()).await.unwrap();
         let event = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap();
         assert_eq!(event, Some(ServerEvent::ListChanged(ListKind::Tools)));
         assert_eq!(server.request_count(&Method::GET), 1);
@@ -485,7 +495,7 @@ async fn falls_back_to_the_2024_11_05_transport() {
         client.initialize().await.unwrap();
         assert!(client.list_tools().await.unwrap().iter().any(|t| t.name == "add"));
         assert_eq!(echo(&client, "old").await.unwrap(), "old");
-        let pong = client.call_tool("ask", args(json!({"what": "ping"})), Default::default());
+        let pong = client.call_tool_with("ask", args(json!({"what": "ping"})), Default::default());
         assert!(text_of(&pong.await.unwrap()).contains("\"result\""));
         let requests = server.requests();
         assert_eq!(requests[0].target, "/mcp");
@@ -580,7 +590,10 @@ async fn answer(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
 async fn sequential_calls_reuse_one_connection() {
     bounded(async {
         let (addr, connections) = counting_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        // Connections are counted: no standalone stream to hold one open.
+        let mut o = options();
+        o.event_stream = false;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
         for _ in 0..50 {
             client.ping().await.unwrap();
         }
@@ -597,7 +610,9 @@ async fn sequential_calls_reuse_one_connection() {
 async fn concurrent_calls_open_connections_that_later_calls_reuse() {
     bounded(async {
         let (addr, connections) = counting_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let mut o = options();
+        o.event_stream = false;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
         client.ping().await.unwrap();
         let burst = || async {
             let mut calls = tokio::task::JoinSet::new();
@@ -628,6 +643,7 @@ async fn a_connection_idle_longer_than_the_pool_timeout_is_not_reused() {
     bounded(async {
         let (addr, connections) = counting_server().await;
         let mut o = options();
+        o.event_stream = false;
         o.pool_idle_timeout = Duration::from_millis(50);
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
         client.ping().await.unwrap();
@@ -854,6 +870,8 @@ async fn a_configured_proxy_tunnels_with_connect() {
             url: format!("http://scott:tiger@{proxy}"),
             no_proxy: None,
         };
+        // Tunnels are counted: the standalone stream would hold one of its own.
+        o.event_stream = false;
         let client = HttpClient::connect(&server.url(), o).unwrap();
         assert!(client.is_proxied());
         for i in 0..5 {
@@ -915,7 +933,7 @@ async fn progress_arrives_on_the_reply_stream() {
             })),
             ..RequestOptions::default()
         };
-        let r = client.call_tool("slow", args(json!({"ms": 60, "steps": 3})), options);
+        let r = client.call_tool_with("slow", args(json!({"ms": 60, "steps": 3})), options);
         assert_eq!(text_of(&r.await.unwrap()), "done");
         assert_eq!(seen.load(Ordering::SeqCst), 3);
     })
@@ -928,7 +946,7 @@ async fn dropping_a_call_cancels_it() {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.initialize().await.unwrap();
-        let call = client.call_tool("hang", None, RequestOptions::default());
+        let call = client.call_tool_with("hang", (), RequestOptions::default());
         assert!(tokio::time::timeout(Duration::from_millis(200), call).await.is_err());
         let mut cancelled = false;
         for _ in 0..100 {
@@ -992,7 +1010,7 @@ async fn a_session_the_server_ended_is_replaced() {
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
         // `crash` ends the server's session (and the connection of the call).
-        let crashed = client.call_tool("crash", None, RequestOptions::default()).await;
+        let crashed = client.call_tool_with("crash", (), RequestOptions::default()).await;
         assert!(crashed.is_err());
         assert_eq!(echo(&client, "after crash").await.unwrap(), "after crash");
         assert_eq!(server.rpc_methods().iter().filter(|m| *m == "initialize").count(), 2);
@@ -1006,7 +1024,7 @@ async fn a_legacy_session_the_server_ended_is_replaced() {
         let server = server(HttpConfig { legacy: true, ..HttpConfig::default() }).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
-        let crashed = client.call_tool("crash", None, RequestOptions::default()).await;
+        let crashed = client.call_tool_with("crash", (), RequestOptions::default()).await;
         // A tools/call is never sent twice.
         assert!(matches!(crashed, Err(Error::SessionLost { .. })), "{crashed:?}");
         assert_eq!(echo(&client, "legacy again").await.unwrap(), "legacy again");
@@ -1053,7 +1071,7 @@ async fn x_mcp_header_arguments_become_mcp_param_headers() {
         ];
         for (arguments, expected) in calls {
             let result = client
-                .call_tool("annotated", args(arguments.clone()), Default::default())
+                .call_tool_with("annotated", args(arguments.clone()), Default::default())
                 .await
                 .unwrap();
             // The body is unchanged: the server got the arguments as sent.

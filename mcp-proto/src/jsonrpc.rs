@@ -383,6 +383,17 @@ pub enum IncomingOf<R> {
     Batch(Vec<Result<MessageOf<R>, DecodeError>>),
 }
 
+/// The error of a single error response that carries no id (the server
+/// could not read the request's id: a parse error, say). Where a transport
+/// ties each reply to its request (an HTTP POST and its JSON body), such an
+/// error answers that request; elsewhere it answers nothing.
+pub fn unaddressed_error<R>(incoming: &IncomingOf<R>) -> Option<&ErrorObject> {
+    match incoming {
+        IncomingOf::Single(MessageOf::Error(e)) if e.id.is_none() => Some(&e.error),
+        _ => None,
+    }
+}
+
 /// Why an incoming JSON value is not a valid JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

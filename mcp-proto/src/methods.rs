@@ -63,3 +63,24 @@ pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_chan
 pub const NOTIFICATION_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// `notifications/tasks/status` (experimental, 2025-11-25).
 pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
+
+/// Whether a request may be sent again when it is not known whether the
+/// server received it (a connection or session lost while it was out): the
+/// reads and `ping`, whose repetition changes nothing. `tools/call` never
+/// is, nor anything else that may act.
+pub fn is_idempotent(method: &str) -> bool {
+    matches!(
+        method,
+        PING | TOOLS_LIST
+            | RESOURCES_LIST
+            | RESOURCES_TEMPLATES_LIST
+            | RESOURCES_READ
+            | PROMPTS_LIST
+            | PROMPTS_GET
+            | COMPLETION_COMPLETE
+            | LOGGING_SET_LEVEL
+            | TASKS_GET
+            | TASKS_LIST
+            | TASKS_RESULT
+    )
+}

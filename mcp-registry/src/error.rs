@@ -244,9 +244,24 @@ impl std::error::Error for TransportError {
     }
 }
 
+impl mcp_peer::TransportError for TransportError {
+    fn is_session_expired(&self) -> bool {
+        match self {
+            TransportError::Http(e) => mcp_peer::TransportError::is_session_expired(&**e),
+            _ => false,
+        }
+    }
+}
+
 impl From<mcp_stdio::Error> for TransportError {
     fn from(e: mcp_stdio::Error) -> Self {
         TransportError::Stdio(Box::new(e))
+    }
+}
+
+impl From<mcp_peer::memory::MemoryError> for TransportError {
+    fn from(e: mcp_peer::memory::MemoryError) -> Self {
+        TransportError::Other(Box::new(e))
     }
 }
 

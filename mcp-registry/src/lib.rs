@@ -96,12 +96,13 @@ pub use config::{
 };
 pub use error::{ConfigError, Error, Location, TransportError, Warning, WarningKind};
 pub use mcp_http::{OAuthHandler, mcp_auth};
+pub use mcp_peer::{self, DynTransport, Transport};
 pub use policy::ToolPolicy;
 pub use registry::{
     Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, default_token_dir,
 };
 pub use spec::{SpecError, parse_server_spec};
-pub use transport::{AuthorizationInfo, DynTransport, Transport};
+pub use transport::{AuthorizationInfo, BoxTransport, ServerClient};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

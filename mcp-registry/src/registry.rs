@@ -10,16 +10,17 @@ use futures_util::StreamExt;
 use mcp_http::mcp_auth::{
     self, ClientRegistration, FileTokenStore, TokenEndpointAuthMethod, TokenStore,
 };
-use mcp_http::{HttpClient, HttpOptions, OAuthHandler, OAuthOptions, StaticAuth};
+use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, StaticAuth};
+use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
-use mcp_stdio::{StdioClient, StdioOptions};
+use mcp_stdio::{StdioOptions, StdioTransport};
 
 use crate::config::{
     AuthConfig, ClientIdentity, Config, OAuthConfig, ServerConfig, TransportConfig,
 };
 use crate::error::{ConfigError, Error, Location, TransportError};
-use crate::transport::{AuthorizationInfo, DynTransport};
+use crate::transport::{AuthorizationInfo, BoxTransport, ServerClient, authorization_info};
 
 /// How long connecting may take beyond the server's request timeout (the
 /// spawn, with its one-off PATH probe, or the TCP and TLS set-up).
@@ -27,19 +28,20 @@ const CONNECT_GRACE: Duration = Duration::from_secs(10);
 /// How long closing one connection may take in [`Registry::close_all`].
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Builds the transport of one server. The registry calls it lazily, on
-/// first use of a server (and again after the connection was lost); the
-/// registry runs the handshake itself.
+/// Builds the client of one server (a [`ServerClient`]: the one client over
+/// a boxed transport). The registry calls it lazily, on first use of a
+/// server (and again after the connection was lost); the registry runs the
+/// handshake itself.
 ///
 /// [`DefaultConnector`] builds the two built-in transports; a host with a
 /// transport of its own implements this.
 pub trait Connector: Send + Sync + fmt::Debug {
-    /// A transport for `server`, not yet initialized.
+    /// A client of `server`, not yet initialized.
     fn connect<'a>(
         &'a self,
         server: &'a ServerConfig,
         identity: &'a ClientIdentity,
-    ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>>;
+    ) -> BoxFuture<'a, Result<ServerClient, Error>>;
 
     /// Runs an explicit OAuth login for `server` (see [`Registry::login`]):
     /// `handler` completes the user's part (`None`: the connector's own).
@@ -56,8 +58,8 @@ pub trait Connector: Send + Sync + fmt::Debug {
     }
 }
 
-/// The built-in transports: [`StdioClient`] for a command, [`HttpClient`]
-/// for an endpoint.
+/// The built-in transports: [`StdioTransport`] for a command,
+/// [`HttpTransport`] for an endpoint.
 ///
 /// OAuth servers (`auth = { kind = "oauth" }`) get [`HttpOptions::oauth`]:
 /// the configured `client_id` (with its secret: `client_secret_basic`) as a
@@ -231,7 +233,7 @@ impl Connector for DefaultConnector {
         &'a self,
         server: &'a ServerConfig,
         identity: &'a ClientIdentity,
-    ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>> {
+    ) -> BoxFuture<'a, Result<ServerClient, Error>> {
         Box::pin(async move {
             let transport_error =
                 |source: TransportError| Error::Transport { server: server.name.clone(), source };
@@ -243,16 +245,18 @@ impl Connector for DefaultConnector {
                     options.request_timeout = server.timeout;
                     options.discover_path = self.discover_path;
                     options.handlers = self.handlers.clone();
-                    let client = StdioClient::spawn(command.clone(), options)
+                    let session = options.client_options();
+                    let transport = StdioTransport::spawn(command.clone(), options)
                         .await
                         .map_err(|e| transport_error(e.into()))?;
-                    Ok(Arc::new(client) as Arc<dyn DynTransport>)
+                    Ok(Client::new(Box::new(transport) as BoxTransport, session))
                 }
                 TransportConfig::Http { endpoint, headers, auth } => {
                     let options = self.http_options(server, identity, headers, auth, None)?;
-                    let client = HttpClient::connect(endpoint, options)
+                    let session = options.client_options();
+                    let transport = HttpTransport::connect(endpoint, options)
                         .map_err(|e| transport_error(e.into()))?;
-                    Ok(Arc::new(client) as Arc<dyn DynTransport>)
+                    Ok(Client::new(Box::new(transport) as BoxTransport, session))
                 }
             }
         })
@@ -409,7 +413,7 @@ pub struct ServerResult<T> {
     pub result: Result<T, Error>,
 }
 
-type Cached = Option<(u64, Arc<dyn DynTransport>)>;
+type Cached = Option<(u64, ServerClient)>;
 
 #[derive(Debug)]
 struct Slot {
@@ -501,7 +505,7 @@ impl Registry {
 
     /// The cached connection, or a new one (spawned or connected, then
     /// initialized), bounded by the server's timeout plus a grace period.
-    async fn connection(&self, slot: &Slot) -> Result<(u64, Arc<dyn DynTransport>), Error> {
+    async fn connection(&self, slot: &Slot) -> Result<(u64, ServerClient), Error> {
         let mut cached = slot.conn.lock().await;
         if let Some((generation, conn)) = &*cached {
             return Ok((*generation, conn.clone()));
@@ -665,7 +669,7 @@ impl Registry {
         if !tools.iter().any(|t| t.name == tool) {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         }
-        match conn.call_tool(tool, arguments, options).await {
+        match conn.call_tool_with(tool, arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(slot, generation, e).await),
         }
@@ -701,8 +705,7 @@ impl Registry {
         } else {
             if let Some((_, conn)) = &*slot.conn.lock().await {
                 let conn = conn.clone();
-                return conn
-                    .discover_authorization()
+                return discover_authorization(&conn)
                     .await
                     .map_err(|source| Error::Transport { server: server.to_owned(), source });
             }
@@ -711,8 +714,7 @@ impl Registry {
         let limit = config.timeout + CONNECT_GRACE;
         let probe = async {
             let conn = self.options.connector.connect(config, &self.identity).await?;
-            let found = conn
-                .discover_authorization()
+            let found = discover_authorization(&conn)
                 .await
                 .map_err(|source| Error::Transport { server: server.to_owned(), source })?;
             let _ = conn.close().await;
@@ -749,7 +751,28 @@ impl Registry {
     }
 }
 
-async fn close_bounded(name: &str, conn: Arc<dyn DynTransport>) {
+/// Whether the server asks for authorization: only an HTTP server can
+/// (stdio servers take credentials from their environment); it is asked by
+/// the handshake, whose 401 or 403 carries the challenge.
+async fn discover_authorization(
+    client: &ServerClient,
+) -> Result<Option<AuthorizationInfo>, TransportError> {
+    // Through the box: the box itself is a transport too.
+    let transport: &dyn mcp_peer::DynTransport<TransportError> = &**client.transport();
+    if !transport.as_any().is::<HttpTransport>() {
+        return Ok(None);
+    }
+    match client.initialize().await {
+        Ok(_) => Ok(None),
+        Err(TransportError::Http(e)) => match authorization_info(&e) {
+            Some(info) => Ok(Some(info)),
+            None => Err(TransportError::Http(e)),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+async fn close_bounded(name: &str, conn: ServerClient) {
     match tokio::time::timeout(CLOSE_TIMEOUT, conn.close()).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(server = %name, "closing the MCP connection failed: {e}"),

@@ -22,11 +22,19 @@ async fn main() -> Result<(), mcp_stdio::Error> {
         println!("  {:<14} {}", tool.name, tool.description.as_deref().unwrap_or(""));
     }
     let echo = client
-        .call_tool("echo", json!({"message": "hi"}).as_object().cloned(), RequestOptions::default())
+        .call_tool_with(
+            "echo",
+            json!({"message": "hi"}).as_object().cloned(),
+            RequestOptions::default(),
+        )
         .await?;
     println!("echo message=hi -> {}", render_tool_result(&echo).text);
     let sum = client
-        .call_tool("add", json!({"a": 2, "b": 40}).as_object().cloned(), RequestOptions::default())
+        .call_tool_with(
+            "add",
+            json!({"a": 2, "b": 40}).as_object().cloned(),
+            RequestOptions::default(),
+        )
         .await?;
     println!("add a=2 b=40   -> {}", render_tool_result(&sum).text);
     client.close().await

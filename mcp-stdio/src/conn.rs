@@ -1,6 +1,6 @@
 //! One running server process: its pipes, its stderr, its process group.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mcp_proto::RequestId;
 use tokio::io::AsyncWriteExt as _;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::AbortHandle;
@@ -70,7 +69,6 @@ pub(crate) struct Conn {
     pub(crate) stderr: std::sync::Arc<StderrTail>,
     pub(crate) stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pub(crate) reader_task: Mutex<Option<AbortHandle>>,
-    pub(crate) server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
     /// Set once the process group was swept, so `Drop` need not kill.
     finished: AtomicBool,
 }
@@ -135,7 +133,6 @@ pub(crate) fn spawn(
             stderr: tail,
             stderr_task: Mutex::new(stderr_task),
             reader_task: Mutex::new(None),
-            server_tasks: Mutex::new(HashMap::new()),
             finished: AtomicBool::new(false),
         },
         stdout,
@@ -214,9 +211,6 @@ impl Conn {
             t.abort();
         }
         if let Some(t) = lock(&self.stderr_task).take() {
-            t.abort();
-        }
-        for (_, t) in lock(&self.server_tasks).drain() {
             t.abort();
         }
     }

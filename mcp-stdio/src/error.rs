@@ -184,3 +184,5 @@ impl std::error::Error for Error {
         }
     }
 }
+
+impl mcp_peer::TransportError for Error {}

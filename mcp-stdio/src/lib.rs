@@ -32,7 +32,6 @@
 //!
 //! ```no_run
 //! use mcp_stdio::{ServerCommand, StdioClient, StdioOptions};
-//! use mcp_proto::client::RequestOptions;
 //!
 //! # async fn run() -> Result<(), mcp_stdio::Error> {
 //! let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
@@ -41,7 +40,7 @@
 //!     println!("{}", tool.name);
 //! }
 //! let args = serde_json::json!({"message": "hi"});
-//! let result = client.call_tool("echo", args.as_object().cloned(), RequestOptions::default()).await?;
+//! let result = client.call_tool("echo", &args).await?;
 //! println!("{}", mcp_proto::render_tool_result(&result).text);
 //! client.close().await?;
 //! # Ok(()) }
@@ -53,10 +52,14 @@ mod conn;
 mod error;
 mod options;
 
-pub use client::StdioClient;
+pub use client::{StdioClient, StdioTransport};
+
 pub use codec::{Frame, LineCodec};
 pub use error::{Error, ExitInfo};
+pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
+pub use mcp_proto;
 pub use options::{
     CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, DEFAULT_MAX_LINE_LENGTH, DEFAULT_STDERR_TAIL,
     EnvMode, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
 };
+pub use serde_json;

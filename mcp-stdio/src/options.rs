@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{EventCallback, Handlers};
-use mcp_proto::types::Implementation;
+use mcp_proto::types::{ClientCapabilities, Implementation};
 
 /// The default maximum length of one line from the server (16 MiB).
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
@@ -150,6 +150,9 @@ pub struct StdioOptions {
     pub restart: Option<RestartPolicy>,
     /// The host's answers to server requests; they decide the declared capabilities.
     pub handlers: Handlers,
+    /// Capabilities declared beyond the handlers' (`tasks`, `experimental`,
+    /// `roots.listChanged`): see [`mcp_peer::ClientOptions::capabilities`].
+    pub capabilities: ClientCapabilities,
     /// The protocol version offered.
     pub protocol_version: ProtocolVersion,
     /// The protocol versions accepted.
@@ -174,10 +177,26 @@ impl StdioOptions {
             shutdown_grace: Duration::from_secs(2),
             restart: None,
             handlers: Handlers::default(),
+            capabilities: ClientCapabilities::default(),
             protocol_version: ProtocolVersion::LATEST,
             supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
             on_event: None,
         }
+    }
+}
+
+impl StdioOptions {
+    /// The session's share of these options, for [`mcp_peer::Client::new`].
+    pub fn client_options(&self) -> mcp_peer::ClientOptions {
+        let mut o = mcp_peer::ClientOptions::new(self.name.clone());
+        o.client_info = self.client_info.clone();
+        o.handlers = self.handlers.clone();
+        o.capabilities = self.capabilities.clone();
+        o.on_event = self.on_event.clone();
+        o.protocol_version = self.protocol_version;
+        o.supported_versions = self.supported_versions.clone();
+        o.request_timeout = self.request_timeout;
+        o
     }
 }
 

@@ -40,7 +40,7 @@ async fn handshake_tools_echo_and_sum() {
     }
 
     let echo = c
-        .call_tool(
+        .call_tool_with(
             "echo",
             json!({"message": "hello, everything"}).as_object().cloned(),
             RequestOptions::default(),
@@ -50,7 +50,7 @@ async fn handshake_tools_echo_and_sum() {
     assert!(render_tool_result(&echo).text.contains("hello, everything"), "{echo:?}");
 
     let sum = c
-        .call_tool(
+        .call_tool_with(
             "get-sum",
             json!({"a": 19, "b": 23}).as_object().cloned(),
             RequestOptions::default(),
@@ -59,7 +59,7 @@ async fn handshake_tools_echo_and_sum() {
         .unwrap();
     assert!(render_tool_result(&sum).text.contains("42"), "{sum:?}");
 
-    let image = c.call_tool("get-tiny-image", None, RequestOptions::default()).await.unwrap();
+    let image = c.call_tool_with("get-tiny-image", (), RequestOptions::default()).await.unwrap();
     let rendered = render_tool_result(&image).text;
     assert!(rendered.contains("[image: image/png"), "{rendered}");
 
@@ -77,7 +77,7 @@ async fn long_running_tool_reports_progress() {
         ..Default::default()
     };
     let result = c
-        .call_tool(
+        .call_tool_with(
             "trigger-long-running-operation",
             json!({"duration": 1, "steps": 4}).as_object().cloned(),
             options,

@@ -44,7 +44,7 @@ fn text(r: &CallToolResult) -> String {
 }
 
 async fn call(c: &StdioClient, tool: &str, a: Value) -> CallToolResult {
-    c.call_tool(tool, args(a), RequestOptions::default())
+    c.call_tool_with(tool, args(a), RequestOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
@@ -93,7 +93,7 @@ async fn a_slow_tool_does_not_block_a_ping() {
     c.initialize().await.unwrap();
     let c2 = c.clone();
     let slow = tokio::spawn(async move {
-        c2.call_tool("slow", args(json!({"ms": 1500})), RequestOptions::default()).await
+        c2.call_tool_with("slow", args(json!({"ms": 1500})), RequestOptions::default()).await
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     let t = Instant::now();
@@ -112,7 +112,7 @@ async fn many_requests_in_flight_on_one_pipe() {
         let c = c.clone();
         tasks.push(tokio::spawn(async move {
             let r = c
-                .call_tool(
+                .call_tool_with(
                     "echo",
                     args(json!({"message": format!("m{i}")})),
                     RequestOptions::default(),
@@ -134,11 +134,11 @@ async fn a_crash_fails_pending_calls_at_once_with_status_and_stderr() {
     c.initialize().await.unwrap();
     let c2 = c.clone();
     let pending =
-        tokio::spawn(async move { c2.call_tool("hang", None, RequestOptions::default()).await });
+        tokio::spawn(async move { c2.call_tool_with("hang", (), RequestOptions::default()).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     let t = Instant::now();
     let err = c
-        .call_tool(
+        .call_tool_with(
             "crash",
             args(json!({"code": 7, "stderr": "fatal: the disk is on fire"})),
             RequestOptions::default(),
@@ -169,7 +169,7 @@ async fn a_hang_times_out_and_the_server_sees_the_cancellation() {
     c.initialize().await.unwrap();
     let t = Instant::now();
     let err = c
-        .call_tool("hang", None, RequestOptions::with_timeout(Duration::from_millis(300)))
+        .call_tool_with("hang", (), RequestOptions::with_timeout(Duration::from_millis(300)))
         .await
         .unwrap_err();
     assert!(t.elapsed() >= Duration::from_millis(300) && t.elapsed() < Duration::from_secs(2));
@@ -188,7 +188,7 @@ async fn a_hang_times_out_and_the_server_sees_the_cancellation() {
     // A caller that stops waiting cancels too.
     let dropped = tokio::time::timeout(
         Duration::from_millis(200),
-        c.call_tool("hang", None, RequestOptions::default()),
+        c.call_tool_with("hang", (), RequestOptions::default()),
     )
     .await;
     assert!(dropped.is_err());
@@ -224,7 +224,7 @@ async fn progress_reaches_the_callback() {
         ..Default::default()
     };
     // 900 ms in all, but progress every 300 ms keeps the 400 ms timeout from firing.
-    let r = c.call_tool("slow", args(json!({"ms": 900, "steps": 3})), opts).await.unwrap();
+    let r = c.call_tool_with("slow", args(json!({"ms": 900, "steps": 3})), opts).await.unwrap();
     assert_eq!(text(&r), "done");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 3, "{seen:?}");
@@ -404,7 +404,7 @@ async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
     let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
     let first = c.pid().unwrap();
     for round in 0..2 {
-        assert!(c.call_tool("crash", None, RequestOptions::default()).await.is_err());
+        assert!(c.call_tool_with("crash", (), RequestOptions::default()).await.is_err());
         // The next call starts a fresh child and handshake.
         assert_eq!(
             text(&call(&c, "echo", json!({"message": "back"})).await),
@@ -413,7 +413,7 @@ async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
         );
         assert_ne!(c.pid().unwrap(), first);
     }
-    assert!(c.call_tool("crash", None, RequestOptions::default()).await.is_err());
+    assert!(c.call_tool_with("crash", (), RequestOptions::default()).await.is_err());
     let err = c.ping().await.unwrap_err();
     assert!(matches!(err, Error::RestartLimit { restarts: 2, .. }), "{err:?}");
     c.close().await.unwrap();

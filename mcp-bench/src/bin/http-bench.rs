@@ -189,7 +189,7 @@ async fn connect_rmcp_pooled(url: &str, client: reqwest::Client) -> Result<Rmcp,
 }
 
 async fn call_ours(client: &HttpClient) {
-    let result = client.call_tool("echo", Some(echo_args()), RequestOptions::default()).await;
+    let result = client.call_tool_with("echo", Some(echo_args()), RequestOptions::default()).await;
     if let Err(e) = &result {
         panic!("ours: echo failed: {e}");
     }

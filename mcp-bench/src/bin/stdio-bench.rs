@@ -302,7 +302,7 @@ fn raw_pipe(server: &ServerSpec) -> Result<Pipe, String> {
 }
 
 async fn call_ours(client: &StdioClient) {
-    let result = client.call_tool("echo", Some(echo_args()), RequestOptions::default()).await;
+    let result = client.call_tool_with("echo", Some(echo_args()), RequestOptions::default()).await;
     assert!(result.is_ok_and(|r| !r.is_error.unwrap_or(false)), "ours: echo failed");
 }
 

@@ -810,6 +810,20 @@ impl<W> ClientCore<W> {
         self.transmit.pop_front()
     }
 
+    /// Queues a notification the host sends (after whatever is queued
+    /// already); it leaves through [`poll_transmit`](Self::poll_transmit).
+    /// Refused before the handshake finished and after close.
+    pub fn queue_notification(&mut self, notification: Notification) -> Result<(), ClientError> {
+        match self.phase {
+            Phase::Ready => {
+                self.transmit.push_back(Message::Notification(notification));
+                Ok(())
+            }
+            Phase::Closed => Err(ClientError::Closed { method: notification.method }),
+            _ => Err(ClientError::NotInitialized { method: notification.method }),
+        }
+    }
+
     /// Whether messages wait in [`poll_transmit`](Self::poll_transmit).
     pub fn has_transmit(&self) -> bool {
         !self.transmit.is_empty()

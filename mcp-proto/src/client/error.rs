@@ -37,6 +37,13 @@ pub enum ClientError {
         /// The method of the request.
         method: String,
     },
+    /// The connection (a child process, an HTTP session) was lost while the
+    /// request was out: the server may have acted on it, so it was not sent
+    /// again.
+    ConnectionLost {
+        /// The method of the request.
+        method: String,
+    },
     /// The server chose a protocol version the client does not speak.
     UnsupportedVersion(UnsupportedVersion),
     /// A request other than `ping` was made before the handshake finished.
@@ -76,6 +83,20 @@ impl ClientError {
         }
     }
 
+    /// Whether this error, as the outcome of `initialize`, means the
+    /// server cannot be spoken to on this connection at all (no common
+    /// protocol version, an answer of the wrong shape, a JSON-RPC error):
+    /// the client remembers it and fails later requests with it instead of
+    /// trying the handshake again.
+    pub fn is_fatal_handshake(&self) -> bool {
+        matches!(
+            self,
+            ClientError::UnsupportedVersion(_)
+                | ClientError::InvalidResult { .. }
+                | ClientError::Rpc { .. }
+        )
+    }
+
     /// Whether this is a timeout.
     pub fn is_timeout(&self) -> bool {
         matches!(self, ClientError::Timeout { .. })
@@ -99,6 +120,10 @@ impl fmt::Display for ClientError {
             ClientError::Closed { method } => {
                 write!(f, "{method} failed: the connection closed before the answer arrived")
             }
+            ClientError::ConnectionLost { method } => write!(
+                f,
+                "{method} failed: the connection was lost while it was out, and it is not safe to send again"
+            ),
             ClientError::UnsupportedVersion(e) => e.fmt(f),
             ClientError::NotInitialized { method } => {
                 write!(f, "{method} was sent before the initialize handshake finished")

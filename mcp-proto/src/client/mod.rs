@@ -17,6 +17,7 @@ mod core;
 mod error;
 mod handler;
 pub mod headers;
+pub mod notification;
 pub mod ops;
 
 pub use self::core::{
@@ -27,3 +28,4 @@ pub use error::ClientError;
 pub use handler::{
     BoxFuture, ElicitationHandler, Handlers, RootsHandler, SamplingHandler, StaticRoots,
 };
+pub use notification::{InvalidNotification, ServerNotification};

@@ -18,8 +18,8 @@ use crate::client::{ClientError, RequestOptions};
 use crate::methods;
 use crate::types::{
     CallToolRequestParams, CallToolResult, Cursor, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, Resource,
-    ResourceTemplate, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListTasksResult, ListToolsResult, Prompt,
+    Resource, ResourceTemplate, Task, Tool,
 };
 
 /// The most pages a list operation follows before giving up: a server that
@@ -182,6 +182,14 @@ pub async fn list_prompts<R: Requester>(
 ) -> Result<Vec<Prompt>, R::Error> {
     list_all(r, methods::PROMPTS_LIST, options, |p: ListPromptsResult| (p.prompts, p.next_cursor))
         .await
+}
+
+/// Every task the server lists (all pages; experimental `tasks/list`).
+pub async fn list_tasks<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Vec<Task>, R::Error> {
+    list_all(r, methods::TASKS_LIST, options, |p: ListTasksResult| (p.tasks, p.next_cursor)).await
 }
 
 /// Follows `nextCursor` until the last page. Cursors are opaque and never

@@ -694,3 +694,51 @@ impl ElicitResult {
         ElicitResult { action, content: None, meta: None, extra: JsonObject::new() }
     }
 }
+
+impl ElicitResult {
+    /// The user submitted the form with `content`, the values by field name.
+    ///
+    /// A URL-mode elicitation is accepted without content:
+    /// `ElicitResult::new(ElicitAction::Accept)`.
+    ///
+    /// ```
+    /// use mcp_proto::types::{ElicitResult, ElicitValue};
+    ///
+    /// let result = ElicitResult::accept([
+    ///     ("name", ElicitValue::from("Ada")),
+    ///     ("age", ElicitValue::from(36)),
+    ///     ("subscribe", ElicitValue::from(true)),
+    /// ]);
+    /// assert_eq!(
+    ///     serde_json::to_value(&result).unwrap(),
+    ///     serde_json::json!({
+    ///         "action": "accept",
+    ///         "content": {"age": 36, "name": "Ada", "subscribe": true}
+    ///     })
+    /// );
+    /// assert_eq!(
+    ///     serde_json::to_value(ElicitResult::decline()).unwrap(),
+    ///     serde_json::json!({"action": "decline"})
+    /// );
+    /// ```
+    pub fn accept<K, V>(content: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<ElicitValue>,
+    {
+        ElicitResult {
+            content: Some(content.into_iter().map(|(k, v)| (k.into(), v.into())).collect()),
+            ..ElicitResult::new(ElicitAction::Accept)
+        }
+    }
+
+    /// The user explicitly declined.
+    pub fn decline() -> Self {
+        ElicitResult::new(ElicitAction::Decline)
+    }
+
+    /// The user dismissed the request without choosing.
+    pub fn cancel() -> Self {
+        ElicitResult::new(ElicitAction::Cancel)
+    }
+}

@@ -24,6 +24,13 @@
 //! `PrimitiveSchemaDefinition`, `EnumSchema`) write their `type` member
 //! themselves: the structs inside them (`TextContent`, `StringSchema`, ...)
 //! have no `type` field and encode without it on their own.
+//!
+//! Beside the wire types: [`CallToolResult::structured_as`] decodes a tool
+//! result into a Rust type, constructors build what a host's handlers
+//! return ([`Root::new`], [`CreateMessageResult::text`],
+//! [`ElicitResult::accept`], ...), and, with the `schema` feature,
+//! `validate_structured_content` checks a result against its tool's
+//! `outputSchema`, offline.
 
 #[macro_use]
 mod macros;
@@ -40,6 +47,8 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+#[cfg(feature = "schema")]
+mod schema_check;
 mod tasks;
 mod tools;
 
@@ -55,5 +64,7 @@ pub use prompts::*;
 pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
+#[cfg(feature = "schema")]
+pub use schema_check::*;
 pub use tasks::*;
 pub use tools::*;

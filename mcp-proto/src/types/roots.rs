@@ -34,3 +34,40 @@ pub struct ListRootsResult {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+impl Root {
+    /// A root at `uri` (a `file://` URI), with no name.
+    ///
+    /// ```
+    /// use mcp_proto::types::{ListRootsResult, Root};
+    ///
+    /// let roots = ListRootsResult::new(vec![
+    ///     Root::new("file:///home/user/project").with_name("project"),
+    ///     Root::new("file:///tmp/scratch"),
+    /// ]);
+    /// assert_eq!(
+    ///     serde_json::to_value(&roots).unwrap(),
+    ///     serde_json::json!({"roots": [
+    ///         {"uri": "file:///home/user/project", "name": "project"},
+    ///         {"uri": "file:///tmp/scratch"}
+    ///     ]})
+    /// );
+    /// ```
+    pub fn new(uri: impl Into<String>) -> Self {
+        Root { uri: uri.into(), ..Default::default() }
+    }
+
+    /// The same root with a human-readable name.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+impl ListRootsResult {
+    /// The result listing `roots`.
+    pub fn new(roots: Vec<Root>) -> Self {
+        ListRootsResult { roots, ..Default::default() }
+    }
+}

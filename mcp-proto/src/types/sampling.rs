@@ -297,3 +297,43 @@ pub struct CreateMessageResult {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+impl CreateMessageResult {
+    /// A text message sampled from `model`, spoken by the assistant, with no
+    /// stop reason (add one with [`with_stop_reason`](Self::with_stop_reason)).
+    ///
+    /// ```
+    /// use mcp_proto::types::{CreateMessageResult, StopReason};
+    ///
+    /// let result = CreateMessageResult::text("claude-sonnet-4", "Paris.")
+    ///     .with_stop_reason(StopReason::EndTurn);
+    /// assert_eq!(
+    ///     serde_json::to_value(&result).unwrap(),
+    ///     serde_json::json!({
+    ///         "role": "assistant",
+    ///         "content": {"type": "text", "text": "Paris."},
+    ///         "model": "claude-sonnet-4",
+    ///         "stopReason": "endTurn"
+    ///     })
+    /// );
+    /// ```
+    pub fn text(model: impl Into<String>, text: impl Into<String>) -> Self {
+        CreateMessageResult {
+            role: Role::Assistant,
+            content: SamplingContent::Single(SamplingMessageContentBlock::Text(TextContent::new(
+                text,
+            ))),
+            model: model.into(),
+            stop_reason: None,
+            meta: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The same result with a stop reason.
+    #[must_use]
+    pub fn with_stop_reason(mut self, stop_reason: StopReason) -> Self {
+        self.stop_reason = Some(stop_reason);
+        self
+    }
+}

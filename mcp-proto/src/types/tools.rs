@@ -1,5 +1,8 @@
 //! Tools: definitions, listing and calling.
 
+use std::fmt;
+
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -223,3 +226,90 @@ lossless_deserialize!(CallToolResult {
     is_error: "isError",
     meta: "_meta",
 });
+
+impl CallToolResult {
+    /// Decodes the result into `T`: from `structuredContent` when the server
+    /// sent it, otherwise from the JSON text of the only content block when
+    /// there is exactly one and it is text (what a server that predates
+    /// structured content sends).
+    ///
+    /// `isError` is not looked at: a failed call decodes like any other, so
+    /// check [`is_error`](Self::is_error) first when it matters. When
+    /// `structuredContent` is present but does not decode, the text block is
+    /// not tried.
+    ///
+    /// ```
+    /// use mcp_proto::types::{CallToolResult, ContentBlock};
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, Debug, PartialEq)]
+    /// struct Weather {
+    ///     celsius: f64,
+    /// }
+    ///
+    /// let result = CallToolResult {
+    ///     content: vec![ContentBlock::text(r#"{"celsius": 21.5}"#)],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(result.structured_as::<Weather>().unwrap(), Weather { celsius: 21.5 });
+    /// ```
+    pub fn structured_as<T: DeserializeOwned>(&self) -> Result<T, StructuredError> {
+        if let Some(structured) = &self.structured_content {
+            return T::deserialize(structured)
+                .map_err(|e| StructuredError::Structured { reason: e.to_string() });
+        }
+        match self.content.as_slice() {
+            [ContentBlock::Text(text)] => serde_json::from_str(&text.text)
+                .map_err(|e| StructuredError::Text { reason: e.to_string() }),
+            blocks => Err(StructuredError::NoStructuredContent { blocks: blocks.len() }),
+        }
+    }
+}
+
+/// Why [`CallToolResult::structured_as`] could not decode a result: which
+/// source it tried, and what was wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StructuredError {
+    /// There is no `structuredContent`, and `content` is not exactly one
+    /// text block.
+    NoStructuredContent {
+        /// How many content blocks the result has (1 when the only block is
+        /// not text).
+        blocks: usize,
+    },
+    /// `structuredContent` does not decode into the type asked for.
+    Structured {
+        /// The decoder's message.
+        reason: String,
+    },
+    /// There is no `structuredContent`, and the only content block's text is
+    /// not JSON of the type asked for.
+    Text {
+        /// The decoder's message.
+        reason: String,
+    },
+}
+
+impl fmt::Display for StructuredError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StructuredError::NoStructuredContent { blocks: 1 } => f.write_str(
+                "the tool result has no structuredContent and its only content block is not text",
+            ),
+            StructuredError::NoStructuredContent { blocks } => write!(
+                f,
+                "the tool result has no structuredContent and {blocks} content blocks \
+                 (a single text block is needed)"
+            ),
+            StructuredError::Structured { reason } => {
+                write!(f, "the tool result's structuredContent does not decode: {reason}")
+            }
+            StructuredError::Text { reason } => {
+                write!(f, "the tool result's text content does not decode as JSON: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StructuredError {}

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_proto::client::{BoxFuture, RequestOptions};
-use mcp_proto::types::{CallToolResult, ContentBlock, InitializeResult, JsonObject, Tool};
+use mcp_proto::types::{CallToolResult, JsonObject};
 use mcp_registry::{
-    AuthConfig, AuthorizationInfo, ClientIdentity, Config, Connector, DefaultConnector,
-    DynTransport, Error, OAuthConfig, Registry, RegistryOptions, ServerConfig, ToolPolicy,
-    Transport, TransportConfig, TransportError,
+    AuthConfig, AuthorizationInfo, BoxTransport, ClientIdentity, Config, Connector,
+    DefaultConnector, Error, OAuthConfig, Registry, RegistryOptions, ServerClient, ServerConfig,
+    ToolPolicy, TransportConfig, TransportError,
 };
 use mcp_stdio::ServerCommand;
 use mcp_testkit::{HttpConfig, serve_http};
@@ -47,7 +47,7 @@ impl Connector for TestConnector {
         &'a self,
         server: &'a ServerConfig,
         identity: &'a ClientIdentity,
-    ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>> {
+    ) -> BoxFuture<'a, Result<ServerClient, Error>> {
         Box::pin(async move {
             self.connects.fetch_add(1, Ordering::SeqCst);
             if let Some((_, delay)) = self.slow.iter().find(|(n, _)| *n == server.name) {
@@ -367,62 +367,39 @@ async fn a_disabled_config_gives_an_empty_registry() {
     assert!(matches!(registry.ping("a").await, Err(Error::UnknownServer { .. })));
 }
 
-/// A host's own transport: an in-memory server with one tool.
-#[derive(Debug, Default)]
-struct Memory {
-    calls: AtomicUsize,
-}
-
-impl Transport for Memory {
-    async fn initialize(&self) -> Result<Arc<InitializeResult>, TransportError> {
-        let result: InitializeResult = serde_json::from_value(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "memory", "version": "1"}
-        }))
-        .map_err(|e| TransportError::Other(Box::new(e)))?;
-        Ok(Arc::new(result))
-    }
-
-    async fn list_tools(&self) -> Result<Arc<[Tool]>, TransportError> {
-        let tool: Tool =
-            serde_json::from_value(json!({"name": "count", "inputSchema": {"type": "object"}}))
-                .map_err(|e| TransportError::Other(Box::new(e)))?;
-        Ok(Arc::from(vec![tool]))
-    }
-
-    async fn call_tool(
-        &self,
-        _name: &str,
-        _arguments: Option<JsonObject>,
-        _options: RequestOptions,
-    ) -> Result<CallToolResult, TransportError> {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        Ok(CallToolResult {
-            content: vec![ContentBlock::text(n.to_string())],
-            ..Default::default()
-        })
-    }
-
-    async fn discover_authorization(&self) -> Result<Option<AuthorizationInfo>, TransportError> {
-        Ok(None)
-    }
-
-    async fn close(&self) -> Result<(), TransportError> {
-        Ok(())
-    }
-}
-
+/// A host's own transport: the testkit server in this process, joined by
+/// `mcp-peer`'s in-memory transport.
 #[derive(Debug)]
 struct MemoryConnector;
 
 impl Connector for MemoryConnector {
     fn connect<'a>(
         &'a self,
-        _server: &'a ServerConfig,
+        server: &'a ServerConfig,
         _identity: &'a ClientIdentity,
-    ) -> BoxFuture<'a, Result<Arc<dyn DynTransport>, Error>> {
-        Box::pin(async { Ok(Arc::new(Memory::default()) as Arc<dyn DynTransport>) })
+    ) -> BoxFuture<'a, Result<ServerClient, Error>> {
+        Box::pin(async move {
+            let (transport, mut end) = mcp_peer::memory::pair();
+            let sender = end.sender();
+            let (testkit, mut queue) = mcp_testkit::Server::new(mcp_testkit::Config::default());
+            tokio::spawn(async move {
+                while let Some(bytes) = end.recv().await {
+                    testkit.handle_json(&bytes);
+                }
+            });
+            tokio::spawn(async move {
+                while let Some(item) = queue.recv().await {
+                    if let mcp_testkit::Outgoing::Message { message, .. } = item {
+                        sender.send(&message.to_vec());
+                    }
+                }
+            });
+            let client = mcp_peer::Client::new(
+                Box::new(transport) as BoxTransport,
+                mcp_peer::ClientOptions::new(server.name.clone()),
+            );
+            Ok(client)
+        })
     }
 }
 
@@ -432,11 +409,11 @@ async fn a_hosts_own_transport() {
     let config = Config { servers: vec![server], ..Default::default() };
     let registry = Registry::new(config, RegistryOptions::with_connector(MemoryConnector));
     let init = registry.initialize("mem").await.unwrap();
-    assert_eq!(init.server_info.name, "memory");
+    assert_eq!(init.server_info.name, "mcp-testkit");
     registry.ping("mem").await.unwrap();
     for expected in ["1", "2"] {
-        let r = registry.call_tool("mem", "count", None).await.unwrap();
-        assert_eq!(text(&r), expected);
+        let r = registry.call_tool("mem", "echo", args(json!({"message": expected}))).await;
+        assert_eq!(text(&r.unwrap()), expected);
     }
     let err = registry.call_tool("mem", "other", None).await.unwrap_err();
     assert!(matches!(err, Error::UnknownTool { .. }));

@@ -1,0 +1,292 @@
+//! Sending one HTTP request: building it with the session's headers, the
+//! OAuth token and its 401/403 rounds, same-origin redirects, status checks.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::{Body as _, Incoming};
+use mcp_sse::www_authenticate;
+
+use crate::auth::StaticAuth;
+use crate::conn::{self, ReadError};
+use crate::endpoint::Endpoint;
+use crate::error::{Error, chain};
+use crate::transport::{Shared, Snapshot};
+use crate::wire::{self, PROTOCOL_VERSION, SESSION_ID};
+
+/// The longest an error body is read for its excerpt.
+pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(2);
+/// The most redirects followed in a row (with
+/// [`HttpOptions::follow_redirects`](crate::HttpOptions::follow_redirects)).
+pub(crate) const MAX_REDIRECTS: u32 = 5;
+/// The most OAuth rounds (a 401 or 403 handled, the request sent again) for
+/// one HTTP request; `mcp-auth`'s own per-request bounds stop sooner.
+pub(crate) const MAX_AUTH_ROUNDS: u32 = 8;
+
+impl Shared {
+    /// Builds a request to the endpoint with the session headers.
+    pub(crate) fn build(
+        &self,
+        method: Method,
+        headers: &HeaderMap,
+        body: Bytes,
+        snap: &Snapshot,
+        extra: impl FnOnce(&mut HeaderMap),
+    ) -> http::Request<conn::Body> {
+        let mut req = http::Request::new(Full::new(body));
+        let legacy = if method == Method::POST { crate::legacy::post_uri(self) } else { None };
+        *req.method_mut() = method;
+        *req.uri_mut() = legacy.unwrap_or_else(|| self.endpoint.uri.clone());
+        let h = req.headers_mut();
+        h.clone_from(headers);
+        if let Some(session) = &snap.session {
+            h.insert(SESSION_ID.clone(), session.clone());
+        }
+        if let Some(v) = snap.version.filter(|v| v.sends_protocol_version_header()) {
+            h.insert(PROTOCOL_VERSION.clone(), HeaderValue::from_static(v.as_str()));
+        }
+        extra(h);
+        req
+    }
+
+    /// Sends a request with the OAuth token, when OAuth is configured: the
+    /// token held (refreshed first when it is about to expire) goes on the
+    /// request; a 401 runs [`on_unauthorized`](mcp_auth::OAuthClient::on_unauthorized),
+    /// a 403 `insufficient_scope` runs
+    /// [`on_insufficient_scope`](mcp_auth::OAuthClient::on_insufficient_scope),
+    /// and the request is sent again, as often as `mcp-auth`'s per-request
+    /// bounds allow (and never more than [`MAX_AUTH_ROUNDS`] times).
+    pub(crate) async fn send(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        let Some(oauth) = &self.oauth else { return self.send_redirects(req, method).await };
+        let mut auth = oauth.prepare().await;
+        let applies = oauth.applies_to(&req.uri().to_string());
+        let mut rounds = 0u32;
+        loop {
+            let mut attempt = conn::copy_request(&req);
+            if applies && let Some(header) = auth.header() {
+                let mut header = header.clone();
+                header.set_sensitive(true);
+                attempt.headers_mut().insert(AUTHORIZATION, header);
+            }
+            let resp = self.send_redirects(attempt, method).await?;
+            let status = resp.status();
+            if !applies
+                || rounds >= MAX_AUTH_ROUNDS
+                || (status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN)
+            {
+                return Ok(resp);
+            }
+            let bearer = www_authenticate::find_bearer(
+                resp.headers().get_all(WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok()),
+            );
+            let step_up = bearer.as_ref().filter(|b| b.is_insufficient_scope());
+            if status == StatusCode::FORBIDDEN && step_up.is_none() {
+                return Ok(resp);
+            }
+            // Read the refusal so its connection goes back to the pool.
+            let body = resp.into_body();
+            if !body.is_end_stream() {
+                let _ =
+                    tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
+            }
+            rounds += 1;
+            let outcome = match step_up {
+                Some(challenge) => {
+                    tracing::debug!(endpoint = %self.endpoint.redacted, method, "403 insufficient_scope: stepping up the authorization");
+                    oauth.on_insufficient_scope(&mut auth, challenge).await
+                }
+                None => {
+                    tracing::debug!(endpoint = %self.endpoint.redacted, method, "401: running the OAuth flow");
+                    oauth.on_unauthorized(&mut auth, bearer.as_ref()).await
+                }
+            };
+            if let Err(source) = outcome {
+                return Err(Error::Auth {
+                    endpoint: self.endpoint.redacted.clone(),
+                    method: method.into(),
+                    status,
+                    source: Box::new(source),
+                });
+            }
+        }
+    }
+
+    /// Sends a request; with [`HttpOptions::follow_redirects`], follows
+    /// same-origin 307 and 308 redirects (same method, body and headers), at
+    /// most [`MAX_REDIRECTS`] times. A redirect elsewhere is an error: the
+    /// credentials never leave the endpoint's origin.
+    pub(crate) async fn send_redirects(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        if !self.options.follow_redirects {
+            return self.send_once(req, method).await;
+        }
+        let mut req = req;
+        let mut hops = 0u32;
+        loop {
+            let mut again = conn::copy_request(&req);
+            let resp = self.send_once(req, method).await?;
+            let status = resp.status();
+            if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT
+            {
+                return Ok(resp);
+            }
+            let refuse = |reason: String| Error::Redirect {
+                endpoint: self.endpoint.redacted.clone(),
+                method: method.into(),
+                status,
+                reason,
+            };
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(refuse(format!("more than {MAX_REDIRECTS} redirects in a row")));
+            }
+            let location = resp
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| refuse("the redirect has no usable Location".into()))?;
+            let target = crate::endpoint::resolve_same_origin(again.uri(), location)
+                .map_err(|reason| refuse(format!("the redirect's Location: {reason}")))?;
+            let target = self.with_auth_query(target).map_err(refuse)?;
+            // Read the redirect's body so its connection goes back to the pool.
+            let body = resp.into_body();
+            if !body.is_end_stream() {
+                let _ =
+                    tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
+            }
+            tracing::debug!(endpoint = %self.endpoint.redacted, method, %status, hop = hops, "following a same-origin redirect");
+            *again.uri_mut() = target;
+            req = again;
+        }
+    }
+
+    /// A same-origin URI with the query-parameter credential added, unless
+    /// it already carries it.
+    fn with_auth_query(&self, uri: http::Uri) -> Result<http::Uri, String> {
+        let StaticAuth::Query { name, value } = &self.options.auth else { return Ok(uri) };
+        let pair = format!(
+            "{}={}",
+            crate::endpoint::percent_encode(name),
+            crate::endpoint::percent_encode(value)
+        );
+        if uri.query().is_some_and(|q| q.split('&').any(|p| p == pair)) {
+            return Ok(uri);
+        }
+        let e = Endpoint { uri, redacted: self.endpoint.redacted.clone() };
+        Ok(e.with_query_param(name, value)?.uri)
+    }
+
+    pub(crate) async fn send_once(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        self.pool.request(req).await.map_err(|e| Error::Connect {
+            endpoint: self.endpoint.redacted.clone(),
+            method: method.into(),
+            reason: self.secrets.scrub(&chain(&e)),
+        })
+    }
+
+    /// [`send`](Self::send), bounded by the request timeout (for messages
+    /// that are not requests, whose wait the core does not bound).
+    pub(crate) async fn send_bounded(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        let timeout = self.options.request_timeout;
+        match tokio::time::timeout(timeout, self.send(req, method)).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::Timeout {
+                endpoint: self.endpoint.redacted.clone(),
+                method: method.into(),
+                after: timeout,
+            }),
+        }
+    }
+
+    /// Turns a non-2xx response into its error.
+    pub(crate) async fn check_status(
+        &self,
+        resp: Response<Incoming>,
+        method: &str,
+        had_session: bool,
+    ) -> Result<Response<Incoming>, Error> {
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let endpoint = self.endpoint.redacted.clone();
+        let method = method.to_owned();
+        if status == StatusCode::NOT_FOUND && had_session {
+            return Err(Error::SessionExpired { endpoint, method });
+        }
+        let values: Vec<&str> = resp
+            .headers()
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        if status == StatusCode::UNAUTHORIZED {
+            let challenges =
+                www_authenticate::parse_all(values.iter().copied()).into_iter().flatten().collect();
+            let bearer = www_authenticate::find_bearer(values.iter().copied()).map(Box::new);
+            return Err(Error::Unauthorized { endpoint, method, challenges, bearer });
+        }
+        if status == StatusCode::FORBIDDEN
+            && let Some(bearer) = www_authenticate::find_bearer(values.iter().copied())
+            && bearer.is_insufficient_scope()
+        {
+            let challenges =
+                www_authenticate::parse_all(values.iter().copied()).into_iter().flatten().collect();
+            return Err(Error::InsufficientScope {
+                endpoint,
+                method,
+                challenges,
+                bearer: Box::new(bearer),
+            });
+        }
+        let prefix = tokio::time::timeout(
+            EXCERPT_WAIT,
+            conn::read_prefix(resp.into_body(), wire::EXCERPT_BYTES + 1),
+        )
+        .await
+        .unwrap_or_default();
+        let body = self.secrets.scrub(&wire::excerpt(&prefix));
+        Err(Error::Status { endpoint, method, status, body })
+    }
+
+    pub(crate) fn invalid(&self, method: &str, reason: &str) -> Error {
+        Error::InvalidResponse {
+            endpoint: self.endpoint.redacted.clone(),
+            method: method.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn read_error(&self, method: &str, e: ReadError) -> Error {
+        match e {
+            ReadError::TooLarge => Error::BodyTooLarge {
+                endpoint: self.endpoint.redacted.clone(),
+                method: method.into(),
+                limit: self.options.max_body,
+            },
+            ReadError::Io(reason) => Error::Connect {
+                endpoint: self.endpoint.redacted.clone(),
+                method: method.into(),
+                reason: self.secrets.scrub(&reason),
+            },
+        }
+    }
+}

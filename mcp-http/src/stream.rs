@@ -1,0 +1,265 @@
+//! Event streams: the one pump that feeds a stream's messages to the
+//! client, the one reconnect loop (GET, with `Last-Event-ID` when there is
+//! one), and the standalone GET stream's reader.
+
+use std::sync::Weak;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode};
+use http_body_util::BodyExt as _;
+use hyper::body::{Body as _, Incoming};
+use mcp_proto::jsonrpc;
+use mcp_sse::{Decoder, ItemRef};
+use serde_json::value::RawValue;
+
+use crate::error::{Error, chain};
+use crate::transport::{Shared, Snapshot, lock};
+use crate::wire::{self, LAST_EVENT_ID, MediaType};
+
+/// The longest a reply stream is drained after its reply arrived (so the
+/// connection can go back to the pool and late messages are still seen).
+const DRAIN_AFTER_REPLY: Duration = Duration::from_secs(5);
+
+/// Why a GET for an event stream gave no stream.
+pub(crate) enum GetError {
+    /// A failure worth another try (a connection error, 5xx, 429).
+    Retry(Error),
+    /// 405: the server offers no GET stream.
+    NotAllowed,
+    /// A failure another try will not mend.
+    Fatal(Error),
+}
+
+/// How pumping one stream ended.
+pub(crate) enum Pumped {
+    /// The caller's condition was met (the reply arrived).
+    Done,
+    /// The client is gone.
+    Gone,
+    /// The body ended (or failed) first.
+    Ended {
+        /// Whether any event arrived.
+        progress: bool,
+        /// How it ended, scrubbed of secrets.
+        reason: String,
+    },
+}
+
+/// Reads an event stream's frames into `decoder`, handing each message to
+/// the client; holds the transport only while a frame is handled (so
+/// dropping the client ends a reader). Stops after a frame when `done`
+/// says so, or when the body ends (then what the decoder still holds is
+/// dispatched).
+pub(crate) async fn pump(
+    weak: &Weak<Shared>,
+    decoder: &mut Decoder,
+    body: &mut Incoming,
+    mut done: impl FnMut(&Shared) -> bool,
+) -> Pumped {
+    let mut progress = false;
+    let reason = loop {
+        let frame = body.frame().await;
+        let Some(shared) = weak.upgrade() else { return Pumped::Gone };
+        match frame {
+            None => break "end of stream".to_owned(),
+            Some(Err(e)) => break shared.secrets.scrub(&chain(&e)),
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else { continue };
+                decoder.decode_with(&data, |item| progress |= shared.on_item(item));
+                if done(&shared) {
+                    return Pumped::Done;
+                }
+            }
+        }
+    };
+    decoder.finish();
+    let Some(shared) = weak.upgrade() else { return Pumped::Gone };
+    decoder.decode_with(b"", |item| progress |= shared.on_item(item));
+    Pumped::Ended { progress, reason }
+}
+
+/// Reads what follows a reply on its stream, for a bounded time, in the
+/// background.
+pub(crate) fn drain(weak: Weak<Shared>, mut decoder: Decoder, mut body: Incoming) {
+    if body.is_end_stream() {
+        return;
+    }
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(
+            DRAIN_AFTER_REPLY,
+            pump(&weak, &mut decoder, &mut body, |_| false),
+        )
+        .await;
+    });
+}
+
+/// Reads the standalone GET stream, and reopens it when it ends.
+pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
+    let max_event = match weak.upgrade() {
+        Some(shared) => shared.options.max_event_size,
+        None => return,
+    };
+    let mut decoder = Decoder::with_max_event_size(max_event);
+    let mut body = body;
+    let mut failures = 0u32;
+    let mut attempts = 0u32;
+    loop {
+        let progress = match pump(&weak, &mut decoder, &mut body, |_| false).await {
+            Pumped::Ended { progress, .. } => progress,
+            Pumped::Done | Pumped::Gone => return,
+        };
+        if progress {
+            failures = 0;
+        }
+        let Some(shared) = weak.upgrade() else { return };
+        let snap = shared.snapshot();
+        if snap.epoch != epoch {
+            // A new session: the old stream's event ids mean nothing.
+            decoder = Decoder::with_max_event_size(max_event);
+            epoch = snap.epoch;
+        }
+        let last = decoder.last_event_id().to_owned();
+        let last = (!last.is_empty()).then_some(last.as_str());
+        let retry = decoder.retry();
+        match shared.reopen("GET", last, retry, &snap, &mut failures, &mut attempts).await {
+            Ok(next) => body = next,
+            Err(GetError::NotAllowed) => return,
+            Err(GetError::Retry(e)) => {
+                tracing::debug!(error = %e, "the standalone event stream ended and could not be reopened");
+                return;
+            }
+            Err(GetError::Fatal(e)) => {
+                tracing::warn!(error = %e, "the standalone event stream stopped");
+                return;
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Acts on one stream item; true when it was an event (progress). Items
+    /// come borrowed (`Decoder::decode_with`): an event's JSON is parsed
+    /// straight from the body frame when it lies whole in it.
+    pub(crate) fn on_item(&self, item: ItemRef<'_>) -> bool {
+        match item {
+            ItemRef::Event(event) => {
+                // Priming events (an id and empty data) are never parsed.
+                if event.data.is_empty() {
+                    return true;
+                }
+                if event.event != "message" {
+                    tracing::debug!(endpoint = %self.endpoint.redacted, event = %event.event, "ignoring a server-sent event of another type");
+                    return true;
+                }
+                match jsonrpc::decode_slice_as::<Box<RawValue>>(event.data.as_bytes()) {
+                    Ok(incoming) => self.link().feed(incoming),
+                    Err(e) => {
+                        tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message")
+                    }
+                }
+                true
+            }
+            ItemRef::NoData { .. } => true,
+            ItemRef::Error(e) => {
+                tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "event stream");
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The reconnect loop: GETs the stream again (with `Last-Event-ID` when
+    /// given), after the server's `retry` delay (ms) or a jittered backoff, until
+    /// it opens, a failure that another try cannot mend, or
+    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) failures in a
+    /// row (`failures` counts across calls; the caller resets it when a
+    /// stream delivered an event). Gives up when the client is closed.
+    pub(crate) async fn reopen(
+        &self,
+        method: &str,
+        last: Option<&str>,
+        retry: Option<u64>,
+        snap: &Snapshot,
+        failures: &mut u32,
+        attempts: &mut u32,
+    ) -> Result<Incoming, GetError> {
+        let mut last_error = None;
+        loop {
+            *failures += 1;
+            if *failures > self.options.max_reconnects {
+                return Err(GetError::Retry(
+                    last_error.unwrap_or_else(|| {
+                        self.invalid(method, "the stream could not be reopened")
+                    }),
+                ));
+            }
+            *attempts += 1;
+            let delay = wire::reconnect_delay(*failures, retry, wire::entropy());
+            tracing::debug!(endpoint = %self.endpoint.redacted, method, ?delay, attempt = *attempts, "reopening an event stream");
+            tokio::time::sleep(delay).await;
+            if lock(&self.state).closed {
+                return Err(GetError::Fatal(Error::Closed {
+                    endpoint: self.endpoint.redacted.clone(),
+                }));
+            }
+            match self.open_get(method, last, snap).await {
+                Ok(body) => return Ok(body),
+                Err(GetError::Retry(e)) => {
+                    tracing::debug!(method, error = %e, "reopening an event stream failed");
+                    last_error = Some(e);
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// A GET for an event stream (with `Last-Event-ID` when resuming).
+    pub(crate) async fn open_get(
+        &self,
+        method: &str,
+        last: Option<&str>,
+        snap: &Snapshot,
+    ) -> Result<Incoming, GetError> {
+        let last = match last {
+            None => None,
+            Some(last) => Some(HeaderValue::from_bytes(last.as_bytes()).map_err(|_| {
+                GetError::Fatal(Error::StreamLost {
+                    endpoint: self.endpoint.redacted.clone(),
+                    method: method.into(),
+                    attempts: 0,
+                    reason: "the last event id cannot be sent as a header".into(),
+                })
+            })?),
+        };
+        let req = self.build(Method::GET, &self.get_headers, Bytes::new(), snap, |h| {
+            if let Some(last) = last {
+                h.insert(LAST_EVENT_ID.clone(), last);
+            }
+        });
+        let resp = match self.send_bounded(req, method).await {
+            Ok(r) => r,
+            Err(e) => return Err(GetError::Retry(e)),
+        };
+        let status = resp.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(GetError::NotAllowed);
+        }
+        if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+            return Err(match self.check_status(resp, method, false).await {
+                Err(e) => GetError::Retry(e),
+                Ok(_) => GetError::Retry(self.invalid(method, "unexpected status")),
+            });
+        }
+        let resp = self
+            .check_status(resp, method, snap.session.is_some())
+            .await
+            .map_err(GetError::Fatal)?;
+        match wire::media_type(resp.headers()) {
+            MediaType::EventStream => Ok(resp.into_body()),
+            _ => Err(GetError::Fatal(
+                self.invalid(method, "the GET stream is not text/event-stream"),
+            )),
+        }
+    }
+}

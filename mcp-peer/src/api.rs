@@ -1,0 +1,324 @@
+//! The typed operations: one method per client-to-server request of the
+//! protocol, written once for every transport.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_proto::client::{ClientError, RequestOptions, ops};
+use mcp_proto::methods;
+use mcp_proto::types::{
+    CallToolResult, CompleteRequestParams, CompleteResult, Cursor, EmptyResult, GetPromptResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListTasksResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, Prompt,
+    ReadResourceResult, Resource, ResourceRequestParams, ResourceTemplate, ServerCapabilities,
+    Task, TaskRequestParams, Tool,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::client::Client;
+use crate::transport::Transport;
+
+/// `tools/call` parameters with arguments of any serialisable type, encoded
+/// once into JSON text.
+#[derive(Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a RawValue>,
+}
+
+impl<T: Transport> Client<T> {
+    /// `ping`: succeeds when the server answers.
+    pub async fn ping(&self) -> Result<(), T::Error> {
+        ops::ping(self, RequestOptions::default()).await
+    }
+
+    /// The server's `serverInfo`, once initialized.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.initialize_result().map(|r| r.server_info.clone())
+    }
+
+    /// The server's capabilities, once initialized.
+    pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
+        self.initialize_result().map(|r| r.capabilities.clone())
+    }
+
+    /// The server's `instructions`, once initialized, when it gave any.
+    pub fn instructions(&self) -> Option<String> {
+        self.initialize_result().and_then(|r| r.instructions.clone())
+    }
+
+    /// Every tool the server offers (all pages), cached until the server
+    /// says the list changed.
+    pub async fn list_tools(&self) -> Result<Arc<[Tool]>, T::Error> {
+        ops::list_tools(self, RequestOptions::default()).await
+    }
+
+    /// Every tool the server offers (all pages), asked of the server even
+    /// when cached (the cache is refreshed).
+    pub async fn list_tools_fresh(&self) -> Result<Arc<[Tool]>, T::Error> {
+        ops::list_tools_fresh(self, RequestOptions::default()).await
+    }
+
+    /// One page of `tools/list` (the cache is not touched).
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<Cursor>,
+    ) -> Result<ListToolsResult, T::Error> {
+        self.page(methods::TOOLS_LIST, cursor).await
+    }
+
+    /// Calls a tool with `arguments`: anything that serialises to a JSON
+    /// object (a struct, a map, `serde_json::json!({...})`), or to `null`
+    /// (`None`, `()`) for none. A tool that fails reports `is_error` in the
+    /// result; that is not an `Err`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, T::Error> {
+        self.call_tool_with(name, arguments, RequestOptions::default()).await
+    }
+
+    /// [`call_tool`](Self::call_tool) with per-call options: a timeout, a
+    /// progress callback, the timeout restarted by progress up to a maximum
+    /// total.
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, T::Error> {
+        let arguments = serde_json::value::to_raw_value(&arguments)
+            .map_err(|e| self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}")))?;
+        let arguments = match arguments.get().as_bytes().first() {
+            Some(b'n') => None,
+            Some(b'{') => Some(&*arguments),
+            _ => {
+                let reason = "the arguments must be a JSON object".to_owned();
+                return Err(self.invalid_params(methods::TOOLS_CALL, reason));
+            }
+        };
+        let params = CallParams { name, arguments };
+        // Transports that derive headers from the call read the tool's
+        // definition (listed once when the cache lacks it).
+        let tool = match self.transport().wants_params() {
+            true => self.tool_list_with(name).await,
+            false => None,
+        };
+        let raw = self
+            .request_raw(methods::TOOLS_CALL, crate::client::Params::Typed(&params), tool, options)
+            .await?;
+        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
+    }
+
+    /// Calls a tool and decodes its result into `R`: from
+    /// `structuredContent`, else from the JSON text of its single text
+    /// block. A result with `is_error` set is an error carrying the result's
+    /// text.
+    pub async fn call_tool_as<R: DeserializeOwned>(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<R, T::Error> {
+        let result = self.call_tool(name, arguments).await?;
+        let invalid = |reason: String| {
+            self.transport().client_error(ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.into(),
+                reason,
+            })
+        };
+        if result.is_error == Some(true) {
+            let text = mcp_proto::render_tool_result(&result).text;
+            return Err(invalid(format!("the tool {name:?} reported an error: {text}")));
+        }
+        result.structured_as::<R>().map_err(|e| invalid(e.to_string()))
+    }
+
+    /// Every resource the server lists (all pages).
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, T::Error> {
+        ops::list_resources(self, RequestOptions::default()).await
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources_page(
+        &self,
+        cursor: Option<Cursor>,
+    ) -> Result<ListResourcesResult, T::Error> {
+        self.page(methods::RESOURCES_LIST, cursor).await
+    }
+
+    /// Every resource template the server lists (all pages).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, T::Error> {
+        ops::list_resource_templates(self, RequestOptions::default()).await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<Cursor>,
+    ) -> Result<ListResourceTemplatesResult, T::Error> {
+        self.page(methods::RESOURCES_TEMPLATES_LIST, cursor).await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, T::Error> {
+        let params = ResourceRequestParams::new(uri);
+        self.request_typed(methods::RESOURCES_READ, &params, RequestOptions::default()).await
+    }
+
+    /// `resources/subscribe`: the server sends `notifications/resources/updated`
+    /// for `uri` (see [`notifications`](Self::notifications)).
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), T::Error> {
+        let params = ResourceRequestParams::new(uri);
+        self.request_typed::<_, EmptyResult>(
+            methods::RESOURCES_SUBSCRIBE,
+            &params,
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `resources/unsubscribe`.
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), T::Error> {
+        let params = ResourceRequestParams::new(uri);
+        self.request_typed::<_, EmptyResult>(
+            methods::RESOURCES_UNSUBSCRIBE,
+            &params,
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Every prompt the server lists (all pages).
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, T::Error> {
+        ops::list_prompts(self, RequestOptions::default()).await
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts_page(
+        &self,
+        cursor: Option<Cursor>,
+    ) -> Result<ListPromptsResult, T::Error> {
+        self.page(methods::PROMPTS_LIST, cursor).await
+    }
+
+    /// `prompts/get`, with the prompt's arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<BTreeMap<String, String>>,
+    ) -> Result<GetPromptResult, T::Error> {
+        #[derive(Serialize)]
+        struct Params<'a> {
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            arguments: Option<BTreeMap<String, String>>,
+        }
+        let params = Params { name, arguments };
+        self.request_typed(methods::PROMPTS_GET, &params, RequestOptions::default()).await
+    }
+
+    /// `completion/complete`.
+    pub async fn complete(
+        &self,
+        params: &CompleteRequestParams,
+    ) -> Result<CompleteResult, T::Error> {
+        self.request_typed(methods::COMPLETION_COMPLETE, params, RequestOptions::default()).await
+    }
+
+    /// `logging/setLevel`: the least severe level the server should send.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), T::Error> {
+        #[derive(Serialize)]
+        struct Params {
+            level: LoggingLevel,
+        }
+        self.request_typed::<_, EmptyResult>(
+            methods::LOGGING_SET_LEVEL,
+            &Params { level },
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `tasks/get` (experimental, 2025-11-25): a task's current state.
+    pub async fn get_task(&self, task_id: &str) -> Result<Task, T::Error> {
+        let params = TaskRequestParams::new(task_id);
+        self.request_typed(methods::TASKS_GET, &params, RequestOptions::default()).await
+    }
+
+    /// `tasks/list` (experimental): one page of the server's tasks.
+    pub async fn list_tasks_page(
+        &self,
+        cursor: Option<Cursor>,
+    ) -> Result<ListTasksResult, T::Error> {
+        self.page(methods::TASKS_LIST, cursor).await
+    }
+
+    /// `tasks/list` (experimental): every task (all pages).
+    pub async fn list_tasks(&self) -> Result<Vec<Task>, T::Error> {
+        ops::list_tasks(self, RequestOptions::default()).await
+    }
+
+    /// `tasks/cancel` (experimental): the task's state after cancelling.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<Task, T::Error> {
+        let params = TaskRequestParams::new(task_id);
+        self.request_typed(methods::TASKS_CANCEL, &params, RequestOptions::default()).await
+    }
+
+    /// `tasks/result` (experimental): waits for the task to finish and
+    /// decodes the result of the request that created it (a
+    /// [`CallToolResult`] for a task-augmented `tools/call`).
+    pub async fn task_result<R: DeserializeOwned>(
+        &self,
+        task_id: &str,
+        options: RequestOptions,
+    ) -> Result<R, T::Error> {
+        let params = TaskRequestParams::new(task_id);
+        self.request_typed(methods::TASKS_RESULT, &params, options).await
+    }
+
+    /// Sends `notifications/roots/list_changed` (declare
+    /// `roots.listChanged` in [`ClientOptions::capabilities`](crate::ClientOptions::capabilities)).
+    pub async fn notify_roots_changed(&self) -> Result<(), T::Error> {
+        self.notify(methods::NOTIFICATION_ROOTS_LIST_CHANGED, None).await
+    }
+
+    /// Starts a tool call as a task of its own: the handle is awaited for
+    /// the result, and [`CallHandle::cancel`] stops it, sending
+    /// `notifications/cancelled` to the server.
+    pub fn spawn_call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> crate::CallHandle<CallToolResult, T::Error> {
+        let client = self.clone();
+        let name = name.to_owned();
+        let arguments = serde_json::to_value(&arguments);
+        crate::CallHandle::spawn(async move {
+            let arguments = arguments.map_err(|e| {
+                client.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}"))
+            })?;
+            client.call_tool_with(&name, arguments, options).await
+        })
+    }
+
+    async fn page<R: DeserializeOwned>(
+        &self,
+        method: &str,
+        cursor: Option<Cursor>,
+    ) -> Result<R, T::Error> {
+        let params = PaginatedRequestParams::new(cursor);
+        self.request_typed(method, &params, RequestOptions::default()).await
+    }
+
+    fn invalid_params(&self, method: &str, reason: String) -> T::Error {
+        self.transport().client_error(ClientError::InvalidParams { method: method.into(), reason })
+    }
+}

@@ -1,0 +1,775 @@
+//! The one client: the session driver around the sans-IO core, generic over
+//! a [`Transport`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Instant;
+
+use mcp_proto::ProtocolVersion;
+use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, RequestOptions, ServerEvent};
+use mcp_proto::jsonrpc::{IncomingOf, Message, Notification, Request, RequestId};
+use mcp_proto::methods;
+use mcp_proto::types::{InitializeResult, Tool};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{broadcast, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::options::ClientOptions;
+use crate::transport::{Link, LinkTarget, OutgoingRequest, Transport, TransportError};
+
+pub(crate) type Outcome = Result<Box<RawValue>, ClientError>;
+type Waiter = oneshot::Sender<Outcome>;
+
+/// How many notifications a slow [`notifications`](Client::notifications)
+/// subscriber may fall behind before it skips the oldest.
+const NOTIFICATION_BUFFER: usize = 256;
+
+/// The current time on tokio's clock (so a paused clock in tests pauses the
+/// deadlines too), as the core takes it.
+fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A client of one MCP server, over any [`Transport`].
+///
+/// It owns the protocol core (ids, the handshake, deadlines, routing) and
+/// everything that drives it: the handshake runs once before the first
+/// request (concurrent callers share it), every request waits under its
+/// deadline and sends `notifications/cancelled` when it expires or when its
+/// future is dropped, the server's requests (roots, sampling, elicitation)
+/// go to the host's handlers as tasks, and notifications reach the
+/// [`on_event`](ClientOptions::on_event) callback and the
+/// [`notifications`](Self::notifications) streams.
+///
+/// Cheap to clone: clones share the connection. Dropping the last clone
+/// drops the transport (which ends its connection); [`close`](Self::close)
+/// ends it gracefully.
+///
+/// Must be used within a Tokio runtime.
+pub struct Client<T: Transport> {
+    pub(crate) inner: Arc<Inner<T>>,
+}
+
+impl<T: Transport> Clone for Client<T> {
+    fn clone(&self) -> Self {
+        Client { inner: self.inner.clone() }
+    }
+}
+
+impl<T: Transport + fmt::Debug> fmt::Debug for Client<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("name", &self.inner.options.name)
+            .field("transport", &self.inner.transport)
+            .field("protocol_version", &self.protocol_version())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Inner<T: Transport> {
+    me: Weak<Inner<T>>,
+    pub(crate) transport: T,
+    pub(crate) options: ClientOptions,
+    core: Mutex<ClientCore<Waiter>>,
+    state: Mutex<State>,
+    init_lock: tokio::sync::Mutex<()>,
+    server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    notifications: broadcast::Sender<ServerEvent>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    closed: bool,
+    /// A handshake failure that no new handshake can mend.
+    fatal: Option<ClientError>,
+    /// Counts connections: a request knows which one it was sent in.
+    epoch: u64,
+}
+
+impl<T: Transport> Drop for Inner<T> {
+    fn drop(&mut self) {
+        for (_, task) in lock(&self.server_tasks).drain() {
+            task.abort();
+        }
+    }
+}
+
+/// How one attempt at a request failed.
+enum Fail<E> {
+    /// The transport failed to carry it.
+    Transport(E),
+    /// The protocol says no (or the connection closed under it).
+    Client(ClientError),
+}
+
+/// A request's parameters: a value, or any serialisable type encoded
+/// straight into the message when the transport does not need a value.
+pub(crate) enum Params<'a, P: ?Sized> {
+    Value(Option<Value>),
+    Typed(&'a P),
+}
+
+impl<T: Transport> Client<T> {
+    /// A client over `transport`. Nothing is sent yet: the handshake runs
+    /// before the first request, or with [`initialize`](Self::initialize).
+    pub fn new(transport: T, options: ClientOptions) -> Client<T> {
+        let core = ClientCore::new(options.core_config());
+        let (notifications, _) = broadcast::channel(NOTIFICATION_BUFFER);
+        let inner = Arc::new_cyclic(|me: &Weak<Inner<T>>| Inner {
+            me: me.clone(),
+            transport,
+            options,
+            core: Mutex::new(core),
+            state: Mutex::new(State::default()),
+            init_lock: tokio::sync::Mutex::new(()),
+            server_tasks: Mutex::new(HashMap::new()),
+            notifications,
+        });
+        let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
+        inner.transport.attach(Link::new(weak));
+        Client { inner }
+    }
+
+    /// The transport (to reach what only its kind offers).
+    pub fn transport(&self) -> &T {
+        &self.inner.transport
+    }
+
+    /// The server's name (from the options), as logs and errors show it.
+    pub fn name(&self) -> &str {
+        &self.inner.options.name
+    }
+
+    /// The options the client was made with.
+    pub fn options(&self) -> &ClientOptions {
+        &self.inner.options
+    }
+
+    /// The negotiated protocol version, once initialized.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        lock(&self.inner.core).protocol_version()
+    }
+
+    /// The server's answer to `initialize`, once initialized.
+    pub fn initialize_result(&self) -> Option<Arc<InitializeResult>> {
+        lock(&self.inner.core).initialize_result().cloned()
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.inner.state).closed
+    }
+
+    /// Runs the handshake if it has not run yet (concurrent callers share
+    /// one), and returns the server's answer.
+    pub async fn initialize(&self) -> Result<Arc<InitializeResult>, T::Error> {
+        if let Some(r) = self.initialize_result() {
+            return Ok(r);
+        }
+        let _guard = self.inner.init_lock.lock().await;
+        if let Some(r) = self.initialize_result() {
+            return Ok(r);
+        }
+        self.check_open()?;
+        self.handshake().await
+    }
+
+    /// A stream of the server's notifications that the core does not
+    /// consume itself (list changes, log messages, resource updates, ...),
+    /// from now on. Each call gives a new, independent subscriber; one that
+    /// falls more than 256 notifications behind skips the oldest (logged).
+    pub fn notifications(&self) -> crate::Notifications {
+        crate::Notifications::new(self.inner.notifications.subscribe())
+    }
+
+    /// Sends a request and waits for its result (initializing first if
+    /// needed), as a JSON value. Dropping the future sends
+    /// `notifications/cancelled`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, T::Error> {
+        let tool = match method {
+            methods::TOOLS_CALL if self.inner.transport.wants_params() => {
+                let name = params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+                match name {
+                    Some(name) => self.tool_list_with(name).await,
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        let raw = self.request_raw::<()>(method, Params::Value(params), tool, options).await?;
+        mcp_proto::client::ops::parse_result(method, &raw)
+            .map_err(|e| self.inner.transport.client_error(e))
+    }
+
+    /// Sends a request whose parameters are any serialisable value and
+    /// decodes its result into `R`.
+    pub async fn request_typed<P, R>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<R, T::Error>
+    where
+        P: Serialize + Sync + ?Sized,
+        R: serde::de::DeserializeOwned,
+    {
+        let raw = self.request_raw(method, Params::Typed(params), None, options).await?;
+        mcp_proto::client::ops::parse_result(method, &raw)
+            .map_err(|e| self.inner.transport.client_error(e))
+    }
+
+    /// Sends a notification (initializing first if needed).
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), T::Error> {
+        self.initialize().await?;
+        let queued = lock(&self.inner.core).queue_notification(Notification::new(method, params));
+        queued.map_err(|e| self.inner.transport.client_error(e))?;
+        self.inner.transport.flush().await
+    }
+
+    /// Ends the connection: waiting requests fail, the server's requests in
+    /// progress are abandoned, and the transport closes (a child process is
+    /// shut down, an HTTP session deleted). Idempotent.
+    pub async fn close(&self) -> Result<(), T::Error> {
+        {
+            let mut state = lock(&self.inner.state);
+            if state.closed {
+                return Ok(());
+            }
+            state.closed = true;
+        }
+        for (_, task) in lock(&self.inner.server_tasks).drain() {
+            task.abort();
+        }
+        let events = {
+            let mut core = lock(&self.inner.core);
+            core.close();
+            drain_events(&mut core)
+        };
+        self.inner.deliver(events);
+        self.inner.transport.close().await
+    }
+
+    fn check_open(&self) -> Result<(), T::Error> {
+        let state = lock(&self.inner.state);
+        if let Some(fatal) = &state.fatal {
+            return Err(self.inner.transport.client_error(fatal.clone()));
+        }
+        if state.closed {
+            return Err(self
+                .inner
+                .transport
+                .client_error(ClientError::Closed { method: methods::INITIALIZE.into() }));
+        }
+        Ok(())
+    }
+
+    /// The `initialize` exchange. Called under `init_lock`.
+    async fn handshake(&self) -> Result<Arc<InitializeResult>, T::Error> {
+        let inner = &self.inner;
+        let (tx, rx) = oneshot::channel();
+        let (request, events) = {
+            let mut core = lock(&inner.core);
+            if !core.is_fresh() {
+                // A connection that was lost starts again from a fresh core.
+                core.reset();
+            }
+            let request = core.initialize(tx, now());
+            (request, drain_events(&mut core))
+        };
+        inner.deliver(events);
+        let request = request.map_err(|e| inner.transport.client_error(e))?;
+        let body = encode(&request, &inner.transport)?;
+        let wants = inner.transport.wants_params();
+        let outgoing = OutgoingRequest {
+            id: &request.id,
+            method: methods::INITIALIZE,
+            body,
+            params: if wants { request.params.as_ref() } else { None },
+            tool: None,
+        };
+        let exchange = inner.transport.send_request(outgoing);
+        match inner.wait(&request.id, rx, exchange).await {
+            Ok(_) => {
+                // notifications/initialized goes out before any other request.
+                if let Err(e) = inner.transport.flush().await {
+                    tracing::debug!(server = %inner.options.name, error = %e, "sending notifications/initialized failed");
+                }
+                let result = lock(&inner.core).initialize_result().cloned();
+                let result = result.ok_or_else(|| {
+                    inner
+                        .transport
+                        .client_error(ClientError::Closed { method: methods::INITIALIZE.into() })
+                })?;
+                inner.transport.initialized().await;
+                Ok(result)
+            }
+            Err(Fail::Transport(e)) => {
+                inner.forget(&request.id, "the initialize exchange failed");
+                Err(e)
+            }
+            Err(Fail::Client(e)) => {
+                if e.is_fatal_handshake() {
+                    lock(&inner.state).fatal = Some(e.clone());
+                }
+                Err(inner.transport.client_error(e))
+            }
+        }
+    }
+
+    /// Starts a new connection after the server dropped the one `epoch`
+    /// counted (unless another caller already did), and runs the handshake.
+    async fn renew(&self, epoch: u64) -> Result<(), T::Error> {
+        let _guard = self.inner.init_lock.lock().await;
+        self.check_open()?;
+        let reset = {
+            let mut state = lock(&self.inner.state);
+            let reset = state.epoch == epoch;
+            if reset {
+                state.epoch += 1;
+            }
+            reset
+        };
+        if reset {
+            let events = {
+                let mut core = lock(&self.inner.core);
+                core.reset();
+                drain_events(&mut core)
+            };
+            self.inner.deliver(events);
+        }
+        if self.initialize_result().is_none() {
+            self.handshake().await?;
+        }
+        Ok(())
+    }
+
+    fn epoch(&self) -> u64 {
+        lock(&self.inner.state).epoch
+    }
+
+    /// Whether the connection the request was sent in is gone (and the
+    /// client is not closed).
+    fn lost_since(&self, epoch: u64) -> bool {
+        let state = lock(&self.inner.state);
+        !state.closed && state.epoch != epoch
+    }
+
+    /// Sends a request (initializing first) and waits for its answer, as
+    /// JSON text. A request the server refused because its session expired
+    /// is sent again once in a new session; one that was out when the
+    /// connection was lost is sent again once when the transport allows it
+    /// and the method is idempotent.
+    pub(crate) async fn request_raw<P: Serialize + Sync + ?Sized>(
+        &self,
+        method: &str,
+        params: Params<'_, P>,
+        tool: Option<(Arc<[Tool]>, usize)>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
+        let transport = &self.inner.transport;
+        let mut params = params;
+        let mut again = false;
+        loop {
+            self.initialize().await?;
+            let epoch = self.epoch();
+            let tool = tool.as_ref().map(|(list, i)| &list[*i]);
+            let (outcome, back) = self.attempt(method, params, tool, &options).await;
+            params = back;
+            match outcome {
+                Ok(raw) => return Ok(raw),
+                Err(Fail::Transport(e)) if e.is_session_expired() && !again => {
+                    tracing::info!(server = %self.name(), method, "the server ended the session; starting a new one");
+                    again = true;
+                    self.renew(epoch).await?;
+                }
+                Err(Fail::Transport(e)) => return Err(e),
+                Err(Fail::Client(ClientError::Closed { .. }))
+                    if self.lost_since(epoch) && transport.resends_after_loss() =>
+                {
+                    if again || !methods::is_idempotent(method) {
+                        let lost = ClientError::ConnectionLost { method: method.into() };
+                        return Err(transport.client_error(lost));
+                    }
+                    again = true;
+                    self.renew(epoch).await?;
+                }
+                Err(Fail::Client(ClientError::NotInitialized { .. })) if !again => {
+                    // The connection was renewed between the check and the
+                    // send: initialize and go on in the new one.
+                    again = true;
+                }
+                Err(Fail::Client(e)) => return Err(transport.client_error(e)),
+            }
+        }
+    }
+
+    /// One attempt at a request. Gives the parameters back for another.
+    async fn attempt<'p, P: Serialize + Sync + ?Sized>(
+        &self,
+        method: &str,
+        params: Params<'p, P>,
+        tool: Option<&Tool>,
+        options: &RequestOptions,
+    ) -> (Result<Box<RawValue>, Fail<T::Error>>, Params<'p, P>) {
+        let inner = &self.inner;
+        let (tx, rx) = oneshot::channel();
+        if !inner.transport.wants_params()
+            && let Params::Typed(p) = &params
+        {
+            let started = lock(&inner.core).start_request_encoded(method, p, options, tx, now());
+            let (id, body) = match started {
+                Ok(s) => s,
+                Err(e) => return (Err(Fail::Client(e)), params),
+            };
+            let outgoing = OutgoingRequest { id: &id, method, body, params: None, tool: None };
+            return (inner.exchange(&id, rx, outgoing).await, params);
+        }
+        let value = match params {
+            Params::Value(v) => v,
+            Params::Typed(p) => match serde_json::to_value(p) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    let e =
+                        ClientError::InvalidParams { method: method.into(), reason: e.to_string() };
+                    return (Err(Fail::Client(e)), params);
+                }
+            },
+        };
+        let started = lock(&inner.core).start_request(method, value, options, tx, now());
+        let request = match started {
+            Ok(r) => r,
+            Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
+        };
+        let body = match encode(&request, &inner.transport) {
+            Ok(b) => b,
+            Err(e) => {
+                inner.forget(&request.id, "the request could not be encoded");
+                return (Err(Fail::Transport(e)), Params::Value(request.params));
+            }
+        };
+        let outgoing = OutgoingRequest {
+            id: &request.id,
+            method,
+            body,
+            params: if inner.transport.wants_params() { request.params.as_ref() } else { None },
+            tool,
+        };
+        let outcome = inner.exchange(&request.id, rx, outgoing).await;
+        (outcome, Params::Value(request.params))
+    }
+
+    /// The cached tool list and the index of `name` in it, listing the
+    /// tools first when the cache lacks it. `None` when the listing fails
+    /// or the server does not list the tool (logged).
+    pub(crate) async fn tool_list_with(&self, name: &str) -> Option<(Arc<[Tool]>, usize)> {
+        let cached = lock(&self.inner.core).cached_tools();
+        if let Some(tools) = cached
+            && let Some(i) = tools.iter().position(|t| t.name == name)
+        {
+            return Some((tools, i));
+        }
+        match mcp_proto::client::ops::list_tools_fresh(self, RequestOptions::default()).await {
+            Ok(tools) => match tools.iter().position(|t| t.name == name) {
+                Some(i) => Some((tools, i)),
+                None => {
+                    tracing::debug!(server = %self.name(), tool = name, "the server does not list the tool");
+                    None
+                }
+            },
+            Err(e) => {
+                tracing::debug!(server = %self.name(), error = %e, "listing the tools failed");
+                None
+            }
+        }
+    }
+}
+
+impl<T: Transport> Inner<T> {
+    /// Sends a started request and waits for its answer under its
+    /// deadline; cancels it when the caller stops waiting.
+    async fn exchange(
+        &self,
+        id: &RequestId,
+        rx: oneshot::Receiver<Outcome>,
+        outgoing: OutgoingRequest<'_>,
+    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+        let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
+        let exchange = self.transport.send_request(outgoing);
+        let outcome = self.wait(id, rx, exchange).await;
+        guard.id = None;
+        if let Err(Fail::Transport(_)) = &outcome {
+            self.forget(id, "the transport failed to carry the request");
+        }
+        outcome
+    }
+
+    /// Waits for a request's outcome while its exchange runs, expiring
+    /// deadlines as they pass.
+    async fn wait(
+        &self,
+        id: &RequestId,
+        mut rx: oneshot::Receiver<Outcome>,
+        exchange: impl Future<Output = Result<(), T::Error>>,
+    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+        let closed = || ClientError::Closed { method: String::new() };
+        tokio::pin!(exchange);
+        let mut running = true;
+        loop {
+            let deadline = lock(&self.core).deadline(id);
+            let Some(deadline) = deadline else { break };
+            tokio::select! {
+                biased;
+                outcome = &mut rx => {
+                    return outcome.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client);
+                }
+                result = &mut exchange, if running => {
+                    running = false;
+                    if let Err(e) = result {
+                        return Err(Fail::Transport(e));
+                    }
+                }
+                () = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
+                    let (events, flush) = {
+                        let mut core = lock(&self.core);
+                        core.handle_timeout(now());
+                        (drain_events(&mut core), core.has_transmit())
+                    };
+                    self.deliver(events);
+                    if flush {
+                        self.spawn_flush();
+                    }
+                }
+            }
+        }
+        rx.await.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client)
+    }
+
+    /// Stops waiting for a request (sending `notifications/cancelled`).
+    fn forget(&self, id: &RequestId, reason: &str) {
+        let (events, flush) = {
+            let mut core = lock(&self.core);
+            if core.deadline(id).is_none() {
+                return;
+            }
+            core.cancel(id, reason);
+            (drain_events(&mut core), core.has_transmit())
+        };
+        self.deliver(events);
+        if flush {
+            self.spawn_flush();
+        }
+    }
+
+    fn spawn_flush(&self) {
+        let Some(me) = self.me.upgrade() else { return };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        handle.spawn(async move {
+            if let Err(e) = me.transport.flush().await {
+                tracing::debug!(server = %me.options.name, error = %e, "sending a message to the server failed");
+            }
+        });
+    }
+
+    /// Acts on the core's events outside its lock.
+    fn deliver(&self, events: Vec<Event<Waiter>>) {
+        for event in events {
+            if let Some(server_event) = event.server_event()
+                && self.notifications.receiver_count() > 0
+            {
+                let _ = self.notifications.send(server_event);
+            }
+            let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
+                let _ = waiter.send(outcome);
+            });
+            match work {
+                Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
+                Some(DriverWork::StopServerRequest(id)) => {
+                    if let Some(task) = lock(&self.server_tasks).remove(&id) {
+                        task.abort();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Runs the host's handler for a server request as a task that answers
+    /// through the core.
+    fn answer(&self, request: mcp_proto::client::ServerRequest) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let weak = self.me.clone();
+        let handlers = self.options.handlers.clone();
+        let id = request.id.clone();
+        // Held while spawning, so the task cannot remove its entry before it
+        // is inserted (which would leave a stale entry).
+        let mut tasks = lock(&self.server_tasks);
+        let task = handle.spawn(async move {
+            let outcome = handlers.handle(&request.method, request.params).await;
+            let Some(inner) = weak.upgrade() else { return };
+            lock(&inner.server_tasks).remove(&request.id);
+            lock(&inner.core).respond(request.id, outcome);
+            if let Err(e) = inner.transport.flush().await {
+                tracing::debug!(server = %inner.options.name, error = %e, "sending an answer to the server failed");
+            }
+        });
+        tasks.insert(id, task.abort_handle());
+    }
+}
+
+impl<T: Transport> LinkTarget for Inner<T> {
+    fn feed(&self, incoming: IncomingOf<Box<RawValue>>) {
+        let (events, flush) = {
+            let mut core = lock(&self.core);
+            core.handle_incoming(incoming, now());
+            (drain_events(&mut core), core.has_transmit())
+        };
+        self.deliver(events);
+        if flush {
+            self.spawn_flush();
+        }
+    }
+
+    fn poll_transmit(&self) -> Option<Message> {
+        lock(&self.core).poll_transmit()
+    }
+
+    fn has_transmit(&self) -> bool {
+        lock(&self.core).has_transmit()
+    }
+
+    fn is_pending(&self, id: &RequestId) -> bool {
+        lock(&self.core).deadline(id).is_some()
+    }
+
+    fn protocol_version(&self) -> Option<ProtocolVersion> {
+        lock(&self.core).protocol_version()
+    }
+
+    fn connection_lost(&self) {
+        {
+            let mut state = lock(&self.state);
+            if state.closed {
+                return;
+            }
+            state.epoch += 1;
+        }
+        for (_, task) in lock(&self.server_tasks).drain() {
+            task.abort();
+        }
+        let events = {
+            let mut core = lock(&self.core);
+            core.reset();
+            drain_events(&mut core)
+        };
+        self.deliver(events);
+    }
+
+    fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
+    fn flush_soon(&self) {
+        self.spawn_flush();
+    }
+}
+
+/// The target of a link that was never attached.
+pub(crate) struct Detached;
+
+impl LinkTarget for Detached {
+    fn feed(&self, _: IncomingOf<Box<RawValue>>) {}
+    fn poll_transmit(&self) -> Option<Message> {
+        None
+    }
+    fn has_transmit(&self) -> bool {
+        false
+    }
+    fn is_pending(&self, _: &RequestId) -> bool {
+        false
+    }
+    fn protocol_version(&self) -> Option<ProtocolVersion> {
+        None
+    }
+    fn connection_lost(&self) {}
+    fn is_closed(&self) -> bool {
+        true
+    }
+    fn flush_soon(&self) {}
+}
+
+/// Cancels a request whose caller stopped waiting (its future was dropped).
+struct CancelOnDrop<T: Transport> {
+    inner: Weak<Inner<T>>,
+    id: Option<RequestId>,
+}
+
+impl<T: Transport> Drop for CancelOnDrop<T> {
+    fn drop(&mut self) {
+        let (Some(id), Some(inner)) = (self.id.take(), self.inner.upgrade()) else { return };
+        inner.forget(&id, "the client stopped waiting");
+    }
+}
+
+fn drain_events(core: &mut ClientCore<Waiter>) -> Vec<Event<Waiter>> {
+    std::iter::from_fn(|| core.poll_event()).collect()
+}
+
+fn encode<T: Transport>(request: &Request, transport: &T) -> Result<Vec<u8>, T::Error> {
+    serde_json::to_vec(request).map_err(|e| {
+        transport.client_error(ClientError::InvalidParams {
+            method: request.method.clone(),
+            reason: e.to_string(),
+        })
+    })
+}
+
+impl<T: Transport> mcp_proto::client::ops::Requester for Client<T> {
+    type Error = T::Error;
+
+    fn client_error(&self, error: ClientError) -> T::Error {
+        self.inner.transport.client_error(error)
+    }
+
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
+        self.request_raw::<()>(method, Params::Value(params), None, options).await
+    }
+
+    async fn request_with_params<P: Serialize + Sync>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
+        self.request_raw(method, Params::Typed(params), None, options).await
+    }
+
+    fn cached_tools(&self) -> Option<Arc<[Tool]>> {
+        lock(&self.inner.core).cached_tools()
+    }
+
+    fn tools_generation(&self) -> u64 {
+        lock(&self.inner.core).tools_generation()
+    }
+
+    fn store_tools(&self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]> {
+        lock(&self.inner.core).store_tools(generation, tools)
+    }
+}

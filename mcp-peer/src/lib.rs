@@ -1,0 +1,81 @@
+//! # mcp-peer
+//!
+//! One Model Context Protocol client over any transport. [`Client<T>`] owns
+//! the sans-IO protocol core of [`mcp_proto::client`] and everything that
+//! drives it, written once for every transport:
+//!
+//! - the `initialize` handshake, once, before the first request (concurrent
+//!   callers share it), and a new one when a connection is lost;
+//! - every request waits under its deadline (progress may restart it, up to
+//!   a maximum), and `notifications/cancelled` goes out when it expires or
+//!   when the caller drops the future ([`CallHandle::cancel`] for a call
+//!   running on its own);
+//! - the server's requests (`roots/list`, `sampling/createMessage`,
+//!   `elicitation/create`) go to the host's [`Handlers`](mcp_proto::client::Handlers)
+//!   as tasks; anything undeclared is answered -32601 by the core;
+//! - notifications reach [`ClientOptions::on_event`] and every
+//!   [`Notifications`] stream;
+//! - the typed operations: tools (with the cached list), resources and
+//!   templates, subscriptions, prompts, completion, logging, tasks, each
+//!   paginated list whole or by page.
+//!
+//! A [`Transport`] only moves messages: it sends a request
+//! ([`Transport::send_request`]) and what the core queued
+//! ([`Transport::flush`]), and hands what the server sends to its
+//! [`Link`]. `mcp-stdio` implements it for a child's pipes, `mcp-http` for
+//! Streamable HTTP and HTTP+SSE, [`memory`] in memory; a host can bring its
+//! own. [`DynTransport`] boxes transports of different kinds behind one
+//! client type (`Client<Box<dyn DynTransport<E>>>`).
+//!
+//! ## What this crate does not do
+//!
+//! No sockets, no processes, no HTTP: those are the transports'. It needs a
+//! Tokio runtime (tasks for the server's requests, tokio's clock for
+//! deadlines, so tests run on a paused clock). It never writes to stdout.
+//!
+//! ## Example
+//!
+//! ```
+//! use mcp_peer::{Client, ClientOptions, memory};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let (transport, mut server) = memory::pair();
+//! let client = Client::new(transport, ClientOptions::new("demo"));
+//! // A server that answers `initialize` and `ping`.
+//! tokio::spawn(async move {
+//!     while let Some(bytes) = server.recv().await {
+//!         let msg: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+//!         let Some(id) = msg.get("id") else { continue };
+//!         let result = match msg["method"].as_str() {
+//!             Some("initialize") => serde_json::json!({
+//!                 "protocolVersion": "2025-11-25",
+//!                 "capabilities": {},
+//!                 "serverInfo": {"name": "demo", "version": "1"},
+//!             }),
+//!             _ => serde_json::json!({}),
+//!         };
+//!         let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+//!         server.send(reply.to_string().as_bytes());
+//!     }
+//! });
+//! client.ping().await.unwrap();
+//! assert_eq!(client.server_info().unwrap().name, "demo");
+//! client.close().await.unwrap();
+//! # }
+//! ```
+
+mod api;
+mod client;
+pub mod memory;
+mod notifications;
+mod options;
+mod transport;
+
+pub use client::Client;
+pub use notifications::{CallError, CallHandle, Notifications};
+pub use options::ClientOptions;
+pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};
+
+pub use mcp_proto;
+pub use mcp_proto::client::{Handlers, RequestOptions, ServerEvent};

@@ -1,0 +1,280 @@
+//! The session layer against the testkit server, both in memory: no process,
+//! no socket, tokio's clock paused (deadlines pass at once when everything
+//! waits).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_peer::memory::{self, MemoryError, MemorySender, MemoryTransport};
+use mcp_peer::{CallError, Client, ClientOptions, RequestOptions, ServerEvent};
+use mcp_proto::client::{ClientError, ListKind, StaticRoots};
+use mcp_proto::types::{CallToolResult, ClientCapabilities, Root, RootsCapability};
+use mcp_testkit::{Config, Outgoing, Server};
+use serde_json::{Value, json};
+
+/// A client and the testkit server joined in memory, with the number of
+/// messages the server received.
+struct Pair {
+    client: Client<MemoryTransport>,
+    sender: MemorySender,
+    received: Arc<AtomicUsize>,
+}
+
+fn pair(options: ClientOptions) -> Pair {
+    pair_with(options, Config::default())
+}
+
+fn pair_with(options: ClientOptions, config: Config) -> Pair {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options);
+    let sender = end.sender();
+    let received = Arc::new(AtomicUsize::new(0));
+    let (server, mut queue) = Server::new(config);
+    let counter = received.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            server.handle_json(&bytes);
+        }
+    });
+    let out = sender.clone();
+    tokio::spawn(async move {
+        while let Some(item) = queue.recv().await {
+            match item {
+                Outgoing::Message { message, .. } => {
+                    out.send(&message.to_vec());
+                }
+                Outgoing::RawLine(line) => {
+                    out.send(&line);
+                }
+                Outgoing::Exit(_) => {
+                    out.drop_connection();
+                    return;
+                }
+                _ => {}
+            }
+        }
+    });
+    Pair { client, sender, received }
+}
+
+fn options() -> ClientOptions {
+    ClientOptions::new("testkit")
+}
+
+fn text(result: &CallToolResult) -> String {
+    mcp_proto::render_tool_result(result).text
+}
+
+#[tokio::test(start_paused = true)]
+async fn handshake_tools_and_calls() {
+    let Pair { client, .. } = pair(options());
+    assert!(client.initialize_result().is_none());
+    client.ping().await.unwrap();
+    let info = client.server_info().unwrap();
+    assert_eq!(info.name, "mcp-testkit");
+    assert!(client.server_capabilities().unwrap().tools.is_some());
+    assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST));
+    let tools = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"));
+    // Cached: the same list, not asked again.
+    assert!(Arc::ptr_eq(&tools, &client.list_tools().await.unwrap()));
+    let r = client.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+    assert_eq!(text(&r), "hi");
+    // Arguments of any serialisable type; none at all is `()` or `None`.
+    #[derive(serde::Serialize)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+    let r = client.call_tool("add", Add { a: 2, b: 40 }).await.unwrap();
+    assert_eq!(text(&r), "42");
+    let r = client.call_tool("cancelled_log", ()).await.unwrap();
+    assert_eq!(text(&r), "[]");
+    let r = client.call_tool("cancelled_log", None::<Value>).await.unwrap();
+    assert_eq!(text(&r), "[]");
+    // Arguments that are not an object are refused before anything is sent.
+    let err = client.call_tool("echo", json!([1, 2])).await.unwrap_err();
+    assert!(matches!(err, MemoryError::Protocol(ClientError::InvalidParams { .. })), "{err:?}");
+    // A typed result from structuredContent.
+    #[derive(serde::Deserialize)]
+    struct Sum {
+        sum: f64,
+    }
+    let sum: Sum = client.call_tool_as("add", json!({"a": 1, "b": 2})).await.unwrap();
+    assert_eq!(sum.sum, 3.0);
+    // Or from the single text block's JSON, when there is no structuredContent.
+    let echoed: Vec<u32> = client.call_tool_as("echo", json!({"message": "[1,2]"})).await.unwrap();
+    assert_eq!(echoed, [1, 2]);
+    // A tool error is an error of the typed call, carrying the tool's text.
+    let err = client.call_tool_as::<Value>("fail", json!({"message": "boom"})).await.unwrap_err();
+    assert!(err.to_string().contains("boom"), "{err}");
+    client.close().await.unwrap();
+    assert!(client.is_closed());
+    let err = client.ping().await.unwrap_err();
+    assert!(matches!(err, MemoryError::Protocol(ClientError::Closed { .. })), "{err:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_first_requests_share_one_handshake() {
+    let Pair { client, received, .. } = pair(options());
+    let calls: Vec<_> = (0..8).map(|_| client.ping()).collect();
+    for r in futures_util::future::join_all(calls).await {
+        r.unwrap();
+    }
+    // initialize, notifications/initialized, 8 pings.
+    assert_eq!(received.load(Ordering::SeqCst), 10);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_cancels_on_the_paused_clock() {
+    let Pair { client, .. } = pair(options());
+    client.initialize().await.unwrap();
+    let started = tokio::time::Instant::now();
+    let quick = RequestOptions::with_timeout(Duration::from_secs(30));
+    let err = client.call_tool_with("hang", (), quick).await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::Timeout { ref method, after })
+            if method == "tools/call" && after >= Duration::from_secs(30)
+                && after < Duration::from_secs(31)),
+        "{err:?}"
+    );
+    // Thirty seconds of virtual time, none of real time to speak of.
+    assert!(started.elapsed() >= Duration::from_secs(30));
+    // The server heard the cancellation of that request (id 2: after
+    // initialize's 1).
+    let log = client.call_tool("cancelled_log", ()).await.unwrap();
+    assert_eq!(text(&log), "[2]");
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_restarts_the_deadline_up_to_the_total() {
+    let Pair { client, .. } = pair(options());
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    let options = RequestOptions {
+        // Each step takes 50 ms: without the reset, 80 ms would not do.
+        timeout: Some(Duration::from_millis(80)),
+        reset_timeout_on_progress: true,
+        max_total_timeout: Some(Duration::from_secs(5)),
+        on_progress: Some(Arc::new(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })),
+    };
+    let r = client.call_tool_with("slow", json!({"ms": 50, "steps": 4}), options).await.unwrap();
+    assert!(!r.is_error.unwrap_or(false));
+    assert_eq!(seen.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_call_handle_tells_the_server() {
+    let Pair { client, .. } = pair(options());
+    client.initialize().await.unwrap();
+    let handle = client.spawn_call_tool("hang", (), RequestOptions::default());
+    // Let the request go out.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    handle.cancel();
+    assert!(matches!(handle.await, Err(CallError::Cancelled)));
+    let log = client.call_tool("cancelled_log", ()).await.unwrap();
+    assert_eq!(text(&log), "[2]");
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_requests_go_to_the_handlers_and_undeclared_ones_get_32601() {
+    let mut o = options();
+    let root = Root::new("file:///work/project").with_name("project");
+    o.handlers.roots = Some(Arc::new(StaticRoots(vec![root])));
+    // roots.listChanged declared explicitly; tasks too.
+    o.capabilities = ClientCapabilities {
+        roots: Some(RootsCapability { list_changed: Some(true), ..Default::default() }),
+        tasks: Some(Default::default()),
+        ..Default::default()
+    };
+    let declared = o.declared_capabilities();
+    assert_eq!(declared.roots.as_ref().and_then(|r| r.list_changed), Some(true));
+    assert!(declared.tasks.is_some());
+    assert!(declared.sampling.is_none());
+    let Pair { client, .. } = pair(o);
+    let roots = client.call_tool("ask", json!({"what": "roots"})).await.unwrap();
+    assert!(text(&roots).contains("file:///work/project"), "{}", text(&roots));
+    let sample = client.call_tool("ask", json!({"what": "sample"})).await.unwrap();
+    assert!(text(&sample).contains("-32601"), "{}", text(&sample));
+    client.notify_roots_changed().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn notifications_reach_every_stream_and_the_callback() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut o = options();
+    o.on_event = Some(Arc::new(move |e: &ServerEvent| {
+        let _ = tx.send(e.clone());
+    }));
+    let Pair { client, .. } = pair(o);
+    client.initialize().await.unwrap();
+    let mut first = client.notifications();
+    let mut second = client.notifications();
+    let before = client.list_tools().await.unwrap();
+    client.call_tool("change", ()).await.unwrap();
+    let expected = ServerEvent::ListChanged(ListKind::Tools);
+    assert_eq!(first.recv().await, Some(expected.clone()));
+    assert_eq!(second.recv().await, Some(expected.clone()));
+    assert_eq!(rx.recv().await, Some(expected));
+    // The cache was dropped: the new list has the extra tool.
+    let after = client.list_tools().await.unwrap();
+    assert_eq!(after.len(), before.len() + 1);
+    // Log messages arrive too, after logging/setLevel.
+    client.set_log_level(mcp_proto::types::LoggingLevel::Debug).await.unwrap();
+    client.call_tool("log", json!({"level": "info", "message": "hello"})).await.unwrap();
+    match first.recv().await {
+        Some(ServerEvent::Log(log)) => assert_eq!(log.data, json!("hello")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_connection_fails_waiters_and_the_next_request_starts_again() {
+    let Pair { client, sender, received } = pair(options());
+    client.initialize().await.unwrap();
+    let waiting = client.spawn_call_tool("hang", (), RequestOptions::default());
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    sender.drop_connection();
+    match waiting.await {
+        Err(CallError::Failed(MemoryError::Protocol(ClientError::Closed { .. }))) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(client.initialize_result().is_none());
+    // A new handshake: the in-memory testkit refuses a second initialize in
+    // one session, so the error is the server's, which shows the client did
+    // send it.
+    let before = received.load(Ordering::SeqCst);
+    let err = client.ping().await;
+    assert!(received.load(Ordering::SeqCst) > before);
+    assert!(err.is_err() || client.initialize_result().is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn raw_requests_and_unknown_methods() {
+    let Pair { client, .. } = pair(options());
+    let v = client.request("tools/list", None, RequestOptions::default()).await.unwrap();
+    assert!(v["tools"].is_array());
+    let err = client.request("no/such", None, RequestOptions::default()).await.unwrap_err();
+    match err {
+        MemoryError::Protocol(ClientError::Rpc { error, .. }) => assert_eq!(error.code, -32601),
+        other => panic!("{other:?}"),
+    }
+    // A page at a time.
+    let page = client.list_tools_page(None).await.unwrap();
+    assert!(!page.tools.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn paginated_lists_are_followed_to_the_end() {
+    let config = Config { page_size: Some(2), ..Config::default() };
+    let Pair { client, .. } = pair_with(options(), config);
+    let page = client.list_tools_page(None).await.unwrap();
+    assert_eq!(page.tools.len(), 2);
+    assert!(page.next_cursor.is_some());
+    let all = client.list_tools().await.unwrap();
+    assert!(all.len() > 2);
+}
