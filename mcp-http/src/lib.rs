@@ -141,6 +141,8 @@
 //! ```
 
 mod auth;
+#[cfg(feature = "blocking")]
+pub mod blocking;
 mod client;
 mod conn;
 mod endpoint;

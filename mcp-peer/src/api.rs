@@ -7,11 +7,11 @@ use std::sync::Arc;
 use mcp_proto::client::{ClientError, RequestOptions, ops};
 use mcp_proto::methods;
 use mcp_proto::types::{
-    CallToolResult, CompleteRequestParams, CompleteResult, Cursor, EmptyResult, GetPromptResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListTasksResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, Prompt,
-    ReadResourceResult, Resource, ResourceRequestParams, ResourceTemplate, ServerCapabilities,
-    Task, TaskRequestParams, Tool,
+    CallToolResult, CompleteRequestParams, CompleteResult, CreateTaskResult, Cursor, EmptyResult,
+    GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListTasksResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    Prompt, ReadResourceResult, Resource, ResourceRequestParams, ResourceTemplate,
+    ServerCapabilities, Task, TaskMetadata, TaskRequestParams, Tool,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -27,6 +27,8 @@ struct CallParams<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     arguments: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<TaskMetadata>,
 }
 
 impl<T: Transport> Client<T> {
@@ -91,6 +93,38 @@ impl<T: Transport> Client<T> {
         arguments: impl Serialize,
         options: RequestOptions,
     ) -> Result<CallToolResult, T::Error> {
+        let raw = self.call_raw(name, arguments, None, options).await?;
+        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
+    }
+
+    /// Calls a tool as a task (experimental, 2025-11-25): the server answers
+    /// at once with the task it created, which [`get_task`](Self::get_task)
+    /// polls and [`task_result`](Self::task_result) waits for; its status
+    /// changes also come as
+    /// [`ServerNotification::TaskStatus`](mcp_proto::client::ServerNotification::TaskStatus).
+    /// `ttl` is how long the server should keep the task after it was made.
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        ttl: Option<std::time::Duration>,
+    ) -> Result<CreateTaskResult, T::Error> {
+        let task = TaskMetadata {
+            ttl: ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            ..Default::default()
+        };
+        let raw = self.call_raw(name, arguments, Some(task), RequestOptions::default()).await?;
+        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
+    }
+
+    /// `tools/call`, its result as JSON text.
+    async fn call_raw(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        task: Option<TaskMetadata>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
         let arguments = serde_json::value::to_raw_value(&arguments)
             .map_err(|e| self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}")))?;
         let arguments = match arguments.get().as_bytes().first() {
@@ -101,17 +135,15 @@ impl<T: Transport> Client<T> {
                 return Err(self.invalid_params(methods::TOOLS_CALL, reason));
             }
         };
-        let params = CallParams { name, arguments };
+        let params = CallParams { name, arguments, task };
         // Transports that derive headers from the call read the tool's
         // definition (listed once when the cache lacks it).
         let tool = match self.transport().wants_params() {
             true => self.tool_list_with(name).await,
             false => None,
         };
-        let raw = self
-            .request_raw(methods::TOOLS_CALL, crate::client::Params::Typed(&params), tool, options)
-            .await?;
-        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
+        self.request_raw(methods::TOOLS_CALL, crate::client::Params::Typed(&params), tool, options)
+            .await
     }
 
     /// Calls a tool and decodes its result into `R`: from

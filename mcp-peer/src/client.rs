@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
 use mcp_proto::ProtocolVersion;
-use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, RequestOptions, ServerEvent};
+use mcp_proto::client::{
+    ClientCore, ClientError, DriverWork, Event, ListKind, RequestOptions, ServerNotification,
+};
 use mcp_proto::jsonrpc::{IncomingOf, Message, Notification, Request, RequestId};
 use mcp_proto::methods;
 use mcp_proto::types::{InitializeResult, Tool};
@@ -82,7 +84,7 @@ pub(crate) struct Inner<T: Transport> {
     state: Mutex<State>,
     init_lock: tokio::sync::Mutex<()>,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
-    notifications: broadcast::Sender<ServerEvent>,
+    notifications: broadcast::Sender<ServerNotification>,
 }
 
 #[derive(Debug, Default)]
@@ -182,9 +184,10 @@ impl<T: Transport> Client<T> {
         self.handshake().await
     }
 
-    /// A stream of the server's notifications that the core does not
-    /// consume itself (list changes, log messages, resource updates, ...),
-    /// from now on. Each call gives a new, independent subscriber; one that
+    /// A stream of the server's notifications, typed
+    /// ([`ServerNotification`]): progress, log messages, resource updates,
+    /// list changes, cancellations, task status, elicitation completion and
+    /// any other, from now on. Each call gives a new, independent subscriber; one that
     /// falls more than 256 notifications behind skips the oldest (logged).
     pub fn notifications(&self) -> crate::Notifications {
         crate::Notifications::new(self.inner.notifications.subscribe())
@@ -586,10 +589,10 @@ impl<T: Transport> Inner<T> {
     /// Acts on the core's events outside its lock.
     fn deliver(&self, events: Vec<Event<Waiter>>) {
         for event in events {
-            if let Some(server_event) = event.server_event()
-                && self.notifications.receiver_count() > 0
+            if self.notifications.receiver_count() > 0
+                && let Some(notification) = notification_of(&event)
             {
-                let _ = self.notifications.send(server_event);
+                let _ = self.notifications.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
                 let _ = waiter.send(outcome);
@@ -721,6 +724,28 @@ impl<T: Transport> Drop for CancelOnDrop<T> {
         let (Some(id), Some(inner)) = (self.id.take(), self.inner.upgrade()) else { return };
         inner.forget(&id, "the client stopped waiting");
     }
+}
+
+/// The typed notification an event carries, for the notification streams.
+fn notification_of(event: &Event<Waiter>) -> Option<ServerNotification> {
+    Some(match event {
+        Event::ListChanged(ListKind::Tools) => ServerNotification::ToolListChanged,
+        Event::ListChanged(ListKind::Prompts) => ServerNotification::PromptListChanged,
+        Event::ListChanged(ListKind::Resources) => ServerNotification::ResourceListChanged,
+        Event::Log(params) => ServerNotification::LogMessage(params.clone()),
+        Event::Progress { params, .. } => ServerNotification::Progress(params.clone()),
+        Event::ServerRequestCancelled { id, reason } => ServerNotification::Cancelled(
+            mcp_proto::types::CancelledNotificationParams::new(id.clone(), reason.clone()),
+        ),
+        Event::Notification(n) => match ServerNotification::from_notification(n) {
+            Ok(typed) => typed,
+            Err(e) => {
+                tracing::warn!(error = %e, "a notification of the wrong shape; passed on as it came");
+                ServerNotification::Other(n.clone())
+            }
+        },
+        _ => return None,
+    })
 }
 
 fn drain_events(core: &mut ClientCore<Waiter>) -> Vec<Event<Waiter>> {

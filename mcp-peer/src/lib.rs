@@ -27,6 +27,11 @@
 //! own. [`DynTransport`] boxes transports of different kinds behind one
 //! client type (`Client<Box<dyn DynTransport<E>>>`).
 //!
+//! ## Optional features
+//!
+//! - `blocking`: [`blocking::Client`], every waiting method as a blocking
+//!   one, on a runtime the client owns (for synchronous hosts).
+//!
 //! ## What this crate does not do
 //!
 //! No sockets, no processes, no HTTP: those are the transports'. It needs a
@@ -66,6 +71,8 @@
 //! ```
 
 mod api;
+#[cfg(feature = "blocking")]
+pub mod blocking;
 mod client;
 pub mod memory;
 mod notifications;
@@ -78,4 +85,4 @@ pub use options::ClientOptions;
 pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};
 
 pub use mcp_proto;
-pub use mcp_proto::client::{Handlers, RequestOptions, ServerEvent};
+pub use mcp_proto::client::{Handlers, RequestOptions, ServerEvent, ServerNotification};

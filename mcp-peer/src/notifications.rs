@@ -6,19 +6,22 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
-use mcp_proto::client::ServerEvent;
+use mcp_proto::client::ServerNotification;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-/// The server's notifications, from the moment
+/// The server's notifications, typed, from the moment
 /// [`Client::notifications`](crate::Client::notifications) was called:
-/// list changes (caches are already dropped), log messages (also forwarded
-/// to `tracing`), resource updates and every other notification.
+/// progress (also given to the request's callback), log messages (also
+/// forwarded to `tracing`), resource updates, list changes (caches are
+/// already dropped), cancellations of the server's own requests, task
+/// status, URL elicitation completion, and any other notification as it
+/// came.
 ///
 /// Use [`recv`](Self::recv), or the [`Stream`] impl. It ends when the
 /// client is gone.
 pub struct Notifications {
-    stream: Pin<Box<dyn Stream<Item = ServerEvent> + Send>>,
+    stream: Pin<Box<dyn Stream<Item = ServerNotification> + Send>>,
 }
 
 impl fmt::Debug for Notifications {
@@ -28,7 +31,7 @@ impl fmt::Debug for Notifications {
 }
 
 impl Notifications {
-    pub(crate) fn new(rx: broadcast::Receiver<ServerEvent>) -> Notifications {
+    pub(crate) fn new(rx: broadcast::Receiver<ServerNotification>) -> Notifications {
         let stream = futures_util::stream::unfold(rx, |mut rx| async move {
             loop {
                 match rx.recv().await {
@@ -47,15 +50,18 @@ impl Notifications {
     }
 
     /// The next notification; `None` once the client is gone.
-    pub async fn recv(&mut self) -> Option<ServerEvent> {
+    pub async fn recv(&mut self) -> Option<ServerNotification> {
         std::future::poll_fn(|cx| self.stream.as_mut().poll_next(cx)).await
     }
 }
 
 impl Stream for Notifications {
-    type Item = ServerEvent;
+    type Item = ServerNotification;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerEvent>> {
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<ServerNotification>> {
         self.stream.as_mut().poll_next(cx)
     }
 }

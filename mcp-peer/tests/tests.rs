@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_peer::memory::{self, MemoryError, MemorySender, MemoryTransport};
-use mcp_peer::{CallError, Client, ClientOptions, RequestOptions, ServerEvent};
+use mcp_peer::{CallError, Client, ClientOptions, RequestOptions, ServerEvent, ServerNotification};
 use mcp_proto::client::{ClientError, ListKind, StaticRoots};
 use mcp_proto::types::{CallToolResult, ClientCapabilities, Root, RootsCapability};
 use mcp_testkit::{Config, Outgoing, Server};
@@ -17,28 +17,29 @@ use serde_json::{Value, json};
 /// messages the server received.
 struct Pair {
     client: Client<MemoryTransport>,
-    sender: MemorySender,
     received: Arc<AtomicUsize>,
+    restart: Restart,
 }
 
-fn pair(options: ClientOptions) -> Pair {
-    pair_with(options, Config::default())
+/// Restarts the in-memory server: a fresh testkit session, and the client
+/// told its connection was lost (as when a child process dies).
+struct Restart {
+    server: Arc<std::sync::Mutex<Server>>,
+    config: Config,
+    sender: MemorySender,
 }
 
-fn pair_with(options: ClientOptions, config: Config) -> Pair {
-    let (transport, mut end) = memory::pair();
-    let client = Client::new(transport, options);
-    let sender = end.sender();
-    let received = Arc::new(AtomicUsize::new(0));
-    let (server, mut queue) = Server::new(config);
-    let counter = received.clone();
-    tokio::spawn(async move {
-        while let Some(bytes) = end.recv().await {
-            counter.fetch_add(1, Ordering::SeqCst);
-            server.handle_json(&bytes);
-        }
-    });
-    let out = sender.clone();
+impl Restart {
+    fn now(&self) {
+        let (fresh, queue) = Server::new(self.config.clone());
+        *self.server.lock().unwrap() = fresh;
+        forward(queue, self.sender.clone());
+        self.sender.drop_connection();
+    }
+}
+
+/// Sends what the server queues to the client.
+fn forward(mut queue: mcp_testkit::OutgoingQueue, out: MemorySender) {
     tokio::spawn(async move {
         while let Some(item) = queue.recv().await {
             match item {
@@ -56,7 +57,30 @@ fn pair_with(options: ClientOptions, config: Config) -> Pair {
             }
         }
     });
-    Pair { client, sender, received }
+}
+
+fn pair(options: ClientOptions) -> Pair {
+    pair_with(options, Config::default())
+}
+
+fn pair_with(options: ClientOptions, config: Config) -> Pair {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options);
+    let sender = end.sender();
+    let received = Arc::new(AtomicUsize::new(0));
+    let (server, queue) = Server::new(config.clone());
+    let server = Arc::new(std::sync::Mutex::new(server));
+    let counter = received.clone();
+    let current = server.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let server = current.lock().unwrap().clone();
+            server.handle_json(&bytes);
+        }
+    });
+    forward(queue, sender.clone());
+    Pair { client, received, restart: Restart { server, config, sender } }
 }
 
 fn options() -> ClientOptions {
@@ -162,9 +186,15 @@ async fn progress_restarts_the_deadline_up_to_the_total() {
             counter.fetch_add(1, Ordering::SeqCst);
         })),
     };
+    let mut stream = client.notifications();
     let r = client.call_tool_with("slow", json!({"ms": 50, "steps": 4}), options).await.unwrap();
     assert!(!r.is_error.unwrap_or(false));
     assert_eq!(seen.load(Ordering::SeqCst), 4);
+    // Progress is on the notification stream too.
+    match stream.recv().await {
+        Some(ServerNotification::Progress(p)) => assert!(p.progress > 0.0, "{p:?}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -216,10 +246,9 @@ async fn notifications_reach_every_stream_and_the_callback() {
     let mut second = client.notifications();
     let before = client.list_tools().await.unwrap();
     client.call_tool("change", ()).await.unwrap();
-    let expected = ServerEvent::ListChanged(ListKind::Tools);
-    assert_eq!(first.recv().await, Some(expected.clone()));
-    assert_eq!(second.recv().await, Some(expected.clone()));
-    assert_eq!(rx.recv().await, Some(expected));
+    assert_eq!(first.recv().await, Some(ServerNotification::ToolListChanged));
+    assert_eq!(second.recv().await, Some(ServerNotification::ToolListChanged));
+    assert_eq!(rx.recv().await, Some(ServerEvent::ListChanged(ListKind::Tools)));
     // The cache was dropped: the new list has the extra tool.
     let after = client.list_tools().await.unwrap();
     assert_eq!(after.len(), before.len() + 1);
@@ -227,30 +256,33 @@ async fn notifications_reach_every_stream_and_the_callback() {
     client.set_log_level(mcp_proto::types::LoggingLevel::Debug).await.unwrap();
     client.call_tool("log", json!({"level": "info", "message": "hello"})).await.unwrap();
     match first.recv().await {
-        Some(ServerEvent::Log(log)) => assert_eq!(log.data, json!("hello")),
+        Some(ServerNotification::LogMessage(log)) => assert_eq!(log.data, json!("hello")),
         other => panic!("{other:?}"),
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_lost_connection_fails_waiters_and_the_next_request_starts_again() {
-    let Pair { client, sender, received } = pair(options());
+    let Pair { client, received, restart } = pair(options());
     client.initialize().await.unwrap();
+    let tools = client.list_tools().await.unwrap();
     let waiting = client.spawn_call_tool("hang", (), RequestOptions::default());
     tokio::time::sleep(Duration::from_millis(10)).await;
-    sender.drop_connection();
+    restart.now();
     match waiting.await {
         Err(CallError::Failed(MemoryError::Protocol(ClientError::Closed { .. }))) => {}
         other => panic!("{other:?}"),
     }
+    // The handshake and the caches are forgotten.
     assert!(client.initialize_result().is_none());
-    // A new handshake: the in-memory testkit refuses a second initialize in
-    // one session, so the error is the server's, which shows the client did
-    // send it.
     let before = received.load(Ordering::SeqCst);
-    let err = client.ping().await;
-    assert!(received.load(Ordering::SeqCst) > before);
-    assert!(err.is_err() || client.initialize_result().is_some());
+    client.ping().await.unwrap();
+    // initialize, notifications/initialized, ping: a new session.
+    assert_eq!(received.load(Ordering::SeqCst), before + 3);
+    assert!(client.initialize_result().is_some());
+    let again = client.list_tools().await.unwrap();
+    assert!(!Arc::ptr_eq(&tools, &again));
+    assert_eq!(tools.len(), again.len());
 }
 
 #[tokio::test(start_paused = true)]
@@ -277,4 +309,115 @@ async fn paginated_lists_are_followed_to_the_end() {
     assert!(page.next_cursor.is_some());
     let all = client.list_tools().await.unwrap();
     assert!(all.len() > 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn resources_templates_reads_and_subscriptions() {
+    let config = Config { page_size: Some(2), ..Config::default() };
+    let Pair { client, .. } = pair_with(options(), config);
+    // Followed over three pages.
+    let resources = client.list_resources().await.unwrap();
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris.len(), 6, "{uris:?}");
+    assert!(uris.contains(&"test://static/blob/1"));
+    let page = client.list_resources_page(None).await.unwrap();
+    assert_eq!(page.resources.len(), 2);
+    assert!(page.next_cursor.is_some());
+    let templates = client.list_resource_templates().await.unwrap();
+    assert_eq!(templates[0].uri_template, "test://static/text/{id}");
+
+    let text = client.read_resource("test://static/text/2").await.unwrap();
+    match &text.contents[0] {
+        mcp_proto::types::ResourceContents::Text(t) => assert!(!t.text.is_empty()),
+        other => panic!("{other:?}"),
+    }
+    let blob = client.read_resource("test://static/blob/1").await.unwrap();
+    assert!(matches!(blob.contents[0], mcp_proto::types::ResourceContents::Blob(_)));
+    let err = client.read_resource("test://nowhere").await.unwrap_err();
+    match err {
+        MemoryError::Protocol(ClientError::Rpc { error, .. }) => assert_eq!(error.code, -32002),
+        other => panic!("{other:?}"),
+    }
+
+    let mut stream = client.notifications();
+    let uri = "test://static/text/1";
+    client.subscribe_resource(uri).await.unwrap();
+    let touched = client.call_tool("touch", json!({"uri": uri})).await.unwrap();
+    assert_eq!(text_of(&touched), "touched");
+    match stream.recv().await {
+        Some(ServerNotification::ResourceUpdated(u)) => assert_eq!(u.uri, uri),
+        other => panic!("{other:?}"),
+    }
+    client.unsubscribe_resource(uri).await.unwrap();
+    let touched = client.call_tool("touch", json!({"uri": uri})).await.unwrap();
+    assert_eq!(text_of(&touched), "not subscribed");
+    // Resource and prompt list changes reach the stream as their own kinds.
+    client.call_tool("change", json!({"list": "resources"})).await.unwrap();
+    assert_eq!(stream.recv().await, Some(ServerNotification::ResourceListChanged));
+    client.call_tool("change", json!({"list": "prompts"})).await.unwrap();
+    assert_eq!(stream.recv().await, Some(ServerNotification::PromptListChanged));
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    text(result)
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompts_and_completion() {
+    let Pair { client, .. } = pair(options());
+    let prompts = client.list_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["simple", "greet"]);
+    let args = [("name".to_owned(), "Ada".to_owned())].into_iter().collect();
+    let greeting = client.get_prompt("greet", Some(args)).await.unwrap();
+    let shown = serde_json::to_string(&greeting.messages).unwrap();
+    assert!(shown.contains("Hello, Ada!"), "{shown}");
+    let err = client.get_prompt("greet", None).await.unwrap_err();
+    match err {
+        MemoryError::Protocol(ClientError::Rpc { error, .. }) => assert_eq!(error.code, -32602),
+        other => panic!("{other:?}"),
+    }
+    let params: mcp_proto::types::CompleteRequestParams = serde_json::from_value(json!({
+        "ref": {"type": "ref/prompt", "name": "greet"},
+        "argument": {"name": "name", "value": "b"},
+    }))
+    .unwrap();
+    let completed = client.complete(&params).await.unwrap();
+    assert_eq!(completed.completion.values, ["bob"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tasks_are_created_polled_listed_cancelled_and_their_results_awaited() {
+    use mcp_proto::types::TaskStatus;
+    let Pair { client, .. } = pair(options());
+    let mut stream = client.notifications();
+    let created =
+        client.call_tool_as_task("echo", json!({"message": "later"}), None).await.unwrap();
+    let id = created.task.task_id.clone();
+    let result: CallToolResult = client.task_result(&id, RequestOptions::default()).await.unwrap();
+    assert_eq!(text(&result), "later");
+    let done = client.get_task(&id).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    // Its status changes came as notifications.
+    let mut statuses = Vec::new();
+    while statuses.last() != Some(&TaskStatus::Completed) {
+        match stream.recv().await {
+            Some(ServerNotification::TaskStatus(t)) if t.task_id == id => {
+                statuses.push(t.status.clone())
+            }
+            Some(_) => {}
+            None => panic!("the stream ended"),
+        }
+    }
+
+    let hanging =
+        client.call_tool_as_task("hang", (), Some(Duration::from_secs(60))).await.unwrap();
+    let hanging_id = hanging.task.task_id;
+    assert_eq!(hanging.task.ttl, Some(60_000));
+    let listed = client.list_tasks().await.unwrap();
+    assert!(listed.iter().any(|t| t.task_id == hanging_id && t.status == TaskStatus::Working));
+    let cancelled = client.cancel_task(&hanging_id).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    // A terminal task cannot be cancelled again.
+    assert!(client.cancel_task(&hanging_id).await.is_err());
 }

@@ -46,6 +46,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "blocking")]
+pub mod blocking;
 mod client;
 mod codec;
 mod conn;

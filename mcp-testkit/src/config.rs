@@ -11,7 +11,9 @@ use std::time::Duration;
 /// How a server behaves: everything the `stdio` subcommand's options set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Tools per `tools/list` page; `None` lists every tool in one page.
+    /// Items per page of `tools/list` (and of `resources/list`,
+    /// `resources/templates/list`, `prompts/list`, `tasks/list`); `None`
+    /// lists everything in one page.
     pub page_size: Option<usize>,
     /// Send `notifications/tools/list_changed` before the `initialize`
     /// reply, as some real servers do.
@@ -202,7 +204,8 @@ Usage:
   mcp-testkit --help | --version
 
 Options of both:
-  --page-size N                     tools per tools/list page (default: all in one page)
+  --page-size N                     items per tools/list (resources/list, prompts/list, ...) page
+                                    (default: all in one page)
   --send-list-changed-before-init   send notifications/tools/list_changed before the initialize reply
   --stderr-banner TEXT              write TEXT to stderr at start
   --exit-after N                    exit (code 0) after answering N requests
@@ -234,7 +237,9 @@ Options of `http`:
   --legacy-endpoint URL             the `endpoint` event's data in legacy mode
 
 Tools: echo, add, slow, hang, fail, crash, big, noisy, ask, change, cancelled_log,
-spawn_child, env, log (and `extra`, toggled by `change`).
+spawn_child, env, log, annotated, touch (and `extra`, toggled by `change`).
+Also: resources (test://static/...), prompts (simple, greet), completion/complete,
+and tasks (task-augmented tools/call, tasks/get, tasks/result, tasks/list, tasks/cancel).
 ";
 
 /// A command line that could not be understood.

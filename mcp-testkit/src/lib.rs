@@ -37,38 +37,93 @@
 //!
 //! | tool | arguments | does |
 //! |---|---|---|
-//! | `echo` | `message: string` | text = message; nothing else (the benchmark's hot path) |
-//! | `add` | `a: number, b: number` | text of the sum, `structuredContent {sum}`, with an `outputSchema` |
-//! | `slow` | `ms: integer, steps?: integer` | sleeps `ms`, sending `steps` progress notifications when the request has a progress token; text `done` |
-//! | `hang` | | never answers (until cancelled) |
-//! | `fail` | `message?: string` | a result with `isError: true` |
+//! | `echo` | `message: string` | text = message; nothing else (the benchmark's hot path) (task) |
+//! | `add` | `a: number, b: number` | text of the sum, `structuredContent {sum}`, with an `outputSchema` (task) |
+//! | `slow` | `ms: integer, steps?: integer` | sleeps `ms`, sending `steps` progress notifications when the request has a progress token; text `done` (task) |
+//! | `hang` | | never answers (until cancelled) (task) |
+//! | `fail` | `message?: string` | a result with `isError: true` (task) |
 //! | `crash` | `code?: integer, stderr?: string` | writes `stderr` (default `testkit: crashing on purpose`) to stderr and exits with `code` (default 3), unanswered |
 //! | `big` | `bytes: integer` | one text block of exactly `bytes` ASCII bytes |
 //! | `noisy` | `lines?: integer, long_line_bytes?: integer` | garbage lines on stdout (non-JSON, non-JSON-RPC JSON, a reply to an unknown id, an over-long line), `lines` lines on stderr, then a normal answer |
 //! | `ask` | `what: "ping" \| "roots" \| "elicit" \| "sample"` | sends the client that request mid-call, returns its answer as JSON text `{"result":…}` or `{"error":…}` |
-//! | `change` | | switches the tool `extra` in or out of the list, sends `notifications/tools/list_changed` |
+//! | `change` | `list?: "tools" \| "resources" \| "prompts"` | `tools` (the default): switches the tool `extra` in or out of the list, sends `notifications/tools/list_changed`; `resources`, `prompts`: sends `notifications/resources/list_changed`, `notifications/prompts/list_changed` (the lists stay as they are); each related to the call |
 //! | `cancelled_log` | | JSON text: the request ids of every `notifications/cancelled` received |
 //! | `spawn_child` | `inherit_stdio?: boolean` | starts `sleep 300` in the server's process group, returns its pid |
 //! | `env` | `name: string` | JSON text: the variable's value in the server, or `null` |
 //! | `log` | `level: string, message: string` | sends `notifications/message` (if `logging/setLevel` allows), then answers |
 //! | `annotated` | `region?: string, priority?: integer, dry_run?: boolean, note?: string` | JSON text of its arguments; the first three carry `x-mcp-header` (`Region`, `Priority`, `Dry-Run`), so an HTTP client also sends them as `Mcp-Param-*` headers, which the request log shows |
+//! | `touch` | `uri: string` | sends `notifications/resources/updated {uri}` (related to no request) if the client subscribed to `uri`; text `touched`, else `not subscribed` |
 //! | `extra` | | listed only after `change`; text `extra` |
 //!
 //! Invalid arguments give a tool error (`isError: true`); an unknown tool,
-//! `-32602`. Besides `tools/*` the server answers `initialize`, `ping` and
-//! `logging/setLevel`; any other method gets `-32601`, and anything but
-//! `initialize` and `ping` before `initialize` gets `-32600`. A
+//! `-32602`. The tools marked (task) declare `execution.taskSupport:
+//! "optional"` (see Tasks below). Besides `tools/*` the server answers
+//! `initialize`, `ping`, `logging/setLevel` and the methods below; any other
+//! method gets `-32601`, and anything but `initialize` and `ping` before
+//! `initialize` gets `-32600`. A
 //! `notifications/cancelled` aborts the call it names (no reply is sent) and
 //! is recorded for `cancelled_log`. Server-to-client requests have the ids
 //! `"srv-1"`, `"srv-2"`, ...; `ask` sends its request even when the client
 //! did not declare the capability, so a test can check that the client
 //! answers `-32601`.
 //!
+//! ## Resources, prompts, completion
+//!
+//! Declared as `resources: {subscribe: true, listChanged: true}`,
+//! `prompts: {listChanged: true}` and `completions: {}`.
+//!
+//! | method | answers |
+//! |---|---|
+//! | `resources/list` | `test://static/text/1` .. `test://static/text/5` (`text/plain`), then `test://static/blob/1` (`application/octet-stream`, the bytes 0 to 15), with `name`, `title`, `description`, `size`; paginated as `tools/list` |
+//! | `resources/templates/list` | one template, `test://static/text/{id}` |
+//! | `resources/read` | `{contents: [{uri, mimeType, text}]}` or `{..., blob}` (base64); a URI that is not listed gets `-32002` `Resource not found` with `data {uri}` |
+//! | `resources/subscribe` | `{}`, remembering the URI for `touch`; a URI that is not listed gets `-32002` |
+//! | `resources/unsubscribe` | `{}` (also when not subscribed) |
+//! | `prompts/list` | `simple` (no arguments) and `greet` (required argument `name`); paginated |
+//! | `prompts/get` | `simple`: one user text message; `greet`: one user message `Hello, {name}!`; a missing required argument, a non-string argument or an unknown prompt gets `-32602` |
+//! | `completion/complete` | for `ref/prompt` `greet`, argument `name`: those of `alice`, `bob`, `carol` starting with the value; for `ref/resource` `test://static/text/{id}`, argument `id`: those of `1` .. `5`; anything else no values; always with `total` and `hasMore: false` |
+//!
+//! A request without the parameters the method needs (`uri`, `name`, `ref`,
+//! `argument`, `taskId`) gets `-32602`.
+//!
+//! ## Tasks (experimental, 2025-11-25)
+//!
+//! When the negotiated revision is 2025-11-25 or later (or unknown), the
+//! server declares `tasks: {list: {}, cancel: {}, requests: {tools: {call:
+//! {}}}}`. Under older revisions there are no `tasks/*` methods (`-32601`)
+//! and a `task` parameter is ignored.
+//!
+//! - A `tools/call` with `task: {ttl?}` is answered at once with
+//!   `{task: {taskId, status: "working", createdAt, lastUpdatedAt, ttl,
+//!   pollInterval}}` (ids `task-1`, `task-2`, ...; RFC 3339 times; `ttl` as
+//!   asked, at most one hour, ten minutes when not given; `pollInterval`
+//!   100 ms) and the tool runs in the background. A tool without
+//!   `execution.taskSupport` gets `-32601`, an unknown tool or a malformed
+//!   `task` `-32602`.
+//! - The task ends `completed`, or `failed` when the result has `isError:
+//!   true`; each change of status is sent as `notifications/tasks/status`
+//!   (the full task, related to no request). Progress notifications of a
+//!   task's call carry the request's token and
+//!   `_meta["io.modelcontextprotocol/related-task"]`, and are related to no
+//!   request.
+//! - `tasks/get` answers the task; `tasks/list` every kept task, oldest
+//!   first, paginated as `tools/list`; `tasks/result` waits for the end and
+//!   answers the tool's `CallToolResult` with
+//!   `_meta["io.modelcontextprotocol/related-task"]: {taskId}` (a waiting
+//!   `tasks/result` can be cancelled with `notifications/cancelled`);
+//!   `tasks/cancel` aborts a working task, answering it with status
+//!   `cancelled` and a `statusMessage`. A `tasks/result` of a cancelled task
+//!   gets `-32603` with `data {taskId}`.
+//! - An unknown task id gets `-32602`, as does cancelling a task that has
+//!   ended. At most 256 tasks are kept: a new one replaces the oldest ended
+//!   one (with 256 working, the call gets `-32603`), and an ended task is
+//!   forgotten once its `ttl` has passed. A session's end aborts its tasks.
+//!
 //! ## Options (`mcp-testkit stdio [options]`, or the fields of [`Config`])
 //!
 //! | option | effect |
 //! |---|---|
-//! | `--page-size N` | `tools/list` pages of N tools, `nextCursor` `"page:2"`, ...; a cursor the server did not issue gets `-32602` (default: one page) |
+//! | `--page-size N` | `tools/list` pages of N tools, `nextCursor` `"page:2"`, ...; a cursor the server did not issue gets `-32602` (default: one page); the same for `resources/list`, `resources/templates/list`, `prompts/list` and `tasks/list` |
 //! | `--send-list-changed-before-init` | sends `notifications/tools/list_changed` before the `initialize` reply |
 //! | `--stderr-banner TEXT` | writes TEXT to stderr at start |
 //! | `--exit-after N` | exits (code 0) after answering N requests |
@@ -103,7 +158,8 @@
 //!   that request's stream; everything else — messages related to no
 //!   request (e.g. `change`'s `notifications/tools/list_changed` is related
 //!   to its call, so in SSE mode it precedes the `change` reply, in JSON mode
-//!   it goes here) and those of requests answered with a JSON body (which
+//!   it goes here; `touch`'s `notifications/resources/updated` and
+//!   `notifications/tasks/status` always go here) and those of requests answered with a JSON body (which
 //!   cannot carry them, e.g. `ask`'s request) — goes on the session's
 //!   standalone **GET** stream, which keeps them until a GET connects. A
 //!   second GET replaces the first.
@@ -173,11 +229,13 @@
 //! ```
 
 pub mod config;
+mod features;
 mod http;
 mod locate;
 pub mod oauth;
 mod server;
 mod stdio;
+mod tasks;
 mod tools;
 
 pub use config::{ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, USAGE, parse_args};

@@ -13,7 +13,7 @@
 //! testkit never stops reading because a client is slow to read, so a client
 //! under test cannot deadlock it by writing a burst before reading.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::io::Write as _;
 use std::pin::Pin;
@@ -31,7 +31,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::config::Config;
-use crate::tools;
+use crate::tasks::{self, Tasks};
+use crate::{features, tools};
 
 /// One item a driver must deliver to the client, in queue order.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +98,10 @@ struct State {
     min_log_level: usize,
     /// Client requests answered so far (for `--exit-after`).
     answered: u64,
+    /// The URIs of `resources/subscribe`, less those of `resources/unsubscribe`.
+    subscriptions: BTreeSet<String>,
+    /// The tasks of task-augmented `tools/call`s.
+    tasks: Tasks,
 }
 
 /// The client did not answer a server-to-client request in time.
@@ -108,6 +113,9 @@ pub(crate) const LOG_LEVELS: [&str; 8] =
     ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Value> + Send + 'static>>;
+
+/// A request answered later: its result or error.
+type ReplyFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send + 'static>>;
 
 impl Server {
     /// A server in its pre-`initialize` state, and the queue of what it
@@ -196,6 +204,27 @@ impl Server {
             methods::TOOLS_LIST => self.list_tools(params),
             methods::TOOLS_CALL => return self.call_tool(id, params),
             methods::LOGGING_SET_LEVEL => self.set_log_level(params),
+            methods::RESOURCES_LIST => {
+                self.paginate(params.as_ref(), "resources", features::resources())
+            }
+            methods::RESOURCES_TEMPLATES_LIST => {
+                self.paginate(params.as_ref(), "resourceTemplates", features::resource_templates())
+            }
+            methods::RESOURCES_READ => read_resource(params.as_ref()),
+            methods::RESOURCES_SUBSCRIBE => self.subscribe(params.as_ref(), true),
+            methods::RESOURCES_UNSUBSCRIBE => self.subscribe(params.as_ref(), false),
+            methods::PROMPTS_LIST => self.paginate(params.as_ref(), "prompts", features::prompts()),
+            methods::PROMPTS_GET => features::get_prompt(params),
+            methods::COMPLETION_COMPLETE => features::complete(params),
+            methods::TASKS_GET if self.tasks_enabled() => {
+                tasks::task_id_param(params.as_ref()).and_then(|task| self.state().tasks.get(task))
+            }
+            methods::TASKS_LIST if self.tasks_enabled() => {
+                let all = self.state().tasks.list();
+                self.paginate(params.as_ref(), "tasks", all)
+            }
+            methods::TASKS_CANCEL if self.tasks_enabled() => self.cancel_task(params.as_ref()),
+            methods::TASKS_RESULT if self.tasks_enabled() => return self.task_result(id, params),
             _ => Err(ErrorObject::method_not_found(&method)),
         };
         self.reply(id, result);
@@ -254,13 +283,21 @@ impl Server {
         if self.inner.config.send_list_changed_before_init {
             self.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None, Some(id.clone()));
         }
+        let mut capabilities = json!({
+            "tools": { "listChanged": true },
+            "logging": {},
+            "resources": { "subscribe": true, "listChanged": true },
+            "prompts": { "listChanged": true },
+            "completions": {},
+        });
+        if supports_tasks(&version) {
+            capabilities["tasks"] =
+                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        }
         self.state().version = Some(version.clone());
         Ok(json!({
             "protocolVersion": version,
-            "capabilities": {
-                "tools": { "listChanged": true },
-                "logging": {},
-            },
+            "capabilities": capabilities,
             "serverInfo": {
                 "name": "mcp-testkit",
                 "title": "MCP testkit",
@@ -272,15 +309,28 @@ impl Server {
     }
 
     fn list_tools(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        let cursor = match params.as_ref().and_then(|p| p.get("cursor")) {
+        let all = tools::definitions(self.state().extra_tool);
+        self.paginate(params.as_ref(), "tools", all)
+    }
+
+    /// One page of a list result: `{key: [...], nextCursor?}`. With
+    /// `--page-size N` the pages hold N items and the cursors are `"page:2"`,
+    /// `"page:3"`, ...; without it everything is one page. A cursor the server
+    /// did not issue gets `-32602`.
+    fn paginate(
+        &self,
+        params: Option<&Value>,
+        key: &str,
+        all: Vec<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let cursor = match params.and_then(|p| p.get("cursor")) {
             None | Some(Value::Null) => None,
             Some(Value::String(c)) => Some(c.clone()),
             Some(_) => return Err(invalid_params("cursor must be a string")),
         };
-        let all = tools::definitions(self.state().extra_tool);
         let Some(page_size) = self.inner.config.page_size else {
             return match cursor {
-                None => Ok(json!({ "tools": all })),
+                None => Ok(json!({ key: all })),
                 Some(c) => Err(invalid_params(format!("Invalid cursor: {c:?}"))),
             };
         };
@@ -293,12 +343,25 @@ impl Server {
         };
         let start = (page - 1) * page_size;
         let end = all.len().min(start + page_size);
-        let tools: Vec<Value> = all[start..end].to_vec();
-        let mut result = json!({ "tools": tools });
+        let items: Vec<Value> = all[start..end].to_vec();
+        let mut result = json!({ key: items });
         if end < all.len() {
             result["nextCursor"] = json!(format!("page:{}", page + 1));
         }
         Ok(result)
+    }
+
+    fn subscribe(&self, params: Option<&Value>, subscribe: bool) -> Result<Value, ErrorObject> {
+        let uri = features::uri_param(params)?;
+        if subscribe {
+            if !features::exists(uri) {
+                return Err(features::not_found(uri));
+            }
+            self.state().subscriptions.insert(uri.to_owned());
+        } else {
+            self.state().subscriptions.remove(uri);
+        }
+        Ok(json!({}))
     }
 
     fn set_log_level(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
@@ -331,7 +394,12 @@ impl Server {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
             .cloned();
-        let call = tools::Call { server: self.clone(), id: id.clone(), progress_token };
+        if let Some(task) = params.remove("task").filter(|t| !t.is_null())
+            && self.tasks_enabled()
+        {
+            return self.call_tool_as_task(id, &name, arguments, progress_token, &task);
+        }
+        let call = tools::Call { server: self.clone(), id: id.clone(), progress_token, task: None };
         match tools::run(call, &name, arguments) {
             tools::Outcome::Reply(result) => self.reply(id, result),
             tools::Outcome::Spawn(future) => self.spawn_call(id, future),
@@ -339,7 +407,124 @@ impl Server {
         }
     }
 
+    /// A task-augmented `tools/call`: answered at once with the new task
+    /// (`CreateTaskResult`), the tool running on in the background.
+    fn call_tool_as_task(
+        &self,
+        id: RequestId,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        progress_token: Option<Value>,
+        task: &Value,
+    ) {
+        let ttl = match task.get("ttl") {
+            _ if !task.is_object() => Err(invalid_params("task must be an object")),
+            None | Some(Value::Null) => Ok(None),
+            Some(ttl) => {
+                ttl.as_u64().map(Some).ok_or_else(|| invalid_params("task.ttl must be an integer"))
+            }
+        };
+        let ttl = match ttl {
+            Ok(ttl) => ttl,
+            Err(e) => return self.reply(id, Err(e)),
+        };
+        let support = tools::definitions(self.extra_tool())
+            .into_iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["execution"]["taskSupport"].clone());
+        let Some(support) = support else {
+            return self.reply(id, Err(invalid_params(format!("Unknown tool: {name}"))));
+        };
+        // Absent `execution.taskSupport` is "forbidden": -32601, as the
+        // tasks page asks.
+        if !matches!(support.as_str(), Some("optional" | "required")) {
+            let message = format!("Tool {name} does not support task-augmented calls");
+            return self.reply(id, Err(ErrorObject::new(error_code::METHOD_NOT_FOUND, message)));
+        }
+        let created = self.state().tasks.create(ttl);
+        let (task_id, task) = match created {
+            Ok(created) => created,
+            Err(e) => return self.reply(id, Err(e)),
+        };
+        self.reply(id.clone(), Ok(json!({ "task": task })));
+        let call =
+            tools::Call { server: self.clone(), id, progress_token, task: Some(task_id.clone()) };
+        match tools::run(call, name, arguments) {
+            tools::Outcome::Reply(outcome) => self.finish_task(&task_id, outcome),
+            tools::Outcome::Spawn(future) => {
+                let server = self.clone();
+                let id = task_id.clone();
+                // Locked until the handle is stored, as in `spawn_request`.
+                let mut state = self.state();
+                let running = tokio::spawn(async move {
+                    let result = future.await;
+                    server.finish_task(&id, Ok(result));
+                });
+                state.tasks.set_abort(&task_id, running.abort_handle());
+            }
+            tools::Outcome::NoReply => {}
+        }
+    }
+
+    /// Ends a task with its tool's outcome and tells the client.
+    fn finish_task(&self, task_id: &str, outcome: tasks::Outcome) {
+        let task = self.state().tasks.finish(task_id, outcome);
+        if let Some(task) = task {
+            self.notify(methods::NOTIFICATION_TASKS_STATUS, Some(task), None);
+        }
+    }
+
+    fn cancel_task(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        let task_id = tasks::task_id_param(params)?;
+        let task = self.state().tasks.cancel(task_id)?;
+        self.notify(methods::NOTIFICATION_TASKS_STATUS, Some(task.clone()), None);
+        Ok(task)
+    }
+
+    /// `tasks/result`: the task's outcome, once it has one, with the
+    /// related-task `_meta`.
+    fn task_result(&self, id: RequestId, params: Option<Value>) {
+        let task_id = match tasks::task_id_param(params.as_ref()) {
+            Ok(task_id) => task_id.to_owned(),
+            Err(e) => return self.reply(id, Err(e)),
+        };
+        let receiver = self.state().tasks.outcome(&task_id);
+        let mut receiver = match receiver {
+            Ok(receiver) => receiver,
+            Err(e) => return self.reply(id, Err(e)),
+        };
+        let with_meta = move |outcome: Option<tasks::Outcome>| match outcome {
+            Some(outcome) => outcome.map(|result| tasks::with_related_task(result, &task_id)),
+            // The store dropped the task without an outcome: only the whole
+            // server going does that, and then nobody reads this.
+            None => Err(ErrorObject::new(error_code::INTERNAL_ERROR, "the task is gone")),
+        };
+        let ready = receiver.borrow_and_update().clone();
+        if ready.is_some() {
+            return self.reply(id, with_meta(ready));
+        }
+        self.spawn_request(
+            id,
+            Box::pin(async move {
+                let outcome = receiver.wait_for(Option::is_some).await.ok().and_then(|v| v.clone());
+                with_meta(outcome)
+            }),
+        );
+    }
+
+    /// Whether tasks are on: for revision 2025-11-25 and later (and for
+    /// revisions the server does not know).
+    fn tasks_enabled(&self) -> bool {
+        self.state().version.as_deref().is_some_and(supports_tasks)
+    }
+
     fn spawn_call(&self, id: RequestId, future: BoxFuture) {
+        self.spawn_request(id, Box::pin(async move { Ok(future.await) }));
+    }
+
+    /// Answers a request from a task of its own, cancellable with
+    /// `notifications/cancelled`.
+    fn spawn_request(&self, id: RequestId, future: ReplyFuture) {
         let mut state = self.state();
         if state.in_flight.contains_key(&id) {
             drop(state);
@@ -360,7 +545,7 @@ impl Server {
             // A call that was cancelled in the meantime gets no reply.
             let wanted = server.state().in_flight.remove(&task_id).is_some();
             if wanted {
-                server.reply(task_id, Ok(result));
+                server.reply(task_id, result);
             }
         });
         state.in_flight.insert(id, task.abort_handle());
@@ -444,9 +629,11 @@ impl Server {
     /// Aborts every running tool call (they are never answered): the HTTP
     /// driver calls it when a session ends.
     pub(crate) fn abort_all(&self) {
-        for (_, task) in self.state().in_flight.drain() {
+        let mut state = self.state();
+        for (_, task) in state.in_flight.drain() {
             task.abort();
         }
+        state.tasks.abort_all();
     }
 
     /// The ids the client cancelled, as it sent them.
@@ -464,6 +651,11 @@ impl Server {
     /// Whether the `extra` tool is listed (and so callable).
     pub(crate) fn extra_tool(&self) -> bool {
         self.state().extra_tool
+    }
+
+    /// Whether the client subscribed to the resource `uri`.
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.state().subscriptions.contains(uri)
     }
 
     /// Whether a log message at `level` (an index into [`LOG_LEVELS`]) passes
@@ -492,6 +684,19 @@ impl Drop for PendingGuard<'_> {
 
 fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
+}
+
+/// Whether revision `version` has tasks: 2025-11-25 and later, and any
+/// revision the server does not know (`--version-override`).
+fn supports_tasks(version: &str) -> bool {
+    ProtocolVersion::parse(version).is_none_or(|v| v >= ProtocolVersion::V2025_11_25)
+}
+
+/// `resources/read`.
+fn read_resource(params: Option<&Value>) -> Result<Value, ErrorObject> {
+    let uri = features::uri_param(params)?;
+    let contents = features::read(uri).ok_or_else(|| features::not_found(uri))?;
+    Ok(json!({ "contents": [contents] }))
 }
 
 /// The id of a JSON object that is not a valid message, when it has a usable

@@ -13,6 +13,7 @@ use mcp_proto::{ProtocolVersion, methods};
 use serde_json::{Map, Value, json};
 
 use crate::server::{BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
+use crate::tasks::with_related_task;
 
 /// The longest `slow` sleep: ten minutes.
 const MAX_SLOW_MS: u64 = 600_000;
@@ -29,6 +30,29 @@ pub(crate) struct Call {
     pub(crate) server: Server,
     pub(crate) id: RequestId,
     pub(crate) progress_token: Option<Value>,
+    /// The task running the call, for a task-augmented call.
+    pub(crate) task: Option<String>,
+}
+
+impl Call {
+    /// The request the call's messages belong to: the `tools/call`, or none
+    /// for a task (its request was answered when the task was created).
+    fn related(&self) -> Option<RequestId> {
+        match self.task {
+            Some(_) => None,
+            None => Some(self.id.clone()),
+        }
+    }
+
+    /// Sends a notification that belongs to the call; a task's carry the
+    /// related-task `_meta`.
+    fn notify(&self, method: &str, params: Option<Value>) {
+        let params = match &self.task {
+            Some(task) => Some(with_related_task(params.unwrap_or_else(|| json!({})), task)),
+            None => params,
+        };
+        self.server.notify(method, params, self.related());
+    }
 }
 
 /// What running a tool gives.
@@ -44,7 +68,7 @@ pub(crate) enum Outcome {
 /// Every tool, in list order; `extra` last when it is switched on.
 pub(crate) fn definitions(extra: bool) -> Vec<Value> {
     let mut tools = vec![
-        tool(
+        task_optional(tool(
             "echo",
             "Echo",
             "Returns the message as text. The benchmark's hot path: no structured output.",
@@ -53,8 +77,8 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
                 "properties": { "message": { "type": "string", "description": "Text to return" } },
                 "required": ["message"],
             }),
-        ),
-        {
+        )),
+        task_optional({
             let mut add = tool(
                 "add",
                 "Add",
@@ -74,8 +98,8 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
                 "required": ["sum"],
             });
             add
-        },
-        tool(
+        }),
+        task_optional(tool(
             "slow",
             "Slow",
             "Sleeps `ms` milliseconds in total, sending `steps` progress notifications when \
@@ -90,14 +114,14 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
                 },
                 "required": ["ms"],
             }),
-        ),
-        tool(
+        )),
+        task_optional(tool(
             "hang",
             "Hang",
             "Never answers, until cancelled: for client timeout tests.",
             no_arguments(),
-        ),
-        tool(
+        )),
+        task_optional(tool(
             "fail",
             "Fail",
             "Returns a tool execution error (isError: true) with the message.",
@@ -106,7 +130,7 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
                 "properties": { "message": { "type": "string",
                                              "description": "Error text (default: \"failed on purpose\")" } },
             }),
-        ),
+        )),
         tool(
             "crash",
             "Crash",
@@ -164,10 +188,17 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
         ),
         tool(
             "change",
-            "Change the tool list",
-            "Switches the `extra` tool in or out of the list and sends \
-             notifications/tools/list_changed.",
-            no_arguments(),
+            "Change a list",
+            "With `list` \"tools\" (the default): switches the `extra` tool in or out of the \
+             list and sends notifications/tools/list_changed. With \"resources\" or \
+             \"prompts\": sends notifications/resources/list_changed or \
+             notifications/prompts/list_changed.",
+            json!({
+                "type": "object",
+                "properties": { "list": { "type": "string",
+                                          "enum": ["tools", "resources", "prompts"],
+                                          "description": "Which list (default \"tools\")" } },
+            }),
         ),
         tool(
             "cancelled_log",
@@ -225,6 +256,18 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
                 },
             }),
         ),
+        tool(
+            "touch",
+            "Touch a resource",
+            "Sends notifications/resources/updated for the resource if the client subscribed \
+             to it (resources/subscribe), as a message of no request; returns \"touched\", \
+             else \"not subscribed\".",
+            json!({
+                "type": "object",
+                "properties": { "uri": { "type": "string", "description": "The resource's URI" } },
+                "required": ["uri"],
+            }),
+        ),
     ];
     if extra {
         tools.push(tool(
@@ -239,6 +282,12 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
 
 fn tool(name: &str, title: &str, description: &str, input_schema: Value) -> Value {
     json!({ "name": name, "title": title, "description": description, "inputSchema": input_schema })
+}
+
+/// A tool that may be called as a task (`execution.taskSupport`).
+fn task_optional(mut tool: Value) -> Value {
+    tool["execution"] = json!({ "taskSupport": "optional" });
+    tool
 }
 
 fn no_arguments() -> Value {
@@ -263,15 +312,7 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
         "big" => args.integer("bytes", MAX_BYTES).map(|n| text(ascii_text(n as usize))),
         "noisy" => noisy(&call, &args),
         "ask" => return ask(call, &mut args),
-        "change" => {
-            let now_listed = call.server.toggle_extra_tool();
-            call.server.notify(
-                methods::NOTIFICATION_TOOLS_LIST_CHANGED,
-                None,
-                Some(call.id.clone()),
-            );
-            Ok(text(if now_listed { "extra tool added" } else { "extra tool removed" }))
-        }
+        "change" => change(&call, &mut args),
         "cancelled_log" => Ok(text(Value::Array(call.server.cancelled_ids()).to_string())),
         "spawn_child" => spawn_child(&args),
         "env" => args.string("name").map(|name| {
@@ -280,6 +321,17 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
         }),
         "log" => log(&call, &mut args),
         "annotated" => Ok(text(Value::Object(std::mem::take(&mut args.0)).to_string())),
+        "touch" => args.string("uri").map(|uri| {
+            if !call.server.is_subscribed(&uri) {
+                return text("not subscribed");
+            }
+            call.server.notify(
+                methods::NOTIFICATION_RESOURCES_UPDATED,
+                Some(json!({ "uri": uri })),
+                None,
+            );
+            text("touched")
+        }),
         "extra" if call.server.extra_tool() => Ok(text("extra")),
         _ => {
             return Outcome::Reply(Err(ErrorObject::new(
@@ -317,7 +369,7 @@ fn slow(call: Call, args: &Args) -> Outcome {
                 let at = start + total.mul_f64(i as f64 / steps as f64);
                 tokio::time::sleep_until(at).await;
                 if let Some(token) = &call.progress_token {
-                    call.server.notify(
+                    call.notify(
                         methods::NOTIFICATION_PROGRESS,
                         Some(json!({
                             "progressToken": token,
@@ -325,13 +377,32 @@ fn slow(call: Call, args: &Args) -> Outcome {
                             "total": steps,
                             "message": format!("step {i} of {steps}"),
                         })),
-                        Some(call.id.clone()),
                     );
                 }
             }
         }
         text("done")
     }))
+}
+
+fn change(call: &Call, args: &mut Args) -> Result<Value, String> {
+    let list = args.opt_string("list")?;
+    match list.as_deref().unwrap_or("tools") {
+        "tools" => {
+            let now_listed = call.server.toggle_extra_tool();
+            call.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None);
+            Ok(text(if now_listed { "extra tool added" } else { "extra tool removed" }))
+        }
+        "resources" => {
+            call.notify(methods::NOTIFICATION_RESOURCES_LIST_CHANGED, None);
+            Ok(text("resource list changed"))
+        }
+        "prompts" => {
+            call.notify(methods::NOTIFICATION_PROMPTS_LIST_CHANGED, None);
+            Ok(text("prompt list changed"))
+        }
+        other => Err(format!("list must be one of tools, resources, prompts; got {other:?}")),
+    }
 }
 
 fn crash(call: &Call, args: &mut Args) -> Result<(), String> {
@@ -435,7 +506,7 @@ fn ask(call: Call, args: &mut Args) -> Outcome {
         }
     };
     Outcome::Spawn(Box::pin(async move {
-        match call.server.request(method, params, Some(call.id.clone())).await {
+        match call.server.request(method, params, call.related()).await {
             Ok(Ok(result)) => text(json!({ "result": result }).to_string()),
             Ok(Err(error)) => text(json!({ "error": error }).to_string()),
             Err(timeout) => tool_error(format!(
@@ -473,10 +544,9 @@ fn log(call: &Call, args: &mut Args) -> Result<Value, String> {
     if !call.server.log_level_enabled(index) {
         return Ok(text("not sent: below the level set by logging/setLevel"));
     }
-    call.server.notify(
+    call.notify(
         methods::NOTIFICATION_MESSAGE,
         Some(json!({ "level": level, "logger": "mcp-testkit", "data": message })),
-        Some(call.id.clone()),
     );
     Ok(text("logged"))
 }

@@ -368,6 +368,48 @@ async fn standalone_get_stream_carries_unrelated_and_json_mode_messages() {
 }
 
 #[tokio::test]
+async fn resource_updates_and_task_status_go_on_the_get_stream() {
+    let server = start(HttpConfig { reply: ReplyMode::Sse, ..HttpConfig::default() }).await;
+    let addr = server.local_addr();
+    let session = open_session(addr).await;
+    let headers = [("accept", "text/event-stream"), ("mcp-session-id", session.as_str())];
+    let mut get = Sse::new(send(addr, Method::GET, "/mcp", &headers, None).await);
+    let uri = "test://static/text/3";
+
+    let subscribe = request(1, "resources/subscribe", json!({"uri": uri}));
+    let reply = Sse::new(post(addr, Some(&session), &subscribe).await).rest().await;
+    assert_eq!(reply.last().unwrap().json()["result"], json!({}));
+    // The touch reply's stream carries only the reply; the update is on GET.
+    let touch = Sse::new(post(addr, Some(&session), &call(2, "touch", json!({"uri": uri}))).await)
+        .rest()
+        .await;
+    assert_eq!(touch.len(), 1, "{touch:?}");
+    assert_eq!(touch[0].json()["result"]["content"][0]["text"], "touched");
+    let update = get.next().await.unwrap().json();
+    assert_eq!(update["method"], "notifications/resources/updated");
+    assert_eq!(update["params"]["uri"], uri);
+
+    // A task: created on the POST stream, its status change on GET, its
+    // result from tasks/result.
+    let mut task_call = call(3, "slow", json!({"ms": 30}));
+    task_call["params"]["task"] = json!({"ttl": 5000});
+    let created = Sse::new(post(addr, Some(&session), &task_call).await).rest().await;
+    assert_eq!(created.len(), 1, "{created:?}");
+    let task_id = created[0].json()["result"]["task"]["taskId"].clone();
+    assert!(task_id.is_string(), "{:?}", created[0]);
+    let status = get.next().await.unwrap().json();
+    assert_eq!(status["method"], "notifications/tasks/status");
+    assert_eq!(status["params"]["taskId"], task_id);
+    assert_eq!(status["params"]["status"], "completed");
+    let result = request(4, "tasks/result", json!({"taskId": task_id}));
+    let reply = Sse::new(post(addr, Some(&session), &result).await).rest().await;
+    let result = reply.last().unwrap().json()["result"].clone();
+    assert_eq!(result["content"][0]["text"], "done");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task_id);
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn get_delete_and_session_switches() {
     let config = HttpConfig { get_stream: false, delete: false, ..HttpConfig::default() };
     let server = start(config).await;

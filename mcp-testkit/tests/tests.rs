@@ -178,7 +178,7 @@ async fn lifecycle_and_protocol_errors() {
     );
     peer.initialize("2025-11-25").await;
     assert_eq!(error_code(&peer.request(4, "initialize", json!({})).await), -32600);
-    assert_eq!(error_code(&peer.request(5, "resources/list", json!({})).await), -32601);
+    assert_eq!(error_code(&peer.request(5, "resources/delete", json!({})).await), -32601);
     assert_eq!(error_code(&peer.request(6, "tools/call", json!({"arguments": {}})).await), -32602);
     let unknown = peer.request(7, "tools/call", json!({"name": "nope"})).await;
     assert_eq!(error_code(&unknown), -32602);
@@ -218,7 +218,8 @@ async fn tools_list_is_complete_and_paginated() {
             "spawn_child",
             "env",
             "log",
-            "annotated"
+            "annotated",
+            "touch"
         ]
     );
     for tool in tools {
@@ -527,6 +528,47 @@ async fn change_toggles_the_extra_tool() {
     assert_eq!(text_of(&changed), "extra tool removed");
     assert_eq!(notes.len(), 1);
     assert_eq!(count(&peer.request(6, "tools/list", json!({})).await), before);
+}
+
+#[tokio::test]
+async fn resources_prompts_completion_and_tasks_over_stdio() {
+    let mut peer = Peer::ready(&[]).await;
+    let uri = "test://static/blob/1";
+    let read = peer.request(1, "resources/read", json!({"uri": uri})).await;
+    assert_eq!(read["result"]["contents"][0]["blob"], "AAECAwQFBgcICQoLDA0ODw==");
+    assert_eq!(
+        peer.request(2, "resources/subscribe", json!({"uri": uri})).await["result"],
+        json!({})
+    );
+    let (touched, before) = peer.call(3, "touch", json!({"uri": uri})).await;
+    assert_eq!(text_of(&touched), "touched");
+    assert_eq!(
+        before,
+        [json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": uri}})]
+    );
+    let greet =
+        peer.request(4, "prompts/get", json!({"name": "greet", "arguments": {"name": "Bo"}})).await;
+    assert_eq!(greet["result"]["messages"][0]["content"]["text"], "Hello, Bo!");
+    let complete = peer
+        .request(
+            5,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"},
+                   "argument": {"name": "name", "value": "b"}}),
+        )
+        .await;
+    assert_eq!(complete["result"]["completion"]["values"], json!(["bob"]));
+    peer.send(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                     "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "task": {}}}))
+        .await;
+    let (created, _) = peer.reply_to(6).await;
+    let task_id = created["task"]["taskId"].clone();
+    let status = peer.recv().await;
+    assert_eq!(status["method"], "notifications/tasks/status");
+    assert_eq!(status["params"]["status"], "completed");
+    let result = peer.request(7, "tasks/result", json!({"taskId": task_id})).await;
+    assert_eq!(result["result"]["structuredContent"], json!({"sum": 3.0}));
 }
 
 #[tokio::test]

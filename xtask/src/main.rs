@@ -19,10 +19,12 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        every check: fmt, clippy, tests, fuzz and bench smoke, interop, conformance, docs, packaging
+  ci        every check: fmt, clippy, tests (also with the optional features), fuzz and bench
+            smoke, interop, conformance, docs, packaging
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
-  test      the workspace's tests (nextest when installed) and doc tests
+  test      the workspace's tests (nextest when installed), doc tests, and the crates
+            with optional features (schema, blocking) linted and tested with them on
   doc       cargo doc with warnings denied
   package   cargo package of every publishable crate
   interop   install the pinned third-party servers (npm) and run the interop tests
@@ -43,7 +45,7 @@ fn main() -> ExitCode {
         "ci" => steps::ci(),
         "fmt" => vec![steps::fmt()],
         "lint" => vec![steps::clippy()],
-        "test" => vec![steps::test()],
+        "test" => vec![steps::test(), steps::features()],
         "doc" => vec![steps::doc()],
         "package" => vec![steps::package()],
         "interop" => interop::steps(),

@@ -84,7 +84,7 @@ pub(crate) fn have(program: &str, args: &[&str]) -> bool {
 
 /// Everything `cargo xtask ci` runs, in order.
 pub(crate) fn ci() -> Vec<Step> {
-    let mut steps = vec![fmt(), clippy(), test()];
+    let mut steps = vec![fmt(), clippy(), test(), features()];
     steps.extend(crate::fuzz::fuzz_smoke_steps());
     steps.extend(crate::bench::bench_smoke_steps());
     steps.extend(crate::interop::steps());
@@ -124,6 +124,34 @@ pub(crate) fn test() -> Step {
             cmd.args(["test", "--workspace", "--locked", "--no-fail-fast"]);
             run(cmd)
         }
+    })
+}
+
+/// The optional features the default build leaves out, with the crates
+/// that have them: `outputSchema` validation and the blocking clients.
+const OPTIONAL_FEATURES: &str =
+    "mcp-proto/schema,mcp-peer/blocking,mcp-stdio/blocking,mcp-http/blocking";
+const OPTIONAL_FEATURE_CRATES: [&str; 8] =
+    ["-p", "mcp-proto", "-p", "mcp-peer", "-p", "mcp-stdio", "-p", "mcp-http"];
+
+/// Lints and tests the crates with their optional features on (their own
+/// tests and examples need them).
+pub(crate) fn features() -> Step {
+    Step::new("optional features", || {
+        let mut cmd = cargo();
+        cmd.arg("clippy").args(OPTIONAL_FEATURE_CRATES);
+        cmd.args(["--all-targets", "--locked", "--features", OPTIONAL_FEATURES]);
+        cmd.args(["--", "-D", "warnings"]);
+        run(cmd)?;
+        let mut cmd = cargo();
+        if have("cargo-nextest", &["nextest", "--version"]) {
+            cmd.args(["nextest", "run"]);
+        } else {
+            cmd.arg("test");
+        }
+        cmd.args(OPTIONAL_FEATURE_CRATES);
+        cmd.args(["--locked", "--no-fail-fast", "--features", OPTIONAL_FEATURES]);
+        run(cmd)
     })
 }
 
