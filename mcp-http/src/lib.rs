@@ -4,10 +4,13 @@
 //! endpoint URL, every client message its own POST, replies as JSON or as a
 //! server-sent event stream.
 //!
-//! The protocol logic (ids, handshake and version negotiation, timeouts,
-//! server requests, notifications) is the shared client core of
-//! [`mcp_proto::client`]; event streams are decoded by [`mcp_sse`]. This
-//! crate only moves bytes and keeps the session:
+//! [`HttpClient`] is the one [`mcp_peer::Client`] over this crate's
+//! [`HttpTransport`]: the protocol logic (ids, handshake and version
+//! negotiation, timeouts, server requests, notifications) and every typed
+//! method come from [`mcp_peer`] and [`mcp_proto::client`]; event streams
+//! are decoded by [`mcp_sse`]. A Tokio runtime is required (or the
+//! `blocking` feature, `blocking::connect`). This crate only moves bytes
+//! and keeps the session:
 //!
 //! - **connections**: hyper 1's connection API with a pool of this crate's
 //!   own (keep-alive: connections are reused across calls, never one per
@@ -54,9 +57,10 @@
 //!   a query parameter; checked when the client is built (CR/LF refused);
 //! - **OAuth** ([`HttpOptions::oauth`], [`OAuthOptions`]): the MCP
 //!   authorization spec through [`mcp_auth`] (see below);
-//! - **server-initiated messages**: [`HttpClient::open_event_stream`] opens
-//!   the optional standalone GET stream (405 means none, and is not
-//!   retried);
+//! - **server-initiated messages**: the standalone GET stream opens by
+//!   itself after the handshake ([`HttpOptions::event_stream`]; also
+//!   [`HttpClient::open_event_stream`]); 405 means none, and is not asked
+//!   again; requests from the server on it are answered by POST;
 //! - **2024-11-05 fallback**: when the `initialize` POST gets 400, 404 or
 //!   405, the client GETs the same URL, reads the `endpoint` event, refuses
 //!   another origin, POSTs there and reads replies as `message` events;

@@ -4,9 +4,12 @@
 //! server as a child process and speak newline-delimited JSON-RPC on its
 //! stdin and stdout.
 //!
-//! The protocol logic (ids, handshake, timeouts, server requests) is the
-//! shared client core of [`mcp_proto::client`]; this crate only moves bytes
-//! and minds the process:
+//! [`StdioClient`] is the one [`mcp_peer::Client`] over this crate's
+//! [`StdioTransport`]: the protocol logic (ids, handshake, timeouts, server
+//! requests) and every typed method come from [`mcp_peer`] and
+//! [`mcp_proto::client`]. A Tokio runtime is required (or the `blocking`
+//! feature, `blocking::spawn`). This crate only moves bytes and minds the
+//! process:
 //!
 //! - the command is resolved before spawning, with a PATH rebuilt by
 //!   `mcp-spawn-env`, and a missing command is an error that says what to
