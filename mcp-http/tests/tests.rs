@@ -506,6 +506,11 @@ async fn falls_back_to_the_2024_11_05_transport() {
             assert!(r.target.starts_with("/message?sessionId="), "{}", r.target);
             assert_eq!(header(&r.headers, "x-key"), Some("legacy-key"));
         }
+        // The SSE stream that carries every reply is the event stream: asking
+        // for one opens no second GET (which would start an orphan session).
+        assert!(client.is_legacy());
+        assert!(client.open_event_stream().await.unwrap());
+        assert_eq!(server.request_count(&Method::GET), 1);
         client.close().await.unwrap();
     })
     .await;

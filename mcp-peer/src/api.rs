@@ -149,7 +149,8 @@ impl<T: Transport> Client<T> {
     /// Calls a tool and decodes its result into `R`: from
     /// `structuredContent`, else from the JSON text of its single text
     /// block. A result with `is_error` set is an error carrying the result's
-    /// text.
+    /// text. With the `schema` feature, `structuredContent` is first checked
+    /// against the tool's `outputSchema` ([`validate_output`](Self::validate_output)).
     pub async fn call_tool_as<R: DeserializeOwned>(
         &self,
         name: &str,
@@ -166,7 +167,32 @@ impl<T: Transport> Client<T> {
             let text = mcp_proto::render_tool_result(&result).text;
             return Err(invalid(format!("the tool {name:?} reported an error: {text}")));
         }
+        #[cfg(feature = "schema")]
+        self.validate_output(name, &result).await?;
         result.structured_as::<R>().map_err(|e| invalid(e.to_string()))
+    }
+
+    /// Checks a tool's result against its `outputSchema` (feature `schema`),
+    /// with the definition from the cached tool list (listed once when the
+    /// cache lacks it). A tool the server does not list, or one without an
+    /// `outputSchema`, passes.
+    #[cfg(feature = "schema")]
+    pub async fn validate_output(
+        &self,
+        name: &str,
+        result: &CallToolResult,
+    ) -> Result<(), T::Error> {
+        let checked = ops::with_tool(self, name, RequestOptions::default(), |tool| {
+            mcp_proto::types::validate_structured_content(tool, result)
+        })
+        .await?;
+        match checked {
+            None | Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(self.transport().client_error(ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.into(),
+                reason: format!("the result of {name:?} does not match its outputSchema: {e}"),
+            })),
+        }
     }
 
     /// Every resource the server lists (all pages).

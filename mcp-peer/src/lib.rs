@@ -29,8 +29,10 @@
 //!
 //! ## Optional features
 //!
-//! - `blocking`: [`blocking::Client`], every waiting method as a blocking
+//! - `blocking`: `blocking::Client`, every waiting method as a blocking
 //!   one, on a runtime the client owns (for synchronous hosts).
+//! - `schema`: [`Client::call_tool_as`] checks `structuredContent` against
+//!   the tool's `outputSchema` first (`mcp-proto`'s `schema` feature).
 //!
 //! ## What this crate does not do
 //!

@@ -421,3 +421,58 @@ async fn tasks_are_created_polled_listed_cancelled_and_their_results_awaited() {
     // A terminal task cannot be cancelled again.
     assert!(client.cancel_task(&hanging_id).await.is_err());
 }
+
+/// A hand-written server in memory that answers every request from a table.
+#[cfg(feature = "schema")]
+fn scripted(answers: Vec<(&'static str, Value)>) -> Client<MemoryTransport> {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let method = msg["method"].as_str().unwrap_or_default();
+            let result = match method {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "scripted", "version": "1"},
+                }),
+                _ => answers.iter().find(|(m, _)| *m == method).map(|(_, r)| r.clone()).unwrap(),
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            end.send(reply.to_string().as_bytes());
+        }
+    });
+    client
+}
+
+#[cfg(feature = "schema")]
+#[tokio::test(start_paused = true)]
+async fn typed_results_are_checked_against_the_output_schema() {
+    let tools = json!({"tools": [{
+        "name": "sum",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"sum": {"type": "number"}},
+            "required": ["sum"],
+        },
+    }]});
+    #[derive(serde::Deserialize, Debug)]
+    struct Loose {
+        #[allow(dead_code)]
+        sum: Value,
+    }
+    // A result that fits its schema decodes.
+    let good = json!({"content": [], "structuredContent": {"sum": 3}});
+    let client = scripted(vec![("tools/list", tools.clone()), ("tools/call", good)]);
+    client.call_tool_as::<Loose>("sum", ()).await.unwrap();
+    // One that does not is refused with the instance path, even though `R`
+    // would have taken it.
+    let bad = json!({"content": [], "structuredContent": {"sum": "three"}});
+    let client = scripted(vec![("tools/list", tools), ("tools/call", bad)]);
+    let err = client.call_tool_as::<Loose>("sum", ()).await.unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.contains("outputSchema") && shown.contains("/sum"), "{shown}");
+}
