@@ -4,9 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_proto::ProtocolVersion;
-use mcp_proto::client::{EventCallback, Handlers};
-use mcp_proto::types::{ClientCapabilities, Implementation};
+use mcp_peer::ClientOptions;
+use mcp_proto::types::Implementation;
 
 use crate::auth::StaticAuth;
 use crate::oauth::OAuthOptions;
@@ -63,13 +62,12 @@ impl fmt::Debug for ProxyConfig {
 /// How the client runs one Streamable HTTP server.
 #[derive(Clone)]
 pub struct HttpOptions {
-    /// The server's name, in logs.
-    pub name: String,
-    /// `clientInfo` sent in `initialize`.
-    pub client_info: Implementation,
-    /// The default request timeout (30 s): the longest a request waits for
-    /// its reply, stream resumption included.
-    pub request_timeout: Duration,
+    /// What every transport's client shares: the server's name, `clientInfo`,
+    /// the request timeout (the longest a request waits for its reply,
+    /// stream resumption included), the host's handlers and declared
+    /// capabilities, the notification callback, the protocol versions. Its
+    /// fields are reached through `Deref` (`options.request_timeout = ...`).
+    pub client: ClientOptions,
     /// The TCP connect timeout (10 s).
     pub connect_timeout: Duration,
     /// The largest JSON response body accepted (16 MiB).
@@ -108,17 +106,6 @@ pub struct HttpOptions {
     /// messages that belong to no request) opens by itself once the
     /// handshake finished (on by default; 405 means the server has none).
     pub event_stream: bool,
-    /// The host's answers to server requests; they decide the declared capabilities.
-    pub handlers: Handlers,
-    /// Capabilities declared beyond the handlers' (`tasks`, `experimental`,
-    /// `roots.listChanged`): see [`mcp_peer::ClientOptions::capabilities`].
-    pub capabilities: ClientCapabilities,
-    /// Hears list changes, log messages and other notifications.
-    pub on_event: Option<EventCallback>,
-    /// The protocol version offered.
-    pub protocol_version: ProtocolVersion,
-    /// The protocol versions accepted.
-    pub supported_versions: Vec<ProtocolVersion>,
 }
 
 impl HttpOptions {
@@ -129,24 +116,16 @@ impl HttpOptions {
     }
 
     /// The session's share of these options, for [`mcp_peer::Client::new`].
-    pub fn client_options(&self) -> mcp_peer::ClientOptions {
-        let mut o = mcp_peer::ClientOptions::new(self.name.clone());
-        o.client_info = self.client_info.clone();
-        o.handlers = self.handlers.clone();
-        o.capabilities = self.capabilities.clone();
-        o.on_event = self.on_event.clone();
-        o.protocol_version = self.protocol_version;
-        o.supported_versions = self.supported_versions.clone();
-        o.request_timeout = self.request_timeout;
-        o
+    pub fn client_options(&self) -> ClientOptions {
+        self.client.clone()
     }
 
     /// Defaults for a server called `name`.
     pub fn new(name: impl Into<String>) -> Self {
+        let mut client = ClientOptions::new(name);
+        client.client_info = Implementation::new("mcp-http", env!("CARGO_PKG_VERSION"));
         HttpOptions {
-            name: name.into(),
-            client_info: Implementation::new("mcp-http", env!("CARGO_PKG_VERSION")),
-            request_timeout: mcp_proto::client::DEFAULT_REQUEST_TIMEOUT,
+            client,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,
             max_event_size: DEFAULT_MAX_EVENT_SIZE,
@@ -158,21 +137,28 @@ impl HttpOptions {
             proxy: ProxyConfig::default(),
             follow_redirects: false,
             event_stream: true,
-            handlers: Handlers::default(),
-            capabilities: ClientCapabilities::default(),
-            on_event: None,
-            protocol_version: ProtocolVersion::LATEST,
-            supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
         }
+    }
+}
+
+impl std::ops::Deref for HttpOptions {
+    type Target = ClientOptions;
+
+    fn deref(&self) -> &ClientOptions {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for HttpOptions {
+    fn deref_mut(&mut self) -> &mut ClientOptions {
+        &mut self.client
     }
 }
 
 impl fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpOptions")
-            .field("name", &self.name)
-            .field("client_info", &self.client_info)
-            .field("request_timeout", &self.request_timeout)
+            .field("client", &self.client)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_body", &self.max_body)
             .field("max_event_size", &self.max_event_size)
@@ -184,8 +170,6 @@ impl fmt::Debug for HttpOptions {
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)
-            .field("handlers", &self.handlers)
-            .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()
     }
 }

@@ -1,13 +1,14 @@
 //! What to spawn and how to talk to it.
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_proto::ProtocolVersion;
-use mcp_proto::client::{EventCallback, Handlers};
-use mcp_proto::types::{ClientCapabilities, Implementation};
+use mcp_peer::ClientOptions;
+use mcp_proto::types::Implementation;
+
+/// What to spawn (defined in `mcp-spawn-env`, so a configuration reader can
+/// build one without this crate).
+pub use mcp_spawn_env::ServerCommand;
 
 /// The default maximum length of one line from the server (16 MiB).
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
@@ -31,55 +32,6 @@ pub const CLEAN_ENV_ALLOWLIST_WINDOWS: &[&str] = &[
     "USERPROFILE",
     "WINDIR",
 ];
-
-/// The server process to start.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerCommand {
-    /// The program: a name searched on PATH, or a path (relative to `cwd`).
-    pub command: String,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Variables set for it, on top of the inherited (or clean) environment.
-    /// A `PATH` here wins over the discovered one.
-    pub env: BTreeMap<String, String>,
-    /// Its working directory (the host's when `None`).
-    pub cwd: Option<PathBuf>,
-}
-
-impl ServerCommand {
-    /// A command with no arguments.
-    pub fn new(command: impl Into<String>) -> Self {
-        ServerCommand { command: command.into(), ..Default::default() }
-    }
-
-    /// Adds an argument.
-    pub fn arg(mut self, arg: impl Into<String>) -> Self {
-        self.args.push(arg.into());
-        self
-    }
-
-    /// Adds arguments.
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// Sets an environment variable.
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
-        self
-    }
-
-    /// Sets the working directory.
-    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
-        self
-    }
-}
 
 /// What happens to the server's stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -124,14 +76,13 @@ impl Default for RestartPolicy {
 /// How the client runs one stdio server.
 #[derive(Clone)]
 pub struct StdioOptions {
-    /// The server's name, in logs and errors.
-    pub name: String,
-    /// `clientInfo` sent in `initialize`.
-    pub client_info: Implementation,
+    /// What every transport's client shares: the server's name, `clientInfo`,
+    /// the request timeout, the host's handlers and declared capabilities,
+    /// the notification callback, the protocol versions. Its fields are
+    /// reached through `Deref` (`options.request_timeout = ...`).
+    pub client: ClientOptions,
     /// The host's name, in the guidance shown when the command is missing.
     pub host_name: String,
-    /// The default request timeout (30 s).
-    pub request_timeout: Duration,
     /// The longest line accepted from the server (16 MiB).
     pub max_line_length: usize,
     /// What happens to stderr.
@@ -148,27 +99,16 @@ pub struct StdioOptions {
     pub shutdown_grace: Duration,
     /// Whether a server that died is started again on the next call (off).
     pub restart: Option<RestartPolicy>,
-    /// The host's answers to server requests; they decide the declared capabilities.
-    pub handlers: Handlers,
-    /// Capabilities declared beyond the handlers' (`tasks`, `experimental`,
-    /// `roots.listChanged`): see [`mcp_peer::ClientOptions::capabilities`].
-    pub capabilities: ClientCapabilities,
-    /// The protocol version offered.
-    pub protocol_version: ProtocolVersion,
-    /// The protocol versions accepted.
-    pub supported_versions: Vec<ProtocolVersion>,
-    /// Hears list changes, log messages and other notifications.
-    pub on_event: Option<EventCallback>,
 }
 
 impl StdioOptions {
     /// Defaults for a server called `name`.
     pub fn new(name: impl Into<String>) -> Self {
+        let mut client = ClientOptions::new(name);
+        client.client_info = Implementation::new("mcp-stdio", env!("CARGO_PKG_VERSION"));
         StdioOptions {
-            name: name.into(),
-            client_info: Implementation::new("mcp-stdio", env!("CARGO_PKG_VERSION")),
+            client,
             host_name: "this application".into(),
-            request_timeout: mcp_proto::client::DEFAULT_REQUEST_TIMEOUT,
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             stderr: StderrMode::default(),
             stderr_tail: DEFAULT_STDERR_TAIL,
@@ -176,44 +116,41 @@ impl StdioOptions {
             discover_path: true,
             shutdown_grace: Duration::from_secs(2),
             restart: None,
-            handlers: Handlers::default(),
-            capabilities: ClientCapabilities::default(),
-            protocol_version: ProtocolVersion::LATEST,
-            supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
-            on_event: None,
         }
     }
 }
 
 impl StdioOptions {
     /// The session's share of these options, for [`mcp_peer::Client::new`].
-    pub fn client_options(&self) -> mcp_peer::ClientOptions {
-        let mut o = mcp_peer::ClientOptions::new(self.name.clone());
-        o.client_info = self.client_info.clone();
-        o.handlers = self.handlers.clone();
-        o.capabilities = self.capabilities.clone();
-        o.on_event = self.on_event.clone();
-        o.protocol_version = self.protocol_version;
-        o.supported_versions = self.supported_versions.clone();
-        o.request_timeout = self.request_timeout;
-        o
+    pub fn client_options(&self) -> ClientOptions {
+        self.client.clone()
+    }
+}
+
+impl std::ops::Deref for StdioOptions {
+    type Target = ClientOptions;
+
+    fn deref(&self) -> &ClientOptions {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for StdioOptions {
+    fn deref_mut(&mut self) -> &mut ClientOptions {
+        &mut self.client
     }
 }
 
 impl fmt::Debug for StdioOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StdioOptions")
-            .field("name", &self.name)
-            .field("client_info", &self.client_info)
-            .field("request_timeout", &self.request_timeout)
+            .field("client", &self.client)
             .field("max_line_length", &self.max_line_length)
             .field("stderr", &self.stderr)
             .field("env", &self.env)
             .field("discover_path", &self.discover_path)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("restart", &self.restart)
-            .field("handlers", &self.handlers)
-            .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()
     }
 }
