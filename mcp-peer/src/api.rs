@@ -23,10 +23,10 @@ use crate::transport::Transport;
 /// `tools/call` parameters with arguments of any serialisable type, encoded
 /// once into JSON text.
 #[derive(Serialize)]
-struct CallParams<'a> {
+struct CallParams<'a, A: ?Sized> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<&'a A>,
     #[serde(skip_serializing_if = "Option::is_none")]
     task: Option<TaskMetadata>,
 }
@@ -117,24 +117,42 @@ impl<T: Transport> Client<T> {
         ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
     }
 
-    /// `tools/call`, its result as JSON text.
-    async fn call_raw(
+    /// `tools/call`, its result as JSON text. The arguments are written
+    /// straight into the request; only their top-level shape is looked at
+    /// first (an object, or nothing).
+    async fn call_raw<A: Serialize>(
         &self,
         name: &str,
-        arguments: impl Serialize,
+        arguments: A,
         task: Option<TaskMetadata>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let arguments = serde_json::value::to_raw_value(&arguments)
-            .map_err(|e| self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}")))?;
-        let arguments = match arguments.get().as_bytes().first() {
-            Some(b'n') => None,
-            Some(b'{') => Some(&*arguments),
-            _ => {
-                let reason = "the arguments must be a JSON object".to_owned();
-                return Err(self.invalid_params(methods::TOOLS_CALL, reason));
+        use crate::shape::{Shape, shape_of};
+        match shape_of(&arguments) {
+            Shape::Null => self.call_params(name, None::<&()>, task, options).await,
+            Shape::Object => self.call_params(name, Some(&arguments), task, options).await,
+            Shape::Raw => {
+                // Known only from its text.
+                let raw = serde_json::value::to_raw_value(&arguments).map_err(|e| {
+                    self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}"))
+                })?;
+                match raw.get().trim_start().as_bytes().first() {
+                    Some(b'n') => self.call_params(name, None::<&()>, task, options).await,
+                    Some(b'{') => self.call_params(name, Some(&*raw), task, options).await,
+                    _ => Err(self.not_an_object()),
+                }
             }
-        };
+            Shape::Other => Err(self.not_an_object()),
+        }
+    }
+
+    async fn call_params<A: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        arguments: Option<&A>,
+        task: Option<TaskMetadata>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
         let params = CallParams { name, arguments, task };
         // Transports that derive headers from the call read the tool's
         // definition (listed once when the cache lacks it).
@@ -144,6 +162,11 @@ impl<T: Transport> Client<T> {
         };
         self.request_raw(methods::TOOLS_CALL, crate::client::Params::Typed(&params), tool, options)
             .await
+    }
+
+    fn not_an_object(&self) -> T::Error {
+        let reason = "the arguments must be a JSON object".to_owned();
+        self.invalid_params(methods::TOOLS_CALL, reason)
     }
 
     /// Calls a tool and decodes its result into `R`: from

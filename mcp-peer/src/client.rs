@@ -375,7 +375,7 @@ impl<T: Transport> Client<T> {
     /// is sent again once in a new session; one that was out when the
     /// connection was lost is sent again once when the transport allows it
     /// and the method is idempotent.
-    pub(crate) async fn request_raw<P: Serialize + Sync + ?Sized>(
+    pub(crate) async fn request_raw<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'_, P>,
@@ -420,7 +420,7 @@ impl<T: Transport> Client<T> {
     }
 
     /// One attempt at a request. Gives the parameters back for another.
-    async fn attempt<'p, P: Serialize + Sync + ?Sized>(
+    async fn attempt<'p, P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'p, P>,

@@ -79,6 +79,7 @@ mod client;
 pub mod memory;
 mod notifications;
 mod options;
+mod shape;
 mod transport;
 
 pub use client::Client;
