@@ -62,7 +62,7 @@ pub(crate) fn steps() -> Vec<Step> {
             cmd.env("MCP_EVERYTHING_JS", everything_js());
             run(cmd)
         }),
-        Step::new("interop: mcp-http vs server-everything (streamableHttp)", || {
+        Step::new("interop: mcp-http vs server-everything (streamableHttp and sse)", || {
             let mut cmd = cargo();
             cmd.args([
                 "test",
