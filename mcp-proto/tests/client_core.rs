@@ -575,3 +575,32 @@ fn deliver_routes_each_event_and_leaves_only_driver_work() {
     assert!(matches!(&work[0], DriverWork::AnswerServerRequest(r) if r.method == "roots/list"));
     assert_eq!(work[1], DriverWork::StopServerRequest(RequestId::from("r1")));
 }
+
+#[test]
+fn the_timer_heap_does_not_grow_with_the_number_of_requests() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let mut most = 0;
+    // 10,000 requests answered one by one, and 10,000 more with 8 in flight.
+    for depth in [1usize, 8] {
+        let mut out = std::collections::VecDeque::new();
+        for i in 0..10_000u32 {
+            let now = t0 + Duration::from_millis(u64::from(i));
+            let req =
+                core.start_request("ping", None, &RequestOptions::default(), "w", now).unwrap();
+            out.push_back(req.id);
+            if out.len() == depth {
+                let id = out.pop_front().unwrap();
+                core.handle_message(msg(json!({"jsonrpc":"2.0","id":id,"result":{}})), now);
+                let _ = events(&mut core);
+            }
+            most = most.max(core.timer_entries());
+        }
+        for id in out {
+            core.handle_message(msg(json!({"jsonrpc":"2.0","id":id,"result":{}})), t0);
+        }
+        let _ = events(&mut core);
+    }
+    assert_eq!(core.pending_requests(), 0);
+    assert!(most <= 2 * 8 + 64 + 1, "{most} timer entries for at most 8 waiting requests");
+}

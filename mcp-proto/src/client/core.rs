@@ -375,6 +375,26 @@ impl<W> ClientCore<W> {
         self.pending.len()
     }
 
+    /// How many deadline entries the core keeps (live and stale): bounded
+    /// by twice the waiting requests plus a constant, however many requests
+    /// were made. For tests and diagnostics.
+    pub fn timer_entries(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// Drops the entries of finished requests (and of moved deadlines) once
+    /// they outnumber the live ones, so the heap never grows with the
+    /// number of requests made (amortised O(1) a request).
+    fn prune_timers(&mut self) {
+        if self.timers.len() < 2 * self.pending.len() + 64 {
+            return;
+        }
+        let pending = &self.pending;
+        self.timers.retain(|Reverse((deadline, id))| {
+            pending.get(id).is_some_and(|p| p.deadline == *deadline)
+        });
+    }
+
     fn allocate_id(&mut self) -> i64 {
         self.next_id += 1;
         self.next_id
@@ -493,6 +513,7 @@ impl<W> ClientCore<W> {
         } else {
             None
         };
+        self.prune_timers();
         self.timers.push(Reverse((deadline, id)));
         self.pending.insert(
             id,
