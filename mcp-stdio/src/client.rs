@@ -131,7 +131,7 @@ impl fmt::Debug for StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         if let Some(conn) = lock(&self.inner.slot).conn.take() {
-            conn.finish();
+            conn.kill();
         }
     }
 }
@@ -375,14 +375,38 @@ async fn flush(link: &Link, conn: &Conn, line: Option<&[u8]>) -> std::io::Result
         queued.extend_from_slice(&m.to_vec());
         queued.push(b'\n');
     }
-    use tokio::io::AsyncWriteExt;
-    match (queued.is_empty(), line) {
-        (true, None) => Ok(()),
-        (true, Some(line)) => pipe.write_all(line).await,
-        (false, None) => pipe.write_all(&queued).await,
+    let bytes: &[u8] = match (queued.is_empty(), line) {
+        (true, None) => return Ok(()),
+        (true, Some(line)) => line,
+        (false, None) => &queued,
         (false, Some(line)) => {
             queued.extend_from_slice(line);
-            pipe.write_all(&queued).await
+            &queued
+        }
+    };
+    // A write abandoned half-way (its request's deadline passed while a
+    // server that stopped reading left the pipe full) would leave half a
+    // line in the pipe: the connection is broken then, and is ended.
+    let mut unfinished = Unfinished { conn: Some(conn) };
+    use tokio::io::AsyncWriteExt;
+    let written = pipe.write_all(bytes).await;
+    unfinished.conn = None;
+    written
+}
+
+/// Ends the connection when dropped armed: a write stopped mid-line.
+struct Unfinished<'a> {
+    conn: Option<&'a Conn>,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            tracing::warn!(
+                pid = conn.pid,
+                "a write to the server was abandoned mid-line (the server stopped reading its stdin); ending the connection"
+            );
+            conn.finish();
         }
     }
 }

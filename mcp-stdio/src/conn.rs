@@ -202,6 +202,15 @@ impl Conn {
         status
     }
 
+    /// Kills the process (and its group) and leaves the reader running, so
+    /// it sees the end of stdout and reports the death as for a crash.
+    pub(crate) fn kill(&self) {
+        self.signal_group(Signal::Kill);
+        if let Ok(mut child) = self.child.try_lock() {
+            let _ = child.start_kill();
+        }
+    }
+
     /// Kills what is left of the process group and stops the tasks.
     pub(crate) fn finish(&self) {
         if !self.finished.swap(true, Ordering::SeqCst) {

@@ -434,3 +434,33 @@ async fn an_exit_after_the_answer_is_reported_on_the_next_call() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A server that answers `initialize` and then never reads its stdin again.
+fn deaf_server() -> ServerCommand {
+    let reply = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}"#;
+    ServerCommand::new("sh")
+        .arg("-c")
+        .arg(format!("read line; printf '%s\\n' '{reply}'; exec sleep 60"))
+}
+
+#[tokio::test]
+async fn a_write_the_server_never_reads_ends_at_the_deadline_and_the_connection() {
+    let mut o = options();
+    o.shutdown_grace = Duration::from_millis(100);
+    let client = StdioClient::spawn(deaf_server(), o).await.unwrap();
+    client.initialize().await.unwrap();
+    // About 1 MB of arguments: far more than a pipe holds.
+    let big = "x".repeat(1 << 20);
+    let quick = RequestOptions::with_timeout(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let call = client.call_tool_with("echo", json!({ "message": big }), quick);
+    let err =
+        tokio::time::timeout(Duration::from_secs(10), call).await.expect("no hang").unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Half a line is in the pipe: the connection was ended, and the next
+    // call says the server is gone instead of sending after the half line.
+    let next = tokio::time::timeout(Duration::from_secs(10), client.ping()).await.expect("no hang");
+    assert!(matches!(next, Err(Error::ServerExited { .. })), "{next:?}");
+    client.close().await.unwrap();
+}
