@@ -6,8 +6,9 @@
 //! `mcpc/mcp.toml` in the user's config directory; `[mcp_client]` TOML, or
 //! the `mcpServers` JSON of Claude Desktop, Cursor and VS Code), or from
 //! one `--server SPEC` (a URL, or a command to spawn). With neither, it
-//! talks to the demo server it embeds (the `mcp-testkit` server, run over
-//! stdio by spawning this same executable with a hidden subcommand), so it
+//! talks to the demo server it embeds (the `mcp-testkit` server without its
+//! `http` feature, run over stdio by spawning this same executable with a
+//! hidden subcommand), so it
 //! works on a fresh machine with no set-up and no network:
 //!
 //! ```sh

@@ -43,7 +43,7 @@
 //!   new session and sends the request again, once (other requests that
 //!   were out in the dead session are sent again only when they are reads:
 //!   a `tools/call` gets [`Error::SessionLost`] rather than running twice);
-//!   [`HttpClient::close`] deletes the session;
+//!   [`close`](mcp_peer::Client::close) deletes the session;
 //! - **resumption**: a reply stream that ends before its reply is resumed
 //!   with GET and `Last-Event-ID`, after the server's `retry` delay or a
 //!   jittered backoff, a bounded number of times; the reply is delivered

@@ -173,7 +173,7 @@ impl<T: Transport> Client<T> {
     /// `structuredContent`, else from the JSON text of its single text
     /// block. A result with `is_error` set is an error carrying the result's
     /// text. With the `schema` feature, `structuredContent` is first checked
-    /// against the tool's `outputSchema` ([`validate_output`](Self::validate_output)).
+    /// against the tool's `outputSchema` (`validate_output`).
     pub async fn call_tool_as<R: DeserializeOwned>(
         &self,
         name: &str,
@@ -371,7 +371,7 @@ impl<T: Transport> Client<T> {
     }
 
     /// Starts a tool call as a task of its own: the handle is awaited for
-    /// the result, and [`CallHandle::cancel`] stops it, sending
+    /// the result, and [`CallHandle::cancel`](crate::CallHandle::cancel) stops it, sending
     /// `notifications/cancelled` to the server.
     pub fn spawn_call_tool(
         &self,

@@ -11,7 +11,7 @@
 //!   when the caller drops the future ([`CallHandle::cancel`] for a call
 //!   running on its own);
 //! - the server's requests (`roots/list`, `sampling/createMessage`,
-//!   `elicitation/create`) go to the host's [`Handlers`](mcp_proto::client::Handlers)
+//!   `elicitation/create`) go to the host's [`Handlers`]
 //!   as tasks; anything undeclared is answered -32601 by the core;
 //! - notifications reach [`ClientOptions::on_event`] and every
 //!   [`Notifications`] stream;

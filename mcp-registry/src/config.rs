@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_proto::types::Implementation;
-use mcp_stdio::ServerCommand;
+use mcp_spawn_env::ServerCommand;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -80,7 +80,7 @@ impl Default for ClientIdentity {
 /// The OAuth settings of a server (`auth = { kind = "oauth", ... }`).
 ///
 /// [`DefaultConnector`](crate::DefaultConnector) maps it onto `mcp-http`'s
-/// OAuth options (the flow is `mcp-auth`'s).
+/// OAuth options (the flow is `mcp-auth`'s; feature `http`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OAuthConfig {
@@ -90,7 +90,7 @@ pub struct OAuthConfig {
     pub client_secret: Option<Secret>,
     /// The scopes to ask for (`scopes`) when the server's challenge names
     /// none, instead of everything its metadata lists (`mcp-auth`'s
-    /// [`OAuthConfig::scopes`](crate::mcp_auth::OAuthConfig::scopes)).
+    /// `OAuthConfig::scopes`).
     pub scopes: Vec<String>,
     /// A Client ID Metadata Document URL (`client_metadata_url`).
     pub client_metadata_url: Option<String>,
@@ -143,9 +143,13 @@ pub enum AuthConfig {
 #[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub enum TransportConfig {
-    /// Spawn it and talk over stdio.
+    /// Spawn it and talk over stdio. Read whatever the features;
+    /// [`DefaultConnector`](crate::DefaultConnector) connects it with the
+    /// `stdio` feature.
     Stdio(ServerCommand),
-    /// Streamable HTTP (with the 2024-11-05 HTTP+SSE fallback).
+    /// Streamable HTTP (with the 2024-11-05 HTTP+SSE fallback). Read
+    /// whatever the features; [`DefaultConnector`](crate::DefaultConnector)
+    /// connects it with the `http` feature.
     Http {
         /// The endpoint URL, used verbatim.
         endpoint: String,
@@ -169,11 +173,23 @@ impl fmt::Debug for TransportConfig {
                 .finish(),
             TransportConfig::Http { endpoint, headers, auth } => f
                 .debug_struct("Http")
-                .field("endpoint", &mcp_http::redact_endpoint(endpoint))
+                .field("endpoint", &redact_endpoint(endpoint))
                 .field("headers", &headers.iter().map(|(n, _)| n).collect::<Vec<_>>())
                 .field("auth", auth)
                 .finish(),
         }
+    }
+}
+
+/// The endpoint as scheme and `host[:port]` (`mcp-http`'s redaction);
+/// without the `http` feature, nothing of it.
+fn redact_endpoint(endpoint: &str) -> String {
+    #[cfg(feature = "http")]
+    return mcp_http::redact_endpoint(endpoint);
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = endpoint;
+        "<redacted>".to_owned()
     }
 }
 

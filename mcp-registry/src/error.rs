@@ -161,9 +161,11 @@ impl std::error::Error for ConfigError {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TransportError {
-    /// From the stdio transport.
+    /// From the stdio transport (feature `stdio`).
+    #[cfg(feature = "stdio")]
     Stdio(Box<mcp_stdio::Error>),
-    /// From the Streamable HTTP transport.
+    /// From the Streamable HTTP transport (feature `http`).
+    #[cfg(feature = "http")]
     Http(Box<mcp_http::Error>),
     /// From a host's own transport. Its message must not carry secrets.
     Other(Box<dyn std::error::Error + Send + Sync>),
@@ -175,6 +177,7 @@ impl TransportError {
     /// connection so the next use starts a new one.
     pub fn is_connection_lost(&self) -> bool {
         match self {
+            #[cfg(feature = "stdio")]
             TransportError::Stdio(e) => matches!(
                 **e,
                 mcp_stdio::Error::ServerExited { .. }
@@ -182,6 +185,7 @@ impl TransportError {
                     | mcp_stdio::Error::Closed { .. }
                     | mcp_stdio::Error::Io { .. }
             ),
+            #[cfg(feature = "http")]
             TransportError::Http(e) => matches!(
                 **e,
                 mcp_http::Error::Connect { .. }
@@ -198,6 +202,7 @@ impl TransportError {
     /// login ([`Registry::login`](crate::Registry::login)).
     pub fn is_login_required(&self) -> bool {
         match self {
+            #[cfg(feature = "http")]
             TransportError::Http(e) => match &**e {
                 mcp_http::Error::Auth { source, .. } => matches!(
                     &**source,
@@ -215,6 +220,7 @@ impl TransportError {
     /// missing scope).
     pub fn is_unauthorized(&self) -> bool {
         match self {
+            #[cfg(feature = "http")]
             TransportError::Http(e) => matches!(
                 **e,
                 mcp_http::Error::Unauthorized { .. } | mcp_http::Error::InsufficientScope { .. }
@@ -227,7 +233,9 @@ impl TransportError {
 impl fmt::Display for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            #[cfg(feature = "stdio")]
             TransportError::Stdio(e) => e.fmt(f),
+            #[cfg(feature = "http")]
             TransportError::Http(e) => e.fmt(f),
             TransportError::Other(e) => e.fmt(f),
         }
@@ -237,7 +245,9 @@ impl fmt::Display for TransportError {
 impl std::error::Error for TransportError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            #[cfg(feature = "stdio")]
             TransportError::Stdio(e) => Some(&**e),
+            #[cfg(feature = "http")]
             TransportError::Http(e) => Some(&**e),
             TransportError::Other(e) => Some(&**e),
         }
@@ -247,12 +257,14 @@ impl std::error::Error for TransportError {
 impl mcp_peer::TransportError for TransportError {
     fn is_session_expired(&self) -> bool {
         match self {
+            #[cfg(feature = "http")]
             TransportError::Http(e) => mcp_peer::TransportError::is_session_expired(&**e),
             _ => false,
         }
     }
 }
 
+#[cfg(feature = "stdio")]
 impl From<mcp_stdio::Error> for TransportError {
     fn from(e: mcp_stdio::Error) -> Self {
         TransportError::Stdio(Box::new(e))
@@ -265,6 +277,7 @@ impl From<mcp_peer::memory::MemoryError> for TransportError {
     }
 }
 
+#[cfg(feature = "http")]
 impl From<mcp_http::Error> for TransportError {
     fn from(e: mcp_http::Error) -> Self {
         TransportError::Http(Box::new(e))
@@ -273,6 +286,7 @@ impl From<mcp_http::Error> for TransportError {
 
 /// What `mcp-auth` says when a new authorization is needed and no handler
 /// is set.
+#[cfg(feature = "http")]
 const NO_HANDLER: &str = "no authorization handler configured";
 
 /// Why a registry operation failed.
@@ -323,7 +337,8 @@ pub enum Error {
         command: Option<String>,
     },
     /// The OAuth login failed (the source never holds a token, a secret or
-    /// a code).
+    /// a code). Feature `http`.
+    #[cfg(feature = "http")]
     Login {
         /// The server.
         server: String,
@@ -351,6 +366,16 @@ pub enum Error {
         /// What the transport said.
         source: TransportError,
     },
+    /// The server's transport is not compiled in: a `command` server
+    /// without the `stdio` feature, an `endpoint` server without `http`
+    /// (the configuration is read either way; nothing was spawned or sent).
+    TransportUnavailable {
+        /// The server.
+        server: String,
+        /// The missing transport, and the feature's name: `"stdio"` or
+        /// `"http"`.
+        transport: &'static str,
+    },
 }
 
 impl Error {
@@ -364,16 +389,19 @@ impl Error {
             | Error::OAuthUnavailable { server }
             | Error::NotOAuth { server }
             | Error::LoginRequired { server, .. }
-            | Error::Login { server, .. }
             | Error::LoginTimeout { server, .. }
             | Error::ConnectTimeout { server, .. }
-            | Error::Transport { server, .. } => Some(server),
+            | Error::Transport { server, .. }
+            | Error::TransportUnavailable { server, .. } => Some(server),
+            #[cfg(feature = "http")]
+            Error::Login { server, .. } => Some(server),
         }
     }
 
     /// Whether the error is the caller's mistake (an unknown server or tool,
-    /// a tool the policy refuses, a bad configuration) rather than a failure
-    /// to reach or talk to a server.
+    /// a tool the policy refuses, a bad configuration, a server whose
+    /// transport is not compiled in) rather than a failure to reach or talk
+    /// to a server.
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
@@ -382,6 +410,7 @@ impl Error {
                 | Error::ToolNotAllowed { .. }
                 | Error::UnknownTool { .. }
                 | Error::NotOAuth { .. }
+                | Error::TransportUnavailable { .. }
         )
     }
 
@@ -420,6 +449,7 @@ impl fmt::Display for Error {
             Error::LoginRequired { server, command: None } => {
                 write!(f, "MCP server {server:?} needs an OAuth login first")
             }
+            #[cfg(feature = "http")]
             Error::Login { server, source } => {
                 write!(f, "OAuth login to MCP server {server:?} failed: {source}")
             }
@@ -433,8 +463,14 @@ impl fmt::Display for Error {
             }
             // The stdio transport names the server itself; the others name
             // the (redacted) endpoint, so the name goes in front.
+            #[cfg(feature = "stdio")]
             Error::Transport { source: source @ TransportError::Stdio(_), .. } => source.fmt(f),
             Error::Transport { server, source } => write!(f, "{server}: {source}"),
+            Error::TransportUnavailable { server, transport } => write!(
+                f,
+                "MCP server {server:?} uses the {transport} transport, which this build does not \
+                 include (mcp-registry's `{transport}` feature is off)"
+            ),
         }
     }
 }
@@ -444,6 +480,7 @@ impl std::error::Error for Error {
         match self {
             Error::Config(e) => Some(e),
             Error::Transport { source, .. } => Some(source),
+            #[cfg(feature = "http")]
             Error::Login { source, .. } => Some(source),
             _ => None,
         }

@@ -12,8 +12,8 @@
 //! - **Tool policy** ([`ToolPolicy`]): allow and deny lists, deny wins,
 //!   exact and case-sensitive; applied before anything is spawned or sent.
 //! - **One transport face** ([`Transport`], object-safe as
-//!   [`DynTransport`]): implemented for `mcp-stdio`'s [`StdioClient`] and
-//!   `mcp-http`'s [`HttpClient`], open to a host's own through a
+//!   [`DynTransport`]): implemented for `mcp-stdio`'s `StdioTransport` and
+//!   `mcp-http`'s `HttpTransport`, open to a host's own through a
 //!   [`Connector`].
 //! - **The registry** ([`Registry`]): lazy, cached connections (a server
 //!   that failed is retried on its next use), `list_all_tools` and
@@ -24,9 +24,31 @@
 //!
 //! ```text
 //!   mcp.toml / mcpServers JSON ──▶ Config ──▶ Registry ──▶ Connector ──▶ dyn DynTransport
-//!                                   (validated,   (policy, lazy,          ├─ StdioClient
-//!                                    warnings)     cached, fan-out)       └─ HttpClient
+//!                                   (validated,   (policy, lazy,          ├─ StdioTransport
+//!                                    warnings)     cached, fan-out)       └─ HttpTransport
 //! ```
+//!
+//! ## Optional features
+//!
+//! Both on by default; a host that needs one transport turns the other off
+//! (`default-features = false, features = ["stdio"]` builds no hyper, no
+//! rustls, no `mcp-auth`).
+//!
+//! - **`stdio`**: servers with a `command`, spawned through `mcp-stdio`.
+//! - **`http`**: servers with an `endpoint`, through `mcp-http` (Streamable
+//!   HTTP, static credentials, OAuth with `mcp-auth`, re-exported as
+//!   `mcp_auth`), and with it `AuthorizationInfo`,
+//!   `Registry::discover_authorization`, `Registry::login`,
+//!   `Connector::login`, `default_token_dir`, `OAuthHandler`,
+//!   `DefaultConnector::{oauth_handler, token_store}`,
+//!   `TransportError::Http` and `Error::Login`.
+//! - **`http2`** (off): HTTP/2 for remote servers (`mcp-http`'s `http2`;
+//!   implies `http`).
+//!
+//! The configuration is read the same whatever the features: both kinds of
+//! entry load, and connecting to one whose transport is compiled out is
+//! [`Error::TransportUnavailable`] (a host's own [`Connector`] may still
+//! serve it).
 //!
 //! ## What this crate does not do
 //!
@@ -36,21 +58,22 @@
 //!
 //! ## OAuth servers
 //!
-//! `auth = { kind = "oauth", ... }` servers connect through `mcp-http`'s
-//! OAuth (`mcp-auth`, re-exported as [`mcp_auth`]): [`DefaultConnector`]
+//! With the `http` feature, `auth = { kind = "oauth", ... }` servers
+//! connect through `mcp-http`'s OAuth (`mcp-auth`, re-exported as
+//! `mcp_auth`): [`DefaultConnector`]
 //! maps `client_id` and the secret (`client_secret_basic`) to a
 //! pre-registered client, `client_metadata_url` to the Client ID Metadata
 //! Document URL, `redirect_uri` to the headless handler's redirect URI, and
 //! `scopes` to the scopes asked for when the server's challenge names none
-//! (instead of everything its metadata lists). Tokens are kept in a [`mcp_auth::FileTokenStore`]
-//! ([`default_token_dir`], `0600`) unless the host sets
-//! [`DefaultConnector::token_store`]. During normal calls nobody is asked to
-//! authorize ([`DefaultConnector::oauth_handler`] is [`OAuthHandler::None`]
-//! by default): stored tokens are used and refreshed, and a server that
-//! needs a new login fails with [`Error::LoginRequired`], naming the host's
-//! [`RegistryOptions::login_command`]. The host runs the login explicitly
-//! with [`Registry::login`] and a handler (a browser and `mcp-auth`'s
-//! loopback listener, or [`OAuthHandler::Headless`] in tests).
+//! (instead of everything its metadata lists). Tokens are kept in a
+//! `mcp_auth::FileTokenStore` (`default_token_dir`, `0600`) unless the host
+//! sets `DefaultConnector::token_store`. During normal calls nobody is
+//! asked to authorize (`DefaultConnector::oauth_handler` is
+//! `OAuthHandler::None` by default): stored tokens are used and refreshed,
+//! and a server that needs a new login fails with [`Error::LoginRequired`],
+//! naming the host's [`RegistryOptions::login_command`]. The host runs the
+//! login explicitly with `Registry::login` and a handler (a browser and
+//! `mcp-auth`'s loopback listener, or `OAuthHandler::Headless` in tests).
 //!
 //! ## Example
 //!
@@ -80,8 +103,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`StdioClient`]: mcp_stdio::StdioClient
-//! [`HttpClient`]: mcp_http::HttpClient
+//! `examples/servers.rs` loads a configuration file and lists its servers:
+//! `cargo run -p mcp-registry --example servers -- mcp.toml`.
 
 mod config;
 mod error;
@@ -95,22 +118,26 @@ pub use config::{
     OAuthConfig, Secret, ServerConfig, TransportConfig,
 };
 pub use error::{ConfigError, Error, Location, TransportError, Warning, WarningKind};
+#[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};
+pub use mcp_spawn_env::ServerCommand;
 pub use policy::ToolPolicy;
-pub use registry::{
-    Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, default_token_dir,
-};
+#[cfg(feature = "http")]
+pub use registry::default_token_dir;
+pub use registry::{Connector, DefaultConnector, Registry, RegistryOptions, ServerResult};
 pub use spec::{SpecError, parse_server_spec};
-pub use transport::{AuthorizationInfo, BoxTransport, ServerClient};
+#[cfg(feature = "http")]
+pub use transport::AuthorizationInfo;
+pub use transport::{BoxTransport, ServerClient};
 
-/// The README's examples, compiled as doc tests.
-#[cfg(doctest)]
+/// The README's examples, compiled as doc tests (they use both transports).
+#[cfg(all(doctest, feature = "stdio", feature = "http"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
 /// The repository README's quick start, compiled as doc tests too (only
 /// under `cfg(doctest)`, so the published crate never needs the file).
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "stdio", feature = "http"))]
 #[doc = include_str!("../../README.md")]
 struct RepositoryReadmeDoctests;

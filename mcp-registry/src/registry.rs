@@ -5,22 +5,33 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 use base64::Engine as _;
 use futures_util::StreamExt;
+#[cfg(feature = "http")]
 use mcp_http::mcp_auth::{
     self, ClientRegistration, FileTokenStore, TokenEndpointAuthMethod, TokenStore,
 };
+#[cfg(feature = "http")]
 use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, StaticAuth};
+#[cfg(any(feature = "stdio", feature = "http"))]
 use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+#[cfg(feature = "stdio")]
 use mcp_stdio::{StdioOptions, StdioTransport};
 
-use crate::config::{
-    AuthConfig, ClientIdentity, Config, OAuthConfig, ServerConfig, TransportConfig,
-};
-use crate::error::{ConfigError, Error, Location, TransportError};
-use crate::transport::{AuthorizationInfo, BoxTransport, ServerClient, authorization_info};
+#[cfg(feature = "http")]
+use crate::config::{AuthConfig, OAuthConfig};
+use crate::config::{ClientIdentity, Config, ServerConfig, TransportConfig};
+#[cfg(feature = "http")]
+use crate::error::{ConfigError, Location};
+use crate::error::{Error, TransportError};
+#[cfg(any(feature = "stdio", feature = "http"))]
+use crate::transport::BoxTransport;
+use crate::transport::ServerClient;
+#[cfg(feature = "http")]
+use crate::transport::{AuthorizationInfo, authorization_info};
 
 /// How long connecting may take beyond the server's request timeout (the
 /// spawn, with its one-off PATH probe, or the TCP and TLS set-up).
@@ -33,8 +44,8 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// server (and again after the connection was lost); the registry runs the
 /// handshake itself.
 ///
-/// [`DefaultConnector`] builds the two built-in transports; a host with a
-/// transport of its own implements this.
+/// [`DefaultConnector`] builds the built-in transports (those of the
+/// enabled features); a host with a transport of its own implements this.
 pub trait Connector: Send + Sync + fmt::Debug {
     /// A client of `server`, not yet initialized.
     fn connect<'a>(
@@ -46,7 +57,8 @@ pub trait Connector: Send + Sync + fmt::Debug {
     /// Runs an explicit OAuth login for `server` (see [`Registry::login`]):
     /// `handler` completes the user's part (`None`: the connector's own).
     /// The default refuses with [`Error::OAuthUnavailable`]: a connector
-    /// with OAuth support overrides it.
+    /// with OAuth support overrides it. Feature `http`.
+    #[cfg(feature = "http")]
     fn login<'a>(
         &'a self,
         server: &'a ServerConfig,
@@ -58,8 +70,10 @@ pub trait Connector: Send + Sync + fmt::Debug {
     }
 }
 
-/// The built-in transports: [`StdioTransport`] for a command,
-/// [`HttpTransport`] for an endpoint.
+/// The built-in transports: `mcp-stdio`'s `StdioTransport` for a command
+/// (feature `stdio`), `mcp-http`'s `HttpTransport` for an endpoint (feature
+/// `http`). A server whose transport's feature is off is
+/// [`Error::TransportUnavailable`], before anything is spawned or sent.
 ///
 /// OAuth servers (`auth = { kind = "oauth" }`) get [`HttpOptions::oauth`]:
 /// the configured `client_id` (with its secret: `client_secret_basic`) as a
@@ -86,11 +100,13 @@ pub struct DefaultConnector {
     /// normal use ([`OAuthHandler::None`] by default: stored tokens and
     /// refresh only, a needed login is [`Error::LoginRequired`]). With
     /// [`OAuthHandler::Headless`] and no redirect URI, the server's
-    /// configured `redirect_uri` is used.
+    /// configured `redirect_uri` is used. Feature `http`.
+    #[cfg(feature = "http")]
     pub oauth_handler: OAuthHandler,
     /// Where OAuth tokens are kept between runs. `None` (the default): a
     /// [`FileTokenStore`] in [`default_token_dir`]`("mcp-registry")`, or in
-    /// memory when no such directory can be found.
+    /// memory when no such directory can be found. Feature `http`.
+    #[cfg(feature = "http")]
     pub token_store: Option<Arc<dyn TokenStore>>,
 }
 
@@ -100,7 +116,9 @@ impl Default for DefaultConnector {
             host_name: "this application".into(),
             discover_path: true,
             handlers: Handlers::default(),
+            #[cfg(feature = "http")]
             oauth_handler: OAuthHandler::None,
+            #[cfg(feature = "http")]
             token_store: None,
         }
     }
@@ -112,7 +130,8 @@ impl Default for DefaultConnector {
 /// `%APPDATA%\<app>\oauth` on Windows,
 /// `~/Library/Application Support/<app>/oauth` on macOS and
 /// `~/.local/share/<app>/oauth` elsewhere. `None` when neither the variable
-/// nor a home directory is known.
+/// nor a home directory is known. Feature `http`.
+#[cfg(feature = "http")]
 pub fn default_token_dir(app: &str) -> Option<std::path::PathBuf> {
     use std::path::PathBuf;
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -128,6 +147,7 @@ pub fn default_token_dir(app: &str) -> Option<std::path::PathBuf> {
     Some(base.join(app).join("oauth"))
 }
 
+#[cfg(feature = "http")]
 impl DefaultConnector {
     /// The token store: the host's, else the default file store.
     fn store(&self) -> Option<Arc<dyn TokenStore>> {
@@ -170,6 +190,7 @@ impl DefaultConnector {
 }
 
 /// A configuration error at `auth.<key>` of `server`.
+#[cfg(feature = "http")]
 fn invalid_auth(server: &ServerConfig, key: &str, reason: &str) -> Error {
     Error::Config(ConfigError::Invalid {
         location: Location {
@@ -184,6 +205,7 @@ fn invalid_auth(server: &ServerConfig, key: &str, reason: &str) -> Error {
 /// The registry's OAuth settings as the HTTP transport's [`OAuthOptions`].
 /// `scopes` become `mcp-auth`'s configured scopes: asked for when the
 /// server's challenge names none.
+#[cfg(feature = "http")]
 fn oauth_options(
     server: &ServerConfig,
     identity: &ClientIdentity,
@@ -235,9 +257,13 @@ impl Connector for DefaultConnector {
         identity: &'a ClientIdentity,
     ) -> BoxFuture<'a, Result<ServerClient, Error>> {
         Box::pin(async move {
+            #[cfg(any(feature = "stdio", feature = "http"))]
             let transport_error =
                 |source: TransportError| Error::Transport { server: server.name.clone(), source };
+            #[cfg(not(any(feature = "stdio", feature = "http")))]
+            let _ = identity;
             match &server.transport {
+                #[cfg(feature = "stdio")]
                 TransportConfig::Stdio(command) => {
                     let mut options = StdioOptions::new(server.name.clone());
                     options.client_info = identity.to_implementation();
@@ -251,6 +277,7 @@ impl Connector for DefaultConnector {
                         .map_err(|e| transport_error(e.into()))?;
                     Ok(Client::new(Box::new(transport) as BoxTransport, session))
                 }
+                #[cfg(feature = "http")]
                 TransportConfig::Http { endpoint, headers, auth } => {
                     let options = self.http_options(server, identity, headers, auth, None)?;
                     let session = options.client_options();
@@ -258,10 +285,21 @@ impl Connector for DefaultConnector {
                         .map_err(|e| transport_error(e.into()))?;
                     Ok(Client::new(Box::new(transport) as BoxTransport, session))
                 }
+                #[cfg(not(feature = "stdio"))]
+                TransportConfig::Stdio(_) => Err(Error::TransportUnavailable {
+                    server: server.name.clone(),
+                    transport: "stdio",
+                }),
+                #[cfg(not(feature = "http"))]
+                TransportConfig::Http { .. } => Err(Error::TransportUnavailable {
+                    server: server.name.clone(),
+                    transport: "http",
+                }),
             }
         })
     }
 
+    #[cfg(feature = "http")]
     fn login<'a>(
         &'a self,
         server: &'a ServerConfig,
@@ -304,6 +342,7 @@ impl Connector for DefaultConnector {
 
 /// The configured headers and credentials as the HTTP transport's
 /// [`StaticAuth`].
+#[cfg(feature = "http")]
 fn static_auth(
     server: &ServerConfig,
     headers: &[(String, crate::Secret)],
@@ -561,6 +600,8 @@ impl Registry {
     /// find them. A stored valid or refreshable token is reused without
     /// asking the user. Bounded by `timeout`; an open connection to the
     /// server is closed first so the next use picks the new tokens up.
+    /// Feature `http`.
+    #[cfg(feature = "http")]
     pub async fn login(
         &self,
         server: &str,
@@ -688,7 +729,8 @@ impl Registry {
     /// Whether the server asks for authorization: `None` when it talks
     /// without (always for stdio servers). An open connection is asked as
     /// it is; otherwise a probe connection is made (for an OAuth server,
-    /// without credentials) and closed again.
+    /// without credentials) and closed again. Feature `http`.
+    #[cfg(feature = "http")]
     pub async fn discover_authorization(
         &self,
         server: &str,
@@ -754,6 +796,7 @@ impl Registry {
 /// Whether the server asks for authorization: only an HTTP server can
 /// (stdio servers take credentials from their environment); it is asked by
 /// the handshake, whose 401 or 403 carries the challenge.
+#[cfg(feature = "http")]
 async fn discover_authorization(
     client: &ServerClient,
 ) -> Result<Option<AuthorizationInfo>, TransportError> {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use mcp_stdio::ServerCommand;
+use mcp_spawn_env::ServerCommand;
 
 use crate::config::{AuthConfig, Secret, ServerConfig, TransportConfig};
 

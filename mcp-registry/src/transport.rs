@@ -15,7 +15,8 @@ pub type BoxTransport = Box<dyn mcp_peer::DynTransport<TransportError>>;
 pub type ServerClient = Client<BoxTransport>;
 
 /// What a server said when asked for authorization (HTTP 401, or 403 for a
-/// missing scope): where the OAuth flow starts.
+/// missing scope): where the OAuth flow starts. Feature `http`.
+#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AuthorizationInfo {
@@ -30,6 +31,7 @@ pub struct AuthorizationInfo {
 }
 
 /// The authorization request a 401 or 403 carries.
+#[cfg(feature = "http")]
 pub(crate) fn authorization_info(e: &mcp_http::Error) -> Option<AuthorizationInfo> {
     let status = e.status()?.as_u16();
     if status != http_status::UNAUTHORIZED && status != http_status::FORBIDDEN {
@@ -47,6 +49,7 @@ pub(crate) fn authorization_info(e: &mcp_http::Error) -> Option<AuthorizationInf
     })
 }
 
+#[cfg(feature = "http")]
 mod http_status {
     pub(super) const UNAUTHORIZED: u16 = 401;
     pub(super) const FORBIDDEN: u16 = 403;

@@ -3,10 +3,14 @@
 
 #[path = "it/config.rs"]
 mod config;
+#[path = "it/features.rs"]
+mod features;
+#[cfg(feature = "http")]
 #[path = "it/oauth.rs"]
 mod oauth;
 #[path = "it/policy.rs"]
 mod policy;
+#[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/registry.rs"]
 mod registry;
 #[path = "it/spec.rs"]

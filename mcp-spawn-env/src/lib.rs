@@ -21,6 +21,10 @@
 //!   on that PATH (with `PATHEXT` on Windows); a missing one is a
 //!   [`ResolveError::NotFound`] whose message names what to install
 //!   (Node.js for `npx`, uv for `uvx`, Python, Docker) and the host.
+//! - **What to spawn** ([`ServerCommand`]): the program, arguments,
+//!   variables and working directory of a server, as plain data; a
+//!   configuration reader (`mcp-registry`) builds it without depending on
+//!   the transport that spawns it (`mcp-stdio`, which re-exports it).
 //!
 //! ## What it does not do
 //!
@@ -68,6 +72,7 @@
 //! }
 //! ```
 
+mod command;
 mod fallback;
 mod guidance;
 mod platform;
@@ -75,6 +80,7 @@ mod probe;
 mod resolve;
 mod search_path;
 
+pub use command::ServerCommand;
 pub use fallback::{FileSystem, RealFileSystem, fallback_dirs, home_dir};
 pub use guidance::{Runtime, missing_command_guidance, missing_file_guidance};
 pub use platform::Platform;

@@ -22,7 +22,7 @@
 //!   inherited by default;
 //! - when the server exits, every waiting request fails at once with its exit
 //!   status and the tail of its stderr;
-//! - the server runs in its own process group; [`StdioClient::close`] closes
+//! - the server runs in its own process group; [`close`](mcp_peer::Client::close) closes
 //!   stdin, then sends SIGTERM, then SIGKILL to the group, and dropping the
 //!   client kills the group too.
 //!

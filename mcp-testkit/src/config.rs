@@ -119,7 +119,7 @@ pub struct HttpConfig {
     pub exit_process: bool,
     /// Worker threads of the runtime the `mcp-testkit http` binary serves
     /// on (`--threads`; 1, the default, is a current-thread runtime).
-    /// [`serve_http`](crate::serve_http) runs on the caller's runtime and
+    /// `serve_http` runs on the caller's runtime and
     /// does not read it.
     pub threads: usize,
 }

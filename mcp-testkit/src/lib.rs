@@ -30,8 +30,20 @@
 //! [`Outgoing`] item from the queue [`Server::new`] returns. Every outgoing
 //! message names the client request it belongs to, so a Streamable HTTP
 //! driver can put it on that request's response stream. [`run_stdio`] is the
-//! stdio driver (`mcp-testkit stdio`); [`serve_http`] is the HTTP driver
-//! (`mcp-testkit http`), which tests in other crates can also run in-process.
+//! stdio driver (`mcp-testkit stdio`); `serve_http` is the HTTP driver
+//! (`mcp-testkit http`, feature `http`), which tests in other crates can
+//! also run in-process.
+//!
+//! ## Optional features
+//!
+//! - **`http`** (default): the Streamable HTTP driver (`serve_http`,
+//!   `HttpServerHandle`, `RequestRecord`, the binary's `http` subcommand)
+//!   and `oauth::FakeAuthServer`, with hyper's server, hyper-util, http,
+//!   http-body-util and bytes. Without it the crate is the core and the
+//!   stdio driver, which is all an embedded stdio demo needs
+//!   (`mcp-testkit = { default-features = false }`, as `mcpc` does);
+//!   [`HttpConfig`] and `parse_args` still read the `http` options, and the
+//!   binary refuses the subcommand.
 //!
 //! ## Tools
 //!
@@ -131,7 +143,7 @@
 //! | `--max-line-bytes N` | longest input line; longer ones are discarded and answered `-32700` (default 16 MiB) |
 //! | `--ask-timeout-ms N` | how long `ask` waits for the client (default 10 000) |
 //!
-//! ## HTTP driver (`mcp-testkit http [options]`, or [`serve_http`] with an [`HttpConfig`])
+//! ## HTTP driver (`mcp-testkit http [options]`, or `serve_http` with an [`HttpConfig`]; feature `http`)
 //!
 //! Binds `127.0.0.1:PORT` (`--port`, default 0: any free port); the binary
 //! prints `listening on http://127.0.0.1:PORT/mcp` as its first stdout line.
@@ -174,7 +186,7 @@
 //! - `crash` and `--exit-after` end the process in the binary; in-process
 //!   ([`HttpConfig::exit_process`] `false`) they end only that session,
 //!   dropping its connections. The `noisy` tool's raw lines are dropped.
-//! - [`HttpServerHandle::shutdown`] (or dropping the handle) closes every
+//! - `HttpServerHandle::shutdown` (or dropping the handle) closes every
 //!   connection and stream: no response body outlives the server.
 //!
 //! | option ([`HttpConfig`] field) | effect |
@@ -203,11 +215,11 @@
 //!
 //! The options of `stdio` apply to `http` too (`--max-line-bytes` caps POST
 //! bodies). The handle counts requests per method
-//! ([`HttpServerHandle::request_count`], [`HttpServerHandle::deletes`]),
+//! (`HttpServerHandle::request_count`, `HttpServerHandle::deletes`),
 //! keeps the last request's headers
-//! ([`HttpServerHandle::last_request_headers`]), the recent requests
-//! ([`HttpServerHandle::requests`]) and the JSON-RPC methods POSTed
-//! ([`HttpServerHandle::rpc_methods`]).
+//! (`HttpServerHandle::last_request_headers`), the recent requests
+//! (`HttpServerHandle::requests`) and the JSON-RPC methods POSTed
+//! (`HttpServerHandle::rpc_methods`).
 //!
 //! ## Example
 //!
@@ -230,8 +242,10 @@
 
 pub mod config;
 mod features;
+#[cfg(feature = "http")]
 mod http;
 mod locate;
+#[cfg(feature = "http")]
 pub mod oauth;
 mod server;
 mod stdio;
@@ -239,6 +253,7 @@ mod tasks;
 mod tools;
 
 pub use config::{ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, USAGE, parse_args};
+#[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;
 pub use server::{Outgoing, OutgoingQueue, Server};

@@ -4,11 +4,13 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "http")]
+use std::io::Write as _;
 use std::process::ExitCode;
 
-use std::io::Write as _;
-
-use mcp_testkit::{Command, HttpConfig, USAGE, parse_args, run_stdio, serve_http};
+use mcp_testkit::{Command, USAGE, parse_args, run_stdio};
+#[cfg(feature = "http")]
+use mcp_testkit::{HttpConfig, serve_http};
 
 fn main() -> ExitCode {
     let args = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned());
@@ -29,7 +31,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        #[cfg(feature = "http")]
         Ok(Command::Http(config)) => run_http(config),
+        #[cfg(not(feature = "http"))]
+        Ok(Command::Http(_)) => {
+            eprintln!("mcp-testkit: built without the `http` feature; only `stdio` is served");
+            ExitCode::from(2)
+        }
         Ok(Command::Help) => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -48,6 +56,7 @@ fn main() -> ExitCode {
 
 /// Serves HTTP until the process is killed; the first stdout line is the
 /// endpoint URL.
+#[cfg(feature = "http")]
 fn run_http(mut config: HttpConfig) -> ExitCode {
     // `crash` and `--exit-after` end the process, as for stdio.
     config.exit_process = true;

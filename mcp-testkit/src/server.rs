@@ -628,6 +628,7 @@ impl Server {
 
     /// Aborts every running tool call (they are never answered): the HTTP
     /// driver calls it when a session ends.
+    #[cfg(feature = "http")]
     pub(crate) fn abort_all(&self) {
         let mut state = self.state();
         for (_, task) in state.in_flight.drain() {

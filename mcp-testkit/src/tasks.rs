@@ -175,6 +175,7 @@ impl Tasks {
     }
 
     /// Aborts every running tool (the session is ending).
+    #[cfg(feature = "http")]
     pub(crate) fn abort_all(&mut self) {
         for entry in self.entries.values_mut() {
             if let Some(task) = entry.abort.take() {

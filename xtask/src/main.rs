@@ -23,8 +23,9 @@ commands:
             smoke, interop, conformance, docs, packaging
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
-  test      the workspace's tests (nextest when installed), doc tests, and the crates
-            with optional features (schema, blocking) linted and tested with them on
+  test      the workspace's tests (nextest when installed), doc tests, the crates
+            with optional features (schema, blocking) linted and tested with them on, and
+            mcp-registry and mcp-testkit with their default features cut down
   doc       cargo doc with warnings denied
   package   cargo package of every publishable crate
   interop   install the pinned third-party servers (npm) and run the interop tests

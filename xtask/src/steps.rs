@@ -134,8 +134,23 @@ const OPTIONAL_FEATURES: &str =
 const OPTIONAL_FEATURE_CRATES: [&str; 8] =
     ["-p", "mcp-proto", "-p", "mcp-peer", "-p", "mcp-stdio", "-p", "mcp-http"];
 
+/// The default features a downstream user may leave out: each crate is
+/// linted with only these on (`--no-default-features`), and its tests run
+/// when the last field says so. (Not the testkit's: its tests would build
+/// a `target/debug/mcp-testkit` without the `http` subcommand, which other
+/// crates' tests and the benchmarks spawn.)
+const FEATURE_SUBSETS: [(&str, &str, bool); 4] = [
+    // A stdio-only host: no hyper, no rustls, no mcp-auth.
+    ("mcp-registry", "stdio", true),
+    ("mcp-registry", "http", true),
+    ("mcp-registry", "", true),
+    // mcpc's embedded demo: the testkit without its HTTP server.
+    ("mcp-testkit", "", false),
+];
+
 /// Lints and tests the crates with their optional features on (their own
-/// tests and examples need them).
+/// tests and examples need them), then with their default features cut
+/// down to each subset of [`FEATURE_SUBSETS`].
 pub(crate) fn features() -> Step {
     Step::new("optional features", || {
         let mut cmd = cargo();
@@ -143,16 +158,33 @@ pub(crate) fn features() -> Step {
         cmd.args(["--all-targets", "--locked", "--features", OPTIONAL_FEATURES]);
         cmd.args(["--", "-D", "warnings"]);
         run(cmd)?;
-        let mut cmd = cargo();
-        if have("cargo-nextest", &["nextest", "--version"]) {
-            cmd.args(["nextest", "run"]);
-        } else {
-            cmd.arg("test");
+        run(test_command(&OPTIONAL_FEATURE_CRATES, &["--features", OPTIONAL_FEATURES]))?;
+        for (krate, features, tests) in FEATURE_SUBSETS {
+            let selection = ["-p", krate, "--no-default-features", "--features", features];
+            let mut cmd = cargo();
+            cmd.arg("clippy").args(selection);
+            cmd.args(["--all-targets", "--locked", "--", "-D", "warnings"]);
+            run(cmd)?;
+            if tests {
+                run(test_command(&selection, &[]))?;
+            }
         }
-        cmd.args(OPTIONAL_FEATURE_CRATES);
-        cmd.args(["--locked", "--no-fail-fast", "--features", OPTIONAL_FEATURES]);
-        run(cmd)
+        Ok(())
     })
+}
+
+/// `cargo nextest run` (or `cargo test`) of a selection of crates and
+/// features.
+fn test_command(selection: &[&str], features: &[&str]) -> Command {
+    let mut cmd = cargo();
+    if have("cargo-nextest", &["nextest", "--version"]) {
+        cmd.args(["nextest", "run"]);
+    } else {
+        cmd.arg("test");
+    }
+    cmd.args(selection).args(features);
+    cmd.args(["--locked", "--no-fail-fast"]);
+    cmd
 }
 
 pub(crate) fn doc() -> Step {

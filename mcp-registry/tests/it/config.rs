@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_registry::{
-    AuthConfig, ClientIdentity, Config, ConfigError, LoadOptions, Loaded, ServerConfig,
-    TransportConfig, WarningKind,
+    AuthConfig, ClientIdentity, Config, ConfigError, LoadOptions, Loaded, ServerCommand,
+    ServerConfig, TransportConfig, WarningKind,
 };
-use mcp_stdio::ServerCommand;
 
 const SECRET: &str = "s3cr3t-t0ken";
 
