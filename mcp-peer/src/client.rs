@@ -84,7 +84,10 @@ pub(crate) struct Inner<T: Transport> {
     state: Mutex<State>,
     init_lock: tokio::sync::Mutex<()>,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
-    notifications: broadcast::Sender<ServerNotification>,
+    /// Made on the first [`Client::notifications`] call: the channel's ring
+    /// of 256 slots is most of a client's memory, and most hosts never
+    /// subscribe.
+    notifications: std::sync::OnceLock<broadcast::Sender<ServerNotification>>,
 }
 
 #[derive(Debug, Default)]
@@ -124,7 +127,6 @@ impl<T: Transport> Client<T> {
     /// before the first request, or with [`initialize`](Self::initialize).
     pub fn new(transport: T, options: ClientOptions) -> Client<T> {
         let core = ClientCore::new(options.core_config());
-        let (notifications, _) = broadcast::channel(NOTIFICATION_BUFFER);
         let inner = Arc::new_cyclic(|me: &Weak<Inner<T>>| Inner {
             me: me.clone(),
             transport,
@@ -133,7 +135,7 @@ impl<T: Transport> Client<T> {
             state: Mutex::new(State::default()),
             init_lock: tokio::sync::Mutex::new(()),
             server_tasks: Mutex::new(HashMap::new()),
-            notifications,
+            notifications: std::sync::OnceLock::new(),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -190,7 +192,9 @@ impl<T: Transport> Client<T> {
     /// any other, from now on. Each call gives a new, independent subscriber; one that
     /// falls more than 256 notifications behind skips the oldest (logged).
     pub fn notifications(&self) -> crate::Notifications {
-        crate::Notifications::new(self.inner.notifications.subscribe())
+        let sender =
+            self.inner.notifications.get_or_init(|| broadcast::channel(NOTIFICATION_BUFFER).0);
+        crate::Notifications::new(sender.subscribe())
     }
 
     /// Sends a request and waits for its result (initializing first if
@@ -589,10 +593,11 @@ impl<T: Transport> Inner<T> {
     /// Acts on the core's events outside its lock.
     fn deliver(&self, events: Vec<Event<Waiter>>) {
         for event in events {
-            if self.notifications.receiver_count() > 0
+            if let Some(sender) = self.notifications.get()
+                && sender.receiver_count() > 0
                 && let Some(notification) = notification_of(&event)
             {
-                let _ = self.notifications.send(notification);
+                let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
                 let _ = waiter.send(outcome);
