@@ -29,6 +29,9 @@ use crate::wire::{self, ACCEPT_BOTH, MCP_METHOD, MCP_NAME};
 /// `Mcp-Param-*`).
 pub(crate) type ExtraHeaders = Vec<(HeaderName, HeaderValue)>;
 
+/// How long the handshake waits for the standalone GET stream to open.
+const EVENT_STREAM_OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -365,9 +368,14 @@ impl Transport for HttpTransport {
         if !inner.options.event_stream || lock(&inner.legacy).is_some() {
             return;
         }
-        // Opened by a task of its own: the handshake does not wait for it.
+        // Opened by a task of its own, which the handshake waits for (one
+        // round trip, at most EVENT_STREAM_OPEN_WAIT): the stream is then
+        // open before the first request goes out, so a server that has
+        // something to say right away has somewhere to say it, and the
+        // server never mistakes it for the resumption of a later request's
+        // stream. A server slower than that gets its stream later.
         let weak = Arc::downgrade(inner);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let Some(inner) = weak.upgrade() else { return };
             match inner.open_event_stream().await {
                 Ok(true) => {}
@@ -379,6 +387,7 @@ impl Transport for HttpTransport {
                 }
             }
         });
+        let _ = tokio::time::timeout(EVENT_STREAM_OPEN_WAIT, task).await;
     }
 
     /// Stops the streams, and deletes the session when the server gave one
