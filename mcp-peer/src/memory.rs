@@ -90,16 +90,14 @@ impl MemoryServer {
     /// Sends one message (JSON text) to the client. Returns whether it was
     /// JSON-RPC (anything else is logged and dropped, as a transport would).
     pub fn send(&self, json: &[u8]) -> bool {
-        let link = lock(&self.link).clone();
-        link.feed_slice(json)
+        self.sender().send(json)
     }
 
     /// Makes the client see the connection drop (as a crashed process or an
     /// ended session would): requests waiting fail, the next one starts a
     /// new handshake.
     pub fn drop_connection(&self) {
-        let link = lock(&self.link).clone();
-        link.connection_lost();
+        self.sender().drop_connection()
     }
 }
 
