@@ -216,7 +216,7 @@ mod tests {
                 ALPHABET.as_bytes()[v] as char
             })
             .collect();
-        while expected.len() % 4 != 0 {
+        while !expected.len().is_multiple_of(4) {
             expected.push('=');
         }
         assert_eq!(BLOB_BASE64, expected);
