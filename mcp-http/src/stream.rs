@@ -122,7 +122,12 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
         let last = decoder.last_event_id().to_owned();
         let last = (!last.is_empty()).then_some(last.as_str());
         let retry = decoder.retry();
-        match shared.reopen("GET", last, retry, &snap, &mut failures, &mut attempts).await {
+        // Boxed: the reopening (a whole request, OAuth rounds and redirects
+        // included) is a large future; a reader spends its life pumping, so
+        // it holds the space only while it reopens.
+        let reopen =
+            Box::pin(shared.reopen("GET", last, retry, &snap, &mut failures, &mut attempts));
+        match reopen.await {
             Ok(next) => body = next,
             Err(GetError::NotAllowed) => return,
             Err(GetError::Retry(e)) => {

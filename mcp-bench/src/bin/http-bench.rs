@@ -8,7 +8,9 @@
 //! prints one Markdown table on stdout (progress on stderr). Hidden modes:
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
 //! sessions; prints its memory) and `--profile json|sse|raw N` (N sequential
-//! calls of ours, or of raw hyper, for callgrind).
+//! calls of ours, or of raw hyper, for callgrind). With
+//! `BENCH_NO_EVENT_STREAM` set, our client does not open the standalone GET
+//! stream (`HttpOptions::event_stream = false`), to measure what it costs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
@@ -162,8 +164,9 @@ fn echo_args() -> JsonObject {
 }
 
 async fn connect_ours(url: &str) -> Result<HttpClient, String> {
-    let client =
-        HttpClient::connect(url, HttpOptions::new("bench")).map_err(|e| format!("ours: {e}"))?;
+    let mut o = HttpOptions::new("bench");
+    o.event_stream = std::env::var_os("BENCH_NO_EVENT_STREAM").is_none();
+    let client = HttpClient::connect(url, o).map_err(|e| format!("ours: {e}"))?;
     client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
     Ok(client)
 }
