@@ -9,9 +9,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Incoming};
-use mcp_proto::jsonrpc;
 use mcp_sse::{Decoder, ItemRef};
-use serde_json::value::RawValue;
 
 use crate::error::{Error, chain};
 use crate::transport::{Shared, Snapshot, lock};
@@ -157,11 +155,8 @@ impl Shared {
                     tracing::debug!(endpoint = %self.endpoint.redacted, event = %event.event, "ignoring a server-sent event of another type");
                     return true;
                 }
-                match jsonrpc::decode_slice_as::<Box<RawValue>>(event.data.as_bytes()) {
-                    Ok(incoming) => self.link().feed(incoming),
-                    Err(e) => {
-                        tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message")
-                    }
+                if let Err(e) = self.link().feed_slice(event.data.as_bytes()) {
+                    tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message")
                 }
                 true
             }

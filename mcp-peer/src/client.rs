@@ -650,6 +650,12 @@ impl<T: Transport> LinkTarget for Inner<T> {
         }
     }
 
+    fn answer_undecodable(&self, reply: mcp_proto::jsonrpc::ErrorResponse) {
+        tracing::warn!(server = %self.options.name, "the server sent a request whose id cannot be read; answering -32600");
+        lock(&self.core).queue_error_response(reply);
+        self.spawn_flush();
+    }
+
     fn poll_transmit(&self) -> Option<Message> {
         lock(&self.core).poll_transmit()
     }
@@ -699,6 +705,7 @@ pub(crate) struct Detached;
 
 impl LinkTarget for Detached {
     fn feed(&self, _: IncomingOf<Box<RawValue>>) {}
+    fn answer_undecodable(&self, _: mcp_proto::jsonrpc::ErrorResponse) {}
     fn poll_transmit(&self) -> Option<Message> {
         None
     }

@@ -65,7 +65,13 @@ impl MemorySender {
     /// See [`MemoryServer::send`].
     pub fn send(&self, json: &[u8]) -> bool {
         let link = lock(&self.link).clone();
-        link.feed_slice(json)
+        match link.feed_slice(json) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "skipping a message that is not JSON-RPC");
+                false
+            }
+        }
     }
 
     /// See [`MemoryServer::drop_connection`].

@@ -122,6 +122,7 @@ pub trait Transport: Send + Sync + 'static {
 /// client's shared state; a transport sees only [`Link`].
 pub(crate) trait LinkTarget: Send + Sync {
     fn feed(&self, incoming: IncomingOf<Box<RawValue>>);
+    fn answer_undecodable(&self, reply: mcp_proto::jsonrpc::ErrorResponse);
     fn poll_transmit(&self) -> Option<Message>;
     fn has_transmit(&self) -> bool;
     fn is_pending(&self, id: &RequestId) -> bool;
@@ -176,17 +177,24 @@ impl Link {
         self.with(|t| t.feed(incoming));
     }
 
-    /// Decodes one message's JSON text and hands it over; a text that is not
-    /// JSON-RPC is logged and dropped. Returns whether it was a message.
-    pub fn feed_slice(&self, bytes: &[u8]) -> bool {
+    /// Decodes one message's JSON text (or a batch) and hands it over. A
+    /// text that is not JSON-RPC is returned as the error for the transport
+    /// to log with its context, and is otherwise dropped, except a request
+    /// whose id cannot be read: it is answered `-32600` with a `null` id, as
+    /// JSON-RPC asks ([`mcp_proto::jsonrpc::invalid_request_reply`]).
+    pub fn feed_slice(&self, bytes: &[u8]) -> Result<(), mcp_proto::jsonrpc::DecodeError> {
         match mcp_proto::jsonrpc::decode_slice_as::<Box<RawValue>>(bytes) {
             Ok(incoming) => {
                 self.feed(incoming);
-                true
+                Ok(())
             }
             Err(e) => {
-                tracing::warn!(error = %e, "skipping a message that is not JSON-RPC");
-                false
+                if let Some(Message::Error(reply)) =
+                    mcp_proto::jsonrpc::invalid_request_reply(bytes, &e)
+                {
+                    self.with(|t| t.answer_undecodable(reply));
+                }
+                Err(e)
             }
         }
     }

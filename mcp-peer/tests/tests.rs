@@ -476,3 +476,35 @@ async fn typed_results_are_checked_against_the_output_schema() {
     let shown = err.to_string();
     assert!(shown.contains("outputSchema") && shown.contains("/sum"), "{shown}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_request_whose_id_cannot_be_read_is_answered_32600() {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    let sender = end.sender();
+    let server = tokio::spawn(async move {
+        let mut answers = Vec::new();
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            if msg["method"] == "initialize" {
+                let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "odd", "version": "1"}}});
+                sender.send(reply.to_string().as_bytes());
+            } else if msg["method"] == "notifications/initialized" {
+                // A request with an object as its id.
+                let bad = json!({"jsonrpc": "2.0", "id": {"n": 1}, "method": "roots/list"});
+                assert!(!sender.send(bad.to_string().as_bytes()));
+            } else if msg.get("error").is_some() {
+                answers.push(msg);
+                return answers;
+            }
+        }
+        answers
+    });
+    client.initialize().await.unwrap();
+    let answers = tokio::time::timeout(Duration::from_secs(5), server).await.unwrap().unwrap();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["id"], Value::Null);
+    assert_eq!(answers[0]["error"]["code"], -32600);
+}

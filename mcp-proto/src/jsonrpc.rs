@@ -394,6 +394,26 @@ pub fn unaddressed_error<R>(incoming: &IncomingOf<R>) -> Option<&ErrorObject> {
     }
 }
 
+/// The answer JSON-RPC asks for when a peer sent a request whose id cannot
+/// be read (`null`, or neither a string nor an integer): an error response
+/// `-32600` with a `null` id. `None` for every other decoding failure
+/// (garbage, responses, notifications get no answer: answering them could
+/// start a loop).
+pub fn invalid_request_reply(bytes: &[u8], error: &DecodeError) -> Option<Message> {
+    if !matches!(error, DecodeError::NullId | DecodeError::InvalidId(_)) {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let object = value.as_object()?;
+    if !object.get("method").is_some_and(serde_json::Value::is_string) {
+        return None;
+    }
+    Some(Message::Error(ErrorResponse {
+        id: None,
+        error: ErrorObject::new(error_code::INVALID_REQUEST, format!("Invalid Request: {error}")),
+    }))
+}
+
 /// Why an incoming JSON value is not a valid JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -270,3 +270,36 @@ fn error_codes_have_their_spec_values() {
         assert_eq!(constant, value);
     }
 }
+
+#[test]
+fn a_request_whose_id_cannot_be_read_is_answered_32600_with_a_null_id() {
+    use mcp_proto::jsonrpc::{Message, decode_slice_as, invalid_request_reply};
+    let cases: [(&str, bool); 8] = [
+        (r#"{"jsonrpc":"2.0","id":null,"method":"roots/list"}"#, true),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"roots/list"}"#, true),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, true),
+        (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, true),
+        // A response with a bad id, a notification, garbage: no answer.
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"result":{}}"#, false),
+        (r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#, false),
+        (r#"{"jsonrpc":"2.0","id":null,"method":7}"#, false),
+        ("not json", false),
+    ];
+    for (text, answered) in cases {
+        let Err(e) = decode_slice_as::<Box<serde_json::value::RawValue>>(text.as_bytes()) else {
+            assert!(!answered, "{text} decoded");
+            continue;
+        };
+        match invalid_request_reply(text.as_bytes(), &e) {
+            Some(Message::Error(reply)) => {
+                assert!(answered, "{text} was answered");
+                assert_eq!(reply.id, None);
+                assert_eq!(reply.error.code, -32600);
+                let wire = serde_json::to_value(Message::Error(reply)).unwrap();
+                assert_eq!(wire["id"], serde_json::Value::Null, "{wire}");
+            }
+            Some(other) => panic!("{other:?}"),
+            None => assert!(!answered, "{text} was not answered"),
+        }
+    }
+}

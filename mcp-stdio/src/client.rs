@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use mcp_peer::{Client, Link, OutgoingRequest, Transport};
 use mcp_proto::client::ClientError;
-use mcp_proto::jsonrpc;
-use serde_json::value::RawValue;
 use tokio::process::ChildStdout;
 use tokio_util::codec::FramedRead;
 
@@ -434,13 +432,6 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let incoming = match jsonrpc::decode_slice_as::<Box<RawValue>>(&line) {
-            Ok(incoming) => incoming,
-            Err(e) => {
-                tracing::warn!(server = %server, error = %e, "skipping a line that is not a JSON-RPC message");
-                continue;
-            }
-        };
         let Some(shared) = inner.upgrade() else { return };
         // A transport is attached to its client right after the spawn; what
         // a server says before that (unprompted) has no one to hear it.
@@ -451,7 +442,9 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         if !link.is_alive() {
             return;
         }
-        link.feed(incoming);
+        if let Err(e) = link.feed_slice(&line) {
+            tracing::warn!(server = %server, error = %e, "skipping a line that is not a JSON-RPC message");
+        }
     }
     let (Some(inner), Some(conn)) = (inner.upgrade(), conn.upgrade()) else { return };
     on_stdout_closed(&inner, &conn).await;

@@ -845,6 +845,16 @@ impl<W> ClientCore<W> {
         }
     }
 
+    /// Queues an answer to a message the core could not take (see
+    /// [`jsonrpc::invalid_request_reply`](crate::jsonrpc::invalid_request_reply));
+    /// it leaves through [`poll_transmit`](Self::poll_transmit). Dropped
+    /// after close.
+    pub fn queue_error_response(&mut self, response: ErrorResponse) {
+        if self.phase != Phase::Closed {
+            self.transmit.push_back(Message::Error(response));
+        }
+    }
+
     /// Whether messages wait in [`poll_transmit`](Self::poll_transmit).
     pub fn has_transmit(&self) -> bool {
         !self.transmit.is_empty()
