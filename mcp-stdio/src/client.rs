@@ -20,6 +20,9 @@ use crate::options::{ServerCommand, StdioOptions};
 
 /// How long to wait for the exit status once stdout closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+/// How long stdout may stay open after the server exited (a grandchild
+/// holding it) before the process group is swept.
+const EOF_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// How long to wait for the last stderr bytes once stdout closed.
 const STDERR_DRAIN_WAIT: Duration = Duration::from_millis(200);
 
@@ -129,7 +132,7 @@ impl fmt::Debug for StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         if let Some(conn) = lock(&self.inner.slot).conn.take() {
-            conn.kill();
+            conn.finish();
         }
     }
 }
@@ -404,7 +407,7 @@ impl Drop for Unfinished<'_> {
                 pid = conn.pid,
                 "a write to the server was abandoned mid-line (the server stopped reading its stdin); ending the connection"
             );
-            conn.finish();
+            conn.kill();
         }
     }
 }
@@ -413,11 +416,43 @@ impl Drop for Unfinished<'_> {
 /// client; then records how the server ended and fails what still waits.
 async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, max_line: usize) {
     let mut frames = FramedRead::with_capacity(stdout, LineCodec::new(max_line), 64 * 1024);
-    let server = match inner.upgrade() {
-        Some(i) => i.options.name.clone(),
-        None => return,
+    let (server, mut exit) = match (inner.upgrade(), conn.upgrade()) {
+        (Some(i), Some(c)) => (i.options.name.clone(), c.exit.clone()),
+        _ => return,
     };
-    while let Some(frame) = frames.next().await {
+    // The end of stdout is how a server's death is usually seen; but a
+    // grandchild that inherited stdout keeps it open after the server
+    // exited. So the exit is watched too: once the server ended, stdout has
+    // EOF_AFTER_EXIT to close (what the server wrote last is still read);
+    // then the process group is swept (which ends such a grandchild), and
+    // after one more wait the reader stops anyway.
+    let mut exited = false;
+    let mut swept = false;
+    let sleep = tokio::time::sleep(EOF_AFTER_EXIT);
+    tokio::pin!(sleep);
+    loop {
+        let frame = tokio::select! {
+            frame = frames.next() => frame,
+            _ = exit.wait_for(Option::is_some), if !exited => {
+                exited = true;
+                sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
+                continue;
+            }
+            () = &mut sleep, if exited => {
+                if swept {
+                    tracing::warn!(server = %server, "the server exited but its stdout stays open (a process outside its group holds it)");
+                    break;
+                }
+                tracing::debug!(server = %server, "the server exited and its stdout is still open: sweeping its process group");
+                if let Some(conn) = conn.upgrade() {
+                    conn.kill_group();
+                }
+                swept = true;
+                sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
+                continue;
+            }
+        };
+        let Some(frame) = frame else { break };
         let line = match frame {
             Ok(Frame::Line(line)) => line,
             Ok(Frame::TooLong { len }) => {

@@ -64,7 +64,13 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) struct Conn {
     pub(crate) generation: u64,
     pub(crate) stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    pub(crate) child: tokio::sync::Mutex<Child>,
+    /// The exit status, once the process ended (the waiter task owns the
+    /// `Child` and reaps it).
+    pub(crate) exit: tokio::sync::watch::Receiver<Option<ExitStatus>>,
+    /// Asks the waiter task to kill the process (where there are no process
+    /// groups, the only kill).
+    kill_tx: tokio::sync::mpsc::UnboundedSender<()>,
+    waiter_task: Mutex<Option<AbortHandle>>,
     pub(crate) pid: Option<u32>,
     pub(crate) stderr: std::sync::Arc<StderrTail>,
     pub(crate) stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -124,11 +130,16 @@ pub(crate) fn spawn(
         .map(|pipe| tokio::spawn(drain_stderr(pipe, tail.clone(), options.name.clone())));
     let pid = child.id();
     tracing::debug!(server = %options.name, pid, "spawned MCP server");
+    let (exit_tx, exit) = tokio::sync::watch::channel(None);
+    let (kill_tx, kill_rx) = tokio::sync::mpsc::unbounded_channel();
+    let waiter = tokio::spawn(wait_for_exit(child, exit_tx, kill_rx));
     Ok(Spawned {
         conn: Conn {
             generation,
             stdin: tokio::sync::Mutex::new(stdin),
-            child: tokio::sync::Mutex::new(child),
+            exit,
+            kill_tx,
+            waiter_task: Mutex::new(Some(waiter.abort_handle())),
             pid,
             stderr: tail,
             stderr_task: Mutex::new(stderr_task),
@@ -137,6 +148,37 @@ pub(crate) fn spawn(
         },
         stdout,
     })
+}
+
+/// Owns the child: reaps it when it ends (publishing its status), and kills
+/// it when asked. Aborting the task drops the child, which kills it
+/// (`kill_on_drop`).
+async fn wait_for_exit(
+    mut child: Child,
+    exit: tokio::sync::watch::Sender<Option<ExitStatus>>,
+    mut kill: tokio::sync::mpsc::UnboundedReceiver<()>,
+) {
+    loop {
+        tokio::select! {
+            status = child.wait() => {
+                if let Ok(status) = status {
+                    let _ = exit.send(Some(status));
+                }
+                return;
+            }
+            asked = kill.recv() => {
+                if asked.is_some() {
+                    let _ = child.start_kill();
+                } else {
+                    // Every sender is gone: wait on, unasked.
+                    if let Ok(status) = child.wait().await {
+                        let _ = exit.send(Some(status));
+                    }
+                    return;
+                }
+            }
+        }
+    }
 }
 
 async fn drain_stderr(pipe: ChildStderr, tail: std::sync::Arc<StderrTail>, server: String) {
@@ -160,9 +202,9 @@ async fn drain_stderr(pipe: ChildStderr, tail: std::sync::Arc<StderrTail>, serve
 impl Conn {
     /// Waits (bounded) for the process to end, after stdout closed.
     pub(crate) async fn exit_status(&self, wait: Duration) -> Option<ExitStatus> {
-        let mut child = self.child.lock().await;
-        match tokio::time::timeout(wait, child.wait()).await {
-            Ok(Ok(status)) => Some(status),
+        let mut exit = self.exit.clone();
+        match tokio::time::timeout(wait, exit.wait_for(Option::is_some)).await {
+            Ok(Ok(status)) => *status,
             _ => None,
         }
     }
@@ -195,7 +237,7 @@ impl Conn {
         if status.is_none() {
             self.signal_group(Signal::Kill);
             // Where there are no process groups, this is the only kill.
-            let _ = self.child.lock().await.start_kill();
+            let _ = self.kill_tx.send(());
             status = self.exit_status(grace).await;
         }
         self.finish();
@@ -206,9 +248,12 @@ impl Conn {
     /// it sees the end of stdout and reports the death as for a crash.
     pub(crate) fn kill(&self) {
         self.signal_group(Signal::Kill);
-        if let Ok(mut child) = self.child.try_lock() {
-            let _ = child.start_kill();
-        }
+        let _ = self.kill_tx.send(());
+    }
+
+    /// Kills the process group (the sweep after the server itself ended).
+    pub(crate) fn kill_group(&self) {
+        self.signal_group(Signal::Kill);
     }
 
     /// Kills what is left of the process group and stops the tasks.
@@ -220,6 +265,9 @@ impl Conn {
             t.abort();
         }
         if let Some(t) = lock(&self.stderr_task).take() {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.waiter_task).take() {
             t.abort();
         }
     }

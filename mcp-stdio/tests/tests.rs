@@ -464,3 +464,33 @@ async fn a_write_the_server_never_reads_ends_at_the_deadline_and_the_connection(
     assert!(matches!(next, Err(Error::ServerExited { .. })), "{next:?}");
     client.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_server_whose_grandchild_keeps_stdout_open_is_seen_to_exit() {
+    // The server reads the request, leaves a grandchild holding its stdout
+    // (in its process group, and, where `setsid` exists, outside it), and
+    // exits 3 without answering.
+    for script in ["read line; sleep 30 & exit 3", "read line; setsid sleep 30 & exit 3"] {
+        if script.contains("setsid") && !std::path::Path::new("/usr/bin/setsid").exists() {
+            continue;
+        }
+        let mut o = options();
+        o.request_timeout = Duration::from_secs(20);
+        let command = ServerCommand::new("sh").arg("-c").arg(script);
+        let client = StdioClient::spawn(command, o).await.unwrap();
+        let started = std::time::Instant::now();
+        let err = tokio::time::timeout(Duration::from_secs(15), client.initialize())
+            .await
+            .expect("no hang")
+            .unwrap_err();
+        match &err {
+            Error::ServerExited { exit, .. } => {
+                assert_eq!(exit.status.and_then(|s| s.code()), Some(3), "{script}: {err}")
+            }
+            other => panic!("{script}: {other:?}"),
+        }
+        // Seen from the exit, not from the request's 20 s timeout.
+        assert!(started.elapsed() < Duration::from_secs(5), "{script}: {:?}", started.elapsed());
+        client.close().await.unwrap();
+    }
+}
