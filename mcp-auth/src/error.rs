@@ -119,6 +119,14 @@ pub enum Error {
     InvalidCredentials(&'static str),
     /// The token store failed.
     Store(String),
+    /// A token file other users of the machine can read or write was found
+    /// (and not used): its permissions must be `0600`.
+    InsecureTokenFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -179,6 +187,12 @@ impl fmt::Display for Error {
             ),
             Error::InvalidCredentials(what) => write!(f, "invalid client credentials: {what}"),
             Error::Store(m) => write!(f, "token store: {m}"),
+            Error::InsecureTokenFile { path, mode } => write!(
+                f,
+                "token store: {} is open to other users (mode {mode:04o}); it was not used: \
+                 make it private (chmod 600) or remove it",
+                path.display()
+            ),
         }
     }
 }

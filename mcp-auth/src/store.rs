@@ -111,8 +111,11 @@ impl TokenStore for MemoryTokenStore {
 const MAX_FILE: u64 = 1024 * 1024;
 
 /// One JSON file per server and issuer in a directory. Files are written
-/// atomically (a temporary file in the same directory, then a rename) with
-/// permissions `0600` on Unix (the directory is created `0700`). On other
+/// atomically (a temporary file in the same directory, then a rename, then
+/// the directory synced) with permissions `0600` on Unix (the directory is
+/// created `0700`, or made so when it existed with a looser mode). A token
+/// file other users can read or write is not used:
+/// [`Error::InsecureTokenFile`]. On other
 /// platforms the files get the directory's default permissions. Contents
 /// are never logged; errors name the file only.
 #[derive(Debug, Clone)]
@@ -143,7 +146,28 @@ impl FileTokenStore {
             use std::os::unix::fs::DirBuilderExt as _;
             b.mode(0o700);
         }
-        b.create(&self.dir).map_err(|e| io_err("cannot create", &self.dir, e))
+        b.create(&self.dir).map_err(|e| io_err("cannot create", &self.dir, e))?;
+        // A directory that existed already keeps its mode: make it private.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let meta =
+                std::fs::metadata(&self.dir).map_err(|e| io_err("cannot inspect", &self.dir, e))?;
+            if meta.permissions().mode() & 0o077 != 0 {
+                std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
+                    .map_err(|e| io_err("cannot make private", &self.dir, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the rename that replaced a token file durable (best effort:
+    /// some file systems cannot sync a directory).
+    fn sync_dir(&self) {
+        #[cfg(unix)]
+        if let Err(e) = std::fs::File::open(&self.dir).and_then(|d| d.sync_all()) {
+            tracing::debug!(error = %e, "the token directory could not be synced");
+        }
     }
 }
 
@@ -155,6 +179,20 @@ impl TokenStore for FileTokenStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err("cannot open", &path, e)),
         };
+        // Tokens others could read (or have planted) are not used.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = file
+                .metadata()
+                .map_err(|e| io_err("cannot inspect", &path, e))?
+                .permissions()
+                .mode()
+                & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(Error::InsecureTokenFile { path, mode });
+            }
+        }
         let mut buf = Vec::new();
         file.take(MAX_FILE + 1)
             .read_to_end(&mut buf)
@@ -201,10 +239,16 @@ impl TokenStore for FileTokenStore {
             drop(f);
             std::fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        match result {
+            Ok(()) => {
+                self.sync_dir();
+                Ok(())
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
         }
-        result
     }
 
     fn remove(&self, key: &StoreKey) -> Result<(), Error> {
@@ -286,6 +330,33 @@ mod tests {
             .save(&StoreKey::new("https://mcp.example/mcp", "https://b.example"), &sample())
             .unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_loose_directory_is_made_private_and_a_loose_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = temp_dir("loose");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let store = FileTokenStore::new(&dir);
+        let key = StoreKey::new("https://mcp.example/mcp", "https://as.example");
+        store.save(&key, &sample()).unwrap();
+        let dmode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(dmode, 0o700);
+        assert_eq!(store.load(&key).unwrap(), Some(sample()));
+        for mode in [0o644, 0o640, 0o604, 0o660, 0o666] {
+            std::fs::set_permissions(store.path(&key), std::fs::Permissions::from_mode(mode))
+                .unwrap();
+            match store.load(&key) {
+                Err(Error::InsecureTokenFile { mode: m, .. }) => assert_eq!(m, mode),
+                other => panic!("{mode:o}: {other:?}"),
+            }
+        }
+        // A private file is used again.
+        std::fs::set_permissions(store.path(&key), std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(store.load(&key).unwrap(), Some(sample()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
