@@ -299,11 +299,19 @@ impl Transport for StdioTransport {
         self.send(&conn, Some(&line), request.method).await
     }
 
+    /// Bounded by the request timeout: no request's deadline covers these
+    /// writes (notifications, answers to the server's requests), and a
+    /// server that stopped reading must not hold them forever (a write
+    /// abandoned mid-line ends the connection).
     async fn flush(&self) -> Result<(), Error> {
         let conn = lock(&self.inner.slot).conn.clone();
-        match conn {
-            Some(conn) => self.send(&conn, None, "flush").await,
-            None => Ok(()),
+        let Some(conn) = conn else { return Ok(()) };
+        let after = self.inner.options.request_timeout;
+        match tokio::time::timeout(after, self.send(&conn, None, "flush")).await {
+            Ok(result) => result,
+            Err(_) => {
+                Err(Error::Timeout { server: self.name().into(), method: "flush".into(), after })
+            }
         }
     }
 

@@ -494,3 +494,21 @@ async fn a_server_whose_grandchild_keeps_stdout_open_is_seen_to_exit() {
         client.close().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_notification_the_server_never_reads_ends_at_the_request_timeout() {
+    let mut o = options();
+    o.request_timeout = Duration::from_millis(500);
+    o.shutdown_grace = Duration::from_millis(100);
+    let client = StdioClient::spawn(deaf_server(), o).await.unwrap();
+    client.initialize().await.unwrap();
+    // No request's deadline covers a notification; the flush has its own.
+    let big = "x".repeat(1 << 20);
+    let sent = client.notify("notifications/x-big", Some(json!({ "data": big })));
+    let err =
+        tokio::time::timeout(Duration::from_secs(10), sent).await.expect("no hang").unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    let next = tokio::time::timeout(Duration::from_secs(10), client.ping()).await.expect("no hang");
+    assert!(matches!(next, Err(Error::ServerExited { .. })), "{next:?}");
+    client.close().await.unwrap();
+}
