@@ -99,7 +99,7 @@ async fn handshake_tools_and_calls() {
     let info = client.server_info().unwrap();
     assert_eq!(info.name, "mcp-testkit");
     assert!(client.server_capabilities().unwrap().tools.is_some());
-    assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST));
+    assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"));
     // Cached: the same list, not asked again.

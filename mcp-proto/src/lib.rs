@@ -80,4 +80,4 @@ pub use jsonrpc::{
     Response, error_code,
 };
 pub use render::{RenderedToolResult, render_tool_result, render_tool_result_value};
-pub use version::{ProtocolVersion, UnsupportedVersion, negotiate};
+pub use version::{Era, ProtocolVersion, UnsupportedVersion, negotiate, select_version};

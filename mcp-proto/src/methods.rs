@@ -32,6 +32,14 @@ pub const ROOTS_LIST: &str = "roots/list";
 pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// `elicitation/create` (server → client).
 pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// `server/discover` (2026-07-28): the server's versions, capabilities and
+/// identity; the stdio era probe.
+pub const SERVER_DISCOVER: &str = "server/discover";
+/// `subscriptions/listen` (2026-07-28): a long-lived stream of the change
+/// notifications the client opted in to.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// `tasks/update` (the 2026-07-28 tasks extension): input for a task.
+pub const TASKS_UPDATE: &str = "tasks/update";
 /// `tasks/get` (experimental, 2025-11-25).
 pub const TASKS_GET: &str = "tasks/get";
 /// `tasks/result` (experimental, 2025-11-25).
@@ -61,6 +69,10 @@ pub const NOTIFICATION_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_
 pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
 /// `notifications/elicitation/complete` (server → client, URL-mode elicitation).
 pub const NOTIFICATION_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+/// `notifications/subscriptions/acknowledged` (2026-07-28): the server
+/// accepted a `subscriptions/listen` request.
+pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
+    "notifications/subscriptions/acknowledged";
 /// `notifications/tasks/status` (experimental, 2025-11-25).
 pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
 
@@ -71,7 +83,8 @@ pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
 pub fn is_idempotent(method: &str) -> bool {
     matches!(
         method,
-        PING | TOOLS_LIST
+        PING | SERVER_DISCOVER
+            | TOOLS_LIST
             | RESOURCES_LIST
             | RESOURCES_TEMPLATES_LIST
             | RESOURCES_READ
@@ -83,4 +96,29 @@ pub fn is_idempotent(method: &str) -> bool {
             | TASKS_LIST
             | TASKS_RESULT
     )
+}
+
+/// Whether the method exists in the stateless era (2026-07-28): `ping`,
+/// `initialize`, `logging/setLevel`, `resources/subscribe`,
+/// `resources/unsubscribe`, `tasks/list`, `tasks/result` and
+/// `notifications/roots/list_changed` do not.
+pub fn exists_in_modern_era(method: &str) -> bool {
+    !matches!(
+        method,
+        PING | INITIALIZE
+            | LOGGING_SET_LEVEL
+            | RESOURCES_SUBSCRIBE
+            | RESOURCES_UNSUBSCRIBE
+            | TASKS_LIST
+            | TASKS_RESULT
+            | NOTIFICATION_INITIALIZED
+            | NOTIFICATION_ROOTS_LIST_CHANGED
+    )
+}
+
+/// Whether a stateless-era server may answer the method with an
+/// `input_required` result (multi round-trip requests): `tools/call`,
+/// `prompts/get` and `resources/read`.
+pub fn may_require_input(method: &str) -> bool {
+    matches!(method, TOOLS_CALL | PROMPTS_GET | RESOURCES_READ)
 }

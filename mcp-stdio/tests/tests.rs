@@ -54,7 +54,7 @@ async fn handshake_paginated_tools_and_calls() {
     let c = start(&["--page-size", "2"]).await;
     let init = c.initialize().await.unwrap();
     assert_eq!(init.server_info.name, "mcp-testkit");
-    assert_eq!(c.protocol_version(), Some(ProtocolVersion::LATEST));
+    assert_eq!(c.protocol_version(), Some(ProtocolVersion::LATEST_LEGACY));
     let tools = c.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for expected in

@@ -276,7 +276,8 @@ impl Server {
         let version = match &self.inner.config.version_override {
             Some(v) => v.clone(),
             None => ProtocolVersion::parse(offered)
-                .unwrap_or(ProtocolVersion::LATEST)
+                .filter(|v| !v.is_modern())
+                .unwrap_or(ProtocolVersion::LATEST_LEGACY)
                 .as_str()
                 .to_owned(),
         };

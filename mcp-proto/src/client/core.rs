@@ -47,6 +47,20 @@ pub struct CoreConfig {
 }
 
 impl CoreConfig {
+    /// The version `initialize` offers: the preferred version when it is of
+    /// the handshake era, else the newest handshake-era version accepted.
+    pub fn legacy_offer(&self) -> ProtocolVersion {
+        if !self.protocol_version.is_modern() {
+            return self.protocol_version;
+        }
+        self.supported_versions
+            .iter()
+            .copied()
+            .filter(|v| !v.is_modern())
+            .max()
+            .unwrap_or(ProtocolVersion::LATEST_LEGACY)
+    }
+
     /// A configuration with the given identity and the defaults: every
     /// supported version accepted, the latest offered, no capabilities, 30 s
     /// timeout.
@@ -415,7 +429,7 @@ impl<W> ClientCore<W> {
             _ => return Err(ClientError::AlreadyInitialized),
         }
         let params = InitializeRequestParams::new(
-            self.config.protocol_version.as_str(),
+            self.config.legacy_offer().as_str(),
             self.config.capabilities.clone(),
             self.config.client_info.clone(),
         );

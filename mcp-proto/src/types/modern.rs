@@ -1,0 +1,292 @@
+//! Types of the stateless era (2026-07-28): the per-request `_meta` keys,
+//! `server/discover`, `input_required` results (multi round-trip
+//! requests), `subscriptions/listen`, and the result type every result
+//! carries.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::types::{Implementation, JsonObject, Meta, ServerCapabilities};
+
+/// `_meta` key of a request's protocol version (required in the stateless
+/// era; over HTTP it equals the `MCP-Protocol-Version` header).
+pub const PROTOCOL_VERSION_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client's identity on a request.
+pub const CLIENT_INFO_META_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of the client's capabilities on a request (required in the
+/// stateless era).
+pub const CLIENT_CAPABILITIES_META_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the least log level the server may send for a request
+/// (without it, no `notifications/message` for that request).
+pub const LOG_LEVEL_META_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key that ties a notification to the `subscriptions/listen`
+/// request whose stream carries it.
+pub const SUBSCRIPTION_ID_META_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+/// `_meta` key of the server's identity on a result.
+pub const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// The W3C trace-context keys a request's `_meta` may carry
+/// (`traceparent`, `tracestate`, `baggage`).
+pub const TRACE_CONTEXT_META_KEYS: [&str; 3] = ["traceparent", "tracestate", "baggage"];
+/// The identifier of the official tasks extension (2026-07-28).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// `resultType` of a complete result (also what an absent `resultType`
+/// means).
+pub const RESULT_TYPE_COMPLETE: &str = "complete";
+/// `resultType` of an [`InputRequiredResult`].
+pub const RESULT_TYPE_INPUT_REQUIRED: &str = "input_required";
+
+/// What a result's `resultType` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResultKind {
+    /// `"complete"`, or no `resultType` at all (an earlier revision's
+    /// server): the result is final.
+    Complete,
+    /// `"input_required"`: an [`InputRequiredResult`].
+    InputRequired,
+}
+
+/// A `resultType` this client does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownResultType(pub String);
+
+impl std::fmt::Display for UnknownResultType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unrecognised resultType {:?}", self.0)
+    }
+}
+
+impl std::error::Error for UnknownResultType {}
+
+/// Reads the top-level `resultType` of a result's JSON text without
+/// decoding the rest (members are skipped, nothing is allocated for them).
+///
+/// An absent `resultType` is [`ResultKind::Complete`]; a value other than
+/// `"complete"` and `"input_required"` is an error, as is a result that is
+/// not a JSON object.
+pub fn result_kind(result_json: &str) -> Result<ResultKind, UnknownResultType> {
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "resultType", borrow, default)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    // Fast path: most results are small and carry no `resultType` (earlier
+    // revisions) or carry it; the scan below is only a shortcut for the
+    // first case.
+    if !result_json.contains("\"resultType\"") {
+        return if result_json.trim_start().starts_with('{') {
+            Ok(ResultKind::Complete)
+        } else {
+            Err(UnknownResultType("<not an object>".into()))
+        };
+    }
+    let peek: Peek<'_> = serde_json::from_str(result_json)
+        .map_err(|_| UnknownResultType("<not an object>".into()))?;
+    match peek.result_type.as_deref() {
+        None | Some(RESULT_TYPE_COMPLETE) => Ok(ResultKind::Complete),
+        Some(RESULT_TYPE_INPUT_REQUIRED) => Ok(ResultKind::InputRequired),
+        Some(other) => Err(UnknownResultType(other.to_owned())),
+    }
+}
+
+/// The answer to `server/discover`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// The protocol versions the server speaks.
+    pub supported_versions: Vec<String>,
+    /// What the server supports.
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
+    /// How to use the server: a hint a host may add to a system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Metadata (`io.modelcontextprotocol/serverInfo`, ...).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know (`resultType`, `ttlMs`,
+    /// `cacheScope`, ...), kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl DiscoverResult {
+    /// The server's self-reported identity (`_meta`
+    /// `io.modelcontextprotocol/serverInfo`), if it sent a valid one.
+    pub fn server_info(&self) -> Option<Implementation> {
+        server_info_of(self.meta.as_ref())
+    }
+}
+
+/// The server identity a result's `_meta` carries, if any.
+pub fn server_info_of(meta: Option<&Meta>) -> Option<Implementation> {
+    let value = meta?.get(SERVER_INFO_META_KEY)?;
+    serde_json::from_value(value.clone()).ok()
+}
+
+/// One request of an [`InputRequiredResult`]: `elicitation/create`,
+/// `sampling/createMessage` or `roots/list`, with its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRequest {
+    /// The request's method.
+    pub method: String,
+    /// Its parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A result saying the server needs input before it can answer: the
+/// client fulfils `inputRequests` and sends the original request again
+/// with `inputResponses` and the exact `requestState`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequiredResult {
+    /// The requests to fulfil, by the server's keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<std::collections::BTreeMap<String, InputRequest>>,
+    /// Opaque state to echo back exactly (never inspected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Which change notifications a `subscriptions/listen` stream carries.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_list_changed: Option<bool>,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts_list_changed: Option<bool>,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_list_changed: Option<bool>,
+    /// `notifications/resources/updated` for these resource URIs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_subscriptions: Option<Vec<String>>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Parameters of `subscriptions/listen`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionsListenRequestParams {
+    /// What to listen to.
+    pub notifications: SubscriptionFilter,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Parameters of `notifications/subscriptions/acknowledged`: what the
+/// server agreed to send.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionsAcknowledgedNotificationParams {
+    /// The notifications the server will send on the stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<SubscriptionFilter>,
+    /// Metadata (`io.modelcontextprotocol/subscriptionId`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `data` of an `UnsupportedProtocolVersion` error (`-32022`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct UnsupportedProtocolVersionData {
+    /// The versions the server speaks.
+    #[serde(default)]
+    pub supported: Vec<String>,
+    /// The version the request asked for.
+    #[serde(default)]
+    pub requested: String,
+}
+
+/// How a list result or `resources/read` may be cached (`ttlMs`,
+/// `cacheScope`), read from a result's members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheHint {
+    /// How long the result stays fresh, in milliseconds; `None` when the
+    /// server gave no freshness (do not cache).
+    pub ttl_ms: Option<u64>,
+    /// `true` for `cacheScope: "private"` (only this user may reuse it);
+    /// `public` results may be shared.
+    pub private: bool,
+}
+
+impl CacheHint {
+    /// Reads `ttlMs` and `cacheScope` from a result's members (unknown
+    /// members are where wire types keep them). A negative or non-integer
+    /// `ttlMs` counts as none; a scope other than `"public"` counts as
+    /// private.
+    pub fn from_members(members: &JsonObject) -> CacheHint {
+        CacheHint {
+            ttl_ms: members.get("ttlMs").and_then(Value::as_u64),
+            private: members.get("cacheScope").and_then(Value::as_str) != Some("public"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_kinds() {
+        let cases: &[(&str, Result<ResultKind, ()>)] = &[
+            (r#"{}"#, Ok(ResultKind::Complete)),
+            (r#"{"content":[]}"#, Ok(ResultKind::Complete)),
+            (r#"{"resultType":"complete","x":1}"#, Ok(ResultKind::Complete)),
+            (
+                r#"{"x":{"resultType":"odd"},"resultType":"input_required"}"#,
+                Ok(ResultKind::InputRequired),
+            ),
+            (r#"{"x":{"resultType":"odd"}}"#, Ok(ResultKind::Complete)),
+            (r#"{"resultType":"partial"}"#, Err(())),
+            (r#"{"resultType":7}"#, Err(())),
+            (r#"[]"#, Err(())),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(result_kind(text).map_err(|_| ()), *expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn input_required_round_trips() {
+        let text = r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s=1"}"#;
+        let r: InputRequiredResult = serde_json::from_str(text).unwrap();
+        assert_eq!(r.request_state.as_deref(), Some("s=1"));
+        assert_eq!(r.input_requests.as_ref().unwrap()["a"].method, "roots/list");
+        let back = serde_json::to_value(&r).unwrap();
+        assert_eq!(back, serde_json::from_str::<Value>(text).unwrap());
+    }
+
+    #[test]
+    fn cache_hints() {
+        let m = |v: Value| v.as_object().unwrap().clone();
+        let h =
+            CacheHint::from_members(&m(serde_json::json!({"ttlMs": 500, "cacheScope": "public"})));
+        assert_eq!(h, CacheHint { ttl_ms: Some(500), private: false });
+        let h = CacheHint::from_members(&m(serde_json::json!({"ttlMs": -1})));
+        assert_eq!(h, CacheHint { ttl_ms: None, private: true });
+    }
+}
