@@ -370,4 +370,24 @@ impl mcp_peer::TransportError for Error {
     fn is_session_expired(&self) -> bool {
         matches!(self, Error::SessionExpired { .. })
     }
+
+    fn protocol_error(&self) -> Option<&ClientError> {
+        match self {
+            Error::Protocol { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// 400, 404 and 405, and a JSON-RPC error in place of an answer.
+    fn is_refusal(&self) -> bool {
+        match self {
+            Error::Status { status, .. } => matches!(status.as_u16(), 400 | 404 | 405),
+            Error::Rpc { .. } => true,
+            _ => false,
+        }
+    }
+
+    fn is_stream_lost(&self) -> bool {
+        matches!(self, Error::StreamLost { .. })
+    }
 }

@@ -18,6 +18,9 @@ use crate::stream::{GetError, Pumped};
 use crate::transport::{ExtraHeaders, Shared, Snapshot, lock};
 use crate::wire::{self, MCP_METHOD, MediaType, SESSION_ID};
 
+/// The most of an error body read for its JSON-RPC error.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
 impl Shared {
     /// POSTs one request and reads its reply (JSON or a stream, resuming
     /// the stream when it breaks). Returns once the client has the reply.
@@ -62,6 +65,13 @@ impl Shared {
                 }
                 Err(LegacyFail::Broken(e)) => Err(e),
             };
+        }
+        let modern = snap.version.is_some_and(mcp_proto::ProtocolVersion::is_modern);
+        if modern
+            && !resp.status().is_success()
+            && !matches!(resp.status().as_u16(), 401 | 403 | 300..=399)
+        {
+            return Err(self.modern_refusal(resp, method).await);
         }
         let resp = self.check_status(resp, method, snap.session.is_some()).await?;
         if initialize && let Some(session) = resp.headers().get(&SESSION_ID) {
@@ -116,6 +126,35 @@ impl Shared {
         }
     }
 
+    /// A stateless-era server's refusal (a 4xx or 5xx other than the
+    /// authorization ones): its JSON-RPC error when the body holds one
+    /// (`-32022`, `-32020`, `-32021` become their own `ClientError`s; a
+    /// `404` with `-32601` says the method is unknown), else the status
+    /// with an excerpt of the body.
+    async fn modern_refusal(&self, resp: http::Response<Incoming>, method: &str) -> Error {
+        let status = resp.status();
+        let body = tokio::time::timeout(
+            crate::send::EXCERPT_WAIT,
+            conn::read_limited(resp.into_body(), MAX_ERROR_BODY),
+        )
+        .await;
+        let bytes = match body {
+            Ok(Ok(bytes)) => bytes,
+            _ => Bytes::new(),
+        };
+        if let Ok(incoming) = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
+            && let jsonrpc::IncomingOf::Single(jsonrpc::MessageOf::Error(e)) = incoming
+        {
+            return self.map_error(mcp_proto::client::ClientError::from_rpc(method, e.error));
+        }
+        Error::Status {
+            endpoint: self.endpoint.redacted.clone(),
+            method: method.into(),
+            status,
+            body: self.secrets.scrub(&wire::excerpt(&bytes)),
+        }
+    }
+
     /// Reads a reply stream until the reply arrived; when it ends before,
     /// resumes it with GET and `Last-Event-ID` (the one reconnect loop,
     /// [`reopen`](Self::reopen)).
@@ -153,6 +192,15 @@ impl Shared {
                 attempts,
                 reason,
             };
+            if snap.version.is_some_and(mcp_proto::ProtocolVersion::is_modern) {
+                // 2026-07-28 streams are not resumed: the request is lost.
+                return Err(lost(
+                    format!(
+                        "the stream ended ({end}) before the reply; 2026-07-28 streams are not resumed"
+                    ),
+                    attempts,
+                ));
+            }
             let last = decoder.last_event_id().to_owned();
             if last.is_empty() {
                 return Err(lost(

@@ -253,6 +253,13 @@ impl Shared {
         let mut first = None;
         while let Some(message) = link.poll_transmit() {
             let snap = self.snapshot();
+            if snap.version.is_some_and(ProtocolVersion::is_modern)
+                && message.method() == Some(methods::NOTIFICATION_CANCELLED)
+            {
+                // Stateless era over HTTP: closing the answer's stream (the
+                // request's future was dropped) is the cancellation.
+                continue;
+            }
             if let Err(e) = self.post_message(&message, &snap).await {
                 tracing::debug!(endpoint = %self.endpoint.redacted, error = %e, "sending a message to the MCP server failed");
                 first.get_or_insert(e);
@@ -291,6 +298,11 @@ impl Shared {
         let _opening = self.opening.lock().await;
         if lock(&self.legacy).is_some() {
             return Ok(true);
+        }
+        if self.link().protocol_version().is_some_and(ProtocolVersion::is_modern) {
+            // The stateless era has no standalone stream
+            // (`subscriptions/listen` replaces it).
+            return Ok(false);
         }
         if lock(&self.listener).as_ref().is_some_and(|t| !t.is_finished()) {
             return Ok(true);
@@ -338,6 +350,7 @@ impl Transport for HttpTransport {
     async fn send_request(&self, request: OutgoingRequest<'_>) -> Result<(), Error> {
         let inner = &self.inner;
         let initialize = request.method == methods::INITIALIZE;
+        let modern = request.protocol_version.filter(|v| v.is_modern());
         let snap = if initialize {
             // A new session: a new epoch, no session id, no version header.
             let mut state = lock(&inner.state);
@@ -345,6 +358,10 @@ impl Transport for HttpTransport {
             state.no_event_stream = false;
             state.epoch += 1;
             Snapshot { session: None, version: None, epoch: state.epoch }
+        } else if let Some(version) = modern {
+            // The stateless era: no session; the version header is the one
+            // the request's `_meta` names.
+            Snapshot { session: None, version: Some(version), epoch: lock(&inner.state).epoch }
         } else {
             inner.snapshot()
         };
@@ -431,5 +448,12 @@ impl Transport for HttpTransport {
 
     fn resends_after_loss(&self) -> bool {
         true
+    }
+
+    /// The endpoint's origin (scheme and authority); none for an endpoint
+    /// whose redacted form hides it.
+    fn era_cache_key(&self) -> Option<String> {
+        let redacted = &self.inner.endpoint.redacted;
+        (!redacted.starts_with('<')).then(|| redacted.clone())
     }
 }

@@ -24,9 +24,12 @@ use serde_json::{Value, json};
 /// Every test is bounded by this.
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Options pinned to the handshake era: these tests count and inspect its
+/// exchanges (the era tests say what they choose).
 fn options() -> HttpOptions {
     let mut o = HttpOptions::new("testkit");
     o.request_timeout = Duration::from_secs(10);
+    o.client.era = mcp_peer::EraChoice::Legacy;
     o
 }
 

@@ -13,14 +13,14 @@ use mcp_proto::client::{
 };
 use mcp_proto::jsonrpc::{IncomingOf, Message, Notification, Request, RequestId};
 use mcp_proto::methods;
-use mcp_proto::types::{InitializeResult, Tool};
+use mcp_proto::types::{DiscoverResult, InitializeResult, InputRequiredResult, ResultKind, Tool};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::options::ClientOptions;
+use crate::options::{ClientOptions, EraChoice};
 use crate::transport::{Link, LinkTarget, OutgoingRequest, Transport, TransportError};
 
 pub(crate) type Outcome = Result<Box<RawValue>, ClientError>;
@@ -105,6 +105,20 @@ impl<T: Transport> Drop for Inner<T> {
             task.abort();
         }
     }
+}
+
+/// What the era probe found.
+enum Probed {
+    /// The stateless era, entered.
+    Modern(Arc<InitializeResult>),
+    /// A handshake-era server: `initialize` comes next.
+    Legacy,
+}
+
+/// Whether a transport error carries an error only a stateless-era server
+/// sends.
+fn is_modern<E: TransportError>(e: &E) -> bool {
+    e.protocol_error().is_some_and(ClientError::is_modern_error)
 }
 
 /// How one attempt at a request failed.
@@ -283,8 +297,225 @@ impl<T: Transport> Client<T> {
         Ok(())
     }
 
-    /// The `initialize` exchange. Called under `init_lock`.
+    /// Opens the conversation in the era the options choose (probing when
+    /// they leave it open). Called under `init_lock`.
     async fn handshake(&self) -> Result<Arc<InitializeResult>, T::Error> {
+        let options = &self.inner.options;
+        let key = self.inner.transport.era_cache_key();
+        let known_legacy = key.as_deref().is_some_and(crate::era::known_legacy);
+        match options.era {
+            EraChoice::Legacy => return self.handshake_legacy().await,
+            EraChoice::Auto if known_legacy || !self.speaks_modern() => {
+                let outcome = self.handshake_legacy().await;
+                // A remembered era that no longer holds is probed again.
+                match &outcome {
+                    Err(e) if known_legacy && (e.is_refusal() || is_modern(e)) => {
+                        if let Some(key) = &key {
+                            crate::era::forget(key);
+                        }
+                        tracing::info!(server = %options.name, "the server no longer answers initialize; probing its era again");
+                    }
+                    _ => return outcome,
+                }
+            }
+            _ => {}
+        }
+        match self.probe().await? {
+            Probed::Modern(result) => Ok(result),
+            Probed::Legacy => {
+                if let Some(key) = &key {
+                    crate::era::remember_legacy(key);
+                }
+                self.handshake_legacy().await
+            }
+        }
+    }
+
+    /// Whether the options accept a stateless-era version.
+    fn speaks_modern(&self) -> bool {
+        self.inner.options.supported_versions.iter().any(|v| v.is_modern())
+    }
+
+    /// The stateless era's probe: `server/discover` asking for the
+    /// preferred modern version. A discovery, or an error only a
+    /// stateless-era server sends, means the stateless era (a version both
+    /// sides speak is chosen, once more if the server named others); any
+    /// other error, a refusal or no answer within the probe timeout means
+    /// the handshake era (unless the options pin the stateless era).
+    async fn probe(&self) -> Result<Probed, T::Error> {
+        let inner = &self.inner;
+        let options = &inner.options;
+        let pinned = options.era == EraChoice::Modern;
+        let supported = &options.supported_versions;
+        let mut version = if options.protocol_version.is_modern() {
+            options.protocol_version
+        } else {
+            supported
+                .iter()
+                .copied()
+                .filter(|v| v.is_modern())
+                .max()
+                .unwrap_or(ProtocolVersion::LATEST)
+        };
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let outcome = self.discover_once(version).await;
+            let error = match outcome {
+                Ok(raw) => {
+                    let discovered: Result<DiscoverResult, _> = serde_json::from_str(raw.get());
+                    match discovered {
+                        Ok(d) => {
+                            match mcp_proto::select_version(
+                                &d.supported_versions,
+                                supported,
+                                !pinned,
+                            ) {
+                                Some(v) if v.is_modern() => return self.enter_modern(v, Some(d)),
+                                Some(_) => return Ok(Probed::Legacy),
+                                None => {
+                                    let e = ClientError::UnsupportedProtocolVersion {
+                                        method: methods::SERVER_DISCOVER.into(),
+                                        supported: d.supported_versions.clone(),
+                                        requested: version.as_str().into(),
+                                        error: mcp_proto::jsonrpc::ErrorObject::new(
+                                            mcp_proto::jsonrpc::error_code::UNSUPPORTED_PROTOCOL_VERSION,
+                                            "no protocol version in common",
+                                        ),
+                                    };
+                                    return Err(self.fatal(e));
+                                }
+                            }
+                        }
+                        Err(e) if pinned => {
+                            let e = ClientError::InvalidResult {
+                                method: methods::SERVER_DISCOVER.into(),
+                                reason: e.to_string(),
+                            };
+                            return Err(self.fatal(e));
+                        }
+                        Err(e) => {
+                            tracing::debug!(server = %options.name, error = %e, "the server/discover answer is no discovery: a handshake-era server");
+                            return Ok(Probed::Legacy);
+                        }
+                    }
+                }
+                Err(e) => e,
+            };
+            let protocol = match &error {
+                Fail::Client(e) => Some(e),
+                Fail::Transport(e) => e.protocol_error(),
+            };
+            if let Some(ClientError::UnsupportedProtocolVersion { supported: listed, .. }) =
+                protocol
+            {
+                match mcp_proto::select_version(listed, supported, !pinned) {
+                    Some(v) if v.is_modern() && v != version && tries < 3 => {
+                        version = v;
+                        continue;
+                    }
+                    Some(v) if !v.is_modern() => return Ok(Probed::Legacy),
+                    _ => {}
+                }
+            }
+            if protocol.is_some_and(ClientError::is_modern_error) {
+                // A stateless-era server that will not serve this client.
+                return Err(match error {
+                    Fail::Client(e) => self.fatal(e),
+                    Fail::Transport(e) => e,
+                });
+            }
+            let legacy_sign = match &error {
+                Fail::Client(
+                    ClientError::Rpc { .. }
+                    | ClientError::Timeout { .. }
+                    | ClientError::InvalidResult { .. },
+                ) => true,
+                Fail::Client(_) => false,
+                Fail::Transport(e) => {
+                    e.is_refusal() || protocol.is_some_and(|p| p.rpc_error().is_some())
+                }
+            };
+            if !legacy_sign {
+                return Err(match error {
+                    Fail::Client(e) => inner.transport.client_error(e),
+                    Fail::Transport(e) => e,
+                });
+            }
+            if pinned {
+                // No discovery, but the era is pinned: speak it and let
+                // each request find out.
+                tracing::debug!(server = %options.name, "server/discover failed; speaking the stateless era as pinned");
+                return self.enter_modern(version, None);
+            }
+            tracing::debug!(server = %options.name, "the era probe found a handshake-era server");
+            return Ok(Probed::Legacy);
+        }
+    }
+
+    /// One `server/discover` exchange under the probe timeout.
+    async fn discover_once(
+        &self,
+        version: ProtocolVersion,
+    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+        let inner = &self.inner;
+        let (tx, rx) = oneshot::channel();
+        let timeout = inner.options.probe_timeout.min(inner.options.request_timeout);
+        let (request, events) = {
+            let mut core = lock(&inner.core);
+            if !core.is_fresh() {
+                core.reset();
+            }
+            let request = core.start_probe(version, timeout, tx, now());
+            (request, drain_events(&mut core))
+        };
+        inner.deliver(events);
+        let request = request.map_err(Fail::Client)?;
+        let body = encode(&request, &inner.transport).map_err(Fail::Transport)?;
+        let wants = inner.transport.wants_params();
+        let outgoing = OutgoingRequest {
+            id: &request.id,
+            method: methods::SERVER_DISCOVER,
+            body,
+            params: if wants { request.params.as_ref() } else { None },
+            tool: None,
+            protocol_version: Some(version),
+        };
+        inner.exchange(&request.id, rx, outgoing).await
+    }
+
+    fn enter_modern(
+        &self,
+        version: ProtocolVersion,
+        discover: Option<DiscoverResult>,
+    ) -> Result<Probed, T::Error> {
+        let entered = {
+            let mut core = lock(&self.inner.core);
+            core.enter_modern(version, discover).map(|()| core.initialize_result().cloned())
+        };
+        match entered {
+            Ok(Some(result)) => {
+                tracing::debug!(server = %self.inner.options.name, %version, "speaking the stateless era");
+                Ok(Probed::Modern(result))
+            }
+            Ok(None) => Err(self
+                .inner
+                .transport
+                .client_error(ClientError::Closed { method: methods::SERVER_DISCOVER.into() })),
+            Err(e) => Err(self.fatal(e)),
+        }
+    }
+
+    /// Remembers a failure no new attempt can mend, and returns it.
+    fn fatal(&self, e: ClientError) -> T::Error {
+        if e.is_fatal_handshake() {
+            lock(&self.inner.state).fatal = Some(e.clone());
+        }
+        self.inner.transport.client_error(e)
+    }
+
+    /// The `initialize` exchange. Called under `init_lock`.
+    async fn handshake_legacy(&self) -> Result<Arc<InitializeResult>, T::Error> {
         let inner = &self.inner;
         let (tx, rx) = oneshot::channel();
         let (request, events) = {
@@ -306,6 +537,7 @@ impl<T: Transport> Client<T> {
             body,
             params: if wants { request.params.as_ref() } else { None },
             tool: None,
+            protocol_version: None,
         };
         let exchange = inner.transport.send_request(outgoing);
         match inner.wait(&request.id, rx, exchange).await {
@@ -389,6 +621,7 @@ impl<T: Transport> Client<T> {
         let transport = &self.inner.transport;
         let mut params = params;
         let mut again = false;
+        let mut rounds = 0usize;
         loop {
             self.initialize().await?;
             let epoch = self.epoch();
@@ -396,7 +629,42 @@ impl<T: Transport> Client<T> {
             let (outcome, back) = self.attempt(method, params, tool, &options).await;
             params = back;
             match outcome {
-                Ok(raw) => return Ok(raw),
+                Ok(raw) => {
+                    if !lock(&self.inner.core).is_modern() {
+                        return Ok(raw);
+                    }
+                    match mcp_proto::types::result_kind(raw.get()) {
+                        Ok(ResultKind::Complete) => return Ok(raw),
+                        Ok(ResultKind::InputRequired) => {
+                            rounds += 1;
+                            let next = self.fulfil(method, &raw, params, rounds).await;
+                            params =
+                                Params::Value(Some(next.map_err(|e| transport.client_error(e))?));
+                        }
+                        Err(e) => {
+                            let e = ClientError::InvalidResult {
+                                method: method.into(),
+                                reason: e.to_string(),
+                            };
+                            return Err(transport.client_error(e));
+                        }
+                    }
+                }
+                Err(Fail::Transport(e)) if e.is_stream_lost() && !again && self.is_modern() => {
+                    if !methods::is_idempotent(method) {
+                        return Err(e);
+                    }
+                    tracing::info!(server = %self.name(), method, "the answer's stream broke; sending the request again with a new id");
+                    again = true;
+                }
+                Err(Fail::Client(ClientError::UnsupportedProtocolVersion {
+                    supported, ..
+                })) if !again && self.is_modern() => {
+                    // The server changed its mind on versions: probe again.
+                    tracing::info!(server = %self.name(), method, ?supported, "the server refused the protocol version; discovering again");
+                    again = true;
+                    self.renew(epoch).await?;
+                }
                 Err(Fail::Transport(e)) if e.is_session_expired() && !again => {
                     tracing::info!(server = %self.name(), method, "the server ended the session; starting a new one");
                     again = true;
@@ -423,6 +691,93 @@ impl<T: Transport> Client<T> {
         }
     }
 
+    /// Whether the connection speaks the stateless era.
+    fn is_modern(&self) -> bool {
+        lock(&self.inner.core).is_modern()
+    }
+
+    /// Fulfils an `input_required` result through the host's handlers and
+    /// returns the parameters of the retry: the original ones with
+    /// `inputResponses` (when the server asked for input) and the exact
+    /// `requestState` (only when the server sent one).
+    async fn fulfil<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        raw: &RawValue,
+        params: Params<'_, P>,
+        rounds: usize,
+    ) -> Result<Value, ClientError> {
+        if !methods::may_require_input(method) {
+            return Err(ClientError::InvalidResult {
+                method: method.into(),
+                reason: "input_required is not an answer this method may give".into(),
+            });
+        }
+        let max = self.inner.options.max_input_rounds;
+        if rounds > max {
+            return Err(ClientError::TooManyInputRounds { method: method.into(), rounds: max });
+        }
+        let asked: InputRequiredResult = serde_json::from_str(raw.get()).map_err(|e| {
+            ClientError::InvalidResult { method: method.into(), reason: e.to_string() }
+        })?;
+        if asked.input_requests.is_none() && asked.request_state.is_none() {
+            return Err(ClientError::InvalidResult {
+                method: method.into(),
+                reason: "input_required with neither inputRequests nor requestState".into(),
+            });
+        }
+        let mut responses = serde_json::Map::new();
+        let handlers = &self.inner.options.handlers;
+        for (key, request) in asked.input_requests.iter().flatten() {
+            tracing::debug!(server = %self.name(), method, key, input = %request.method, round = rounds, "fulfilling an input request");
+            match handlers.handle(&request.method, request.params.clone()).await {
+                Ok(result) => {
+                    responses.insert(key.clone(), result);
+                }
+                Err(error) => {
+                    return Err(ClientError::InputRequestFailed {
+                        method: method.into(),
+                        key: key.clone(),
+                        input_method: request.method.clone(),
+                        error,
+                    });
+                }
+            }
+        }
+        let mut obj = match params {
+            Params::Value(None) => serde_json::Map::new(),
+            Params::Value(Some(Value::Object(obj))) => obj,
+            Params::Value(Some(other)) => {
+                return Err(ClientError::InvalidParams {
+                    method: method.into(),
+                    reason: format!("parameters must be an object, not {other}"),
+                });
+            }
+            Params::Typed(p) => match serde_json::to_value(p) {
+                Ok(Value::Object(obj)) => obj,
+                Ok(Value::Null) => serde_json::Map::new(),
+                Ok(_) | Err(_) => {
+                    return Err(ClientError::InvalidParams {
+                        method: method.into(),
+                        reason: "parameters must be an object".into(),
+                    });
+                }
+            },
+        };
+        // Nothing of an earlier round is carried over: each retry holds
+        // only what the latest answer asked for.
+        obj.remove("inputResponses");
+        obj.remove("requestState");
+        if asked.input_requests.is_some() {
+            obj.insert("inputResponses".into(), Value::Object(responses));
+        }
+        if let Some(state) = asked.request_state {
+            obj.insert("requestState".into(), Value::String(state));
+        }
+        // The protocol's own `_meta` members are added again on sending.
+        Ok(Value::Object(obj))
+    }
+
     /// One attempt at a request. Gives the parameters back for another.
     async fn attempt<'p, P: Serialize + ?Sized>(
         &self,
@@ -433,6 +788,10 @@ impl<T: Transport> Client<T> {
     ) -> (Result<Box<RawValue>, Fail<T::Error>>, Params<'p, P>) {
         let inner = &self.inner;
         let (tx, rx) = oneshot::channel();
+        let modern = {
+            let core = lock(&inner.core);
+            core.protocol_version().filter(|_| core.is_modern())
+        };
         if !inner.transport.wants_params()
             && let Params::Typed(p) = &params
         {
@@ -441,7 +800,14 @@ impl<T: Transport> Client<T> {
                 Ok(s) => s,
                 Err(e) => return (Err(Fail::Client(e)), params),
             };
-            let outgoing = OutgoingRequest { id: &id, method, body, params: None, tool: None };
+            let outgoing = OutgoingRequest {
+                id: &id,
+                method,
+                body,
+                params: None,
+                tool: None,
+                protocol_version: modern,
+            };
             return (inner.exchange(&id, rx, outgoing).await, params);
         }
         let value = match params {
@@ -473,6 +839,7 @@ impl<T: Transport> Client<T> {
             body,
             params: if inner.transport.wants_params() { request.params.as_ref() } else { None },
             tool,
+            protocol_version: modern,
         };
         let outcome = inner.exchange(&request.id, rx, outgoing).await;
         (outcome, Params::Value(request.params))

@@ -76,6 +76,7 @@ mod api;
 #[cfg(feature = "blocking")]
 pub mod blocking;
 mod client;
+pub mod era;
 pub mod memory;
 mod notifications;
 mod options;
@@ -84,7 +85,7 @@ mod transport;
 
 pub use client::Client;
 pub use notifications::{CallError, CallHandle, Notifications};
-pub use options::ClientOptions;
+pub use options::{ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, EraChoice};
 pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};
 
 pub use mcp_proto;

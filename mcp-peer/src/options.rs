@@ -5,7 +5,30 @@ use std::time::Duration;
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{CoreConfig, DEFAULT_REQUEST_TIMEOUT, EventCallback, Handlers};
-use mcp_proto::types::{ClientCapabilities, Implementation};
+use mcp_proto::types::{ClientCapabilities, Implementation, LoggingLevel};
+
+/// Which protocol era a client speaks (see [`ClientOptions::era`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EraChoice {
+    /// Find out: probe with `server/discover` (the stateless era's request)
+    /// and fall back to the `initialize` handshake when the answer is not
+    /// one only a stateless-era server gives. Over HTTP a server found to
+    /// speak the handshake era is remembered per origin for the life of
+    /// the process (re-probed if that later fails).
+    #[default]
+    Auto,
+    /// The handshake era only (`initialize`; 2024-11-05 to 2025-11-25).
+    Legacy,
+    /// The stateless era only (2026-07-28): no fallback to `initialize`.
+    Modern,
+}
+
+/// The default for [`ClientOptions::max_input_rounds`].
+pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 8;
+
+/// The default for [`ClientOptions::probe_timeout`].
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The session's options: identity, capabilities and their handlers,
 /// versions, the default timeout.
@@ -32,13 +55,33 @@ pub struct ClientOptions {
     /// Hears the server's notifications (list changes, log messages, ...)
     /// as they arrive, besides [`Client::notifications`](crate::Client::notifications).
     pub on_event: Option<EventCallback>,
-    /// The version offered in `initialize` (the newest by default).
+    /// The preferred version: asked for first (the newest, 2026-07-28, by
+    /// default). `initialize` offers it when it is of the handshake era,
+    /// else the newest handshake-era version in
+    /// [`supported_versions`](Self::supported_versions).
     pub protocol_version: ProtocolVersion,
     /// The versions accepted in the server's answer.
     pub supported_versions: Vec<ProtocolVersion>,
     /// How long a request waits for its answer unless its options say
     /// otherwise.
     pub request_timeout: Duration,
+    /// Which era to speak: [`EraChoice::Auto`] (probe, the default),
+    /// or pinned. To pin a version, also narrow
+    /// [`supported_versions`](Self::supported_versions).
+    pub era: EraChoice,
+    /// How long the era probe (`server/discover`) waits before the server
+    /// is taken for a handshake-era one that does not answer unknown
+    /// requests (5 s by default; at most the request timeout).
+    pub probe_timeout: Duration,
+    /// Stateless era: how many `input_required` rounds one request may
+    /// take (each fulfilled by the [`handlers`](Self::handlers) and sent
+    /// again) before it fails with `ClientError::TooManyInputRounds`.
+    pub max_input_rounds: usize,
+    /// Stateless era: the least level of the log messages the server may
+    /// send for each request (`_meta` `io.modelcontextprotocol/logLevel`;
+    /// `None`, the default, asks for none). A call can set its own through
+    /// `RequestOptions::meta`.
+    pub log_level: Option<LoggingLevel>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -52,6 +95,10 @@ impl fmt::Debug for ClientOptions {
             .field("protocol_version", &self.protocol_version)
             .field("supported_versions", &self.supported_versions)
             .field("request_timeout", &self.request_timeout)
+            .field("era", &self.era)
+            .field("probe_timeout", &self.probe_timeout)
+            .field("max_input_rounds", &self.max_input_rounds)
+            .field("log_level", &self.log_level)
             .finish()
     }
 }
@@ -69,6 +116,10 @@ impl ClientOptions {
             protocol_version: ProtocolVersion::LATEST,
             supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            era: EraChoice::Auto,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            log_level: None,
         }
     }
 
@@ -120,6 +171,7 @@ impl ClientOptions {
         config.protocol_version = self.protocol_version;
         config.supported_versions = self.supported_versions.clone();
         config.request_timeout = self.request_timeout;
+        config.log_level = self.log_level.clone();
         config
     }
 }

@@ -26,6 +26,27 @@ pub trait TransportError: std::error::Error + Send + Sync + 'static {
     fn is_session_expired(&self) -> bool {
         false
     }
+
+    /// The protocol error inside, when the error wraps one (the typed
+    /// JSON-RPC errors of an HTTP error body, say): the era probe reads it
+    /// to tell a stateless-era server's refusal from any other.
+    fn protocol_error(&self) -> Option<&ClientError> {
+        None
+    }
+
+    /// The server was reached and refused the request without a JSON-RPC
+    /// answer the client understands (Streamable HTTP: 400, 404 or 405):
+    /// for the era probe, the mark of a handshake-era server.
+    fn is_refusal(&self) -> bool {
+        false
+    }
+
+    /// The stream that was to carry the answer broke before it came
+    /// (stateless era: the request is lost; the session sends it again
+    /// with a new id when that is safe).
+    fn is_stream_lost(&self) -> bool {
+        false
+    }
 }
 
 /// One request, encoded, for a transport to send.
@@ -45,6 +66,12 @@ pub struct OutgoingRequest<'a> {
     /// For `tools/call` when the transport asked for parameters: the called
     /// tool's definition from the cached tool list, when the server lists it.
     pub tool: Option<&'a Tool>,
+    /// The protocol version the request's `_meta` names, for a request of
+    /// the stateless era (the era probe included); `None` in the handshake
+    /// era, where the version is the negotiated one
+    /// ([`Link::protocol_version`]). Over HTTP it is the
+    /// `MCP-Protocol-Version` header.
+    pub protocol_version: Option<ProtocolVersion>,
 }
 
 /// A transport: it moves messages between the [`Client`](crate::Client) and
@@ -115,6 +142,13 @@ pub trait Transport: Send + Sync + 'static {
     /// request fails with [`ClientError::Closed`].
     fn resends_after_loss(&self) -> bool {
         false
+    }
+
+    /// The key under which the server's era is remembered for the life of
+    /// the process (Streamable HTTP: the endpoint's origin), or `None` to
+    /// probe on every new connection (stdio: one process, one probe).
+    fn era_cache_key(&self) -> Option<String> {
+        None
     }
 }
 
@@ -260,6 +294,8 @@ pub trait DynTransport<E>: Send + Sync + fmt::Debug + 'static {
     fn client_error(&self, error: ClientError) -> E;
     /// See [`Transport::resends_after_loss`].
     fn resends_after_loss(&self) -> bool;
+    /// See [`Transport::era_cache_key`].
+    fn era_cache_key(&self) -> Option<String>;
     /// The transport itself, to reach what only its kind offers (downcast
     /// to the concrete type).
     fn as_any(&self) -> &dyn Any;
@@ -294,6 +330,9 @@ where
     fn resends_after_loss(&self) -> bool {
         Transport::resends_after_loss(self)
     }
+    fn era_cache_key(&self) -> Option<String> {
+        Transport::era_cache_key(self)
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -326,6 +365,9 @@ impl<E: TransportError> Transport for Box<dyn DynTransport<E>> {
     fn resends_after_loss(&self) -> bool {
         (**self).resends_after_loss()
     }
+    fn era_cache_key(&self) -> Option<String> {
+        (**self).era_cache_key()
+    }
 }
 
 impl<T: Transport> Transport for Arc<T> {
@@ -354,5 +396,8 @@ impl<T: Transport> Transport for Arc<T> {
     }
     fn resends_after_loss(&self) -> bool {
         (**self).resends_after_loss()
+    }
+    fn era_cache_key(&self) -> Option<String> {
+        (**self).era_cache_key()
     }
 }

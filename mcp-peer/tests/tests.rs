@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_peer::memory::{self, MemoryError, MemorySender, MemoryTransport};
-use mcp_peer::{CallError, Client, ClientOptions, RequestOptions, ServerEvent, ServerNotification};
+use mcp_peer::{
+    CallError, Client, ClientOptions, EraChoice, RequestOptions, ServerEvent, ServerNotification,
+};
 use mcp_proto::client::{ClientError, ListKind, StaticRoots};
 use mcp_proto::types::{CallToolResult, ClientCapabilities, Root, RootsCapability};
 use mcp_testkit::{Config, Outgoing, Server};
@@ -64,6 +66,16 @@ fn pair(options: ClientOptions) -> Pair {
 }
 
 fn pair_with(options: ClientOptions, config: Config) -> Pair {
+    pair_filtered(options, config, |_| true)
+}
+
+/// A pair whose server never sees the messages `keep` refuses (a server
+/// that does not answer them).
+fn pair_filtered(
+    options: ClientOptions,
+    config: Config,
+    keep: impl Fn(&Value) -> bool + Send + 'static,
+) -> Pair {
     let (transport, mut end) = memory::pair();
     let client = Client::new(transport, options);
     let sender = end.sender();
@@ -75,6 +87,9 @@ fn pair_with(options: ClientOptions, config: Config) -> Pair {
     tokio::spawn(async move {
         while let Some(bytes) = end.recv().await {
             counter.fetch_add(1, Ordering::SeqCst);
+            if !serde_json::from_slice(&bytes).is_ok_and(|v| keep(&v)) {
+                continue;
+            }
             let server = current.lock().unwrap().clone();
             server.handle_json(&bytes);
         }
@@ -83,8 +98,12 @@ fn pair_with(options: ClientOptions, config: Config) -> Pair {
     Pair { client, received, restart: Restart { server, config, sender } }
 }
 
+/// Options pinned to the handshake era: most tests here count the
+/// messages of its exchanges. The era tests say what they choose.
 fn options() -> ClientOptions {
-    ClientOptions::new("testkit")
+    let mut o = ClientOptions::new("testkit");
+    o.era = EraChoice::Legacy;
+    o
 }
 
 fn text(result: &CallToolResult) -> String {
@@ -185,6 +204,7 @@ async fn progress_restarts_the_deadline_up_to_the_total() {
         on_progress: Some(Arc::new(move |_| {
             counter.fetch_add(1, Ordering::SeqCst);
         })),
+        meta: None,
     };
     let mut stream = client.notifications();
     let r = client.call_tool_with("slow", json!({"ms": 50, "steps": 4}), options).await.unwrap();
@@ -507,4 +527,47 @@ async fn a_server_request_whose_id_cannot_be_read_is_answered_32600() {
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0]["id"], Value::Null);
     assert_eq!(answers[0]["error"]["code"], -32600);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_era_probe_falls_back_to_initialize_on_a_handshake_era_server() {
+    let Pair { client, received, .. } = pair(ClientOptions::new("testkit"));
+    client.ping().await.unwrap();
+    // server/discover (refused), initialize, notifications/initialized, ping.
+    assert_eq!(received.load(Ordering::SeqCst), 4);
+    assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
+    assert_eq!(client.server_info().unwrap().name, "mcp-testkit");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_probe_times_out_into_the_handshake_era() {
+    let not_discover = |v: &Value| v["method"] != "server/discover";
+    let Pair { client, received, .. } =
+        pair_filtered(ClientOptions::new("testkit"), Config::default(), not_discover);
+    let started = tokio::time::Instant::now();
+    client.ping().await.unwrap();
+    // The probe waited its timeout (5 s of virtual time), then initialize.
+    assert!(started.elapsed() >= mcp_peer::DEFAULT_PROBE_TIMEOUT);
+    assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
+    // No notifications/cancelled for the probe: a handshake-era server
+    // must see nothing but initialize first. discover, initialize,
+    // initialized, ping.
+    assert_eq!(received.load(Ordering::SeqCst), 4);
+    let log = client.call_tool("cancelled_log", ()).await.unwrap();
+    assert_eq!(text(&log), "[]");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_stateless_era_pinned_refuses_a_handshake_era_server_s_methods() {
+    let mut o = ClientOptions::new("testkit");
+    o.era = EraChoice::Modern;
+    let Pair { client, .. } = pair(o);
+    // The handshake-era testkit does not answer server/discover with a
+    // discovery: pinned to the stateless era, the client speaks it anyway.
+    let err = client.ping().await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::NotInEra { ref method, .. }) if method == "ping"),
+        "{err:?}"
+    );
+    assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
 }

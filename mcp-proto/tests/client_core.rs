@@ -224,6 +224,7 @@ fn progress_is_routed_and_resets_the_deadline_within_the_maximum() {
         reset_timeout_on_progress: true,
         max_total_timeout: Some(Duration::from_secs(25)),
         on_progress: Some(Arc::new(move |p| seen2.lock().unwrap().push(p.progress))),
+        meta: None,
     };
     let req =
         core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();

@@ -262,6 +262,32 @@ impl mcp_peer::TransportError for TransportError {
             _ => false,
         }
     }
+
+    fn protocol_error(&self) -> Option<&mcp_proto::client::ClientError> {
+        match self {
+            #[cfg(feature = "stdio")]
+            TransportError::Stdio(e) => mcp_peer::TransportError::protocol_error(&**e),
+            #[cfg(feature = "http")]
+            TransportError::Http(e) => mcp_peer::TransportError::protocol_error(&**e),
+            _ => None,
+        }
+    }
+
+    fn is_refusal(&self) -> bool {
+        match self {
+            #[cfg(feature = "http")]
+            TransportError::Http(e) => mcp_peer::TransportError::is_refusal(&**e),
+            _ => false,
+        }
+    }
+
+    fn is_stream_lost(&self) -> bool {
+        match self {
+            #[cfg(feature = "http")]
+            TransportError::Http(e) => mcp_peer::TransportError::is_stream_lost(&**e),
+            _ => false,
+        }
+    }
 }
 
 #[cfg(feature = "stdio")]

@@ -185,4 +185,11 @@ impl std::error::Error for Error {
     }
 }
 
-impl mcp_peer::TransportError for Error {}
+impl mcp_peer::TransportError for Error {
+    fn protocol_error(&self) -> Option<&mcp_proto::client::ClientError> {
+        match self {
+            Error::Protocol { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

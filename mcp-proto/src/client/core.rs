@@ -17,9 +17,10 @@ use crate::jsonrpc::{
 };
 use crate::methods;
 use crate::types::{
-    CancelledNotificationParams, ClientCapabilities, Implementation, InitializeRequestParams,
-    InitializeResult, LoggingLevel, LoggingMessageNotificationParams, PROGRESS_TOKEN_META_KEY,
-    ProgressNotificationParams, ProgressToken, Tool,
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, CancelledNotificationParams,
+    ClientCapabilities, DiscoverResult, Implementation, InitializeRequestParams, InitializeResult,
+    LOG_LEVEL_META_KEY, LoggingLevel, LoggingMessageNotificationParams, PROGRESS_TOKEN_META_KEY,
+    PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ProgressToken, Tool,
 };
 use crate::version::{ProtocolVersion, negotiate};
 
@@ -44,6 +45,10 @@ pub struct CoreConfig {
     pub supported_versions: Vec<ProtocolVersion>,
     /// The default time a request may wait for its answer.
     pub request_timeout: Duration,
+    /// Stateless era: the least level of the log messages the server may
+    /// send for each request (`_meta` `io.modelcontextprotocol/logLevel`);
+    /// `None` asks for none.
+    pub log_level: Option<LoggingLevel>,
 }
 
 impl CoreConfig {
@@ -71,7 +76,29 @@ impl CoreConfig {
             protocol_version: ProtocolVersion::LATEST,
             supported_versions: ProtocolVersion::SUPPORTED.to_vec(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            log_level: None,
         }
+    }
+
+    /// The `_meta` members every stateless-era request carries for
+    /// `version`: the version, the capabilities, `clientInfo` and the log
+    /// level when set.
+    pub fn modern_meta(&self, version: ProtocolVersion) -> Map<String, Value> {
+        let mut meta = Map::new();
+        meta.insert(PROTOCOL_VERSION_META_KEY.into(), Value::from(version.as_str()));
+        meta.insert(
+            CLIENT_CAPABILITIES_META_KEY.into(),
+            serde_json::to_value(&self.capabilities).unwrap_or_else(|_| Value::Object(Map::new())),
+        );
+        if let Ok(info) = serde_json::to_value(&self.client_info) {
+            meta.insert(CLIENT_INFO_META_KEY.into(), info);
+        }
+        if let Some(level) = &self.log_level
+            && let Ok(level) = serde_json::to_value(level)
+        {
+            meta.insert(LOG_LEVEL_META_KEY.into(), level);
+        }
+        meta
     }
 }
 
@@ -88,6 +115,12 @@ pub struct RequestOptions {
     /// `reset_timeout_on_progress` is), the request carries a
     /// `_meta.progressToken`.
     pub on_progress: Option<ProgressCallback>,
+    /// Extra `_meta` members for this request (W3C trace context
+    /// `traceparent`/`tracestate`/`baggage`, a per-call
+    /// `io.modelcontextprotocol/logLevel`, ...), merged into the
+    /// parameters' `_meta`. The protocol's own members (version,
+    /// capabilities, client identity, progress token) take precedence.
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl RequestOptions {
@@ -104,6 +137,7 @@ impl fmt::Debug for RequestOptions {
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("max_total_timeout", &self.max_total_timeout)
             .field("on_progress", &self.on_progress.as_ref().map(|_| "<callback>"))
+            .field("meta", &self.meta)
             .finish()
     }
 }
@@ -273,6 +307,8 @@ pub type EventCallback = std::sync::Arc<dyn Fn(&ServerEvent) + Send + Sync>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Fresh,
+    /// The stateless era's probe (`server/discover`) is out.
+    Probing(i64),
     Initializing(i64),
     Ready,
     Failed,
@@ -322,6 +358,23 @@ pub struct ClientCore<W> {
     events: VecDeque<Event<W>>,
     tools: Option<Arc<[Tool]>>,
     tools_generation: u64,
+    /// In the stateless era: the `_meta` members every request carries, as
+    /// a map (merged into value parameters) and as JSON text (spliced into
+    /// encoded ones).
+    modern: Option<ModernMeta>,
+    discover: Option<Arc<DiscoverResult>>,
+}
+
+struct ModernMeta {
+    map: Map<String, Value>,
+    text: Box<[u8]>,
+}
+
+impl ModernMeta {
+    fn new(map: Map<String, Value>) -> ModernMeta {
+        let text = serde_json::to_vec(&map).unwrap_or_else(|_| b"{}".to_vec()).into_boxed_slice();
+        ModernMeta { map, text }
+    }
 }
 
 impl<W> fmt::Debug for ClientCore<W> {
@@ -351,6 +404,8 @@ impl<W> ClientCore<W> {
             events: VecDeque::new(),
             tools: None,
             tools_generation: 0,
+            modern: None,
+            discover: None,
         }
     }
 
@@ -365,8 +420,113 @@ impl<W> ClientCore<W> {
     }
 
     /// The server's answer to `initialize`, once the handshake succeeded.
+    /// In the stateless era, built from the answer to `server/discover`
+    /// (version, capabilities, `serverInfo` from its `_meta`,
+    /// instructions), or empty but for the version when there was none.
     pub fn initialize_result(&self) -> Option<&Arc<InitializeResult>> {
         self.init_result.as_ref()
+    }
+
+    /// Whether the connection speaks the stateless era (2026-07-28): every
+    /// request carries its `_meta`, there is no `initialize`.
+    pub fn is_modern(&self) -> bool {
+        self.modern.is_some()
+    }
+
+    /// The server's answer to `server/discover`, when the stateless era
+    /// was entered with one.
+    pub fn discover_result(&self) -> Option<&Arc<DiscoverResult>> {
+        self.discover.as_ref()
+    }
+
+    /// Starts the stateless era's probe: returns the `server/discover`
+    /// request to send, asking for `version` in its `_meta`.
+    ///
+    /// The core does not judge the answer: the waiter gets it, the core
+    /// returns to its fresh state, and the driver then calls
+    /// [`enter_modern`](Self::enter_modern) or
+    /// [`initialize`](Self::initialize). A probe that times out or is
+    /// cancelled sends no `notifications/cancelled` (a handshake-era
+    /// server must see nothing before `initialize`).
+    pub fn start_probe(
+        &mut self,
+        version: ProtocolVersion,
+        timeout: Duration,
+        waiter: W,
+        now: Instant,
+    ) -> Result<Request, ClientError> {
+        match self.phase {
+            Phase::Fresh => {}
+            Phase::Closed => {
+                return Err(ClientError::Closed { method: methods::SERVER_DISCOVER.into() });
+            }
+            _ => return Err(ClientError::AlreadyInitialized),
+        }
+        let mut params = Map::new();
+        params.insert("_meta".into(), Value::Object(self.config.modern_meta(version)));
+        let id = self.allocate_id();
+        let options = RequestOptions::with_timeout(timeout);
+        self.register(id, methods::SERVER_DISCOVER, waiter, &options, now);
+        self.phase = Phase::Probing(id);
+        Ok(Request {
+            id: RequestId::Number(id),
+            method: methods::SERVER_DISCOVER.into(),
+            params: Some(Value::Object(params)),
+        })
+    }
+
+    /// Enters the stateless era speaking `version` (a modern one): requests
+    /// may be sent at once, each with the era's `_meta`. `discover` is the
+    /// server's answer to `server/discover`, when there was one. Allowed
+    /// on a fresh core and on a modern one (to change the version after an
+    /// `UnsupportedProtocolVersion` error).
+    pub fn enter_modern(
+        &mut self,
+        version: ProtocolVersion,
+        discover: Option<DiscoverResult>,
+    ) -> Result<(), ClientError> {
+        match self.phase {
+            Phase::Fresh => {}
+            Phase::Ready if self.modern.is_some() => {}
+            Phase::Closed => {
+                return Err(ClientError::Closed { method: methods::SERVER_DISCOVER.into() });
+            }
+            _ => return Err(ClientError::AlreadyInitialized),
+        }
+        if !version.is_modern() {
+            return Err(ClientError::UnsupportedVersion(crate::version::UnsupportedVersion {
+                offered: version.as_str().into(),
+                supported: self.config.supported_versions.clone(),
+            }));
+        }
+        self.modern = Some(ModernMeta::new(self.config.modern_meta(version)));
+        if let Some(d) = discover {
+            // What a host reads of `initialize` in the handshake era, built
+            // from the discovery: one place to ask whatever the era.
+            self.init_result = Some(Arc::new(InitializeResult {
+                protocol_version: version.as_str().into(),
+                capabilities: d.capabilities.clone(),
+                server_info: d.server_info().unwrap_or_else(|| Implementation::new("", "")),
+                instructions: d.instructions.clone(),
+                meta: d.meta.clone(),
+                extra: Map::new(),
+            }));
+            self.discover = Some(Arc::new(d));
+        } else if self.init_result.is_none() {
+            self.init_result = Some(Arc::new(InitializeResult {
+                protocol_version: version.as_str().into(),
+                capabilities: Default::default(),
+                server_info: Implementation::new("", ""),
+                instructions: None,
+                meta: None,
+                extra: Map::new(),
+            }));
+        } else if let Some(r) = &mut self.init_result {
+            Arc::make_mut(r).protocol_version = version.as_str().into();
+        }
+        self.negotiated = Some(version);
+        self.phase = Phase::Ready;
+        Ok(())
     }
 
     /// Whether the handshake finished and requests may be sent.
@@ -465,6 +625,12 @@ impl<W> ClientCore<W> {
         let wants_progress = options.on_progress.is_some() || options.reset_timeout_on_progress;
         let params =
             if wants_progress { Some(with_progress_token(method, params, id)?) } else { params };
+        let params = match (&self.modern, &options.meta) {
+            (None, None) => params,
+            (modern, extra) => {
+                Some(with_meta(method, params, extra.as_ref(), modern.as_ref().map(|m| &m.map))?)
+            }
+        };
         self.register(id, method, waiter, options, now);
         Ok(Request { id: RequestId::Number(id), method: method.into(), params })
     }
@@ -486,24 +652,44 @@ impl<W> ClientCore<W> {
             method: method.into(),
             reason: e.to_string(),
         };
-        if options.on_progress.is_some() || options.reset_timeout_on_progress {
+        let by_value = |core: &mut Self, waiter: W| {
             let params = serde_json::to_value(params).map_err(invalid)?;
-            let request = self.start_request(method, Some(params), options, waiter, now)?;
-            let text = request_text(&request.id, method, &request.params).map_err(invalid)?;
-            return Ok((request.id, text));
+            let request = core.start_request(method, Some(params), options, waiter, now)?;
+            let text = request_text(&request.id, method, &request.params, None)
+                .map_err(invalid)?
+                .ok_or_else(|| invalid(serde::ser::Error::custom("unreachable")))?;
+            Ok((request.id, text))
+        };
+        if options.on_progress.is_some()
+            || options.reset_timeout_on_progress
+            || options.meta.is_some()
+        {
+            return by_value(self, waiter);
         }
         self.check_can_send(method)?;
         // An id lost to a failed encoding is never reused: ids stay unique.
         let n = self.allocate_id();
         let id = RequestId::Number(n);
-        let text = request_text(&id, method, params).map_err(invalid)?;
-        self.register(n, method, waiter, options, now);
-        Ok((id, text))
+        let meta = self.modern.as_ref().map(|m| &*m.text);
+        match request_text(&id, method, params, meta).map_err(invalid)? {
+            Some(text) => {
+                self.register(n, method, waiter, options, now);
+                Ok((id, text))
+            }
+            // The parameters carry a `_meta` of their own: merged by value.
+            None => by_value(self, waiter),
+        }
     }
 
     /// Only `ping` may be sent before the handshake finished, nothing after
-    /// `close`.
+    /// `close`; in the stateless era, nothing that era lacks (`ping`,
+    /// `logging/setLevel`, `resources/subscribe`, ...).
     fn check_can_send(&self, method: &str) -> Result<(), ClientError> {
+        if let Some(version) = self.negotiated.filter(|v| v.is_modern())
+            && !methods::exists_in_modern_era(method)
+        {
+            return Err(ClientError::NotInEra { method: method.into(), version });
+        }
         match self.phase {
             Phase::Ready => Ok(()),
             Phase::Closed => Err(ClientError::Closed { method: method.into() }),
@@ -584,6 +770,8 @@ impl<W> ClientCore<W> {
             tracing::debug!(id, method = &*p.method, ?after, "request timed out");
             if &*p.method == methods::INITIALIZE {
                 self.phase = Phase::Failed;
+            } else if self.phase == Phase::Probing(id) {
+                self.phase = Phase::Fresh;
             } else {
                 self.queue_cancelled(
                     RequestId::Number(id),
@@ -607,6 +795,8 @@ impl<W> ClientCore<W> {
         if &*p.method == methods::INITIALIZE {
             // initialize must not be cancelled; the connection is unusable.
             self.phase = Phase::Failed;
+        } else if self.phase == Phase::Probing(*n) {
+            self.phase = Phase::Fresh;
         } else {
             self.queue_cancelled(id.clone(), reason.to_owned());
         }
@@ -678,9 +868,12 @@ impl<W> ClientCore<W> {
             return;
         };
         let outcome = match outcome {
-            Err(error) => Err(ClientError::Rpc { method: p.method.clone().into(), error }),
+            Err(error) => Err(ClientError::from_rpc(&p.method, error)),
             Ok(value) => Ok(value),
         };
+        if self.phase == Phase::Probing(n) {
+            self.phase = Phase::Fresh;
+        }
         let outcome = if self.phase == Phase::Initializing(n) {
             self.finish_handshake(outcome)
         } else {
@@ -896,6 +1089,8 @@ impl<W> ClientCore<W> {
         self.phase = Phase::Fresh;
         self.negotiated = None;
         self.init_result = None;
+        self.modern = None;
+        self.discover = None;
         self.transmit.clear();
         self.tools = None;
         self.tools_generation += 1;
@@ -940,30 +1135,77 @@ impl<W> ClientCore<W> {
 }
 
 /// A request as JSON text, encoded from borrowed parts.
+///
+/// With `meta` (a JSON object's text), the parameters get a `_meta` member
+/// holding it: `null` parameters become `{"_meta":...}`, an object gets the
+/// member appended. `None` when that cannot be done by appending (the
+/// parameters are not an object, or already mention `_meta`): the caller
+/// merges by value.
 fn request_text<P: Serialize + ?Sized>(
     id: &RequestId,
     method: &str,
     params: &P,
-) -> Result<Vec<u8>, serde_json::Error> {
-    use serde::ser::SerializeMap;
-    struct Out<'a, P: ?Sized> {
-        id: &'a RequestId,
-        method: &'a str,
-        params: &'a P,
-    }
-    impl<P: Serialize + ?Sized> Serialize for Out<'_, P> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let mut map = serializer.serialize_map(Some(4))?;
-            map.serialize_entry("jsonrpc", crate::jsonrpc::JSONRPC_VERSION)?;
-            map.serialize_entry("id", self.id)?;
-            map.serialize_entry("method", self.method)?;
-            map.serialize_entry("params", self.params)?;
-            map.end()
+    meta: Option<&[u8]>,
+) -> Result<Option<Vec<u8>>, serde_json::Error> {
+    let mut text = Vec::with_capacity(128 + meta.map_or(0, <[u8]>::len));
+    text.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    serde_json::to_writer(&mut text, id)?;
+    text.extend_from_slice(b",\"method\":");
+    serde_json::to_writer(&mut text, method)?;
+    text.extend_from_slice(b",\"params\":");
+    let start = text.len();
+    serde_json::to_writer(&mut text, params)?;
+    if let Some(meta) = meta {
+        let written = &text[start..];
+        if written == b"null" || written == b"{}" {
+            text.truncate(start);
+            text.extend_from_slice(b"{\"_meta\":");
+        } else if written.first() == Some(&b'{') && !contains(written, b"\"_meta\"") {
+            text.pop();
+            text.extend_from_slice(b",\"_meta\":");
+        } else {
+            return Ok(None);
         }
+        text.extend_from_slice(meta);
+        text.push(b'}');
     }
-    let mut text = Vec::with_capacity(128);
-    serde_json::to_writer(&mut text, &Out { id, method, params })?;
-    Ok(text)
+    text.push(b'}');
+    Ok(Some(text))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Merges `extra` (the caller's) and then `protocol` (the era's own, which
+/// win) into the parameters' `_meta`.
+fn with_meta(
+    method: &str,
+    params: Option<Value>,
+    extra: Option<&Map<String, Value>>,
+    protocol: Option<&Map<String, Value>>,
+) -> Result<Value, ClientError> {
+    let mut obj = match params {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(obj)) => obj,
+        Some(_) => {
+            return Err(ClientError::InvalidParams {
+                method: method.into(),
+                reason: "_meta needs object parameters".into(),
+            });
+        }
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else {
+        return Err(ClientError::InvalidParams {
+            method: method.into(),
+            reason: "_meta must be an object".into(),
+        });
+    };
+    for (k, v) in extra.into_iter().flatten().chain(protocol.into_iter().flatten()) {
+        meta.insert(k.clone(), v.clone());
+    }
+    Ok(Value::Object(obj))
 }
 
 fn with_progress_token(method: &str, params: Option<Value>, id: i64) -> Result<Value, ClientError> {

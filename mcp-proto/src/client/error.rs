@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::jsonrpc::ErrorObject;
-use crate::version::UnsupportedVersion;
+use crate::version::{ProtocolVersion, UnsupportedVersion};
 
 /// Why a request made through the client core did not produce a result.
 ///
@@ -72,15 +72,121 @@ pub enum ClientError {
         /// The tool's name.
         name: String,
     },
+    /// The method does not exist in the protocol revision the connection
+    /// speaks (`ping`, `logging/setLevel`, `resources/subscribe`, ... in the
+    /// stateless era).
+    NotInEra {
+        /// The method.
+        method: String,
+        /// The revision spoken.
+        version: ProtocolVersion,
+    },
+    /// The server does not speak the requested protocol version
+    /// (`-32022`), and no version both sides speak was left to try.
+    UnsupportedProtocolVersion {
+        /// The method of the request.
+        method: String,
+        /// The versions the server listed.
+        supported: Vec<String>,
+        /// The version the request asked for.
+        requested: String,
+        /// The error as the server sent it.
+        error: ErrorObject,
+    },
+    /// The server found the HTTP headers of a request unlike its body
+    /// (`-32020`): a header the client derives (`Mcp-Name`,
+    /// `Mcp-Param-*`, `MCP-Protocol-Version`) is missing or differs.
+    HeaderMismatch {
+        /// The method of the request.
+        method: String,
+        /// The error as the server sent it.
+        error: ErrorObject,
+    },
+    /// The request needs a client capability that was not declared
+    /// (`-32021`).
+    MissingClientCapability {
+        /// The method of the request.
+        method: String,
+        /// The capabilities the server requires
+        /// (`data.requiredCapabilities`), as sent.
+        required: Option<serde_json::Value>,
+        /// The error as the server sent it.
+        error: ErrorObject,
+    },
+    /// The server kept answering `input_required` beyond the configured
+    /// number of rounds.
+    TooManyInputRounds {
+        /// The method of the request.
+        method: String,
+        /// How many rounds were made.
+        rounds: usize,
+    },
+    /// An input request of an `input_required` result could not be
+    /// fulfilled (no handler for it, or the handler failed).
+    InputRequestFailed {
+        /// The method of the original request.
+        method: String,
+        /// The server's key of the input request.
+        key: String,
+        /// The input request's method (`elicitation/create`, ...).
+        input_method: String,
+        /// Why.
+        error: ErrorObject,
+    },
 }
 
 impl ClientError {
+    /// The error for a JSON-RPC error the server answered `method` with:
+    /// the codes the protocol defines (`-32020`, `-32021`, `-32022`)
+    /// become their own variants, any other is [`ClientError::Rpc`].
+    pub fn from_rpc(method: &str, error: ErrorObject) -> ClientError {
+        use crate::jsonrpc::error_code as error_codes;
+        let method = method.to_owned();
+        match error.code {
+            error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                let data: crate::types::UnsupportedProtocolVersionData = error
+                    .data
+                    .clone()
+                    .and_then(|d| serde_json::from_value(d).ok())
+                    .unwrap_or_default();
+                ClientError::UnsupportedProtocolVersion {
+                    method,
+                    supported: data.supported,
+                    requested: data.requested,
+                    error,
+                }
+            }
+            error_codes::HEADER_MISMATCH => ClientError::HeaderMismatch { method, error },
+            error_codes::MISSING_CLIENT_CAPABILITY => {
+                let required =
+                    error.data.as_ref().and_then(|d| d.get("requiredCapabilities")).cloned();
+                ClientError::MissingClientCapability { method, required, error }
+            }
+            _ => ClientError::Rpc { method, error },
+        }
+    }
+
     /// The JSON-RPC error object, when the server answered with one.
     pub fn rpc_error(&self) -> Option<&ErrorObject> {
         match self {
-            ClientError::Rpc { error, .. } => Some(error),
+            ClientError::Rpc { error, .. }
+            | ClientError::UnsupportedProtocolVersion { error, .. }
+            | ClientError::HeaderMismatch { error, .. }
+            | ClientError::MissingClientCapability { error, .. } => Some(error),
             _ => None,
         }
+    }
+
+    /// Whether the server answered with an error only a stateless-era
+    /// server sends (`-32020`, `-32021`, `-32022`): proof that it speaks
+    /// the modern era, whatever else went wrong.
+    pub fn is_modern_error(&self) -> bool {
+        matches!(
+            self,
+            ClientError::UnsupportedProtocolVersion { .. }
+                | ClientError::HeaderMismatch { .. }
+                | ClientError::MissingClientCapability { .. }
+        )
     }
 
     /// Whether this error, as the outcome of `initialize`, means the
@@ -94,6 +200,9 @@ impl ClientError {
             ClientError::UnsupportedVersion(_)
                 | ClientError::InvalidResult { .. }
                 | ClientError::Rpc { .. }
+                | ClientError::UnsupportedProtocolVersion { .. }
+                | ClientError::HeaderMismatch { .. }
+                | ClientError::MissingClientCapability { .. }
         )
     }
 
@@ -140,6 +249,43 @@ impl fmt::Display for ClientError {
             ClientError::UnknownTool { name } => {
                 write!(f, "the server does not list a tool named {name:?}")
             }
+            ClientError::NotInEra { method, version } => {
+                write!(f, "{method} does not exist in protocol revision {version}")
+            }
+            ClientError::UnsupportedProtocolVersion { method, supported, requested, .. } => {
+                write!(
+                    f,
+                    "{method} failed: the server does not speak protocol version {requested:?}; it speaks {}, and this client none of those",
+                    if supported.is_empty() {
+                        "none it named".to_owned()
+                    } else {
+                        supported.join(", ")
+                    }
+                )
+            }
+            ClientError::HeaderMismatch { method, error } => write!(
+                f,
+                "{method} failed: the server found the request's headers unlike its body: {}",
+                error.message
+            ),
+            ClientError::MissingClientCapability { method, required, .. } => {
+                write!(
+                    f,
+                    "{method} failed: the server needs a client capability that was not declared"
+                )?;
+                if let Some(required) = required {
+                    write!(f, " ({required})")?;
+                }
+                Ok(())
+            }
+            ClientError::TooManyInputRounds { method, rounds } => {
+                write!(f, "{method} failed: the server still asked for input after {rounds} rounds")
+            }
+            ClientError::InputRequestFailed { method, key, input_method, error } => write!(
+                f,
+                "{method} failed: the server's input request {key:?} ({input_method}) could not be fulfilled: {}",
+                error.message
+            ),
         }
     }
 }

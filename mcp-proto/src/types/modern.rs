@@ -38,7 +38,6 @@ pub const RESULT_TYPE_INPUT_REQUIRED: &str = "input_required";
 
 /// What a result's `resultType` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ResultKind {
     /// `"complete"`, or no `resultType` at all (an earlier revision's
     /// server): the result is final.
