@@ -245,6 +245,7 @@ mod features;
 #[cfg(feature = "http")]
 mod http;
 mod locate;
+mod modern;
 #[cfg(feature = "http")]
 pub mod oauth;
 mod server;
@@ -252,7 +253,9 @@ mod stdio;
 mod tasks;
 mod tools;
 
-pub use config::{ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, USAGE, parse_args};
+pub use config::{
+    ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, ServeEra, USAGE, parse_args,
+};
 #[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;
