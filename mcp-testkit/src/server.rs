@@ -348,6 +348,9 @@ impl Server {
                 state.received.pop_front();
             }
         }
+        if !modern::serves(method) {
+            return self.reply(id, Err(ErrorObject::method_not_found(method)));
+        }
         let ttl = self.inner.config.ttl_ms;
         let public = |result: Result<Value, ErrorObject>| {
             result.map(|r| modern::cacheable(r, ttl, "public"))
