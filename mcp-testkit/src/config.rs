@@ -30,6 +30,22 @@ pub struct Config {
     pub max_line_bytes: usize,
     /// How long the `ask` tool waits for the client's answer.
     pub ask_timeout: Duration,
+    /// Which protocol eras the server speaks (`--era`): the handshake
+    /// revisions (the default), the stateless 2026-07-28 revision, or both.
+    pub era: ServeEra,
+    /// Never answer `server/discover` in the legacy era, as some legacy
+    /// servers do with methods they do not know, so a client's era probe
+    /// must time out (`--silent-discover`). Over HTTP the POST gets no
+    /// response at all.
+    pub silent_discover: bool,
+    /// The `ttlMs` of stateless-era results that carry caching hints
+    /// (`server/discover`, the lists, `resources/read`) (`--ttl-ms`;
+    /// default 0, immediately stale).
+    pub ttl_ms: u64,
+    /// The `instructions` of the `initialize` result and of
+    /// `server/discover` (`--instructions`, `--no-instructions`); `None`
+    /// sends none.
+    pub instructions: Option<String>,
 }
 
 impl Config {
@@ -37,6 +53,71 @@ impl Config {
     pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
     /// The default wait for an answer to a server-to-client request: 10 s.
     pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The default `instructions`.
+    pub const DEFAULT_INSTRUCTIONS: &'static str = "A scriptable test server: its tools exercise \
+        MCP clients (echo, slow, hang, fail, crash, ask, ...). Not for production use.";
+}
+
+/// Which protocol eras a server speaks.
+///
+/// ```
+/// use mcp_testkit::config::ServeEra;
+///
+/// assert_eq!(ServeEra::default(), ServeEra::Legacy);
+/// assert_eq!("both".parse::<ServeEra>(), Ok(ServeEra::Both));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ServeEra {
+    /// The handshake era only (2024-11-05 to 2025-11-25): `initialize`
+    /// opens the session; a stateless-era request is answered as a legacy
+    /// server answers an unknown request, so a client's era probe falls
+    /// back. The default: exactly the testkit's behaviour before the
+    /// stateless era.
+    #[default]
+    Legacy,
+    /// The stateless era only (2026-07-28): every request carries its
+    /// version and capabilities in `_meta`; `initialize` is refused.
+    Modern,
+    /// Both: an `initialize` opens a legacy session (on the stdio process,
+    /// or an HTTP session); a request carrying the stateless `_meta` (or a
+    /// stateless-only method) is served statelessly.
+    Both,
+}
+
+impl ServeEra {
+    /// Whether stateless-era requests are served.
+    pub fn serves_modern(self) -> bool {
+        matches!(self, ServeEra::Modern | ServeEra::Both)
+    }
+
+    /// Whether `initialize` opens a legacy session.
+    pub fn serves_legacy(self) -> bool {
+        matches!(self, ServeEra::Legacy | ServeEra::Both)
+    }
+}
+
+impl std::str::FromStr for ServeEra {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "legacy" => Ok(ServeEra::Legacy),
+            "modern" => Ok(ServeEra::Modern),
+            "both" => Ok(ServeEra::Both),
+            _ => Err(()),
+        }
+    }
+}
+
+impl fmt::Display for ServeEra {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ServeEra::Legacy => "legacy",
+            ServeEra::Modern => "modern",
+            ServeEra::Both => "both",
+        })
+    }
 }
 
 impl Default for Config {
@@ -49,6 +130,10 @@ impl Default for Config {
             version_override: None,
             max_line_bytes: Config::DEFAULT_MAX_LINE_BYTES,
             ask_timeout: Config::DEFAULT_ASK_TIMEOUT,
+            era: ServeEra::Legacy,
+            silent_discover: false,
+            ttl_ms: 0,
+            instructions: Some(Config::DEFAULT_INSTRUCTIONS.to_owned()),
         }
     }
 }
@@ -212,6 +297,12 @@ Options of both:
   --version-override V              answer initialize with protocolVersion V
   --max-line-bytes N                longest accepted input line / POST body (default: 16 MiB)
   --ask-timeout-ms N                how long the `ask` tool waits for the client (default: 10000)
+  --era legacy|modern|both          protocol eras served: the initialize handshake (2024-11-05 ..
+                                    2025-11-25, the default), stateless 2026-07-28, or both
+  --silent-discover                 legacy era: never answer server/discover (probe timeouts)
+  --ttl-ms N                        ttlMs of cacheable stateless results (default: 0)
+  --instructions TEXT               the instructions of initialize and server/discover
+  --no-instructions                 send no instructions
 
 Options of `http`:
   --port N                          port on 127.0.0.1 (default 0: any free port)
@@ -237,7 +328,8 @@ Options of `http`:
   --legacy-endpoint URL             the `endpoint` event's data in legacy mode
 
 Tools: echo, add, slow, hang, fail, crash, big, noisy, ask, change, cancelled_log,
-spawn_child, env, log, annotated, touch (and `extra`, toggled by `change`).
+spawn_child, env, log, annotated, touch (and `extra`, toggled by `change`); stateless era
+only: ask_twice, retry_once, received_log, close_subscriptions.
 Also: resources (test://static/...), prompts (simple, greet), completion/complete,
 and tasks (task-augmented tools/call, tasks/get, tasks/result, tasks/list, tasks/cancel).
 ";
@@ -349,6 +441,8 @@ where
                 "--forbid-scope" => config.forbid_scope = true,
                 "--redirect" => config.redirect = Redirect::SameOrigin,
                 "--legacy" => config.legacy = true,
+                "--silent-discover" => config.server.silent_discover = true,
+                "--no-instructions" => config.server.instructions = None,
                 _ => return Err(ArgError::UnknownOption(arg)),
             }
             continue;
@@ -365,6 +459,21 @@ where
             "--version-override" => server.version_override = Some(value),
             "--max-line-bytes" => server.max_line_bytes = positive(option, &value)?,
             "--ask-timeout-ms" => server.ask_timeout = millis(option, &value)?,
+            "--era" => {
+                server.era = value.parse().map_err(|()| ArgError::InvalidValue {
+                    option,
+                    value: value.clone(),
+                    expected: "`legacy`, `modern` or `both`",
+                })?;
+            }
+            "--ttl-ms" => {
+                server.ttl_ms = value.parse().map_err(|_| ArgError::InvalidValue {
+                    option,
+                    value: value.clone(),
+                    expected: "a non-negative integer",
+                })?;
+            }
+            "--instructions" => server.instructions = Some(value),
             "--port" => {
                 config.port = value.parse().map_err(|_| ArgError::InvalidValue {
                     option,
@@ -431,6 +540,11 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--version-override", Kind::Value, false),
     ("--max-line-bytes", Kind::Value, false),
     ("--ask-timeout-ms", Kind::Value, false),
+    ("--era", Kind::Value, false),
+    ("--silent-discover", Kind::Flag, false),
+    ("--ttl-ms", Kind::Value, false),
+    ("--instructions", Kind::Value, false),
+    ("--no-instructions", Kind::Flag, false),
     ("--port", Kind::Value, true),
     ("--threads", Kind::Value, true),
     ("--reply", Kind::Value, true),
@@ -505,6 +619,20 @@ mod tests {
         assert_eq!(c.version_override.as_deref(), Some("1999-01-01"));
         assert_eq!(c.max_line_bytes, 100);
         assert_eq!(c.ask_timeout, Duration::from_millis(250));
+        let c = stdio(&["--era", "both", "--silent-discover", "--ttl-ms=0", "--no-instructions"]);
+        assert_eq!(c.era, ServeEra::Both);
+        assert!(c.silent_discover);
+        assert_eq!(c.ttl_ms, 0);
+        assert_eq!(c.instructions, None);
+        let c = stdio(&["--era=modern", "--ttl-ms", "5000", "--instructions", "hi"]);
+        assert_eq!(
+            (c.era, c.ttl_ms, c.instructions.as_deref()),
+            (ServeEra::Modern, 5000, Some("hi"))
+        );
+        assert!(matches!(
+            parse_args(["stdio", "--era", "future"]),
+            Err(ArgError::InvalidValue { option: "--era", .. })
+        ));
         // A banner may itself contain `=`.
         assert_eq!(stdio(&["--stderr-banner=a=b"]).stderr_banner.as_deref(), Some("a=b"));
     }

@@ -11,7 +11,9 @@
 //! Not a production server, and not a framework for writing one: the tools
 //! are fixed, authentication is a fixed-token check, and the `crash` tool ends the
 //! process on request. It speaks revisions 2024-11-05 to 2025-11-25 (it
-//! answers with the client's revision when it knows it, else 2025-11-25).
+//! answers with the client's revision when it knows it, else 2025-11-25)
+//! and, with [`Config::era`] `Modern` or `Both` (`--era`), the stateless
+//! revision 2026-07-28 (see below).
 //!
 //! ## Design
 //!
@@ -131,6 +133,81 @@
 //!   one (with 256 working, the call gets `-32603`), and an ended task is
 //!   forgotten once its `ttl` has passed. A session's end aborts its tasks.
 //!
+//! ## The stateless era (2026-07-28)
+//!
+//! `--era legacy|modern|both` (`Config::era`, a `ServeEra`) chooses the
+//! protocol eras served. `legacy`, the default, is the behaviour above,
+//! unchanged. `modern` serves only the stateless revision 2026-07-28; `both` is
+//! a dual-era server: an `initialize` opens a legacy session (on the stdio
+//! process, or an HTTP session), and a request carrying the stateless `_meta`
+//! (or `server/discover`, `subscriptions/listen`) is served statelessly.
+//!
+//! - `server/discover` answers `supportedVersions` (`["2026-07-28"]`, in
+//!   `both` also the four legacy revisions), `capabilities` (no `tasks`),
+//!   `instructions` and `ttlMs`/`cacheScope: "public"`.
+//! - Every request needs `_meta` `io.modelcontextprotocol/protocolVersion` and
+//!   `io.modelcontextprotocol/clientCapabilities` (else `-32602`); a version
+//!   other than 2026-07-28 gets `-32022` with `data {supported, requested}`.
+//!   `initialize` in `modern` gets `-32022` naming the versions spoken; `ping`,
+//!   `logging/setLevel`, `resources/subscribe|unsubscribe`, `tasks/*` and
+//!   unknown methods get `-32601`.
+//! - Every result has `resultType` and `_meta["io.modelcontextprotocol/serverInfo"]`;
+//!   lists carry `ttlMs` (`--ttl-ms`, default 0) and `cacheScope: "public"`,
+//!   `resources/read` `cacheScope: "private"`.
+//! - `log` sends `notifications/message` only when the request's `_meta` has
+//!   `io.modelcontextprotocol/logLevel` at or below the message's level.
+//! - The server never sends requests: tools needing input answer
+//!   `input_required`, and the retry carries `inputResponses` and the echoed
+//!   `requestState`. A needed capability missing from `clientCapabilities`
+//!   gets `-32021` with `data.requiredCapabilities`; a `requestState` the
+//!   server did not issue, `-32602`.
+//!
+//! | tool (stateless requests) | first answer | after the retry |
+//! |---|---|---|
+//! | `ask` `what: roots\|elicit\|sample` | `inputRequests {"ask": roots/list \| elicitation/create (form) \| sampling/createMessage}`, `requestState "ask:<what>"` | JSON text `{"result": <inputResponses.ask>}` |
+//! | `ask_twice` | `{"name": elicitation/create}`, `requestState "ask_twice:1"` | then `{"greeting": sampling/createMessage "Say hello to <name>"}`, `requestState "ask_twice:2:<name>"`; then text `<name>: <greeting>`, `structuredContent {name, greeting}` (needs `elicitation` and `sampling`) |
+//! | `retry_once` | only `requestState "retry_once:<n>"` | text `retried with retry_once:<n>` |
+//! | `received_log` | JSON text: what each stateless request carried (`id`, `method`, `protocolVersion`, `clientCapabilities`, `clientInfo`, `logLevel`, `name`, `requestState`, `inputResponses`), the last 256 | |
+//! | `close_subscriptions` | ends every open listen with its result (`resultType: "complete"`, `_meta` `subscriptionId`); text: how many | |
+//!
+//! These four tools are listed only to stateless-era requests; the legacy
+//! `tools/list` is unchanged. `Server::received_log` and
+//! `HttpServerHandle::received_log` give the same record in-process.
+//!
+//! **`subscriptions/listen`** with `params.notifications` (`toolsListChanged`,
+//! `promptsListChanged`, `resourcesListChanged`, `resourceSubscriptions`) is
+//! answered first by `notifications/subscriptions/acknowledged` with the
+//! granted filter (only what is on; URIs of no resource left out) and
+//! `_meta["io.modelcontextprotocol/subscriptionId"]` = the listen request's
+//! id, then carries only what it asked for, each with that `subscriptionId`:
+//! `change` (tools, prompts, resources) and `touch` (`resources/updated`) feed
+//! every open listen (in `both`, a legacy session's calls too; a stateless
+//! call gets no request-scoped list-change notification). On stdio the listen
+//! gets no reply while open, several are told apart by id, and
+//! `notifications/cancelled` for its id ends it. Over HTTP its POST is answered
+//! by an SSE stream that stays open; closing it ends the subscription.
+//!
+//! **HTTP** (`modern`, or sessionless requests in `both`): no `Mcp-Session-Id`
+//! is minted or read; GET and DELETE get 405. A POST needs `MCP-Protocol-Version`
+//! equal to the `_meta` version, `Mcp-Method` equal to the method, `Mcp-Name`
+//! equal to `params.name`/`params.uri` for `tools/call`, `prompts/get`,
+//! `resources/read` (the `=?base64?...?=` form is decoded), and the
+//! `Mcp-Param-*` headers of `annotated`'s arguments: else 400 with `-32020`.
+//! Missing `_meta` keys, `-32022` and `-32021` are 400, `-32601` is 404, with
+//! the JSON-RPC error (and the request's id) as body. A request is answered as
+//! one JSON body, or as an SSE stream (`X-Accel-Buffering: no`, no event ids)
+//! when a notification (progress, log) comes before its reply, or always with
+//! `--reply sse`; closing that stream cancels the request. A batch gets 400.
+//! The HTTP server has one core for all stateless requests: concurrent
+//! requests must use distinct ids.
+//!
+//! **Probing a legacy server**: with `legacy`, `server/discover` (or any
+//! request) before `initialize` gets `-32600` on stdio and, over HTTP without a
+//! session, a `400` with a text body: no stateless error, so a dual-era client
+//! falls back. `--silent-discover` (`Config::silent_discover`) makes it never
+//! answer `server/discover` instead (over HTTP the POST gets no response), for
+//! probe-timeout tests.
+//!
 //! ## Options (`mcp-testkit stdio [options]`, or the fields of [`Config`])
 //!
 //! | option | effect |
@@ -142,6 +219,10 @@
 //! | `--version-override V` | answers `initialize` with `protocolVersion` V |
 //! | `--max-line-bytes N` | longest input line; longer ones are discarded and answered `-32700` (default 16 MiB) |
 //! | `--ask-timeout-ms N` | how long `ask` waits for the client (default 10 000) |
+//! | `--era legacy\|modern\|both` | the eras served (default `legacy`); see above |
+//! | `--silent-discover` | legacy era: never answer `server/discover` |
+//! | `--ttl-ms N` | `ttlMs` of cacheable stateless-era results (default 0) |
+//! | `--instructions TEXT`, `--no-instructions` | the `instructions` of `initialize` and `server/discover`, or none |
 //!
 //! ## HTTP driver (`mcp-testkit http [options]`, or `serve_http` with an [`HttpConfig`]; feature `http`)
 //!
@@ -245,6 +326,7 @@ mod features;
 #[cfg(feature = "http")]
 mod http;
 mod locate;
+mod modern;
 #[cfg(feature = "http")]
 pub mod oauth;
 mod server;
@@ -252,7 +334,9 @@ mod stdio;
 mod tasks;
 mod tools;
 
-pub use config::{ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, USAGE, parse_args};
+pub use config::{
+    ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, ServeEra, USAGE, parse_args,
+};
 #[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;

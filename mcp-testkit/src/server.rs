@@ -13,7 +13,7 @@
 //! testkit never stops reading because a client is slow to read, so a client
 //! under test cannot deadlock it by writing a burst before reading.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write as _;
 use std::pin::Pin;
@@ -30,9 +30,13 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::config::Config;
+use crate::config::{Config, ServeEra};
+use crate::modern::{self, Change, Filter, RequestMeta};
 use crate::tasks::{self, Tasks};
 use crate::{features, tools};
+
+/// How many stateless-era requests [`Server::received_log`] remembers.
+const RECEIVED_LOG_CAP: usize = 256;
 
 /// One item a driver must deliver to the client, in queue order.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +106,12 @@ struct State {
     subscriptions: BTreeSet<String>,
     /// The tasks of task-augmented `tools/call`s.
     tasks: Tasks,
+    /// Open `subscriptions/listen` streams, by the listen request's id.
+    listens: BTreeMap<RequestId, Filter>,
+    /// What the stateless-era requests carried (`received_log`).
+    received: VecDeque<Value>,
+    /// The number of the next `retry_once` state.
+    next_retry: u64,
 }
 
 /// The client did not answer a server-to-client request in time.
@@ -193,6 +203,26 @@ impl Server {
 
     fn handle_request(&self, request: Request) {
         let Request { id, method, params } = request;
+        let era = self.inner.config.era;
+        let modern = match era {
+            ServeEra::Legacy => false,
+            ServeEra::Modern => method != methods::INITIALIZE,
+            _ => {
+                method != methods::INITIALIZE
+                    && (modern::is_modern_only(&method) || modern::has_modern_meta(params.as_ref()))
+            }
+        };
+        if modern {
+            return self.handle_modern(id, &method, params);
+        }
+        if era == ServeEra::Modern {
+            // Only `initialize` gets here.
+            return self.reply(id, Err(modern::refuse_initialize(params.as_ref(), era)));
+        }
+        if method == methods::SERVER_DISCOVER && self.inner.config.silent_discover {
+            // A legacy server that ignores what it does not know.
+            return;
+        }
         let initialized = self.state().version.is_some();
         let result = match method.as_str() {
             methods::INITIALIZE => self.initialize(&id, params),
@@ -202,7 +232,7 @@ impl Server {
                 format!("Server not initialized: send initialize before {method}"),
             )),
             methods::TOOLS_LIST => self.list_tools(params),
-            methods::TOOLS_CALL => return self.call_tool(id, params),
+            methods::TOOLS_CALL => return self.call_tool(id, params, None),
             methods::LOGGING_SET_LEVEL => self.set_log_level(params),
             methods::RESOURCES_LIST => {
                 self.paginate(params.as_ref(), "resources", features::resources())
@@ -239,12 +269,9 @@ impl Server {
                 else {
                     return;
                 };
-                let mut state = self.state();
-                state.cancelled.push(request_id.clone());
-                if let Ok(id) = serde_json::from_value::<RequestId>(request_id)
-                    && let Some(task) = state.in_flight.remove(&id)
-                {
-                    task.abort();
+                self.state().cancelled.push(request_id.clone());
+                if let Ok(id) = serde_json::from_value::<RequestId>(request_id) {
+                    self.cancel(&id);
                 }
             }
             // Progress, roots/list_changed and anything else: nothing to do.
@@ -296,21 +323,154 @@ impl Server {
                 json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
         }
         self.state().version = Some(version.clone());
-        Ok(json!({
+        let mut result = json!({
             "protocolVersion": version,
             "capabilities": capabilities,
-            "serverInfo": {
-                "name": "mcp-testkit",
-                "title": "MCP testkit",
-                "version": env!("CARGO_PKG_VERSION"),
-            },
-            "instructions": "A scriptable test server: its tools exercise MCP clients \
-                (echo, slow, hang, fail, crash, ask, ...). Not for production use.",
-        }))
+            "serverInfo": modern::server_info(),
+        });
+        if let Some(instructions) = &self.inner.config.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        Ok(result)
+    }
+
+    /// A stateless-era request: its `_meta` checked and recorded, then
+    /// served with `resultType` and `serverInfo` on the result.
+    fn handle_modern(&self, id: RequestId, method: &str, params: Option<Value>) {
+        let meta = match modern::request_meta(params.as_ref(), self.inner.config.era) {
+            Ok(meta) => meta,
+            Err(error) => return self.reply(id, Err(error)),
+        };
+        {
+            let mut state = self.state();
+            state.received.push_back(modern::record(&id, method, &meta, params.as_ref()));
+            if state.received.len() > RECEIVED_LOG_CAP {
+                state.received.pop_front();
+            }
+        }
+        if !modern::serves(method) {
+            return self.reply(id, Err(ErrorObject::method_not_found(method)));
+        }
+        let ttl = self.inner.config.ttl_ms;
+        let public = |result: Result<Value, ErrorObject>| {
+            result.map(|r| modern::cacheable(r, ttl, "public"))
+        };
+        let result = match method {
+            methods::SERVER_DISCOVER => Ok(modern::discover(&self.inner.config)),
+            methods::TOOLS_LIST => {
+                let all = tools::definitions(self.extra_tool(), true);
+                public(self.paginate(params.as_ref(), "tools", all))
+            }
+            methods::RESOURCES_LIST => {
+                public(self.paginate(params.as_ref(), "resources", features::resources()))
+            }
+            methods::RESOURCES_TEMPLATES_LIST => public(self.paginate(
+                params.as_ref(),
+                "resourceTemplates",
+                features::resource_templates(),
+            )),
+            methods::PROMPTS_LIST => {
+                public(self.paginate(params.as_ref(), "prompts", features::prompts()))
+            }
+            methods::RESOURCES_READ => {
+                read_resource(params.as_ref()).map(|r| modern::cacheable(r, ttl, "private"))
+            }
+            methods::PROMPTS_GET => features::get_prompt(params),
+            methods::COMPLETION_COMPLETE => features::complete(params),
+            methods::TOOLS_CALL => return self.call_tool(id, params, Some(meta)),
+            methods::SUBSCRIPTIONS_LISTEN => return self.listen(id, params.as_ref()),
+            _ => Err(ErrorObject::method_not_found(method)),
+        };
+        self.reply(id, modern::decorate(result));
+    }
+
+    /// `subscriptions/listen`: acknowledges the granted filter, then
+    /// carries the changes it asked for until cancelled. No reply while
+    /// open.
+    fn listen(&self, id: RequestId, params: Option<&Value>) {
+        let filter = match Filter::parse(params) {
+            Ok(filter) => filter,
+            Err(error) => return self.reply(id, Err(error)),
+        };
+        let mut state = self.state();
+        if state.listens.contains_key(&id) || state.in_flight.contains_key(&id) {
+            drop(state);
+            let message = format!("request id {id} is already in use by an open request");
+            return self.reply(id, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+        }
+        let ack = json!({
+            "notifications": filter.granted(),
+            "_meta": modern::subscription_meta(&id),
+        });
+        state.listens.insert(id.clone(), filter);
+        // Queued under the lock, so no change can overtake the
+        // acknowledgement.
+        let message = Message::Notification(Notification::new(
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+            Some(ack),
+        ));
+        self.send(Outgoing::Message { message, related: Some(id) });
+    }
+
+    /// Sends a change to every `subscriptions/listen` stream that asked for
+    /// it, with its `subscriptionId`; returns how many got it.
+    pub(crate) fn broadcast(&self, change: &Change) -> usize {
+        let (method, params) = change.notification();
+        let state = self.state();
+        let mut sent = 0;
+        for (id, filter) in &state.listens {
+            if !filter.wants(change) {
+                continue;
+            }
+            let mut params = params.clone();
+            params["_meta"] = modern::subscription_meta(id);
+            let message = Message::Notification(Notification::new(method, Some(params)));
+            self.send(Outgoing::Message { message, related: Some(id.clone()) });
+            sent += 1;
+        }
+        sent
+    }
+
+    /// Ends every `subscriptions/listen` stream gracefully: each gets its
+    /// result (`resultType: "complete"`, its `subscriptionId`). Returns how
+    /// many there were.
+    pub(crate) fn close_subscriptions(&self) -> usize {
+        let ids: Vec<RequestId> = std::mem::take(&mut self.state().listens).into_keys().collect();
+        for id in &ids {
+            let result = json!({ "_meta": modern::subscription_meta(id) });
+            self.reply(id.clone(), modern::decorate(Ok(result)));
+        }
+        ids.len()
+    }
+
+    /// Cancels a request: a running call is aborted, an open
+    /// `subscriptions/listen` ends; neither is answered. The HTTP driver
+    /// calls it when a stateless-era response stream is closed.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        let mut state = self.state();
+        if let Some(task) = state.in_flight.remove(id) {
+            task.abort();
+        }
+        state.listens.remove(id);
+    }
+
+    /// What every stateless-era request carried, oldest first (the last
+    /// 256): `{id, method, protocolVersion, clientCapabilities, clientInfo?,
+    /// logLevel?, name?, requestState?, inputResponses?}`. The
+    /// `received_log` tool answers the same.
+    pub fn received_log(&self) -> Vec<Value> {
+        self.state().received.iter().cloned().collect()
+    }
+
+    /// The number for the next `retry_once` request state.
+    pub(crate) fn next_retry(&self) -> u64 {
+        let mut state = self.state();
+        state.next_retry += 1;
+        state.next_retry
     }
 
     fn list_tools(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        let all = tools::definitions(self.state().extra_tool);
+        let all = tools::definitions(self.state().extra_tool, false);
         self.paginate(params.as_ref(), "tools", all)
     }
 
@@ -374,7 +534,7 @@ impl Server {
         Ok(json!({}))
     }
 
-    fn call_tool(&self, id: RequestId, params: Option<Value>) {
+    fn call_tool(&self, id: RequestId, params: Option<Value>, modern: Option<RequestMeta>) {
         let mut params = match params {
             Some(Value::Object(p)) => p,
             _ => return self.reply(id, Err(invalid_params("tools/call needs params"))),
@@ -397,12 +557,24 @@ impl Server {
             .cloned();
         if let Some(task) = params.remove("task").filter(|t| !t.is_null())
             && self.tasks_enabled()
+            && modern.is_none()
         {
             return self.call_tool_as_task(id, &name, arguments, progress_token, &task);
         }
-        let call = tools::Call { server: self.clone(), id: id.clone(), progress_token, task: None };
+        let is_modern = modern.is_some();
+        let call = tools::Call {
+            server: self.clone(),
+            id: id.clone(),
+            progress_token,
+            task: None,
+            modern,
+        };
         match tools::run(call, &name, arguments) {
+            tools::Outcome::Reply(result) if is_modern => self.reply(id, modern::decorate(result)),
             tools::Outcome::Reply(result) => self.reply(id, result),
+            tools::Outcome::Spawn(future) if is_modern => {
+                self.spawn_request(id, Box::pin(async move { modern::decorate(Ok(future.await)) }))
+            }
             tools::Outcome::Spawn(future) => self.spawn_call(id, future),
             tools::Outcome::NoReply => {}
         }
@@ -429,7 +601,7 @@ impl Server {
             Ok(ttl) => ttl,
             Err(e) => return self.reply(id, Err(e)),
         };
-        let support = tools::definitions(self.extra_tool())
+        let support = tools::definitions(self.extra_tool(), false)
             .into_iter()
             .find(|t| t["name"] == name)
             .map(|t| t["execution"]["taskSupport"].clone());
@@ -448,8 +620,13 @@ impl Server {
             Err(e) => return self.reply(id, Err(e)),
         };
         self.reply(id.clone(), Ok(json!({ "task": task })));
-        let call =
-            tools::Call { server: self.clone(), id, progress_token, task: Some(task_id.clone()) };
+        let call = tools::Call {
+            server: self.clone(),
+            id,
+            progress_token,
+            task: Some(task_id.clone()),
+            modern: None,
+        };
         match tools::run(call, name, arguments) {
             tools::Outcome::Reply(outcome) => self.finish_task(&task_id, outcome),
             tools::Outcome::Spawn(future) => {
@@ -635,6 +812,7 @@ impl Server {
         for (_, task) in state.in_flight.drain() {
             task.abort();
         }
+        state.listens.clear();
         state.tasks.abort_all();
     }
 
@@ -793,7 +971,7 @@ mod tests {
                 None => break,
             }
         }
-        let all: Vec<String> = tools::definitions(false)
+        let all: Vec<String> = tools::definitions(false, false)
             .iter()
             .map(|t| t["name"].as_str().unwrap().to_owned())
             .collect();

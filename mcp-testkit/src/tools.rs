@@ -12,6 +12,7 @@ use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
 use mcp_proto::{ProtocolVersion, methods};
 use serde_json::{Map, Value, json};
 
+use crate::modern::{self, Change, RequestMeta};
 use crate::server::{BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
 use crate::tasks::with_related_task;
 
@@ -32,6 +33,8 @@ pub(crate) struct Call {
     pub(crate) progress_token: Option<Value>,
     /// The task running the call, for a task-augmented call.
     pub(crate) task: Option<String>,
+    /// The request's metadata, for a stateless-era call.
+    pub(crate) modern: Option<RequestMeta>,
 }
 
 impl Call {
@@ -53,6 +56,17 @@ impl Call {
         };
         self.server.notify(method, params, self.related());
     }
+
+    /// Announces a list change: to a legacy call as a notification related
+    /// to it (a stateless-era request gets none: list changes are not
+    /// request-scoped there), and to every `subscriptions/listen` stream
+    /// that asked for it.
+    fn changed(&self, legacy_method: &str, change: &Change) {
+        if self.modern.is_none() {
+            self.notify(legacy_method, None);
+        }
+        self.server.broadcast(change);
+    }
 }
 
 /// What running a tool gives.
@@ -65,8 +79,9 @@ pub(crate) enum Outcome {
     NoReply,
 }
 
-/// Every tool, in list order; `extra` last when it is switched on.
-pub(crate) fn definitions(extra: bool) -> Vec<Value> {
+/// Every tool, in list order; `extra` last when it is switched on. With
+/// `modern`, the stateless-era tools come before `extra`.
+pub(crate) fn definitions(extra: bool, modern: bool) -> Vec<Value> {
     let mut tools = vec![
         task_optional(tool(
             "echo",
@@ -269,6 +284,9 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
             }),
         ),
     ];
+    if modern {
+        tools.extend(modern_definitions());
+    }
     if extra {
         tools.push(tool(
             "extra",
@@ -278,6 +296,43 @@ pub(crate) fn definitions(extra: bool) -> Vec<Value> {
         ));
     }
     tools
+}
+
+/// The tools listed only to stateless-era requests.
+fn modern_definitions() -> Vec<Value> {
+    vec![
+        tool(
+            "ask_twice",
+            "Ask twice",
+            "Needs two rounds of client input (multi round-trip request): first \
+             elicitation/create (key `name`), then sampling/createMessage (key `greeting`); \
+             returns \"<name>: <greeting>\" with structuredContent {name, greeting}. Needs the \
+             elicitation and sampling client capabilities.",
+            no_arguments(),
+        ),
+        tool(
+            "retry_once",
+            "Retry once",
+            "Answers input_required with only a requestState the first time; the retry echoing \
+             it completes with \"retried with <requestState>\".",
+            no_arguments(),
+        ),
+        tool(
+            "received_log",
+            "Received log",
+            "Returns, as a JSON array, what each stateless-era request carried: id, method, \
+             protocolVersion, clientCapabilities, clientInfo, logLevel, name, requestState, \
+             inputResponses.",
+            no_arguments(),
+        ),
+        tool(
+            "close_subscriptions",
+            "Close subscriptions",
+            "Ends every open subscriptions/listen stream gracefully (its result, with the \
+             subscriptionId); returns how many there were.",
+            no_arguments(),
+        ),
+    ]
 }
 
 fn tool(name: &str, title: &str, description: &str, input_schema: Value) -> Value {
@@ -311,7 +366,19 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
         },
         "big" => args.integer("bytes", MAX_BYTES).map(|n| text(ascii_text(n as usize))),
         "noisy" => noisy(&call, &args),
+        "ask" if call.modern.is_some() => {
+            return Outcome::Reply(match (args.string("what"), &call.modern) {
+                (Ok(what), Some(meta)) => modern::ask(meta, &what),
+                (Err(e), _) => Ok(tool_error(e)),
+                (Ok(_), None) => Ok(tool_error("no request metadata".to_owned())),
+            });
+        }
         "ask" => return ask(call, &mut args),
+        "ask_twice" | "retry_once" | "received_log" | "close_subscriptions"
+            if call.modern.is_some() =>
+        {
+            return Outcome::Reply(modern_tool(&call, name));
+        }
         "change" => change(&call, &mut args),
         "cancelled_log" => Ok(text(Value::Array(call.server.cancelled_ids()).to_string())),
         "spawn_child" => spawn_child(&args),
@@ -322,15 +389,17 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
         "log" => log(&call, &mut args),
         "annotated" => Ok(text(Value::Object(std::mem::take(&mut args.0)).to_string())),
         "touch" => args.string("uri").map(|uri| {
-            if !call.server.is_subscribed(&uri) {
-                return text("not subscribed");
+            let mut touched = false;
+            if call.modern.is_none() && call.server.is_subscribed(&uri) {
+                call.server.notify(
+                    methods::NOTIFICATION_RESOURCES_UPDATED,
+                    Some(json!({ "uri": uri })),
+                    None,
+                );
+                touched = true;
             }
-            call.server.notify(
-                methods::NOTIFICATION_RESOURCES_UPDATED,
-                Some(json!({ "uri": uri })),
-                None,
-            );
-            text("touched")
+            touched |= call.server.broadcast(&Change::Updated(uri)) > 0;
+            text(if touched { "touched" } else { "not subscribed" })
         }),
         "extra" if call.server.extra_tool() => Ok(text("extra")),
         _ => {
@@ -341,6 +410,19 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
         }
     };
     Outcome::Reply(Ok(result.unwrap_or_else(tool_error)))
+}
+
+/// The tools only stateless-era requests have.
+fn modern_tool(call: &Call, name: &str) -> Result<Value, ErrorObject> {
+    let Some(meta) = &call.modern else {
+        return Err(ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}")));
+    };
+    match name {
+        "ask_twice" => modern::ask_twice(meta),
+        "retry_once" => modern::retry_once(meta, call.server.next_retry()),
+        "received_log" => Ok(text(Value::Array(call.server.received_log()).to_string())),
+        _ => Ok(text(call.server.close_subscriptions().to_string())),
+    }
 }
 
 fn add(args: &Args) -> Result<Value, String> {
@@ -390,15 +472,15 @@ fn change(call: &Call, args: &mut Args) -> Result<Value, String> {
     match list.as_deref().unwrap_or("tools") {
         "tools" => {
             let now_listed = call.server.toggle_extra_tool();
-            call.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None);
+            call.changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED, &Change::Tools);
             Ok(text(if now_listed { "extra tool added" } else { "extra tool removed" }))
         }
         "resources" => {
-            call.notify(methods::NOTIFICATION_RESOURCES_LIST_CHANGED, None);
+            call.changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED, &Change::Resources);
             Ok(text("resource list changed"))
         }
         "prompts" => {
-            call.notify(methods::NOTIFICATION_PROMPTS_LIST_CHANGED, None);
+            call.changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED, &Change::Prompts);
             Ok(text("prompt list changed"))
         }
         other => Err(format!("list must be one of tools, resources, prompts; got {other:?}")),
@@ -541,8 +623,22 @@ fn log(call: &Call, args: &mut Args) -> Result<Value, String> {
     let Some(index) = LOG_LEVELS.iter().position(|l| *l == level) else {
         return Err(format!("level must be one of {}", LOG_LEVELS.join(", ")));
     };
-    if !call.server.log_level_enabled(index) {
-        return Ok(text("not sent: below the level set by logging/setLevel"));
+    match &call.modern {
+        Some(meta) => match meta.log_level {
+            None => {
+                return Ok(text(
+                    "not sent: the request's _meta has no io.modelcontextprotocol/logLevel",
+                ));
+            }
+            Some(min) if index < min => {
+                return Ok(text("not sent: below the request's io.modelcontextprotocol/logLevel"));
+            }
+            Some(_) => {}
+        },
+        None if !call.server.log_level_enabled(index) => {
+            return Ok(text("not sent: below the level set by logging/setLevel"));
+        }
+        None => {}
     }
     call.notify(
         methods::NOTIFICATION_MESSAGE,
@@ -623,14 +719,15 @@ mod tests {
     #[test]
     fn every_tool_is_documented() {
         for extra in [false, true] {
-            for t in definitions(extra) {
+            for t in definitions(extra, true) {
                 for field in ["name", "title", "description"] {
                     assert!(t[field].as_str().is_some_and(|s| !s.is_empty()), "{t}: {field}");
                 }
                 assert_eq!(t["inputSchema"]["type"], "object", "{t}");
             }
         }
-        assert_eq!(definitions(true).len(), definitions(false).len() + 1);
+        assert_eq!(definitions(true, false).len(), definitions(false, false).len() + 1);
+        assert_eq!(definitions(false, true).len(), definitions(false, false).len() + 4);
     }
 
     #[test]

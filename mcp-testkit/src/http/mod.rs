@@ -10,6 +10,7 @@
 mod body;
 mod service;
 mod session;
+mod stateless;
 mod stream;
 
 use std::collections::{HashMap, VecDeque};
@@ -134,6 +135,17 @@ impl HttpServerHandle {
         self.shared.stats().rpc_methods.iter().cloned().collect()
     }
 
+    /// What every stateless-era request carried, oldest first (the last
+    /// 256), as the `received_log` tool answers it: `{id, method,
+    /// protocolVersion, clientCapabilities, clientInfo?, logLevel?, name?,
+    /// requestState?, inputResponses?}`.
+    pub fn received_log(&self) -> Vec<serde_json::Value> {
+        lock(&self.shared.modern_session)
+            .as_ref()
+            .map(|s| s.server.received_log())
+            .unwrap_or_default()
+    }
+
     /// How many sessions are live.
     pub fn session_count(&self) -> usize {
         self.shared.sessions().len()
@@ -164,6 +176,8 @@ pub(crate) struct Shared {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// The one session when sessions are off.
     shared_session: Mutex<Option<Arc<Session>>>,
+    /// The core serving every stateless-era request.
+    modern_session: Mutex<Option<Arc<Session>>>,
     stats: Mutex<Stats>,
     next_stream: AtomicU64,
 }
@@ -183,6 +197,7 @@ impl Shared {
             base,
             sessions: Mutex::new(HashMap::new()),
             shared_session: Mutex::new(None),
+            modern_session: Mutex::new(None),
             stats: Mutex::new(Stats::default()),
             next_stream: AtomicU64::new(1),
         }
@@ -246,6 +261,14 @@ impl Shared {
             .clone()
     }
 
+    /// The core that serves stateless-era requests (one for the whole
+    /// server: the era has no sessions).
+    pub(crate) fn modern_session(self: &Arc<Self>) -> Arc<Session> {
+        lock(&self.modern_session)
+            .get_or_insert_with(|| Session::start(self, None, self.config.server.clone(), false))
+            .clone()
+    }
+
     /// Forgets a session and ends it.
     pub(crate) fn end_session(&self, session: &Arc<Session>, abort: bool) {
         match &session.id {
@@ -253,9 +276,11 @@ impl Shared {
                 self.sessions().remove(id);
             }
             None => {
-                let mut shared = lock(&self.shared_session);
-                if shared.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
-                    *shared = None;
+                for slot in [&self.shared_session, &self.modern_session] {
+                    let mut slot = lock(slot);
+                    if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
+                        *slot = None;
+                    }
                 }
             }
         }
@@ -265,6 +290,7 @@ impl Shared {
     fn end_all_sessions(&self) {
         let mut all: Vec<Arc<Session>> = self.sessions().drain().map(|(_, s)| s).collect();
         all.extend(lock(&self.shared_session).take());
+        all.extend(lock(&self.modern_session).take());
         for session in all {
             session.close(true);
         }

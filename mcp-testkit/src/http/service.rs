@@ -9,16 +9,17 @@ use http::header::{ACCEPT, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, LO
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use mcp_proto::ProtocolVersion;
 use mcp_proto::jsonrpc::{DecodeError, Incoming as Decoded, Message, decode_slice, error_code};
+use mcp_proto::{ProtocolVersion, methods};
 use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::Shared;
 use super::body::ResponseBody;
 use super::session::{Route, Session};
+use super::stateless;
 use super::stream::parse_event_id;
-use crate::config::{Redirect, ReplyMode};
+use crate::config::{Redirect, ReplyMode, ServeEra};
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -27,9 +28,9 @@ const WWW_AUTHENTICATE: HeaderName = HeaderName::from_static("www-authenticate")
 /// How long a client may take to send a request body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
-type Reply = Response<ResponseBody>;
+pub(super) type Reply = Response<ResponseBody>;
 /// `Err` drops the connection without a response (a crashed session).
-type Handled = Result<Reply, io::Error>;
+pub(super) type Handled = Result<Reply, io::Error>;
 
 /// Serves one request.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Handled {
@@ -89,8 +90,16 @@ async fn route(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
     if path != "/mcp" && path != "/mcp/" {
         return Ok(text(StatusCode::NOT_FOUND, "not found: the endpoint is /mcp"));
     }
+    // The stateless era has neither the GET stream nor DELETE: 405, unless
+    // a legacy session (dual-era) names itself.
+    let sessionless = match config.server.era {
+        ServeEra::Legacy => false,
+        ServeEra::Modern => true,
+        _ => !request.headers().contains_key(SESSION_ID),
+    };
     match method {
         Method::POST => post(shared, request).await,
+        Method::GET | Method::DELETE if sessionless => Ok(not_allowed("POST")),
         Method::GET => Ok(get(shared, request.headers())),
         Method::DELETE => Ok(delete(shared, request.headers())),
         _ => Ok(not_allowed("GET, POST, DELETE")),
@@ -116,7 +125,15 @@ async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
         Ok(body) => body,
         Err(refusal) => return Ok(refusal),
     };
+    let era = config.server.era;
     let message = match decode_slice(&body) {
+        Ok(Decoded::Batch(_)) if era == ServeEra::Modern => {
+            return Ok(rpc_error(
+                StatusCode::BAD_REQUEST,
+                error_code::INVALID_REQUEST,
+                "the stateless era takes one message per POST",
+            ));
+        }
         Ok(Decoded::Single(message)) => message,
         Ok(Decoded::Batch(items)) => {
             return Ok(match find_session(shared, &headers, false) {
@@ -128,6 +145,25 @@ async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
         Err(e) => return Ok(decode_failure(&e)),
     };
     let is_initialize = matches!(&message, Message::Request(r) if r.method == "initialize");
+    let modern = match era {
+        ServeEra::Legacy => false,
+        ServeEra::Modern => true,
+        _ => {
+            !is_initialize
+                && !headers.contains_key(SESSION_ID)
+                && stateless::is_modern(&message, &headers)
+        }
+    };
+    if modern {
+        return stateless::post(shared, &headers, message).await;
+    }
+    if era == ServeEra::Legacy
+        && config.server.silent_discover
+        && matches!(&message, Message::Request(r) if r.method == methods::SERVER_DISCOVER)
+    {
+        // A legacy server that never answers what it does not know.
+        std::future::pending::<()>().await;
+    }
     let session = match find_session(shared, &headers, is_initialize) {
         Some(Ok(session)) => session,
         Some(Err(refusal)) => return Ok(refusal),
@@ -413,7 +449,7 @@ fn decode_failure(error: &DecodeError) -> Reply {
     }
 }
 
-fn rpc_method(message: &Message) -> &str {
+pub(super) fn rpc_method(message: &Message) -> &str {
     match message {
         Message::Request(r) => &r.method,
         Message::Notification(n) => &n.method,
@@ -458,7 +494,7 @@ fn add_session_header(response: &mut Reply, id: Option<&str>) {
     }
 }
 
-fn text(status: StatusCode, body: &str) -> Reply {
+pub(super) fn text(status: StatusCode, body: &str) -> Reply {
     let mut response = Response::new(ResponseBody::full(format!("{body}\n")));
     *response.status_mut() = status;
     response
@@ -467,19 +503,19 @@ fn text(status: StatusCode, body: &str) -> Reply {
     response
 }
 
-fn json_body(status: StatusCode, body: impl Into<Bytes>) -> Reply {
+pub(super) fn json_body(status: StatusCode, body: impl Into<Bytes>) -> Reply {
     let mut response = Response::new(ResponseBody::full(body));
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
-fn rpc_error(status: StatusCode, code: i64, message: &str) -> Reply {
+pub(super) fn rpc_error(status: StatusCode, code: i64, message: &str) -> Reply {
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
     json_body(status, body.to_string())
 }
 
-fn accepted() -> Reply {
+pub(super) fn accepted() -> Reply {
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::ACCEPTED;
     response
@@ -491,7 +527,7 @@ fn not_allowed(allow: &'static str) -> Reply {
     response
 }
 
-fn event_stream(body: ResponseBody) -> Reply {
+pub(super) fn event_stream(body: ResponseBody) -> Reply {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

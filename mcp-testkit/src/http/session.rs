@@ -17,7 +17,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_proto::jsonrpc::{Message, RequestId};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::Shared;
@@ -35,6 +35,11 @@ pub(crate) enum Route {
     Json(oneshot::Sender<Bytes>),
     /// The POST's SSE stream.
     Sse(Arc<EventStream>),
+    /// A stateless-era POST: every message related to the request, each
+    /// with whether it is the reply; the POST decides between a JSON body
+    /// and an SSE stream on the first. `token` tells this POST's route from
+    /// a later one that reuses the id.
+    Stream { tx: mpsc::UnboundedSender<(Bytes, bool)>, token: u64 },
 }
 
 /// One MCP session over HTTP.
@@ -132,6 +137,19 @@ impl Session {
         true
     }
 
+    /// Removes the stateless-era route of `id` if it is still the one
+    /// `token` registered; `true` if it was (the request is unanswered).
+    pub(crate) fn take_stream_route(&self, id: &RequestId, token: u64) -> bool {
+        let mut routes = lock(&self.routes);
+        match routes.by_request.get(id) {
+            Some(Route::Stream { token: t, .. }) if *t == token => {
+                routes.by_request.remove(id);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Ends the session: running calls are aborted, waiting POSTs dropped,
     /// and every stream's connection ended (cleanly, or cut with `abort`).
     pub(crate) fn close(&self, abort: bool) {
@@ -177,13 +195,26 @@ impl Session {
                         stream.finish();
                         return;
                     }
+                    Some(Route::Stream { tx, .. }) => {
+                        let _ = tx.send((json, true));
+                        return;
+                    }
                     None => {}
                 }
-            } else if let Some(Route::Sse(stream)) = routes.by_request.get(id) {
-                let stream = stream.clone();
-                drop(routes);
-                stream.push_message(&json);
-                return;
+            } else {
+                match routes.by_request.get(id) {
+                    Some(Route::Sse(stream)) => {
+                        let stream = stream.clone();
+                        drop(routes);
+                        stream.push_message(&json);
+                        return;
+                    }
+                    Some(Route::Stream { tx, .. }) => {
+                        let _ = tx.send((json, false));
+                        return;
+                    }
+                    _ => {}
+                }
             }
         }
         let standalone = routes.standalone.clone();
