@@ -1195,3 +1195,85 @@ async fn redirect_loops_are_bounded() {
     })
     .await;
 }
+
+// The stateless era (2026-07-28) and the era probe over HTTP.
+
+fn auto() -> HttpOptions {
+    let mut o = options();
+    o.client.era = mcp_peer::EraChoice::Auto;
+    o
+}
+
+#[tokio::test]
+async fn a_stateless_server_gets_stateless_posts() {
+    bounded(async {
+        let mut config = HttpConfig::default();
+        config.server.era = mcp_testkit::ServeEra::Modern;
+        let server = server(config).await;
+        let client = HttpClient::connect(&server.url(), auto()).unwrap();
+        assert_eq!(echo(&client, "stateless").await.unwrap(), "stateless");
+        assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
+        assert!(!client.has_session());
+        assert!(!client.open_event_stream().await.unwrap());
+        client.close().await.unwrap();
+        let methods = server.rpc_methods();
+        assert_eq!(methods[0], "server/discover");
+        assert!(!methods.iter().any(|m| m == "initialize"), "{methods:?}");
+        assert_eq!(server.request_count(&Method::GET), 0);
+        assert_eq!(server.deletes(), 0);
+        for post in server.requests().iter().filter(|r| r.method == Method::POST) {
+            let h = &post.headers;
+            assert_eq!(header(h, "mcp-protocol-version"), Some("2026-07-28"));
+            assert!(h.get("mcp-session-id").is_none());
+            assert!(h.get("mcp-method").is_some());
+        }
+        let calls = server.received_log();
+        let echo_call = calls.iter().find(|r| r["name"] == "echo").unwrap();
+        assert_eq!(echo_call["protocolVersion"], "2026-07-28");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_probe_falls_back_to_a_session_and_to_the_2024_11_05_transport() {
+    bounded(async {
+        let legacy = server(HttpConfig::default()).await;
+        let client = HttpClient::connect(&legacy.url(), auto()).unwrap();
+        assert_eq!(echo(&client, "old").await.unwrap(), "old");
+        assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
+        assert!(client.has_session());
+        client.close().await.unwrap();
+        // The origin is remembered: the next client sends initialize first.
+        let again = HttpClient::connect(&legacy.url(), auto()).unwrap();
+        let before = legacy.request_count(&Method::POST);
+        again.initialize().await.unwrap();
+        let first = &legacy.requests()[before as usize..];
+        assert!(first.iter().all(|r| header(&r.headers, "mcp-method") != Some("server/discover")));
+        again.close().await.unwrap();
+
+        let config = HttpConfig { legacy: true, ..HttpConfig::default() };
+        let sse = server(config).await;
+        let client = HttpClient::connect(&sse.url(), auto()).unwrap();
+        assert_eq!(echo(&client, "older").await.unwrap(), "older");
+        assert!(client.transport().is_legacy());
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dual_era_server_is_spoken_to_statelessly_unless_pinned() {
+    bounded(async {
+        let mut config = HttpConfig::default();
+        config.server.era = mcp_testkit::ServeEra::Both;
+        let server = server(config).await;
+        let client = HttpClient::connect(&server.url(), auto()).unwrap();
+        client.list_tools().await.unwrap();
+        assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
+        let pinned = HttpClient::connect(&server.url(), options()).unwrap();
+        pinned.list_tools().await.unwrap();
+        assert_eq!(pinned.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
+        assert!(pinned.has_session());
+    })
+    .await;
+}

@@ -10,9 +10,16 @@ use mcp_peer::memory::{self, MemoryError, MemorySender, MemoryTransport};
 use mcp_peer::{
     CallError, Client, ClientOptions, EraChoice, RequestOptions, ServerEvent, ServerNotification,
 };
-use mcp_proto::client::{ClientError, ListKind, StaticRoots};
-use mcp_proto::types::{CallToolResult, ClientCapabilities, Root, RootsCapability};
-use mcp_testkit::{Config, Outgoing, Server};
+use mcp_proto::ProtocolVersion;
+use mcp_proto::client::{
+    BoxFuture, ClientError, ElicitationHandler, ListKind, SamplingHandler, StaticRoots,
+};
+use mcp_proto::jsonrpc::ErrorObject;
+use mcp_proto::types::{
+    CallToolResult, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, Implementation, Root, RootsCapability,
+};
+use mcp_testkit::{Config, Outgoing, ServeEra, Server};
 use serde_json::{Value, json};
 
 /// A client and the testkit server joined in memory, with the number of
@@ -570,4 +577,158 @@ async fn the_stateless_era_pinned_refuses_a_handshake_era_server_s_methods() {
         "{err:?}"
     );
     assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
+}
+
+// The stateless era (2026-07-28) against the testkit speaking it.
+
+/// A user who gives the name "Ada" to every form.
+struct Ada;
+
+impl ElicitationHandler for Ada {
+    fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async { Ok(ElicitResult::accept([("name", "Ada")])) })
+    }
+}
+
+/// A model that always says "hello".
+struct Hello;
+
+impl SamplingHandler for Hello {
+    fn create_message(
+        &self,
+        _: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(async { Ok(CreateMessageResult::text("test-model", "hello")) })
+    }
+}
+
+fn modern_config(era: ServeEra) -> Config {
+    Config { era, ..Config::default() }
+}
+
+/// What the stateless testkit received, oldest first.
+async fn received_log(client: &Client<MemoryTransport>) -> Vec<Value> {
+    let log = client.call_tool("received_log", ()).await.unwrap();
+    serde_json::from_str(&text(&log)).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_probe_finds_a_stateless_server_and_every_request_carries_its_meta() {
+    for era in [ServeEra::Modern, ServeEra::Both] {
+        let mut o = ClientOptions::new("testkit");
+        o.client_info = Implementation::new("probe-test", "1.2.3");
+        let Pair { client, .. } = pair_with(o, modern_config(era));
+        let tools = client.list_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"));
+        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+        assert_eq!(client.server_info().unwrap().name, "mcp-testkit");
+        assert!(client.server_capabilities().unwrap().tools.is_some());
+        let echoed = client.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+        assert_eq!(text(&echoed), "hi");
+        // The era has no ping: refused before anything is sent.
+        let err = client.ping().await.unwrap_err();
+        assert!(matches!(err, MemoryError::Protocol(ClientError::NotInEra { .. })), "{err:?}");
+        let log = received_log(&client).await;
+        let methods: Vec<&str> = log.iter().map(|r| r["method"].as_str().unwrap()).collect();
+        assert_eq!(methods, ["server/discover", "tools/list", "tools/call", "tools/call"]);
+        for record in &log {
+            assert_eq!(record["protocolVersion"], "2026-07-28", "{record}");
+            assert!(record["clientCapabilities"].is_object(), "{record}");
+            assert_eq!(record["clientInfo"]["name"], "probe-test", "{record}");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_required_rounds_go_through_the_handlers_and_echo_the_state() {
+    let mut o = ClientOptions::new("testkit");
+    o.handlers.elicitation = Some(Arc::new(Ada));
+    o.handlers.sampling = Some(Arc::new(Hello));
+    let Pair { client, .. } = pair_with(o, modern_config(ServeEra::Modern));
+    let done = client.call_tool("ask_twice", ()).await.unwrap();
+    assert_eq!(text(&done), "Ada: hello");
+    let once = client.call_tool("retry_once", ()).await.unwrap();
+    assert!(text(&once).starts_with("retried with retry_once:"), "{}", text(&once));
+    let log = received_log(&client).await;
+    let calls: Vec<&Value> = log.iter().filter(|r| r["method"] == "tools/call").collect();
+    // ask_twice: three attempts with new ids; the state of each answer is
+    // echoed exactly on the next, and never sent when there was none.
+    assert!(calls[0].get("requestState").is_none(), "{}", calls[0]);
+    assert!(calls[0].get("inputResponses").is_none(), "{}", calls[0]);
+    assert_eq!(calls[1]["requestState"], "ask_twice:1");
+    assert_eq!(calls[1]["inputResponses"]["name"]["content"]["name"], "Ada");
+    assert_eq!(calls[2]["requestState"], "ask_twice:2:Ada");
+    assert!(calls[2]["inputResponses"].get("name").is_none(), "{}", calls[2]);
+    assert_eq!(calls[2]["inputResponses"]["greeting"]["content"]["text"], "hello");
+    let ids: std::collections::HashSet<String> =
+        calls.iter().map(|r| r["id"].to_string()).collect();
+    assert_eq!(ids.len(), calls.len(), "every attempt has its own id");
+    // retry_once: only a state, no input requests: echoed, no inputResponses.
+    assert!(calls[4]["requestState"].as_str().unwrap().starts_with("retry_once:"));
+    assert!(calls[4].get("inputResponses").is_none(), "{}", calls[4]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_rounds_are_bounded_and_missing_capabilities_are_typed() {
+    let mut o = ClientOptions::new("testkit");
+    o.handlers.elicitation = Some(Arc::new(Ada));
+    o.handlers.sampling = Some(Arc::new(Hello));
+    o.max_input_rounds = 1;
+    let Pair { client, .. } = pair_with(o, modern_config(ServeEra::Modern));
+    let err = client.call_tool("ask_twice", ()).await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::TooManyInputRounds { rounds: 1, .. })),
+        "{err:?}"
+    );
+    // No roots handler: roots are not declared, and the server says so.
+    let err = client.call_tool("ask", json!({"what": "roots"})).await.unwrap_err();
+    match err {
+        MemoryError::Protocol(ClientError::MissingClientCapability { required, .. }) => {
+            assert!(required.unwrap().get("roots").is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dual_era_server_is_spoken_to_in_the_era_the_client_pins() {
+    let Pair { client, .. } = pair_with(options(), modern_config(ServeEra::Both));
+    client.ping().await.unwrap();
+    assert_eq!(client.protocol_version(), Some(ProtocolVersion::LATEST_LEGACY));
+    let mut o = ClientOptions::new("testkit");
+    o.era = EraChoice::Modern;
+    let Pair { client, .. } = pair_with(o, modern_config(ServeEra::Both));
+    client.list_tools().await.unwrap();
+    assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_call_meta_reaches_the_server_beside_the_era_s_own() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let record = move |v: &Value| {
+        sink.lock().unwrap().push(v["params"]["_meta"].clone());
+        true
+    };
+    let Pair { client, .. } =
+        pair_filtered(ClientOptions::new("testkit"), modern_config(ServeEra::Modern), record);
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "traceparent".into(),
+        json!("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"),
+    );
+    // The caller cannot override the era's own members.
+    meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!("1999-01-01"));
+    let options = RequestOptions { meta: Some(meta), ..Default::default() };
+    let r = client.call_tool_with("echo", json!({"message": "traced"}), options).await.unwrap();
+    assert_eq!(text(&r), "traced");
+    let log = received_log(&client).await;
+    let call =
+        log.iter().rev().find(|r| r["method"] == "tools/call" && r["name"] == "echo").unwrap();
+    assert_eq!(call["protocolVersion"], "2026-07-28");
+    let sent = seen.lock().unwrap();
+    let traced: Vec<&Value> = sent.iter().filter(|m| m.get("traceparent").is_some()).collect();
+    assert_eq!(traced.len(), 1, "{sent:?}");
+    assert_eq!(traced[0]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert!(traced[0]["io.modelcontextprotocol/clientCapabilities"].is_object());
 }

@@ -512,3 +512,38 @@ async fn a_notification_the_server_never_reads_ends_at_the_request_timeout() {
     assert!(matches!(next, Err(Error::ServerExited { .. })), "{next:?}");
     client.close().await.unwrap();
 }
+
+/// A user who gives the name "Ada" to every form.
+struct Ada;
+
+impl ElicitationHandler for Ada {
+    fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async { Ok(ElicitResult::accept([("name", "Ada")])) })
+    }
+}
+
+#[tokio::test]
+async fn a_stateless_server_process_is_probed_and_spoken_to_in_its_era() {
+    let mut o = options();
+    o.handlers.elicitation = Some(Arc::new(Ada));
+    let c = StdioClient::spawn(testkit(&["--era", "modern"]), o).await.unwrap();
+    let tools = c.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "ask"));
+    assert_eq!(c.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+    // One input round through the elicitation handler.
+    let r = call(&c, "ask", json!({"what": "elicit"})).await;
+    assert!(text(&r).contains("Ada"), "{}", text(&r));
+    c.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_server_silent_on_the_probe_is_spoken_to_with_initialize_after_the_probe_timeout() {
+    let mut o = options();
+    o.probe_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let c = StdioClient::spawn(testkit(&["--silent-discover"]), o).await.unwrap();
+    c.ping().await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(c.protocol_version(), Some(ProtocolVersion::LATEST_LEGACY));
+    c.close().await.unwrap();
+}
