@@ -1277,3 +1277,45 @@ async fn a_dual_era_server_is_spoken_to_statelessly_unless_pinned() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn subscriptions_listen_on_a_post_stream_of_their_own() {
+    bounded(async {
+        use mcp_proto::client::ServerNotification;
+        use mcp_proto::types::SubscriptionFilter;
+        let mut config = HttpConfig::default();
+        config.server.era = mcp_testkit::ServeEra::Modern;
+        let server = server(config).await;
+        let client = HttpClient::connect(&server.url(), auto()).unwrap();
+        let filter = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            ..Default::default()
+        };
+        let mut first = client.listen(filter.clone()).await.unwrap();
+        let mut second = client.listen(filter).await.unwrap();
+        client
+            .call_tool_with("change", args(json!({"list": "prompts"})), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(first.recv().await, Some(ServerNotification::PromptListChanged));
+        assert_eq!(second.recv().await, Some(ServerNotification::PromptListChanged));
+        // Closing one closes its stream; the other goes on.
+        drop(first);
+        client.call_tool_with("change", args(json!({})), Default::default()).await.unwrap();
+        assert_eq!(second.recv().await, Some(ServerNotification::ToolListChanged));
+        let listens = server
+            .requests()
+            .into_iter()
+            .filter(|r| header(&r.headers, "mcp-method") == Some("subscriptions/listen"))
+            .count();
+        assert_eq!(listens, 2);
+        client
+            .call_tool_with("close_subscriptions", args(json!({})), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(second.recv().await, None);
+        assert_eq!(second.end_reason().as_deref(), Some("the server ended the subscription"));
+    })
+    .await;
+}

@@ -32,7 +32,7 @@ const NOTIFICATION_BUFFER: usize = 256;
 
 /// The current time on tokio's clock (so a paused clock in tests pauses the
 /// deadlines too), as the core takes it.
-fn now() -> Instant {
+pub(crate) fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
@@ -80,7 +80,9 @@ pub(crate) struct Inner<T: Transport> {
     me: Weak<Inner<T>>,
     pub(crate) transport: T,
     pub(crate) options: ClientOptions,
-    core: Mutex<ClientCore<Waiter>>,
+    pub(crate) core: Mutex<ClientCore<Waiter>>,
+    /// The open `subscriptions/listen` streams, by request id.
+    pub(crate) listeners: crate::subscription::Listeners,
     state: Mutex<State>,
     init_lock: tokio::sync::Mutex<()>,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
@@ -122,7 +124,7 @@ fn is_modern<E: TransportError>(e: &E) -> bool {
 }
 
 /// How one attempt at a request failed.
-enum Fail<E> {
+pub(crate) enum Fail<E> {
     /// The transport failed to carry it.
     Transport(E),
     /// The protocol says no (or the connection closed under it).
@@ -149,6 +151,7 @@ impl<T: Transport> Client<T> {
             state: Mutex::new(State::default()),
             init_lock: tokio::sync::Mutex::new(()),
             server_tasks: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(HashMap::new()),
             notifications: std::sync::OnceLock::new(),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
@@ -874,7 +877,7 @@ impl<T: Transport> Client<T> {
 impl<T: Transport> Inner<T> {
     /// Sends a started request and waits for its answer under its
     /// deadline; cancels it when the caller stops waiting.
-    async fn exchange(
+    pub(crate) async fn exchange(
         &self,
         id: &RequestId,
         rx: oneshot::Receiver<Outcome>,
@@ -974,6 +977,15 @@ impl<T: Transport> Inner<T> {
                 Some(DriverWork::StopServerRequest(id)) => {
                     if let Some(task) = lock(&self.server_tasks).remove(&id) {
                         task.abort();
+                    }
+                }
+                Some(DriverWork::Subscription { id, notification }) => {
+                    let listener = lock(&self.listeners).get(&id).cloned();
+                    match listener {
+                        Some(listener) => listener.deliver(&notification),
+                        None => {
+                            tracing::debug!(server = %self.options.name, %id, method = %notification.method, "a notification for a subscription that is not open")
+                        }
                     }
                 }
                 _ => {}

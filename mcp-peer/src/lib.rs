@@ -81,11 +81,13 @@ pub mod memory;
 mod notifications;
 mod options;
 mod shape;
+mod subscription;
 mod transport;
 
 pub use client::Client;
 pub use notifications::{CallError, CallHandle, Notifications};
 pub use options::{ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, EraChoice};
+pub use subscription::{MAX_RELISTENS, SUBSCRIPTION_BUFFER, Subscription};
 pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};
 
 pub use mcp_proto;

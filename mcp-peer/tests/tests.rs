@@ -732,3 +732,78 @@ async fn per_call_meta_reaches_the_server_beside_the_era_s_own() {
     assert_eq!(traced[0]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
     assert!(traced[0]["io.modelcontextprotocol/clientCapabilities"].is_object());
 }
+
+#[tokio::test(start_paused = true)]
+async fn subscriptions_are_acknowledged_demultiplexed_and_closed() {
+    use mcp_proto::types::SubscriptionFilter;
+    let Pair { client, .. } =
+        pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
+    let tools = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut on_tools = client.listen(tools).await.unwrap();
+    assert_eq!(on_tools.granted().tools_list_changed, Some(true));
+    assert!(on_tools.refused().is_empty());
+    let uri = "test://static/text/1";
+    let resources = SubscriptionFilter {
+        resource_subscriptions: Some(vec![uri.into(), "test://nowhere".into()]),
+        ..Default::default()
+    };
+    let mut on_resource = client.listen(resources).await.unwrap();
+    assert_eq!(on_resource.refused(), ["test://nowhere"]);
+    let mut everything = client.notifications();
+
+    client.call_tool("change", ()).await.unwrap();
+    client.call_tool("touch", json!({"uri": uri})).await.unwrap();
+    assert_eq!(on_tools.recv().await, Some(ServerNotification::ToolListChanged));
+    match on_resource.recv().await {
+        Some(ServerNotification::ResourceUpdated(p)) => assert_eq!(p.uri, uri),
+        other => panic!("{other:?}"),
+    }
+    // Each stream got only its own; the client-wide stream got both.
+    let quiet = tokio::time::timeout(Duration::from_millis(50), on_tools.recv()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
+    let mut seen = Vec::new();
+    while let Ok(Some(n)) = tokio::time::timeout(Duration::from_millis(50), everything.recv()).await
+    {
+        seen.push(n.method().to_owned());
+    }
+    assert!(seen.contains(&"notifications/tools/list_changed".to_owned()), "{seen:?}");
+    assert!(seen.contains(&"notifications/resources/updated".to_owned()), "{seen:?}");
+    // The tool cache was dropped by the list change.
+    assert!(client.list_tools().await.unwrap().iter().any(|t| t.name == "extra"));
+
+    // Closing one sends notifications/cancelled for its request (stdio).
+    drop(on_resource);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let log = client.call_tool("cancelled_log", ()).await.unwrap();
+    assert_ne!(text(&log), "[]");
+
+    // The server ends the other gracefully.
+    client.call_tool("close_subscriptions", ()).await.unwrap();
+    assert_eq!(on_tools.recv().await, None);
+    assert_eq!(on_tools.end_reason().as_deref(), Some("the server ended the subscription"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn listening_is_refused_in_the_handshake_era() {
+    let Pair { client, .. } = pair(options());
+    let err = client.listen(Default::default()).await.unwrap_err();
+    assert!(matches!(err, MemoryError::Protocol(ClientError::NotInEra { .. })), "{err:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_broken_subscription_listens_again_and_reports_its_lists_changed() {
+    use mcp_proto::types::SubscriptionFilter;
+    let Pair { client, restart, .. } =
+        pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
+    let tools = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut sub = client.listen(tools).await.unwrap();
+    // The server process "restarts": its subscription state is gone.
+    restart.now();
+    // Whatever changed meanwhile is unknown: reported as a change.
+    assert_eq!(sub.recv().await, Some(ServerNotification::ToolListChanged));
+    // Listening again, the new server's changes arrive.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    client.call_tool("change", ()).await.unwrap();
+    assert_eq!(sub.recv().await, Some(ServerNotification::ToolListChanged));
+    assert!(sub.end_reason().is_none());
+}

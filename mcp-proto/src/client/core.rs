@@ -20,7 +20,8 @@ use crate::types::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, CancelledNotificationParams,
     ClientCapabilities, DiscoverResult, Implementation, InitializeRequestParams, InitializeResult,
     LOG_LEVEL_META_KEY, LoggingLevel, LoggingMessageNotificationParams, PROGRESS_TOKEN_META_KEY,
-    PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ProgressToken, Tool,
+    PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ProgressToken, SUBSCRIPTION_ID_META_KEY,
+    Tool,
 };
 use crate::version::{ProtocolVersion, negotiate};
 
@@ -203,6 +204,15 @@ pub enum Event<W> {
     Log(LoggingMessageNotificationParams),
     /// Any other notification (`resources/updated`, `elicitation/complete`, ...).
     Notification(Notification),
+    /// A notification that belongs to a `subscriptions/listen` stream
+    /// (2026-07-28: its `_meta` names the stream's request id). It is also
+    /// delivered as the event its method makes (`ListChanged`, ...).
+    Subscription {
+        /// The id of the `subscriptions/listen` request.
+        id: RequestId,
+        /// The notification.
+        notification: Notification,
+    },
 }
 
 impl<W> fmt::Debug for Event<W> {
@@ -223,6 +233,11 @@ impl<W> fmt::Debug for Event<W> {
             Event::ListChanged(k) => f.debug_tuple("ListChanged").field(k).finish(),
             Event::Log(p) => f.debug_tuple("Log").field(p).finish(),
             Event::Notification(n) => f.debug_tuple("Notification").field(n).finish(),
+            Event::Subscription { id, notification } => f
+                .debug_struct("Subscription")
+                .field("id", id)
+                .field("notification", notification)
+                .finish(),
         }
     }
 }
@@ -284,6 +299,9 @@ impl<W> Event<W> {
             }
             Event::ServerRequest(request) => Some(DriverWork::AnswerServerRequest(request)),
             Event::ServerRequestCancelled { id, .. } => Some(DriverWork::StopServerRequest(id)),
+            Event::Subscription { id, notification } => {
+                Some(DriverWork::Subscription { id, notification })
+            }
             Event::ListChanged(_) | Event::Log(_) | Event::Notification(_) => None,
         }
     }
@@ -299,6 +317,13 @@ pub enum DriverWork {
     AnswerServerRequest(ServerRequest),
     /// The server cancelled this request: abort its task.
     StopServerRequest(RequestId),
+    /// Hand this notification to the `subscriptions/listen` stream `id`.
+    Subscription {
+        /// The id of the `subscriptions/listen` request.
+        id: RequestId,
+        /// The notification.
+        notification: Notification,
+    },
 }
 
 /// A callback that hears [`ServerEvent`]s.
@@ -964,6 +989,9 @@ impl<W> ClientCore<W> {
     }
 
     fn handle_notification(&mut self, n: Notification, now: Instant) {
+        if let Some(id) = subscription_id(&n) {
+            self.events.push_back(Event::Subscription { id, notification: n.clone() });
+        }
         match n.method.as_str() {
             methods::NOTIFICATION_PROGRESS => self.handle_progress(n, now),
             methods::NOTIFICATION_TOOLS_LIST_CHANGED => {
@@ -993,6 +1021,20 @@ impl<W> ClientCore<W> {
                         if self.inbound.remove(&id).is_some() {
                             self.events
                                 .push_back(Event::ServerRequestCancelled { id, reason: p.reason });
+                        } else if let RequestId::Number(n) = &id
+                            && self
+                                .pending
+                                .get(n)
+                                .is_some_and(|p| &*p.method == methods::SUBSCRIPTIONS_LISTEN)
+                            && let Some(p) = self.pending.remove(n)
+                        {
+                            // stdio, 2026-07-28: the server ends one of the
+                            // client's subscriptions.
+                            self.events.push_back(Event::Reply {
+                                id,
+                                waiter: p.waiter,
+                                outcome: Err(ClientError::Cancelled { method: p.method.into() }),
+                            });
                         }
                     }
                     _ => tracing::debug!("ignoring a notifications/cancelled without valid params"),
@@ -1232,6 +1274,13 @@ fn with_progress_token(method: &str, params: Option<Value>, id: i64) -> Result<V
         }
     }
     Ok(Value::Object(obj))
+}
+
+/// The `subscriptions/listen` stream a notification belongs to: its
+/// `_meta` `io.modelcontextprotocol/subscriptionId`.
+fn subscription_id(n: &Notification) -> Option<RequestId> {
+    let id = n.params.as_ref()?.get("_meta")?.get(SUBSCRIPTION_ID_META_KEY)?;
+    serde_json::from_value(id.clone()).ok()
 }
 
 fn log_server_message(p: &LoggingMessageNotificationParams) {

@@ -17,7 +17,8 @@ use crate::methods;
 use crate::types::{
     CancelledNotificationParams, ElicitationCompleteNotificationParams,
     LoggingMessageNotificationParams, NotificationParams, ProgressNotificationParams,
-    ResourceUpdatedNotificationParams, TaskStatusNotificationParams,
+    ResourceUpdatedNotificationParams, SubscriptionsAcknowledgedNotificationParams,
+    TaskStatusNotificationParams,
 };
 
 /// A notification a server sends to a client, decoded by method.
@@ -64,6 +65,9 @@ pub enum ServerNotification {
     /// `notifications/elicitation/complete`: a URL-mode elicitation
     /// finished.
     ElicitationComplete(ElicitationCompleteNotificationParams),
+    /// `notifications/subscriptions/acknowledged` (2026-07-28): the server
+    /// opened a `subscriptions/listen` stream and says what it will send.
+    SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotificationParams),
     /// A method this crate does not know, kept as it came.
     Other(Notification),
 }
@@ -108,6 +112,9 @@ impl ServerNotification {
             methods::NOTIFICATION_ELICITATION_COMPLETE => {
                 ServerNotification::ElicitationComplete(decode(method, params)?)
             }
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED => {
+                ServerNotification::SubscriptionsAcknowledged(decode(method, params)?)
+            }
             _ => ServerNotification::Other(notification.clone()),
         })
     }
@@ -123,6 +130,9 @@ impl ServerNotification {
             ServerNotification::ResourceListChanged => methods::NOTIFICATION_RESOURCES_LIST_CHANGED,
             ServerNotification::Cancelled(_) => methods::NOTIFICATION_CANCELLED,
             ServerNotification::TaskStatus(_) => methods::NOTIFICATION_TASKS_STATUS,
+            ServerNotification::SubscriptionsAcknowledged(_) => {
+                methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED
+            }
             ServerNotification::ElicitationComplete(_) => {
                 methods::NOTIFICATION_ELICITATION_COMPLETE
             }

@@ -1,0 +1,422 @@
+//! `subscriptions/listen` (2026-07-28): a long-lived stream of the change
+//! notifications the client opts in to.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_proto::client::{ClientError, RequestOptions, ServerNotification};
+use mcp_proto::jsonrpc::{Notification, RequestId};
+use mcp_proto::methods;
+use mcp_proto::types::{SubscriptionFilter, SubscriptionsListenRequestParams};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::client::{Client, lock};
+use crate::transport::{OutgoingRequest, Transport, TransportError};
+
+/// How many notifications a [`Subscription`] holds for a host that does
+/// not read them; beyond that the newest are dropped (and logged).
+pub const SUBSCRIPTION_BUFFER: usize = 256;
+
+/// How many times a broken stream is opened again before the
+/// subscription ends.
+pub const MAX_RELISTENS: u32 = 5;
+
+/// The first wait before opening a broken stream again; it doubles each
+/// time (with jitter).
+const RELISTEN_BACKOFF: Duration = Duration::from_millis(200);
+
+/// A listen request waits this long for its end: as long as the stream
+/// stays open (ten years: no deadline in practice, and no overflow).
+const LISTEN_DEADLINE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// Where the notifications of one open stream go, by its request id.
+pub(crate) type Listeners = std::sync::Mutex<std::collections::HashMap<RequestId, Sender>>;
+
+#[derive(Clone)]
+pub(crate) struct Sender {
+    tx: mpsc::Sender<ServerNotification>,
+    /// How many acknowledgments came: only the first (which `listen`
+    /// reads) reaches the host; those of the streams opened again after a
+    /// break are checked and dropped.
+    acks: Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl Sender {
+    fn new(tx: mpsc::Sender<ServerNotification>) -> Sender {
+        Sender { tx, acks: Arc::default() }
+    }
+
+    /// Hands a notification to the subscription; a full buffer drops it
+    /// (logged): the host is not reading.
+    pub(crate) fn deliver(&self, notification: &Notification) {
+        if notification.method == methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED
+            && self.acks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
+        {
+            tracing::debug!("a subscription's stream was acknowledged again");
+            return;
+        }
+        let typed = match ServerNotification::from_notification(notification) {
+            Ok(typed) => typed,
+            Err(e) => {
+                tracing::warn!(error = %e, "a subscription notification of the wrong shape; passed on as it came");
+                ServerNotification::Other(notification.clone())
+            }
+        };
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(typed) {
+            tracing::warn!(
+                method = %notification.method,
+                "a subscription's buffer is full (the host is not reading it); dropping a notification"
+            );
+        }
+    }
+}
+
+/// An open `subscriptions/listen` stream ([`Client::listen`]).
+///
+/// [`recv`](Self::recv) gives the notifications the server sends on it (its
+/// acknowledgment is read by `listen` itself), typed. Dropping it, or
+/// [`close`](Self::close), ends the subscription: the client closes the
+/// stream (Streamable HTTP) or sends `notifications/cancelled` (stdio).
+///
+/// A stream that breaks (a connection lost, a server process restarted) is
+/// opened again, up to [`MAX_RELISTENS`] times in a row with a growing
+/// pause; as notifications may have been lost meanwhile, each list the
+/// subscription listens to is then reported changed once (the host
+/// re-lists). The subscription ends (`recv` gives `None`) when the server
+/// ends it, when it cannot be opened again, or when the client closes.
+#[derive(Debug)]
+pub struct Subscription {
+    rx: mpsc::Receiver<ServerNotification>,
+    granted: SubscriptionFilter,
+    requested: SubscriptionFilter,
+    task: AbortHandle,
+    ended: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Subscription {
+    /// The next notification, or `None` once the subscription ended.
+    pub async fn recv(&mut self) -> Option<ServerNotification> {
+        self.rx.recv().await
+    }
+
+    /// What the server agreed to send (its acknowledgment's filter).
+    pub fn granted(&self) -> &SubscriptionFilter {
+        &self.granted
+    }
+
+    /// What was asked for.
+    pub fn requested(&self) -> &SubscriptionFilter {
+        &self.requested
+    }
+
+    /// The kinds asked for that the server did not grant (empty when it
+    /// granted everything): `toolsListChanged`, `promptsListChanged`,
+    /// `resourcesListChanged`, and each resource URI.
+    pub fn refused(&self) -> Vec<String> {
+        refused(&self.requested, &self.granted)
+    }
+
+    /// Why the subscription ended, once it did (`None` while it is open or
+    /// when the host closed it).
+    pub fn end_reason(&self) -> Option<String> {
+        lock(&self.ended).clone()
+    }
+
+    /// Ends the subscription.
+    pub fn close(self) {}
+}
+
+fn refused(requested: &SubscriptionFilter, granted: &SubscriptionFilter) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, asked, got) in [
+        ("toolsListChanged", requested.tools_list_changed, granted.tools_list_changed),
+        ("promptsListChanged", requested.prompts_list_changed, granted.prompts_list_changed),
+        ("resourcesListChanged", requested.resources_list_changed, granted.resources_list_changed),
+    ] {
+        if asked == Some(true) && got != Some(true) {
+            out.push(name.to_owned());
+        }
+    }
+    let granted_uris = granted.resource_subscriptions.as_deref().unwrap_or_default();
+    for uri in requested.resource_subscriptions.iter().flatten() {
+        if !granted_uris.contains(uri) {
+            out.push(uri.clone());
+        }
+    }
+    out
+}
+
+/// How one listen exchange ended.
+enum Ended {
+    /// The server answered the request: a graceful end.
+    Graceful,
+    /// The server ended it (stdio: `notifications/cancelled`), or the
+    /// client closed: no reopening.
+    Final(String),
+    /// The stream broke: open it again.
+    Broken(String),
+}
+
+impl<T: Transport> Client<T> {
+    /// Opens a `subscriptions/listen` stream (2026-07-28) for the
+    /// notifications `filter` opts in to, and waits for the server's
+    /// acknowledgment (under the request timeout). Several may be open at
+    /// once; each gets only its own notifications (they are also on
+    /// [`notifications`](Self::notifications)).
+    ///
+    /// In the handshake era this is `ClientError::NotInEra`: use the
+    /// standalone stream and `subscribe_resource` there.
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, T::Error> {
+        let transport = &self.inner.transport;
+        self.initialize().await?;
+        let version = self.protocol_version();
+        if let Some(version) = version.filter(|v| !v.is_modern()) {
+            let e = ClientError::NotInEra { method: methods::SUBSCRIPTIONS_LISTEN.into(), version };
+            return Err(transport.client_error(e));
+        }
+        let (tx, mut rx) = mpsc::channel(SUBSCRIPTION_BUFFER);
+        let (opened_tx, opened_rx) = oneshot::channel::<Result<(), T::Error>>();
+        let ended = Arc::new(std::sync::Mutex::new(None));
+        let me = self.clone();
+        let requested = filter.clone();
+        let end_slot = ended.clone();
+        let task = tokio::spawn(async move {
+            me.run_listen(filter, Sender::new(tx), opened_tx, end_slot).await;
+        });
+        let timeout = self.inner.options.request_timeout;
+        let acknowledged = async {
+            match opened_rx.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    let e = ClientError::Closed { method: methods::SUBSCRIPTIONS_LISTEN.into() };
+                    return Err(transport.client_error(e));
+                }
+            }
+            loop {
+                match rx.recv().await {
+                    Some(ServerNotification::SubscriptionsAcknowledged(ack)) => {
+                        return Ok(ack.notifications.unwrap_or_default());
+                    }
+                    Some(other) => tracing::warn!(
+                        server = %self.name(),
+                        method = other.method(),
+                        "a subscription notification before the acknowledgment; dropped"
+                    ),
+                    None => {
+                        let reason = lock(&ended).clone().unwrap_or_default();
+                        let e = ClientError::InvalidResult {
+                            method: methods::SUBSCRIPTIONS_LISTEN.into(),
+                            reason: format!("the stream ended before its acknowledgment: {reason}"),
+                        };
+                        return Err(transport.client_error(e));
+                    }
+                }
+            }
+        };
+        let granted = match tokio::time::timeout(timeout, acknowledged).await {
+            Ok(Ok(granted)) => granted,
+            Ok(Err(e)) => {
+                task.abort();
+                return Err(e);
+            }
+            Err(_) => {
+                task.abort();
+                let e = ClientError::Timeout {
+                    method: methods::SUBSCRIPTIONS_LISTEN.into(),
+                    after: timeout,
+                };
+                return Err(transport.client_error(e));
+            }
+        };
+        let refused = refused(&requested, &granted);
+        if !refused.is_empty() {
+            tracing::info!(server = %self.name(), ?refused, "the server does not send every notification the subscription asked for");
+        }
+        Ok(Subscription { rx, granted, requested, task: task.abort_handle(), ended })
+    }
+
+    /// The subscription's task: opens the stream, and again after breaks.
+    async fn run_listen(
+        &self,
+        filter: SubscriptionFilter,
+        sender: Sender,
+        opened: oneshot::Sender<Result<(), T::Error>>,
+        ended: Arc<std::sync::Mutex<Option<String>>>,
+    ) {
+        let mut opened = Some(opened);
+        let mut breaks = 0u32;
+        let reason = loop {
+            if breaks > 0 {
+                let pause = RELISTEN_BACKOFF * 2u32.pow(breaks - 1);
+                let jitter = pause.mul_f64(jitter_fraction());
+                tokio::time::sleep(pause + jitter).await;
+                if let Err(e) = self.initialize().await {
+                    break format!("the connection could not be opened again: {e}");
+                }
+            }
+            let end = self.listen_once(&filter, &sender, &mut opened).await;
+            match end {
+                Ended::Graceful => break "the server ended the subscription".to_owned(),
+                Ended::Final(reason) => break reason,
+                Ended::Broken(reason) if opened.is_some() => break reason,
+                Ended::Broken(reason) => {
+                    breaks += 1;
+                    if breaks > MAX_RELISTENS {
+                        break format!("the stream broke {breaks} times in a row; last: {reason}");
+                    }
+                    tracing::info!(server = %self.name(), %reason, attempt = breaks, "a subscription's stream broke; listening again");
+                    // Whatever changed meanwhile is unknown: each list
+                    // listened to is reported changed.
+                    for (wanted, method) in [
+                        (filter.tools_list_changed, methods::NOTIFICATION_TOOLS_LIST_CHANGED),
+                        (filter.prompts_list_changed, methods::NOTIFICATION_PROMPTS_LIST_CHANGED),
+                        (
+                            filter.resources_list_changed,
+                            methods::NOTIFICATION_RESOURCES_LIST_CHANGED,
+                        ),
+                    ] {
+                        if wanted == Some(true) {
+                            sender.deliver(&Notification::new(method, None));
+                        }
+                    }
+                }
+            }
+        };
+        tracing::debug!(server = %self.name(), %reason, "a subscription ended");
+        *lock(&ended) = Some(reason);
+        if let Some(opened) = opened.take() {
+            let e = ClientError::Closed { method: methods::SUBSCRIPTIONS_LISTEN.into() };
+            let _ = opened.send(Err(self.inner.transport.client_error(e)));
+        }
+    }
+
+    /// One `subscriptions/listen` exchange, until it ends.
+    async fn listen_once(
+        &self,
+        filter: &SubscriptionFilter,
+        sender: &Sender,
+        opened: &mut Option<oneshot::Sender<Result<(), T::Error>>>,
+    ) -> Ended {
+        let inner = &self.inner;
+        let params = SubscriptionsListenRequestParams {
+            notifications: filter.clone(),
+            ..Default::default()
+        };
+        let params = match serde_json::to_value(&params) {
+            Ok(v) => v,
+            Err(e) => return Ended::Final(format!("the filter could not be encoded: {e}")),
+        };
+        let options = RequestOptions::with_timeout(LISTEN_DEADLINE);
+        let (tx, rx) = oneshot::channel();
+        let (started, modern) = {
+            let mut core = lock(&inner.core);
+            let modern = core.protocol_version().filter(|_| core.is_modern());
+            let started = core.start_request(
+                methods::SUBSCRIPTIONS_LISTEN,
+                Some(params),
+                &options,
+                tx,
+                crate::client::now(),
+            );
+            (started, modern)
+        };
+        let request = match started {
+            Ok(r) => r,
+            Err(e) => return self.failed(opened, e),
+        };
+        // Registered before the request leaves: the acknowledgment cannot
+        // arrive before its listener.
+        lock(&inner.listeners).insert(request.id.clone(), sender.clone());
+        let body = match serde_json::to_vec(&request) {
+            Ok(b) => b,
+            Err(e) => {
+                lock(&inner.listeners).remove(&request.id);
+                return Ended::Final(format!("the request could not be encoded: {e}"));
+            }
+        };
+        let outgoing = OutgoingRequest {
+            id: &request.id,
+            method: methods::SUBSCRIPTIONS_LISTEN,
+            body,
+            params: if inner.transport.wants_params() { request.params.as_ref() } else { None },
+            tool: None,
+            protocol_version: modern,
+        };
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(Ok(()));
+        }
+        let outcome = inner.exchange(&request.id, rx, outgoing).await;
+        lock(&inner.listeners).remove(&request.id);
+        match outcome {
+            Ok(_) => Ended::Graceful,
+            Err(crate::client::Fail::Client(ClientError::Cancelled { .. })) => {
+                Ended::Final("the server cancelled the subscription".into())
+            }
+            // The connection went: listen again.
+            Err(crate::client::Fail::Client(
+                e @ (ClientError::Closed { .. } | ClientError::ConnectionLost { .. }),
+            )) => Ended::Broken(e.to_string()),
+            // The server refused the request: no point asking again.
+            Err(crate::client::Fail::Client(e)) => Ended::Final(e.to_string()),
+            Err(crate::client::Fail::Transport(e))
+                if e.is_refusal() || e.protocol_error().is_some() =>
+            {
+                Ended::Final(e.to_string())
+            }
+            Err(crate::client::Fail::Transport(e)) => Ended::Broken(e.to_string()),
+        }
+    }
+
+    fn failed(
+        &self,
+        opened: &mut Option<oneshot::Sender<Result<(), T::Error>>>,
+        e: ClientError,
+    ) -> Ended {
+        let reason = e.to_string();
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(Err(self.inner.transport.client_error(e)));
+            return Ended::Final(reason);
+        }
+        Ended::Broken(reason)
+    }
+}
+
+/// A fraction in [0, 0.5) from the clock's low bits: enough to spread
+/// clients that broke together.
+fn jitter_fraction() -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    f64::from(nanos % 1000) / 2000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_what_was_not_granted() {
+        let requested = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            resource_subscriptions: Some(vec!["a://1".into(), "a://2".into()]),
+            ..Default::default()
+        };
+        let granted = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            resource_subscriptions: Some(vec!["a://2".into()]),
+            ..Default::default()
+        };
+        assert_eq!(refused(&requested, &granted), ["promptsListChanged", "a://1"]);
+        assert!(refused(&requested, &requested).is_empty());
+    }
+}
