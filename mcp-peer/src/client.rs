@@ -381,10 +381,10 @@ impl<T: Transport> Client<T> {
                                         method: methods::SERVER_DISCOVER.into(),
                                         supported: d.supported_versions.clone(),
                                         requested: version.as_str().into(),
-                                        error: mcp_proto::jsonrpc::ErrorObject::new(
+                                        error: Box::new(mcp_proto::jsonrpc::ErrorObject::new(
                                             mcp_proto::jsonrpc::error_code::UNSUPPORTED_PROTOCOL_VERSION,
                                             "no protocol version in common",
-                                        ),
+                                        )),
                                     };
                                     return Err(self.fatal(e));
                                 }
@@ -413,7 +413,9 @@ impl<T: Transport> Client<T> {
                 protocol
             {
                 match mcp_proto::select_version(listed, supported, !pinned) {
-                    Some(v) if v.is_modern() && v != version && tries < 3 => {
+                    // Once more with the version chosen from the list (even
+                    // the same one: a server may refuse a first request).
+                    Some(v) if v.is_modern() && (v != version || tries == 1) && tries < 3 => {
                         version = v;
                         continue;
                     }
@@ -742,7 +744,7 @@ impl<T: Transport> Client<T> {
                         method: method.into(),
                         key: key.clone(),
                         input_method: request.method.clone(),
-                        error,
+                        error: Box::new(error),
                     });
                 }
             }

@@ -91,7 +91,7 @@ pub enum ClientError {
         /// The version the request asked for.
         requested: String,
         /// The error as the server sent it.
-        error: ErrorObject,
+        error: Box<ErrorObject>,
     },
     /// The server found the HTTP headers of a request unlike its body
     /// (`-32020`): a header the client derives (`Mcp-Name`,
@@ -100,7 +100,7 @@ pub enum ClientError {
         /// The method of the request.
         method: String,
         /// The error as the server sent it.
-        error: ErrorObject,
+        error: Box<ErrorObject>,
     },
     /// The request needs a client capability that was not declared
     /// (`-32021`).
@@ -111,7 +111,7 @@ pub enum ClientError {
         /// (`data.requiredCapabilities`), as sent.
         required: Option<serde_json::Value>,
         /// The error as the server sent it.
-        error: ErrorObject,
+        error: Box<ErrorObject>,
     },
     /// The server kept answering `input_required` beyond the configured
     /// number of rounds.
@@ -131,7 +131,7 @@ pub enum ClientError {
         /// The input request's method (`elicitation/create`, ...).
         input_method: String,
         /// Why.
-        error: ErrorObject,
+        error: Box<ErrorObject>,
     },
 }
 
@@ -153,14 +153,16 @@ impl ClientError {
                     method,
                     supported: data.supported,
                     requested: data.requested,
-                    error,
+                    error: Box::new(error),
                 }
             }
-            error_codes::HEADER_MISMATCH => ClientError::HeaderMismatch { method, error },
+            error_codes::HEADER_MISMATCH => {
+                ClientError::HeaderMismatch { method, error: Box::new(error) }
+            }
             error_codes::MISSING_CLIENT_CAPABILITY => {
                 let required =
                     error.data.as_ref().and_then(|d| d.get("requiredCapabilities")).cloned();
-                ClientError::MissingClientCapability { method, required, error }
+                ClientError::MissingClientCapability { method, required, error: Box::new(error) }
             }
             _ => ClientError::Rpc { method, error },
         }
@@ -169,8 +171,8 @@ impl ClientError {
     /// The JSON-RPC error object, when the server answered with one.
     pub fn rpc_error(&self) -> Option<&ErrorObject> {
         match self {
-            ClientError::Rpc { error, .. }
-            | ClientError::UnsupportedProtocolVersion { error, .. }
+            ClientError::Rpc { error, .. } => Some(error),
+            ClientError::UnsupportedProtocolVersion { error, .. }
             | ClientError::HeaderMismatch { error, .. }
             | ClientError::MissingClientCapability { error, .. } => Some(error),
             _ => None,
