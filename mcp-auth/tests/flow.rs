@@ -817,6 +817,16 @@ async fn callback_checks() {
             },
             |r| r.is_ok(),
         ),
+        // RFC 9207: simple string comparison, so the issuer with a trailing
+        // slash is another issuer.
+        (
+            AsOpts {
+                extra: json!({"authorization_response_iss_parameter_supported": true}),
+                iss_param: Some("http%3A%2F%2F127.0.0.1%3A9000%2F".into()),
+                ..Default::default()
+            },
+            |r| matches!(r, Err(Error::IssMismatch)),
+        ),
     ];
     for (opts, check) in cases {
         let net = Arc::new(Net::default());
