@@ -315,6 +315,8 @@ async fn metadata_default() {
     // Discovery, registration and authorization carry no credentials.
     assert!(net.seen()[..4].iter().all(|s| s.authorization.is_none()));
     let l = log.lock().unwrap();
+    // The headless handler's loopback redirect makes this a native client.
+    assert_eq!(l.register[0]["application_type"], "native");
     let q = &l.authorize[0];
     assert_eq!(q["response_type"], "code");
     assert_eq!(q["code_challenge_method"], "S256");
