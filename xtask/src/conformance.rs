@@ -102,7 +102,8 @@ const SCHEMA_2020_12: &[&str] = &[
     "json-schema-2020-12-client-additionalProperties-preserved",
     "wire-schema-valid",
 ];
-/// 2026-07-28 only (SEP-2106; SKIPPED at earlier revisions).
+/// SEP-2106: SKIPPED instead of FAILURE before 2026-07-28 when a keyword is
+/// lost, SUCCESS at any revision when it is kept.
 const SCHEMA_SEP_2106: &[&str] = &[
     "sep-2106-client-composition-keywords-preserved",
     "sep-2106-client-conditional-keywords-preserved",
@@ -222,7 +223,7 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
     gap("auth/dpop", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP], DPOP_GAP),
     gap("auth/dpop-nonce", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE], DPOP_GAP),
     gap("auth/wif-jwt-bearer", R25, &[DISCOVERY, &["wif-assertion-verified"]], WIF_GAP),
-    pass("json-schema-2020-12-preservation", R25, &[SCHEMA_2020_12]),
+    pass("json-schema-2020-12-preservation", R25, &[SCHEMA_2020_12, SCHEMA_SEP_2106]),
     // ---- 2026-07-28: required
     pass("tools_call", R26, &[&["tool-add-numbers", "wire-schema-valid"]]),
     pass(
