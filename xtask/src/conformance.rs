@@ -112,7 +112,7 @@ const SCHEMA_SEP_2106: &[&str] = &[
 
 const DPOP_GAP: &str = "DPoP (SEP-1932) is not implemented in mcp-auth";
 const WIF_GAP: &str = "workload identity federation (SEP-1933, jwt-bearer with a workload assertion) is not implemented in mcp-auth";
-const MIGRATION_GAP: &str = "client credentials are not bound to the authorization server's issuer, so a changed authorization server is not re-registered with (SEP-2352)";
+const MIGRATION_GAP: &str = "on a 401 after authorization mcp-auth authorizes again with the authorization server it found first instead of reading the protected resource metadata again, so a changed authorization server is never registered with (SEP-2352)";
 
 /// Every client scenario this project runs, at each revision that lists it,
 /// with the checks that must come out `SUCCESS`. In `auth/resource-mismatch`,
