@@ -26,6 +26,7 @@ use mcp_http::mcp_auth::{
     ClientRegistration, IdentityProvider, JwtAlgorithm, OAuthConfig, PrivateKeyJwt,
     TokenEndpointAuthMethod,
 };
+use mcp_http::mcp_peer::EraChoice;
 use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
 use mcp_proto::client::{
     BoxFuture, ElicitationHandler, Handlers, RequestOptions, RootsHandler, SamplingHandler,
@@ -176,8 +177,11 @@ fn options(
         sampling: Some(Arc::new(CannedModel)),
         roots: Some(Arc::new(WorkingDirectory)),
     };
-    // The revision the suite asks for, in its era.
+    // The revision the suite asks for, pinned with its era: the suite's
+    // servers speak that revision's wire only.
+    options.era = if revision.is_modern() { EraChoice::Modern } else { EraChoice::Legacy };
     options.protocol_version = revision;
+    options.supported_versions = vec![revision];
     if scenario.starts_with("auth/") {
         options.oauth = Some(oauth_options(scenario, context)?);
     }
@@ -230,6 +234,10 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
     let context = context()?;
     let client = HttpClient::connect(url, options(scenario, revision, &context)?)?;
     client.initialize().await.context("initialize")?;
+    // The stateless era at 2026-07-28, the handshake at older revisions.
+    if client.protocol_version() != Some(revision) {
+        bail!("the client speaks {:?}, the scenario runs at {revision}", client.protocol_version());
+    }
     match scenario {
         "initialize" => {}
         auth if auth.starts_with("auth/") => {
