@@ -19,7 +19,7 @@ use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 use crate::token::{AccessToken, ClientRegistration, Grant, TokenCall, TokenSet, exchange};
 use crate::url::{
-    append_query, is_loopback_host, issuer_eq, parse_url, redact, require_secure, same_origin,
+    append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure, same_origin,
 };
 use crate::xaa::{IdentityProvider, redeem_id_jag, request_id_jag};
 
@@ -787,7 +787,9 @@ impl OAuthClient {
             _ => return Err(Error::StateMismatch),
         }
         match &callback.iss {
-            Some(iss) if !issuer_eq(iss, &disc.metadata.issuer) => return Err(Error::IssMismatch),
+            Some(iss) if !iss_matches(iss, &disc.metadata.issuer) => {
+                return Err(Error::IssMismatch);
+            }
             None if disc.metadata.authorization_response_iss_parameter_supported => {
                 return Err(Error::IssMismatch);
             }

@@ -121,8 +121,8 @@ pub use jwt::{CLIENT_ASSERTION_TYPE, JwtAlgorithm, PrivateKeyJwt};
 pub use mcp_sse::www_authenticate::BearerChallenge;
 pub use pkce::{Pkce, s256_challenge, supports_s256};
 pub use registration::{
-    ClientMetadata, check_metadata_url, client_id_metadata_document, parse_registration_response,
-    preferred_auth_method, register, registration_body,
+    ClientMetadata, application_type, check_metadata_url, client_id_metadata_document,
+    parse_registration_response, preferred_auth_method, register, registration_body,
 };
 pub use store::{FileTokenStore, MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 pub use token::{

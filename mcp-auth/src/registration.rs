@@ -7,7 +7,7 @@ use crate::discovery::AuthorizationServerMetadata;
 use crate::error::Error;
 use crate::fetch::{HttpFetch, endpoint_error, json_post, parse_json, send};
 use crate::token::{ClientRegistration, ClientSecret, TokenEndpointAuthMethod};
-use crate::url::parse_url;
+use crate::url::{is_loopback_host, parse_url};
 
 /// What the client says about itself, in registrations and in its Client
 /// ID Metadata Document.
@@ -105,7 +105,31 @@ pub fn preferred_auth_method(supported: Option<&[String]>) -> TokenEndpointAuthM
     }
 }
 
-/// The RFC 7591 registration request body.
+/// Whether a redirect URI is a native application's: `http`/`https` on a
+/// loopback host (`localhost`, `127.0.0.0/8`, `::1`), or a private-use
+/// (custom) scheme such as `com.example.app:/callback`.
+fn is_native_redirect(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else { return false };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return true;
+    }
+    uri.parse::<http::Uri>().ok().and_then(|u| u.host().map(is_loopback_host)).unwrap_or(false)
+}
+
+/// The OpenID Connect `application_type` to register with (required by MCP
+/// 2026-07-28, SEP-837): `native` when every redirect URI is a loopback or
+/// custom-scheme one (desktop, mobile, CLI, a web app served on
+/// `localhost`), `web` otherwise.
+pub fn application_type(redirect_uris: &[String]) -> &'static str {
+    if !redirect_uris.is_empty() && redirect_uris.iter().all(|u| is_native_redirect(u)) {
+        "native"
+    } else {
+        "web"
+    }
+}
+
+/// The RFC 7591 registration request body, with `application_type`
+/// (see [`application_type`]).
 pub fn registration_body(
     meta: &ClientMetadata,
     redirect_uris: &[String],
@@ -119,6 +143,7 @@ pub fn registration_body(
         "response_types": ["code"],
         "token_endpoint_auth_method":
             preferred_auth_method(as_meta.token_endpoint_auth_methods_supported.as_deref()).as_str(),
+        "application_type": application_type(redirect_uris),
     });
     if let Some(u) = &meta.client_uri {
         body["client_uri"] = serde_json::Value::String(u.clone());
@@ -318,6 +343,7 @@ mod tests {
         let body = registration_body(&meta, &v(&["http://127.0.0.1/cb"]), &as_meta, &v(&["a"]));
         assert_eq!(body["grant_types"], serde_json::json!(["authorization_code", "refresh_token"]));
         assert_eq!(body["token_endpoint_auth_method"], "none");
+        assert_eq!(body["application_type"], "native");
         assert_eq!(body["scope"], "a");
         as_meta.grant_types_supported = Some(v(&["authorization_code"]));
         as_meta.token_endpoint_auth_methods_supported = Some(v(&["client_secret_post"]));
@@ -325,5 +351,29 @@ mod tests {
         assert_eq!(body["grant_types"], serde_json::json!(["authorization_code"]));
         assert_eq!(body["token_endpoint_auth_method"], "client_secret_post");
         assert!(body.get("scope").is_none());
+        let body = registration_body(&meta, &v(&["https://app.example/cb"]), &as_meta, &[]);
+        assert_eq!(body["application_type"], "web");
+    }
+
+    #[test]
+    fn application_types() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["http://127.0.0.1:3000/callback"], "native"),
+            (&["http://localhost/callback"], "native"),
+            (&["http://LOCALHOST:8080/cb"], "native"),
+            (&["http://[::1]:8080/cb"], "native"),
+            (&["http://127.1.2.3/cb"], "native"),
+            (&["com.example.app:/oauth2redirect"], "native"),
+            (&["myapp://callback"], "native"),
+            (&["http://127.0.0.1/cb", "myapp://cb"], "native"),
+            (&["https://app.example.com/callback"], "web"),
+            (&["http://localhost.example.com/cb"], "web"),
+            (&["http://127.0.0.1/cb", "https://app.example.com/cb"], "web"),
+            (&["not a uri"], "web"),
+            (&[], "web"),
+        ];
+        for (uris, expected) in cases {
+            assert_eq!(application_type(&v(uris)), *expected, "{uris:?}");
+        }
     }
 }

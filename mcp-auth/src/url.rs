@@ -181,10 +181,18 @@ pub fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>, E
     })
 }
 
-/// Whether two issuer identifiers are the same (RFC 8414 §3.3: identical;
-/// a single trailing slash is tolerated, as many servers differ there).
+/// Whether a metadata document's `issuer` names the issuer it was fetched
+/// for (RFC 8414 §3.3: identical; a single trailing slash is tolerated, as
+/// many servers differ there and the well-known URL is the same).
 pub(crate) fn issuer_eq(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// Whether an authorization response's `iss` is the recorded issuer
+/// (RFC 9207 §2.4): simple string comparison, with no normalization of
+/// case, default port, trailing slash or percent-encoding.
+pub(crate) fn iss_matches(iss: &str, issuer: &str) -> bool {
+    iss == issuer
 }
 
 /// `k=v&k=v` with RFC 3986 unreserved characters kept and everything else
@@ -357,6 +365,25 @@ mod tests {
         for (url, ok) in cases {
             assert_eq!(require_secure("test", url).is_ok(), *ok, "{url}");
         }
+    }
+
+    #[test]
+    fn iss_comparison() {
+        let issuer = "https://as.example/tenant";
+        let cases: &[(&str, bool)] = &[
+            ("https://as.example/tenant", true),
+            ("https://as.example/tenant/", false),
+            ("https://AS.example/tenant", false),
+            ("HTTPS://as.example/tenant", false),
+            ("https://as.example:443/tenant", false),
+            ("https://as.example/%74enant", false),
+            ("https://as.example", false),
+        ];
+        for (iss, same) in cases {
+            assert_eq!(iss_matches(iss, issuer), *same, "{iss}");
+        }
+        // The metadata issuer check keeps its trailing-slash tolerance.
+        assert!(issuer_eq("https://as.example/tenant/", issuer));
     }
 
     #[test]

@@ -315,6 +315,8 @@ async fn metadata_default() {
     // Discovery, registration and authorization carry no credentials.
     assert!(net.seen()[..4].iter().all(|s| s.authorization.is_none()));
     let l = log.lock().unwrap();
+    // The headless handler's loopback redirect makes this a native client.
+    assert_eq!(l.register[0]["application_type"], "native");
     let q = &l.authorize[0];
     assert_eq!(q["response_type"], "code");
     assert_eq!(q["code_challenge_method"], "S256");
@@ -816,6 +818,16 @@ async fn callback_checks() {
                 ..Default::default()
             },
             |r| r.is_ok(),
+        ),
+        // RFC 9207: simple string comparison, so the issuer with a trailing
+        // slash is another issuer.
+        (
+            AsOpts {
+                extra: json!({"authorization_response_iss_parameter_supported": true}),
+                iss_param: Some("http%3A%2F%2F127.0.0.1%3A9000%2F".into()),
+                ..Default::default()
+            },
+            |r| matches!(r, Err(Error::IssMismatch)),
         ),
     ];
     for (opts, check) in cases {

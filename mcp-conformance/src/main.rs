@@ -1,13 +1,20 @@
 //! The client the official MCP conformance suite drives.
 //!
 //! `mcp-conformance-client <server-url>`, with the scenario's name in
-//! `MCP_CONFORMANCE_SCENARIO`. Each scenario gets what a real host would do
-//! against such a server, through the public API of `mcp-http` only; the
-//! suite's fake server judges the wire traffic. Logs go to stderr (set
-//! `RUST_LOG`), never to stdout.
+//! `MCP_CONFORMANCE_SCENARIO`, the protocol revision it runs at in
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and its data in
+//! `MCP_CONFORMANCE_CONTEXT` (JSON). Each scenario gets what a real host
+//! would do against such a server, through the public API of `mcp-http`
+//! only; the suite's fake server judges the wire traffic. Logs go to stderr
+//! (set `RUST_LOG`), never to stdout.
 //!
-//! `auth/*` scenarios configure OAuth from `MCP_CONFORMANCE_CONTEXT` (JSON,
-//! see [`oauth_options`]) and then list the tools and call `test-tool`, as a
+//! At 2026-07-28 the client speaks the stateless era; at an older revision
+//! it opens a session with `initialize`, offering that revision. The host
+//! answers every server request (roots, sampling, elicitation), whether it
+//! comes as a legacy request or as an `input_required` round.
+//!
+//! `auth/*` scenarios configure OAuth from the context (see
+//! [`oauth_options`]) and then list the tools and call `test-tool`, as a
 //! host would.
 #![allow(clippy::print_stderr)]
 
@@ -19,11 +26,17 @@ use mcp_http::mcp_auth::{
     ClientRegistration, IdentityProvider, JwtAlgorithm, OAuthConfig, PrivateKeyJwt,
     TokenEndpointAuthMethod,
 };
+use mcp_http::mcp_peer::EraChoice;
 use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
-use mcp_proto::ErrorObject;
-use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RequestOptions};
-use mcp_proto::types::{ElicitAction, ElicitRequestParams, ElicitResult, Implementation};
-use serde_json::{Value, json};
+use mcp_proto::client::{
+    BoxFuture, ElicitationHandler, Handlers, RequestOptions, RootsHandler, SamplingHandler,
+};
+use mcp_proto::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
+    ElicitResult, Implementation, ListRootsResult, Root, Tool,
+};
+use mcp_proto::{ErrorObject, ProtocolVersion};
+use serde_json::{Map, Value, json};
 
 /// Accepts every form elicitation with the schema's defaults filled in, as a
 /// host does when the user submits the form unchanged.
@@ -45,6 +58,31 @@ impl ElicitationHandler for AcceptDefaults {
             })?;
             Ok(result)
         })
+    }
+}
+
+/// One root: the directory the client runs in.
+struct WorkingDirectory;
+
+impl RootsHandler for WorkingDirectory {
+    fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
+        Box::pin(async {
+            Ok(ListRootsResult::new(vec![
+                Root::new("file:///conformance").with_name("conformance"),
+            ]))
+        })
+    }
+}
+
+/// A model that always says the same thing.
+struct CannedModel;
+
+impl SamplingHandler for CannedModel {
+    fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(async { Ok(CreateMessageResult::text(CLIENT_NAME, "conformance sample")) })
     }
 }
 
@@ -92,7 +130,7 @@ fn oauth_options(scenario: &str, context: &Value) -> anyhow::Result<OAuthOptions
                 )?))
                 .with_signing_key(key)
         }
-        "auth/cross-app-access-complete-flow" => {
+        "auth/enterprise-managed-authorization" => {
             let idp = IdentityProvider::new(
                 member(context, "idp_token_endpoint")?,
                 member(context, "idp_id_token")?,
@@ -106,53 +144,113 @@ fn oauth_options(scenario: &str, context: &Value) -> anyhow::Result<OAuthOptions
     Ok(OAuthOptions::from_config(config).headless())
 }
 
-fn options(scenario: &str) -> anyhow::Result<HttpOptions> {
+/// The scenario's data, `MCP_CONFORMANCE_CONTEXT` (`null` when unset).
+fn context() -> anyhow::Result<Value> {
+    match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}")),
+        Err(_) => Ok(Value::Null),
+    }
+}
+
+/// The revision the scenario runs at, `MCP_CONFORMANCE_PROTOCOL_VERSION`
+/// (the runner's default, 2025-11-25, when unset).
+fn revision() -> anyhow::Result<ProtocolVersion> {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        Ok(text) => {
+            text.parse().map_err(|e| anyhow::anyhow!("MCP_CONFORMANCE_PROTOCOL_VERSION: {e}"))
+        }
+        Err(_) => Ok(ProtocolVersion::LATEST_LEGACY),
+    }
+}
+
+fn options(
+    scenario: &str,
+    revision: ProtocolVersion,
+    context: &Value,
+) -> anyhow::Result<HttpOptions> {
     let mut options = HttpOptions::new(scenario);
     options.client_info = Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"));
     options.request_timeout = Duration::from_secs(10);
-    options.handlers =
-        Handlers { elicitation: Some(Arc::new(AcceptDefaults)), ..Default::default() };
+    options.handlers = Handlers {
+        elicitation: Some(Arc::new(AcceptDefaults)),
+        sampling: Some(Arc::new(CannedModel)),
+        roots: Some(Arc::new(WorkingDirectory)),
+    };
+    // The revision the suite asks for, pinned with its era: the suite's
+    // servers speak that revision's wire only.
+    options.era = if revision.is_modern() { EraChoice::Modern } else { EraChoice::Legacy };
+    options.protocol_version = revision;
+    options.supported_versions = vec![revision];
     if scenario.starts_with("auth/") {
-        let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
-            Err(_) => Value::Null,
-        };
-        options.oauth = Some(oauth_options(scenario, &context)?);
+        options.oauth = Some(oauth_options(scenario, context)?);
     }
     Ok(options)
 }
 
+/// Arguments for a call to `tool` made without data from the scenario: a
+/// plain value of each required property's type.
+fn sample_arguments(tool: &Tool) -> Map<String, Value> {
+    let schema = &tool.input_schema;
+    let mut arguments = Map::new();
+    for name in schema.required.iter().flatten() {
+        let property = schema.properties.as_ref().and_then(|p| p.get(name));
+        let value = match property.and_then(|p| p.get("type")).and_then(Value::as_str) {
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("object") => json!({}),
+            Some("array") => json!([]),
+            Some("null") => Value::Null,
+            _ => json!("conformance"),
+        };
+        arguments.insert(name.clone(), value);
+    }
+    arguments
+}
+
+/// Calls `name` and fails on a tool error.
+async fn call(
+    client: &HttpClient,
+    name: &str,
+    arguments: Map<String, Value>,
+) -> anyhow::Result<()> {
+    let result = client
+        .call_tool_with(name, arguments, RequestOptions::default())
+        .await
+        .with_context(|| format!("tools/call {name}"))?;
+    if result.is_error == Some(true) {
+        bail!("{name} failed: {}", mcp_proto::render_tool_result(&result).text);
+    }
+    Ok(())
+}
+
+/// The tool named `name` among `tools`.
+fn find<'a>(tools: &'a [Tool], name: &str) -> anyhow::Result<&'a Tool> {
+    tools.iter().find(|t| t.name == name).with_context(|| format!("the server lists no {name}"))
+}
+
 async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
-    let client = HttpClient::connect(url, options(scenario)?)?;
+    let revision = revision()?;
+    let context = context()?;
+    let client = HttpClient::connect(url, options(scenario, revision, &context)?)?;
     client.initialize().await.context("initialize")?;
-    let tools = client.list_tools().await.context("tools/list")?;
+    // The stateless era at 2026-07-28, the handshake at older revisions.
+    if client.protocol_version() != Some(revision) {
+        bail!("the client speaks {:?}, the scenario runs at {revision}", client.protocol_version());
+    }
     match scenario {
         "initialize" => {}
         auth if auth.starts_with("auth/") => {
+            let tools = client.list_tools().await.context("tools/list")?;
             if tools.iter().any(|t| t.name == "test-tool") {
-                client
-                    .call_tool_with("test-tool", serde_json::json!({}), RequestOptions::default())
-                    .await
-                    .context("tools/call test-tool")?;
+                call(&client, "test-tool", Map::new()).await?;
             }
         }
         "tools_call" => {
-            let tool = tools
-                .iter()
-                .find(|t| t.name == "add_numbers")
-                .context("the server lists no add_numbers")?;
-            let result = client
-                .call_tool_with(
-                    &tool.name,
-                    json!({"a": 5, "b": 3}).as_object().cloned(),
-                    RequestOptions::default(),
-                )
-                .await
-                .context("tools/call add_numbers")?;
-            if result.is_error == Some(true) {
-                bail!("add_numbers failed: {}", mcp_proto::render_tool_result(&result).text);
-            }
+            let tools = client.list_tools().await.context("tools/list")?;
+            let tool = find(&tools, "add_numbers")?;
+            let arguments = json!({"a": 5, "b": 3}).as_object().cloned().unwrap_or_default();
+            call(&client, &tool.name, arguments).await?;
         }
         "sse-retry" => {
             client
@@ -171,9 +269,79 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
                 .await
                 .context("tools/call")?;
         }
+        "json-schema-2020-12-preservation" => {
+            // Hands the focal tool's input schema back as the client holds it.
+            let tools = client.list_tools().await.context("tools/list")?;
+            let focal = find(&tools, "json_schema_2020_12_tool")?;
+            let schema = serde_json::to_value(&focal.input_schema)?;
+            let mut arguments = Map::new();
+            arguments.insert("schema".to_owned(), schema);
+            call(&client, "json_schema_echo", arguments).await?;
+        }
+        "sep-2322-client-request-state" => {
+            // Each tool answers input_required first; the host's handlers
+            // answer the rounds inside the call. The unrelated tool, called
+            // between two such calls, must carry nothing of theirs.
+            let tools = client.list_tools().await.context("tools/list")?;
+            for name in [
+                "test_mrtr_echo_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_state",
+                "test_mrtr_no_result_type",
+            ] {
+                call(&client, &find(&tools, name)?.name, Map::new()).await?;
+            }
+        }
+        "http-standard-headers" => {
+            // Every kind of request that carries Mcp-Method and Mcp-Name.
+            let tools = client.list_tools().await.context("tools/list")?;
+            for tool in tools.iter() {
+                call(&client, &tool.name, sample_arguments(tool)).await?;
+            }
+            for resource in client.list_resources().await.context("resources/list")? {
+                client
+                    .read_resource(&resource.uri)
+                    .await
+                    .with_context(|| format!("resources/read {}", resource.uri))?;
+            }
+            for prompt in client.list_prompts().await.context("prompts/list")? {
+                client
+                    .get_prompt(&prompt.name, None)
+                    .await
+                    .with_context(|| format!("prompts/get {}", prompt.name))?;
+            }
+        }
+        "http-custom-headers" => {
+            // The calls (and their argument values) come from the context;
+            // the headers come from the listed tools' x-mcp-header.
+            client.list_tools().await.context("tools/list")?;
+            let calls = context
+                .get("toolCalls")
+                .and_then(Value::as_array)
+                .context("MCP_CONFORMANCE_CONTEXT has no toolCalls")?;
+            for c in calls {
+                let name = member(c, "name")?;
+                let arguments =
+                    c.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default();
+                call(&client, name, arguments).await?;
+            }
+        }
+        "http-invalid-tool-headers" => {
+            // Every tool the client keeps is called; one whose x-mcp-header
+            // annotations are invalid must not be among them.
+            let tools = client.list_tools().await.context("tools/list")?;
+            for tool in tools.iter() {
+                call(&client, &tool.name, sample_arguments(tool)).await?;
+            }
+        }
+        "request-metadata" | "json-schema-ref-no-deref" => {
+            client.list_tools().await.context("tools/list")?;
+        }
         other => {
-            // Unknown scenarios get the basic flow: every tool without arguments.
-            eprintln!("mcp-conformance-client: no specific flow for scenario {other:?}");
+            eprintln!(
+                "mcp-conformance-client: no specific flow for scenario {other:?}; listing tools"
+            );
+            client.list_tools().await.context("tools/list")?;
         }
     }
     client.close().await?;
