@@ -1319,3 +1319,155 @@ async fn subscriptions_listen_on_a_post_stream_of_their_own() {
     })
     .await;
 }
+
+/// A stateless-era server whose tool `t` gains an `x-mcp-header`
+/// annotation after the first listing, and that refuses a call without the
+/// header (-32020).
+async fn changing_header_server() -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let lists = Arc::new(AtomicUsize::new(0));
+    let count = lists.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let count = count.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let count = count.clone();
+                    async move {
+                        let region = req.headers().get("mcp-param-region").cloned();
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let m: Value = serde_json::from_slice(&body).unwrap();
+                        let (status, result) = match m["method"].as_str().unwrap() {
+                            "server/discover" => (
+                                200,
+                                json!({"result": {"resultType": "complete",
+                                "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}}),
+                            ),
+                            "tools/list" => {
+                                let n = count.fetch_add(1, Ordering::SeqCst);
+                                let mut region = json!({"type": "string"});
+                                if n > 0 {
+                                    region["x-mcp-header"] = json!("Region");
+                                }
+                                (
+                                    200,
+                                    json!({"result": {"resultType": "complete", "ttlMs": 0,
+                                    "tools": [{"name": "t", "inputSchema": {"type": "object",
+                                        "properties": {"region": region}}}]}}),
+                                )
+                            }
+                            "tools/call" if region.is_none() => (
+                                400,
+                                json!({"error": {
+                                "code": -32020, "message": "Mcp-Param-Region is missing"}}),
+                            ),
+                            _ => (
+                                200,
+                                json!({"result": {"resultType": "complete",
+                                "content": [{"type": "text", "text": "ok"}]}}),
+                            ),
+                        };
+                        let mut reply = json!({"jsonrpc": "2.0", "id": m["id"]});
+                        reply.as_object_mut().unwrap().extend(result.as_object().unwrap().clone());
+                        let mut r = Response::new(Full::new(Bytes::from(reply.to_string())));
+                        *r.status_mut() = StatusCode::from_u16(status).unwrap();
+                        r.headers_mut().insert("content-type", "application/json".parse().unwrap());
+                        Ok::<_, Infallible>(r)
+                    }
+                });
+                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    });
+    (addr, lists)
+}
+
+#[tokio::test]
+async fn a_header_mismatch_relists_the_tools_and_sends_once_more() {
+    bounded(async {
+        let (addr, lists) = changing_header_server().await;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
+        let r = client
+            .call_tool_with("t", args(json!({"region": "eu-west"})), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), "ok");
+        // Listed before the call (for its headers), then again after -32020.
+        assert_eq!(lists.load(Ordering::SeqCst), 2);
+        // A mismatch that a new listing does not explain is the caller's.
+        let err = client.call_tool_with("t", args(json!({})), Default::default()).await;
+        let err = err.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Protocol {
+                    source: mcp_proto::client::ClientError::HeaderMismatch { .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    })
+    .await;
+}
+
+/// A stateless-era server whose answer streams all break before the
+/// answer; counts the POSTs of each method.
+async fn breaking_stream_server() -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let log = log.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let log = log.clone();
+                    async move {
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let m: Value = serde_json::from_slice(&body).unwrap();
+                        let method = m["method"].as_str().unwrap().to_owned();
+                        log.lock().unwrap().push(method.clone());
+                        let (kind, text) = if method == "server/discover" {
+                            let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                                "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                                "capabilities": {"tools": {}}}});
+                            ("application/json", r.to_string())
+                        } else {
+                            // A progress event, then the end: no answer.
+                            let p = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                "params": {"progressToken": 0, "progress": 1}});
+                            ("text/event-stream", format!("event: message\ndata: {p}\n\n"))
+                        };
+                        let mut r = Response::new(Full::new(Bytes::from(text)));
+                        r.headers_mut().insert("content-type", kind.parse().unwrap());
+                        Ok::<_, Infallible>(r)
+                    }
+                });
+                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[tokio::test]
+async fn a_broken_answer_stream_is_sent_again_with_a_new_id_only_when_safe() {
+    bounded(async {
+        let (addr, seen) = breaking_stream_server().await;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
+        let err = client.list_tools().await.unwrap_err();
+        assert!(matches!(err, Error::StreamLost { .. }), "{err:?}");
+        let count = |m: &str| seen.lock().unwrap().iter().filter(|s| *s == m).count();
+        // A read: once more (new id), then the error; no GET resumption.
+        assert_eq!(count("tools/list"), 2);
+        let err = client.call_tool_with("anything", args(json!({})), Default::default()).await;
+        assert!(matches!(err, Err(Error::StreamLost { .. })), "{err:?}");
+        // A call may have acted: not sent again.
+        assert_eq!(count("tools/call"), 1);
+        client.close().await.unwrap();
+    })
+    .await;
+}

@@ -366,7 +366,14 @@ impl<T: Transport> Client<T> {
 
     /// Sends `notifications/roots/list_changed` (declare
     /// `roots.listChanged` in [`ClientOptions::capabilities`](crate::ClientOptions::capabilities)).
+    /// In the stateless era there is nothing to send: a server that needs
+    /// the roots asks for them in each request that needs them, so the
+    /// call does nothing.
     pub async fn notify_roots_changed(&self) -> Result<(), T::Error> {
+        self.initialize().await?;
+        if self.protocol_version().is_some_and(|v| v.is_modern()) {
+            return Ok(());
+        }
         self.notify(methods::NOTIFICATION_ROOTS_LIST_CHANGED, None).await
     }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
 use mcp_proto::ProtocolVersion;
+use mcp_proto::client::ops;
 use mcp_proto::client::{
     ClientCore, ClientError, DriverWork, Event, ListKind, RequestOptions, ServerNotification,
 };
@@ -83,6 +84,8 @@ pub(crate) struct Inner<T: Transport> {
     pub(crate) core: Mutex<ClientCore<Waiter>>,
     /// The open `subscriptions/listen` streams, by request id.
     pub(crate) listeners: crate::subscription::Listeners,
+    /// The server, as the result cache's keys name it.
+    pub(crate) cache_server: String,
     state: Mutex<State>,
     init_lock: tokio::sync::Mutex<()>,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
@@ -143,6 +146,8 @@ impl<T: Transport> Client<T> {
     /// before the first request, or with [`initialize`](Self::initialize).
     pub fn new(transport: T, options: ClientOptions) -> Client<T> {
         let core = ClientCore::new(options.core_config());
+        let cache_server =
+            format!("{}|{}", options.name, transport.era_cache_key().unwrap_or_default());
         let inner = Arc::new_cyclic(|me: &Weak<Inner<T>>| Inner {
             me: me.clone(),
             transport,
@@ -152,6 +157,7 @@ impl<T: Transport> Client<T> {
             init_lock: tokio::sync::Mutex::new(()),
             server_tasks: Mutex::new(HashMap::new()),
             listeners: Mutex::new(HashMap::new()),
+            cache_server,
             notifications: std::sync::OnceLock::new(),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
@@ -623,15 +629,25 @@ impl<T: Transport> Client<T> {
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
+        let mut tool = tool;
         let transport = &self.inner.transport;
         let mut params = params;
         let mut again = false;
         let mut rounds = 0usize;
+        self.initialize().await?;
+        let mut cache_key = self.cache_key(method, &params, &options);
+        if let (Some(key), Some(cache)) = (&cache_key, &self.inner.options.cache)
+            && !options.no_cache
+            && let Some(hit) = cache.get(key, now())
+        {
+            tracing::trace!(server = %self.name(), method, "answered from the cache");
+            return Ok(hit);
+        }
         loop {
             self.initialize().await?;
             let epoch = self.epoch();
-            let tool = tool.as_ref().map(|(list, i)| &list[*i]);
-            let (outcome, back) = self.attempt(method, params, tool, &options).await;
+            let called = tool.as_ref().map(|(list, i)| &list[*i]);
+            let (outcome, back) = self.attempt(method, params, called, &options).await;
             params = back;
             match outcome {
                 Ok(raw) => {
@@ -639,8 +655,21 @@ impl<T: Transport> Client<T> {
                         return Ok(raw);
                     }
                     match mcp_proto::types::result_kind(raw.get()) {
-                        Ok(ResultKind::Complete) => return Ok(raw),
+                        Ok(ResultKind::Complete) => {
+                            if let (Some(key), Some(cache)) =
+                                (cache_key.take(), &self.inner.options.cache)
+                            {
+                                let hint = crate::cache::hint_of(&raw);
+                                if let Some(ttl) = hint.ttl_ms.filter(|t| *t > 0) {
+                                    let ttl = std::time::Duration::from_millis(ttl);
+                                    cache.put(key, &raw, hint, ttl, now());
+                                }
+                            }
+                            return Ok(raw);
+                        }
                         Ok(ResultKind::InputRequired) => {
+                            // A retry's answer depends on its input: never cached.
+                            cache_key = None;
                             rounds += 1;
                             let next = self.fulfil(method, &raw, params, rounds).await;
                             params =
@@ -653,6 +682,32 @@ impl<T: Transport> Client<T> {
                             };
                             return Err(transport.client_error(e));
                         }
+                    }
+                }
+                Err(Fail::Transport(e))
+                    if !again
+                        && matches!(
+                            e.protocol_error(),
+                            Some(ClientError::HeaderMismatch { .. })
+                        )
+                        && tool.is_some() =>
+                {
+                    // The tool's definition may have changed (its
+                    // `x-mcp-header` annotations): list again, and send
+                    // again once when it did.
+                    again = true;
+                    let Some((list, i)) = &tool else { return Err(e) };
+                    let old = &list[*i];
+                    let fresh = self.relist_tools().await;
+                    match fresh.ok().and_then(|l| {
+                        let j = l.iter().position(|t| t.name == old.name)?;
+                        (l[j] != *old).then_some((l, j))
+                    }) {
+                        Some(changed) => {
+                            tracing::info!(server = %self.name(), tool = %old.name, "the server refused the call's headers and the tool changed; sending again");
+                            tool = Some(changed);
+                        }
+                        None => return Err(e),
                     }
                 }
                 Err(Fail::Transport(e)) if e.is_stream_lost() && !again && self.is_modern() => {
@@ -694,6 +749,43 @@ impl<T: Transport> Client<T> {
                 Err(Fail::Client(e)) => return Err(transport.client_error(e)),
             }
         }
+    }
+
+    /// The result-cache key of a request, when its answer may come from
+    /// (and go to) the cache: the stateless era, a cacheable method, and
+    /// nothing in the call beyond method and parameters.
+    fn cache_key<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &Params<'_, P>,
+        options: &RequestOptions,
+    ) -> Option<crate::cache::CacheKey> {
+        self.inner.options.cache.as_ref()?;
+        if !crate::cache::is_cacheable(method)
+            || options.meta.is_some()
+            || options.on_progress.is_some()
+            || options.reset_timeout_on_progress
+            || !self.is_modern()
+        {
+            return None;
+        }
+        let params = match params {
+            Params::Value(v) => crate::cache::key_params(v.as_ref()),
+            Params::Typed(p) => crate::cache::key_params(serde_json::to_value(p).ok().as_ref()),
+        };
+        Some(crate::cache::CacheKey {
+            server: self.inner.cache_server.clone(),
+            method: method.to_owned(),
+            params,
+        })
+    }
+
+    /// The tool list from the server, boxed: a request may need it while
+    /// it is itself one of the requests listing makes.
+    fn relist_tools(
+        &self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Arc<[Tool]>, T::Error>> + Send + '_>> {
+        Box::pin(ops::list_tools_fresh(self, RequestOptions::default()))
     }
 
     /// Whether the connection speaks the stateless era.
@@ -962,9 +1054,41 @@ impl<T: Transport> Inner<T> {
         });
     }
 
+    /// Drops the cached results an event says changed.
+    fn invalidate(&self, event: &Event<Waiter>) {
+        use crate::cache::Invalidation;
+        let Some(cache) = &self.options.cache else { return };
+        let server = self.cache_server.clone();
+        let what = match event {
+            Event::ListChanged(ListKind::Tools) => {
+                Invalidation::Method { server, method: methods::TOOLS_LIST }
+            }
+            Event::ListChanged(ListKind::Prompts) => {
+                Invalidation::Method { server, method: methods::PROMPTS_LIST }
+            }
+            Event::ListChanged(ListKind::Resources) => {
+                cache.invalidate(&Invalidation::Method {
+                    server: server.clone(),
+                    method: methods::RESOURCES_TEMPLATES_LIST,
+                });
+                Invalidation::Method { server, method: methods::RESOURCES_LIST }
+            }
+            Event::Notification(n) if n.method == methods::NOTIFICATION_RESOURCES_UPDATED => {
+                let uri = n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str);
+                match uri {
+                    Some(uri) => Invalidation::Resource { server, uri: uri.to_owned() },
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        cache.invalidate(&what);
+    }
+
     /// Acts on the core's events outside its lock.
     fn deliver(&self, events: Vec<Event<Waiter>>) {
         for event in events {
+            self.invalidate(&event);
             if let Some(sender) = self.notifications.get()
                 && sender.receiver_count() > 0
                 && let Some(notification) = notification_of(&event)
@@ -1179,8 +1303,11 @@ impl<T: Transport> mcp_proto::client::ops::Requester for Client<T> {
         self.request_raw(method, Params::Typed(params), None, options).await
     }
 
+    /// In the stateless era the assembled list is not kept: its pages are,
+    /// in the result cache, for as long as their `ttlMs` says.
     fn cached_tools(&self) -> Option<Arc<[Tool]>> {
-        lock(&self.inner.core).cached_tools()
+        let core = lock(&self.inner.core);
+        if core.is_modern() { None } else { core.cached_tools() }
     }
 
     fn tools_generation(&self) -> u64 {

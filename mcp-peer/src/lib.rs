@@ -75,6 +75,7 @@
 mod api;
 #[cfg(feature = "blocking")]
 pub mod blocking;
+pub mod cache;
 mod client;
 pub mod era;
 pub mod memory;

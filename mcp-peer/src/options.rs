@@ -1,7 +1,10 @@
 //! How a [`Client`](crate::Client) presents itself and what it accepts.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::cache::{MemoryCache, ResultCache};
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{CoreConfig, DEFAULT_REQUEST_TIMEOUT, EventCallback, Handlers};
@@ -82,6 +85,11 @@ pub struct ClientOptions {
     /// `None`, the default, asks for none). A call can set its own through
     /// `RequestOptions::meta`.
     pub log_level: Option<LoggingLevel>,
+    /// Stateless era: where cacheable results (`tools/list` pages,
+    /// `resources/read`, ...) are kept while their `ttlMs` says they are
+    /// fresh (see [`crate::cache`]). A [`MemoryCache`] of its own by
+    /// default; `None` turns caching off; a host may bring its own.
+    pub cache: Option<Arc<dyn ResultCache>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -99,6 +107,7 @@ impl fmt::Debug for ClientOptions {
             .field("probe_timeout", &self.probe_timeout)
             .field("max_input_rounds", &self.max_input_rounds)
             .field("log_level", &self.log_level)
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -120,6 +129,7 @@ impl ClientOptions {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             log_level: None,
+            cache: Some(Arc::new(MemoryCache::default())),
         }
     }
 

@@ -212,6 +212,7 @@ async fn progress_restarts_the_deadline_up_to_the_total() {
             counter.fetch_add(1, Ordering::SeqCst);
         })),
         meta: None,
+        no_cache: false,
     };
     let mut stream = client.notifications();
     let r = client.call_tool_with("slow", json!({"ms": 50, "steps": 4}), options).await.unwrap();
@@ -806,4 +807,50 @@ async fn a_broken_subscription_listens_again_and_reports_its_lists_changed() {
     client.call_tool("change", ()).await.unwrap();
     assert_eq!(sub.recv().await, Some(ServerNotification::ToolListChanged));
     assert!(sub.end_reason().is_none());
+}
+
+fn count(log: &[Value], method: &str) -> usize {
+    log.iter().filter(|r| r["method"] == method).count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn fresh_results_come_from_the_cache_until_their_ttl_or_a_change() {
+    use mcp_proto::types::SubscriptionFilter;
+    let config = Config { ttl_ms: 1000, ..modern_config(ServeEra::Modern) };
+    let Pair { client, .. } = pair_with(ClientOptions::new("testkit"), config);
+    let uri = "test://static/text/1";
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    client.read_resource(uri).await.unwrap();
+    client.read_resource(uri).await.unwrap();
+    let log = received_log(&client).await;
+    assert_eq!((count(&log, "tools/list"), count(&log, "resources/read")), (1, 1));
+    // Stale after the ttl: asked again.
+    tokio::time::sleep(Duration::from_millis(1001)).await;
+    client.list_tools().await.unwrap();
+    // A change the server announces makes a fresh copy stale at once.
+    let filter =
+        SubscriptionFilter { resource_subscriptions: Some(vec![uri.into()]), ..Default::default() };
+    let mut sub = client.listen(filter).await.unwrap();
+    client.call_tool("touch", json!({"uri": uri})).await.unwrap();
+    assert!(matches!(sub.recv().await, Some(ServerNotification::ResourceUpdated(_))));
+    client.read_resource(uri).await.unwrap();
+    let log = received_log(&client).await;
+    assert_eq!((count(&log, "tools/list"), count(&log, "resources/read")), (2, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_cache_without_a_ttl_or_when_turned_off() {
+    let Pair { client, .. } =
+        pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(count(&received_log(&client).await, "tools/list"), 2);
+    let mut o = ClientOptions::new("testkit");
+    o.cache = None;
+    let config = Config { ttl_ms: 60_000, ..modern_config(ServeEra::Modern) };
+    let Pair { client, .. } = pair_with(o, config);
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(count(&received_log(&client).await, "tools/list"), 2);
 }

@@ -225,6 +225,7 @@ fn progress_is_routed_and_resets_the_deadline_within_the_maximum() {
         max_total_timeout: Some(Duration::from_secs(25)),
         on_progress: Some(Arc::new(move |p| seen2.lock().unwrap().push(p.progress))),
         meta: None,
+        no_cache: false,
     };
     let req =
         core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();

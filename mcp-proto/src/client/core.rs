@@ -122,6 +122,9 @@ pub struct RequestOptions {
     /// parameters' `_meta`. The protocol's own members (version,
     /// capabilities, client identity, progress token) take precedence.
     pub meta: Option<Map<String, Value>>,
+    /// Stateless era: ask the server even when a fresh cached result is
+    /// held (the answer still refreshes the cache).
+    pub no_cache: bool,
 }
 
 impl RequestOptions {
@@ -139,6 +142,7 @@ impl fmt::Debug for RequestOptions {
             .field("max_total_timeout", &self.max_total_timeout)
             .field("on_progress", &self.on_progress.as_ref().map(|_| "<callback>"))
             .field("meta", &self.meta)
+            .field("no_cache", &self.no_cache)
             .finish()
     }
 }

@@ -95,13 +95,23 @@ pub async fn list_tools<R: Requester>(
 ) -> Result<Arc<[Tool]>, R::Error> {
     match r.cached_tools() {
         Some(tools) => Ok(tools),
-        None => list_tools_fresh(r, options).await,
+        None => list_and_store_tools(r, options).await,
     }
 }
 
 /// Lists every tool (all pages) from the server, ignoring the cache, and
 /// caches the answer.
 pub async fn list_tools_fresh<R: Requester>(
+    r: &R,
+    options: RequestOptions,
+) -> Result<Arc<[Tool]>, R::Error> {
+    list_and_store_tools(r, RequestOptions { no_cache: true, ..options }).await
+}
+
+/// Lists every tool (all pages; in the stateless era fresh pages may come
+/// from the result cache unless the options say `no_cache`) and stores the
+/// list.
+async fn list_and_store_tools<R: Requester>(
     r: &R,
     options: RequestOptions,
 ) -> Result<Arc<[Tool]>, R::Error> {
