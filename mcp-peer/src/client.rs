@@ -782,9 +782,7 @@ impl<T: Transport> Client<T> {
 
     /// The tool list from the server, boxed: a request may need it while
     /// it is itself one of the requests listing makes.
-    fn relist_tools(
-        &self,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Arc<[Tool]>, T::Error>> + Send + '_>> {
+    fn relist_tools(&self) -> mcp_proto::client::BoxFuture<'_, Result<Arc<[Tool]>, T::Error>> {
         Box::pin(ops::list_tools_fresh(self, RequestOptions::default()))
     }
 
