@@ -88,6 +88,10 @@ pub(crate) fn mcp_name(method: &str, params: Option<&Value>) -> Option<HeaderVal
     let key = match method {
         mcp_proto::methods::TOOLS_CALL | mcp_proto::methods::PROMPTS_GET => "name",
         mcp_proto::methods::RESOURCES_READ => "uri",
+        // The tasks extension (2026-07-28): the task's id routes the request.
+        mcp_proto::methods::TASKS_GET
+        | mcp_proto::methods::TASKS_UPDATE
+        | mcp_proto::methods::TASKS_CANCEL => "taskId",
         _ => return None,
     };
     params?.get(key)?.as_str().map(encoded_header_value)

@@ -127,18 +127,41 @@ impl<T: Transport> Client<T> {
         task: Option<TaskMetadata>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
+        self.call_shaped(name, arguments, task, options, true).await
+    }
+
+    /// `tools/call` as JSON text; with `poll_tasks` false, a task handle
+    /// (tasks extension) comes back as it came.
+    pub(crate) async fn call_raw_with<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        options: RequestOptions,
+        poll_tasks: bool,
+    ) -> Result<Box<RawValue>, T::Error> {
+        self.call_shaped(name, arguments, None, options, poll_tasks).await
+    }
+
+    async fn call_shaped<A: Serialize>(
+        &self,
+        name: &str,
+        arguments: A,
+        task: Option<TaskMetadata>,
+        options: RequestOptions,
+        poll: bool,
+    ) -> Result<Box<RawValue>, T::Error> {
         use crate::shape::{Shape, shape_of};
         match shape_of(&arguments) {
-            Shape::Null => self.call_params(name, None::<&()>, task, options).await,
-            Shape::Object => self.call_params(name, Some(&arguments), task, options).await,
+            Shape::Null => self.call_params(name, None::<&()>, task, options, poll).await,
+            Shape::Object => self.call_params(name, Some(&arguments), task, options, poll).await,
             Shape::Raw => {
                 // Known only from its text.
                 let raw = serde_json::value::to_raw_value(&arguments).map_err(|e| {
                     self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}"))
                 })?;
                 match raw.get().trim_start().as_bytes().first() {
-                    Some(b'n') => self.call_params(name, None::<&()>, task, options).await,
-                    Some(b'{') => self.call_params(name, Some(&*raw), task, options).await,
+                    Some(b'n') => self.call_params(name, None::<&()>, task, options, poll).await,
+                    Some(b'{') => self.call_params(name, Some(&*raw), task, options, poll).await,
                     _ => Err(self.not_an_object()),
                 }
             }
@@ -152,6 +175,7 @@ impl<T: Transport> Client<T> {
         arguments: Option<&A>,
         task: Option<TaskMetadata>,
         options: RequestOptions,
+        poll: bool,
     ) -> Result<Box<RawValue>, T::Error> {
         let params = CallParams { name, arguments, task };
         // Transports that derive headers from the call read the tool's
@@ -160,8 +184,8 @@ impl<T: Transport> Client<T> {
             true => self.tool_list_with(name).await,
             false => None,
         };
-        self.request_raw(methods::TOOLS_CALL, crate::client::Params::Typed(&params), tool, options)
-            .await
+        let params = crate::client::Params::Typed(&params);
+        self.request_inner(methods::TOOLS_CALL, params, tool, options, poll).await
     }
 
     fn not_an_object(&self) -> T::Error {

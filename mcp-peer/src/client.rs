@@ -629,6 +629,20 @@ impl<T: Transport> Client<T> {
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
+        self.request_inner(method, params, tool, options, true).await
+    }
+
+    /// [`request_raw`](Self::request_raw); with `poll_tasks` false, a task
+    /// handle (the tasks extension's `resultType: "task"`) is returned as
+    /// it came instead of being followed to its end.
+    pub(crate) async fn request_inner<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Params<'_, P>,
+        tool: Option<(Arc<[Tool]>, usize)>,
+        options: RequestOptions,
+        poll_tasks: bool,
+    ) -> Result<Box<RawValue>, T::Error> {
         let mut tool = tool;
         let transport = &self.inner.transport;
         let mut params = params;
@@ -674,6 +688,21 @@ impl<T: Transport> Client<T> {
                             let next = self.fulfil(method, &raw, params, rounds).await;
                             params =
                                 Params::Value(Some(next.map_err(|e| transport.client_error(e))?));
+                        }
+                        Ok(ResultKind::Task) => {
+                            if method != methods::TOOLS_CALL || !self.declares_tasks() {
+                                let e = ClientError::InvalidResult {
+                                    method: method.into(),
+                                    reason:
+                                        "a task handle, which this request may not be answered with"
+                                            .into(),
+                                };
+                                return Err(transport.client_error(e));
+                            }
+                            if !poll_tasks {
+                                return Ok(raw);
+                            }
+                            return self.follow_task(method, raw).await;
                         }
                         Err(e) => {
                             let e = ClientError::InvalidResult {
@@ -821,24 +850,8 @@ impl<T: Transport> Client<T> {
                 reason: "input_required with neither inputRequests nor requestState".into(),
             });
         }
-        let mut responses = serde_json::Map::new();
-        let handlers = &self.inner.options.handlers;
-        for (key, request) in asked.input_requests.iter().flatten() {
-            tracing::debug!(server = %self.name(), method, key, input = %request.method, round = rounds, "fulfilling an input request");
-            match handlers.handle(&request.method, request.params.clone()).await {
-                Ok(result) => {
-                    responses.insert(key.clone(), result);
-                }
-                Err(error) => {
-                    return Err(ClientError::InputRequestFailed {
-                        method: method.into(),
-                        key: key.clone(),
-                        input_method: request.method.clone(),
-                        error: Box::new(error),
-                    });
-                }
-            }
-        }
+        let requests = asked.input_requests.iter().flatten();
+        let responses = self.answer_inputs(method, requests).await?;
         let mut obj = match params {
             Params::Value(None) => serde_json::Map::new(),
             Params::Value(Some(Value::Object(obj))) => obj,
@@ -871,6 +884,34 @@ impl<T: Transport> Client<T> {
         }
         // The protocol's own `_meta` members are added again on sending.
         Ok(Value::Object(obj))
+    }
+
+    /// Answers a server's input requests (of an `input_required` result or
+    /// of a task) through the host's handlers, by their keys.
+    pub(crate) async fn answer_inputs<'r>(
+        &self,
+        method: &str,
+        requests: impl Iterator<Item = (&'r String, &'r mcp_proto::types::InputRequest)>,
+    ) -> Result<serde_json::Map<String, Value>, ClientError> {
+        let mut responses = serde_json::Map::new();
+        let handlers = &self.inner.options.handlers;
+        for (key, request) in requests {
+            tracing::debug!(server = %self.name(), method, key, input = %request.method, "fulfilling an input request");
+            match handlers.handle(&request.method, request.params.clone()).await {
+                Ok(result) => {
+                    responses.insert(key.clone(), result);
+                }
+                Err(error) => {
+                    return Err(ClientError::InputRequestFailed {
+                        method: method.into(),
+                        key: key.clone(),
+                        input_method: request.method.clone(),
+                        error: Box::new(error),
+                    });
+                }
+            }
+        }
+        Ok(responses)
     }
 
     /// One attempt at a request. Gives the parameters back for another.

@@ -83,11 +83,14 @@ mod notifications;
 mod options;
 mod shape;
 mod subscription;
+pub mod tasks;
 mod transport;
 
 pub use client::Client;
 pub use notifications::{CallError, CallHandle, Notifications};
-pub use options::{ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, EraChoice};
+pub use options::{
+    ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, DEFAULT_TASK_TIMEOUT, EraChoice,
+};
 pub use subscription::{MAX_RELISTENS, SUBSCRIPTION_BUFFER, Subscription};
 pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};
 

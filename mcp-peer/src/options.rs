@@ -30,6 +30,9 @@ pub enum EraChoice {
 /// The default for [`ClientOptions::max_input_rounds`].
 pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 8;
 
+/// The default for [`ClientOptions::task_timeout`].
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// The default for [`ClientOptions::probe_timeout`].
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -90,6 +93,10 @@ pub struct ClientOptions {
     /// fresh (see [`crate::cache`]). A [`MemoryCache`] of its own by
     /// default; `None` turns caching off; a host may bring its own.
     pub cache: Option<Arc<dyn ResultCache>>,
+    /// Stateless era, tasks extension: how long a call answered with a task
+    /// handle is followed (polling `tasks/get`) before it fails with a
+    /// timeout (10 minutes by default; the task is then cancelled).
+    pub task_timeout: Duration,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -108,6 +115,7 @@ impl fmt::Debug for ClientOptions {
             .field("max_input_rounds", &self.max_input_rounds)
             .field("log_level", &self.log_level)
             .field("cache", &self.cache)
+            .field("task_timeout", &self.task_timeout)
             .finish()
     }
 }
@@ -130,7 +138,19 @@ impl ClientOptions {
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             log_level: None,
             cache: Some(Arc::new(MemoryCache::default())),
+            task_timeout: DEFAULT_TASK_TIMEOUT,
         }
+    }
+
+    /// Declares an extension (2026-07-28) in the capabilities every request
+    /// carries: `id` (`io.modelcontextprotocol/tasks`, ...) with its
+    /// settings (`{}` when it has none).
+    pub fn with_extension(mut self, id: &str, settings: serde_json::Value) -> Self {
+        self.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(id.into(), settings);
+        self
     }
 
     /// The capabilities declared in `initialize`: the handlers' and the
@@ -167,6 +187,9 @@ impl ClientOptions {
         }
         if explicit.experimental.is_some() {
             caps.experimental = explicit.experimental.clone();
+        }
+        if explicit.extensions.is_some() {
+            caps.extensions = explicit.extensions.clone();
         }
         for (k, v) in &explicit.extra {
             caps.extra.insert(k.clone(), v.clone());

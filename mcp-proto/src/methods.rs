@@ -73,6 +73,9 @@ pub const NOTIFICATION_ELICITATION_COMPLETE: &str = "notifications/elicitation/c
 /// accepted a `subscriptions/listen` request.
 pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
     "notifications/subscriptions/acknowledged";
+/// `notifications/tasks` (the 2026-07-28 tasks extension): a task's whole
+/// state, on a `subscriptions/listen` stream.
+pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
 /// `notifications/tasks/status` (experimental, 2025-11-25).
 pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
 

@@ -27,6 +27,10 @@ pub struct ClientCapabilities {
     /// Present if the client supports task-augmented requests (experimental).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<ClientTasksCapability>,
+    /// The extensions the client supports (2026-07-28), by identifier
+    /// (`io.modelcontextprotocol/tasks`, ...), each with its settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<JsonObject>,
     /// Capabilities this crate does not know, kept as sent.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -158,6 +162,10 @@ pub struct ServerCapabilities {
     /// Present if the server supports task-augmented requests (experimental).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<ServerTasksCapability>,
+    /// The extensions the server supports (2026-07-28), by identifier,
+    /// each with its settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<JsonObject>,
     /// Capabilities this crate does not know, kept as sent.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -35,6 +35,9 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 pub const RESULT_TYPE_COMPLETE: &str = "complete";
 /// `resultType` of an [`InputRequiredResult`].
 pub const RESULT_TYPE_INPUT_REQUIRED: &str = "input_required";
+/// `resultType` of a task handle (the tasks extension's `CreateTaskResult`:
+/// a [`DetailedTask`]).
+pub const RESULT_TYPE_TASK: &str = "task";
 
 /// What a result's `resultType` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +47,8 @@ pub enum ResultKind {
     Complete,
     /// `"input_required"`: an [`InputRequiredResult`].
     InputRequired,
+    /// `"task"` (the tasks extension): a task handle, a [`DetailedTask`].
+    Task,
 }
 
 /// A `resultType` this client does not know.
@@ -85,6 +90,7 @@ pub fn result_kind(result_json: &str) -> Result<ResultKind, UnknownResultType> {
     match peek.result_type.as_deref() {
         None | Some(RESULT_TYPE_COMPLETE) => Ok(ResultKind::Complete),
         Some(RESULT_TYPE_INPUT_REQUIRED) => Ok(ResultKind::InputRequired),
+        Some(RESULT_TYPE_TASK) => Ok(ResultKind::Task),
         Some(other) => Err(UnknownResultType(other.to_owned())),
     }
 }
@@ -209,6 +215,60 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
     pub extra: JsonObject,
 }
 
+/// A task of the 2026-07-28 tasks extension, as `tools/call` (with
+/// `resultType: "task"`), `tasks/get` and `notifications/tasks` give it:
+/// its state, and by status the input it needs, its result or its error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailedTask {
+    /// The task's id.
+    pub task_id: String,
+    /// The current status.
+    pub status: crate::types::TaskStatus,
+    /// A human-readable message about the status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// When the task was created (ISO 8601).
+    #[serde(default)]
+    pub created_at: String,
+    /// When the task was last updated (ISO 8601).
+    #[serde(default)]
+    pub last_updated_at: String,
+    /// How long from creation the server keeps the task, in milliseconds
+    /// (`None`: unlimited).
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
+    /// The suggested polling interval in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// `input_required`: the requests to fulfil with `tasks/update`, by the
+    /// server's keys (unique over the task's life).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<std::collections::BTreeMap<String, InputRequest>>,
+    /// `completed`: the result the original request would have given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// `failed`: the JSON-RPC error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::jsonrpc::ErrorObject>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not know (`resultType`, ...), kept as sent.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Parameters of `tasks/update` (the 2026-07-28 tasks extension).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateTaskRequestParams {
+    /// The task.
+    pub task_id: String,
+    /// Answers to the task's outstanding input requests, by their keys.
+    pub input_responses: JsonObject,
+}
+
 /// `data` of an `UnsupportedProtocolVersion` error (`-32022`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UnsupportedProtocolVersionData {
@@ -260,6 +320,7 @@ mod tests {
                 Ok(ResultKind::InputRequired),
             ),
             (r#"{"x":{"resultType":"odd"}}"#, Ok(ResultKind::Complete)),
+            (r#"{"resultType":"task","taskId":"t"}"#, Ok(ResultKind::Task)),
             (r#"{"resultType":"partial"}"#, Err(())),
             (r#"{"resultType":7}"#, Err(())),
             (r#"[]"#, Err(())),
