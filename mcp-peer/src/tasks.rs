@@ -41,7 +41,7 @@ pub enum ToolCallStart {
     /// The server made a task of it: follow it with
     /// [`Client::task_status`], answer it with [`Client::task_update`],
     /// stop it with [`Client::task_cancel`].
-    Task(DetailedTask),
+    Task(Box<DetailedTask>),
 }
 
 /// Cancels a task whose follower stopped before its end (the call's future
@@ -172,9 +172,9 @@ impl<T: Transport> Client<T> {
             })
         };
         match mcp_proto::types::result_kind(raw.get()) {
-            Ok(mcp_proto::types::ResultKind::Task) => {
-                serde_json::from_str(raw.get()).map(ToolCallStart::Task).map_err(parse)
-            }
+            Ok(mcp_proto::types::ResultKind::Task) => serde_json::from_str(raw.get())
+                .map(|t| ToolCallStart::Task(Box::new(t)))
+                .map_err(parse),
             _ => serde_json::from_str(raw.get()).map(ToolCallStart::Complete).map_err(parse),
         }
     }
