@@ -643,6 +643,8 @@ impl<T: Transport> Client<T> {
         options: RequestOptions,
         poll_tasks: bool,
     ) -> Result<Box<RawValue>, T::Error> {
+        #[cfg(feature = "otel")]
+        let options = crate::otel::with_trace_context(options);
         let mut tool = tool;
         let transport = &self.inner.transport;
         let mut params = params;

@@ -81,6 +81,8 @@ pub mod era;
 pub mod memory;
 mod notifications;
 mod options;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod shape;
 mod subscription;
 pub mod tasks;
