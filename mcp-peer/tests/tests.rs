@@ -1091,3 +1091,35 @@ async fn the_current_opentelemetry_context_rides_in_meta() {
     assert_eq!(meta["traceparent"], "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01");
     assert!(meta.get("not-trace-context").is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_log_level_rides_on_each_request_in_the_stateless_era() {
+    use mcp_proto::types::LoggingLevel;
+    let Pair { client, .. } =
+        pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
+    let quiet = client.call_tool("log", json!({"level": "error", "message": "x"})).await.unwrap();
+    assert!(text(&quiet).starts_with("not sent"), "{}", text(&quiet));
+    let err = client.set_log_level(LoggingLevel::Debug).await.unwrap_err();
+    assert!(matches!(err, MemoryError::Protocol(ClientError::NotInEra { .. })), "{err:?}");
+
+    let mut o = ClientOptions::new("testkit");
+    o.log_level = Some(LoggingLevel::Warning);
+    let Pair { client, .. } = pair_with(o, modern_config(ServeEra::Modern));
+    let mut stream = client.notifications();
+    let below = client.call_tool("log", json!({"level": "info", "message": "x"})).await.unwrap();
+    assert!(text(&below).starts_with("not sent"), "{}", text(&below));
+    client.call_tool("log", json!({"level": "error", "message": "loud"})).await.unwrap();
+    match stream.recv().await {
+        Some(ServerNotification::LogMessage(m)) => assert_eq!(m.data, json!("loud")),
+        other => panic!("{other:?}"),
+    }
+    // A call may ask for its own level.
+    let mut meta = serde_json::Map::new();
+    meta.insert("io.modelcontextprotocol/logLevel".into(), json!("debug"));
+    let options = RequestOptions { meta: Some(meta), ..Default::default() };
+    let r = client
+        .call_tool_with("log", json!({"level": "info", "message": "chatty"}), options)
+        .await
+        .unwrap();
+    assert!(!text(&r).starts_with("not sent"), "{}", text(&r));
+}

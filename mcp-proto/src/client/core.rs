@@ -120,7 +120,8 @@ pub struct RequestOptions {
     /// `traceparent`/`tracestate`/`baggage`, a per-call
     /// `io.modelcontextprotocol/logLevel`, ...), merged into the
     /// parameters' `_meta`. The protocol's own members (version,
-    /// capabilities, client identity, progress token) take precedence.
+    /// capabilities, client identity) take precedence; a log level given
+    /// here replaces the client's for this request.
     pub meta: Option<Map<String, Value>>,
     /// Stateless era: ask the server even when a fresh cached result is
     /// held (the answer still refreshes the cache).
@@ -1223,8 +1224,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Merges `extra` (the caller's) and then `protocol` (the era's own, which
-/// win) into the parameters' `_meta`.
+/// Merges `protocol` (the era's members) and then `extra` (the caller's)
+/// into the parameters' `_meta`; the caller cannot change the version,
+/// capabilities or identity the era's members give.
 fn with_meta(
     method: &str,
     params: Option<Value>,
@@ -1248,8 +1250,19 @@ fn with_meta(
             reason: "_meta must be an object".into(),
         });
     };
-    for (k, v) in extra.into_iter().flatten().chain(protocol.into_iter().flatten()) {
+    for (k, v) in protocol.into_iter().flatten() {
         meta.insert(k.clone(), v.clone());
+    }
+    // The caller's members go on top, but for the version, capabilities
+    // and identity the connection speaks with (a per-call log level, say,
+    // replaces the client's).
+    for (k, v) in extra.into_iter().flatten() {
+        if protocol.is_none()
+            || ![PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]
+                .contains(&k.as_str())
+        {
+            meta.insert(k.clone(), v.clone());
+        }
     }
     Ok(Value::Object(obj))
 }
