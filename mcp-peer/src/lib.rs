@@ -4,8 +4,14 @@
 //! the sans-IO protocol core of [`mcp_proto::client`] and everything that
 //! drives it, written once for every transport:
 //!
-//! - the `initialize` handshake, once, before the first request (concurrent
-//!   callers share it), and a new one when a connection is lost;
+//! - both protocol eras: the handshake era (`initialize`, 2024-11-05 to
+//!   2025-11-25) and the stateless era (2026-07-28: per-request `_meta`, no
+//!   session), found by probing with `server/discover` ([`EraChoice::Auto`])
+//!   or pinned; the era opens once, before the first request (concurrent
+//!   callers share it), and again when a connection is lost;
+//! - the stateless era's `input_required` rounds fulfilled through the host's
+//!   [`Handlers`], its result cache ([`cache`]), `subscriptions/listen`
+//!   ([`Client::listen`]) and the tasks extension ([`tasks`]);
 //! - every request waits under its deadline (progress may restart it, up to
 //!   a maximum), and `notifications/cancelled` goes out when it expires or
 //!   when the caller drops the future ([`CallHandle::cancel`] for a call
@@ -33,6 +39,9 @@
 //!   one, on a runtime the client owns (for synchronous hosts).
 //! - `schema`: [`Client::call_tool_as`] checks `structuredContent` against
 //!   the tool's `outputSchema` first (`mcp-proto`'s `schema` feature).
+//! - `otel`: every request carries the current OpenTelemetry context
+//!   (`traceparent`, `tracestate`, `baggage` in `_meta`) through the globally
+//!   installed propagator (module `otel`).
 //!
 //! ## What this crate does not do
 //!
@@ -49,7 +58,9 @@
 //! # async fn main() {
 //! let (transport, mut server) = memory::pair();
 //! let client = Client::new(transport, ClientOptions::new("demo"));
-//! // A server that answers `initialize` and `ping`.
+//! // A handshake-era server that answers `initialize` and `ping` (its `{}`
+//! // to the era probe, `server/discover`, is no discovery, so the client
+//! // falls back to `initialize`).
 //! tokio::spawn(async move {
 //!     while let Some(bytes) = server.recv().await {
 //!         let msg: serde_json::Value = serde_json::from_slice(&bytes).unwrap();

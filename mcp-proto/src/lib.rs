@@ -1,9 +1,10 @@
 //! # mcp-proto
 //!
 //! The Model Context Protocol on the wire, with no I/O: JSON-RPC 2.0 framing,
-//! every MCP type of revision 2025-11-25 (and what older revisions need),
-//! protocol-version negotiation, method names, error codes, and the pure
-//! helpers both transports share.
+//! every MCP type of revisions 2025-11-25 and 2026-07-28 (and what older
+//! revisions need), protocol versions and their two eras, negotiation,
+//! method names, error codes, and the pure helpers every transport shares
+//! (the client core among them).
 //!
 //! ## What this crate does not do
 //!
@@ -33,10 +34,11 @@
 //!
 //! ## Wire types and rendering
 //!
-//! - [`types`]: every type of the 2025-11-25 schema under its schema name
-//!   ([`types::InitializeRequestParams`], [`types::Tool`],
+//! - [`types`]: every type of the 2025-11-25 and 2026-07-28 schemas under
+//!   its schema name ([`types::InitializeRequestParams`], [`types::Tool`],
 //!   [`types::CallToolResult`], [`types::ContentBlock`],
-//!   [`types::ElicitRequestParams`], [`types::Task`], ...). Decoding then
+//!   [`types::ElicitRequestParams`], [`types::Task`],
+//!   [`types::DiscoverResult`], [`types::InputRequiredResult`], ...). Decoding then
 //!   encoding gives back what the peer sent: unknown members are kept in
 //!   `extra`, `_meta` in `meta`, and what a newer server adds (a content
 //!   block `type`, an enum value, a capability) decodes instead of failing.
