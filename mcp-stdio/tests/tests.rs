@@ -421,7 +421,9 @@ async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
 
 #[tokio::test]
 async fn an_exit_after_the_answer_is_reported_on_the_next_call() {
-    let c = start(&["--exit-after", "2", "--stderr-banner", "hello from testkit"]).await;
+    // The handshake era: `--exit-after` counts initialize and one ping.
+    let args = ["--exit-after", "2", "--stderr-banner", "hello from testkit"];
+    let c = StdioClient::spawn(testkit(&args), legacy()).await.expect("the testkit starts");
     c.initialize().await.unwrap();
     c.ping().await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -435,6 +437,14 @@ async fn an_exit_after_the_answer_is_reported_on_the_next_call() {
     }
 }
 
+/// Options pinned to the handshake era, for scripted servers that expect
+/// `initialize` first.
+fn legacy() -> StdioOptions {
+    let mut o = options();
+    o.era = mcp_peer::EraChoice::Legacy;
+    o
+}
+
 /// A server that answers `initialize` and then never reads its stdin again.
 fn deaf_server() -> ServerCommand {
     let reply = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}"#;
@@ -445,7 +455,7 @@ fn deaf_server() -> ServerCommand {
 
 #[tokio::test]
 async fn a_write_the_server_never_reads_ends_at_the_deadline_and_the_connection() {
-    let mut o = options();
+    let mut o = legacy();
     o.shutdown_grace = Duration::from_millis(100);
     let client = StdioClient::spawn(deaf_server(), o).await.unwrap();
     client.initialize().await.unwrap();
@@ -497,7 +507,7 @@ async fn a_server_whose_grandchild_keeps_stdout_open_is_seen_to_exit() {
 
 #[tokio::test]
 async fn a_notification_the_server_never_reads_ends_at_the_request_timeout() {
-    let mut o = options();
+    let mut o = legacy();
     o.request_timeout = Duration::from_millis(500);
     o.shutdown_grace = Duration::from_millis(100);
     let client = StdioClient::spawn(deaf_server(), o).await.unwrap();
