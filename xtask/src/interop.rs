@@ -93,9 +93,10 @@ pub(crate) fn steps() -> Vec<Step> {
         Step::new("interop: mcp-http vs server-everything (streamableHttp and sse)", || {
             interop_test("mcp-http", "interop")
         }),
-        Step::new("interop: mcp-cli (mcpc --server) vs server-everything", || {
-            interop_test("mcp-cli", "interop")
-        }),
+        Step::new(
+            "interop: mcp-cli (mcpc --server) vs server-everything and the TypeScript SDK v2 server",
+            || interop_test("mcp-cli", "interop"),
+        ),
         Step::new("interop: mcp-stdio vs the TypeScript SDK v2 server (2026-07-28)", || {
             interop_test("mcp-stdio", "interop_modern")
         }),
