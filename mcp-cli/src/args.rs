@@ -13,8 +13,12 @@ pub(crate) const USAGE: &str = "\
 mcpc: talk to Model Context Protocol servers
 
 Usage:
-  mcpc [options] servers                      list the configured servers
-  mcpc [options] tools [SERVER]               list tools (of every server when none is named)
+  mcpc [options] servers [--connect]          list the configured servers; with --connect,
+                                              connect to each and show the protocol version
+                                              and era it speaks (modern: 2026-07-28, stateless;
+                                              legacy: the initialize handshake)
+  mcpc [options] tools [SERVER]               list tools (of every server when none is named),
+                                              with each server's protocol version and era
   mcpc [options] call [SERVER] TOOL [key=value ...] [--json '{...}']
                                               call a tool
   mcpc [options] ping [SERVER]                round trip to a server
@@ -89,6 +93,9 @@ pub(crate) struct Cli {
     pub(crate) progress: ProgressMode,
     pub(crate) strict: bool,
     pub(crate) json: Option<String>,
+    /// `--connect` of `servers`: connect to each server and show its
+    /// protocol version and era.
+    pub(crate) connect: bool,
     /// `--timeout SECS` of `login`.
     pub(crate) login_timeout: Duration,
     /// The hidden `--headless` of `login` (tests and CI): the authorization
@@ -109,6 +116,7 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
         progress: ProgressMode::Auto,
         strict: false,
         json: None,
+        connect: false,
         login_timeout: DEFAULT_LOGIN_TIMEOUT,
         headless: false,
         command: Command::Help,
@@ -145,6 +153,7 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
             "--server" => cli.server = Some(value("a URL or a command")?),
             "-H" | "--header" => cli.headers.push(value("'Name: value'")?),
             "--json" => cli.json = Some(value("a JSON object")?),
+            "--connect" => cli.connect = true,
             "--timeout" => {
                 let v = value("a number of seconds")?;
                 cli.login_timeout = match v.parse::<u64>() {
@@ -221,6 +230,9 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
     if cli.json.is_some() && !matches!(cli.command, Command::Call(_)) {
         return Err("--json is for call only".into());
     }
+    if cli.connect && cli.command != Command::Servers {
+        return Err("--connect is for servers only".into());
+    }
     if let Some(option) = login_option.filter(|_| !matches!(cli.command, Command::Login(_))) {
         return Err(format!("{option} is for login only"));
     }
@@ -262,8 +274,12 @@ mod tests {
         assert_eq!(cli.output, Output::Json);
         assert_eq!(cli.progress, ProgressMode::Never);
         assert!(cli.strict);
+        assert!(!cli.connect);
         assert_eq!(cli.login_timeout, DEFAULT_LOGIN_TIMEOUT);
         assert!(!cli.headless);
+        let cli = parse_str("servers --connect").unwrap();
+        assert_eq!(cli.command, Command::Servers);
+        assert!(cli.connect);
         let cli = parse_str("login remote --timeout 20 --headless").unwrap();
         assert_eq!(cli.login_timeout, Duration::from_secs(20));
         assert!(cli.headless);
@@ -290,6 +306,7 @@ mod tests {
             "--bogus tools",
             "--config",
             "tools --json {}",
+            "tools --connect",
             "tools --timeout 5",
             "ping --headless",
             "login remote --timeout 0",

@@ -24,6 +24,13 @@
 //! result in `--output json` mode). Calls that report progress get a
 //! progress bar on stderr, slow ones a spinner (`--progress`, `NO_COLOR`).
 //!
+//! Wherever a connection was made, the protocol version the server speaks
+//! and its era are shown: `modern` (2026-07-28, stateless, found by the
+//! `server/discover` probe) or `legacy` (the `initialize` handshake):
+//! `tools` and `ping` end their lines with `(VERSION, ERA era)`,
+//! `servers --connect` adds a column, and the JSON objects carry
+//! `protocol_version` and `era`.
+//!
 //! Exit codes: 0 success, 1 the tool reported `isError`, 2 usage or
 //! configuration error, 3 connection, protocol or authorization failure,
 //! 130 interrupted (Ctrl-C; the servers are closed first).
@@ -68,7 +75,7 @@ use mcp_proto::client::RequestOptions;
 use mcp_proto::types::{JsonObject, Tool};
 use mcp_registry::{
     ClientIdentity, Config, DefaultConnector, LoadOptions, OAuthHandler, Registry, RegistryOptions,
-    ServerConfig, TransportConfig, Warning, default_token_dir, parse_server_spec,
+    ServerConfig, ServerStatus, TransportConfig, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_stdio::ServerCommand;
 use serde_json::{Value, json};
@@ -293,10 +300,7 @@ fn user_config_dir() -> Option<PathBuf> {
 
 async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
     match &cli.command {
-        Command::Servers => {
-            servers(cli.output, registry);
-            Ok(0)
-        }
+        Command::Servers => servers(cli.output, registry, cli.connect).await,
         Command::Tools(server) => tools(cli.output, registry, server.as_deref()).await,
         Command::Call(positional) => call(cli, registry, positional).await,
         Command::Ping(server) => {
@@ -304,9 +308,16 @@ async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
             let start = Instant::now();
             registry.ping(&server).await.map_err(Failure::registry)?;
             let ms = start.elapsed().as_secs_f64() * 1000.0;
+            let status = registry.status(&server).await.map_err(Failure::registry)?;
             match cli.output {
-                Output::Text => emit(&format!("{server}: pong in {ms:.1} ms")),
-                Output::Json => emit(&json!({"server": server, "ok": true, "ms": ms}).to_string()),
+                Output::Text => {
+                    emit(&format!("{server}: pong in {ms:.1} ms{}", protocol_suffix(&status)))
+                }
+                Output::Json => {
+                    let mut v = json!({"server": server, "ok": true, "ms": ms});
+                    add_protocol(&mut v, &status);
+                    emit(&v.to_string());
+                }
             }
             Ok(0)
         }
@@ -407,28 +418,86 @@ fn list_or_none(names: &[&str]) -> String {
     if names.is_empty() { "none".into() } else { names.join(", ") }
 }
 
-fn servers(output: Output, registry: &Registry) {
+/// `mcpc servers`: the configured servers; with `--connect`, each one
+/// connected (concurrently, bounded) and shown with the protocol version
+/// and era it speaks. A server that cannot be reached is reported on stderr
+/// (and in the JSON) and makes the exit code 3; the others are still shown.
+async fn servers(output: Output, registry: &Registry, connect: bool) -> Result<u8, Failure> {
+    let mut errors = std::collections::HashMap::new();
+    let mut code = 0;
+    if connect {
+        for r in registry.initialize_all().await {
+            if let Err(e) = r.result {
+                let failure = Failure::registry(e);
+                code = code.max(failure.code);
+                report_error(&failure.error);
+                errors.insert(r.server, format!("{:#}", failure.error));
+            }
+        }
+    }
+    let statuses = registry.statuses().await;
     match output {
         Output::Json => {
-            let list: Vec<Value> = registry.list().map(server_json).collect();
+            let list: Vec<Value> = registry
+                .list()
+                .zip(&statuses)
+                .map(|(server, status)| {
+                    let mut v = server_json(server);
+                    v["connected"] = json!(status.connected);
+                    add_protocol(&mut v, status);
+                    if let Some(error) = errors.get(&server.name) {
+                        v["error"] = json!(error);
+                    }
+                    v
+                })
+                .collect();
             emit(&Value::Array(list).to_string());
         }
         Output::Text => {
-            let rows: Vec<(String, &str, String, String)> = registry
+            let rows: Vec<(String, &str, String, String, String)> = registry
                 .list()
-                .map(|s| {
+                .zip(&statuses)
+                .map(|(s, status)| {
                     let (kind, target) = target(s);
-                    (s.name.clone(), kind, target, s.description.clone().unwrap_or_default())
+                    let protocol = match (status.protocol_version, status.era) {
+                        (Some(version), Some(era)) => format!("{version} {era}"),
+                        _ if errors.contains_key(&s.name) => "unreachable".to_owned(),
+                        _ => String::new(),
+                    };
+                    let description = s.description.clone().unwrap_or_default();
+                    (s.name.clone(), kind, target, protocol, description)
                 })
                 .collect();
             let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
             let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
-            for (name, kind, target, description) in rows {
-                let line = format!("{name:w0$}  {kind:5}  {target:w2$}  {description}");
+            let w3 = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
+            for (name, kind, target, protocol, description) in rows {
+                let line = if connect {
+                    format!("{name:w0$}  {kind:5}  {target:w2$}  {protocol:w3$}  {description}")
+                } else {
+                    format!("{name:w0$}  {kind:5}  {target:w2$}  {description}")
+                };
                 emit(line.trim_end());
             }
         }
     }
+    Ok(code)
+}
+
+/// ` (2025-11-25, legacy era)`: the protocol a connected server speaks, for
+/// the end of a line; empty when it is not known.
+fn protocol_suffix(status: &ServerStatus) -> String {
+    match (status.protocol_version, status.era) {
+        (Some(version), Some(era)) => format!(" ({version}, {era} era)"),
+        _ => String::new(),
+    }
+}
+
+/// Adds `protocol_version` and `era` (`"modern"`/`"legacy"`, or null when
+/// not connected) to a JSON object.
+fn add_protocol(v: &mut Value, status: &ServerStatus) {
+    v["protocol_version"] = json!(status.protocol_version.map(|p| p.as_str()));
+    v["era"] = json!(status.era.map(|e| e.to_string()));
 }
 
 /// The transport kind and what it points at; an endpoint shows only its
@@ -485,20 +554,33 @@ async fn tools(output: Output, registry: &Registry, server: Option<&str>) -> Res
     let single = results.len() == 1;
     for (i, (name, result)) in results.into_iter().enumerate() {
         match result {
-            Ok(tools) => match output {
-                Output::Json => json_out.push(json!({"server": name, "tools": tools})),
-                Output::Text => {
-                    if i > 0 {
-                        emit("");
+            Ok(tools) => {
+                let status = registry.status(&name).await.map_err(Failure::registry)?;
+                match output {
+                    Output::Json => {
+                        let mut v = json!({"server": name});
+                        add_protocol(&mut v, &status);
+                        v["tools"] = json!(tools);
+                        json_out.push(v);
                     }
-                    emit(&format!("{name}: {} tool{}", tools.len(), plural(tools.len())));
-                    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
-                    for tool in &tools {
-                        let line = format!("  {:width$}  {}", tool.name, summary(tool));
-                        emit(line.trim_end());
+                    Output::Text => {
+                        if i > 0 {
+                            emit("");
+                        }
+                        emit(&format!(
+                            "{name}: {} tool{}{}",
+                            tools.len(),
+                            plural(tools.len()),
+                            protocol_suffix(&status)
+                        ));
+                        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+                        for tool in &tools {
+                            let line = format!("  {:width$}  {}", tool.name, summary(tool));
+                            emit(line.trim_end());
+                        }
                     }
                 }
-            },
+            }
             Err(e) => {
                 let failure = Failure::registry(e);
                 if single {

@@ -333,7 +333,11 @@ fn configuration_files() {
 
     let r = s.run(&["tools", "a"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(r.stdout.lines().collect::<Vec<_>>()[0], "a: 1 tool", "{r:?}");
+    assert_eq!(
+        r.stdout.lines().collect::<Vec<_>>()[0],
+        "a: 1 tool (2025-11-25, legacy era)",
+        "{r:?}"
+    );
     let r = s.run(&["call", "a", "add", "a=1", "b=2"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("not allowed by the server's tool policy"), "{r:?}");
@@ -360,6 +364,124 @@ fn configuration_files() {
     let r = s.run(&["--config", path.to_str().unwrap(), "--output", "json", "tools"]);
     let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert!(v[0]["tools"].is_array() && v[1]["error"].is_string(), "{r:?}");
+}
+
+#[test]
+fn each_server_shows_its_protocol_version_and_era() {
+    let s = Sandbox::new("eras");
+    let toml = format!(
+        r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "old"
+command = "{tk}"
+args = ["stdio"]
+[[mcp_client.servers]]
+name = "new"
+command = "{tk}"
+args = ["stdio", "--era", "modern"]
+description = "stateless"
+"#,
+        tk = testkit()
+    );
+    s.write("mcp.toml", &toml);
+
+    let r = s.run(&["tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let headers: Vec<&str> = r.stdout.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(headers.len(), 3, "{r:?}"); // two headers and the blank line between
+    assert!(
+        headers[0].starts_with("old: ") && headers[0].ends_with(" tools (2025-11-25, legacy era)"),
+        "{r:?}"
+    );
+    assert!(
+        headers[2].starts_with("new: ") && headers[2].ends_with(" tools (2026-07-28, modern era)"),
+        "{r:?}"
+    );
+
+    let r = s.run(&["--output", "json", "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (&v[0]["server"], &v[0]["protocol_version"], &v[0]["era"]),
+        (&"old".into(), &"2025-11-25".into(), &"legacy".into()),
+        "{r:?}"
+    );
+    assert_eq!(
+        (&v[1]["server"], &v[1]["protocol_version"], &v[1]["era"]),
+        (&"new".into(), &"2026-07-28".into(), &"modern".into()),
+        "{r:?}"
+    );
+    assert!(v[1]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"), "{r:?}");
+
+    // Listing the servers connects nothing unless asked to.
+    let r = s.run(&["servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stdout.contains("legacy") && !r.stdout.contains("2026-07-28"), "{r:?}");
+    let r = s.run(&["--output", "json", "servers"]);
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    for server in v.as_array().unwrap() {
+        assert_eq!(server["connected"], false, "{r:?}");
+        assert!(server["protocol_version"].is_null() && server["era"].is_null(), "{r:?}");
+    }
+
+    let r = s.run(&["servers", "--connect"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{r:?}");
+    assert!(
+        lines[0].starts_with("old  stdio  ") && lines[0].ends_with("  2025-11-25 legacy"),
+        "{r:?}"
+    );
+    assert!(
+        lines[1].starts_with("new  stdio  ")
+            && lines[1].ends_with("  2026-07-28 modern  stateless"),
+        "{r:?}"
+    );
+    let r = s.run(&["--output", "json", "servers", "--connect"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v[0]["connected"], true, "{r:?}");
+    assert_eq!(v[0]["era"], "legacy", "{r:?}");
+    assert_eq!(v[1]["protocol_version"], "2026-07-28", "{r:?}");
+    assert_eq!(v[1]["era"], "modern", "{r:?}");
+
+    // A stateless server has no `ping`: the round trip still works.
+    let r = s.run(&["ping", "new"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.starts_with("new: pong in ")
+            && r.stdout.ends_with(" ms (2026-07-28, modern era)\n"),
+        "{r:?}"
+    );
+    let r = s.run(&["--output", "json", "ping", "old"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!((v["ok"].as_bool(), v["era"].as_str()), (Some(true), Some("legacy")), "{r:?}");
+    // The demo server too.
+    let d = Sandbox::new("eras-demo");
+    let r = d.run(&["tools"]);
+    assert!(r.stdout.lines().next().unwrap().ends_with(" (2025-11-25, legacy era)"), "{r:?}");
+
+    // One server that cannot start: reported, the others still shown, exit 3.
+    let json = format!(
+        r#"{{"mcpServers": {{"new": {{"command": "{tk}", "args": ["stdio", "--era", "modern"]}}, "bad": {{"command": "/nonexistent/srv"}}}}}}"#,
+        tk = testkit()
+    );
+    let path = s.write("other/two.json", &json);
+    let r = s.run(&["--config", path.to_str().unwrap(), "servers", "--connect"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("new ") && lines[0].ends_with("2026-07-28 modern"), "{r:?}");
+    assert!(lines[1].starts_with("bad ") && lines[1].ends_with("unreachable"), "{r:?}");
+    assert!(r.stderr.contains("\"bad\""), "{r:?}");
+    let r =
+        s.run(&["--config", path.to_str().unwrap(), "--output", "json", "servers", "--connect"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v[0]["era"], "modern", "{r:?}");
+    assert!(v[1]["error"].is_string() && v[1]["era"].is_null(), "{r:?}");
+    assert_eq!(v[1]["connected"], false, "{r:?}");
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! Interop: `mcpc --server` against `@modelcontextprotocol/server-everything`
 //! from npm, a server nobody in this project wrote, over stdio and over
-//! Streamable HTTP.
+//! Streamable HTTP (the handshake era), and against a server written with
+//! the TypeScript SDK v2 (`xtask/interop/ts-server.mjs`, the stateless era).
 //!
-//! `cargo xtask interop` installs the pinned version and runs this file with
-//! `MCP_EVERYTHING_JS` set to its entry point (compiled only with the
-//! `interop-tests` feature).
+//! `cargo xtask interop` installs the pinned versions and runs this file with
+//! `MCP_EVERYTHING_JS` and `MCP_TS_SERVER_JS` set to their entry points
+//! (compiled only with the `interop-tests` feature).
 
 use std::io::Read as _;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -158,4 +159,46 @@ fn everything_over_streamable_http() {
     let r = mcpc(&["--server", &url, "ping"]);
     assert_eq!(r.code, 0, "{r:?}");
     drop(server);
+}
+
+#[test]
+fn everything_is_shown_in_the_handshake_era() {
+    let spec = format!("node {} stdio", everything_js());
+    let r = mcpc(&["--server", &spec, "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let header = r.stdout.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("server: ") && header.ends_with(" (2025-11-25, legacy era)"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn the_ts_sdk_v2_server_is_shown_in_the_stateless_era() {
+    let js = std::env::var("MCP_TS_SERVER_JS").expect(
+        "MCP_TS_SERVER_JS must point at the installed ts-server.mjs: run `cargo xtask interop`",
+    );
+    let spec = format!("node {js} stdio");
+    let r = mcpc(&["--server", &spec, "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let header = r.stdout.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("server: ") && header.ends_with(" (2026-07-28, modern era)"),
+        "{r:?}"
+    );
+    let r = mcpc(&["--server", &spec, "--output", "json", "servers", "--connect"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (v[0]["protocol_version"].as_str(), v[0]["era"].as_str()),
+        (Some("2026-07-28"), Some("modern")),
+        "{r:?}"
+    );
+    // No `ping` in that era: the round trip is a server/discover.
+    let r = mcpc(&["--server", &spec, "ping"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.ends_with(" ms (2026-07-28, modern era)\n"), "{r:?}");
+    let r = mcpc(&["--server", &spec, "call", "add", "a=19", "b=23"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("\"sum\": 42"), "{r:?}");
 }

@@ -18,7 +18,10 @@
 //! - **The registry** ([`Registry`]): lazy, cached connections (a server
 //!   that failed is retried on its next use), `list_all_tools` and
 //!   `initialize_all` across servers concurrently with a bound, per-server
-//!   failures reported beside the others' results.
+//!   failures reported beside the others' results; each server's
+//!   [`ServerStatus`] (connected or not, the protocol version spoken and
+//!   its era: the handshake era or the stateless 2026-07-28 one, which the
+//!   client finds by probing).
 //! - **Command-line specs** ([`parse_server_spec`]): `https://...` or a
 //!   command line, as `mcpc --server` takes them.
 //!
@@ -125,7 +128,9 @@ pub use mcp_spawn_env::ServerCommand;
 pub use policy::ToolPolicy;
 #[cfg(feature = "http")]
 pub use registry::default_token_dir;
-pub use registry::{Connector, DefaultConnector, Registry, RegistryOptions, ServerResult};
+pub use registry::{
+    Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, ServerStatus,
+};
 pub use spec::{SpecError, parse_server_spec};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;

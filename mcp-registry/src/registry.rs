@@ -17,7 +17,8 @@ use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOption
 #[cfg(any(feature = "stdio", feature = "http"))]
 use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
-use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+use mcp_proto::types::{CallToolResult, Implementation, InitializeResult, JsonObject, Tool};
+use mcp_proto::{Era, ProtocolVersion, methods};
 #[cfg(feature = "stdio")]
 use mcp_stdio::{StdioOptions, StdioTransport};
 
@@ -452,6 +453,42 @@ pub struct ServerResult<T> {
     pub result: Result<T, Error>,
 }
 
+/// What is known of one server's connection ([`Registry::status`],
+/// [`Registry::statuses`]): whether one is open and, once the era is
+/// settled, the protocol version it speaks and that version's era (the
+/// handshake era, 2024-11-05 to 2025-11-25, or the stateless one,
+/// 2026-07-28) and the server's `serverInfo`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerStatus {
+    /// The server's name.
+    pub server: String,
+    /// Whether a connection is open (cached).
+    pub connected: bool,
+    /// The protocol version spoken (`None` until connected).
+    pub protocol_version: Option<ProtocolVersion>,
+    /// The era of [`protocol_version`](Self::protocol_version):
+    /// [`Era::Legacy`] (`initialize`, a session) or [`Era::Modern`]
+    /// (stateless, `server/discover`).
+    pub era: Option<Era>,
+    /// The server's `serverInfo` (name and version), once connected.
+    pub server_info: Option<Implementation>,
+}
+
+impl ServerStatus {
+    /// The status of `server` with the connection `conn`, if any.
+    fn of(server: &str, conn: Option<&ServerClient>) -> ServerStatus {
+        let protocol_version = conn.and_then(|c| c.protocol_version());
+        ServerStatus {
+            server: server.to_owned(),
+            connected: conn.is_some(),
+            protocol_version,
+            era: protocol_version.map(ProtocolVersion::era),
+            server_info: conn.and_then(|c| c.server_info()),
+        }
+    }
+}
+
 type Cached = Option<(u64, ServerClient)>;
 
 #[derive(Debug)]
@@ -533,6 +570,26 @@ impl Registry {
             Ok(slot) => slot.conn.lock().await.is_some(),
             Err(_) => false,
         }
+    }
+
+    /// The state of this server's connection (protocol version and era
+    /// once connected). Connects nothing: a server not used yet is
+    /// reported unconnected.
+    pub async fn status(&self, name: &str) -> Result<ServerStatus, Error> {
+        let slot = self.slot(name)?;
+        let cached = slot.conn.lock().await;
+        Ok(ServerStatus::of(&slot.server.name, cached.as_ref().map(|(_, c)| c)))
+    }
+
+    /// Every server's [`status`](Self::status), in declaration order.
+    /// Connects nothing.
+    pub async fn statuses(&self) -> Vec<ServerStatus> {
+        let mut all = Vec::with_capacity(self.slots.len());
+        for slot in &self.slots {
+            let cached = slot.conn.lock().await;
+            all.push(ServerStatus::of(&slot.server.name, cached.as_ref().map(|(_, c)| c)));
+        }
+        all
     }
 
     fn slot(&self, name: &str) -> Result<&Slot, Error> {
@@ -716,11 +773,17 @@ impl Registry {
         }
     }
 
-    /// A `ping` round trip (connecting first if needed).
+    /// A round trip (connecting first if needed): `ping`, or for a server
+    /// of the stateless era, which has no `ping`, `server/discover`.
     pub async fn ping(&self, server: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
         let (generation, conn) = self.connection(slot).await?;
-        match conn.ping().await {
+        let result = if conn.protocol_version().is_some_and(ProtocolVersion::is_modern) {
+            conn.request(methods::SERVER_DISCOVER, None, RequestOptions::default()).await.map(drop)
+        } else {
+            conn.ping().await
+        };
+        match result {
             Ok(()) => Ok(()),
             Err(e) => Err(self.failed(slot, generation, e).await),
         }

@@ -1,8 +1,12 @@
 //! `cargo xtask interop`: the transports against servers nobody here wrote.
 //!
 //! Installs the pinned npm packages of `xtask/interop/` into
-//! `.tools/interop/` (git-ignored) with `npm ci`, then runs each crate's
-//! `interop` test target with the server's entry point in the environment.
+//! `.tools/interop/` (git-ignored) with `npm ci`, copies the server written
+//! with the TypeScript SDK v2 (`xtask/interop/ts-server.mjs`) beside them (its
+//! imports resolve from there), then runs each crate's interop test targets
+//! with the servers' entry points in the environment: `interop` against
+//! `server-everything` (the handshake era), `interop_modern` against the SDK
+//! v2 server (the stateless era, 2026-07-28, and its handshake-era leg).
 
 use std::path::PathBuf;
 
@@ -18,15 +22,39 @@ fn everything_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
-/// Installs the peers unless the installed lock file matches the pinned one.
+/// The entry point of `@modelcontextprotocol/server` (the TypeScript SDK v2).
+fn ts_sdk_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server/dist/index.mjs")
+}
+
+/// The installed copy of the server written with the TypeScript SDK v2.
+fn ts_server_js() -> PathBuf {
+    install_dir().join("ts-server.mjs")
+}
+
+/// Whether every pinned peer is installed.
+fn installed() -> bool {
+    everything_js().is_file() && ts_sdk_js().is_file()
+}
+
+/// Installs the peers unless the installed lock file matches the pinned one,
+/// and copies the SDK v2 server script beside them (always: it may change
+/// without the lock changing).
 fn install() -> Result<(), String> {
+    install_packages()?;
+    let src = root().join("xtask").join("interop").join("ts-server.mjs");
+    std::fs::copy(&src, ts_server_js()).map_err(|e| format!("copying ts-server.mjs: {e}"))?;
+    Ok(())
+}
+
+fn install_packages() -> Result<(), String> {
     let src = root().join("xtask").join("interop");
     let dst = install_dir();
     std::fs::create_dir_all(&dst).map_err(|e| format!("creating {}: {e}", dst.display()))?;
     let pinned = std::fs::read(src.join("package-lock.json"))
         .map_err(|e| format!("reading the pinned lock: {e}"))?;
-    let installed = std::fs::read(dst.join("package-lock.json")).ok();
-    if installed.as_deref() == Some(pinned.as_slice()) && everything_js().is_file() {
+    let current = std::fs::read(dst.join("package-lock.json")).ok();
+    if current.as_deref() == Some(pinned.as_slice()) && installed() {
         println!("interop peers already installed in {}", dst.display());
         return Ok(());
     }
@@ -37,10 +65,22 @@ fn install() -> Result<(), String> {
     let mut npm = std::process::Command::new("npm");
     npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&dst);
     run(npm)?;
-    if !everything_js().is_file() {
-        return Err(format!("npm ci did not install {}", everything_js().display()));
+    for entry in [everything_js(), ts_sdk_js()] {
+        if !entry.is_file() {
+            return Err(format!("npm ci did not install {}", entry.display()));
+        }
     }
     Ok(())
+}
+
+/// `cargo test -p <krate> --features interop-tests --test <test>`, with the
+/// servers' entry points in the environment.
+fn interop_test(krate: &str, test: &str) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--locked", "-p", krate, "--features", "interop-tests", "--test", test]);
+    cmd.env("MCP_EVERYTHING_JS", everything_js());
+    cmd.env("MCP_TS_SERVER_JS", ts_server_js());
+    run(cmd)
 }
 
 /// The interop steps: install, then each transport's interop tests.
@@ -48,49 +88,20 @@ pub(crate) fn steps() -> Vec<Step> {
     vec![
         Step::new("interop: install pinned peers", install),
         Step::new("interop: mcp-stdio vs server-everything", || {
-            let mut cmd = cargo();
-            cmd.args([
-                "test",
-                "--locked",
-                "-p",
-                "mcp-stdio",
-                "--features",
-                "interop-tests",
-                "--test",
-                "interop",
-            ]);
-            cmd.env("MCP_EVERYTHING_JS", everything_js());
-            run(cmd)
+            interop_test("mcp-stdio", "interop")
         }),
         Step::new("interop: mcp-http vs server-everything (streamableHttp and sse)", || {
-            let mut cmd = cargo();
-            cmd.args([
-                "test",
-                "--locked",
-                "-p",
-                "mcp-http",
-                "--features",
-                "interop-tests",
-                "--test",
-                "interop",
-            ]);
-            cmd.env("MCP_EVERYTHING_JS", everything_js());
-            run(cmd)
+            interop_test("mcp-http", "interop")
         }),
-        Step::new("interop: mcp-cli (mcpc --server) vs server-everything", || {
-            let mut cmd = cargo();
-            cmd.args([
-                "test",
-                "--locked",
-                "-p",
-                "mcp-cli",
-                "--features",
-                "interop-tests",
-                "--test",
-                "interop",
-            ]);
-            cmd.env("MCP_EVERYTHING_JS", everything_js());
-            run(cmd)
+        Step::new(
+            "interop: mcp-cli (mcpc --server) vs server-everything and the TypeScript SDK v2 server",
+            || interop_test("mcp-cli", "interop"),
+        ),
+        Step::new("interop: mcp-stdio vs the TypeScript SDK v2 server (2026-07-28)", || {
+            interop_test("mcp-stdio", "interop_modern")
+        }),
+        Step::new("interop: mcp-http vs the TypeScript SDK v2 server (2026-07-28)", || {
+            interop_test("mcp-http", "interop_modern")
         }),
     ]
 }

@@ -419,3 +419,62 @@ async fn a_hosts_own_transport() {
     assert!(matches!(err, Error::UnknownTool { .. }));
     registry.close_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_server_reports_its_protocol_version_and_era() {
+    use mcp_proto::{Era, ProtocolVersion};
+
+    let mut modern_http = HttpConfig::default();
+    modern_http.server.era = mcp_testkit::ServeEra::Modern;
+    let modern_http = serve_http(modern_http).await.unwrap();
+    let legacy_http = serve_http(HttpConfig::default()).await.unwrap();
+    let servers = vec![
+        ServerConfig::stdio("old", testkit(&[])),
+        ServerConfig::stdio("new", testkit(&["--era", "modern"])),
+        ServerConfig::stdio("dual", testkit(&["--era", "both"])),
+        ServerConfig::http("old-web", legacy_http.url()),
+        ServerConfig::http("new-web", modern_http.url()),
+    ];
+    let (registry, _) = registry(servers, TestConnector::new());
+
+    // Nothing connected yet: nothing known, nothing spawned.
+    let before = registry.statuses().await;
+    assert_eq!(before.len(), 5);
+    for s in &before {
+        assert!(!s.connected && s.protocol_version.is_none() && s.era.is_none(), "{s:?}");
+        assert!(s.server_info.is_none(), "{s:?}");
+    }
+    assert!(matches!(registry.status("nope").await, Err(Error::UnknownServer { .. })));
+
+    for r in registry.initialize_all().await {
+        r.result.unwrap_or_else(|e| panic!("{}: {e}", r.server));
+    }
+    let expected = [
+        ("old", ProtocolVersion::LATEST_LEGACY, Era::Legacy),
+        ("new", ProtocolVersion::V2026_07_28, Era::Modern),
+        // A dual-era server is spoken to in the newer era.
+        ("dual", ProtocolVersion::V2026_07_28, Era::Modern),
+        ("old-web", ProtocolVersion::LATEST_LEGACY, Era::Legacy),
+        ("new-web", ProtocolVersion::V2026_07_28, Era::Modern),
+    ];
+    let statuses = registry.statuses().await;
+    for (status, (name, version, era)) in statuses.iter().zip(expected) {
+        assert_eq!(status.server, name);
+        assert!(status.connected, "{status:?}");
+        assert_eq!(status.protocol_version, Some(version), "{status:?}");
+        assert_eq!(status.era, Some(era), "{status:?}");
+        assert_eq!(status.server_info.as_ref().map(|i| i.name.as_str()), Some("mcp-testkit"));
+        assert_eq!(registry.status(name).await.unwrap(), *status);
+        // A round trip in either era (the stateless one has no `ping`).
+        registry.ping(name).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let r = registry.call_tool(name, "echo", args(json!({"message": name}))).await.unwrap();
+        assert_eq!(text(&r), name);
+    }
+
+    registry.close("new").await.unwrap();
+    let closed = registry.status("new").await.unwrap();
+    assert!(!closed.connected && closed.protocol_version.is_none() && closed.era.is_none());
+    registry.close_all().await;
+    modern_http.shutdown().await;
+    legacy_http.shutdown().await;
+}
