@@ -20,15 +20,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_http::{Error, HttpClient, HttpOptions, Notifications};
+use mcp_http::{Error, HttpClient, HttpOptions};
 use mcp_peer::EraChoice;
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{
-    BoxFuture, ClientError, ElicitationHandler, Handlers, RequestOptions, SamplingHandler,
-    ServerNotification, StaticRoots,
+    BoxFuture, ClientError, ElicitationHandler, Handlers, SamplingHandler, ServerNotification,
+    StaticRoots,
 };
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::render_tool_result;
+use mcp_proto::types::SubscriptionFilter;
 use mcp_proto::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ResourceContents, Root, SamplingMessageContentBlock,
@@ -40,8 +41,6 @@ use serde_json::{Value, json};
 const STARTUP: Duration = Duration::from_secs(15);
 /// How long one test may take in all.
 const TEST_LIMIT: Duration = Duration::from_secs(60);
-/// How long to wait for one notification.
-const NOTIFICATION_LIMIT: Duration = Duration::from_secs(10);
 /// The model the sampling handler claims to be, and what it answers.
 const MODEL: &str = "interop-model-7";
 const REPLY: &str = "Forty-two, said the interop model.";
@@ -133,28 +132,6 @@ async fn bounded(body: impl Future<Output = ()>) {
     tokio::time::timeout(TEST_LIMIT, body)
         .await
         .unwrap_or_else(|_| panic!("the test did not finish within {TEST_LIMIT:?}"));
-}
-
-/// The first notification `pick` accepts, skipping the others.
-async fn next_matching<T>(
-    notifications: &mut Notifications,
-    what: &str,
-    mut pick: impl FnMut(&ServerNotification) -> Option<T>,
-) -> T {
-    let mut skipped = Vec::new();
-    let wait = async {
-        loop {
-            let n = notifications.recv().await.expect("the client is alive");
-            match pick(&n) {
-                Some(found) => return found,
-                None => skipped.push(n),
-            }
-        }
-    };
-    match tokio::time::timeout(NOTIFICATION_LIMIT, wait).await {
-        Ok(found) => found,
-        Err(_) => panic!("no {what} within {NOTIFICATION_LIMIT:?}; received {skipped:#?}"),
-    }
 }
 
 fn text(result: &CallToolResult) -> String {
@@ -429,41 +406,16 @@ async fn an_undeclared_capability_and_too_many_rounds_are_typed_errors() {
 async fn a_listen_stream_hears_the_tool_list_change() {
     bounded(async {
         let (_server, c) = start(Handlers::default(), EraChoice::Auto).await;
-        let c = Arc::new(c);
-        let mut notifications = c.notifications();
-        let listener = {
-            let c = c.clone();
-            tokio::spawn(async move {
-                c.request(
-                    "subscriptions/listen",
-                    Some(json!({"notifications": {"toolsListChanged": true}})),
-                    RequestOptions::default(),
-                )
-                .await
-            })
-        };
-        let acknowledged = next_matching(&mut notifications, "the acknowledgement", |n| match n {
-            ServerNotification::Other(o)
-                if o.method == "notifications/subscriptions/acknowledged" =>
-            {
-                o.params.clone()
-            }
-            _ => None,
-        })
-        .await;
-        assert_eq!(acknowledged["notifications"], json!({"toolsListChanged": true}));
-        assert!(acknowledged["_meta"]["io.modelcontextprotocol/subscriptionId"].is_number());
-
+        let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+        let mut subscription = c.listen(filter).await.unwrap();
+        assert_eq!(subscription.granted().tools_list_changed, Some(true));
+        assert!(subscription.refused().is_empty());
         let touched = c.call_tool("touch-tools", ()).await.unwrap();
         assert_eq!(text(&touched), "announced");
-        next_matching(&mut notifications, "tools/list_changed", |n| {
-            matches!(n, ServerNotification::ToolListChanged).then_some(())
-        })
-        .await;
-        // Dropping the request ends the subscription (notifications/cancelled);
-        // the connection goes on.
-        listener.abort();
-        let _ = listener.await;
+        let heard = tokio::time::timeout(Duration::from_secs(10), subscription.recv()).await;
+        assert_eq!(heard.expect("in time"), Some(ServerNotification::ToolListChanged));
+        // Dropping the subscription ends it; the connection goes on.
+        drop(subscription);
         let echo = c.call_tool("echo", json!({"message": "after"})).await.unwrap();
         assert_eq!(text(&echo), "Echo: after");
         c.close().await.unwrap();

@@ -19,11 +19,12 @@ use std::time::Duration;
 use mcp_peer::EraChoice;
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{
-    BoxFuture, ClientError, ElicitationHandler, Handlers, RequestOptions, SamplingHandler,
-    ServerNotification, StaticRoots,
+    BoxFuture, ClientError, ElicitationHandler, Handlers, SamplingHandler, ServerNotification,
+    StaticRoots,
 };
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::render_tool_result;
+use mcp_proto::types::SubscriptionFilter;
 use mcp_proto::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ResourceContents, Root, SamplingMessageContentBlock,
@@ -374,41 +375,17 @@ async fn an_undeclared_capability_and_too_many_rounds_are_typed_errors() {
 #[tokio::test]
 async fn a_listen_stream_hears_the_tool_list_change() {
     bounded(async {
-        let c = Arc::new(start(Handlers::default(), EraChoice::Auto).await);
-        let mut notifications = c.notifications();
-        let listener = {
-            let c = c.clone();
-            tokio::spawn(async move {
-                c.request(
-                    "subscriptions/listen",
-                    Some(json!({"notifications": {"toolsListChanged": true}})),
-                    RequestOptions::default(),
-                )
-                .await
-            })
-        };
-        let acknowledged = next_matching(&mut notifications, "the acknowledgement", |n| match n {
-            ServerNotification::Other(o)
-                if o.method == "notifications/subscriptions/acknowledged" =>
-            {
-                o.params.clone()
-            }
-            _ => None,
-        })
-        .await;
-        assert_eq!(acknowledged["notifications"], json!({"toolsListChanged": true}));
-        assert!(acknowledged["_meta"]["io.modelcontextprotocol/subscriptionId"].is_number());
-
+        let c = start(Handlers::default(), EraChoice::Auto).await;
+        let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+        let mut subscription = c.listen(filter).await.unwrap();
+        assert_eq!(subscription.granted().tools_list_changed, Some(true));
+        assert!(subscription.refused().is_empty());
         let touched = c.call_tool("touch-tools", ()).await.unwrap();
         assert_eq!(text(&touched), "announced");
-        next_matching(&mut notifications, "tools/list_changed", |n| {
-            matches!(n, ServerNotification::ToolListChanged).then_some(())
-        })
-        .await;
-        // Dropping the request ends the subscription (notifications/cancelled);
-        // the connection goes on.
-        listener.abort();
-        let _ = listener.await;
+        let heard = tokio::time::timeout(Duration::from_secs(10), subscription.recv()).await;
+        assert_eq!(heard.expect("in time"), Some(ServerNotification::ToolListChanged));
+        // Dropping the subscription ends it; the connection goes on.
+        drop(subscription);
         let echo = c.call_tool("echo", json!({"message": "after"})).await.unwrap();
         assert_eq!(text(&echo), "Echo: after");
         c.close().await.unwrap();
