@@ -466,6 +466,9 @@ fn challenge<'a>(whole: &str, input: &'a str) -> Result<(&'a str, Challenge), Fa
     }
     let mut input = after_sp;
     let mut duplicate: Option<String> = None;
+    // Parameter names seen (lowercase): a repeat is found in constant time,
+    // so a header of many parameters costs linear time, not quadratic.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let param_start = input;
         let Ok((rest, name)) = token(input) else {
@@ -525,7 +528,7 @@ fn challenge<'a>(whole: &str, input: &'a str) -> Result<(&'a str, Challenge), Fa
                 }
             }
         };
-        if duplicate.is_none() && challenge.param(name).is_some() {
+        if !seen.insert(name.to_ascii_lowercase()) && duplicate.is_none() {
             duplicate = Some(name.to_owned());
         }
         challenge.params.push((name.to_owned(), value));

@@ -255,3 +255,84 @@ fn challenge_display_round_trips() {
         assert_eq!(c, again);
     }
 }
+
+#[test]
+fn quoted_pairs_escape_only_what_may_be_escaped() {
+    // An escaped space, tab, visible character or non-ASCII character is
+    // that character.
+    check("X a=\"\\ \\\t\\\u{e9}\\z\"", &["X a=\" \\t\u{e9}z\""]);
+    // An escaped control character is an error, and the next challenge
+    // survives it.
+    check(
+        "X a=\"bad\\\u{1}\", Basic",
+        &["! X challenge: the quoted value of a has a control character at byte 9", "Basic"],
+    );
+    check(
+        "X a=\"nul\\\u{0}\"",
+        &["! X challenge: the quoted value of a has a control character at byte 9"],
+    );
+}
+
+#[test]
+fn recovery_skips_an_escaped_quote_in_a_broken_challenge() {
+    // The broken challenge's quoted value holds `\"` and a comma: recovery
+    // must not take the escaped quote for the end of the value.
+    check(
+        r#"Bearer a="x" junk, b="q\", Basic y", Digest realm="r""#,
+        &[
+            "! Bearer challenge: unexpected 'j' at byte 13 (expected `,` or the end)",
+            r#"Digest realm="r""#,
+        ],
+    );
+}
+
+#[test]
+fn bearer_error_kinds_are_told_apart() {
+    let expired = bearer(r#"Bearer error="invalid_token""#);
+    assert!(expired.is_invalid_token() && !expired.is_insufficient_scope());
+    let scope = bearer(r#"Bearer error="insufficient_scope", scope="a b""#);
+    assert!(scope.is_insufficient_scope() && !scope.is_invalid_token());
+    let other = bearer(r#"Bearer error="invalid_request""#);
+    assert!(!other.is_invalid_token() && !other.is_insufficient_scope());
+    assert!(!bearer("Bearer").is_invalid_token());
+}
+
+#[test]
+fn the_text_form_escapes_quotes_and_backslashes() {
+    let parsed = www_authenticate::parse(r#"Bearer realm="a\"b\\c", scope="x""#);
+    let c = parsed[0].as_ref().unwrap();
+    assert_eq!(c.to_string(), r#"Bearer realm="a\"b\\c", scope="x""#);
+    // And it parses back to the same challenge.
+    assert_eq!(www_authenticate::parse(&c.to_string())[0].as_ref().unwrap(), c);
+    let t = www_authenticate::parse("Negotiate abc==").remove(0).unwrap();
+    assert_eq!(t.to_string(), "Negotiate abc==");
+}
+
+/// The median time of parsing `value`, over a few runs.
+fn parse_time(value: &str) -> std::time::Duration {
+    let mut times: Vec<_> = (0..5)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            let parsed = www_authenticate::parse(value);
+            assert_eq!(parsed.len(), 1);
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[2]
+}
+
+#[test]
+fn many_parameters_cost_linear_time() {
+    // A 401 whose one challenge has tens of thousands of parameters (a
+    // hostile server's header; hyper lets 400 KB through): ten times the
+    // parameters must cost about ten times the time, not a hundred.
+    let header = |n: usize| {
+        let params: Vec<String> = (0..n).map(|i| format!("p{i}=\"v{i}\"")).collect();
+        format!("Bearer {}", params.join(", "))
+    };
+    let (small, large) = (header(4_000), header(40_000));
+    assert!(large.len() > 400_000);
+    let ratio = parse_time(&large).as_secs_f64() / parse_time(&small).as_secs_f64().max(1e-9);
+    assert!(ratio < 40.0, "10x the parameters took {ratio:.1}x the time");
+}
