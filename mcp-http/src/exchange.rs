@@ -178,7 +178,7 @@ impl Shared {
                     return Ok(());
                 }
                 Pumped::Gone => return Ok(()),
-                Pumped::Ended { progress, reason } => (progress, reason),
+                Pumped::Ended { progress, reason, .. } => (progress, reason),
             };
             if !self.is_pending(id) {
                 return Ok(());

@@ -29,6 +29,17 @@ pub(crate) enum GetError {
     Fatal(Error),
 }
 
+/// What one stream item was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// A comment, an error item, ...
+    Nothing,
+    /// An event that carried no message (a priming event, another type).
+    Event,
+    /// A JSON-RPC message, handed to the client.
+    Message,
+}
+
 /// How pumping one stream ended.
 pub(crate) enum Pumped {
     /// The caller's condition was met (the reply arrived).
@@ -37,8 +48,10 @@ pub(crate) enum Pumped {
     Gone,
     /// The body ended (or failed) first.
     Ended {
-        /// Whether any event arrived.
+        /// Whether any event arrived (a priming event included).
         progress: bool,
+        /// Whether a JSON-RPC message arrived.
+        messages: bool,
         /// How it ended, scrubbed of secrets.
         reason: String,
     },
@@ -56,6 +69,11 @@ pub(crate) async fn pump(
     mut done: impl FnMut(&Shared) -> bool,
 ) -> Pumped {
     let mut progress = false;
+    let mut messages = false;
+    let mut seen = |kind: Seen| {
+        progress |= kind != Seen::Nothing;
+        messages |= kind == Seen::Message;
+    };
     let reason = loop {
         let frame = body.frame().await;
         let Some(shared) = weak.upgrade() else { return Pumped::Gone };
@@ -64,7 +82,7 @@ pub(crate) async fn pump(
             Some(Err(e)) => break shared.secrets.scrub(&chain(&e)),
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else { continue };
-                decoder.decode_with(&data, |item| progress |= shared.on_item(item));
+                decoder.decode_with(&data, |item| seen(shared.on_item(item)));
                 if done(&shared) {
                     return Pumped::Done;
                 }
@@ -73,8 +91,8 @@ pub(crate) async fn pump(
     };
     decoder.finish();
     let Some(shared) = weak.upgrade() else { return Pumped::Gone };
-    decoder.decode_with(b"", |item| progress |= shared.on_item(item));
-    Pumped::Ended { progress, reason }
+    decoder.decode_with(b"", |item| seen(shared.on_item(item)));
+    Pumped::Ended { progress, messages, reason }
 }
 
 /// Reads what follows a reply on its stream, for a bounded time, in the
@@ -103,11 +121,15 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
     let mut failures = 0u32;
     let mut attempts = 0u32;
     loop {
-        let progress = match pump(&weak, &mut decoder, &mut body, |_| false).await {
-            Pumped::Ended { progress, .. } => progress,
+        // Only a message counts: a server that sends a fresh event id (or
+        // a priming event) on every connection and nothing else must not
+        // keep the reconnect loop going for ever (the failures in a row are
+        // capped by `max_reconnects`, with a growing delay).
+        let messages = match pump(&weak, &mut decoder, &mut body, |_| false).await {
+            Pumped::Ended { messages, .. } => messages,
             Pumped::Done | Pumped::Gone => return,
         };
-        if progress {
+        if messages {
             failures = 0;
         }
         let Some(shared) = weak.upgrade() else { return };
@@ -141,31 +163,34 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
 }
 
 impl Shared {
-    /// Acts on one stream item; true when it was an event (progress). Items
-    /// come borrowed (`Decoder::decode_with`): an event's JSON is parsed
-    /// straight from the body frame when it lies whole in it.
-    pub(crate) fn on_item(&self, item: ItemRef<'_>) -> bool {
+    /// Acts on one stream item and says what it was. Items come borrowed
+    /// (`Decoder::decode_with`): an event's JSON is parsed straight from
+    /// the body frame when it lies whole in it.
+    pub(crate) fn on_item(&self, item: ItemRef<'_>) -> Seen {
         match item {
             ItemRef::Event(event) => {
                 // Priming events (an id and empty data) are never parsed.
                 if event.data.is_empty() {
-                    return true;
+                    return Seen::Event;
                 }
                 if event.event != "message" {
                     tracing::debug!(endpoint = %self.endpoint.redacted, event = %event.event, "ignoring a server-sent event of another type");
-                    return true;
+                    return Seen::Event;
                 }
-                if let Err(e) = self.link().feed_slice(event.data.as_bytes()) {
-                    tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message")
+                match self.link().feed_slice(event.data.as_bytes()) {
+                    Ok(()) => Seen::Message,
+                    Err(e) => {
+                        tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message");
+                        Seen::Event
+                    }
                 }
-                true
             }
-            ItemRef::NoData { .. } => true,
+            ItemRef::NoData { .. } => Seen::Event,
             ItemRef::Error(e) => {
                 tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "event stream");
-                false
+                Seen::Nothing
             }
-            _ => false,
+            _ => Seen::Nothing,
         }
     }
 

@@ -139,23 +139,43 @@ pub(crate) const BACKOFF_BASE: Duration = Duration::from_millis(200);
 /// The longest reconnection delay.
 pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(10);
 
-/// The delay before reconnection attempt `attempt` (1-based): the server's
-/// `retry` when it set one (capped), else exponential backoff from
-/// [`BACKOFF_BASE`] with "equal jitter" (half fixed, half random from
-/// `entropy`), capped at [`BACKOFF_CAP`].
+/// The shortest reconnection delay, whatever the server's `retry` says (a
+/// `retry: 0` must not make a storm of GETs).
+pub(crate) const RECONNECT_FLOOR: Duration = Duration::from_millis(100);
+
+/// The delay before reconnection attempt `attempt` (1-based, counting the
+/// attempts in a row that brought nothing): without a server `retry`,
+/// exponential backoff from [`BACKOFF_BASE`] with "equal jitter" (half
+/// fixed, half random from `entropy`), capped at [`BACKOFF_CAP`]. With one,
+/// the server's `retry` (at least [`RECONNECT_FLOOR`], at most the cap) for
+/// the first two attempts, as the server asked; from the third on it
+/// doubles each time, with equal jitter but never below the server's
+/// value, up to the cap (or the server's value when that is larger).
 pub(crate) fn reconnect_delay(
     attempt: u32,
     server_retry_ms: Option<u64>,
     entropy: u64,
 ) -> Duration {
-    if let Some(ms) = server_retry_ms {
-        return Duration::from_millis(ms).min(BACKOFF_CAP);
+    let jittered = |full: Duration| {
+        let half = full / 2;
+        let half_ms = half.as_millis() as u64;
+        half + Duration::from_millis(entropy % (half_ms + 1))
+    };
+    match server_retry_ms {
+        Some(ms) => {
+            let asked = Duration::from_millis(ms).clamp(RECONNECT_FLOOR, BACKOFF_CAP);
+            if attempt <= 2 {
+                return asked;
+            }
+            let exp = (attempt - 2).min(16);
+            let full = asked.saturating_mul(1 << exp).min(BACKOFF_CAP.max(asked));
+            jittered(full).max(asked)
+        }
+        None => {
+            let exp = attempt.saturating_sub(1).min(16);
+            jittered(BACKOFF_BASE.saturating_mul(1 << exp).min(BACKOFF_CAP))
+        }
     }
-    let exp = attempt.saturating_sub(1).min(16);
-    let full = BACKOFF_BASE.saturating_mul(1 << exp).min(BACKOFF_CAP);
-    let half = full / 2;
-    let half_ms = half.as_millis() as u64;
-    half + Duration::from_millis(entropy % (half_ms + 1))
 }
 
 /// A random-enough number for jitter, without a random-number crate: the
@@ -266,7 +286,29 @@ mod tests {
     #[test]
     fn reconnect_delays() {
         assert_eq!(reconnect_delay(1, Some(1500), 7), Duration::from_millis(1500));
+        assert_eq!(reconnect_delay(2, Some(1500), 7), Duration::from_millis(1500));
         assert_eq!(reconnect_delay(1, Some(10_000_000), 7), BACKOFF_CAP);
+        // `retry: 0` gets the floor, then backoff: no storm.
+        assert_eq!(reconnect_delay(1, Some(0), 7), RECONNECT_FLOOR);
+        let third = reconnect_delay(3, Some(0), 0);
+        assert_eq!(third, RECONNECT_FLOOR);
+        assert_eq!(reconnect_delay(3, Some(0), 100), Duration::from_millis(200));
+        for attempt in 3..=20 {
+            for entropy in [0, 1, 99, 12_345, u64::MAX] {
+                let d = reconnect_delay(attempt, Some(0), entropy);
+                let full =
+                    RECONNECT_FLOOR.saturating_mul(1 << (attempt - 2).min(16)).min(BACKOFF_CAP);
+                assert!(
+                    d >= full / 2 && d <= full && d >= RECONNECT_FLOOR,
+                    "{attempt} {entropy} {d:?}"
+                );
+            }
+        }
+        // The jitter uses the entropy: different values, different delays.
+        assert_ne!(reconnect_delay(8, Some(0), 1), reconnect_delay(8, Some(0), 2_000));
+        assert_ne!(reconnect_delay(4, None, 1), reconnect_delay(4, None, 777));
+        // Its top is reached: entropy ≡ half (mod half + 1).
+        assert_eq!(reconnect_delay(1, None, 100), Duration::from_millis(200));
         for attempt in 1..=8 {
             let full = BACKOFF_BASE.saturating_mul(1 << (attempt - 1)).min(BACKOFF_CAP);
             for entropy in [0, 1, 99, u64::MAX] {

@@ -1471,3 +1471,73 @@ async fn a_broken_answer_stream_is_sent_again_with_a_new_id_only_when_safe() {
     })
     .await;
 }
+
+/// A handshake-era server whose standalone stream, on every GET, sends a
+/// priming event with a fresh id and `retry: 0`, then ends; counts GETs.
+async fn storm_server() -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let gets = Arc::new(AtomicUsize::new(0));
+    let count = gets.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let count = count.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let count = count.clone();
+                    async move {
+                        let (status, kind, body) = if req.method() == Method::GET {
+                            let n = count.fetch_add(1, Ordering::SeqCst);
+                            (200, "text/event-stream", format!("id: e{n}\nretry: 0\ndata:\n\n"))
+                        } else if req.method() == Method::DELETE {
+                            (200, "application/json", String::new())
+                        } else {
+                            let body = req.into_body().collect().await.unwrap().to_bytes();
+                            let m: Value = serde_json::from_slice(&body).unwrap();
+                            match m.get("id") {
+                                None => (202, "application/json", String::new()),
+                                Some(id) => {
+                                    let result = if m["method"] == "initialize" {
+                                        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                                               "serverInfo": {"name": "storm", "version": "1"}})
+                                    } else {
+                                        json!({})
+                                    };
+                                    let r = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                                    (200, "application/json", r.to_string())
+                                }
+                            }
+                        };
+                        let mut r = Response::new(Full::new(Bytes::from(body)));
+                        *r.status_mut() = StatusCode::from_u16(status).unwrap();
+                        r.headers_mut().insert("content-type", kind.parse().unwrap());
+                        r.headers_mut().insert("mcp-session-id", "s-1".parse().unwrap());
+                        Ok::<_, Infallible>(r)
+                    }
+                });
+                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    });
+    (addr, gets)
+}
+
+#[tokio::test]
+async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
+    bounded(async {
+        let (addr, gets) = storm_server().await;
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        client.initialize().await.unwrap();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        // The first GET and at most `max_reconnects` (5) more, each after a
+        // delay of at least 100 ms that grows from the third on; then the
+        // client stops asking (it used to make thousands of GETs).
+        let made = gets.load(Ordering::SeqCst);
+        assert!((2..=6).contains(&made), "{made} GETs");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(gets.load(Ordering::SeqCst), made, "the client stopped reconnecting");
+        client.ping().await.unwrap();
+        client.close().await.unwrap();
+    })
+    .await;
+}
