@@ -280,6 +280,11 @@ mod tests {
         let e = excerpt(&long);
         assert_eq!(e.chars().count(), EXCERPT_BYTES + 1);
         assert!(e.ends_with('…'));
+        // Exactly the limit: whole, no ellipsis; one byte more: cut.
+        let exact = vec![b'y'; EXCERPT_BYTES];
+        assert_eq!(excerpt(&exact), "y".repeat(EXCERPT_BYTES));
+        let over = vec![b'y'; EXCERPT_BYTES + 1];
+        assert_eq!(excerpt(&over), format!("{}…", "y".repeat(EXCERPT_BYTES)));
         assert_eq!(excerpt(&[0xff, b'a']), "\u{fffd}a");
     }
 

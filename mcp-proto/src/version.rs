@@ -276,6 +276,31 @@ mod tests {
     }
 
     #[test]
+    fn wire_text_and_transports_of_every_revision() {
+        let expected = [
+            (ProtocolVersion::V2024_11_05, "2024-11-05", false),
+            (ProtocolVersion::V2025_03_26, "2025-03-26", true),
+            (ProtocolVersion::V2025_06_18, "2025-06-18", true),
+            (ProtocolVersion::V2025_11_25, "2025-11-25", true),
+            (ProtocolVersion::V2026_07_28, "2026-07-28", true),
+        ];
+        assert_eq!(ProtocolVersion::SUPPORTED.len(), expected.len());
+        for (v, text, streamable) in expected {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(ProtocolVersion::parse(text), Some(v));
+            assert_eq!(v.uses_streamable_http(), streamable, "{text}");
+        }
+        let err =
+            negotiate("1999-01-01", &[ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25])
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the server chose protocol version \"1999-01-01\", but this client supports only 2025-06-18, 2025-11-25"
+        );
+    }
+
+    #[test]
     fn selection_cases() {
         let all = ProtocolVersion::SUPPORTED;
         let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
