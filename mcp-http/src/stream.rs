@@ -181,6 +181,10 @@ impl Shared {
                     Ok(()) => Seen::Message,
                     Err(e) => {
                         tracing::warn!(endpoint = %self.endpoint.redacted, error = %e, "skipping an event that is not a JSON-RPC message");
+                        // An answer whose id can still be read fails its
+                        // request now, with the cause, not at its deadline.
+                        let reason = format!("it is not a valid JSON-RPC message: {e}");
+                        self.link().fail_unreadable_text(event.data.as_bytes(), &reason);
                         Seen::Event
                     }
                 }

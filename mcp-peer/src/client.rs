@@ -1244,6 +1244,16 @@ impl<T: Transport> LinkTarget for Inner<T> {
     fn flush_soon(&self) {
         self.spawn_flush();
     }
+
+    fn fail_unreadable(&self, id: &RequestId, reason: &str) -> bool {
+        let (failed, events) = {
+            let mut core = lock(&self.core);
+            let failed = core.fail_unreadable(id, reason);
+            (failed, drain_events(&mut core))
+        };
+        self.deliver(events);
+        failed
+    }
 }
 
 /// The target of a link that was never attached.
@@ -1269,6 +1279,9 @@ impl LinkTarget for Detached {
         true
     }
     fn flush_soon(&self) {}
+    fn fail_unreadable(&self, _: &RequestId, _: &str) -> bool {
+        false
+    }
 }
 
 /// Cancels a request whose caller stopped waiting (its future was dropped).

@@ -164,6 +164,7 @@ pub(crate) trait LinkTarget: Send + Sync {
     fn connection_lost(&self);
     fn is_closed(&self) -> bool;
     fn flush_soon(&self);
+    fn fail_unreadable(&self, id: &RequestId, reason: &str) -> bool;
 }
 
 /// A transport's handle on its [`Client`](crate::Client): how what the
@@ -270,6 +271,24 @@ impl Link {
     /// its own.
     pub fn flush_soon(&self) {
         self.with(|t| t.flush_soon());
+    }
+
+    /// The answer to request `id` arrived but had to be dropped (over a
+    /// size limit, not valid JSON-RPC): the request fails at once with
+    /// `ClientError::AnswerUnreadable` and `reason`, instead of waiting for
+    /// its deadline. Returns whether a waiting request had that id.
+    pub fn fail_unreadable(&self, id: &RequestId, reason: &str) -> bool {
+        self.with(|t| t.fail_unreadable(id, reason)).unwrap_or(false)
+    }
+
+    /// [`fail_unreadable`](Self::fail_unreadable) for the response whose
+    /// text begins with `text` (cut or broken), when its id can be read
+    /// ([`mcp_proto::jsonrpc::response_id_of_prefix`]).
+    pub fn fail_unreadable_text(&self, text: &[u8], reason: &str) -> bool {
+        match mcp_proto::jsonrpc::response_id_of_prefix(text) {
+            Some(id) => self.fail_unreadable(&id, reason),
+            None => false,
+        }
     }
 }
 

@@ -414,6 +414,143 @@ pub fn invalid_request_reply(bytes: &[u8], error: &DecodeError) -> Option<Messag
     }))
 }
 
+/// The id of the response a text begins, when it can be read even though
+/// the whole text cannot (it was cut at a size limit, or is broken further
+/// on): the top-level members before the break must be well-formed, and
+/// among them must be the `id` (an integer or a string) and a `result` or
+/// `error` member that has begun, with no `method` (a request's id means
+/// nothing to the client). Lets a transport fail the one request whose
+/// answer it had to drop, with the reason, instead of leaving it to time
+/// out.
+pub fn response_id_of_prefix(text: &[u8]) -> Option<RequestId> {
+    let mut s = Scan { b: text, i: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    let mut id = None;
+    let mut response = false;
+    loop {
+        s.ws();
+        if s.peek()? == b'}' {
+            break;
+        }
+        let key = s.string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        match key.as_slice() {
+            b"id" => {
+                let start = s.i;
+                s.skip_value()?;
+                let v: serde_json::Value = serde_json::from_slice(&text[start..s.i]).ok()?;
+                id = match v {
+                    serde_json::Value::String(x) => Some(RequestId::String(x)),
+                    serde_json::Value::Number(n) => Some(RequestId::Number(n.as_i64()?)),
+                    _ => return None,
+                };
+            }
+            b"method" => return None,
+            b"result" | b"error" => {
+                response = true;
+                if id.is_some() {
+                    break;
+                }
+                s.skip_value()?;
+            }
+            _ => s.skip_value()?,
+        }
+        if response && id.is_some() {
+            break;
+        }
+        s.ws();
+        match s.peek()? {
+            b',' => s.i += 1,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    if response { id } else { None }
+}
+
+/// A forward scanner over JSON text that may end early: every step says
+/// `None` when the text ends or is malformed there.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Scan<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string's raw bytes (escapes kept as written).
+    fn string(&mut self) -> Option<Vec<u8>> {
+        self.eat(b'"')?;
+        let start = self.i;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    let raw = self.b[start..self.i].to_vec();
+                    self.i += 1;
+                    return Some(raw);
+                }
+                b'\\' => self.i += 2,
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// Skips one value; nesting is counted, strings skipped whole.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    self.i += 1;
+                }
+                b',' if depth == 0 => return Some(()),
+                _ => self.i += 1,
+            }
+            if depth == 0 {
+                // A scalar ends at a delimiter; a closed container here.
+                match self.peek() {
+                    Some(b',' | b'}') | None if self.i > 0 => {
+                        if self.peek().is_none() {
+                            // The text ended right after the value: it may
+                            // have been cut inside a number.
+                            return None;
+                        }
+                        return Some(());
+                    }
+                    Some(b' ' | b'\t' | b'\n' | b'\r') => {
+                        self.ws();
+                        return Some(());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
 /// Why an incoming JSON value is not a valid JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -784,5 +921,46 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::{RequestId, response_id_of_prefix};
+
+    #[test]
+    fn ids_of_cut_or_broken_responses() {
+        let n = |i| Some(RequestId::Number(i));
+        let cases: &[(&str, Option<RequestId>)] = &[
+            (r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"aaaa"#, n(7)),
+            (
+                r#"{"id":"a-1","jsonrpc":"2.0","error":{"code":-1"#,
+                Some(RequestId::String("a-1".into())),
+            ),
+            (r#" { "jsonrpc" : "2.0" , "id" : 12 , "result" : "#, n(12)),
+            // result first, id later.
+            (r#"{"jsonrpc":"2.0","result":{"a":"}\"x"},"id":3,"x":[1,"#, n(3)),
+            // A request's id is not ours.
+            (r#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"#, None),
+            (r#"{"jsonrpc":"2.0","method":"x","id":7,"result":{"#, None),
+            // No result or error began yet.
+            (r#"{"jsonrpc":"2.0","id":7"#, None),
+            (r#"{"jsonrpc":"2.0","id":7,"#, None),
+            // The id itself was cut.
+            (r#"{"jsonrpc":"2.0","id":1"#, None),
+            (r#"{"jsonrpc":"2.0","id":"ab"#, None),
+            (r#"{"jsonrpc":"2.0","id":null,"result":{"#, None),
+            (r#"{"jsonrpc":"2.0","id":1.5,"result":{"#, None),
+            ("not json", None),
+            ("", None),
+            ("[", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(&response_id_of_prefix(text.as_bytes()), expected, "{text}");
+        }
+        // Invalid UTF-8 after the id does not matter.
+        let mut bytes = br#"{"jsonrpc":"2.0","id":9,"result":{"text":""#.to_vec();
+        bytes.extend_from_slice(&[0xff, 0xfe, b'"', b'}', b'}']);
+        assert_eq!(response_id_of_prefix(&bytes), n(9));
     }
 }

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -86,6 +87,12 @@ impl StdioClient {
     pub fn stderr_tail(&self) -> String {
         self.transport().stderr_tail()
     }
+
+    /// How many lines of the server's stdout were dropped (see
+    /// [`StdioTransport::dropped_lines`]).
+    pub fn dropped_lines(&self) -> u64 {
+        self.transport().dropped_lines()
+    }
 }
 
 /// The stdio transport: one child process at a time, restarted after a
@@ -106,6 +113,8 @@ struct Shared {
     path: OsString,
     slot: Mutex<Slot>,
     link: OnceLock<Link>,
+    /// Lines of the server's stdout dropped (over-long, not JSON-RPC).
+    dropped_lines: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -181,6 +190,7 @@ impl StdioTransport {
             path,
             slot: Mutex::new(Slot::default()),
             link: OnceLock::new(),
+            dropped_lines: AtomicU64::new(0),
         });
         start_connection(&inner)?;
         Ok(StdioTransport { inner })
@@ -194,6 +204,14 @@ impl StdioTransport {
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         lock(&self.inner.slot).conn.as_ref().and_then(|c| c.pid)
+    }
+
+    /// How many lines of the server's stdout were dropped (over the line
+    /// limit, or not JSON-RPC), each logged with its reason; an answer
+    /// among them whose id could be read failed its request with
+    /// `Error::Protocol` (`ClientError::AnswerUnreadable`) at once.
+    pub fn dropped_lines(&self) -> u64 {
+        self.inner.dropped_lines.load(Ordering::Relaxed)
     }
 
     /// The last bytes the server wrote to stderr (when captured).
@@ -463,8 +481,13 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         let Some(frame) = frame else { break };
         let line = match frame {
             Ok(Frame::Line(line)) => line,
-            Ok(Frame::TooLong { len }) => {
-                tracing::error!(server = %server, len, max = max_line, "dropped an over-long line from the server");
+            Ok(Frame::TooLong { len, head }) => {
+                let dropped = note_dropped(&inner);
+                tracing::error!(server = %server, len, max = max_line, dropped, "dropped an over-long line from the server");
+                if let Some(link) = inner.upgrade().and_then(|s| s.link.get().cloned()) {
+                    let reason = format!("it was {len} bytes, over the {max_line}-byte line limit");
+                    link.fail_unreadable_text(&head, &reason);
+                }
                 continue;
             }
             Err(e) => {
@@ -486,11 +509,18 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
             return;
         }
         if let Err(e) = link.feed_slice(&line) {
-            tracing::warn!(server = %server, error = %e, "skipping a line that is not a JSON-RPC message");
+            let dropped = note_dropped(&inner);
+            tracing::warn!(server = %server, error = %e, dropped, "skipping a line that is not a JSON-RPC message");
+            link.fail_unreadable_text(&line, &format!("it is not a valid JSON-RPC message: {e}"));
         }
     }
     let (Some(inner), Some(conn)) = (inner.upgrade(), conn.upgrade()) else { return };
     on_stdout_closed(&inner, &conn).await;
+}
+
+/// Counts a line dropped from the server's stdout; returns the count.
+fn note_dropped(inner: &Weak<Shared>) -> u64 {
+    inner.upgrade().map_or(0, |s| s.dropped_lines.fetch_add(1, Ordering::Relaxed) + 1)
 }
 
 async fn on_stdout_closed(inner: &Arc<Shared>, conn: &Arc<Conn>) {

@@ -13,8 +13,14 @@ pub enum Frame {
     TooLong {
         /// The number of bytes dropped.
         len: usize,
+        /// The line's first bytes (at most [`HEAD_BYTES`]), from which the
+        /// id of the answer it held may still be read.
+        head: Bytes,
     },
 }
+
+/// How much of an over-long line is kept in [`Frame::TooLong`].
+pub(crate) const HEAD_BYTES: usize = 1024;
 
 /// A newline codec with a maximum line length that never fails on content.
 ///
@@ -27,8 +33,9 @@ pub struct LineCodec {
     max_length: usize,
     /// Bytes already searched for a newline in the buffer.
     scanned: usize,
-    /// Set while skipping the rest of an over-long line: bytes dropped so far.
-    discarding: Option<usize>,
+    /// Set while skipping the rest of an over-long line: bytes dropped so
+    /// far, and the line's head.
+    discarding: Option<(usize, Bytes)>,
 }
 
 impl LineCodec {
@@ -48,16 +55,15 @@ impl Decoder for LineCodec {
     type Error = std::io::Error;
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, Self::Error> {
-        if let Some(dropped) = self.discarding {
+        if let Some((dropped, head)) = self.discarding.take() {
             match memchr::memchr(b'\n', buf) {
                 Some(pos) => {
                     let _ = buf.split_to(pos + 1);
-                    self.discarding = None;
                     self.scanned = 0;
-                    return Ok(Some(Frame::TooLong { len: dropped + pos }));
+                    return Ok(Some(Frame::TooLong { len: dropped + pos, head }));
                 }
                 None => {
-                    self.discarding = Some(dropped + buf.len());
+                    self.discarding = Some((dropped + buf.len(), head));
                     buf.clear();
                     return Ok(None);
                 }
@@ -79,14 +85,18 @@ impl Decoder for LineCodec {
                 // No newline within the limit: the line is too long. Drop
                 // it up to its newline, or all we have and keep dropping.
                 self.scanned = 0;
+                // The same head however the input was split: the first
+                // bytes up to the limit (the buffer holds more than that).
+                let keep = HEAD_BYTES.min(self.max_length.saturating_add(1));
+                let head = Bytes::copy_from_slice(&buf[..keep]);
                 match memchr::memchr(b'\n', &buf[limit..]) {
                     Some(rel) => {
                         let pos = limit + rel;
                         let _ = buf.split_to(pos + 1);
-                        Ok(Some(Frame::TooLong { len: pos }))
+                        Ok(Some(Frame::TooLong { len: pos, head }))
                     }
                     None => {
-                        self.discarding = Some(buf.len());
+                        self.discarding = Some((buf.len(), head));
                         buf.clear();
                         Ok(None)
                     }
@@ -103,8 +113,8 @@ impl Decoder for LineCodec {
         if let Some(frame) = self.decode(buf)? {
             return Ok(Some(frame));
         }
-        if let Some(dropped) = self.discarding.take() {
-            return Ok(Some(Frame::TooLong { len: dropped }));
+        if let Some((dropped, head)) = self.discarding.take() {
+            return Ok(Some(Frame::TooLong { len: dropped, head }));
         }
         self.scanned = 0;
         if buf.is_empty() {
@@ -151,6 +161,10 @@ mod tests {
         Frame::Line(Bytes::copy_from_slice(s.as_bytes()))
     }
 
+    fn too_long(len: usize, head: &str) -> Frame {
+        Frame::TooLong { len, head: Bytes::copy_from_slice(head.as_bytes()) }
+    }
+
     #[test]
     fn cases() {
         type Case<'a> = (usize, Vec<&'a [u8]>, Vec<Frame>);
@@ -158,17 +172,9 @@ mod tests {
             (100, vec![b"a\nb\n"], vec![line("a"), line("b")]),
             (100, vec![b"a\r\nb"], vec![line("a"), line("b")]),
             (100, vec![b"ab", b"c\n", b"\n"], vec![line("abc"), line("")]),
-            (
-                4,
-                vec![b"abcd\nabcde\nxy\n"],
-                vec![line("abcd"), Frame::TooLong { len: 5 }, line("xy")],
-            ),
-            (
-                4,
-                vec![b"abcdefgh", b"ijk", b"l\nok\n"],
-                vec![Frame::TooLong { len: 12 }, line("ok")],
-            ),
-            (4, vec![b"abcdefgh"], vec![Frame::TooLong { len: 8 }]),
+            (4, vec![b"abcd\nabcde\nxy\n"], vec![line("abcd"), too_long(5, "abcde"), line("xy")]),
+            (4, vec![b"abcdefgh", b"ijk", b"l\nok\n"], vec![too_long(12, "abcde"), line("ok")]),
+            (4, vec![b"abcdefgh"], vec![too_long(8, "abcde")]),
             (3, vec![b"abc", b"\n"], vec![line("abc")]),
         ];
         for (max, chunks, expected) in cases {

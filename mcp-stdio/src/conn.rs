@@ -189,7 +189,7 @@ async fn drain_stderr(pipe: ChildStderr, tail: std::sync::Arc<StderrTail>, serve
                 tracing::info!(target: "mcp::stderr", server = %server, "{}", String::from_utf8_lossy(&line));
                 tail.push_line(&line);
             }
-            Ok(Frame::TooLong { len }) => {
+            Ok(Frame::TooLong { len, .. }) => {
                 let note = format!("[a stderr line of {len} bytes was cut]");
                 tracing::info!(target: "mcp::stderr", server = %server, "{note}");
                 tail.push_line(note.as_bytes());

@@ -557,3 +557,42 @@ async fn a_server_silent_on_the_probe_is_spoken_to_with_initialize_after_the_pro
     assert_eq!(c.protocol_version(), Some(ProtocolVersion::LATEST_LEGACY));
     c.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_answer_over_the_line_limit_fails_its_call_at_once_with_the_reason() {
+    let mut o = options();
+    o.max_line_length = 2_000;
+    o.request_timeout = Duration::from_secs(20);
+    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
+    let started = Instant::now();
+    let err = c.call_tool_with("big", args(json!({"bytes": 10_000})), RequestOptions::default());
+    let err = err.await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "not a timeout");
+    let message = err.to_string();
+    assert!(message.contains("over the 2000-byte line limit"), "{message}");
+    assert_eq!(c.dropped_lines(), 1);
+    // The connection goes on.
+    assert_eq!(text(&call(&c, "echo", json!({"message": "after"})).await), "after");
+    c.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_utf8_fails_its_call_at_once() {
+    let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bad","version":"1"}}}"#;
+    let script = format!(
+        "read a; printf '%s\\n' '{init}'; read b; read c; \
+         printf '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"\\377\"}}]}}}}\\n'; \
+         exec sleep 30"
+    );
+    let mut o = legacy();
+    o.shutdown_grace = Duration::from_millis(100);
+    o.request_timeout = Duration::from_secs(20);
+    let c = StdioClient::spawn(ServerCommand::new("sh").arg("-c").arg(script), o).await.unwrap();
+    c.initialize().await.unwrap();
+    let started = Instant::now();
+    let err = c.call_tool_with("x", args(json!({})), RequestOptions::default()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "not a timeout: {err}");
+    assert!(err.to_string().contains("not a valid JSON-RPC message"), "{err}");
+    assert_eq!(c.dropped_lines(), 1);
+    c.close().await.unwrap();
+}

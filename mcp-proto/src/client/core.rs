@@ -837,6 +837,30 @@ impl<W> ClientCore<W> {
         });
     }
 
+    /// Fails a waiting request whose answer arrived but could not be read
+    /// (the transport had to drop it: see
+    /// [`jsonrpc::response_id_of_prefix`](crate::jsonrpc::response_id_of_prefix)):
+    /// its waiter gets [`ClientError::AnswerUnreadable`] with `reason`. No
+    /// `notifications/cancelled` is sent (the server has answered). Unknown
+    /// ids are ignored; returns whether a request was failed.
+    pub fn fail_unreadable(&mut self, id: &RequestId, reason: &str) -> bool {
+        let RequestId::Number(n) = id else { return false };
+        let Some(p) = self.pending.remove(n) else { return false };
+        let error =
+            ClientError::AnswerUnreadable { method: p.method.to_string(), reason: reason.into() };
+        if self.phase == Phase::Initializing(*n) {
+            self.phase = Phase::Failed;
+        } else if self.phase == Phase::Probing(*n) {
+            self.phase = Phase::Fresh;
+        }
+        self.events.push_back(Event::Reply {
+            id: id.clone(),
+            waiter: p.waiter,
+            outcome: Err(error),
+        });
+        true
+    }
+
     fn queue_cancelled(&mut self, id: RequestId, reason: String) {
         let params = CancelledNotificationParams::new(id, Some(reason));
         let params = serde_json::to_value(params).ok();

@@ -72,6 +72,15 @@ pub enum ClientError {
         /// The tool's name.
         name: String,
     },
+    /// The server's answer arrived but had to be dropped (over a size
+    /// limit, not valid JSON-RPC); its id could still be read, so the
+    /// request fails with the reason instead of timing out.
+    AnswerUnreadable {
+        /// The method of the request.
+        method: String,
+        /// Why the answer was dropped.
+        reason: String,
+    },
     /// The method does not exist in the protocol revision the connection
     /// speaks (`ping`, `logging/setLevel`, `resources/subscribe`, ... in the
     /// stateless era).
@@ -250,6 +259,9 @@ impl fmt::Display for ClientError {
             }
             ClientError::UnknownTool { name } => {
                 write!(f, "the server does not list a tool named {name:?}")
+            }
+            ClientError::AnswerUnreadable { method, reason } => {
+                write!(f, "{method} failed: the server's answer could not be read: {reason}")
             }
             ClientError::NotInEra { method, version } => {
                 write!(f, "{method} does not exist in protocol revision {version}")
