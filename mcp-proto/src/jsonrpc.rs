@@ -530,17 +530,11 @@ impl Scan<'_> {
                 _ => self.i += 1,
             }
             if depth == 0 {
-                // A scalar ends at a delimiter; a closed container here.
-                match self.peek() {
-                    Some(b',' | b'}') | None if self.i > 0 => {
-                        if self.peek().is_none() {
-                            // The text ended right after the value: it may
-                            // have been cut inside a number.
-                            return None;
-                        }
-                        return Some(());
-                    }
-                    Some(b' ' | b'\t' | b'\n' | b'\r') => {
+                // A value ends at a delimiter; the text ending right after it
+                // may have cut it (inside a number, say).
+                match self.peek()? {
+                    b',' | b'}' => return Some(()),
+                    b' ' | b'\t' | b'\n' | b'\r' => {
                         self.ws();
                         return Some(());
                     }
