@@ -161,7 +161,7 @@ impl AuthParts {
             ));
         }
         check_value(name, value)?;
-        self.secrets.add(value);
+        self.secrets.add_header_value(value);
         self.push(name, value)
     }
 }
@@ -173,7 +173,34 @@ fn check_value(name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Strings scrubbed from anything shown to a user (error body excerpts).
+/// `%XX` escapes (and `+` as a space) decoded, lossily.
+fn percent_decode(s: &str) -> String {
+    fn hex(b: u8) -> Option<u8> {
+        (b as char).to_digit(16).map(|d| d as u8)
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%' && i + 2 < bytes.len())
+            .then(|| Some(hex(bytes[i + 1])? * 16 + hex(bytes[i + 2])?))
+            .flatten();
+        match (escaped, bytes[i]) {
+            (Some(b), _) => {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+            (None, b'+') => out.push(b' '),
+            (None, b) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Strings scrubbed from anything shown to a user (error body excerpts,
+/// connection errors, JSON-RPC error messages from the server).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Secrets(Vec<String>);
 
@@ -183,7 +210,57 @@ impl Secrets {
         // credentials worth the name anyway.
         if s.len() >= 4 && !self.0.iter().any(|x| x == s) {
             self.0.push(s.to_owned());
+            // Longest first: a secret that contains another is scrubbed
+            // whole.
+            self.0.sort_by_key(|x| std::cmp::Reverse(x.len()));
         }
+    }
+
+    /// A header value and the credentials inside it: `Bearer X` also
+    /// gives `X` (a server may echo the bare token), `Basic B` also `B`
+    /// and the password it encodes.
+    pub(crate) fn add_header_value(&mut self, value: &str) {
+        self.add(value);
+        let mut words = value.split_ascii_whitespace();
+        let (Some(scheme), Some(credential), None) = (words.next(), words.next(), words.next())
+        else {
+            return;
+        };
+        self.add(credential);
+        if scheme.eq_ignore_ascii_case("basic")
+            && let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(credential)
+            && let Ok(text) = String::from_utf8(decoded)
+            && let Some((_, password)) = text.split_once(':')
+        {
+            self.add(password);
+        }
+    }
+
+    /// The secrets a URL carries: its query values (as written and
+    /// percent-decoded) and its userinfo.
+    pub(crate) fn add_url(&mut self, url: &str) {
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        if let Some((userinfo, _)) = rest[..authority_end].rsplit_once('@') {
+            self.add(userinfo);
+            for part in userinfo.split(':') {
+                self.add(part);
+                self.add(&percent_decode(part));
+            }
+        }
+        let Some((_, query)) = url.split_once('?') else { return };
+        let query = query.split('#').next().unwrap_or_default();
+        for pair in query.split('&') {
+            if let Some((_, value)) = pair.split_once('=') {
+                self.add(value);
+                self.add(&percent_decode(value));
+            }
+        }
+    }
+
+    /// Whether there is nothing to scrub.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// `text` with every secret replaced by `<redacted>`.
@@ -209,6 +286,22 @@ mod tests {
             .iter()
             .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn secrets_inside_header_values_and_urls() {
+        let mut s = Secrets::default();
+        s.add_header_value("Bearer tok-123456");
+        s.add_header_value("Basic YWxpY2U6cGFzc3dvcmQtOTk=");
+        s.add_url("https://u-name:p%40ss-word@example.com/mcp?api_key=k%2B9-secret&x=1#frag");
+        let text = "tok-123456 YWxpY2U6cGFzc3dvcmQtOTk= password-99 p@ss-word k+9-secret k%2B9-secret u-name";
+        let scrubbed = s.scrub(text);
+        for secret in ["tok-123456", "password-99", "p@ss-word", "k+9-secret", "k%2B9", "u-name"] {
+            assert!(!scrubbed.contains(secret), "{secret} in {scrubbed}");
+        }
+        // Short values (under 4 bytes) are not secrets worth scrubbing.
+        assert!(s.scrub("x=1").contains('1'));
+        assert_eq!(percent_decode("a%2Fb+c%zz%4"), "a/b c%zz%4");
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Shared {
                     return Err(Error::Rpc {
                         endpoint: self.endpoint.redacted.clone(),
                         method: method.into(),
-                        error: error.clone(),
+                        error: self.scrub_error(error.clone()),
                     });
                 }
                 self.link().feed(incoming);

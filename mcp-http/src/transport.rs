@@ -129,7 +129,10 @@ impl HttpTransport {
     pub fn connect(url: &str, options: HttpOptions) -> Result<HttpTransport, Error> {
         let mut endpoint =
             Endpoint::parse(url).map_err(|reason| Error::InvalidEndpoint { reason })?;
-        let auth = options.auth.to_parts().map_err(|reason| Error::InvalidAuth { reason })?;
+        let mut auth = options.auth.to_parts().map_err(|reason| Error::InvalidAuth { reason })?;
+        // What the URL itself carries (query values) is as secret as the
+        // configured credentials.
+        auth.secrets.add_url(url);
         if let Some((name, value)) = &auth.query {
             endpoint = endpoint
                 .with_query_param(name, value)
@@ -219,6 +222,23 @@ impl HttpTransport {
 }
 
 impl Shared {
+    /// A JSON-RPC error from the server with the client's secrets taken
+    /// out of its message and data (a server may echo what it was sent).
+    pub(crate) fn scrub_error(&self, mut error: mcp_proto::ErrorObject) -> mcp_proto::ErrorObject {
+        if self.secrets.is_empty() {
+            return error;
+        }
+        error.message = self.secrets.scrub(&error.message);
+        if let Some(data) = &error.data {
+            let text = data.to_string();
+            let scrubbed = self.secrets.scrub(&text);
+            if scrubbed != text {
+                error.data = serde_json::from_str(&scrubbed).ok();
+            }
+        }
+        error
+    }
+
     pub(crate) fn link(&self) -> Link {
         self.link.get().cloned().unwrap_or_else(Link::detached)
     }
@@ -236,10 +256,27 @@ impl Shared {
     pub(crate) fn map_error(&self, e: ClientError) -> Error {
         let endpoint = self.endpoint.redacted.clone();
         match e {
-            ClientError::Rpc { method, error } => Error::Rpc { endpoint, method, error },
+            ClientError::Rpc { method, error } => {
+                Error::Rpc { endpoint, method, error: self.scrub_error(error) }
+            }
             ClientError::Timeout { method, after } => Error::Timeout { endpoint, method, after },
             ClientError::Closed { .. } if lock(&self.state).closed => Error::Closed { endpoint },
             ClientError::ConnectionLost { method } => Error::SessionLost { endpoint, method },
+            ClientError::UnsupportedProtocolVersion { method, supported, requested, error } => {
+                let error = Box::new(self.scrub_error(*error));
+                let source =
+                    ClientError::UnsupportedProtocolVersion { method, supported, requested, error };
+                Error::Protocol { endpoint, source }
+            }
+            ClientError::HeaderMismatch { method, error } => {
+                let error = Box::new(self.scrub_error(*error));
+                Error::Protocol { endpoint, source: ClientError::HeaderMismatch { method, error } }
+            }
+            ClientError::MissingClientCapability { method, required, error } => {
+                let error = Box::new(self.scrub_error(*error));
+                let source = ClientError::MissingClientCapability { method, required, error };
+                Error::Protocol { endpoint, source }
+            }
             other => Error::Protocol { endpoint, source: other },
         }
     }

@@ -50,6 +50,10 @@ const BASIC_SECRET: &str = "basic-secret-4";
 const HEADER_SECRET: &str = "header-secret-5";
 const PARAM_SECRET: &str = "param-secret-6";
 const WRONG_BEARER_SECRET: &str = "wrong-bearer-secret-7";
+/// A bearer token given as a raw header (`-H 'Authorization: Bearer ...'`).
+const RAW_HEADER_TOKEN: &str = "raw-header-token-8";
+/// A query value of the URL the user gave.
+const URL_PARAM_SECRET: &str = "url-param-secret-9";
 
 /// Every secret, and the forms it takes on the wire.
 fn secrets() -> Vec<String> {
@@ -62,6 +66,8 @@ fn secrets() -> Vec<String> {
         HEADER_SECRET,
         PARAM_SECRET,
         WRONG_BEARER_SECRET,
+        RAW_HEADER_TOKEN,
+        URL_PARAM_SECRET,
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -166,6 +172,22 @@ async fn run(shown: &mut Vec<String>) {
         }
     }
 
+    // A server that echoes everything it was sent (headers and target) in
+    // its error body, in a JSON-RPC error's message and data, and in a 500.
+    for status in [400u16, 500] {
+        let echo = echo_server(status).await;
+        let url = format!("http://{echo}/mcp?api_key={URL_PARAM_SECRET}");
+        let auth = StaticAuth::Header {
+            name: "Authorization".into(),
+            value: format!("Bearer {RAW_HEADER_TOKEN}"),
+        };
+        let client = HttpClient::connect(&url, options(auth)).unwrap();
+        let err = client.initialize().await.unwrap_err();
+        let text = format!("{err} {err:?}");
+        assert!(text.contains("<redacted>"), "the echo is there, scrubbed: {text}");
+        show(text);
+    }
+
     // A server too slow to answer the handshake in time.
     let slow = serve_http(HttpConfig {
         slow_headers: Some(Duration::from_secs(3)),
@@ -180,6 +202,50 @@ async fn run(shown: &mut Vec<String>) {
     let err = client.initialize().await.unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
     show(format!("{err} {err:?}"));
+}
+
+/// A server that answers every request with `status` and a JSON-RPC error
+/// whose message and data repeat the request's target and headers.
+async fn echo_server(status: u16) -> std::net::SocketAddr {
+    use http_body_util::Full;
+    use hyper::body::{Bytes, Incoming};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |req: http::Request<Incoming>| async move {
+                        let echoed: Vec<String> = std::iter::once(req.uri().to_string())
+                            .chain(req.headers().iter().map(|(n, v)| {
+                                format!("{n}: {}", String::from_utf8_lossy(v.as_bytes()))
+                            }))
+                            .collect();
+                        // The bare token too, as a server that says "token X
+                        // is invalid" would.
+                        let bare = req
+                            .headers()
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(|v| v.split_whitespace().last())
+                            .unwrap_or_default()
+                            .to_owned();
+                        let said = format!("{}; token {bare} is invalid", echoed.join("; "));
+                        let body = json!({"jsonrpc": "2.0", "id": null, "error": {
+                        "code": -32600, "message": format!("you sent {said}"), "data": {"echo": said}}});
+                        let mut r = http::Response::new(Full::new(Bytes::from(body.to_string())));
+                        *r.status_mut() = http::StatusCode::from_u16(status).unwrap();
+                        r.headers_mut().insert("content-type", "application/json".parse().unwrap());
+                        Ok::<_, std::convert::Infallible>(r)
+                    },
+                );
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            });
+        }
+    });
+    addr
 }
 
 #[test]
