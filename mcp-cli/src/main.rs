@@ -95,6 +95,10 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_CONNECTION: u8 = 3;
 /// Interrupted by Ctrl-C (128 + SIGINT, as shells report it).
 const EXIT_INTERRUPTED: u8 = 130;
+/// SIGTERM (128 + 15).
+const EXIT_TERMINATED: u8 = 143;
+/// SIGHUP (128 + 1).
+const EXIT_HANGUP: u8 = 129;
 
 /// A failure and its exit code.
 struct Failure {
@@ -200,19 +204,22 @@ async fn run(cli: Cli) -> u8 {
             return f.code;
         }
     };
-    // Ctrl-C: close the servers (process groups, HTTP sessions) before
-    // leaving, rather than dying with them open.
-    let exec = execute(&cli, &registry);
-    tokio::pin!(exec);
-    let outcome = tokio::select! {
-        outcome = &mut exec => outcome,
-        signal = tokio::signal::ctrl_c() => match signal {
-            Ok(()) => {
+    // Ctrl-C, SIGTERM, SIGHUP: close the servers (process groups, HTTP
+    // sessions) before leaving, rather than dying with them open, whatever
+    // the command was doing (connecting included).
+    let outcome = {
+        let exec = execute(&cli, &registry);
+        tokio::pin!(exec);
+        tokio::select! {
+            outcome = &mut exec => outcome,
+            code = terminated() => {
                 eprintln!();
-                Err(Failure { code: EXIT_INTERRUPTED, error: anyhow!("interrupted") })
+                Err(Failure { code, error: anyhow!("interrupted") })
             }
-            Err(_) => exec.await,
-        },
+        }
+        // The abandoned command is dropped here: a connect it was making
+        // lets go of its server (and kills a child it spawned) before the
+        // servers are closed.
     };
     registry.close_all().await;
     match outcome {
@@ -221,6 +228,32 @@ async fn run(cli: Cli) -> u8 {
             report_error(&f.error);
             f.code
         }
+    }
+}
+
+/// Waits for a terminating signal and gives the exit status it calls for:
+/// 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP. Never ends when
+/// the signals cannot be watched.
+async fn terminated() -> u8 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        let hup = signal(SignalKind::hangup());
+        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
+            return tokio::select! {
+                r = tokio::signal::ctrl_c() => match r {
+                    Ok(()) => EXIT_INTERRUPTED,
+                    Err(_) => std::future::pending().await,
+                },
+                _ = term.recv() => EXIT_TERMINATED,
+                _ = hup.recv() => EXIT_HANGUP,
+            };
+        }
+    }
+    match tokio::signal::ctrl_c().await {
+        Ok(()) => EXIT_INTERRUPTED,
+        Err(_) => std::future::pending().await,
     }
 }
 

@@ -664,3 +664,73 @@ fn ctrl_c_stops_the_call_and_exits_130() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
+
+/// Starts `mcpc` on a server that never answers (its pid written to a file
+/// in the sandbox), sends `signal` while it is connecting, and returns the
+/// exit code, the elapsed time and the server's pid.
+#[cfg(unix)]
+fn signal_while_connecting(s: &Sandbox, signal: &str) -> (Option<i32>, Duration, u32) {
+    let pid_file = s.dir.join("server.pid");
+    let script =
+        s.write("server.sh", &format!("echo $$ > '{}'\nexec sleep 100\n", pid_file.display()));
+    let server = format!("sh {}", script.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
+        .args(["--server", &server, "tools"])
+        .current_dir(&s.dir)
+        .env("HOME", &s.dir)
+        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server is spawned and the handshake waits on it.
+    let started = Instant::now();
+    while !pid_file.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let server_pid: u32 =
+        std::fs::read_to_string(&pid_file).expect("the server started").trim().parse().unwrap();
+    let sent = Instant::now();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc did not stop after SIG{signal} while connecting");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status.code(), sent.elapsed(), server_pid)
+}
+
+#[cfg(unix)]
+#[test]
+fn every_terminating_signal_while_connecting_closes_the_server_and_exits() {
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let s = Sandbox::new(&format!("sig-connect-{signal}"));
+        let (status, took, server) = signal_while_connecting(&s, signal);
+        assert_eq!(status, Some(code), "SIG{signal}");
+        // Promptly: not after the connect timeout.
+        assert!(took < Duration::from_secs(10), "SIG{signal} took {took:?}");
+        // The server it spawned is gone (its process group was killed).
+        let gone = (0..100).any(|_| {
+            let alive = Path::new(&format!("/proc/{server}")).exists()
+                && !std::fs::read_to_string(format!("/proc/{server}/stat"))
+                    .is_ok_and(|st| st.split_whitespace().nth(2) == Some("Z"));
+            if alive {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            !alive
+        });
+        assert!(gone, "SIG{signal}: the server {server} is still running");
+    }
+}

@@ -1541,3 +1541,81 @@ async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_sse_answer_that_is_not_json_rpc_fails_its_call_at_once() {
+    bounded(async {
+        // The answer event's JSON is cut short: its id can still be read.
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let service = service_fn(|req: Request<Incoming>| async move {
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let m: Value = serde_json::from_slice(&body).unwrap();
+                        let (kind, text) = match m["method"].as_str().unwrap() {
+                            "server/discover" => ("application/json", json!({"jsonrpc": "2.0",
+                                "id": m["id"], "result": {"resultType": "complete",
+                                "supportedVersions": ["2026-07-28"], "capabilities": {}}}).to_string()),
+                            _ => ("text/event-stream", format!(
+                                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[\n\n",
+                                m["id"])),
+                        };
+                        let mut r = Response::new(Full::new(Bytes::from(text)));
+                        r.headers_mut().insert("content-type", kind.parse().unwrap());
+                        Ok::<_, Infallible>(r)
+                    });
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        let mut o = auto();
+        o.request_timeout = Duration::from_secs(30);
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        client.initialize().await.unwrap();
+        let started = std::time::Instant::now();
+        let err = client.call_tool_with("x", args(json!({})), Default::default()).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(10), "not a timeout: {err}");
+        assert!(err.to_string().contains("not a valid JSON-RPC message"), "{err}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_stalled_body_ends_at_the_deadline() {
+    bounded(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // Headers and half a JSON body (or half an SSE reply), then nothing.
+        for kind in ["application/json", "text/event-stream"] {
+            let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move {
+                while let Ok((mut stream, _)) = listener.accept().await {
+                    tokio::spawn(async move {
+                        let mut buf = vec![0u8; 65536];
+                        let _ = stream.read(&mut buf).await;
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: 1000\r\n\r\n"
+                        );
+                        let part = if kind == "application/json" {
+                            r#"{"jsonrpc":"2.0","id":1,"result":{"proto"#
+                        } else {
+                            "event: message\ndata: {\"jsonrpc\":\"2.0\""
+                        };
+                        let _ = stream.write_all(format!("{head}{part}").as_bytes()).await;
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                    });
+                }
+            });
+            let mut o = options();
+            o.request_timeout = Duration::from_millis(500);
+            let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+            let started = std::time::Instant::now();
+            let err = client.initialize().await.unwrap_err();
+            assert!(err.is_timeout(), "{kind}: {err:?}");
+            assert!(started.elapsed() < Duration::from_secs(5), "{kind}: {:?}", started.elapsed());
+        }
+    })
+    .await;
+}

@@ -385,6 +385,13 @@ pub enum Error {
         /// How long it waited.
         after: Duration,
     },
+    /// The registry's connections were closed
+    /// ([`Registry::close_all`](crate::Registry::close_all)) while this
+    /// one was being made; it was closed too.
+    Closed {
+        /// The server.
+        server: String,
+    },
     /// The transport failed.
     Transport {
         /// The server.
@@ -417,6 +424,7 @@ impl Error {
             | Error::LoginRequired { server, .. }
             | Error::LoginTimeout { server, .. }
             | Error::ConnectTimeout { server, .. }
+            | Error::Closed { server }
             | Error::Transport { server, .. }
             | Error::TransportUnavailable { server, .. } => Some(server),
             #[cfg(feature = "http")]
@@ -486,6 +494,9 @@ impl fmt::Display for Error {
             ),
             Error::ConnectTimeout { server, after } => {
                 write!(f, "MCP server {server:?} did not start within {:.1}s", after.as_secs_f64())
+            }
+            Error::Closed { server } => {
+                write!(f, "MCP server {server:?}: the connections were closed while it connected")
             }
             // The stdio transport names the server itself; the others name
             // the (redacted) endpoint, so the name goes in front.

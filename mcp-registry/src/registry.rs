@@ -530,7 +530,15 @@ pub struct Registry {
     slots: Vec<Slot>,
     options: RegistryOptions,
     generation: std::sync::atomic::AtomicU64,
+    /// Counts [`close_all`](Registry::close_all) calls: a connection made
+    /// by a connect that began before one is closed, not kept.
+    closes: std::sync::atomic::AtomicU64,
 }
+
+/// How long [`Registry::close_all`] waits for a server whose connection is
+/// being made elsewhere before it goes on without it (that connect, when it
+/// ends, closes what it made).
+const CLOSE_LOCK_WAIT: Duration = Duration::from_secs(2);
 
 impl Registry {
     /// A registry of the configuration's servers (none when it is
@@ -546,6 +554,7 @@ impl Registry {
             slots,
             options,
             generation: std::sync::atomic::AtomicU64::new(0),
+            closes: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -608,6 +617,7 @@ impl Registry {
         }
         let server = &slot.server;
         let limit = server.timeout + CONNECT_GRACE;
+        let closes = self.closes.load(std::sync::atomic::Ordering::SeqCst);
         let connect = async {
             let conn = self.options.connector.connect(server, &self.identity).await?;
             conn.initialize().await.map_err(|source| self.transport_error(server, source))?;
@@ -619,6 +629,11 @@ impl Registry {
                 return Err(Error::ConnectTimeout { server: server.name.clone(), after: limit });
             }
         };
+        if self.closes.load(std::sync::atomic::Ordering::SeqCst) != closes {
+            // `close_all` ran meanwhile (and could not wait for this).
+            close_bounded(&server.name, conn).await;
+            return Err(Error::Closed { server: server.name.clone() });
+        }
         let generation = self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::debug!(server = %server.name, "MCP server connected");
         *cached = Some((generation, conn.clone()));
@@ -843,10 +858,21 @@ impl Registry {
 
     /// Closes every open connection, concurrently, each within a bound.
     pub async fn close_all(&self) {
+        self.closes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut open = Vec::new();
         for slot in &self.slots {
-            if let Some((_, conn)) = slot.conn.lock().await.take() {
-                open.push((slot.server.name.as_str(), conn));
+            // A connect in progress holds the slot; it is not waited for
+            // long (its caller may have been abandoned): when it ends it
+            // sees the close and closes what it made.
+            match tokio::time::timeout(CLOSE_LOCK_WAIT, slot.conn.lock()).await {
+                Ok(mut cached) => {
+                    if let Some((_, conn)) = cached.take() {
+                        open.push((slot.server.name.as_str(), conn));
+                    }
+                }
+                Err(_) => {
+                    tracing::debug!(server = %slot.server.name, "not waiting for a connection being made")
+                }
             }
         }
         futures_util::future::join_all(
