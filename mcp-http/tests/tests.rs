@@ -1320,66 +1320,86 @@ async fn subscriptions_listen_on_a_post_stream_of_their_own() {
     .await;
 }
 
-/// A stateless-era server whose tool `t` gains an `x-mcp-header`
-/// annotation after the first listing, and that refuses a call without the
-/// header (-32020).
-async fn changing_header_server() -> (SocketAddr, Arc<AtomicUsize>) {
+/// Serves `answer` over HTTP/1.1 on a loopback port (a scripted server
+/// for one test), for the life of the test runtime.
+async fn serve_fn<F, Fut>(answer: F) -> SocketAddr
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let lists = Arc::new(AtomicUsize::new(0));
-    let count = lists.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let count = count.clone();
+            let answer = answer.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |req: Request<Incoming>| {
-                    let count = count.clone();
-                    async move {
-                        let region = req.headers().get("mcp-param-region").cloned();
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let m: Value = serde_json::from_slice(&body).unwrap();
-                        let (status, result) = match m["method"].as_str().unwrap() {
-                            "server/discover" => (
-                                200,
-                                json!({"result": {"resultType": "complete",
-                                "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}}),
-                            ),
-                            "tools/list" => {
-                                let n = count.fetch_add(1, Ordering::SeqCst);
-                                let mut region = json!({"type": "string"});
-                                if n > 0 {
-                                    region["x-mcp-header"] = json!("Region");
-                                }
-                                (
-                                    200,
-                                    json!({"result": {"resultType": "complete", "ttlMs": 0,
-                                    "tools": [{"name": "t", "inputSchema": {"type": "object",
-                                        "properties": {"region": region}}}]}}),
-                                )
-                            }
-                            "tools/call" if region.is_none() => (
-                                400,
-                                json!({"error": {
-                                "code": -32020, "message": "Mcp-Param-Region is missing"}}),
-                            ),
-                            _ => (
-                                200,
-                                json!({"result": {"resultType": "complete",
-                                "content": [{"type": "text", "text": "ok"}]}}),
-                            ),
-                        };
-                        let mut reply = json!({"jsonrpc": "2.0", "id": m["id"]});
-                        reply.as_object_mut().unwrap().extend(result.as_object().unwrap().clone());
-                        let mut r = Response::new(Full::new(Bytes::from(reply.to_string())));
-                        *r.status_mut() = StatusCode::from_u16(status).unwrap();
-                        r.headers_mut().insert("content-type", "application/json".parse().unwrap());
-                        Ok::<_, Infallible>(r)
-                    }
+                let service = service_fn(move |req| {
+                    let reply = answer(req);
+                    async move { Ok::<_, Infallible>(reply.await) }
                 });
                 let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
             });
         }
     });
+    addr
+}
+
+/// A response with `status`, `content-type` and `body`.
+fn reply(status: u16, kind: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap();
+    r.headers_mut().insert("content-type", kind.parse().unwrap());
+    r
+}
+
+/// A stateless-era server whose tool `t` gains an `x-mcp-header`
+/// annotation after the first listing, and that refuses a call without the
+/// header (-32020).
+async fn changing_header_server() -> (SocketAddr, Arc<AtomicUsize>) {
+    let lists = Arc::new(AtomicUsize::new(0));
+    let count = lists.clone();
+    let addr = serve_fn(move |req: Request<Incoming>| {
+        let count = count.clone();
+        async move {
+            let region = req.headers().get("mcp-param-region").cloned();
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let m: Value = serde_json::from_slice(&body).unwrap();
+            let (status, result) = match m["method"].as_str().unwrap() {
+                "server/discover" => (
+                    200,
+                    json!({"result": {"resultType": "complete",
+                    "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}}),
+                ),
+                "tools/list" => {
+                    let n = count.fetch_add(1, Ordering::SeqCst);
+                    let mut region = json!({"type": "string"});
+                    if n > 0 {
+                        region["x-mcp-header"] = json!("Region");
+                    }
+                    (
+                        200,
+                        json!({"result": {"resultType": "complete", "ttlMs": 0,
+                        "tools": [{"name": "t", "inputSchema": {"type": "object",
+                            "properties": {"region": region}}}]}}),
+                    )
+                }
+                "tools/call" if region.is_none() => (
+                    400,
+                    json!({"error": {
+                    "code": -32020, "message": "Mcp-Param-Region is missing"}}),
+                ),
+                _ => (
+                    200,
+                    json!({"result": {"resultType": "complete",
+                    "content": [{"type": "text", "text": "ok"}]}}),
+                ),
+            };
+            let mut answer = json!({"jsonrpc": "2.0", "id": m["id"]});
+            answer.as_object_mut().unwrap().extend(result.as_object().unwrap().clone());
+            reply(status, "application/json", answer.to_string())
+        }
+    })
+    .await;
     (addr, lists)
 }
 
@@ -1415,41 +1435,28 @@ async fn a_header_mismatch_relists_the_tools_and_sends_once_more() {
 /// A stateless-era server whose answer streams all break before the
 /// answer; counts the POSTs of each method.
 async fn breaking_stream_server() -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
-    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let log = log.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req: Request<Incoming>| {
-                    let log = log.clone();
-                    async move {
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let m: Value = serde_json::from_slice(&body).unwrap();
-                        let method = m["method"].as_str().unwrap().to_owned();
-                        log.lock().unwrap().push(method.clone());
-                        let (kind, text) = if method == "server/discover" {
-                            let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {
-                                "resultType": "complete", "supportedVersions": ["2026-07-28"],
-                                "capabilities": {"tools": {}}}});
-                            ("application/json", r.to_string())
-                        } else {
-                            // A progress event, then the end: no answer.
-                            let p = json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                                "params": {"progressToken": 0, "progress": 1}});
-                            ("text/event-stream", format!("event: message\ndata: {p}\n\n"))
-                        };
-                        let mut r = Response::new(Full::new(Bytes::from(text)));
-                        r.headers_mut().insert("content-type", kind.parse().unwrap());
-                        Ok::<_, Infallible>(r)
-                    }
-                });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
+    let addr = serve_fn(move |req: Request<Incoming>| {
+        let log = log.clone();
+        async move {
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let m: Value = serde_json::from_slice(&body).unwrap();
+            let method = m["method"].as_str().unwrap().to_owned();
+            log.lock().unwrap().push(method.clone());
+            if method == "server/discover" {
+                let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                    "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}}}});
+                return reply(200, "application/json", r.to_string());
+            }
+            // A progress event, then the end: no answer.
+            let p = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": 0, "progress": 1}});
+            reply(200, "text/event-stream", format!("event: message\ndata: {p}\n\n"))
         }
-    });
+    })
+    .await;
     (addr, seen)
 }
 
@@ -1475,50 +1482,38 @@ async fn a_broken_answer_stream_is_sent_again_with_a_new_id_only_when_safe() {
 /// A handshake-era server whose standalone stream, on every GET, sends a
 /// priming event with a fresh id and `retry: 0`, then ends; counts GETs.
 async fn storm_server() -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let gets = Arc::new(AtomicUsize::new(0));
     let count = gets.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let count = count.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req: Request<Incoming>| {
-                    let count = count.clone();
-                    async move {
-                        let (status, kind, body) = if req.method() == Method::GET {
-                            let n = count.fetch_add(1, Ordering::SeqCst);
-                            (200, "text/event-stream", format!("id: e{n}\nretry: 0\ndata:\n\n"))
-                        } else if req.method() == Method::DELETE {
-                            (200, "application/json", String::new())
+    let addr = serve_fn(move |req: Request<Incoming>| {
+        let count = count.clone();
+        async move {
+            let mut r = if req.method() == Method::GET {
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                reply(200, "text/event-stream", format!("id: e{n}\nretry: 0\ndata:\n\n"))
+            } else if req.method() == Method::DELETE {
+                reply(200, "application/json", "")
+            } else {
+                let body = req.into_body().collect().await.unwrap().to_bytes();
+                let m: Value = serde_json::from_slice(&body).unwrap();
+                match m.get("id") {
+                    None => reply(202, "application/json", ""),
+                    Some(id) => {
+                        let result = if m["method"] == "initialize" {
+                            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                                   "serverInfo": {"name": "storm", "version": "1"}})
                         } else {
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let m: Value = serde_json::from_slice(&body).unwrap();
-                            match m.get("id") {
-                                None => (202, "application/json", String::new()),
-                                Some(id) => {
-                                    let result = if m["method"] == "initialize" {
-                                        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                                               "serverInfo": {"name": "storm", "version": "1"}})
-                                    } else {
-                                        json!({})
-                                    };
-                                    let r = json!({"jsonrpc": "2.0", "id": id, "result": result});
-                                    (200, "application/json", r.to_string())
-                                }
-                            }
+                            json!({})
                         };
-                        let mut r = Response::new(Full::new(Bytes::from(body)));
-                        *r.status_mut() = StatusCode::from_u16(status).unwrap();
-                        r.headers_mut().insert("content-type", kind.parse().unwrap());
-                        r.headers_mut().insert("mcp-session-id", "s-1".parse().unwrap());
-                        Ok::<_, Infallible>(r)
+                        let r = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                        reply(200, "application/json", r.to_string())
                     }
-                });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
+                }
+            };
+            r.headers_mut().insert("mcp-session-id", "s-1".parse().unwrap());
+            r
         }
-    });
+    })
+    .await;
     (addr, gets)
 }
 
@@ -1546,30 +1541,21 @@ async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
 async fn an_sse_answer_that_is_not_json_rpc_fails_its_call_at_once() {
     bounded(async {
         // The answer event's JSON is cut short: its id can still be read.
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let service = service_fn(|req: Request<Incoming>| async move {
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let m: Value = serde_json::from_slice(&body).unwrap();
-                        let (kind, text) = match m["method"].as_str().unwrap() {
-                            "server/discover" => ("application/json", json!({"jsonrpc": "2.0",
-                                "id": m["id"], "result": {"resultType": "complete",
-                                "supportedVersions": ["2026-07-28"], "capabilities": {}}}).to_string()),
-                            _ => ("text/event-stream", format!(
-                                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[\n\n",
-                                m["id"])),
-                        };
-                        let mut r = Response::new(Full::new(Bytes::from(text)));
-                        r.headers_mut().insert("content-type", kind.parse().unwrap());
-                        Ok::<_, Infallible>(r)
-                    });
-                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-                });
+        let addr = serve_fn(|req: Request<Incoming>| async move {
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let m: Value = serde_json::from_slice(&body).unwrap();
+            if m["method"] == "server/discover" {
+                let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {"resultType": "complete",
+                    "supportedVersions": ["2026-07-28"], "capabilities": {}}});
+                return reply(200, "application/json", r.to_string());
             }
-        });
+            let cut = format!(
+                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[\n\n",
+                m["id"]
+            );
+            reply(200, "text/event-stream", cut)
+        })
+        .await;
         let mut o = auto();
         o.request_timeout = Duration::from_secs(30);
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
