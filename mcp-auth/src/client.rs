@@ -386,7 +386,7 @@ impl OAuthClient {
             .as_ref()
             .is_some_and(|t| !t.expires_within(now, self.config.refresh_skew));
         if !valid {
-            self.run(challenge, Mode::Reuse, true).await?;
+            self.run(challenge, Mode::Reuse, true, false).await?;
         }
         self.state().tokens.as_ref().map(|t| t.access_token.clone()).ok_or(Error::Unauthorized)
     }
@@ -419,7 +419,10 @@ impl OAuthClient {
             (Some(_), true) => Mode::Authorize,
         };
         let allow = req.authorizations < MAX_AUTHORIZATIONS_PER_REQUEST;
-        let outcome = self.run(challenge, mode, allow).await?;
+        // A refused token: the authorization server may have changed
+        // (SEP-2352), so the protected resource metadata is read again.
+        let rediscover = req.header.is_some();
+        let outcome = self.run(challenge, mode, allow, rediscover).await?;
         match outcome {
             Outcome::Refreshed => req.refreshed = true,
             Outcome::Authorized => {
@@ -458,7 +461,7 @@ impl OAuthClient {
             self.fill(req);
             return Ok(());
         }
-        self.run(Some(challenge), Mode::StepUp(wanted), true).await?;
+        self.run(Some(challenge), Mode::StepUp(wanted), true, false).await?;
         req.authorizations += 1;
         req.fresh = true;
         self.fill(req);
@@ -484,12 +487,19 @@ impl OAuthClient {
 
     // ----- the flow (called with the flow lock held) -----
 
+    /// The discovery to use: the one held, unless the challenge names
+    /// another metadata URL or `again` asks for a fresh look (a refused
+    /// token). When the issuer changed, nothing obtained from the old one
+    /// is kept: not the tokens, not the client registration, in memory or
+    /// in the store (SEP-2352); pre-registered credentials belong to one
+    /// authorization server, so a change is an error for them.
     async fn ensure_discovery(
         &self,
         challenge: Option<&BearerChallenge>,
+        again: bool,
     ) -> Result<Discovery, Error> {
         let wanted = challenge.and_then(|c| c.resource_metadata.clone());
-        {
+        if !again {
             let st = self.state();
             if let Some(d) = &st.discovery
                 && (wanted.is_none() || wanted == st.prm_url)
@@ -499,12 +509,27 @@ impl OAuthClient {
         }
         let d = discover(&*self.fetch, &self.config.server_url, challenge).await?;
         tracing::debug!(issuer = %redact(&d.issuer), mode = ?d.mode, "discovered authorization server");
+        let old = self.state().discovery.clone();
+        let changed =
+            old.as_ref().filter(|old| old.issuer != d.issuer || old.resource != d.resource);
+        if let Some(old) = changed {
+            if old.issuer != d.issuer && self.config.pre_registered.is_some() {
+                return Err(Error::AuthorizationServerChanged {
+                    from: redact(&old.issuer),
+                    to: redact(&d.issuer),
+                });
+            }
+            tracing::debug!(
+                from = %redact(&old.issuer),
+                to = %redact(&d.issuer),
+                "the authorization server changed; forgetting what the previous one issued"
+            );
+            if old.issuer != d.issuer {
+                self.store.remove(&key_of(old))?;
+            }
+        }
         let mut st = self.state();
-        let same_as = st
-            .discovery
-            .as_ref()
-            .is_some_and(|old| old.issuer == d.issuer && old.resource == d.resource);
-        if !same_as {
+        if old.is_none() || changed.is_some() {
             // Never send a token from another authorization server.
             st.tokens = None;
             st.client = None;
@@ -606,8 +631,9 @@ impl OAuthClient {
         challenge: Option<&BearerChallenge>,
         mode: Mode,
         allow_authorize: bool,
+        rediscover: bool,
     ) -> Result<Outcome, Error> {
-        let disc = self.ensure_discovery(challenge).await?;
+        let disc = self.ensure_discovery(challenge, rediscover).await?;
         let key = key_of(&disc);
         self.load_stored(&key)?;
         let now = self.now();

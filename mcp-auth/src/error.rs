@@ -117,6 +117,15 @@ pub enum Error {
     },
     /// A client credential (private key, secret) is unusable.
     InvalidCredentials(&'static str),
+    /// The protected resource metadata now names another authorization
+    /// server than the one the configured (pre-registered) client belongs
+    /// to: those credentials are not sent there (SEP-2352).
+    AuthorizationServerChanged {
+        /// The redacted issuer the credentials were used with.
+        from: String,
+        /// The redacted issuer the metadata names now.
+        to: String,
+    },
     /// The token store failed.
     Store(String),
     /// A token file other users of the machine can read or write was found
@@ -186,6 +195,11 @@ impl fmt::Display for Error {
                 scope.join(" ")
             ),
             Error::InvalidCredentials(what) => write!(f, "invalid client credentials: {what}"),
+            Error::AuthorizationServerChanged { from, to } => write!(
+                f,
+                "the MCP server's authorization server changed from {from} to {to}; \
+                 the pre-registered client belongs to the previous one and is not sent to the new one"
+            ),
             Error::Store(m) => write!(f, "token store: {m}"),
             Error::InsecureTokenFile { path, mode } => write!(
                 f,

@@ -21,7 +21,7 @@
 //!  (resource_metadata,        PRM (RFC 9728)   pre-registered   PKCE S256, state,   code + verifier,
 //!   scope)                    AS metadata      CIMD / DCR       resource, scope     resource, client auth
 //!                             (RFC 8414/OIDC)
-//!  before each request ──► proactive refresh     401 ──► refresh once, else re-authorize
+//!  before each request ──► proactive refresh     401 ──► PRM again; refresh once, else re-authorize
 //!  403 insufficient_scope ──► re-authorize with held ∪ challenged scopes (≤ 3 per request)
 //! ```
 //!
@@ -46,6 +46,10 @@
 //!   provider, then a JWT bearer grant).
 //! - Tokens kept per server and issuer in a [`TokenStore`]
 //!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
+//! - Authorization-server migration (SEP-2352): a 401 that refuses a token
+//!   reads the protected resource metadata again; a new issuer means a new
+//!   registration, and nothing obtained from the old issuer (tokens,
+//!   client id and secret) is sent to the new one.
 //!
 //! # The transport's side
 //!

@@ -112,7 +112,6 @@ const SCHEMA_SEP_2106: &[&str] = &[
 
 const DPOP_GAP: &str = "DPoP (SEP-1932) is not implemented in mcp-auth";
 const WIF_GAP: &str = "workload identity federation (SEP-1933, jwt-bearer with a workload assertion) is not implemented in mcp-auth";
-const MIGRATION_GAP: &str = "on a 401 after authorization mcp-auth authorizes again with the authorization server it found first instead of reading the protected resource metadata again, so a changed authorization server is never registered with (SEP-2352)";
 
 /// Every client scenario this project runs, at each revision that lists it,
 /// with the checks that must come out `SUCCESS`. In `auth/resource-mismatch`,
@@ -350,15 +349,22 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
             BEARER,
         ],
     ),
-    gap(
+    pass(
         "auth/authorization-server-migration",
         R26,
-        &[&[
-            "sep-2352-reregister-on-as-change",
-            "sep-2352-no-reuse-on-as-change",
-            "sep-2352-no-cross-as-credential-reuse",
-        ]],
-        MIGRATION_GAP,
+        &[
+            DISCOVERY,
+            DCR,
+            DCR_TYPE,
+            AUTHORIZE,
+            TOKEN,
+            BEARER,
+            &[
+                "sep-2352-reregister-on-as-change",
+                "sep-2352-no-reuse-on-as-change",
+                "sep-2352-no-cross-as-credential-reuse",
+            ],
+        ],
     ),
     pass(
         "auth/iss-supported",
