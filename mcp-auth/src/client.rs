@@ -21,6 +21,7 @@ use crate::token::{AccessToken, ClientRegistration, Grant, TokenCall, TokenSet, 
 use crate::url::{
     append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure, same_origin,
 };
+use crate::workload::AssertionSource;
 use crate::xaa::{IdentityProvider, redeem_id_jag, request_id_jag};
 
 /// Step-up authorizations allowed for one request after 403
@@ -47,6 +48,10 @@ pub enum GrantKind {
     /// identity provider for an ID-JAG, redeemed as a JWT bearer grant by
     /// the pre-registered client.
     CrossAppAccess,
+    /// Workload identity (SEP-1933): an assertion the host supplies
+    /// ([`AssertionSource`]) presented as an RFC 7523 JWT bearer grant by
+    /// the pre-registered client.
+    WorkloadIdentity,
 }
 
 /// What the host configures for one OAuth-protected MCP server.
@@ -77,6 +82,9 @@ pub struct OAuthConfig {
     pub refresh_skew: Duration,
     /// The identity provider, for [`GrantKind::CrossAppAccess`].
     pub identity_provider: Option<IdentityProvider>,
+    /// Where the workload's assertion comes from, for
+    /// [`GrantKind::WorkloadIdentity`].
+    pub assertion: Option<AssertionSource>,
 }
 
 impl OAuthConfig {
@@ -93,6 +101,7 @@ impl OAuthConfig {
             offline_access: true,
             refresh_skew: Duration::from_secs(60),
             identity_provider: None,
+            assertion: None,
         }
     }
 
@@ -121,6 +130,31 @@ impl OAuthConfig {
         self.pre_registered = Some(client);
         self.identity_provider = Some(idp);
         self.grant = GrantKind::CrossAppAccess;
+        self
+    }
+
+    /// Uses workload identity (SEP-1933): `client` (usually public, its
+    /// `client_id` only) presents the assertion `source` hands out as an
+    /// RFC 7523 JWT bearer grant.
+    ///
+    /// ```
+    /// use mcp_auth::{AssertionSource, ClientRegistration, OAuthConfig};
+    ///
+    /// let config = OAuthConfig::new("https://mcp.example.com/mcp", "my-agent")
+    ///     .with_workload_identity(
+    ///         ClientRegistration::public("my-workload"),
+    ///         AssertionSource::File("/var/run/secrets/tokens/mcp".into()),
+    ///     );
+    /// # let _ = config;
+    /// ```
+    pub fn with_workload_identity(
+        mut self,
+        client: ClientRegistration,
+        source: AssertionSource,
+    ) -> Self {
+        self.pre_registered = Some(client);
+        self.assertion = Some(source);
+        self.grant = GrantKind::WorkloadIdentity;
         self
     }
 
@@ -254,6 +288,9 @@ impl OAuthClient {
         }
         if config.grant == GrantKind::CrossAppAccess && config.identity_provider.is_none() {
             return Err(Error::InvalidCredentials("cross-app access needs an identity provider"));
+        }
+        if config.grant == GrantKind::WorkloadIdentity && config.assertion.is_none() {
+            return Err(Error::InvalidCredentials("workload identity needs an assertion source"));
         }
         Ok(OAuthClient {
             config,
@@ -678,16 +715,18 @@ impl OAuthClient {
             }
         };
         match self.config.grant {
-            GrantKind::ClientCredentials | GrantKind::CrossAppAccess => {
-                self.machine_grant(&disc, &scopes).await?
-            }
+            GrantKind::ClientCredentials
+            | GrantKind::CrossAppAccess
+            | GrantKind::WorkloadIdentity => self.machine_grant(&disc, &scopes).await?,
             GrantKind::AuthorizationCode => self.authorization_code(&disc, &key, &scopes).await?,
         }
         self.save(&key)?;
         Ok(Outcome::Authorized)
     }
 
-    /// Client credentials or cross-app access: no user interaction.
+    /// Client credentials, cross-app access or workload identity: no user
+    /// interaction. A refusal is returned as it is: the grant is not tried
+    /// again, nor another one.
     async fn machine_grant(&self, disc: &Discovery, scopes: &[String]) -> Result<(), Error> {
         let client = self
             .config
@@ -722,6 +761,17 @@ impl OAuthClient {
             scopes,
             now: self.now(),
         };
+        if self.config.grant == GrantKind::WorkloadIdentity {
+            let source =
+                self.config.assertion.as_ref().ok_or(Error::InvalidCredentials(
+                    "workload identity needs an assertion source",
+                ))?;
+            let assertion = source.current().await?;
+            let tokens = exchange(&*self.fetch, &call, &Grant::JwtBearer(&assertion)).await?;
+            tracing::debug!("obtained token with a workload assertion");
+            self.state().client = Some(client);
+            return self.set_tokens(Some(tokens));
+        }
         let tokens = exchange(&*self.fetch, &call, &Grant::ClientCredentials).await?;
         tracing::debug!(
             method = client.auth_method.as_str(),

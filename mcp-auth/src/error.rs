@@ -126,6 +126,9 @@ pub enum Error {
         /// The redacted issuer the metadata names now.
         to: String,
     },
+    /// The workload's assertion (SEP-1933) could not be had: the file,
+    /// environment variable or provider named, never the assertion.
+    Assertion(String),
     /// The token store failed.
     Store(String),
     /// A token file other users of the machine can read or write was found
@@ -200,6 +203,7 @@ impl fmt::Display for Error {
                 "the MCP server's authorization server changed from {from} to {to}; \
                  the pre-registered client belongs to the previous one and is not sent to the new one"
             ),
+            Error::Assertion(m) => write!(f, "workload assertion: {m}"),
             Error::Store(m) => write!(f, "token store: {m}"),
             Error::InsecureTokenFile { path, mode } => write!(
                 f,

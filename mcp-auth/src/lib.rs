@@ -43,7 +43,9 @@
 //!   the metadata gives it.
 //! - Client credentials with a secret or `private_key_jwt` (ES256, RS256),
 //!   and cross-app access (SEP-990: ID token, then ID-JAG at the identity
-//!   provider, then a JWT bearer grant).
+//!   provider, then a JWT bearer grant), and workload identity (SEP-1933:
+//!   an assertion the host supplies through an [`AssertionSource`],
+//!   presented as an RFC 7523 JWT bearer grant).
 //! - Tokens kept per server and issuer in a [`TokenStore`]
 //!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
 //! - Authorization-server migration (SEP-2352): a 401 that refuses a token
@@ -110,6 +112,7 @@ pub mod scope;
 mod store;
 mod token;
 pub mod url;
+mod workload;
 mod xaa;
 
 pub use client::{
@@ -133,6 +136,7 @@ pub use token::{
     AccessToken, ClientRegistration, ClientSecret, RefreshToken, TokenEndpointAuthMethod, TokenSet,
     parse_token_response,
 };
+pub use workload::{AssertionProvider, AssertionSource, MAX_ASSERTION};
 pub use xaa::{
     ID_JAG_TYPE, ID_TOKEN_TYPE, IdentityProvider, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT,
 };

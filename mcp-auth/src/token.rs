@@ -1,5 +1,5 @@
 //! Tokens, client credentials and the token endpoint requests
-//! (authorization code, refresh, client credentials).
+//! (authorization code, refresh, client credentials, JWT bearer).
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -334,6 +334,9 @@ pub(crate) enum Grant<'a> {
     RefreshToken(&'a RefreshToken),
     /// `client_credentials`.
     ClientCredentials,
+    /// RFC 7523 JWT bearer, with this assertion (an ID-JAG, a workload
+    /// identity token).
+    JwtBearer(&'a ClientSecret),
 }
 
 /// Everything a token request needs besides the grant.
@@ -368,6 +371,13 @@ pub(crate) fn token_request(
         }
         Grant::ClientCredentials => {
             params.push(("grant_type", "client_credentials".into()));
+            if let Some(s) = scope::join(call.scopes) {
+                params.push(("scope", s));
+            }
+        }
+        Grant::JwtBearer(assertion) => {
+            params.push(("grant_type", crate::xaa::JWT_BEARER_GRANT.into()));
+            params.push(("assertion", assertion.secret().to_owned()));
             if let Some(s) = scope::join(call.scopes) {
                 params.push(("scope", s));
             }

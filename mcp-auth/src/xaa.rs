@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, parse_json, send};
 use crate::jwt::PrivateKeyJwt;
 use crate::scope;
-use crate::token::{ClientRegistration, ClientSecret, TokenSet, client_auth, parse_token_response};
+use crate::token::{ClientRegistration, ClientSecret, Grant, TokenCall, TokenSet, exchange};
 
 /// RFC 8693 token exchange grant type.
 pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -133,18 +133,13 @@ pub(crate) async fn redeem_id_jag(
     scopes: &[String],
     now: SystemTime,
 ) -> Result<TokenSet, Error> {
-    let url = disc.metadata.token_endpoint()?;
-    let mut params: Vec<(&'static str, String)> =
-        vec![("grant_type", JWT_BEARER_GRANT.into()), ("assertion", id_jag.secret().to_owned())];
-    if let Some(s) = scope::join(scopes) {
-        params.push(("scope", s));
-    }
-    params.push(("resource", disc.resource.clone()));
-    let basic = client_auth(client, signer, &disc.metadata.issuer, now, &mut params)?;
-    let req = form_post(FormPost { url, params, basic })?;
-    let resp = send(fetch, "token endpoint", req).await?;
-    if !resp.status().is_success() {
-        return Err(endpoint_error("token", url, &resp));
-    }
-    parse_token_response(resp.body(), now, scopes, None)
+    let call = TokenCall {
+        metadata: &disc.metadata,
+        client,
+        signer,
+        resource: &disc.resource,
+        scopes,
+        now,
+    };
+    exchange(fetch, &call, &Grant::JwtBearer(id_jag)).await
 }

@@ -1084,41 +1084,55 @@ async fn client_credentials_private_key_jwt_es256() {
 
 // ------------------------------------------------------------ secrecy
 
-#[tokio::test]
-async fn secrets_never_reach_logs_errors_or_other_origins() {
-    use tracing_subscriber::fmt::MakeWriter;
+/// Every `tracing` line written while the guard lives.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
 
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+impl std::io::Write for Logs {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
     }
-    impl<'a> MakeWriter<'a> for Buf {
-        type Writer = Buf;
-        fn make_writer(&'a self) -> Buf {
-            self.clone()
-        }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
-    let buf = Buf::default();
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// Captures all `tracing` output at TRACE on this thread until the guards
+/// drop.
+fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard, tracing::Dispatch) {
+    let buf = Logs::default();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(buf.clone())
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let guard = tracing::subscriber::set_default(subscriber);
     // A second live dispatcher: with only one, `tracing` computes the
     // interest of a callsite first hit on another test's thread from that
     // thread's empty default, caches `never`, and this test's events at
     // that callsite are lost.
-    let _second =
+    let second =
         tracing::Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
     tracing::callsite::rebuild_interest_cache();
+    (buf, guard, second)
+}
 
+#[tokio::test]
+async fn secrets_never_reach_logs_errors_or_other_origins() {
+    let (buf, _guard, _second) = capture_logs();
     let net = Arc::new(Net::default());
     let log = refreshing_as(&net, rotating(Arc::new(Mutex::new(vec!["rt-2".to_owned()]))));
     let cfg = config().with_pre_registered(ClientRegistration::confidential(
@@ -1131,7 +1145,7 @@ async fn secrets_never_reach_logs_errors_or_other_origins() {
     c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_or(());
     let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.err();
 
-    let logs = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let logs = buf.text();
     assert!(logs.contains("obtained token"), "logging is on: {logs}");
     let l = log.lock().unwrap();
     let verifier = l.token[0].1["code_verifier"].clone();
@@ -1386,4 +1400,96 @@ async fn pre_registered_credentials_are_not_taken_to_a_new_server() {
     let l2 = log2.lock().unwrap();
     assert!(l2.authorize.is_empty() && l2.token.is_empty() && l2.register.is_empty());
     assert!(net.seen().iter().filter(|s| s.url.starts_with(AS2)).all(|s| s.method == Method::GET));
+}
+
+// ------------------------------------------------------------ workload identity
+
+fn wif_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
+    install_prm(net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        net,
+        AsOpts {
+            extra: json!({
+                "grant_types_supported": ["urn:ietf:params:oauth:grant-type:jwt-bearer"],
+                "registration_endpoint": null,
+            }),
+            token_hook: Some(hook),
+            ..Default::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn workload_identity_presents_the_current_assertion() {
+    let (logs, _guard, _second) = capture_logs();
+    let net = Arc::new(Net::default());
+    let log = wif_as(&net, Arc::new(|_, _| None));
+    let dir = std::env::temp_dir().join(format!("mcp-auth-wif-flow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("token");
+    std::fs::write(&path, "eyJwl.first-assertion.sig\n").unwrap();
+    let cfg = config().with_workload_identity(
+        ClientRegistration::public("wif-client"),
+        mcp_auth::AssertionSource::File(path.clone()),
+    );
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    // The platform rotates the file; the server refuses the token.
+    std::fs::write(&path, "eyJwl.second-assertion.sig").unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    let l = log.lock().unwrap();
+    assert!(l.authorize.is_empty() && l.register.is_empty());
+    let assertions: Vec<&str> = l.token.iter().map(|(_, f)| f["assertion"].as_str()).collect();
+    assert_eq!(assertions, ["eyJwl.first-assertion.sig", "eyJwl.second-assertion.sig"]);
+    let (auth, f) = &l.token[0];
+    assert!(auth.is_none());
+    assert_eq!(f["grant_type"], "urn:ietf:params:oauth:grant-type:jwt-bearer");
+    assert_eq!(f["client_id"], "wif-client");
+    assert_eq!(f["resource"], MCP);
+    assert!(!logs.text().contains("eyJwl"), "{}", logs.text());
+    assert!(!format!("{c:?}").contains("eyJwl"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_workload_assertion_is_reported_not_retried() {
+    let (logs, _guard, _second) = capture_logs();
+    for error in ["invalid_grant", "invalid_scope", "unauthorized_client"] {
+        let net = Arc::new(Net::default());
+        let log = wif_as(
+            &net,
+            Arc::new(move |_, _| Some((400, json!({"error": error, "error_description": "no"})))),
+        );
+        let cfg = config().with_workload_identity(
+            ClientRegistration::public("wif-client"),
+            mcp_auth::AssertionSource::from_fn(|| Ok("eyJwl.refused.sig".into())),
+        );
+        let fetch: Arc<dyn HttpFetch> = net.clone();
+        let c = OAuthClient::new(cfg, fetch).unwrap();
+        let mut req = c.prepare().await;
+        let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+        assert!(matches!(&err, Error::OAuth { error: e, .. } if e == error), "{err:?}");
+        assert!(!err.to_string().contains("eyJwl"));
+        assert_eq!(log.lock().unwrap().token.len(), 1, "{error}: one token request");
+    }
+    assert!(!logs.text().contains("eyJwl"));
+    // A source that cannot produce one names itself, not a value.
+    let net = Arc::new(Net::default());
+    let log = wif_as(&net, Arc::new(|_, _| None));
+    let cfg = config().with_workload_identity(
+        ClientRegistration::public("wif-client"),
+        mcp_auth::AssertionSource::Env("MCP_AUTH_FLOW_TEST_NO_SUCH_VARIABLE".into()),
+    );
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let mut req = c.prepare().await;
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Assertion(m) if m.contains("MCP_AUTH_FLOW_TEST_NO_SUCH_VARIABLE"))
+    );
+    assert!(log.lock().unwrap().token.is_empty());
 }

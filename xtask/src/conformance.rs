@@ -111,7 +111,6 @@ const SCHEMA_SEP_2106: &[&str] = &[
 ];
 
 const DPOP_GAP: &str = "DPoP (SEP-1932) is not implemented in mcp-auth";
-const WIF_GAP: &str = "workload identity federation (SEP-1933, jwt-bearer with a workload assertion) is not implemented in mcp-auth";
 
 /// Every client scenario this project runs, at each revision that lists it,
 /// with the checks that must come out `SUCCESS`. In `auth/resource-mismatch`,
@@ -221,7 +220,11 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
     ),
     gap("auth/dpop", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP], DPOP_GAP),
     gap("auth/dpop-nonce", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE], DPOP_GAP),
-    gap("auth/wif-jwt-bearer", R25, &[DISCOVERY, &["wif-assertion-verified"]], WIF_GAP),
+    pass(
+        "auth/wif-jwt-bearer",
+        R25,
+        &[DISCOVERY, &["token-request", "wif-assertion-verified"], BEARER],
+    ),
     pass("json-schema-2020-12-preservation", R25, &[SCHEMA_2020_12, SCHEMA_SEP_2106]),
     // ---- 2026-07-28: required
     pass("tools_call", R26, &[&["tool-add-numbers", "wire-schema-valid"]]),
@@ -485,7 +488,11 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
         &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE],
         DPOP_GAP,
     ),
-    gap("auth/wif-jwt-bearer", R26, &[DISCOVERY, &["wif-assertion-verified"]], WIF_GAP),
+    pass(
+        "auth/wif-jwt-bearer",
+        R26,
+        &[DISCOVERY, &["token-request", "wif-assertion-verified"], BEARER],
+    ),
     pass("json-schema-2020-12-preservation", R26, &[SCHEMA_2020_12, SCHEMA_SEP_2106]),
     // ---- 2025-03-26: no longer in a requirement list, still in the suite
     pass(
