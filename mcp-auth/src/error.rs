@@ -190,7 +190,7 @@ impl fmt::Display for Error {
             }
             Error::MissingCode => f.write_str("authorization callback carries no code"),
             Error::Handler(m) => write!(f, "authorization handler failed: {m}"),
-            Error::UnsupportedTokenType(t) => write!(f, "unsupported token type `{t}` (expected Bearer)"),
+            Error::UnsupportedTokenType(t) => write!(f, "unsupported token type `{t}`"),
             Error::Unauthorized => f.write_str("the server still refuses the credentials after re-authorization"),
             Error::InsufficientScope { scope } => write!(
                 f,

@@ -3,7 +3,8 @@
 //!
 //! Its one job: given an MCP server URL and the server's `401`/`403`
 //! challenges, obtain, keep, refresh and step up the access token to send
-//! as `Authorization: Bearer`.
+//! as `Authorization: Bearer`, or DPoP-bound (RFC 9449) as
+//! `Authorization: DPoP` with a proof for each request.
 //!
 //! What it never does: open a socket, resolve a name, follow a redirect or
 //! pick a TLS stack. Every request (metadata, registration, token) is built
@@ -48,6 +49,13 @@
 //!   presented as an RFC 7523 JWT bearer grant).
 //! - Tokens kept per server and issuer in a [`TokenStore`]
 //!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
+//! - DPoP (RFC 9449, SEP-1932; [`DpopMode`]): when the MCP server requires
+//!   it (a `DPoP` challenge, or `dpop_bound_access_tokens_required`), or
+//!   always when configured, an ES256 key kept with the tokens in the
+//!   store, a proof on every token request and, through
+//!   [`OAuthClient::dpop_proof`], on every request to the MCP server;
+//!   `use_dpop_nonce` from either server answered by one retry with the
+//!   nonce.
 //! - Authorization-server migration (SEP-2352): a 401 that refuses a token
 //!   reads the protected resource metadata again; a new issuer means a new
 //!   registration, and nothing obtained from the old issuer (tokens,
@@ -58,7 +66,8 @@
 //! ```text
 //! let mut auth = oauth.prepare().await;            // before each request
 //! loop {
-//!     send(request, auth.header());
+//!     send(request, auth.header(), oauth.dpop_proof(&auth, method, url)?);
+//!     oauth.observe_response(status, headers);   // DPoP nonces and requirement
 //!     401 => oauth.on_unauthorized(&mut auth, challenge.as_ref()).await?,
 //!     403 insufficient_scope => oauth.on_insufficient_scope(&mut auth, &challenge).await?,
 //!     _ => break,
@@ -100,6 +109,7 @@
 
 mod client;
 pub mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod handler;
@@ -121,6 +131,10 @@ pub use client::{
 pub use discovery::{
     AuthorizationServerMetadata, Discovery, DiscoveryMode, ProtectedResourceMetadata,
 };
+pub use dpop::{
+    DPOP, DPOP_ALG, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash,
+    find_challenge,
+};
 pub use error::Error;
 pub use fetch::{BoxFuture, FetchError, HttpFetch, MAX_BODY};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams, HeadlessHandler};
@@ -134,7 +148,7 @@ pub use registration::{
 pub use store::{FileTokenStore, MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 pub use token::{
     AccessToken, ClientRegistration, ClientSecret, RefreshToken, TokenEndpointAuthMethod, TokenSet,
-    parse_token_response,
+    TokenType, parse_token_response,
 };
 pub use workload::{AssertionProvider, AssertionSource, MAX_ASSERTION};
 pub use xaa::{

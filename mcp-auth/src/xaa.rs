@@ -2,19 +2,17 @@
 //! user's identity provider exchanges their ID token for an identity
 //! assertion authorization grant (ID-JAG, RFC 8693 token exchange), which
 //! the MCP server's authorization server accepts as a JWT bearer grant
-//! (RFC 7523 §2.1).
+//! (RFC 7523 §2.1; the token request is `token`'s `Grant::JwtBearer`).
 
 use std::fmt;
-use std::time::SystemTime;
 
 use serde::Deserialize;
 
 use crate::discovery::Discovery;
 use crate::error::Error;
 use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, parse_json, send};
-use crate::jwt::PrivateKeyJwt;
 use crate::scope;
-use crate::token::{ClientRegistration, ClientSecret, Grant, TokenCall, TokenSet, exchange};
+use crate::token::ClientSecret;
 
 /// RFC 8693 token exchange grant type.
 pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -119,27 +117,4 @@ pub(crate) async fn request_id_jag(
         return Err(Error::document(WHAT, url, "empty access_token"));
     }
     Ok(ClientSecret::new(r.access_token))
-}
-
-/// Step 2: the ID-JAG for an access token at the MCP server's
-/// authorization server (JWT bearer grant, with the client's own
-/// authentication and `resource`).
-pub(crate) async fn redeem_id_jag(
-    fetch: &dyn HttpFetch,
-    disc: &Discovery,
-    client: &ClientRegistration,
-    signer: Option<&PrivateKeyJwt>,
-    id_jag: &ClientSecret,
-    scopes: &[String],
-    now: SystemTime,
-) -> Result<TokenSet, Error> {
-    let call = TokenCall {
-        metadata: &disc.metadata,
-        client,
-        signer,
-        resource: &disc.resource,
-        scopes,
-        now,
-    };
-    exchange(fetch, &call, &Grant::JwtBearer(id_jag)).await
 }

@@ -29,6 +29,7 @@ struct Seen {
     method: Method,
     url: String,
     authorization: Option<String>,
+    dpop: Option<String>,
     body: Bytes,
 }
 
@@ -79,6 +80,7 @@ impl HttpFetch for Net {
                 .headers()
                 .get("authorization")
                 .map(|v| v.to_str().unwrap().to_owned()),
+            dpop: req.headers().get("dpop").map(|v| v.to_str().unwrap().to_owned()),
             body: req.body().clone(),
         });
         let key = (req.method().clone(), url.split('?').next().unwrap().to_owned());
@@ -1492,4 +1494,195 @@ async fn a_refused_workload_assertion_is_reported_not_retried() {
         matches!(&err, Error::Assertion(m) if m.contains("MCP_AUTH_FLOW_TEST_NO_SUCH_VARIABLE"))
     );
     assert!(log.lock().unwrap().token.is_empty());
+}
+
+// ------------------------------------------------------------ DPoP (RFC 9449)
+
+fn jwt_part(jwt: &str, i: usize) -> Value {
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(jwt.split('.').nth(i).unwrap()).unwrap())
+        .unwrap()
+}
+
+/// A token endpoint that wants a DPoP proof with its nonce `as-nonce-1`,
+/// and binds the token to the proof's key.
+fn dpop_token_endpoint(net: &Net, issued: Arc<Mutex<u32>>) {
+    net.route(Method::POST, &format!("{AS}/token"), move |req| {
+        let proof = req.headers().get("dpop").map(|v| v.to_str().unwrap().to_owned());
+        let Some(proof) = proof else {
+            return json_response(400, &json!({"error": "invalid_dpop_proof"}));
+        };
+        let claims = jwt_part(&proof, 1);
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], format!("{AS}/token"));
+        assert!(claims.get("ath").is_none());
+        if claims.get("nonce").and_then(Value::as_str) != Some("as-nonce-1") {
+            return Response::builder()
+                .status(400)
+                .header("dpop-nonce", "as-nonce-1")
+                .body(Bytes::from(r#"{"error":"use_dpop_nonce"}"#))
+                .unwrap();
+        }
+        let mut n = issued.lock().unwrap();
+        *n += 1;
+        let jkt = jwt_part(&proof, 0)["jwk"]["x"].as_str().unwrap().to_owned();
+        json_response(
+            200,
+            &json!({
+                "access_token": format!("dpop-token-{}-{jkt}", *n),
+                "token_type": "DPoP",
+                "expires_in": 100,
+                "refresh_token": format!("dpop-rt-{}", *n),
+            }),
+        )
+    });
+}
+
+fn dpop_challenge(extra: &str) -> BearerChallenge {
+    mcp_auth::find_challenge([format!(
+        r#"DPoP {extra}resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#
+    )
+    .as_str()])
+    .unwrap()
+}
+
+fn dpop_401(nonce: Option<&str>, extra: &str) -> http::HeaderMap {
+    let mut h = http::HeaderMap::new();
+    h.insert(
+        "www-authenticate",
+        format!(r#"DPoP {extra}resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#)
+            .parse()
+            .unwrap(),
+    );
+    if let Some(n) = nonce {
+        h.insert("dpop-nonce", n.parse().unwrap());
+    }
+    h
+}
+
+#[tokio::test]
+async fn dpop_bound_tokens_proofs_and_nonces() {
+    let (logs, _guard, _second) = capture_logs();
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts {
+            extra: json!({"dpop_signing_alg_values_supported": ["ES256"]}),
+            ..Default::default()
+        },
+    );
+    dpop_token_endpoint(&net, Arc::default());
+    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
+    let ck = clock.clone();
+    let store = Arc::new(MemoryTokenStore::new());
+    let c =
+        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+
+    // The server challenges with the DPoP scheme only: DPoP is required.
+    let mut req = c.prepare().await;
+    c.observe_response(401, &dpop_401(None, ""));
+    c.on_unauthorized(&mut req, Some(&dpop_challenge(""))).await.unwrap();
+    let header = bearer(&req);
+    assert!(header.starts_with("DPoP dpop-token-1-"), "{header}");
+    assert!(req.is_dpop());
+    // The token request was sent twice: once without, once with the nonce.
+    let proofs: Vec<String> = net
+        .seen()
+        .iter()
+        .filter(|s| s.url == format!("{AS}/token"))
+        .map(|s| s.dpop.clone().unwrap())
+        .collect();
+    assert_eq!(proofs.len(), 2);
+    assert_eq!(jwt_part(&proofs[1], 1)["nonce"], "as-nonce-1");
+    let key_x = jwt_part(&proofs[0], 0)["jwk"]["x"].as_str().unwrap().to_owned();
+
+    // Each request gets its own proof, bound to the token.
+    let token = header.strip_prefix("DPoP ").unwrap();
+    let p1 = c.dpop_proof(&req, "POST", MCP).unwrap().unwrap();
+    let p2 = c.dpop_proof(&req, "POST", &format!("{MCP}?q=1")).unwrap().unwrap();
+    assert!(p1.is_sensitive());
+    let (c1, c2) = (jwt_part(p1.to_str().unwrap(), 1), jwt_part(p2.to_str().unwrap(), 1));
+    assert_ne!(c1["jti"], c2["jti"]);
+    assert_eq!(c1["ath"], mcp_auth::access_token_hash(token));
+    assert_eq!(c2["htu"], MCP);
+    assert!(c1.get("nonce").is_none());
+
+    // The MCP server asks for its nonce: one retry with it, not two.
+    c.observe_response(401, &dpop_401(Some("rs-nonce-1"), r#"error="use_dpop_nonce", "#));
+    let ch = dpop_challenge(r#"error="use_dpop_nonce", "#);
+    c.on_unauthorized(&mut req, Some(&ch)).await.unwrap();
+    assert_eq!(bearer(&req), header, "the same token");
+    let p3 = c.dpop_proof(&req, "POST", MCP).unwrap().unwrap();
+    assert_eq!(jwt_part(p3.to_str().unwrap(), 1)["nonce"], "rs-nonce-1");
+    // A second one is a refused token (here: one obtained for this request).
+    let err = c.on_unauthorized(&mut req, Some(&ch)).await.unwrap_err();
+    assert!(matches!(err, Error::Unauthorized), "{err:?}");
+
+    // The bound refresh token is refreshed with the same key, kept in the store.
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    let stored_key = stored.dpop_key.clone().unwrap();
+    clock.advance(Duration::from_secs(90));
+    let req = c.prepare().await;
+    let last = net.seen().iter().rev().find(|s| s.url == format!("{AS}/token")).unwrap().clone();
+    assert!(String::from_utf8_lossy(&last.body).contains("grant_type=refresh_token"));
+    assert_eq!(jwt_part(last.dpop.as_deref().unwrap(), 0)["jwk"]["x"], key_x.as_str());
+    assert!(bearer(&req).starts_with("DPoP "));
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    assert_eq!(stored.dpop_key.unwrap(), stored_key);
+
+    // A second client on the same store uses the stored token and key.
+    let c2 = client(&net, config()).with_store(store.clone());
+    let mut r2 = c2.prepare().await;
+    c2.on_unauthorized(&mut r2, Some(&dpop_challenge(""))).await.unwrap();
+    let p = c2.dpop_proof(&r2, "POST", MCP).unwrap().unwrap();
+    assert_eq!(jwt_part(p.to_str().unwrap(), 0)["jwk"]["x"], key_x.as_str());
+
+    // No token, proof or key in the logs, the Debug output or an error.
+    let text = logs.text();
+    let key_doc = serde_json::to_string(&stored_key).unwrap();
+    for secret in
+        [token, "dpop-rt-", p1.to_str().unwrap(), proofs[1].as_str(), key_doc.trim_matches('"')]
+    {
+        assert!(!text.contains(secret), "{secret} in logs");
+        assert!(!format!("{c:?} {req:?} {stored_key:?}").contains(secret), "{secret} in Debug");
+    }
+}
+
+#[tokio::test]
+async fn dpop_modes() {
+    // (mode, AS algorithms, DPoP-only challenge) => DPoP-bound?
+    let cases: &[(mcp_auth::DpopMode, Value, bool, Option<bool>)] = &[
+        (mcp_auth::DpopMode::WhenRequired, json!(["ES256"]), false, Some(false)),
+        (mcp_auth::DpopMode::WhenRequired, json!(null), true, Some(true)),
+        (mcp_auth::DpopMode::WhenRequired, json!(["RS256"]), true, None),
+        (mcp_auth::DpopMode::Always, json!(["ES256"]), false, Some(true)),
+        (mcp_auth::DpopMode::Always, json!(["RS256"]), false, Some(false)),
+        (mcp_auth::DpopMode::Never, json!(["ES256"]), true, Some(false)),
+    ];
+    for (mode, algs, dpop_only, expected) in cases {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_as(
+            &net,
+            AsOpts {
+                extra: json!({"dpop_signing_alg_values_supported": algs}),
+                ..Default::default()
+            },
+        );
+        let c = client(&net, config().with_dpop(*mode));
+        let mut req = c.prepare().await;
+        if *dpop_only {
+            c.observe_response(401, &dpop_401(None, ""));
+        }
+        let r = c.on_unauthorized(&mut req, Some(&prm_challenge())).await;
+        let sent_proof =
+            net.seen().iter().any(|s| s.url == format!("{AS}/token") && s.dpop.is_some());
+        match expected {
+            None => assert!(r.is_err() && !sent_proof, "{mode:?} {algs}"),
+            Some(dpop) => {
+                assert_eq!(sent_proof, *dpop, "{mode:?} {algs} {dpop_only}");
+                assert!(r.is_ok());
+            }
+        }
+    }
 }

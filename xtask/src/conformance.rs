@@ -57,6 +57,8 @@ const fn pass(
     Scenario { name, revision, expected, known_gap: None }
 }
 
+// For a scenario whose feature is not built yet (none at the moment).
+#[cfg_attr(not(test), allow(dead_code))]
 const fn gap(
     name: &'static str,
     revision: &'static str,
@@ -109,8 +111,6 @@ const SCHEMA_SEP_2106: &[&str] = &[
     "sep-2106-client-conditional-keywords-preserved",
     "sep-2106-client-anchor-keyword-preserved",
 ];
-
-const DPOP_GAP: &str = "DPoP (SEP-1932) is not implemented in mcp-auth";
 
 /// Every client scenario this project runs, at each revision that lists it,
 /// with the checks that must come out `SUCCESS`. In `auth/resource-mismatch`,
@@ -218,8 +218,8 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
             BEARER,
         ],
     ),
-    gap("auth/dpop", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP], DPOP_GAP),
-    gap("auth/dpop-nonce", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE], DPOP_GAP),
+    pass("auth/dpop", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP]),
+    pass("auth/dpop-nonce", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE]),
     pass(
         "auth/wif-jwt-bearer",
         R25,
@@ -481,13 +481,8 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
             BEARER,
         ],
     ),
-    gap("auth/dpop", R26, &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP], DPOP_GAP),
-    gap(
-        "auth/dpop-nonce",
-        R26,
-        &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE],
-        DPOP_GAP,
-    ),
+    pass("auth/dpop", R26, &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP]),
+    pass("auth/dpop-nonce", R26, &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE]),
     pass(
         "auth/wif-jwt-bearer",
         R26,
