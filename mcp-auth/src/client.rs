@@ -13,7 +13,7 @@ use crate::dpop::{
     DPOP, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash, alg_allowed,
 };
 use crate::error::Error;
-use crate::fetch::HttpFetch;
+use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, send};
 use crate::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::jwt::PrivateKeyJwt;
 use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
@@ -21,7 +21,8 @@ use crate::registration::{ClientMetadata, register};
 use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 use crate::token::{
-    AccessToken, ClientRegistration, DpopCall, Grant, TokenCall, TokenSet, TokenType, exchange,
+    AccessToken, ClientRegistration, DpopCall, Grant, TokenCall, TokenSet, TokenType, client_auth,
+    exchange,
 };
 use crate::url::{
     append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure, same_origin,
@@ -655,6 +656,52 @@ impl OAuthClient {
         req.fresh = true;
         self.fill(req);
         Ok(())
+    }
+
+    /// Revokes the held (or stored) tokens at the authorization server's
+    /// RFC 7009 revocation endpoint, the refresh token first, then the
+    /// access token, with the client's authentication; runs discovery first
+    /// when none ran (no credentials sent). `Ok(false)` when there is
+    /// nothing to revoke or the server offers no revocation endpoint;
+    /// `Ok(true)` when every token was revoked. The tokens are kept: call
+    /// [`logout`](Self::logout) after (whatever this returned).
+    pub async fn revoke(&self) -> Result<bool, Error> {
+        let _flow = self.flow.lock().await;
+        let disc = self.ensure_discovery(None, false).await?;
+        self.load_stored(&key_of(&disc))?;
+        let (client, tokens) = {
+            let st = self.state();
+            (self.config.pre_registered.clone().or_else(|| st.client.clone()), st.tokens.clone())
+        };
+        let (Some(client), Some(tokens)) = (client, tokens) else { return Ok(false) };
+        let Some(endpoint) = disc.metadata.revocation_endpoint.as_deref() else {
+            tracing::debug!("the authorization server offers no token revocation");
+            return Ok(false);
+        };
+        let mut list = Vec::with_capacity(2);
+        if let Some(rt) = &tokens.refresh_token {
+            list.push((rt.secret(), "refresh_token"));
+        }
+        list.push((tokens.access_token.secret(), "access_token"));
+        for (token, hint) in list {
+            let mut params: Vec<(&'static str, String)> =
+                vec![("token", token.to_owned()), ("token_type_hint", hint.to_owned())];
+            let basic = client_auth(
+                &client,
+                self.config.signing_key.as_deref(),
+                &disc.metadata.issuer,
+                self.now(),
+                &mut params,
+            )?;
+            let req = form_post(FormPost { url: endpoint, params, basic })?;
+            let resp = send(&*self.fetch, "revocation endpoint", req).await?;
+            // RFC 7009 §2.2: 200 also for a token that was already invalid.
+            if !resp.status().is_success() {
+                return Err(endpoint_error("revocation", endpoint, &resp));
+            }
+            tracing::debug!(hint, "token revoked");
+        }
+        Ok(true)
     }
 
     /// Forgets the tokens of this server (memory and store), keeping the

@@ -74,6 +74,9 @@ pub struct AuthorizationServerMetadata {
     /// RFC 9207: the authorization response carries `iss`.
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// RFC 7009 token revocation endpoint (RFC 8414 §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
     /// RFC 9449 §5.1: the algorithms the server accepts DPoP proofs in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_signing_alg_values_supported: Option<Vec<String>>,
@@ -98,6 +101,7 @@ impl AuthorizationServerMetadata {
             client_id_metadata_document_supported: false,
             authorization_response_iss_parameter_supported: false,
             dpop_signing_alg_values_supported: None,
+            revocation_endpoint: None,
         }
     }
 

@@ -1686,3 +1686,57 @@ async fn dpop_modes() {
         }
     }
 }
+
+// ------------------------------------------------------------ revocation (RFC 7009)
+
+#[tokio::test]
+async fn revoke_then_logout() {
+    for offered in [true, false] {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        let extra = if offered {
+            json!({"revocation_endpoint": format!("{AS}/revoke")})
+        } else {
+            json!({})
+        };
+        install_as(
+            &net,
+            AsOpts { extra, token_hook: Some(rotating(Arc::default())), ..Default::default() },
+        );
+        let revoked = Arc::new(Mutex::new(Vec::new()));
+        let r2 = revoked.clone();
+        net.route(Method::POST, &format!("{AS}/revoke"), move |req| {
+            r2.lock().unwrap().push(form(req));
+            json_response(200, &json!({}))
+        });
+        let store = Arc::new(MemoryTokenStore::new());
+        first_401(&client(&net, config()).with_store(store.clone()), Some(&prm_challenge()))
+            .await
+            .unwrap();
+        // A later process: nothing in memory, the tokens in the store.
+        let c = client(&net, config()).with_store(store.clone());
+        assert_eq!(c.revoke().await.unwrap(), offered);
+        c.logout().unwrap();
+        let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+        assert!(stored.tokens.is_none());
+        assert_eq!(stored.client.unwrap().client_id, "test-client-id");
+        let r = revoked.lock().unwrap();
+        if offered {
+            let got: Vec<(&str, &str, &str)> = r
+                .iter()
+                .map(|f| {
+                    (f["token"].as_str(), f["token_type_hint"].as_str(), f["client_id"].as_str())
+                })
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ("rt-1", "refresh_token", "test-client-id"),
+                    ("test-token-r1", "access_token", "test-client-id")
+                ]
+            );
+        } else {
+            assert!(r.is_empty());
+        }
+    }
+}
