@@ -6,22 +6,29 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use http::HeaderValue;
-use mcp_sse::www_authenticate::BearerChallenge;
+use mcp_sse::www_authenticate::{self, BearerChallenge};
 
 use crate::discovery::{Discovery, discover};
+use crate::dpop::{
+    DPOP, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash, alg_allowed,
+};
 use crate::error::Error;
-use crate::fetch::HttpFetch;
+use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, send};
 use crate::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::jwt::PrivateKeyJwt;
 use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
 use crate::registration::{ClientMetadata, register};
 use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
-use crate::token::{AccessToken, ClientRegistration, Grant, TokenCall, TokenSet, exchange};
+use crate::token::{
+    AccessToken, ClientRegistration, DpopCall, Grant, TokenCall, TokenSet, TokenType, client_auth,
+    exchange,
+};
 use crate::url::{
     append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure, same_origin,
 };
-use crate::xaa::{IdentityProvider, redeem_id_jag, request_id_jag};
+use crate::workload::AssertionSource;
+use crate::xaa::{IdentityProvider, request_id_jag};
 
 /// Step-up authorizations allowed for one request after 403
 /// `insufficient_scope`.
@@ -47,6 +54,10 @@ pub enum GrantKind {
     /// identity provider for an ID-JAG, redeemed as a JWT bearer grant by
     /// the pre-registered client.
     CrossAppAccess,
+    /// Workload identity (SEP-1933): an assertion the host supplies
+    /// ([`AssertionSource`]) presented as an RFC 7523 JWT bearer grant by
+    /// the pre-registered client.
+    WorkloadIdentity,
 }
 
 /// What the host configures for one OAuth-protected MCP server.
@@ -77,6 +88,12 @@ pub struct OAuthConfig {
     pub refresh_skew: Duration,
     /// The identity provider, for [`GrantKind::CrossAppAccess`].
     pub identity_provider: Option<IdentityProvider>,
+    /// Where the workload's assertion comes from, for
+    /// [`GrantKind::WorkloadIdentity`].
+    pub assertion: Option<AssertionSource>,
+    /// When tokens are DPoP-bound (RFC 9449). Default:
+    /// [`DpopMode::WhenRequired`].
+    pub dpop: DpopMode,
 }
 
 impl OAuthConfig {
@@ -93,7 +110,24 @@ impl OAuthConfig {
             offline_access: true,
             refresh_skew: Duration::from_secs(60),
             identity_provider: None,
+            assertion: None,
+            dpop: DpopMode::WhenRequired,
         }
+    }
+
+    /// When to use DPoP (see [`DpopMode`]).
+    ///
+    /// ```
+    /// use mcp_auth::{DpopMode, OAuthConfig};
+    ///
+    /// // Every token DPoP-bound, whatever the MCP server asks.
+    /// let config = OAuthConfig::new("https://mcp.example.com/mcp", "my-host")
+    ///     .with_dpop(DpopMode::Always);
+    /// # let _ = config;
+    /// ```
+    pub fn with_dpop(mut self, mode: DpopMode) -> Self {
+        self.dpop = mode;
+        self
     }
 
     /// Uses these pre-registered client credentials.
@@ -121,6 +155,31 @@ impl OAuthConfig {
         self.pre_registered = Some(client);
         self.identity_provider = Some(idp);
         self.grant = GrantKind::CrossAppAccess;
+        self
+    }
+
+    /// Uses workload identity (SEP-1933): `client` (usually public, its
+    /// `client_id` only) presents the assertion `source` hands out as an
+    /// RFC 7523 JWT bearer grant.
+    ///
+    /// ```
+    /// use mcp_auth::{AssertionSource, ClientRegistration, OAuthConfig};
+    ///
+    /// let config = OAuthConfig::new("https://mcp.example.com/mcp", "my-agent")
+    ///     .with_workload_identity(
+    ///         ClientRegistration::public("my-workload"),
+    ///         AssertionSource::File("/var/run/secrets/tokens/mcp".into()),
+    ///     );
+    /// # let _ = config;
+    /// ```
+    pub fn with_workload_identity(
+        mut self,
+        client: ClientRegistration,
+        source: AssertionSource,
+    ) -> Self {
+        self.pre_registered = Some(client);
+        self.assertion = Some(source);
+        self.grant = GrantKind::WorkloadIdentity;
         self
     }
 
@@ -160,6 +219,9 @@ impl OAuthConfig {
 #[derive(Debug, Clone, Default)]
 pub struct RequestAuth {
     header: Option<HeaderValue>,
+    /// `ath` of a DPoP-bound token (its proofs name it).
+    ath: Option<String>,
+    nonce_retried: bool,
     generation: u64,
     unauthorized: u8,
     step_ups: u8,
@@ -178,6 +240,12 @@ impl RequestAuth {
     pub fn authorizations(&self) -> u8 {
         self.authorizations
     }
+
+    /// Whether the token is DPoP-bound: every request that carries it also
+    /// needs [`OAuthClient::dpop_proof`].
+    pub fn is_dpop(&self) -> bool {
+        self.ath.is_some()
+    }
 }
 
 type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
@@ -190,6 +258,12 @@ struct State {
     tokens: Option<TokenSet>,
     header: Option<HeaderValue>,
     generation: u64,
+    /// The DPoP key of this server and issuer, once DPoP is in use.
+    dpop_key: Option<Arc<DpopKey>>,
+    /// The MCP server challenged with the `DPoP` scheme only.
+    dpop_required: bool,
+    /// The MCP server's last DPoP nonce.
+    resource_nonce: Option<String>,
 }
 
 enum Mode {
@@ -228,6 +302,8 @@ pub struct OAuthClient {
     clock: Clock,
     state: Mutex<State>,
     flow: futures_util::lock::Mutex<()>,
+    /// The authorization server's last DPoP nonce.
+    as_nonce: Mutex<Option<String>>,
 }
 
 impl fmt::Debug for OAuthClient {
@@ -255,6 +331,9 @@ impl OAuthClient {
         if config.grant == GrantKind::CrossAppAccess && config.identity_provider.is_none() {
             return Err(Error::InvalidCredentials("cross-app access needs an identity provider"));
         }
+        if config.grant == GrantKind::WorkloadIdentity && config.assertion.is_none() {
+            return Err(Error::InvalidCredentials("workload identity needs an assertion source"));
+        }
         Ok(OAuthClient {
             config,
             fetch,
@@ -263,6 +342,7 @@ impl OAuthClient {
             clock: Arc::new(SystemTime::now),
             state: Mutex::new(State::default()),
             flow: futures_util::lock::Mutex::new(()),
+            as_nonce: Mutex::new(None),
         })
     }
 
@@ -322,7 +402,107 @@ impl OAuthClient {
     fn fill(&self, req: &mut RequestAuth) {
         let st = self.state();
         req.header = st.header.clone();
+        req.ath = match (&st.header, &st.tokens) {
+            (Some(_), Some(t)) if t.token_type == TokenType::Dpop => {
+                Some(access_token_hash(t.access_token.secret()))
+            }
+            _ => None,
+        };
         req.generation = st.generation;
+    }
+
+    /// Notes what a response of the MCP server says about DPoP: a nonce it
+    /// hands out (`DPoP-Nonce`, kept for the next proofs), and a 401 that
+    /// challenges with the `DPoP` scheme and not `Bearer` (the server
+    /// requires DPoP; with [`DpopMode::WhenRequired`] the next token is
+    /// DPoP-bound). Call it for every response from the MCP server's origin.
+    pub fn observe_response(&self, status: u16, headers: &http::HeaderMap) {
+        let nonce = headers
+            .get(DPOP_NONCE)
+            .and_then(|v| v.to_str().ok())
+            .filter(|n| !n.is_empty() && n.len() <= 1024);
+        let dpop_only = status == 401 && {
+            let all = www_authenticate::parse_all(
+                headers
+                    .get_all(http::header::WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok()),
+            );
+            let has = |scheme: &str| all.iter().flatten().any(|c| c.is_scheme(scheme));
+            has(DPOP) && !has("Bearer")
+        };
+        if nonce.is_none() && !dpop_only {
+            return;
+        }
+        let mut st = self.state();
+        if let Some(n) = nonce {
+            st.resource_nonce = Some(n.to_owned());
+        }
+        if dpop_only && !st.dpop_required {
+            tracing::debug!("the MCP server requires DPoP");
+            st.dpop_required = true;
+        }
+    }
+
+    /// The `DPoP` header for one request to the MCP server carrying `req`'s
+    /// token (`None` for a Bearer token): a fresh proof for `method` and
+    /// `url`, bound to the token, with the server's nonce when it gave one.
+    pub fn dpop_proof(
+        &self,
+        req: &RequestAuth,
+        method: &str,
+        url: &str,
+    ) -> Result<Option<HeaderValue>, Error> {
+        let Some(ath) = &req.ath else { return Ok(None) };
+        let (key, nonce) = {
+            let st = self.state();
+            (st.dpop_key.clone(), st.resource_nonce.clone())
+        };
+        let key = key.ok_or(Error::InvalidCredentials("a DPoP-bound token without its key"))?;
+        let proof = key.proof_with_ath(method, url, Some(ath), nonce.as_deref(), self.now())?;
+        let mut v = HeaderValue::try_from(proof)
+            .map_err(|_| Error::InvalidCredentials("a DPoP proof does not fit a header"))?;
+        v.set_sensitive(true);
+        Ok(Some(v))
+    }
+
+    fn dpop_call<'a>(&'a self, key: &'a DpopKey) -> DpopCall<'a> {
+        DpopCall { key, nonce: &self.as_nonce }
+    }
+
+    /// The DPoP key for a token request to `disc`'s authorization server:
+    /// the one held (its tokens are bound to it), else a new one when DPoP
+    /// is to be used ([`OAuthConfig::dpop`]), else none.
+    fn dpop_key(&self, disc: &Discovery) -> Result<Option<Arc<DpopKey>>, Error> {
+        let mut st = self.state();
+        if let Some(k) = &st.dpop_key {
+            return Ok(Some(k.clone()));
+        }
+        let required = st.dpop_required
+            || disc
+                .protected_resource
+                .as_ref()
+                .is_some_and(|p| p.dpop_bound_access_tokens_required);
+        let allowed = alg_allowed(disc.metadata.dpop_signing_alg_values_supported.as_deref());
+        let wanted = match self.config.dpop {
+            DpopMode::Never => false,
+            DpopMode::Always => allowed,
+            DpopMode::WhenRequired if required && !allowed => {
+                return Err(Error::document(
+                    "authorization server metadata",
+                    &disc.metadata.issuer,
+                    "the MCP server requires DPoP but dpop_signing_alg_values_supported does not list ES256",
+                ));
+            }
+            DpopMode::WhenRequired => required,
+        };
+        if !wanted {
+            return Ok(None);
+        }
+        let key = Arc::new(DpopKey::generate()?);
+        tracing::debug!(jkt = %key.thumbprint(), "DPoP key created");
+        st.dpop_key = Some(key.clone());
+        Ok(Some(key))
     }
 
     /// Called before each request: refreshes a token that expires within
@@ -386,7 +566,7 @@ impl OAuthClient {
             .as_ref()
             .is_some_and(|t| !t.expires_within(now, self.config.refresh_skew));
         if !valid {
-            self.run(challenge, Mode::Reuse, true).await?;
+            self.run(challenge, Mode::Reuse, true, false).await?;
         }
         self.state().tokens.as_ref().map(|t| t.access_token.clone()).ok_or(Error::Unauthorized)
     }
@@ -401,6 +581,16 @@ impl OAuthClient {
         req: &mut RequestAuth,
         challenge: Option<&BearerChallenge>,
     ) -> Result<(), Error> {
+        if challenge.is_some_and(|c| c.error.as_deref() == Some(USE_DPOP_NONCE))
+            && req.ath.is_some()
+            && !req.nonce_retried
+        {
+            // The nonce came with the answer (see `observe_response`): the
+            // same token again, with a new proof carrying it, once.
+            tracing::debug!("the MCP server asked for a DPoP nonce; sending the request again");
+            req.nonce_retried = true;
+            return Ok(());
+        }
         req.unauthorized += 1;
         if req.unauthorized > MAX_UNAUTHORIZED_PER_REQUEST || (req.fresh && req.header.is_some()) {
             return Err(Error::Unauthorized);
@@ -419,7 +609,10 @@ impl OAuthClient {
             (Some(_), true) => Mode::Authorize,
         };
         let allow = req.authorizations < MAX_AUTHORIZATIONS_PER_REQUEST;
-        let outcome = self.run(challenge, mode, allow).await?;
+        // A refused token: the authorization server may have changed
+        // (SEP-2352), so the protected resource metadata is read again.
+        let rediscover = req.header.is_some();
+        let outcome = self.run(challenge, mode, allow, rediscover).await?;
         match outcome {
             Outcome::Refreshed => req.refreshed = true,
             Outcome::Authorized => {
@@ -458,11 +651,57 @@ impl OAuthClient {
             self.fill(req);
             return Ok(());
         }
-        self.run(Some(challenge), Mode::StepUp(wanted), true).await?;
+        self.run(Some(challenge), Mode::StepUp(wanted), true, false).await?;
         req.authorizations += 1;
         req.fresh = true;
         self.fill(req);
         Ok(())
+    }
+
+    /// Revokes the held (or stored) tokens at the authorization server's
+    /// RFC 7009 revocation endpoint, the refresh token first, then the
+    /// access token, with the client's authentication; runs discovery first
+    /// when none ran (no credentials sent). `Ok(false)` when there is
+    /// nothing to revoke or the server offers no revocation endpoint;
+    /// `Ok(true)` when every token was revoked. The tokens are kept: call
+    /// [`logout`](Self::logout) after (whatever this returned).
+    pub async fn revoke(&self) -> Result<bool, Error> {
+        let _flow = self.flow.lock().await;
+        let disc = self.ensure_discovery(None, false).await?;
+        self.load_stored(&key_of(&disc))?;
+        let (client, tokens) = {
+            let st = self.state();
+            (self.config.pre_registered.clone().or_else(|| st.client.clone()), st.tokens.clone())
+        };
+        let (Some(client), Some(tokens)) = (client, tokens) else { return Ok(false) };
+        let Some(endpoint) = disc.metadata.revocation_endpoint.as_deref() else {
+            tracing::debug!("the authorization server offers no token revocation");
+            return Ok(false);
+        };
+        let mut list = Vec::with_capacity(2);
+        if let Some(rt) = &tokens.refresh_token {
+            list.push((rt.secret(), "refresh_token"));
+        }
+        list.push((tokens.access_token.secret(), "access_token"));
+        for (token, hint) in list {
+            let mut params: Vec<(&'static str, String)> =
+                vec![("token", token.to_owned()), ("token_type_hint", hint.to_owned())];
+            let basic = client_auth(
+                &client,
+                self.config.signing_key.as_deref(),
+                &disc.metadata.issuer,
+                self.now(),
+                &mut params,
+            )?;
+            let req = form_post(FormPost { url: endpoint, params, basic })?;
+            let resp = send(&*self.fetch, "revocation endpoint", req).await?;
+            // RFC 7009 §2.2: 200 also for a token that was already invalid.
+            if !resp.status().is_success() {
+                return Err(endpoint_error("revocation", endpoint, &resp));
+            }
+            tracing::debug!(hint, "token revoked");
+        }
+        Ok(true)
     }
 
     /// Forgets the tokens of this server (memory and store), keeping the
@@ -472,24 +711,32 @@ impl OAuthClient {
             let mut st = self.state();
             st.tokens = None;
             st.header = None;
+            st.dpop_key = None;
             st.generation += 1;
             st.discovery.as_ref().map(key_of)
         };
         if let Some(key) = key {
             let client = self.store.load(&key)?.and_then(|s| s.client);
-            self.store.save(&key, &StoredAuth { client, tokens: None })?;
+            self.store.save(&key, &StoredAuth { client, tokens: None, dpop_key: None })?;
         }
         Ok(())
     }
 
     // ----- the flow (called with the flow lock held) -----
 
+    /// The discovery to use: the one held, unless the challenge names
+    /// another metadata URL or `again` asks for a fresh look (a refused
+    /// token). When the issuer changed, nothing obtained from the old one
+    /// is kept: not the tokens, not the client registration, in memory or
+    /// in the store (SEP-2352); pre-registered credentials belong to one
+    /// authorization server, so a change is an error for them.
     async fn ensure_discovery(
         &self,
         challenge: Option<&BearerChallenge>,
+        again: bool,
     ) -> Result<Discovery, Error> {
         let wanted = challenge.and_then(|c| c.resource_metadata.clone());
-        {
+        if !again {
             let st = self.state();
             if let Some(d) = &st.discovery
                 && (wanted.is_none() || wanted == st.prm_url)
@@ -499,15 +746,32 @@ impl OAuthClient {
         }
         let d = discover(&*self.fetch, &self.config.server_url, challenge).await?;
         tracing::debug!(issuer = %redact(&d.issuer), mode = ?d.mode, "discovered authorization server");
+        let old = self.state().discovery.clone();
+        let changed =
+            old.as_ref().filter(|old| old.issuer != d.issuer || old.resource != d.resource);
+        if let Some(old) = changed {
+            if old.issuer != d.issuer && self.config.pre_registered.is_some() {
+                return Err(Error::AuthorizationServerChanged {
+                    from: redact(&old.issuer),
+                    to: redact(&d.issuer),
+                });
+            }
+            tracing::debug!(
+                from = %redact(&old.issuer),
+                to = %redact(&d.issuer),
+                "the authorization server changed; forgetting what the previous one issued"
+            );
+            if old.issuer != d.issuer {
+                self.store.remove(&key_of(old))?;
+            }
+        }
         let mut st = self.state();
-        let same_as = st
-            .discovery
-            .as_ref()
-            .is_some_and(|old| old.issuer == d.issuer && old.resource == d.resource);
-        if !same_as {
+        if old.is_none() || changed.is_some() {
             // Never send a token from another authorization server.
             st.tokens = None;
             st.client = None;
+            st.dpop_key = None;
+            *self.as_nonce.lock().unwrap_or_else(|p| p.into_inner()) = None;
             if st.header.take().is_some() {
                 st.generation += 1;
             }
@@ -533,9 +797,16 @@ impl OAuthClient {
             if st.tokens.is_none()
                 && let Some(t) = stored.tokens
             {
-                st.header = t.access_token.header_value().ok();
+                if t.token_type == TokenType::Dpop && stored.dpop_key.is_none() {
+                    // Bound to a key that is gone: useless.
+                    return Ok(());
+                }
+                st.header = t.header_value().ok();
                 st.tokens = Some(t);
                 st.generation += 1;
+                if let Some(k) = stored.dpop_key {
+                    st.dpop_key = Some(Arc::new(k));
+                }
             }
         }
         Ok(())
@@ -544,13 +815,17 @@ impl OAuthClient {
     fn save(&self, key: &StoreKey) -> Result<(), Error> {
         let value = {
             let st = self.state();
-            StoredAuth { client: st.client.clone(), tokens: st.tokens.clone() }
+            StoredAuth {
+                client: st.client.clone(),
+                tokens: st.tokens.clone(),
+                dpop_key: st.dpop_key.as_deref().cloned(),
+            }
         };
         self.store.save(key, &value)
     }
 
     fn set_tokens(&self, tokens: Option<TokenSet>) -> Result<(), Error> {
-        let header = tokens.as_ref().map(|t| t.access_token.header_value()).transpose()?;
+        let header = tokens.as_ref().map(TokenSet::header_value).transpose()?;
         let mut st = self.state();
         st.tokens = tokens;
         st.header = header;
@@ -575,6 +850,8 @@ impl OAuthClient {
         }
         let (Some(client), Some(tokens)) = (client, tokens) else { return Ok(false) };
         let Some(refresh) = tokens.refresh_token.clone() else { return Ok(false) };
+        // A DPoP-bound refresh token is refreshed with the key it is bound to.
+        let dpop = self.state().dpop_key.clone();
         let call = TokenCall {
             metadata: &disc.metadata,
             client: &client,
@@ -582,6 +859,7 @@ impl OAuthClient {
             resource: &disc.resource,
             scopes: &tokens.scopes,
             now: self.now(),
+            dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
         };
         match exchange(&*self.fetch, &call, &Grant::RefreshToken(&refresh)).await {
             Ok(new) => {
@@ -606,8 +884,9 @@ impl OAuthClient {
         challenge: Option<&BearerChallenge>,
         mode: Mode,
         allow_authorize: bool,
+        rediscover: bool,
     ) -> Result<Outcome, Error> {
-        let disc = self.ensure_discovery(challenge).await?;
+        let disc = self.ensure_discovery(challenge, rediscover).await?;
         let key = key_of(&disc);
         self.load_stored(&key)?;
         let now = self.now();
@@ -652,42 +931,42 @@ impl OAuthClient {
             }
         };
         match self.config.grant {
-            GrantKind::ClientCredentials | GrantKind::CrossAppAccess => {
-                self.machine_grant(&disc, &scopes).await?
-            }
+            GrantKind::ClientCredentials
+            | GrantKind::CrossAppAccess
+            | GrantKind::WorkloadIdentity => self.machine_grant(&disc, &scopes).await?,
             GrantKind::AuthorizationCode => self.authorization_code(&disc, &key, &scopes).await?,
         }
         self.save(&key)?;
         Ok(Outcome::Authorized)
     }
 
-    /// Client credentials or cross-app access: no user interaction.
+    /// Client credentials, cross-app access or workload identity: no user
+    /// interaction. A refusal is returned as it is: the grant is not tried
+    /// again, nor another one.
     async fn machine_grant(&self, disc: &Discovery, scopes: &[String]) -> Result<(), Error> {
         let client = self
             .config
             .pre_registered
             .clone()
             .ok_or(Error::InvalidCredentials("this grant needs a pre-registered client"))?;
-        if self.config.grant == GrantKind::CrossAppAccess {
-            let idp =
-                self.config.identity_provider.as_ref().ok_or(Error::InvalidCredentials(
-                    "cross-app access needs an identity provider",
+        // The JWT bearer grants' assertion: an ID-JAG from the identity
+        // provider, or the workload's own.
+        let assertion = match self.config.grant {
+            GrantKind::CrossAppAccess => {
+                let idp = self.config.identity_provider.as_ref().ok_or(
+                    Error::InvalidCredentials("cross-app access needs an identity provider"),
+                )?;
+                Some(request_id_jag(&*self.fetch, idp, disc, scopes).await?)
+            }
+            GrantKind::WorkloadIdentity => {
+                let source = self.config.assertion.as_ref().ok_or(Error::InvalidCredentials(
+                    "workload identity needs an assertion source",
                 ))?;
-            let id_jag = request_id_jag(&*self.fetch, idp, disc, scopes).await?;
-            let tokens = redeem_id_jag(
-                &*self.fetch,
-                disc,
-                &client,
-                self.config.signing_key.as_deref(),
-                &id_jag,
-                scopes,
-                self.now(),
-            )
-            .await?;
-            tracing::debug!("obtained token with cross-app access");
-            self.state().client = Some(client);
-            return self.set_tokens(Some(tokens));
-        }
+                Some(source.current().await?)
+            }
+            _ => None,
+        };
+        let dpop = self.dpop_key(disc)?;
         let call = TokenCall {
             metadata: &disc.metadata,
             client: &client,
@@ -695,11 +974,17 @@ impl OAuthClient {
             resource: &disc.resource,
             scopes,
             now: self.now(),
+            dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
         };
-        let tokens = exchange(&*self.fetch, &call, &Grant::ClientCredentials).await?;
+        let grant = match &assertion {
+            Some(a) => Grant::JwtBearer(a),
+            None => Grant::ClientCredentials,
+        };
+        let tokens = exchange(&*self.fetch, &call, &grant).await?;
         tracing::debug!(
+            grant = ?self.config.grant,
             method = client.auth_method.as_str(),
-            "obtained token with client credentials"
+            "obtained token without user interaction"
         );
         self.state().client = Some(client);
         self.set_tokens(Some(tokens))
@@ -803,6 +1088,7 @@ impl OAuthClient {
             });
         }
         let code = callback.code.filter(|c| !c.is_empty()).ok_or(Error::MissingCode)?;
+        let dpop = self.dpop_key(disc)?;
         let call = TokenCall {
             metadata: &disc.metadata,
             client: &client,
@@ -810,6 +1096,7 @@ impl OAuthClient {
             resource: &disc.resource,
             scopes,
             now: self.now(),
+            dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
         };
         let grant = Grant::AuthorizationCode {
             code: &code,

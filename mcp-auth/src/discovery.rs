@@ -30,6 +30,9 @@ pub struct ProtectedResourceMetadata {
     /// Scopes the resource uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
+    /// The resource accepts DPoP-bound tokens only (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// An OAuth 2.0 Authorization Server Metadata document (RFC 8414 §2) or
@@ -71,6 +74,12 @@ pub struct AuthorizationServerMetadata {
     /// RFC 9207: the authorization response carries `iss`.
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// RFC 7009 token revocation endpoint (RFC 8414 §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
+    /// RFC 9449 §5.1: the algorithms the server accepts DPoP proofs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthorizationServerMetadata {
@@ -91,6 +100,8 @@ impl AuthorizationServerMetadata {
             token_endpoint_auth_signing_alg_values_supported: None,
             client_id_metadata_document_supported: false,
             authorization_response_iss_parameter_supported: false,
+            dpop_signing_alg_values_supported: None,
+            revocation_endpoint: None,
         }
     }
 

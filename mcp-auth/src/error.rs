@@ -117,6 +117,18 @@ pub enum Error {
     },
     /// A client credential (private key, secret) is unusable.
     InvalidCredentials(&'static str),
+    /// The protected resource metadata now names another authorization
+    /// server than the one the configured (pre-registered) client belongs
+    /// to: those credentials are not sent there (SEP-2352).
+    AuthorizationServerChanged {
+        /// The redacted issuer the credentials were used with.
+        from: String,
+        /// The redacted issuer the metadata names now.
+        to: String,
+    },
+    /// The workload's assertion (SEP-1933) could not be had: the file,
+    /// environment variable or provider named, never the assertion.
+    Assertion(String),
     /// The token store failed.
     Store(String),
     /// A token file other users of the machine can read or write was found
@@ -178,7 +190,7 @@ impl fmt::Display for Error {
             }
             Error::MissingCode => f.write_str("authorization callback carries no code"),
             Error::Handler(m) => write!(f, "authorization handler failed: {m}"),
-            Error::UnsupportedTokenType(t) => write!(f, "unsupported token type `{t}` (expected Bearer)"),
+            Error::UnsupportedTokenType(t) => write!(f, "unsupported token type `{t}`"),
             Error::Unauthorized => f.write_str("the server still refuses the credentials after re-authorization"),
             Error::InsufficientScope { scope } => write!(
                 f,
@@ -186,6 +198,12 @@ impl fmt::Display for Error {
                 scope.join(" ")
             ),
             Error::InvalidCredentials(what) => write!(f, "invalid client credentials: {what}"),
+            Error::AuthorizationServerChanged { from, to } => write!(
+                f,
+                "the MCP server's authorization server changed from {from} to {to}; \
+                 the pre-registered client belongs to the previous one and is not sent to the new one"
+            ),
+            Error::Assertion(m) => write!(f, "workload assertion: {m}"),
             Error::Store(m) => write!(f, "token store: {m}"),
             Error::InsecureTokenFile { path, mode } => write!(
                 f,

@@ -3,7 +3,8 @@
 //!
 //! Its one job: given an MCP server URL and the server's `401`/`403`
 //! challenges, obtain, keep, refresh and step up the access token to send
-//! as `Authorization: Bearer`.
+//! as `Authorization: Bearer`, or DPoP-bound (RFC 9449) as
+//! `Authorization: DPoP` with a proof for each request.
 //!
 //! What it never does: open a socket, resolve a name, follow a redirect or
 //! pick a TLS stack. Every request (metadata, registration, token) is built
@@ -21,7 +22,7 @@
 //!  (resource_metadata,        PRM (RFC 9728)   pre-registered   PKCE S256, state,   code + verifier,
 //!   scope)                    AS metadata      CIMD / DCR       resource, scope     resource, client auth
 //!                             (RFC 8414/OIDC)
-//!  before each request ──► proactive refresh     401 ──► refresh once, else re-authorize
+//!  before each request ──► proactive refresh     401 ──► PRM again; refresh once, else re-authorize
 //!  403 insufficient_scope ──► re-authorize with held ∪ challenged scopes (≤ 3 per request)
 //! ```
 //!
@@ -43,16 +44,30 @@
 //!   the metadata gives it.
 //! - Client credentials with a secret or `private_key_jwt` (ES256, RS256),
 //!   and cross-app access (SEP-990: ID token, then ID-JAG at the identity
-//!   provider, then a JWT bearer grant).
+//!   provider, then a JWT bearer grant), and workload identity (SEP-1933:
+//!   an assertion the host supplies through an [`AssertionSource`],
+//!   presented as an RFC 7523 JWT bearer grant).
 //! - Tokens kept per server and issuer in a [`TokenStore`]
 //!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
+//! - DPoP (RFC 9449, SEP-1932; [`DpopMode`]): when the MCP server requires
+//!   it (a `DPoP` challenge, or `dpop_bound_access_tokens_required`), or
+//!   always when configured, an ES256 key kept with the tokens in the
+//!   store, a proof on every token request and, through
+//!   [`OAuthClient::dpop_proof`], on every request to the MCP server;
+//!   `use_dpop_nonce` from either server answered by one retry with the
+//!   nonce.
+//! - Authorization-server migration (SEP-2352): a 401 that refuses a token
+//!   reads the protected resource metadata again; a new issuer means a new
+//!   registration, and nothing obtained from the old issuer (tokens,
+//!   client id and secret) is sent to the new one.
 //!
 //! # The transport's side
 //!
 //! ```text
 //! let mut auth = oauth.prepare().await;            // before each request
 //! loop {
-//!     send(request, auth.header());
+//!     send(request, auth.header(), oauth.dpop_proof(&auth, method, url)?);
+//!     oauth.observe_response(status, headers);   // DPoP nonces and requirement
 //!     401 => oauth.on_unauthorized(&mut auth, challenge.as_ref()).await?,
 //!     403 insufficient_scope => oauth.on_insufficient_scope(&mut auth, &challenge).await?,
 //!     _ => break,
@@ -94,6 +109,7 @@
 
 mod client;
 pub mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod handler;
@@ -106,6 +122,7 @@ pub mod scope;
 mod store;
 mod token;
 pub mod url;
+mod workload;
 mod xaa;
 
 pub use client::{
@@ -113,6 +130,10 @@ pub use client::{
 };
 pub use discovery::{
     AuthorizationServerMetadata, Discovery, DiscoveryMode, ProtectedResourceMetadata,
+};
+pub use dpop::{
+    DPOP, DPOP_ALG, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash,
+    find_challenge,
 };
 pub use error::Error;
 pub use fetch::{BoxFuture, FetchError, HttpFetch, MAX_BODY};
@@ -127,8 +148,9 @@ pub use registration::{
 pub use store::{FileTokenStore, MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 pub use token::{
     AccessToken, ClientRegistration, ClientSecret, RefreshToken, TokenEndpointAuthMethod, TokenSet,
-    parse_token_response,
+    TokenType, parse_token_response,
 };
+pub use workload::{AssertionProvider, AssertionSource, MAX_ASSERTION};
 pub use xaa::{
     ID_JAG_TYPE, ID_TOKEN_TYPE, IdentityProvider, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT,
 };

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dpop::DpopKey;
 use crate::error::Error;
 use crate::token::{ClientRegistration, TokenSet};
 
@@ -52,6 +53,9 @@ pub struct StoredAuth {
     /// The tokens, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenSet>,
+    /// The DPoP key the tokens are bound to (RFC 9449), if they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<DpopKey>,
 }
 
 /// Where tokens live between runs. Implementations must keep values from
@@ -271,7 +275,11 @@ mod tests {
         t.refresh_token = Some(RefreshToken::new("rt-secret"));
         t.expires_at = Some(42);
         t.scopes = vec!["a".into()];
-        StoredAuth { client: Some(ClientRegistration::public("cid")), tokens: Some(t) }
+        StoredAuth {
+            client: Some(ClientRegistration::public("cid")),
+            tokens: Some(t),
+            dpop_key: None,
+        }
     }
 
     fn temp_dir(name: &str) -> PathBuf {

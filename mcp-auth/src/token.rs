@@ -1,7 +1,8 @@
 //! Tokens, client credentials and the token endpoint requests
-//! (authorization code, refresh, client credentials).
+//! (authorization code, refresh, client credentials, JWT bearer).
 
 use std::fmt;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -10,6 +11,7 @@ use http::HeaderValue;
 use serde::{Deserialize, Serialize};
 
 use crate::discovery::AuthorizationServerMetadata;
+use crate::dpop::{DPOP, DPOP_NONCE, DpopKey, USE_DPOP_NONCE};
 use crate::error::Error;
 use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, parse_json, send};
 use crate::jwt::{CLIENT_ASSERTION_TYPE, PrivateKeyJwt};
@@ -73,12 +75,42 @@ pub(crate) fn unix(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs()
 }
 
+/// How the access token is presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum TokenType {
+    /// `Authorization: Bearer <token>` (RFC 6750).
+    #[default]
+    Bearer,
+    /// `Authorization: DPoP <token>` with a proof of the key it is bound to
+    /// (RFC 9449).
+    #[serde(rename = "DPoP")]
+    Dpop,
+}
+
+impl TokenType {
+    fn is_bearer(&self) -> bool {
+        *self == TokenType::Bearer
+    }
+
+    /// The `Authorization` scheme.
+    pub fn scheme(self) -> &'static str {
+        match self {
+            TokenType::Bearer => "Bearer",
+            TokenType::Dpop => "DPoP",
+        }
+    }
+}
+
 /// The tokens held for one server and issuer.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TokenSet {
     /// The access token.
     pub access_token: AccessToken,
+    /// How it is presented (Bearer unless it is DPoP-bound).
+    #[serde(default, skip_serializing_if = "TokenType::is_bearer")]
+    pub token_type: TokenType,
     /// The refresh token, if the server gave one (the latest rotated one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<RefreshToken>,
@@ -94,6 +126,7 @@ impl fmt::Debug for TokenSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TokenSet")
             .field("access_token", &self.access_token)
+            .field("token_type", &self.token_type)
             .field("refresh_token", &self.refresh_token.as_ref().map(|_| "<redacted>"))
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
@@ -105,7 +138,28 @@ impl TokenSet {
     /// A token set with only an access token (for tests and hosts that
     /// obtained one elsewhere).
     pub fn new(access_token: AccessToken) -> Self {
-        TokenSet { access_token, refresh_token: None, expires_at: None, scopes: Vec::new() }
+        TokenSet {
+            access_token,
+            token_type: TokenType::Bearer,
+            refresh_token: None,
+            expires_at: None,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// The `Authorization` header value (`Bearer <token>` or
+    /// `DPoP <token>`), marked sensitive.
+    pub fn header_value(&self) -> Result<HeaderValue, Error> {
+        let mut v = HeaderValue::try_from(format!(
+            "{} {}",
+            self.token_type.scheme(),
+            self.access_token.secret()
+        ))
+        .map_err(|_| {
+            Error::document("token response", "", "access_token is not a valid header value")
+        })?;
+        v.set_sensitive(true);
+        Ok(v)
     }
 
     /// Whether the access token expires within `skew` of `now` (or has).
@@ -289,13 +343,13 @@ pub fn parse_token_response(
     if r.access_token.is_empty() {
         return Err(Error::document(WHAT, "", "empty access_token"));
     }
-    match r.token_type.as_deref() {
-        Some(t) if t.eq_ignore_ascii_case("bearer") => {}
-        // Some servers omit it; OAuth 2.1 requires it but Bearer is the only
-        // type in use.
-        None => {}
+    let token_type = match r.token_type.as_deref() {
+        Some(t) if t.eq_ignore_ascii_case("bearer") => TokenType::Bearer,
+        Some(t) if t.eq_ignore_ascii_case("dpop") => TokenType::Dpop,
+        // Some servers omit it; OAuth 2.1 requires it.
+        None => TokenType::Bearer,
         Some(other) => return Err(Error::UnsupportedTokenType(other.chars().take(40).collect())),
-    }
+    };
     let expires_in = match &r.expires_in {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::Number(n)) => n.as_f64().filter(|s| *s >= 0.0).map(|s| s as u64),
@@ -304,6 +358,7 @@ pub fn parse_token_response(
     };
     Ok(TokenSet {
         access_token: AccessToken::new(r.access_token),
+        token_type,
         refresh_token: r
             .refresh_token
             .filter(|t| !t.is_empty())
@@ -334,6 +389,9 @@ pub(crate) enum Grant<'a> {
     RefreshToken(&'a RefreshToken),
     /// `client_credentials`.
     ClientCredentials,
+    /// RFC 7523 JWT bearer, with this assertion (an ID-JAG, a workload
+    /// identity token).
+    JwtBearer(&'a ClientSecret),
 }
 
 /// Everything a token request needs besides the grant.
@@ -345,7 +403,38 @@ pub(crate) struct TokenCall<'a> {
     pub(crate) resource: &'a str,
     pub(crate) scopes: &'a [String],
     pub(crate) now: SystemTime,
+    /// The DPoP key and the authorization server's last nonce, when the
+    /// token is to be DPoP-bound.
+    pub(crate) dpop: Option<DpopCall<'a>>,
 }
+
+/// DPoP on a token request: the key, and where the authorization server's
+/// nonce is kept between requests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DpopCall<'a> {
+    pub(crate) key: &'a DpopKey,
+    pub(crate) nonce: &'a Mutex<Option<String>>,
+}
+
+impl DpopCall<'_> {
+    fn nonce(&self) -> Option<String> {
+        self.nonce.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Keeps the nonce a response hands out; `true` when it is new.
+    fn keep_nonce(&self, resp: &http::Response<bytes::Bytes>) -> bool {
+        let Some(n) = resp.headers().get(DPOP_NONCE).and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        let mut held = self.nonce.lock().unwrap_or_else(|p| p.into_inner());
+        let new = held.as_deref() != Some(n);
+        *held = Some(n.chars().take(MAX_NONCE).collect());
+        new
+    }
+}
+
+/// The longest server nonce kept.
+const MAX_NONCE: usize = 1024;
 
 /// Builds the token request: grant members, `resource` (RFC 8707),
 /// `scope` for client credentials, and the client authentication.
@@ -372,6 +461,13 @@ pub(crate) fn token_request(
                 params.push(("scope", s));
             }
         }
+        Grant::JwtBearer(assertion) => {
+            params.push(("grant_type", crate::xaa::JWT_BEARER_GRANT.into()));
+            params.push(("assertion", assertion.secret().to_owned()));
+            if let Some(s) = scope::join(call.scopes) {
+                params.push(("scope", s));
+            }
+        }
     }
     params.push(("resource", call.resource.to_owned()));
     let basic =
@@ -385,17 +481,42 @@ pub(crate) async fn exchange(
     call: &TokenCall<'_>,
     grant: &Grant<'_>,
 ) -> Result<TokenSet, Error> {
-    let req = token_request(call, grant)?;
     let url = call.metadata.token_endpoint()?;
-    let resp = send(fetch, "token endpoint", req).await?;
-    if !resp.status().is_success() {
-        return Err(endpoint_error("token", url, &resp));
-    }
+    // One retry, when the server asks for a proof with its nonce.
+    let mut retried = false;
+    let resp = loop {
+        let mut req = token_request(call, grant)?;
+        if let Some(d) = &call.dpop {
+            let proof = d.key.proof("POST", url, None, d.nonce().as_deref(), call.now)?;
+            let mut v = HeaderValue::try_from(proof)
+                .map_err(|_| Error::InvalidCredentials("a DPoP proof does not fit a header"))?;
+            v.set_sensitive(true);
+            req.headers_mut().insert(DPOP, v);
+        }
+        let resp = send(fetch, "token endpoint", req).await?;
+        let fresh_nonce = call.dpop.as_ref().is_some_and(|d| d.keep_nonce(&resp));
+        if resp.status().is_success() {
+            break resp;
+        }
+        let err = endpoint_error("token", url, &resp);
+        let wants_nonce = matches!(&err, Error::OAuth { error, .. } if error == USE_DPOP_NONCE);
+        if wants_nonce && fresh_nonce && !retried {
+            tracing::debug!("the token endpoint asked for a DPoP nonce; sending the request again");
+            retried = true;
+            continue;
+        }
+        return Err(err);
+    };
     let previous = match grant {
         Grant::RefreshToken(rt) => Some(*rt),
         _ => None,
     };
-    parse_token_response(resp.body(), call.now, call.scopes, previous)
+    let tokens = parse_token_response(resp.body(), call.now, call.scopes, previous)?;
+    if tokens.token_type == TokenType::Dpop && call.dpop.is_none() {
+        // A DPoP token without a key to prove it with is of no use.
+        return Err(Error::UnsupportedTokenType("DPoP".into()));
+    }
+    Ok(tokens)
 }
 
 #[cfg(test)]
@@ -517,6 +638,7 @@ mod tests {
                 resource: "https://mcp.example/mcp",
                 scopes: &[],
                 now: at(5),
+                dpop: None,
             };
             let req = token_request(
                 &call,
@@ -558,6 +680,7 @@ mod tests {
             resource: "r",
             scopes: &[],
             now: at(0),
+            dpop: None,
         };
         assert!(matches!(
             token_request(&call, &Grant::ClientCredentials),
@@ -577,6 +700,7 @@ mod tests {
             resource: "https://r",
             scopes: &scopes,
             now: at(0),
+            dpop: None,
         };
         let rt = RefreshToken::new("R1");
         let body = form(&token_request(&call, &Grant::RefreshToken(&rt)).unwrap());

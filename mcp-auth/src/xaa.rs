@@ -2,19 +2,17 @@
 //! user's identity provider exchanges their ID token for an identity
 //! assertion authorization grant (ID-JAG, RFC 8693 token exchange), which
 //! the MCP server's authorization server accepts as a JWT bearer grant
-//! (RFC 7523 §2.1).
+//! (RFC 7523 §2.1; the token request is `token`'s `Grant::JwtBearer`).
 
 use std::fmt;
-use std::time::SystemTime;
 
 use serde::Deserialize;
 
 use crate::discovery::Discovery;
 use crate::error::Error;
 use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, parse_json, send};
-use crate::jwt::PrivateKeyJwt;
 use crate::scope;
-use crate::token::{ClientRegistration, ClientSecret, TokenSet, client_auth, parse_token_response};
+use crate::token::ClientSecret;
 
 /// RFC 8693 token exchange grant type.
 pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -119,32 +117,4 @@ pub(crate) async fn request_id_jag(
         return Err(Error::document(WHAT, url, "empty access_token"));
     }
     Ok(ClientSecret::new(r.access_token))
-}
-
-/// Step 2: the ID-JAG for an access token at the MCP server's
-/// authorization server (JWT bearer grant, with the client's own
-/// authentication and `resource`).
-pub(crate) async fn redeem_id_jag(
-    fetch: &dyn HttpFetch,
-    disc: &Discovery,
-    client: &ClientRegistration,
-    signer: Option<&PrivateKeyJwt>,
-    id_jag: &ClientSecret,
-    scopes: &[String],
-    now: SystemTime,
-) -> Result<TokenSet, Error> {
-    let url = disc.metadata.token_endpoint()?;
-    let mut params: Vec<(&'static str, String)> =
-        vec![("grant_type", JWT_BEARER_GRANT.into()), ("assertion", id_jag.secret().to_owned())];
-    if let Some(s) = scope::join(scopes) {
-        params.push(("scope", s));
-    }
-    params.push(("resource", disc.resource.clone()));
-    let basic = client_auth(client, signer, &disc.metadata.issuer, now, &mut params)?;
-    let req = form_post(FormPost { url, params, basic })?;
-    let resp = send(fetch, "token endpoint", req).await?;
-    if !resp.status().is_success() {
-        return Err(endpoint_error("token", url, &resp));
-    }
-    parse_token_response(resp.body(), now, scopes, None)
 }

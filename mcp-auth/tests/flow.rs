@@ -29,6 +29,7 @@ struct Seen {
     method: Method,
     url: String,
     authorization: Option<String>,
+    dpop: Option<String>,
     body: Bytes,
 }
 
@@ -79,6 +80,7 @@ impl HttpFetch for Net {
                 .headers()
                 .get("authorization")
                 .map(|v| v.to_str().unwrap().to_owned()),
+            dpop: req.headers().get("dpop").map(|v| v.to_str().unwrap().to_owned()),
             body: req.body().clone(),
         });
         let key = (req.method().clone(), url.split('?').next().unwrap().to_owned());
@@ -1084,41 +1086,55 @@ async fn client_credentials_private_key_jwt_es256() {
 
 // ------------------------------------------------------------ secrecy
 
-#[tokio::test]
-async fn secrets_never_reach_logs_errors_or_other_origins() {
-    use tracing_subscriber::fmt::MakeWriter;
+/// Every `tracing` line written while the guard lives.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
 
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+impl std::io::Write for Logs {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
     }
-    impl<'a> MakeWriter<'a> for Buf {
-        type Writer = Buf;
-        fn make_writer(&'a self) -> Buf {
-            self.clone()
-        }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
-    let buf = Buf::default();
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// Captures all `tracing` output at TRACE on this thread until the guards
+/// drop.
+fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard, tracing::Dispatch) {
+    let buf = Logs::default();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(buf.clone())
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let guard = tracing::subscriber::set_default(subscriber);
     // A second live dispatcher: with only one, `tracing` computes the
     // interest of a callsite first hit on another test's thread from that
     // thread's empty default, caches `never`, and this test's events at
     // that callsite are lost.
-    let _second =
+    let second =
         tracing::Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
     tracing::callsite::rebuild_interest_cache();
+    (buf, guard, second)
+}
 
+#[tokio::test]
+async fn secrets_never_reach_logs_errors_or_other_origins() {
+    let (buf, _guard, _second) = capture_logs();
     let net = Arc::new(Net::default());
     let log = refreshing_as(&net, rotating(Arc::new(Mutex::new(vec!["rt-2".to_owned()]))));
     let cfg = config().with_pre_registered(ClientRegistration::confidential(
@@ -1131,7 +1147,7 @@ async fn secrets_never_reach_logs_errors_or_other_origins() {
     c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_or(());
     let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.err();
 
-    let logs = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let logs = buf.text();
     assert!(logs.contains("obtained token"), "logging is on: {logs}");
     let l = log.lock().unwrap();
     let verifier = l.token[0].1["code_verifier"].clone();
@@ -1287,4 +1303,440 @@ async fn cross_app_access_complete_flow() {
     let l = log.lock().unwrap();
     assert!(l.authorize.is_empty() && l.register.is_empty());
     assert!(!format!("{c:?}").contains("the-id-token"));
+}
+
+// ------------------------------------------------------------ SEP-2352 migration
+
+const AS2: &str = "http://127.0.0.1:9200";
+
+/// Points the protected resource metadata at `issuer`.
+fn point_prm_at(net: &Net, issuer: &str) {
+    net.json(
+        &format!("{RS}/.well-known/oauth-protected-resource/mcp"),
+        json!({"resource": MCP, "authorization_servers": [issuer]}),
+    );
+}
+
+#[tokio::test]
+async fn authorization_server_migration_registers_with_the_new_one() {
+    let net = Arc::new(Net::default());
+    point_prm_at(&net, AS);
+    let log1 = install_as(
+        &net,
+        AsOpts {
+            registration: ("as1-client".into(), Some("as1-secret".into()), None),
+            token_hook: Some(rotating(Arc::default())),
+            ..Default::default()
+        },
+    );
+    let log2 = install_as(
+        &net,
+        AsOpts {
+            base: AS2.into(),
+            registration: ("as2-client".into(), None, None),
+            ..Default::default()
+        },
+    );
+    let store = Arc::new(MemoryTokenStore::new());
+    let c = client(&net, config()).with_store(store.clone());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    assert!(store.load(&StoreKey::new(MCP, AS)).unwrap().is_some());
+
+    // The server moves to AS2 and refuses the AS1 token.
+    point_prm_at(&net, AS2);
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    let (l1, l2) = (log1.lock().unwrap(), log2.lock().unwrap());
+    // No refresh at AS1 (its refresh token is not used for the new server),
+    // a registration at AS2, and nothing of AS1's sent there.
+    assert_eq!(l1.token.len(), 1);
+    assert_eq!(l2.register.len(), 1);
+    assert_eq!(l2.authorize[0]["client_id"], "as2-client");
+    assert_eq!(l2.token[0].1["client_id"], "as2-client");
+    for s in net.seen().iter().filter(|s| s.url.starts_with(AS2)) {
+        let text = format!("{} {:?} {}", s.url, s.authorization, String::from_utf8_lossy(&s.body));
+        assert!(!text.contains("as1-") && !text.contains("rt-1"), "{text}");
+    }
+    // The store keeps credentials per issuer: AS1's are gone.
+    assert!(store.load(&StoreKey::new(MCP, AS)).unwrap().is_none());
+    let stored = store.load(&StoreKey::new(MCP, AS2)).unwrap().unwrap();
+    assert_eq!(stored.client.unwrap().client_id, "as2-client");
+}
+
+#[tokio::test]
+async fn a_refused_token_reads_the_metadata_again_and_keeps_an_unchanged_server() {
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::default()));
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let prm = format!("{RS}/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(net.count("GET", &prm), 1);
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    // Read again, same issuer: the refresh token is used, no new client.
+    assert_eq!(net.count("GET", &prm), 2);
+    let l = log.lock().unwrap();
+    assert_eq!(l.token.last().unwrap().1["grant_type"], "refresh_token");
+    assert_eq!(l.register.len(), 1);
+}
+
+#[tokio::test]
+async fn pre_registered_credentials_are_not_taken_to_a_new_server() {
+    let net = Arc::new(Net::default());
+    point_prm_at(&net, AS);
+    install_as(&net, AsOpts::default());
+    let log2 = install_as(&net, AsOpts { base: AS2.into(), ..Default::default() });
+    let cfg = config().with_pre_registered(ClientRegistration::confidential(
+        "pre-client",
+        "pre-secret",
+        TokenEndpointAuthMethod::ClientSecretBasic,
+    ));
+    let c = client(&net, cfg);
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    point_prm_at(&net, AS2);
+    let mut req = c.prepare().await;
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::AuthorizationServerChanged { .. }), "{err:?}");
+    assert!(!err.to_string().contains("pre-secret"));
+    let l2 = log2.lock().unwrap();
+    assert!(l2.authorize.is_empty() && l2.token.is_empty() && l2.register.is_empty());
+    assert!(net.seen().iter().filter(|s| s.url.starts_with(AS2)).all(|s| s.method == Method::GET));
+}
+
+// ------------------------------------------------------------ workload identity
+
+fn wif_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
+    install_prm(net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        net,
+        AsOpts {
+            extra: json!({
+                "grant_types_supported": ["urn:ietf:params:oauth:grant-type:jwt-bearer"],
+                "registration_endpoint": null,
+            }),
+            token_hook: Some(hook),
+            ..Default::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn workload_identity_presents_the_current_assertion() {
+    let (logs, _guard, _second) = capture_logs();
+    let net = Arc::new(Net::default());
+    let log = wif_as(&net, Arc::new(|_, _| None));
+    let dir = std::env::temp_dir().join(format!("mcp-auth-wif-flow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("token");
+    std::fs::write(&path, "eyJwl.first-assertion.sig\n").unwrap();
+    let cfg = config().with_workload_identity(
+        ClientRegistration::public("wif-client"),
+        mcp_auth::AssertionSource::File(path.clone()),
+    );
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), "Bearer test-token-1");
+    // The platform rotates the file; the server refuses the token.
+    std::fs::write(&path, "eyJwl.second-assertion.sig").unwrap();
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    let l = log.lock().unwrap();
+    assert!(l.authorize.is_empty() && l.register.is_empty());
+    let assertions: Vec<&str> = l.token.iter().map(|(_, f)| f["assertion"].as_str()).collect();
+    assert_eq!(assertions, ["eyJwl.first-assertion.sig", "eyJwl.second-assertion.sig"]);
+    let (auth, f) = &l.token[0];
+    assert!(auth.is_none());
+    assert_eq!(f["grant_type"], "urn:ietf:params:oauth:grant-type:jwt-bearer");
+    assert_eq!(f["client_id"], "wif-client");
+    assert_eq!(f["resource"], MCP);
+    assert!(!logs.text().contains("eyJwl"), "{}", logs.text());
+    assert!(!format!("{c:?}").contains("eyJwl"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_workload_assertion_is_reported_not_retried() {
+    let (logs, _guard, _second) = capture_logs();
+    for error in ["invalid_grant", "invalid_scope", "unauthorized_client"] {
+        let net = Arc::new(Net::default());
+        let log = wif_as(
+            &net,
+            Arc::new(move |_, _| Some((400, json!({"error": error, "error_description": "no"})))),
+        );
+        let cfg = config().with_workload_identity(
+            ClientRegistration::public("wif-client"),
+            mcp_auth::AssertionSource::from_fn(|| Ok("eyJwl.refused.sig".into())),
+        );
+        let fetch: Arc<dyn HttpFetch> = net.clone();
+        let c = OAuthClient::new(cfg, fetch).unwrap();
+        let mut req = c.prepare().await;
+        let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+        assert!(matches!(&err, Error::OAuth { error: e, .. } if e == error), "{err:?}");
+        assert!(!err.to_string().contains("eyJwl"));
+        assert_eq!(log.lock().unwrap().token.len(), 1, "{error}: one token request");
+    }
+    assert!(!logs.text().contains("eyJwl"));
+    // A source that cannot produce one names itself, not a value.
+    let net = Arc::new(Net::default());
+    let log = wif_as(&net, Arc::new(|_, _| None));
+    let cfg = config().with_workload_identity(
+        ClientRegistration::public("wif-client"),
+        mcp_auth::AssertionSource::Env("MCP_AUTH_FLOW_TEST_NO_SUCH_VARIABLE".into()),
+    );
+    let fetch: Arc<dyn HttpFetch> = net.clone();
+    let c = OAuthClient::new(cfg, fetch).unwrap();
+    let mut req = c.prepare().await;
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Assertion(m) if m.contains("MCP_AUTH_FLOW_TEST_NO_SUCH_VARIABLE"))
+    );
+    assert!(log.lock().unwrap().token.is_empty());
+}
+
+// ------------------------------------------------------------ DPoP (RFC 9449)
+
+fn jwt_part(jwt: &str, i: usize) -> Value {
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(jwt.split('.').nth(i).unwrap()).unwrap())
+        .unwrap()
+}
+
+/// A token endpoint that wants a DPoP proof with its nonce `as-nonce-1`,
+/// and binds the token to the proof's key.
+fn dpop_token_endpoint(net: &Net, issued: Arc<Mutex<u32>>) {
+    net.route(Method::POST, &format!("{AS}/token"), move |req| {
+        let proof = req.headers().get("dpop").map(|v| v.to_str().unwrap().to_owned());
+        let Some(proof) = proof else {
+            return json_response(400, &json!({"error": "invalid_dpop_proof"}));
+        };
+        let claims = jwt_part(&proof, 1);
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], format!("{AS}/token"));
+        assert!(claims.get("ath").is_none());
+        if claims.get("nonce").and_then(Value::as_str) != Some("as-nonce-1") {
+            return Response::builder()
+                .status(400)
+                .header("dpop-nonce", "as-nonce-1")
+                .body(Bytes::from(r#"{"error":"use_dpop_nonce"}"#))
+                .unwrap();
+        }
+        let mut n = issued.lock().unwrap();
+        *n += 1;
+        let jkt = jwt_part(&proof, 0)["jwk"]["x"].as_str().unwrap().to_owned();
+        json_response(
+            200,
+            &json!({
+                "access_token": format!("dpop-token-{}-{jkt}", *n),
+                "token_type": "DPoP",
+                "expires_in": 100,
+                "refresh_token": format!("dpop-rt-{}", *n),
+            }),
+        )
+    });
+}
+
+fn dpop_challenge(extra: &str) -> BearerChallenge {
+    mcp_auth::find_challenge([format!(
+        r#"DPoP {extra}resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#
+    )
+    .as_str()])
+    .unwrap()
+}
+
+fn dpop_401(nonce: Option<&str>, extra: &str) -> http::HeaderMap {
+    let mut h = http::HeaderMap::new();
+    h.insert(
+        "www-authenticate",
+        format!(r#"DPoP {extra}resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#)
+            .parse()
+            .unwrap(),
+    );
+    if let Some(n) = nonce {
+        h.insert("dpop-nonce", n.parse().unwrap());
+    }
+    h
+}
+
+#[tokio::test]
+async fn dpop_bound_tokens_proofs_and_nonces() {
+    let (logs, _guard, _second) = capture_logs();
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts {
+            extra: json!({"dpop_signing_alg_values_supported": ["ES256"]}),
+            ..Default::default()
+        },
+    );
+    dpop_token_endpoint(&net, Arc::default());
+    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
+    let ck = clock.clone();
+    let store = Arc::new(MemoryTokenStore::new());
+    let c =
+        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+
+    // The server challenges with the DPoP scheme only: DPoP is required.
+    let mut req = c.prepare().await;
+    c.observe_response(401, &dpop_401(None, ""));
+    c.on_unauthorized(&mut req, Some(&dpop_challenge(""))).await.unwrap();
+    let header = bearer(&req);
+    assert!(header.starts_with("DPoP dpop-token-1-"), "{header}");
+    assert!(req.is_dpop());
+    // The token request was sent twice: once without, once with the nonce.
+    let proofs: Vec<String> = net
+        .seen()
+        .iter()
+        .filter(|s| s.url == format!("{AS}/token"))
+        .map(|s| s.dpop.clone().unwrap())
+        .collect();
+    assert_eq!(proofs.len(), 2);
+    assert_eq!(jwt_part(&proofs[1], 1)["nonce"], "as-nonce-1");
+    let key_x = jwt_part(&proofs[0], 0)["jwk"]["x"].as_str().unwrap().to_owned();
+
+    // Each request gets its own proof, bound to the token.
+    let token = header.strip_prefix("DPoP ").unwrap();
+    let p1 = c.dpop_proof(&req, "POST", MCP).unwrap().unwrap();
+    let p2 = c.dpop_proof(&req, "POST", &format!("{MCP}?q=1")).unwrap().unwrap();
+    assert!(p1.is_sensitive());
+    let (c1, c2) = (jwt_part(p1.to_str().unwrap(), 1), jwt_part(p2.to_str().unwrap(), 1));
+    assert_ne!(c1["jti"], c2["jti"]);
+    assert_eq!(c1["ath"], mcp_auth::access_token_hash(token));
+    assert_eq!(c2["htu"], MCP);
+    assert!(c1.get("nonce").is_none());
+
+    // The MCP server asks for its nonce: one retry with it, not two.
+    c.observe_response(401, &dpop_401(Some("rs-nonce-1"), r#"error="use_dpop_nonce", "#));
+    let ch = dpop_challenge(r#"error="use_dpop_nonce", "#);
+    c.on_unauthorized(&mut req, Some(&ch)).await.unwrap();
+    assert_eq!(bearer(&req), header, "the same token");
+    let p3 = c.dpop_proof(&req, "POST", MCP).unwrap().unwrap();
+    assert_eq!(jwt_part(p3.to_str().unwrap(), 1)["nonce"], "rs-nonce-1");
+    // A second one is a refused token (here: one obtained for this request).
+    let err = c.on_unauthorized(&mut req, Some(&ch)).await.unwrap_err();
+    assert!(matches!(err, Error::Unauthorized), "{err:?}");
+
+    // The bound refresh token is refreshed with the same key, kept in the store.
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    let stored_key = stored.dpop_key.clone().unwrap();
+    clock.advance(Duration::from_secs(90));
+    let req = c.prepare().await;
+    let last = net.seen().iter().rev().find(|s| s.url == format!("{AS}/token")).unwrap().clone();
+    assert!(String::from_utf8_lossy(&last.body).contains("grant_type=refresh_token"));
+    assert_eq!(jwt_part(last.dpop.as_deref().unwrap(), 0)["jwk"]["x"], key_x.as_str());
+    assert!(bearer(&req).starts_with("DPoP "));
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    assert_eq!(stored.dpop_key.unwrap(), stored_key);
+
+    // A second client on the same store uses the stored token and key.
+    let c2 = client(&net, config()).with_store(store.clone());
+    let mut r2 = c2.prepare().await;
+    c2.on_unauthorized(&mut r2, Some(&dpop_challenge(""))).await.unwrap();
+    let p = c2.dpop_proof(&r2, "POST", MCP).unwrap().unwrap();
+    assert_eq!(jwt_part(p.to_str().unwrap(), 0)["jwk"]["x"], key_x.as_str());
+
+    // No token, proof or key in the logs, the Debug output or an error.
+    let text = logs.text();
+    let key_doc = serde_json::to_string(&stored_key).unwrap();
+    for secret in
+        [token, "dpop-rt-", p1.to_str().unwrap(), proofs[1].as_str(), key_doc.trim_matches('"')]
+    {
+        assert!(!text.contains(secret), "{secret} in logs");
+        assert!(!format!("{c:?} {req:?} {stored_key:?}").contains(secret), "{secret} in Debug");
+    }
+}
+
+#[tokio::test]
+async fn dpop_modes() {
+    // (mode, AS algorithms, DPoP-only challenge) => DPoP-bound?
+    let cases: &[(mcp_auth::DpopMode, Value, bool, Option<bool>)] = &[
+        (mcp_auth::DpopMode::WhenRequired, json!(["ES256"]), false, Some(false)),
+        (mcp_auth::DpopMode::WhenRequired, json!(null), true, Some(true)),
+        (mcp_auth::DpopMode::WhenRequired, json!(["RS256"]), true, None),
+        (mcp_auth::DpopMode::Always, json!(["ES256"]), false, Some(true)),
+        (mcp_auth::DpopMode::Always, json!(["RS256"]), false, Some(false)),
+        (mcp_auth::DpopMode::Never, json!(["ES256"]), true, Some(false)),
+    ];
+    for (mode, algs, dpop_only, expected) in cases {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_as(
+            &net,
+            AsOpts {
+                extra: json!({"dpop_signing_alg_values_supported": algs}),
+                ..Default::default()
+            },
+        );
+        let c = client(&net, config().with_dpop(*mode));
+        let mut req = c.prepare().await;
+        if *dpop_only {
+            c.observe_response(401, &dpop_401(None, ""));
+        }
+        let r = c.on_unauthorized(&mut req, Some(&prm_challenge())).await;
+        let sent_proof =
+            net.seen().iter().any(|s| s.url == format!("{AS}/token") && s.dpop.is_some());
+        match expected {
+            None => assert!(r.is_err() && !sent_proof, "{mode:?} {algs}"),
+            Some(dpop) => {
+                assert_eq!(sent_proof, *dpop, "{mode:?} {algs} {dpop_only}");
+                assert!(r.is_ok());
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------ revocation (RFC 7009)
+
+#[tokio::test]
+async fn revoke_then_logout() {
+    for offered in [true, false] {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        let extra = if offered {
+            json!({"revocation_endpoint": format!("{AS}/revoke")})
+        } else {
+            json!({})
+        };
+        install_as(
+            &net,
+            AsOpts { extra, token_hook: Some(rotating(Arc::default())), ..Default::default() },
+        );
+        let revoked = Arc::new(Mutex::new(Vec::new()));
+        let r2 = revoked.clone();
+        net.route(Method::POST, &format!("{AS}/revoke"), move |req| {
+            r2.lock().unwrap().push(form(req));
+            json_response(200, &json!({}))
+        });
+        let store = Arc::new(MemoryTokenStore::new());
+        first_401(&client(&net, config()).with_store(store.clone()), Some(&prm_challenge()))
+            .await
+            .unwrap();
+        // A later process: nothing in memory, the tokens in the store.
+        let c = client(&net, config()).with_store(store.clone());
+        assert_eq!(c.revoke().await.unwrap(), offered);
+        c.logout().unwrap();
+        let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+        assert!(stored.tokens.is_none());
+        assert_eq!(stored.client.unwrap().client_id, "test-client-id");
+        let r = revoked.lock().unwrap();
+        if offered {
+            let got: Vec<(&str, &str, &str)> = r
+                .iter()
+                .map(|f| {
+                    (f["token"].as_str(), f["token_type_hint"].as_str(), f["client_id"].as_str())
+                })
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ("rt-1", "refresh_token", "test-client-id"),
+                    ("test-token-r1", "access_token", "test-client-id")
+                ]
+            );
+        } else {
+            assert!(r.is_empty());
+        }
+    }
 }

@@ -25,6 +25,8 @@ Usage:
   mcpc [options] login SERVER [--timeout SECS]
                                               OAuth login in the browser; the tokens are kept
                                               for later runs (default timeout 300 s)
+  mcpc [options] logout [SERVER]              revoke the server's OAuth tokens where its
+                                              authorization server offers it, and delete them
 
 SERVER may be left out when there is only one server (as with --server).
 
@@ -78,6 +80,7 @@ pub(crate) enum Command {
     Call(Vec<String>),
     Ping(Option<String>),
     Login(String),
+    Logout(Option<String>),
     Help,
     Version,
     DemoServer,
@@ -221,6 +224,7 @@ pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, Stri
             [one] => Command::Login(one.clone()),
             _ => return Err("login takes one SERVER".into()),
         },
+        "logout" => Command::Logout(at_most_one("logout", &rest)?),
         "call" if rest.is_empty() => return Err("call needs a TOOL".into()),
         "call" => Command::Call(rest),
         "help" => Command::Help,
@@ -256,6 +260,8 @@ mod tests {
             ("--output json tools demo", Command::Tools(Some("demo".into()))),
             ("ping", Command::Ping(None)),
             ("login remote", Command::Login("remote".into())),
+            ("logout", Command::Logout(None)),
+            ("logout remote", Command::Logout(Some("remote".into()))),
             (
                 "call demo echo message=hi",
                 Command::Call(vec!["demo".into(), "echo".into(), "message=hi".into()]),

@@ -53,6 +53,10 @@
 //! tokens; when a server needs a new login they fail (exit 3) with "run
 //! `mcpc login SERVER`" instead of prompting in the middle of a call.
 //!
+//! `mcpc logout [SERVER]` revokes the server's tokens where its
+//! authorization server offers RFC 7009 revocation, and deletes them from
+//! the store (also when the revocation fails, with a warning).
+//!
 //! The hidden `login --headless` option is for tests and CI only: instead
 //! of a browser it fetches the authorization URL itself and reads the
 //! redirect (authorization servers that approve at once).
@@ -75,7 +79,8 @@ use mcp_proto::client::RequestOptions;
 use mcp_proto::types::{JsonObject, Tool};
 use mcp_registry::{
     ClientIdentity, Config, DefaultConnector, LoadOptions, OAuthHandler, Registry, RegistryOptions,
-    ServerConfig, ServerStatus, TransportConfig, Warning, default_token_dir, parse_server_spec,
+    Revocation, ServerConfig, ServerStatus, TransportConfig, Warning, default_token_dir,
+    parse_server_spec,
 };
 use mcp_stdio::ServerCommand;
 use serde_json::{Value, json};
@@ -365,6 +370,15 @@ async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
             }
             login(cli, registry, server).await
         }
+        Command::Logout(server) => {
+            let server = pick_server(registry, server.as_deref())?;
+            if !registry.get(&server).is_some_and(|c| c.uses_oauth()) {
+                return Err(Failure::usage(format!(
+                    "server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log out of"
+                )));
+            }
+            logout(cli.output, registry, &server).await
+        }
         Command::Help | Command::Version | Command::DemoServer => Ok(0),
     }
 }
@@ -395,6 +409,35 @@ async fn login(cli: &Cli, registry: &Registry, server: &str) -> Result<u8, Failu
     match cli.output {
         Output::Text => emit(&format!("logged in to {server}")),
         Output::Json => emit(&json!({"server": server, "logged_in": true}).to_string()),
+    }
+    Ok(0)
+}
+
+/// How long a logout (discovery and revocation) may take.
+const LOGOUT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `mcpc logout SERVER`: revocation where offered, then the tokens deleted
+/// from the store (also when the revocation failed: that is a warning).
+async fn logout(output: Output, registry: &Registry, server: &str) -> Result<u8, Failure> {
+    let revocation = registry.logout(server, LOGOUT_TIMEOUT).await.map_err(Failure::registry)?;
+    let revoked = match &revocation {
+        Revocation::Revoked => Some(true),
+        Revocation::NotOffered => None,
+        Revocation::Failed(e) => {
+            eprintln!("warning: {server}: the tokens could not be revoked: {e}");
+            Some(false)
+        }
+        _ => None,
+    };
+    match output {
+        Output::Text => emit(&match revoked {
+            Some(true) => format!("logged out of {server} (tokens revoked and deleted)"),
+            Some(false) => format!("logged out of {server} (tokens deleted; not revoked)"),
+            None => format!("logged out of {server} (tokens deleted)"),
+        }),
+        Output::Json => {
+            emit(&json!({"server": server, "logged_out": true, "revoked": revoked}).to_string())
+        }
     }
     Ok(0)
 }

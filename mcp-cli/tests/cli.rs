@@ -198,6 +198,8 @@ fn usage_errors_exit_2() {
         (&["call", "demo", "echo", "--json", "[1]"], "--json must be a JSON object"),
         (&["tools", "nope"], "no server is named \"nope\" (servers: demo)"),
         (&["login", "demo"], "is not configured for OAuth"),
+        (&["logout"], "is not configured for OAuth"),
+        (&["logout", "nope"], "no server is named \"nope\""),
         (&["--server", "", "tools"], "give a URL"),
         (&["--server", "   ", "tools"], "or a command to spawn"),
         (
@@ -580,6 +582,26 @@ fn login_then_tools_reuse_the_stored_token() {
     assert_eq!(r.code, 0, "{r:?}");
     let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert_eq!(v, serde_json::json!({"server": "remote", "logged_in": true}));
+    assert_eq!(auth.tokens_issued(), 1);
+
+    // Logout: this authorization server offers no revocation; the tokens
+    // are deleted, so the next run needs a login again.
+    let r = s.run(&["logout", "remote"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "logged out of remote (tokens deleted)\n"),
+        "{r:?}"
+    );
+    clean(&r);
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(!stored.contains(TOKEN) && !stored.contains("\"tokens\""), "{stored}");
+    let r = s.run(&["tools", "remote"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("run `mcpc login remote`"), "{r:?}");
+    let r = s.run(&["--output", "json", "logout"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v, serde_json::json!({"server": "remote", "logged_out": true, "revoked": null}));
     assert_eq!(auth.tokens_issued(), 1);
     rt.block_on(http.shutdown());
 }

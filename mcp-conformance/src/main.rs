@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use mcp_http::mcp_auth::{
-    ClientRegistration, IdentityProvider, JwtAlgorithm, OAuthConfig, PrivateKeyJwt,
-    TokenEndpointAuthMethod,
+    AssertionSource, ClientRegistration, ClientSecret, IdentityProvider, JwtAlgorithm, OAuthConfig,
+    PrivateKeyJwt, TokenEndpointAuthMethod,
 };
 use mcp_http::mcp_peer::EraChoice;
 use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
@@ -100,7 +100,8 @@ fn member<'a>(context: &'a Value, name: &str) -> anyhow::Result<&'a str> {
 
 /// OAuth for an `auth/*` scenario, as `mcp-auth`'s README maps the
 /// scenario's context: pre-registered credentials, client credentials
-/// (secret or `private_key_jwt`), cross-app access, the CIMD URL; the rest
+/// (secret or `private_key_jwt`), cross-app access, workload identity, the
+/// CIMD URL; the rest
 /// only need the headless handler (the suite's authorization server approves
 /// at once).
 fn oauth_options(scenario: &str, context: &Value) -> anyhow::Result<OAuthOptions> {
@@ -138,6 +139,13 @@ fn oauth_options(scenario: &str, context: &Value) -> anyhow::Result<OAuthOptions
             );
             config.with_cross_app_access(basic(context)?, idp)
         }
+        // The platform's token is the scenario's valid workload JWT; its
+        // other JWTs (wrong audience, expired) are for clients that test
+        // their own refusals.
+        "auth/wif-jwt-bearer" => config.with_workload_identity(
+            ClientRegistration::public(member(context, "client_id")?),
+            AssertionSource::Value(ClientSecret::new(member(context, "valid_jwt")?)),
+        ),
         "auth/basic-cimd" => config.with_client_metadata_url(CIMD_URL)?,
         _ => config,
     };

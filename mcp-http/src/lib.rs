@@ -77,7 +77,10 @@
 //! [`mcp_auth::MAX_BODY`], each exchange bounded by [`OAUTH_FETCH_TIMEOUT`],
 //! nothing added to discovery, registration or token requests). Before each
 //! request it asks for the token (refreshed when about to expire) and sends
-//! `Authorization: Bearer` to the endpoint's origin only; a 401 runs
+//! `Authorization: Bearer` to the endpoint's origin only (`Authorization:
+//! DPoP` with a fresh `DPoP` proof for the request's method and URL when
+//! the token is DPoP-bound, RFC 9449; a server's `DPoP-Nonce` is used in the
+//! next proofs, and its `use_dpop_nonce` refusal answered by one retry); a 401 runs
 //! discovery, registration, authorization and the token exchange (or a
 //! refresh), a 403 `insufficient_scope` re-authorizes with the union of
 //! scopes, and the request is sent again, within `mcp-auth`'s per-request

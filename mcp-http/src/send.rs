@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use http::header::{AUTHORIZATION, HeaderName, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::{Body as _, Incoming};
@@ -16,6 +16,9 @@ use crate::endpoint::Endpoint;
 use crate::error::{Error, chain};
 use crate::transport::{Shared, Snapshot};
 use crate::wire::{self, PROTOCOL_VERSION, SESSION_ID};
+
+/// The DPoP proof header (RFC 9449).
+static DPOP: HeaderName = HeaderName::from_static("dpop");
 
 /// The longest an error body is read for its excerpt.
 pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(2);
@@ -68,22 +71,39 @@ impl Shared {
         let mut auth = oauth.prepare().await;
         let applies = oauth.applies_to(&req.uri().to_string());
         let mut rounds = 0u32;
+        let auth_error = |status: StatusCode, source: mcp_auth::Error| Error::Auth {
+            endpoint: self.endpoint.redacted.clone(),
+            method: method.into(),
+            status,
+            source: Box::new(source),
+        };
         loop {
             let mut attempt = conn::copy_request(&req);
             if applies && let Some(header) = auth.header() {
                 let mut header = header.clone();
                 header.set_sensitive(true);
                 attempt.headers_mut().insert(AUTHORIZATION, header);
+                // A DPoP-bound token goes with a fresh proof of its key.
+                let proof = oauth
+                    .dpop_proof(&auth, attempt.method().as_str(), &attempt.uri().to_string())
+                    .map_err(|e| auth_error(StatusCode::UNAUTHORIZED, e))?;
+                if let Some(proof) = proof {
+                    attempt.headers_mut().insert(DPOP.clone(), proof);
+                }
             }
             let resp = self.send_redirects(attempt, method).await?;
             let status = resp.status();
+            if applies {
+                oauth.observe_response(status.as_u16(), resp.headers());
+            }
             if !applies
                 || rounds >= MAX_AUTH_ROUNDS
                 || (status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN)
             {
                 return Ok(resp);
             }
-            let bearer = www_authenticate::find_bearer(
+            // `Bearer`, or `DPoP` from a server that requires DPoP.
+            let bearer = mcp_auth::find_challenge(
                 resp.headers().get_all(WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok()),
             );
             let step_up = bearer.as_ref().filter(|b| b.is_insufficient_scope());
@@ -108,12 +128,7 @@ impl Shared {
                 }
             };
             if let Err(source) = outcome {
-                return Err(Error::Auth {
-                    endpoint: self.endpoint.redacted.clone(),
-                    method: method.into(),
-                    status,
-                    source: Box::new(source),
-                });
+                return Err(auth_error(status, source));
             }
         }
     }

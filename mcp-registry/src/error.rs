@@ -371,6 +371,15 @@ pub enum Error {
         /// What failed.
         source: mcp_http::mcp_auth::Error,
     },
+    /// An OAuth logout could not forget the tokens (discovery or the token
+    /// store failed). Feature `http`.
+    #[cfg(feature = "http")]
+    Logout {
+        /// The server.
+        server: String,
+        /// What failed.
+        source: mcp_http::mcp_auth::Error,
+    },
     /// The OAuth login did not finish in time.
     LoginTimeout {
         /// The server.
@@ -428,7 +437,7 @@ impl Error {
             | Error::Transport { server, .. }
             | Error::TransportUnavailable { server, .. } => Some(server),
             #[cfg(feature = "http")]
-            Error::Login { server, .. } => Some(server),
+            Error::Login { server, .. } | Error::Logout { server, .. } => Some(server),
         }
     }
 
@@ -487,6 +496,10 @@ impl fmt::Display for Error {
             Error::Login { server, source } => {
                 write!(f, "OAuth login to MCP server {server:?} failed: {source}")
             }
+            #[cfg(feature = "http")]
+            Error::Logout { server, source } => {
+                write!(f, "OAuth logout from MCP server {server:?} failed: {source}")
+            }
             Error::LoginTimeout { server, after } => write!(
                 f,
                 "OAuth login to MCP server {server:?} did not finish within {}s",
@@ -518,7 +531,7 @@ impl std::error::Error for Error {
             Error::Config(e) => Some(e),
             Error::Transport { source, .. } => Some(source),
             #[cfg(feature = "http")]
-            Error::Login { source, .. } => Some(source),
+            Error::Login { source, .. } | Error::Logout { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -126,11 +126,11 @@ pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};
 pub use mcp_spawn_env::ServerCommand;
 pub use policy::ToolPolicy;
-#[cfg(feature = "http")]
-pub use registry::default_token_dir;
 pub use registry::{
     Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, ServerStatus,
 };
+#[cfg(feature = "http")]
+pub use registry::{Revocation, default_token_dir};
 pub use spec::{SpecError, parse_server_spec};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;

@@ -69,6 +69,33 @@ pub trait Connector: Send + Sync + fmt::Debug {
         let _ = (identity, handler);
         Box::pin(async move { Err(Error::OAuthUnavailable { server: server.name.clone() }) })
     }
+
+    /// Runs an OAuth logout for `server` (see [`Registry::logout`]). The
+    /// default refuses with [`Error::OAuthUnavailable`]. Feature `http`.
+    #[cfg(feature = "http")]
+    fn logout<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        identity: &'a ClientIdentity,
+    ) -> BoxFuture<'a, Result<Revocation, Error>> {
+        let _ = identity;
+        Box::pin(async move { Err(Error::OAuthUnavailable { server: server.name.clone() }) })
+    }
+}
+
+/// What the authorization server said to a logout's revocation (RFC 7009).
+/// The tokens are forgotten locally whatever it said. Feature `http`.
+#[cfg(feature = "http")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Revocation {
+    /// The tokens were revoked at the authorization server.
+    Revoked,
+    /// Nothing to revoke, or the server offers no revocation endpoint.
+    NotOffered,
+    /// The revocation failed (the tokens may still be valid there until
+    /// they expire).
+    Failed(mcp_http::mcp_auth::Error),
 }
 
 /// The built-in transports: `mcp-stdio`'s `StdioTransport` for a command
@@ -337,6 +364,50 @@ impl Connector for DefaultConnector {
             };
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, client.close()).await;
             result
+        })
+    }
+
+    #[cfg(feature = "http")]
+    fn logout<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        identity: &'a ClientIdentity,
+    ) -> BoxFuture<'a, Result<Revocation, Error>> {
+        Box::pin(async move {
+            let TransportConfig::Http { endpoint, headers, auth: auth @ AuthConfig::OAuth(_) } =
+                &server.transport
+            else {
+                return Err(Error::NotOAuth { server: server.name.clone() });
+            };
+            let options = self.http_options(server, identity, headers, auth, None)?;
+            let client = HttpClient::connect(endpoint, options)
+                .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
+            let Some(oauth) = client.oauth().cloned() else {
+                return Err(Error::NotOAuth { server: server.name.clone() });
+            };
+            let name = server.name.clone();
+            // The handshake finds the authorization server as a login does,
+            // from the server's own 401 (its challenge names the metadata);
+            // without a handler it never asks the user, and its failure
+            // (no usable token) does not stop the logout.
+            let _ = client.initialize().await;
+            // Revocation is best effort; forgetting the tokens is not.
+            let revocation = match oauth.revoke().await {
+                Ok(true) => Revocation::Revoked,
+                Ok(false) => Revocation::NotOffered,
+                Err(e) => Revocation::Failed(e),
+            };
+            let revocation = match revocation {
+                // Discovery failed: without the issuer the stored tokens
+                // cannot be found.
+                Revocation::Failed(source) if oauth.discovery().is_none() => {
+                    return Err(Error::Logout { server: name, source });
+                }
+                r => r,
+            };
+            oauth.logout().map_err(|source| Error::Logout { server: name, source })?;
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, client.close()).await;
+            Ok(revocation)
         })
     }
 }
@@ -687,6 +758,28 @@ impl Registry {
         self.close(server).await?;
         let login = self.options.connector.login(&slot.server, &self.identity, handler);
         match tokio::time::timeout(timeout, login).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::LoginTimeout { server: server.to_owned(), after: timeout }),
+        }
+    }
+
+    /// Runs an OAuth logout for an OAuth server: revokes its tokens where
+    /// the authorization server offers RFC 7009 revocation, then deletes
+    /// them from the connector's token store (the client registration is
+    /// kept). A handshake without an authorization handler finds the
+    /// issuer the tokens are stored under, from the server's challenge (a
+    /// server that cannot be reached: discovery from its well-known
+    /// metadata). An open connection is closed first. Bounded by `timeout`.
+    /// Feature `http`.
+    #[cfg(feature = "http")]
+    pub async fn logout(&self, server: &str, timeout: Duration) -> Result<Revocation, Error> {
+        let slot = self.slot(server)?;
+        if !slot.server.uses_oauth() {
+            return Err(Error::NotOAuth { server: server.to_owned() });
+        }
+        self.close(server).await?;
+        let logout = self.options.connector.logout(&slot.server, &self.identity);
+        match tokio::time::timeout(timeout, logout).await {
             Ok(result) => result,
             Err(_) => Err(Error::LoginTimeout { server: server.to_owned(), after: timeout }),
         }

@@ -57,6 +57,8 @@ const fn pass(
     Scenario { name, revision, expected, known_gap: None }
 }
 
+// For a scenario whose feature is not built yet (none at the moment).
+#[cfg_attr(not(test), allow(dead_code))]
 const fn gap(
     name: &'static str,
     revision: &'static str,
@@ -109,10 +111,6 @@ const SCHEMA_SEP_2106: &[&str] = &[
     "sep-2106-client-conditional-keywords-preserved",
     "sep-2106-client-anchor-keyword-preserved",
 ];
-
-const DPOP_GAP: &str = "DPoP (SEP-1932) is not implemented in mcp-auth";
-const WIF_GAP: &str = "workload identity federation (SEP-1933, jwt-bearer with a workload assertion) is not implemented in mcp-auth";
-const MIGRATION_GAP: &str = "on a 401 after authorization mcp-auth authorizes again with the authorization server it found first instead of reading the protected resource metadata again, so a changed authorization server is never registered with (SEP-2352)";
 
 /// Every client scenario this project runs, at each revision that lists it,
 /// with the checks that must come out `SUCCESS`. In `auth/resource-mismatch`,
@@ -220,9 +218,13 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
             BEARER,
         ],
     ),
-    gap("auth/dpop", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP], DPOP_GAP),
-    gap("auth/dpop-nonce", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE], DPOP_GAP),
-    gap("auth/wif-jwt-bearer", R25, &[DISCOVERY, &["wif-assertion-verified"]], WIF_GAP),
+    pass("auth/dpop", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP]),
+    pass("auth/dpop-nonce", R25, &[DISCOVERY, DCR, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE]),
+    pass(
+        "auth/wif-jwt-bearer",
+        R25,
+        &[DISCOVERY, &["token-request", "wif-assertion-verified"], BEARER],
+    ),
     pass("json-schema-2020-12-preservation", R25, &[SCHEMA_2020_12, SCHEMA_SEP_2106]),
     // ---- 2026-07-28: required
     pass("tools_call", R26, &[&["tool-add-numbers", "wire-schema-valid"]]),
@@ -350,15 +352,22 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
             BEARER,
         ],
     ),
-    gap(
+    pass(
         "auth/authorization-server-migration",
         R26,
-        &[&[
-            "sep-2352-reregister-on-as-change",
-            "sep-2352-no-reuse-on-as-change",
-            "sep-2352-no-cross-as-credential-reuse",
-        ]],
-        MIGRATION_GAP,
+        &[
+            DISCOVERY,
+            DCR,
+            DCR_TYPE,
+            AUTHORIZE,
+            TOKEN,
+            BEARER,
+            &[
+                "sep-2352-reregister-on-as-change",
+                "sep-2352-no-reuse-on-as-change",
+                "sep-2352-no-cross-as-credential-reuse",
+            ],
+        ],
     ),
     pass(
         "auth/iss-supported",
@@ -472,14 +481,13 @@ pub(crate) const SCENARIOS: &[Scenario] = &[
             BEARER,
         ],
     ),
-    gap("auth/dpop", R26, &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP], DPOP_GAP),
-    gap(
-        "auth/dpop-nonce",
+    pass("auth/dpop", R26, &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP]),
+    pass("auth/dpop-nonce", R26, &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE]),
+    pass(
+        "auth/wif-jwt-bearer",
         R26,
-        &[DISCOVERY, DCR, DCR_TYPE, AUTHORIZE, TOKEN, DPOP, DPOP_NONCE],
-        DPOP_GAP,
+        &[DISCOVERY, &["token-request", "wif-assertion-verified"], BEARER],
     ),
-    gap("auth/wif-jwt-bearer", R26, &[DISCOVERY, &["wif-assertion-verified"]], WIF_GAP),
     pass("json-schema-2020-12-preservation", R26, &[SCHEMA_2020_12, SCHEMA_SEP_2106]),
     // ---- 2025-03-26: no longer in a requirement list, still in the suite
     pass(
