@@ -16,7 +16,11 @@
 //!   the `mcp-testkit` HTTP server with JSON and SSE replies: sequential
 //!   latency, throughput at 1, 16 and 64 in flight, initialize, memory per
 //!   idle session.
+//!
+//! The round-trip measures run in either protocol era (`--era
+//! legacy|modern`, see [`era::Era`]), every contender pinned to it.
 
+pub mod era;
 pub mod proc;
 pub mod report;
 

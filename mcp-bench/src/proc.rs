@@ -99,7 +99,8 @@ pub fn testkit_path(args: &[String]) -> PathBuf {
     }
 }
 
-/// A `mcp-testkit http` server, killed when dropped.
+/// An HTTP server process (`mcp-testkit http`, or a fixed-reply answerer),
+/// killed when dropped.
 #[derive(Debug)]
 pub struct HttpServer {
     child: Child,
@@ -111,9 +112,16 @@ impl HttpServer {
     /// Starts `mcp-testkit http --port 0` with `extra` options and reads the
     /// URL it prints first (within 10 s).
     pub fn start(testkit: &Path, extra: &[&str]) -> Result<HttpServer, String> {
-        let mut child = Command::new(testkit)
-            .args(["http", "--port", "0"])
-            .args(extra)
+        let mut command = Command::new(testkit);
+        command.args(["http", "--port", "0"]).args(extra);
+        HttpServer::spawn(command)
+    }
+
+    /// Starts any server that prints `listening on URL` as its first line
+    /// (the testkit, or a benchmark's own answerer).
+    pub fn spawn(mut command: Command) -> Result<HttpServer, String> {
+        let testkit = PathBuf::from(command.get_program());
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -142,7 +150,7 @@ impl HttpServer {
             None => {
                 let _ = child.kill();
                 let _ = child.wait();
-                Err(format!("mcp-testkit http printed {line:?} instead of its URL"))
+                Err(format!("{} printed {line:?} instead of its URL", testkit.display()))
             }
         }
     }

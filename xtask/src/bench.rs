@@ -111,22 +111,40 @@ fn build(quick: bool, needed: bool) -> Result<Bins, String> {
     Ok(Bins { dir: target_dir(&root).join(profile) })
 }
 
+/// The protocol eras the round-trip measures run in: the handshake era
+/// (`initialize`, 2025-11-25) and the stateless era (2026-07-28); every
+/// contender is pinned to the era of its run.
+const ERAS: [(&str, &str); 2] =
+    [("legacy", "handshake era (2025-11-25)"), ("modern", "stateless era (2026-07-28)")];
+
+/// `bin seq` and `bin throughput` in each era, as subsections.
+fn round_trips(bins: &Bins, bin: &str, seq_title: &str, quick: bool) -> Result<String, String> {
+    let mut out = String::new();
+    for (era, title) in ERAS {
+        let seq = bins.run(bin, &["seq", "--era", era], quick)?;
+        out.push_str(&format!("### {seq_title}: {title}\n\n{seq}\n"));
+    }
+    for (i, (era, title)) in ERAS.iter().enumerate() {
+        let thr = bins.run(bin, &["throughput", "--era", era], quick)?;
+        let gap = if i + 1 < ERAS.len() { "\n" } else { "" };
+        out.push_str(&format!("### Throughput: {title}\n\n{thr}{gap}"));
+    }
+    Ok(out)
+}
+
 fn stdio(bins: &Bins, quick: bool) -> Result<String, String> {
-    let seq = bins.run("stdio-bench", &["seq"], quick)?;
-    let thr = bins.run("stdio-bench", &["throughput"], quick)?;
+    let body = round_trips(bins, "stdio-bench", "Sequential latency and client CPU", quick)?;
     Ok(format!(
-        "## stdio: `tools/call echo` (`cargo xtask bench stdio`)\n\n{}\n\
-         ### Sequential latency and client CPU\n\n{seq}\n### Throughput\n\n{thr}",
+        "## stdio: `tools/call echo` (`cargo xtask bench stdio`)\n\n{}\n{body}",
         machine(&["mcp-stdio", "rmcp"])
     ))
 }
 
 fn http(bins: &Bins, quick: bool) -> Result<String, String> {
-    let seq = bins.run("http-bench", &["seq"], quick)?;
-    let thr = bins.run("http-bench", &["throughput"], quick)?;
+    let body =
+        round_trips(bins, "http-bench", "Sequential latency and client CPU (keep-alive)", quick)?;
     Ok(format!(
-        "## Streamable HTTP: `tools/call echo` (`cargo xtask bench http`)\n\n{}\n\
-         ### Sequential latency and client CPU (keep-alive)\n\n{seq}\n### Throughput\n\n{thr}",
+        "## Streamable HTTP: `tools/call echo` (`cargo xtask bench http`)\n\n{}\n{body}",
         machine(&["mcp-http", "rmcp", "reqwest", "hyper"])
     ))
 }
@@ -137,8 +155,8 @@ fn startup(bins: &Bins, quick: bool) -> Result<String, String> {
     let (starts, rounds) = if quick { (2, 1) } else { (20, 5) };
     Ok(format!(
         "## Connection start-up (`cargo xtask bench startup`)\n\n{}\n{stdio}\n{http}\n\
-         Median time from nothing to an initialized session ({starts} starts per client per round, {rounds} alternating rounds, unpinned); \
-         closing is not timed.\n",
+         Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
+         ({starts} starts per client per round, {rounds} alternating rounds, unpinned); closing is not timed.\n",
         machine(&["mcp-stdio", "mcp-http", "rmcp"])
     ))
 }

@@ -4,8 +4,12 @@
 //! the same `mcp-testkit http` server binary, alternating clients within
 //! each round.
 //!
-//! Usage: `http-bench [--quick] [--server PATH] [--server-threads N] seq|throughput|startup|memory`
-//! prints one Markdown table on stdout (progress on stderr). Hidden modes:
+//! Usage: `http-bench [--quick] [--server PATH] [--server-threads N] [--era legacy|modern] seq|throughput|startup|memory`
+//! prints one Markdown table on stdout (progress on stderr). `--era` pins
+//! every contender (and the server) to one protocol era: the handshake era
+//! by default, `modern` for the stateless 2026-07-28 revision (no session;
+//! `seq` and `throughput`; `startup` measures both, `memory` the handshake
+//! era). Hidden modes:
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
 //! sessions; prints its memory) and `--profile json|sse|raw N` (N sequential
 //! calls of ours, or of raw hyper, for callgrind). With
@@ -23,15 +27,17 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use mcp_bench::era::Era;
 use mcp_bench::proc::{
     HttpServer, cpu_time, pin_to_cpu0, process_cpu_time, status_bytes, testkit_path, unpin,
 };
 use mcp_bench::report::{kib, median_f64, mib, ms, quantile, rate, ratio, us_f64};
+use mcp_http::mcp_peer::EraChoice;
 use mcp_http::{HttpClient, HttpOptions};
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::JsonObject;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
@@ -40,8 +46,6 @@ use tokio::runtime::Runtime;
 
 /// The echoed message: the size of a short tool argument.
 const MESSAGE: &str = "the quick brown fox jumps over the lazy dog";
-/// The protocol revision the raw client speaks.
-const REVISION: &str = "2025-11-25";
 /// The most calls in flight measured (and rmcp's `max_concurrent_requests`
 /// in its pooled configuration, so it is not capped below that).
 const MAX_DEPTH: usize = 64;
@@ -55,6 +59,7 @@ fn main() {
     mcp_bench::proc::watchdog(WALL_LIMIT);
     let result = match args.first().map(String::as_str) {
         Some("hold") => hold(&args[1..]),
+        Some("answer") => answer(&args[1..]),
         _ => run(&args),
     };
     if let Err(e) = result {
@@ -71,11 +76,36 @@ struct Config {
     /// `--server-threads N`: the throughput server's worker threads
     /// (`mcp-testkit http --threads N`; 1 by default).
     server_threads: usize,
+    /// `--era legacy|modern`: the era of `seq`, `throughput` and `--profile`.
+    era: Era,
+    /// `--only answerer|testkit` limits `seq` and `throughput` to one server.
+    servers: Vec<Server>,
+}
+
+/// The server of a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    /// This binary's `answer` mode: the testkit's own reply bytes, only the
+    /// id spliced in; what the clients alone cost.
+    Answerer,
+    /// `mcp-testkit http`: the real server, its JSON work in every call.
+    Testkit,
+}
+
+impl Server {
+    fn label(self) -> &'static str {
+        match self {
+            Server::Answerer => "fixed-reply answerer",
+            Server::Testkit => "mcp-testkit",
+        }
+    }
 }
 
 impl Config {
     /// Sequential: calls per round, rounds, warm-up calls, pinned phases.
-    fn seq_counts(&self, reply: &str) -> (usize, usize, usize, &'static [bool]) {
+    fn seq_counts(&self, reply: &str, server: Server) -> (usize, usize, usize, &'static [bool]) {
+        // The answerer sets TCP_NODELAY: its SSE replies never stall.
+        let reply = if server == Server::Answerer { "json" } else { reply };
         match (self.quick, reply) {
             // The smoke only checks that everything runs; SSE replies may
             // stall (see below), so it makes very few of them.
@@ -89,7 +119,8 @@ impl Config {
     }
 
     /// Throughput: calls per client per depth per round, rounds.
-    fn thr_counts(&self, reply: &str) -> (usize, usize) {
+    fn thr_counts(&self, reply: &str, server: Server) -> (usize, usize) {
+        let reply = if server == Server::Answerer { "json" } else { reply };
         match (self.quick, reply) {
             (true, "sse") => (64, 1),
             (true, _) => (128, 1),
@@ -123,6 +154,12 @@ fn run(args: &[String]) -> Result<(), String> {
         testkit: testkit_path(args),
         replies,
         server_threads,
+        era: Era::from_args(args)?,
+        servers: match args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)) {
+            Some(s) if s == "answerer" => vec![Server::Answerer],
+            Some(s) if s == "testkit" => vec![Server::Testkit],
+            _ => vec![Server::Answerer, Server::Testkit],
+        },
     };
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let mode = args.get(i + 1).map(String::as_str).unwrap_or("json");
@@ -135,7 +172,8 @@ fn run(args: &[String]) -> Result<(), String> {
         .find(|(i, a)| {
             !a.starts_with("--")
                 && (*i == 0
-                    || !["--server", "--reply", "--server-threads"].contains(&args[i - 1].as_str()))
+                    || !["--server", "--reply", "--server-threads", "--era", "--only"]
+                        .contains(&args[i - 1].as_str()))
         })
         .map(|(_, a)| a.as_str());
     let table = match what {
@@ -145,7 +183,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("memory") => memory(&config)?,
         _ => {
             return Err(
-                "usage: http-bench [--quick] [--server PATH] [--server-threads N] seq|throughput|startup|memory".into(),
+                "usage: http-bench [--quick] [--server PATH] [--server-threads N] [--era legacy|modern] seq|throughput|startup|memory".into(),
             );
         }
     };
@@ -163,8 +201,21 @@ fn echo_args() -> JsonObject {
     args
 }
 
-async fn connect_ours(url: &str) -> Result<HttpClient, String> {
+/// Ours pinned to `era`.
+async fn connect_ours(url: &str, era: Era) -> Result<HttpClient, String> {
+    connect_ours_with(
+        url,
+        match era {
+            Era::Legacy => EraChoice::Legacy,
+            Era::Modern => EraChoice::Modern,
+        },
+    )
+    .await
+}
+
+async fn connect_ours_with(url: &str, choice: EraChoice) -> Result<HttpClient, String> {
     let mut o = HttpOptions::new("bench");
+    o.client.era = choice;
     o.event_stream = std::env::var_os("BENCH_NO_EVENT_STREAM").is_none();
     let client = HttpClient::connect(url, o).map_err(|e| format!("ours: {e}"))?;
     client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
@@ -173,9 +224,23 @@ async fn connect_ours(url: &str) -> Result<HttpClient, String> {
 
 type Rmcp = RunningService<RoleClient, ()>;
 
-async fn connect_rmcp_default(url: &str) -> Result<Rmcp, String> {
+async fn connect_rmcp_default(url: &str, era: Era) -> Result<Rmcp, String> {
     let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-    ().serve(transport).await.map_err(|e| format!("rmcp: initialize: {e}"))
+    match era {
+        Era::Legacy => ().serve(transport).await.map_err(|e| format!("rmcp: initialize: {e}")),
+        Era::Modern => {
+            ().serve_with_lifecycle(transport, rmcp_modern())
+                .await
+                .map_err(|e| format!("rmcp: server/discover: {e}"))
+        }
+    }
+}
+
+/// rmcp's stateless era: `server/discover` (no fallback to `initialize`),
+/// then the client context in every request's `_meta` and the
+/// `Mcp-Method`/`Mcp-Name` headers.
+fn rmcp_modern() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
 }
 
 /// A kept-alive, pooled `reqwest::Client`, as BENCH-NOTES describes rmcp's
@@ -184,11 +249,20 @@ fn pooled_reqwest() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().expect("a reqwest client")
 }
 
-async fn connect_rmcp_pooled(url: &str, client: reqwest::Client) -> Result<Rmcp, String> {
+async fn connect_rmcp_pooled(url: &str, client: reqwest::Client, era: Era) -> Result<Rmcp, String> {
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .max_concurrent_requests(MAX_DEPTH);
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    ().serve(transport).await.map_err(|e| format!("rmcp pooled: initialize: {e}"))
+    match era {
+        Era::Legacy => {
+            ().serve(transport).await.map_err(|e| format!("rmcp pooled: initialize: {e}"))
+        }
+        Era::Modern => {
+            ().serve_with_lifecycle(transport, rmcp_modern())
+                .await
+                .map_err(|e| format!("rmcp pooled: server/discover: {e}"))
+        }
+    }
 }
 
 async fn call_ours(client: &HttpClient) {
@@ -216,7 +290,9 @@ struct Raw {
     authority: String,
     path: String,
     addr: String,
-    session: String,
+    /// The handshake era's session; none in the stateless era.
+    session: Option<String>,
+    era: Era,
     conns: Vec<Option<SendRequest<Full<Bytes>>>>,
     next_id: Arc<AtomicU64>,
 }
@@ -232,10 +308,15 @@ async fn raw_connection(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> 
     Ok(send)
 }
 
+/// A POST of `body`. The handshake era: the session and version headers
+/// once a session exists. The stateless era: no session; the version,
+/// `Mcp-Method` and (`tools/call`) `Mcp-Name` headers on every request.
 fn raw_request(
     authority: &str,
     path: &str,
+    era: Era,
     session: Option<&str>,
+    method: &str,
     body: String,
 ) -> hyper::Request<Full<Bytes>> {
     let mut builder = hyper::Request::post(path)
@@ -243,8 +324,16 @@ fn raw_request(
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json, text/event-stream");
     if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", era.revision());
+    }
+    if era == Era::Modern {
         builder =
-            builder.header("mcp-session-id", session).header("mcp-protocol-version", REVISION);
+            builder.header("mcp-protocol-version", era.revision()).header("mcp-method", method);
+        if method == "tools/call" {
+            builder = builder.header("mcp-name", "echo");
+        }
     }
     builder.body(Full::new(Bytes::from(body))).expect("a valid request")
 }
@@ -271,40 +360,72 @@ async fn raw_post(
     tokio::time::timeout(TIMEOUT, exchange).await.map_err(|_| "raw: timed out".to_owned())?
 }
 
-fn call_body(id: u64) -> String {
+fn call_body(id: u64, meta: &str) -> String {
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"message\":\"{MESSAGE}\"}}}}}}"
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"message\":\"{MESSAGE}\"}}{meta}}}}}"
     )
 }
 
 impl Raw {
-    async fn connect(url: &str) -> Result<Raw, String> {
+    /// Past the handshake (`initialize` + `initialized`) or, in the
+    /// stateless era, past one `server/discover`, as the clients are.
+    async fn connect(url: &str, era: Era) -> Result<Raw, String> {
         let rest = url.strip_prefix("http://").ok_or("raw: not an http:// URL")?;
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let (authority, path) =
             (authority.to_owned(), if path.is_empty() { "/" } else { path }.to_owned());
         let addr = authority.clone();
         let mut send = raw_connection(&addr).await?;
-        let init = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{REVISION}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"raw\",\"version\":\"0\"}}}}}}"
-        );
-        let (status, session, _) =
-            raw_post(&mut send, raw_request(&authority, &path, None, init)).await?;
-        let session =
-            session.filter(|_| status == 200).ok_or(format!("raw: initialize got {status}"))?;
-        let initialized =
-            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}".to_owned();
-        let (status, _, _) =
-            raw_post(&mut send, raw_request(&authority, &path, Some(&session), initialized))
-                .await?;
-        if status != 202 {
-            return Err(format!("raw: notifications/initialized got {status}"));
-        }
+        let session = match era {
+            Era::Legacy => {
+                let init = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"raw\",\"version\":\"0\"}}}}}}",
+                    era.revision()
+                );
+                let request = raw_request(&authority, &path, era, None, "initialize", init);
+                let (status, session, _) = raw_post(&mut send, request).await?;
+                let session = session
+                    .filter(|_| status == 200)
+                    .ok_or(format!("raw: initialize got {status}"))?;
+                let initialized =
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}".to_owned();
+                let request = raw_request(
+                    &authority,
+                    &path,
+                    era,
+                    Some(&session),
+                    "notifications/initialized",
+                    initialized,
+                );
+                let (status, _, _) = raw_post(&mut send, request).await?;
+                if status != 202 {
+                    return Err(format!("raw: notifications/initialized got {status}"));
+                }
+                Some(session)
+            }
+            Era::Modern => {
+                let discover = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{}}}}}",
+                    era.raw_meta().trim_start_matches(',')
+                );
+                let request =
+                    raw_request(&authority, &path, era, None, "server/discover", discover);
+                let (status, _, body) = raw_post(&mut send, request).await?;
+                if status != 200 || !body.windows(17).any(|w| w == b"supportedVersions") {
+                    return Err(format!(
+                        "raw: server/discover got {status}: {}",
+                        String::from_utf8_lossy(&body)
+                    ));
+                }
+                None
+            }
+        };
         Ok(Raw {
             authority,
             path,
             addr,
             session,
+            era,
             conns: vec![Some(send)],
             next_id: Arc::new(AtomicU64::new(1)),
         })
@@ -327,6 +448,8 @@ impl Raw {
             authority: self.authority.clone(),
             path: self.path.clone(),
             session: self.session.clone(),
+            era: self.era,
+            meta: self.era.raw_meta(),
             next_id: self.next_id.clone(),
         }
     }
@@ -344,7 +467,10 @@ struct RawCaller {
     send: SendRequest<Full<Bytes>>,
     authority: String,
     path: String,
-    session: String,
+    session: Option<String>,
+    era: Era,
+    /// The `_meta` member of the stateless era's requests.
+    meta: String,
     next_id: Arc<AtomicU64>,
 }
 
@@ -359,7 +485,14 @@ impl RawCaller {
             }
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let request = raw_request(&self.authority, &self.path, Some(&self.session), call_body(id));
+        let request = raw_request(
+            &self.authority,
+            &self.path,
+            self.era,
+            self.session.as_deref(),
+            "tools/call",
+            call_body(id, &self.meta),
+        );
         match raw_post(&mut self.send, request).await {
             Ok((200, _, body)) if body.len() > MESSAGE.len() => {}
             Ok((status, _, body)) => {
@@ -368,6 +501,206 @@ impl RawCaller {
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+/// The testkit's exact reply bodies (JSON) in one era, which the answerer
+/// replays: to `initialize` (handshake era) or `server/discover` (stateless
+/// era; `-` for the one the era lacks), to `tools/list` (our HTTP client
+/// lists the tools once, for the `Mcp-Param-*` headers) and to one echo
+/// call.
+struct Replies {
+    init: String,
+    discover: String,
+    list: String,
+    call: String,
+}
+
+/// POSTs to a JSON-reply testkit of the era once to learn its replies.
+fn learn_replies(testkit: &Path, era: Era) -> Result<Replies, String> {
+    let mut args = vec!["--reply", "json"];
+    args.extend(era.testkit_args());
+    let server = HttpServer::start(testkit, &args)?;
+    let url = server.url.clone();
+    runtime().block_on(async {
+        let raw = Raw::connect(&url, era).await?;
+        let mut send = raw_connection(&raw.addr).await?;
+        let text = |b: Bytes| String::from_utf8_lossy(&b).trim().to_owned();
+        let first = match era {
+            Era::Legacy => {
+                let init = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"raw\",\"version\":\"0\"}}}}}}",
+                    era.revision()
+                );
+                let request = raw_request(&raw.authority, &raw.path, era, None, "initialize", init);
+                raw_post(&mut send, request).await?.2
+            }
+            Era::Modern => {
+                let discover = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{}}}}}",
+                    era.raw_meta().trim_start_matches(',')
+                );
+                let request =
+                    raw_request(&raw.authority, &raw.path, era, None, "server/discover", discover);
+                raw_post(&mut send, request).await?.2
+            }
+        };
+        let list = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{{{}}}}}",
+            era.raw_meta().trim_start_matches(',')
+        );
+        let request =
+            raw_request(&raw.authority, &raw.path, era, raw.session.as_deref(), "tools/list", list);
+        let list = text(raw_post(&mut send, request).await?.2);
+        let request = raw_request(
+            &raw.authority,
+            &raw.path,
+            era,
+            raw.session.as_deref(),
+            "tools/call",
+            call_body(1, &era.raw_meta()),
+        );
+        let (status, _, call) = raw_post(&mut send, request).await?;
+        let (first, call) = (text(first), text(call));
+        if status != 200
+            || !call.contains(MESSAGE)
+            || !first.starts_with('{')
+            || !list.contains("\"tools\"")
+        {
+            return Err(format!(
+                "unexpected testkit replies {first:?} / {list:.200?} / {status} {call:?}"
+            ));
+        }
+        // BENCH_ANSWERER_NO_LIST: the answerer refuses `tools/list` (400).
+        let list = if std::env::var_os("BENCH_ANSWERER_NO_LIST").is_some() { "-".into() } else { list };
+        Ok(match era {
+            Era::Legacy => Replies { init: first, discover: "-".into(), list, call },
+            Era::Modern => Replies { init: "-".into(), discover: first, list, call },
+        })
+    })
+}
+
+/// A reply body cut around its `"id":` value.
+struct Template {
+    head: Bytes,
+    tail: Bytes,
+}
+
+/// Where the first `"id":` value of a body starts and ends.
+fn id_span(body: &[u8]) -> Option<(usize, usize)> {
+    const KEY: &[u8] = b"\"id\":";
+    let start = body.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let len = body[start..].iter().position(|&b| b == b',' || b == b'}')?;
+    Some((start, start + len))
+}
+
+impl Template {
+    /// `None` for `-` (a reply the era lacks).
+    fn new(body: &str) -> Option<Template> {
+        if body == "-" {
+            return None;
+        }
+        let body = body.as_bytes();
+        let (a, b) = id_span(body).unwrap_or((body.len(), body.len()));
+        Some(Template {
+            head: Bytes::copy_from_slice(&body[..a]),
+            tail: Bytes::copy_from_slice(&body[b..]),
+        })
+    }
+}
+
+/// `answer json|sse INIT DISCOVER LIST CALL`: an HTTP/1.1 server on one
+/// current-thread runtime (TCP_NODELAY on every connection) that answers
+/// each POST with a fixed reply, its `"id"` value replaced by the request's
+/// (byte search, no JSON parsing): INIT for `initialize` (with an
+/// `Mcp-Session-Id`), DISCOVER for `server/discover`, LIST for
+/// `tools/list`, CALL for anything else; `-` for a reply the era lacks
+/// (answered 400). A POST without an id
+/// (a notification) gets 202; GET 405 (no standalone stream); DELETE 200.
+/// Prints `listening on URL` first, as the testkit does.
+fn answer(args: &[String]) -> Result<(), String> {
+    use hyper::server::conn::http1;
+    use hyper::service::service_fn;
+    use hyper::{Method, Response, StatusCode};
+
+    let sse = args.first().is_some_and(|a| a == "sse");
+    let template = |i: usize| Template::new(args.get(i).map_or("-", String::as_str));
+    let templates = Arc::new((template(1), template(2), template(3), template(4)));
+    let rt = runtime();
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| format!("answer: bind: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        println!("listening on http://{addr}/mcp");
+        std::io::Write::flush(&mut std::io::stdout()).map_err(|e| e.to_string())?;
+        loop {
+            let (stream, _) = listener.accept().await.map_err(|e| format!("answer: {e}"))?;
+            let _ = stream.set_nodelay(true);
+            let templates = templates.clone();
+            let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let templates = templates.clone();
+                async move {
+                    let empty = |status: StatusCode| {
+                        let mut response = Response::new(Full::new(Bytes::new()));
+                        *response.status_mut() = status;
+                        Ok::<_, hyper::Error>(response)
+                    };
+                    match *request.method() {
+                        Method::POST => {}
+                        Method::DELETE => return empty(StatusCode::OK),
+                        _ => return empty(StatusCode::METHOD_NOT_ALLOWED),
+                    }
+                    let body = request.into_body().collect().await?.to_bytes();
+                    let Some((a, b)) = id_span(&body) else {
+                        return empty(StatusCode::ACCEPTED);
+                    };
+                    const METHOD: &[u8] = b"\"method\":\"";
+                    let method = body
+                        .windows(METHOD.len())
+                        .position(|w| w == METHOD)
+                        .map_or(&[][..], |at| &body[at + METHOD.len()..]);
+                    let (init, discover, list, call) = &*templates;
+                    let (template, session) = if method.starts_with(b"initialize\"") {
+                        (init.as_ref(), true)
+                    } else if method.starts_with(b"server/discover\"") {
+                        (discover.as_ref(), false)
+                    } else if method.starts_with(b"tools/list\"") {
+                        (list.as_ref(), false)
+                    } else {
+                        (call.as_ref(), false)
+                    };
+                    let Some(t) = template else {
+                        return empty(StatusCode::BAD_REQUEST);
+                    };
+                    let mut out = Vec::with_capacity(t.head.len() + t.tail.len() + 32);
+                    if sse {
+                        out.extend_from_slice(b"event: message\ndata: ");
+                    }
+                    out.extend_from_slice(&t.head);
+                    out.extend_from_slice(&body[a..b]);
+                    out.extend_from_slice(&t.tail);
+                    if sse {
+                        out.extend_from_slice(b"\n\n");
+                    }
+                    let mut response = Response::new(Full::new(Bytes::from(out)));
+                    let content_type = if sse { "text/event-stream" } else { "application/json" };
+                    response.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static(content_type),
+                    );
+                    if session {
+                        response
+                            .headers_mut()
+                            .insert("mcp-session-id", http::HeaderValue::from_static("bench"));
+                    }
+                    Ok(response)
+                }
+            });
+            tokio::spawn(async move {
+                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    })
 }
 
 const NAMES: [&str; 4] = ["mcp-http (ours)", "rmcp default", "rmcp pooled", "raw hyper"];
@@ -383,17 +716,43 @@ struct Contenders {
 }
 
 impl Contenders {
-    fn start(testkit: &Path, reply: &str, threads: usize) -> Result<Contenders, String> {
-        let threads = threads.to_string();
-        let server = HttpServer::start(testkit, &["--reply", reply, "--threads", &threads])?;
+    fn start(
+        config: &Config,
+        server: Server,
+        reply: &str,
+        threads: usize,
+        replies: &Replies,
+    ) -> Result<Contenders, String> {
+        let era = config.era;
+        let server = match server {
+            Server::Testkit => {
+                let threads = threads.to_string();
+                let mut args = vec!["--reply", reply, "--threads", &threads];
+                args.extend(era.testkit_args());
+                HttpServer::start(&config.testkit, &args)?
+            }
+            Server::Answerer => {
+                let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+                let mut command = Command::new(exe);
+                command.args([
+                    "answer",
+                    reply,
+                    &replies.init,
+                    &replies.discover,
+                    &replies.list,
+                    &replies.call,
+                ]);
+                HttpServer::spawn(command)?
+            }
+        };
         let rt = runtime();
         let url = server.url.clone();
         let (ours, rmcp_default, rmcp_pooled, raw) = rt.block_on(async {
             Ok::<_, String>((
-                connect_ours(&url).await?,
-                connect_rmcp_default(&url).await?,
-                connect_rmcp_pooled(&url, pooled_reqwest()).await?,
-                Raw::connect(&url).await?,
+                connect_ours(&url, era).await?,
+                connect_rmcp_default(&url, era).await?,
+                connect_rmcp_pooled(&url, pooled_reqwest(), era).await?,
+                Raw::connect(&url, era).await?,
             ))
         })?;
         Ok(Contenders { rt, server, ours, rmcp_default, rmcp_pooled, raw })
@@ -506,12 +865,16 @@ impl Contenders {
 fn sequential(config: &Config) -> Result<String, String> {
     let mut notes = String::new();
     let mut table = String::from(
-        "| reply | CPUs | client | p50 µs | p99 µs | calls/s | client CPU µs/call | p50 vs raw | p50 vs ours |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n",
+        "| server | reply | CPUs | client | p50 µs | p99 µs | calls/s | client CPU µs/call | p50 vs raw | p50 vs ours |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    for &reply in &config.replies {
-        let (calls, rounds, warm, phases) = config.seq_counts(reply);
+    let replies = learn_replies(&config.testkit, config.era)?;
+    for (server, &reply) in
+        config.servers.iter().flat_map(|s| config.replies.iter().map(move |r| (*s, r)))
+    {
+        let (calls, rounds, warm, phases) = config.seq_counts(reply, server);
         notes.push_str(&format!(
-            "{reply}: {calls} sequential calls per client per round after {warm} warm-up calls, medians of {rounds} rounds. "
+            "{}, {reply}: {calls} sequential calls per client per round after {warm} warm-up calls, medians of {rounds} rounds. ",
+            server.label()
         ));
         for &pinned in phases {
             if pinned {
@@ -519,7 +882,7 @@ fn sequential(config: &Config) -> Result<String, String> {
             } else {
                 unpin()?;
             }
-            let mut c = Contenders::start(&config.testkit, reply, 1)?;
+            let mut c = Contenders::start(config, server, reply, 1, &replies)?;
             let mut lat = Vec::with_capacity(calls);
             for which in 0..4 {
                 c.sequential(which, warm, &mut lat);
@@ -531,7 +894,8 @@ fn sequential(config: &Config) -> Result<String, String> {
             let mut cpus = vec![Vec::new(); 4];
             for round in 0..rounds {
                 eprintln!(
-                    "http-bench: sequential {reply} pinned={pinned} round {}/{rounds}",
+                    "http-bench: sequential {} {reply} pinned={pinned} round {}/{rounds}",
+                    server.label(),
                     round + 1
                 );
                 for which in 0..4 {
@@ -551,7 +915,8 @@ fn sequential(config: &Config) -> Result<String, String> {
             let m50: Vec<f64> = p50.iter().map(|v| median_f64(v)).collect();
             for which in 0..4 {
                 table.push_str(&format!(
-                    "| {reply} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    "| {} | {reply} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    server.label(),
                     if pinned { "pinned (1 CPU)" } else { "unpinned" },
                     NAMES[which],
                     us_f64(m50[which]),
@@ -567,12 +932,33 @@ fn sequential(config: &Config) -> Result<String, String> {
     unpin()?;
     table.push_str(&format!(
         "\n{notes}The clients take turns within each round; \
-         one `mcp-testkit http --reply json|sse` server per phase. Client CPU: user + system time of the benchmark process per call. \
+         one server per phase: `mcp-testkit http --reply json|sse` (the real server), or the fixed-reply answerer \
+         (`http-bench answer`: a hyper HTTP/1.1 server on one current-thread runtime, TCP_NODELAY, answering each POST with the testkit's own reply bytes, \
+         only the `id` value spliced in by a byte search, no JSON; 405 to GET), which isolates the clients. Client CPU: user + system time of the benchmark process per call. \
          rmcp default: `StreamableHttpClientTransport::from_uri` (its reqwest client keeps no idle connection); \
          rmcp pooled: `with_client` given a kept-alive `reqwest::Client` and `max_concurrent_requests({MAX_DEPTH})`. \
-         All clients on a current-thread Tokio runtime.\n"
+         All clients on a current-thread Tokio runtime. {}\n",
+        era_note(config.era)
     ));
     Ok(table)
+}
+
+/// What a table's notes say of the era it was measured in.
+fn era_note(era: Era) -> String {
+    match era {
+        Era::Legacy => format!(
+            "Era: every contender pinned to the handshake era ({}; ours with `EraChoice::Legacy`, so no `server/discover` probe before `initialize`): \
+             one session per client, `Mcp-Session-Id` and `MCP-Protocol-Version` on every POST.",
+            era.revision()
+        ),
+        Era::Modern => format!(
+            "Era: every contender pinned to the stateless era ({rev}; ours with `EraChoice::Modern`, rmcp with `ClientLifecycleMode::Discover`, \
+             the server `mcp-testkit http --era modern`): one `server/discover` at start-up, no session, and every POST carries \
+             `MCP-Protocol-Version: {rev}`, `Mcp-Method` and `Mcp-Name` headers and the `_meta` members (protocol version, client capabilities, \
+             client info; raw hyper sends the same headers and members); every result carries `resultType`.",
+            rev = era.revision()
+        ),
+    }
 }
 
 fn throughput(config: &Config) -> Result<String, String> {
@@ -581,14 +967,18 @@ fn throughput(config: &Config) -> Result<String, String> {
     let mut notes = String::new();
     let mut cpu_table = String::new();
     let mut table = String::from(
-        "| reply | in flight | mcp-http (ours) calls/s | rmcp default calls/s | rmcp pooled calls/s | raw hyper calls/s | ours / rmcp default | ours / rmcp pooled | ours / raw |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| server | reply | in flight | mcp-http (ours) calls/s | rmcp default calls/s | rmcp pooled calls/s | raw hyper calls/s | ours / rmcp default | ours / rmcp pooled | ours / raw |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for &reply in &config.replies {
-        let (calls, rounds) = config.thr_counts(reply);
+    let replies = learn_replies(&config.testkit, config.era)?;
+    for (server, &reply) in
+        config.servers.iter().flat_map(|s| config.replies.iter().map(move |r| (*s, r)))
+    {
+        let (calls, rounds) = config.thr_counts(reply, server);
         notes.push_str(&format!(
-            "{reply}: {calls} calls per client per depth per round, medians of {rounds} rounds. "
+            "{}, {reply}: {calls} calls per client per depth per round, medians of {rounds} rounds. ",
+            server.label()
         ));
-        let mut c = Contenders::start(&config.testkit, reply, config.server_threads)?;
+        let mut c = Contenders::start(config, server, reply, config.server_threads, &replies)?;
         for which in 0..4 {
             for &depth in &depths {
                 c.in_flight(which, 256.min(calls), depth)?;
@@ -599,7 +989,11 @@ fn throughput(config: &Config) -> Result<String, String> {
         let mut cpu = [(Duration::ZERO, Duration::ZERO, 0usize); 4];
         let server_pid = c.server.pid();
         for round in 0..rounds {
-            eprintln!("http-bench: throughput {reply} round {}/{rounds}", round + 1);
+            eprintln!(
+                "http-bench: throughput {} {reply} round {}/{rounds}",
+                server.label(),
+                round + 1
+            );
             for (d, &depth) in depths.iter().enumerate() {
                 for (which, per_client) in rates[d].iter_mut().enumerate() {
                     let (client0, server0) = (cpu_time(), process_cpu_time(server_pid));
@@ -621,23 +1015,25 @@ fn throughput(config: &Config) -> Result<String, String> {
         let per_call = |t: Duration, n: usize| t.as_secs_f64() * 1e6 / n.max(1) as f64;
         let names = ["mcp-http (ours)", "rmcp default", "rmcp pooled", "raw hyper"];
         cpu_table.push_str(&format!(
-            "\n| reply | client at {MAX_DEPTH} in flight | client CPU µs/call | server CPU µs/call | total µs/call | calls/s two CPUs allow (2 / total) |\n|---|---|---:|---:|---:|---:|\n"
+            "\n| server | reply | client at {MAX_DEPTH} in flight | client CPU µs/call | server CPU µs/call | total µs/call | calls/s two CPUs allow (2 / total) |\n|---|---|---|---:|---:|---:|---:|\n"
         ));
         for (which, name) in names.iter().enumerate() {
-            let (client, server, n) = cpu[which];
-            let (client, server) = (per_call(client, n), per_call(server, n));
+            let (client, server_cpu, n) = cpu[which];
+            let (client, server_cpu) = (per_call(client, n), per_call(server_cpu, n));
             cpu_table.push_str(&format!(
-                "| {reply} | {name} | {} | {} | {} | {} |\n",
+                "| {} | {reply} | {name} | {} | {} | {} | {} |\n",
+                server.label(),
                 us_f64(client),
-                us_f64(server),
-                us_f64(client + server),
-                rate(2e6 / (client + server).max(f64::MIN_POSITIVE)),
+                us_f64(server_cpu),
+                us_f64(client + server_cpu),
+                rate(2e6 / (client + server_cpu).max(f64::MIN_POSITIVE)),
             ));
         }
         for (d, depth) in depths.iter().enumerate() {
             let m: Vec<f64> = rates[d].iter().map(|r| median_f64(r)).collect();
             table.push_str(&format!(
-                "| {reply} | {depth} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {reply} | {depth} | {} | {} | {} | {} | {} | {} | {} |\n",
+                server.label(),
                 rate(m[0]),
                 rate(m[1]),
                 rate(m[2]),
@@ -651,12 +1047,13 @@ fn throughput(config: &Config) -> Result<String, String> {
     table.push_str(&format!(
         "\n{notes}Unpinned, the clients taking turns within each round: `depth` Tokio tasks \
          calling in a loop on one current-thread runtime; raw hyper uses one kept-alive connection per task. \
-         Server: `mcp-testkit http` on {} (`--server-threads`).\n",
+         Servers: the fixed-reply answerer (as above) and `mcp-testkit http` on {} (`--server-threads`). {}\n",
         if config.server_threads > 1 {
             format!("{} worker threads", config.server_threads)
         } else {
             "one current-thread runtime".to_owned()
-        }
+        },
+        era_note(config.era)
     ));
     table.push_str(&cpu_table);
     table.push_str(
@@ -670,33 +1067,45 @@ fn throughput(config: &Config) -> Result<String, String> {
 fn startup(config: &Config) -> Result<String, String> {
     unpin()?;
     let (starts, rounds) = if config.quick { (2, 1) } else { (20, 5) };
-    let server = HttpServer::start(&config.testkit, &[])?;
-    let url = server.url.clone();
+    let servers = [
+        HttpServer::start(&config.testkit, Era::Legacy.testkit_args())?,
+        HttpServer::start(&config.testkit, Era::Modern.testkit_args())?,
+    ];
     let rt = runtime();
     let shared = pooled_reqwest();
-    let mut times: [Vec<f64>; 4] = Default::default();
+    // Contenders 0-3: ours, rmcp default, rmcp pooled, raw on the
+    // handshake-era server; 4-7 the same on the stateless one; 8: ours
+    // left to probe (`EraChoice::Auto`, the default) on the handshake-era
+    // server.
+    let mut times: [Vec<f64>; 9] = Default::default();
     let once = |which: usize| -> Result<Duration, String> {
+        let era = if (4..8).contains(&which) { Era::Modern } else { Era::Legacy };
+        let url = &servers[usize::from(era == Era::Modern)].url;
         rt.block_on(async {
             let start = Instant::now();
-            let time = match which {
+            let time = match which % 4 {
                 0 => {
-                    let client = connect_ours(&url).await?;
+                    let client = if which == 8 {
+                        connect_ours_with(url, EraChoice::Auto).await?
+                    } else {
+                        connect_ours(url, era).await?
+                    };
                     let time = start.elapsed();
                     let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
                     time
                 }
                 1 | 2 => {
-                    let client = if which == 1 {
-                        connect_rmcp_default(&url).await?
+                    let client = if which % 4 == 1 {
+                        connect_rmcp_default(url, era).await?
                     } else {
-                        connect_rmcp_pooled(&url, shared.clone()).await?
+                        connect_rmcp_pooled(url, shared.clone(), era).await?
                     };
                     let time = start.elapsed();
                     let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
                     time
                 }
                 _ => {
-                    let raw = Raw::connect(&url).await?;
+                    let raw = Raw::connect(url, era).await?;
                     let time = start.elapsed();
                     drop(raw);
                     time
@@ -705,7 +1114,7 @@ fn startup(config: &Config) -> Result<String, String> {
             Ok(time)
         })
     };
-    for which in 0..4 {
+    for which in 0..times.len() {
         once(which)?;
     }
     for round in 0..rounds {
@@ -716,18 +1125,35 @@ fn startup(config: &Config) -> Result<String, String> {
             }
         }
     }
-    drop(server);
+    drop(servers);
     let m: Vec<f64> = times.iter().map(|t| median_f64(t)).collect();
     let d = |s: f64| ms(Duration::from_secs_f64(s));
+    let row = |label: &str, m: &[f64]| {
+        format!(
+            "| {label} | {} ms | {} ms | {} ms | {} ms | {} | {} |\n",
+            d(m[0]),
+            d(m[1]),
+            d(m[2]),
+            d(m[3]),
+            ratio(m[1], m[0]),
+            ratio(m[0], m[3]),
+        )
+    };
     Ok(format!(
         "| transport | mcp-http (ours) | rmcp default | rmcp pooled (client shared) | raw hyper | rmcp default / ours | ours / raw |\n|---|---:|---:|---:|---:|---:|---:|\n\
-         | HTTP: new client + initialize (+ `initialized`) | {} ms | {} ms | {} ms | {} ms | {} | {} |\n",
-        d(m[0]),
-        d(m[1]),
-        d(m[2]),
-        d(m[3]),
-        ratio(m[1], m[0]),
-        ratio(m[0], m[3]),
+         {}{}\n\
+         Ours left to find the era (`EraChoice::Auto`, the default) on the handshake-era server: {} ms. Over HTTP the client \
+         remembers a handshake-era origin for the life of the process, so only the first client of a process pays the \
+         `server/discover` round trip; the median here is of later clients.\n",
+        row(
+            "HTTP: new client + initialize (+ `initialized`; all pinned to the handshake era)",
+            &m[0..4]
+        ),
+        row(
+            "HTTP: new client + `server/discover` (`--era modern`; all pinned to the stateless era)",
+            &m[4..8]
+        ),
+        d(m[8]),
     ))
 }
 
@@ -744,9 +1170,9 @@ fn hold(args: &[String]) -> Result<(), String> {
         let mut theirs = Vec::new();
         let add = async |ours: &mut Vec<HttpClient>, theirs: &mut Vec<Rmcp>| {
             match which {
-                "ours" => ours.push(connect_ours(&url).await?),
-                "rmcp" => theirs.push(connect_rmcp_default(&url).await?),
-                _ => theirs.push(connect_rmcp_pooled(&url, shared.clone()).await?),
+                "ours" => ours.push(connect_ours(&url, Era::Legacy).await?),
+                "rmcp" => theirs.push(connect_rmcp_default(&url, Era::Legacy).await?),
+                _ => theirs.push(connect_rmcp_pooled(&url, shared.clone(), Era::Legacy).await?),
             }
             Ok::<(), String>(())
         };
@@ -821,11 +1247,13 @@ fn memory(config: &Config) -> Result<String, String> {
 fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
     // `raw` profiles the raw hyper POSTs (JSON replies) for comparison.
     let reply = if mode == "raw" { "json" } else { mode };
-    let server = HttpServer::start(&config.testkit, &["--reply", reply])?;
+    let mut args = vec!["--reply", reply];
+    args.extend(config.era.testkit_args());
+    let server = HttpServer::start(&config.testkit, &args)?;
     let rt = runtime();
     rt.block_on(async {
         if mode == "raw" {
-            let mut raw = Raw::connect(&server.url).await?;
+            let mut raw = Raw::connect(&server.url, config.era).await?;
             raw.ensure_connections(1).await?;
             let mut caller = raw.caller(0);
             for _ in 0..n.min(1_000_000) {
@@ -834,7 +1262,7 @@ fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
             raw.give_back(caller);
             return Ok(());
         }
-        let client = connect_ours(&server.url).await?;
+        let client = connect_ours(&server.url, config.era).await?;
         for _ in 0..n.min(1_000_000) {
             call_ours(&client).await;
         }

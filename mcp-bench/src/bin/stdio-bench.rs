@@ -3,13 +3,17 @@
 //! process that answers each line with a fixed line), all on the same
 //! `mcp-testkit stdio` server binary, alternating clients within each round.
 //!
-//! Usage: `stdio-bench [--quick] [--server PATH] seq|throughput|startup|memory`
-//! prints one Markdown table on stdout (progress on stderr). Hidden modes:
-//! `raw-answer REPLY` (answers every stdin line with REPLY, for the raw
-//! limit), `hold ours|rmcp N SERVER` (a process holding N initialized
-//! clients; prints its RSS growth per client) and `--profile ours|rmcp N [DEPTH]`
-//! (N calls, DEPTH of them in flight (1 by default), against the
-//! fixed-reply answerer, for callgrind).
+//! Usage: `stdio-bench [--quick] [--server PATH] [--era legacy|modern] seq|throughput|startup|memory`
+//! prints one Markdown table on stdout (progress on stderr). `--era` pins
+//! every contender (and the server) to one protocol era: the handshake era
+//! by default, `modern` for the stateless 2026-07-28 revision (`seq` and
+//! `throughput`; `startup` measures both, `memory` the handshake era).
+//! Hidden modes: `raw-answer CALL [INIT [DISCOVER]]` (answers every stdin
+//! line with a fixed reply, for the raw limit), `hold ours|rmcp N SERVER` (a
+//! process holding N initialized clients; prints its RSS growth per client)
+//! and `--profile ours|rmcp N [DEPTH]` (N calls, DEPTH of them in flight (1
+//! by default), against the fixed-reply answerer of the `--era` given, for
+//! callgrind).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -17,13 +21,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_bench::era::Era;
 use mcp_bench::proc::{cpu_time, pin_to_cpu0, status_bytes, testkit_path, unpin};
 use mcp_bench::report::{kib, median_f64, ms, quantile, rate, ratio, us_f64};
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::JsonObject;
+use mcp_stdio::mcp_peer::EraChoice;
 use mcp_stdio::{ServerCommand, StdioClient, StdioOptions};
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -52,10 +58,15 @@ fn main() {
 struct Config {
     quick: bool,
     testkit: PathBuf,
+    era: Era,
 }
 
 fn run(args: &[String]) -> Result<(), String> {
-    let config = Config { quick: args.iter().any(|a| a == "--quick"), testkit: testkit_path(args) };
+    let config = Config {
+        quick: args.iter().any(|a| a == "--quick"),
+        testkit: testkit_path(args),
+        era: Era::from_args(args)?,
+    };
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let which = args.get(i + 1).map(String::as_str).unwrap_or("ours");
         let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(20_000);
@@ -65,7 +76,10 @@ fn run(args: &[String]) -> Result<(), String> {
     let what = args
         .iter()
         .enumerate()
-        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--server"))
+        .find(|(i, a)| {
+            !a.starts_with("--")
+                && (*i == 0 || !["--server", "--era"].contains(&args[i - 1].as_str()))
+        })
         .map(|(_, a)| a.as_str());
     let table = match what {
         Some("seq") => sequential(&config)?,
@@ -74,7 +88,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("memory") => memory(&config)?,
         _ => {
             return Err(
-                "usage: stdio-bench [--quick] [--server PATH] seq|throughput|startup|memory".into(),
+                "usage: stdio-bench [--quick] [--server PATH] [--era legacy|modern] seq|throughput|startup|memory".into(),
             );
         }
     };
@@ -93,13 +107,21 @@ fn echo_args() -> JsonObject {
 }
 
 /// The request line a client sends for one echo call (id 1), and what the
-/// raw ping-pong replays.
-fn request_line() -> String {
-    let request = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": "echo", "arguments": { "message": MESSAGE } },
-    });
-    format!("{request}\n")
+/// raw ping-pong replays: in the stateless era with the `_meta` every
+/// request carries.
+fn request_line(era: Era) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"message\":\"{MESSAGE}\"}}{}}}}}\n",
+        era.raw_meta()
+    )
+}
+
+/// The stateless era's `server/discover` line (id 0).
+fn discover_line() -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{}}}}}\n",
+        Era::Modern.raw_meta().trim_start_matches(',')
+    )
 }
 
 fn initialize_line() -> String {
@@ -158,9 +180,9 @@ impl Drop for Pipe {
     }
 }
 
-fn testkit_command(testkit: &Path) -> Command {
+fn testkit_command(testkit: &Path, era: Era) -> Command {
     let mut command = Command::new(testkit);
-    command.arg("stdio");
+    command.arg("stdio").args(era.testkit_args());
     command
 }
 
@@ -171,22 +193,24 @@ struct ServerSpec {
     args: Vec<String>,
     /// What the tables call it.
     label: &'static str,
+    /// The era it serves (and every client is pinned to).
+    era: Era,
 }
 
 impl ServerSpec {
-    fn testkit(testkit: &Path) -> ServerSpec {
-        ServerSpec { program: testkit.to_owned(), args: vec!["stdio".into()], label: "mcp-testkit" }
+    fn testkit(testkit: &Path, era: Era) -> ServerSpec {
+        let mut args = vec!["stdio".to_owned()];
+        args.extend(era.testkit_args().iter().map(|a| (*a).to_owned()));
+        ServerSpec { program: testkit.to_owned(), args, label: "mcp-testkit", era }
     }
 
     /// This binary's `raw-answer` mode, answering with the testkit's own
     /// reply lines.
     fn answerer(replies: &Replies) -> Result<ServerSpec, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        Ok(ServerSpec {
-            program: exe,
-            args: vec!["raw-answer".into(), replies.call.clone(), replies.init.clone()],
-            label: "fixed-reply answerer",
-        })
+        let mut args = vec!["raw-answer".to_owned(), replies.call.clone(), replies.init.clone()];
+        args.extend(replies.discover.clone());
+        Ok(ServerSpec { program: exe, args, label: "fixed-reply answerer", era: replies.era })
     }
 
     fn command(&self) -> Command {
@@ -196,25 +220,49 @@ impl ServerSpec {
     }
 }
 
-/// The testkit's exact reply lines to `initialize` (id 0) and to one echo
-/// call (id 1).
+/// The testkit's exact reply lines to `initialize` or `server/discover`
+/// (id 0) and to one echo call (id 1).
 struct Replies {
+    era: Era,
+    /// The handshake era's `initialize` answer (in the stateless era, the
+    /// testkit's refusal of `initialize`: no client sends it).
     init: String,
+    /// The stateless era's `server/discover` answer.
+    discover: Option<String>,
     call: String,
 }
 
 /// Talks to the testkit over a raw pipe once to learn its exact replies.
-fn replies(testkit: &Path) -> Result<Replies, String> {
-    let mut pipe = Pipe::spawn(testkit_command(testkit))?;
-    pipe.send(&initialize_line())?;
-    let init = pipe.receive()?.trim_end().to_owned();
-    pipe.send(INITIALIZED_LINE)?;
-    pipe.send(&request_line())?;
+fn replies(testkit: &Path, era: Era) -> Result<Replies, String> {
+    let mut pipe = Pipe::spawn(testkit_command(testkit, era))?;
+    let (init, discover) = match era {
+        Era::Legacy => {
+            pipe.send(&initialize_line())?;
+            let init = pipe.receive()?.trim_end().to_owned();
+            pipe.send(INITIALIZED_LINE)?;
+            (init, None)
+        }
+        Era::Modern => {
+            pipe.send(&discover_line())?;
+            let discover = pipe.receive()?.trim_end().to_owned();
+            pipe.send(&initialize_line())?;
+            let refusal = pipe.receive()?.trim_end().to_owned();
+            (refusal, Some(discover))
+        }
+    };
+    pipe.send(&request_line(era))?;
     let call = pipe.receive()?.trim_end().to_owned();
-    if !call.contains(MESSAGE) || !init.contains("protocolVersion") {
-        return Err(format!("unexpected testkit replies {init:?} / {call:?}"));
+    let expected = match (era, &discover) {
+        (Era::Legacy, _) => init.contains("protocolVersion"),
+        (Era::Modern, Some(d)) => {
+            d.contains("\"supportedVersions\"") && call.contains("\"resultType\":\"complete\"")
+        }
+        (Era::Modern, None) => false,
+    };
+    if !call.contains(MESSAGE) || !expected {
+        return Err(format!("unexpected testkit replies {init:?} / {discover:?} / {call:?}"));
     }
-    Ok(Replies { init, call })
+    Ok(Replies { era, init, discover, call })
 }
 
 /// A reply line cut around its `"id":` value, so that any id can be put
@@ -242,14 +290,15 @@ impl Template {
     }
 }
 
-/// `raw-answer CALL_REPLY INIT_REPLY`: answers each request line with the
-/// fixed reply, its `"id"` value replaced by the request's (byte search, no
-/// JSON parsing): INIT_REPLY for `initialize`, CALL_REPLY for anything else;
-/// lines without an id (notifications) get no answer. Runs until stdin
-/// closes.
+/// `raw-answer CALL_REPLY INIT_REPLY [DISCOVER_REPLY]`: answers each request
+/// line with a fixed reply, its `"id"` value replaced by the request's (byte
+/// search, no JSON parsing): INIT_REPLY for `initialize`, DISCOVER_REPLY
+/// (when given) for `server/discover`, CALL_REPLY for anything else; lines
+/// without an id (notifications) get no answer. Runs until stdin closes.
 fn raw_answer(args: &[String]) -> Result<(), String> {
     let call = Template::new(args.first().map(String::as_str).unwrap_or("{}"));
     let init = Template::new(args.get(1).map(String::as_str).unwrap_or("{}"));
+    let discover = args.get(2).map(|d| Template::new(d));
     let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
     let mut output = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::with_capacity(1024);
@@ -260,9 +309,17 @@ fn raw_answer(args: &[String]) -> Result<(), String> {
             Ok(_) => {}
         }
         if let Some((a, b)) = id_span(&line) {
-            const INITIALIZE: &[u8] = b"\"method\":\"initialize\"";
-            let is_init = line.windows(INITIALIZE.len()).any(|w| w == INITIALIZE);
-            let template = if is_init { &init } else { &call };
+            // One search for the method, whichever the era.
+            const METHOD: &[u8] = b"\"method\":\"";
+            let method = line
+                .windows(METHOD.len())
+                .position(|w| w == METHOD)
+                .map_or(&[][..], |at| &line[at + METHOD.len()..]);
+            let template = match &discover {
+                Some(d) if method.starts_with(b"server/discover\"") => d,
+                _ if method.starts_with(b"initialize\"") => &init,
+                _ => &call,
+            };
             output.write_all(&template.head).map_err(|e| e.to_string())?;
             output.write_all(&line[a..b]).map_err(|e| e.to_string())?;
             output.write_all(&template.tail).map_err(|e| e.to_string())?;
@@ -275,11 +332,23 @@ fn raw_answer(args: &[String]) -> Result<(), String> {
 }
 
 async fn spawn_ours(server: &ServerSpec) -> Result<StdioClient, String> {
+    spawn_ours_with(server, None).await
+}
+
+/// Ours, pinned to the server's era unless `choice` says otherwise.
+async fn spawn_ours_with(
+    server: &ServerSpec,
+    choice: Option<EraChoice>,
+) -> Result<StdioClient, String> {
     let command =
         ServerCommand::new(server.program.to_string_lossy()).args(server.args.iter().cloned());
-    let client = StdioClient::spawn(command, StdioOptions::new("bench"))
-        .await
-        .map_err(|e| format!("ours: spawn: {e}"))?;
+    let mut options = StdioOptions::new("bench");
+    options.client.era = choice.unwrap_or(match server.era {
+        Era::Legacy => EraChoice::Legacy,
+        Era::Modern => EraChoice::Modern,
+    });
+    let client =
+        StdioClient::spawn(command, options).await.map_err(|e| format!("ours: spawn: {e}"))?;
     client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
     Ok(client)
 }
@@ -289,15 +358,37 @@ async fn spawn_rmcp(server: &ServerSpec) -> Result<RunningService<RoleClient, ()
         c.args(&server.args);
     });
     let transport = TokioChildProcess::new(command).map_err(|e| format!("rmcp: spawn: {e}"))?;
-    ().serve(transport).await.map_err(|e| format!("rmcp: initialize: {e}"))
+    match server.era {
+        Era::Legacy => ().serve(transport).await.map_err(|e| format!("rmcp: initialize: {e}")),
+        Era::Modern => {
+            ().serve_with_lifecycle(transport, rmcp_modern())
+                .await
+                .map_err(|e| format!("rmcp: server/discover: {e}"))
+        }
+    }
 }
 
-/// A raw pipe to the server, past its handshake.
+/// rmcp's stateless era: `server/discover` (no fallback to `initialize`),
+/// then the client context in every request's `_meta`.
+fn rmcp_modern() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+}
+
+/// A raw pipe to the server, past its handshake (in the stateless era,
+/// past one `server/discover`, as the clients do).
 fn raw_pipe(server: &ServerSpec) -> Result<Pipe, String> {
     let mut pipe = Pipe::spawn(server.command())?;
-    pipe.send(&initialize_line())?;
-    pipe.receive()?;
-    pipe.send(INITIALIZED_LINE)?;
+    match server.era {
+        Era::Legacy => {
+            pipe.send(&initialize_line())?;
+            pipe.receive()?;
+            pipe.send(INITIALIZED_LINE)?;
+        }
+        Era::Modern => {
+            pipe.send(&discover_line())?;
+            pipe.receive()?;
+        }
+    }
     Ok(pipe)
 }
 
@@ -319,6 +410,8 @@ struct Contenders {
     ours: StdioClient,
     rmcp: RunningService<RoleClient, ()>,
     raw: Pipe,
+    /// The raw pipe's request line.
+    request: String,
 }
 
 const NAMES: [&str; 3] = ["mcp-stdio (ours)", "rmcp", "raw pipe"];
@@ -329,7 +422,7 @@ impl Contenders {
         let ours = rt.block_on(spawn_ours(server))?;
         let rmcp = rt.block_on(spawn_rmcp(server))?;
         let raw = raw_pipe(server)?;
-        Ok(Contenders { rt, ours, rmcp, raw })
+        Ok(Contenders { rt, ours, rmcp, raw, request: request_line(server.era) })
     }
 
     /// `n` sequential calls of contender `which`, each timed into `lat`.
@@ -356,10 +449,10 @@ impl Contenders {
                 }
             }),
             _ => {
-                let request = request_line();
+                let request = &self.request;
                 for _ in 0..n {
                     let start = Instant::now();
-                    self.raw.send(&request)?;
+                    self.raw.send(request)?;
                     self.raw.receive()?;
                     lat.push(start.elapsed());
                 }
@@ -403,7 +496,7 @@ impl Contenders {
             }),
             _ => {
                 // Pipelined: keep `depth` lines outstanding.
-                let request = request_line();
+                let request = self.request.clone();
                 let total = per_worker * depth;
                 let mut sent = 0;
                 while sent < depth.min(total) {
@@ -423,7 +516,7 @@ impl Contenders {
     }
 
     fn close(self) {
-        let Contenders { rt, ours, rmcp, raw } = self;
+        let Contenders { rt, ours, rmcp, raw, .. } = self;
         rt.block_on(async {
             let _ = tokio::time::timeout(Duration::from_secs(5), ours.close()).await;
             let _ = tokio::time::timeout(Duration::from_secs(5), rmcp.cancel()).await;
@@ -492,21 +585,28 @@ fn seq_counts(quick: bool) -> (usize, usize, usize) {
 /// Both servers: the real one, and the fixed-reply answerer that shows
 /// what the clients alone cost.
 fn servers(config: &Config) -> Result<[ServerSpec; 2], String> {
-    let replies = replies(&config.testkit)?;
-    Ok([ServerSpec::answerer(&replies)?, ServerSpec::testkit(&config.testkit)])
+    let replies = replies(&config.testkit, config.era)?;
+    Ok([ServerSpec::answerer(&replies)?, ServerSpec::testkit(&config.testkit, config.era)])
 }
 
 /// The JSON work no JSON-RPC client can skip, measured alone: encode one
 /// request (a `serde_json::Value` tree) and parse one reply line into a
 /// `serde_json::Value`, in memory, no I/O. Median µs per call of 5 runs.
-fn json_floor(reply: &str, calls: usize) -> f64 {
+fn json_floor(reply: &str, calls: usize, era: Era) -> f64 {
     let mut runs = Vec::new();
     for _ in 0..5 {
         let start = Instant::now();
         for id in 0..calls {
+            let mut params = json!({ "name": "echo", "arguments": { "message": MESSAGE } });
+            if era == Era::Modern {
+                params["_meta"] = json!({
+                    "io.modelcontextprotocol/protocolVersion": era.revision(),
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
+                });
+            }
             let request = json!({
-                "jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": { "name": "echo", "arguments": { "message": MESSAGE } },
+                "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params,
             });
             let mut line = serde_json::to_vec(&request).expect("a JSON value encodes");
             line.push(b'\n');
@@ -521,7 +621,7 @@ fn json_floor(reply: &str, calls: usize) -> f64 {
 
 fn sequential(config: &Config) -> Result<String, String> {
     let (calls, _, _) = seq_counts(config.quick);
-    let floor = json_floor(&replies(&config.testkit)?.call, calls);
+    let floor = json_floor(&replies(&config.testkit, config.era)?.call, calls, config.era);
     let mut raw_pinned_answerer = 0.0;
     let mut ours_pinned_answerer = 0.0;
     let mut table = String::from(
@@ -558,14 +658,31 @@ fn sequential(config: &Config) -> Result<String, String> {
          which isolates the client. Raw pipe: the same request bytes written and the reply line read with blocking std I/O: the limit. \
          Client CPU: user + system time of the benchmark process (getrusage) per call, the server's not counted. \
          Pinned: client and server restricted to CPU 0 (`sched_setaffinity` before the spawn, inherited as under `taskset -c 0`). \
-         All clients on a current-thread Tokio runtime.\n\n\
+         All clients on a current-thread Tokio runtime. {era_note}\n\n\
          JSON floor (encode the request from a `serde_json::Value` and parse the reply into one, in memory, no I/O): {floor:.2} µs per call. \
          Raw pinned p50 + that floor = {:.1} µs = {} the raw pinned p50 (the least any JSON-RPC client can reach); ours is {}.\n",
         raw_pinned_answerer + floor,
         ratio(raw_pinned_answerer + floor, raw_pinned_answerer),
         ratio(ours_pinned_answerer, raw_pinned_answerer),
+        era_note = era_note(config.era),
     ));
     Ok(table)
+}
+
+/// What a table's notes say of the era it was measured in.
+fn era_note(era: Era) -> String {
+    match era {
+        Era::Legacy => format!(
+            "Era: every contender pinned to the handshake era ({}; ours with `EraChoice::Legacy`, so no `server/discover` probe before `initialize`).",
+            era.revision()
+        ),
+        Era::Modern => format!(
+            "Era: every contender pinned to the stateless era ({rev}; ours with `EraChoice::Modern`, rmcp with `ClientLifecycleMode::Discover`, \
+             the server `mcp-testkit stdio --era modern`): one `server/discover` at start-up, then every request carries `_meta` \
+             (protocol version, client capabilities, client info; the raw pipe sends the same members) and every result `resultType`.",
+            rev = era.revision()
+        ),
+    }
 }
 
 fn throughput(config: &Config) -> Result<String, String> {
@@ -609,7 +726,8 @@ fn throughput(config: &Config) -> Result<String, String> {
     }
     table.push_str(&format!(
         "\n{calls} calls per client per depth per round, unpinned; medians of {rounds} alternating rounds. \
-         Clients: `depth` Tokio tasks on one current-thread runtime, each calling in a loop; raw: `depth` request lines kept outstanding on the pipe (pipelined).\n"
+         Clients: `depth` Tokio tasks on one current-thread runtime, each calling in a loop; raw: `depth` request lines kept outstanding on the pipe (pipelined). {}\n",
+        era_note(config.era)
     ));
     Ok(table)
 }
@@ -618,34 +736,42 @@ fn startup(config: &Config) -> Result<String, String> {
     unpin()?;
     let (starts, rounds) = if config.quick { (2, 1) } else { (20, 5) };
     let rt = runtime();
-    let server = ServerSpec::testkit(&config.testkit);
-    let mut times: [Vec<f64>; 3] = Default::default();
+    let servers = [
+        ServerSpec::testkit(&config.testkit, Era::Legacy),
+        ServerSpec::testkit(&config.testkit, Era::Modern),
+    ];
+    // Contenders 0-2: ours, rmcp, raw on the handshake-era server; 3-5 the
+    // same on the stateless one; 6: ours left to probe (`EraChoice::Auto`,
+    // the default) on the handshake-era server.
+    let mut times: [Vec<f64>; 7] = Default::default();
     let once = |which: usize| -> Result<Duration, String> {
-        match which {
+        let server = &servers[usize::from((3..6).contains(&which))];
+        match which % 3 {
             0 => rt.block_on(async {
+                let choice = (which == 6).then_some(EraChoice::Auto);
                 let start = Instant::now();
-                let client = spawn_ours(&server).await?;
+                let client = spawn_ours_with(server, choice).await?;
                 let time = start.elapsed();
                 let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
                 Ok(time)
             }),
             1 => rt.block_on(async {
                 let start = Instant::now();
-                let client = spawn_rmcp(&server).await?;
+                let client = spawn_rmcp(server).await?;
                 let time = start.elapsed();
                 let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
                 Ok(time)
             }),
             _ => {
                 let start = Instant::now();
-                let pipe = raw_pipe(&server)?;
+                let pipe = raw_pipe(server)?;
                 let time = start.elapsed();
                 drop(pipe);
                 Ok(time)
             }
         }
     };
-    for which in 0..3 {
+    for which in 0..times.len() {
         once(which)?;
     }
     for round in 0..rounds {
@@ -657,14 +783,24 @@ fn startup(config: &Config) -> Result<String, String> {
         }
     }
     let m: Vec<f64> = times.iter().map(|t| median_f64(t)).collect();
+    let d = |s: f64| ms(Duration::from_secs_f64(s));
     Ok(format!(
         "| transport | mcp-stdio (ours) | rmcp | raw pipe | rmcp / ours | ours / raw |\n|---|---:|---:|---:|---:|---:|\n\
-         | stdio: spawn `mcp-testkit stdio` + initialize | {} ms | {} ms | {} ms | {} | {} |\n",
-        ms(Duration::from_secs_f64(m[0])),
-        ms(Duration::from_secs_f64(m[1])),
-        ms(Duration::from_secs_f64(m[2])),
+         | stdio: spawn `mcp-testkit stdio` + initialize (all pinned to the handshake era) | {} ms | {} ms | {} ms | {} | {} |\n\
+         | stdio: spawn `mcp-testkit stdio --era modern` + `server/discover` (all pinned to the stateless era) | {} ms | {} ms | {} ms | {} | {} |\n\n\
+         Ours left to find the era (`EraChoice::Auto`, the default) on the handshake-era server: {} ms \
+         (`server/discover` answered with an error, then `initialize`: one more round trip than pinned).\n",
+        d(m[0]),
+        d(m[1]),
+        d(m[2]),
         ratio(m[1], m[0]),
         ratio(m[0], m[2]),
+        d(m[3]),
+        d(m[4]),
+        d(m[5]),
+        ratio(m[4], m[3]),
+        ratio(m[3], m[5]),
+        d(m[6]),
     ))
 }
 
@@ -673,7 +809,8 @@ fn startup(config: &Config) -> Result<String, String> {
 fn hold(args: &[String]) -> Result<(), String> {
     let which = args.first().map(String::as_str).unwrap_or("ours");
     let n: usize = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10).min(1000);
-    let server = ServerSpec::testkit(Path::new(args.get(2).ok_or("hold: no server path")?));
+    let server =
+        ServerSpec::testkit(Path::new(args.get(2).ok_or("hold: no server path")?), Era::Legacy);
     let rt = runtime();
     rt.block_on(async {
         let mut ours = Vec::new();
@@ -748,7 +885,7 @@ fn memory(config: &Config) -> Result<String, String> {
 /// `--profile ours|rmcp N`: N sequential calls of one client against the
 /// fixed-reply answerer, for callgrind.
 fn profile(config: &Config, which: &str, n: usize, depth: usize) -> Result<(), String> {
-    let server = ServerSpec::answerer(&replies(&config.testkit)?)?;
+    let server = ServerSpec::answerer(&replies(&config.testkit, config.era)?)?;
     let rt = runtime();
     let per_task = n.min(1_000_000) / depth.max(1);
     rt.block_on(async {

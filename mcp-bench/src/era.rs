@@ -1,0 +1,75 @@
+//! The protocol era a benchmark speaks: the handshake era (`initialize`,
+//! 2025-11-25) or the stateless era (2026-07-28: no `initialize`, every
+//! request carries its version, capabilities and client identity in
+//! `_meta`).
+
+use mcp_proto::types::{
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY,
+};
+
+/// Which era a phase speaks; every contender is pinned to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Era {
+    /// `initialize` + `notifications/initialized`, then plain requests.
+    #[default]
+    Legacy,
+    /// `server/discover` once, then requests carrying the stateless `_meta`.
+    Modern,
+}
+
+impl Era {
+    /// `--era legacy|modern` among a binary's arguments (legacy when absent).
+    pub fn from_args(args: &[String]) -> Result<Era, String> {
+        match args.iter().position(|a| a == "--era").map(|i| args.get(i + 1)) {
+            None => Ok(Era::Legacy),
+            Some(Some(v)) if v == "legacy" => Ok(Era::Legacy),
+            Some(Some(v)) if v == "modern" => Ok(Era::Modern),
+            Some(v) => Err(format!("--era takes legacy or modern, not {v:?}")),
+        }
+    }
+
+    /// The revision spoken.
+    pub fn revision(self) -> &'static str {
+        match self {
+            Era::Legacy => "2025-11-25",
+            Era::Modern => "2026-07-28",
+        }
+    }
+
+    /// The `mcp-testkit` options that make it serve this era only.
+    pub fn testkit_args(self) -> &'static [&'static str] {
+        match self {
+            Era::Legacy => &[],
+            Era::Modern => &["--era", "modern"],
+        }
+    }
+
+    /// What the tables call it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Era::Legacy => "handshake era (2025-11-25, `initialize`)",
+            Era::Modern => "stateless era (2026-07-28, `server/discover`, no session)",
+        }
+    }
+
+    /// `--era legacy|modern`, the argument a binary is given.
+    pub fn arg(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+
+    /// The `,"_meta":{...}` member a raw stateless-era request ends its
+    /// params with (empty in the handshake era): the revision, no
+    /// capabilities, the raw client's identity.
+    pub fn raw_meta(self) -> String {
+        match self {
+            Era::Legacy => String::new(),
+            Era::Modern => format!(
+                ",\"_meta\":{{\"{PROTOCOL_VERSION_META_KEY}\":\"{}\",\"{CLIENT_CAPABILITIES_META_KEY}\":{{}},\"{CLIENT_INFO_META_KEY}\":{{\"name\":\"raw\",\"version\":\"0\"}}}}",
+                self.revision()
+            ),
+        }
+    }
+}
