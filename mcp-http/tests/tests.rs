@@ -1605,3 +1605,25 @@ async fn a_stalled_body_ends_at_the_deadline() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn calls_to_an_unlisted_tool_do_not_list_the_tools_each_time() {
+    bounded(async {
+        let server = server(HttpConfig::default()).await;
+        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        for _ in 0..3 {
+            let r =
+                client.call_tool_with("no-such-tool", args(json!({})), Default::default()).await;
+            assert!(r.is_err() || r.unwrap().is_error == Some(true));
+        }
+        let lists = server
+            .requests()
+            .into_iter()
+            .filter(|r| header(&r.headers, "mcp-method") == Some("tools/list"))
+            .count();
+        // Listed once (for the first call's headers), not before each call.
+        assert_eq!(lists, 1);
+        client.close().await.unwrap();
+    })
+    .await;
+}

@@ -86,6 +86,9 @@ pub(crate) struct Inner<T: Transport> {
     pub(crate) listeners: crate::subscription::Listeners,
     /// The server, as the result cache's keys name it.
     pub(crate) cache_server: String,
+    /// What `tool_list_with` found missing, so a call to an unlisted tool
+    /// (or while listing fails) does not list the tools before every call.
+    tool_misses: Mutex<ToolMisses>,
     state: Mutex<State>,
     init_lock: tokio::sync::Mutex<()>,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
@@ -109,6 +112,30 @@ impl<T: Transport> Drop for Inner<T> {
         for (_, task) in lock(&self.server_tasks).drain() {
             task.abort();
         }
+    }
+}
+
+/// How long a failed listing keeps `tool_list_with` from listing again.
+const LISTING_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Tools a call's headers could not be read from, for one tool-list
+/// generation (a `list_changed` or a new connection forgets them).
+#[derive(Debug, Default)]
+struct ToolMisses {
+    generation: u64,
+    /// Names the server's list does not have.
+    names: std::collections::HashSet<String>,
+    /// When listing last failed.
+    failed_at: Option<Instant>,
+}
+
+impl ToolMisses {
+    /// Forgets what belongs to another generation.
+    fn at(&mut self, generation: u64) -> &mut ToolMisses {
+        if self.generation != generation {
+            *self = ToolMisses { generation, ..ToolMisses::default() };
+        }
+        self
     }
 }
 
@@ -158,6 +185,7 @@ impl<T: Transport> Client<T> {
             server_tasks: Mutex::new(HashMap::new()),
             listeners: Mutex::new(HashMap::new()),
             cache_server,
+            tool_misses: Mutex::new(ToolMisses::default()),
             notifications: std::sync::OnceLock::new(),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
@@ -814,6 +842,7 @@ impl<T: Transport> Client<T> {
     /// The tool list from the server, boxed: a request may need it while
     /// it is itself one of the requests listing makes.
     fn relist_tools(&self) -> mcp_proto::client::BoxFuture<'_, Result<Arc<[Tool]>, T::Error>> {
+        *lock(&self.inner.tool_misses) = ToolMisses::default();
         Box::pin(ops::list_tools_fresh(self, RequestOptions::default()))
     }
 
@@ -987,22 +1016,37 @@ impl<T: Transport> Client<T> {
     /// tools first when the cache lacks it. `None` when the listing fails
     /// or the server does not list the tool (logged).
     pub(crate) async fn tool_list_with(&self, name: &str) -> Option<(Arc<[Tool]>, usize)> {
-        let cached = lock(&self.inner.core).cached_tools();
-        if let Some(tools) = cached
+        let (cached, generation) = {
+            let core = lock(&self.inner.core);
+            (core.cached_tools(), core.tools_generation())
+        };
+        if let Some(tools) = &cached
             && let Some(i) = tools.iter().position(|t| t.name == name)
         {
-            return Some((tools, i));
+            return Some((tools.clone(), i));
+        }
+        {
+            // Listing again for every call to a tool the list lacks (or
+            // while listing fails) would double each call's round trips.
+            let mut misses = lock(&self.inner.tool_misses);
+            let misses = misses.at(generation);
+            let failed_lately = misses.failed_at.is_some_and(|t| t.elapsed() < LISTING_RETRY_AFTER);
+            if failed_lately || (cached.is_some() && misses.names.contains(name)) {
+                return None;
+            }
         }
         match mcp_proto::client::ops::list_tools_fresh(self, RequestOptions::default()).await {
             Ok(tools) => match tools.iter().position(|t| t.name == name) {
                 Some(i) => Some((tools, i)),
                 None => {
                     tracing::debug!(server = %self.name(), tool = name, "the server does not list the tool");
+                    lock(&self.inner.tool_misses).at(generation).names.insert(name.to_owned());
                     None
                 }
             },
             Err(e) => {
                 tracing::debug!(server = %self.name(), error = %e, "listing the tools failed");
+                lock(&self.inner.tool_misses).at(generation).failed_at = Some(Instant::now());
                 None
             }
         }

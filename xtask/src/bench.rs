@@ -24,6 +24,28 @@ const TITLE: &str =
 /// The measures, in the order `all` runs them.
 const MEASURES: [&str; 6] = ["stdio", "http", "startup", "memory", "weight", "sse"];
 
+/// `cargo xtask soak [--quick] [--calls N]`: the `soak` binary of
+/// `mcp-bench` (release build; `--quick`: the dev build and 2,000 calls
+/// per run) over stdio and HTTP in both eras, with a server restart half
+/// way; fails when descriptors, tasks or (full runs) RSS do not come back.
+pub(crate) fn soak_command(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let bins = build(quick, true)?;
+    let mut extra: Vec<&str> = Vec::new();
+    if let Some(i) = args.iter().position(|a| a == "--calls") {
+        extra.push("--calls");
+        extra.push(args.get(i + 1).ok_or("--calls needs a number")?);
+    }
+    let table = bins.run("soak", &extra, quick)?;
+    println!("{table}");
+    Ok(())
+}
+
+/// The CI smoke of the soak: every run in quick mode.
+pub(crate) fn soak_smoke_steps() -> Vec<Step> {
+    vec![Step::new("soak smoke", || soak_command(&["--quick".to_owned()]))]
+}
+
 /// The CI smoke: every measure in quick mode (tables to `target/`).
 // Called from `steps::ci()` once that line is added there.
 pub(crate) fn bench_smoke_steps() -> Vec<Step> {

@@ -34,6 +34,8 @@ commands:
   bench     bench [all|stdio|http|startup|memory|weight|sse] [--quick] [--no-build]:
             ours, rmcp and the raw limits side by side, into BENCHMARKS.md
             (--quick: a smoke run whose output goes to target/bench-quick/)
+  soak      soak [--quick] [--calls N]: many calls over stdio and HTTP in both
+            eras with a server restart, checking RSS, descriptors and tasks
 ";
 
 fn main() -> ExitCode {
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         "conformance" => conformance::steps(),
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),
+        "soak" => return finish(bench::soak_command(&args[1..])),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -87,6 +87,7 @@ pub(crate) fn ci() -> Vec<Step> {
     let mut steps = vec![fmt(), clippy(), test(), features()];
     steps.extend(crate::fuzz::fuzz_smoke_steps());
     steps.extend(crate::bench::bench_smoke_steps());
+    steps.extend(crate::bench::soak_smoke_steps());
     steps.extend(crate::interop::steps());
     steps.extend(crate::conformance::steps());
     steps.extend([doc(), package()]);

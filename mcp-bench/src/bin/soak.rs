@@ -13,6 +13,8 @@
 //! check fails: descriptors and tasks back at their first count, and
 //! (without `--quick`, where RSS means little) RSS at most 1 MiB above it.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -170,19 +172,14 @@ async fn soak_http(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, String
     drop(server);
     let mut restart = ["--port", port.as_str()].to_vec();
     restart.extend(extra);
-    let server = start_on(testkit, &restart)?;
+    // `HttpServer::start` asks for port 0 first; the later `--port` wins.
+    let server = HttpServer::start(testkit, &restart)?;
     failed += calls(&any, n - n / 2).await;
     let took = started.elapsed();
     let last = settle_and_sample().await;
     any.close().await;
     drop(server);
     Ok(Row { name: format!("HTTP, {} era", era_name(era)), calls: n, failed, took, first, last })
-}
-
-/// `mcp-testkit http` with `args` (a fixed `--port` among them).
-fn start_on(testkit: &Path, args: &[&str]) -> Result<HttpServer, String> {
-    // `HttpServer::start` asks for port 0 first; a later `--port` wins.
-    HttpServer::start(testkit, args)
 }
 
 /// A sample after background work (connection drains, closed streams)

@@ -1245,7 +1245,7 @@ fn request_text<P: Serialize + ?Sized>(
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// Merges `protocol` (the era's members) and then `extra` (the caller's)

@@ -185,20 +185,35 @@ fn check(
 /// The `Mcp-Param-*` headers of a `tools/call`: each argument whose schema
 /// property carries `x-mcp-header` and has a value must come as that
 /// header, equal after decoding (integers compared as numbers).
+/// The `x-mcp-header` annotations of the tools, by tool name: (property,
+/// header name) pairs, read once from the tool definitions.
+fn annotated_params(name: &str) -> &'static [(String, String)] {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, Vec<(String, String)>>> =
+        std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = std::collections::HashMap::new();
+        for tool in tools::definitions(true, true) {
+            let Some(name) = tool["name"].as_str() else { continue };
+            let Some(properties) = tool["inputSchema"]["properties"].as_object() else { continue };
+            let pairs: Vec<(String, String)> = properties
+                .iter()
+                .filter_map(|(property, schema)| {
+                    let header = schema.get("x-mcp-header")?.as_str()?;
+                    Some((property.clone(), header.to_owned()))
+                })
+                .collect();
+            if !pairs.is_empty() {
+                table.insert(name.to_owned(), pairs);
+            }
+        }
+        table
+    });
+    table.get(name).map_or(&[], Vec::as_slice)
+}
+
 fn check_param_headers(headers: &HeaderMap, params: Option<&Value>) -> Result<(), ErrorObject> {
-    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-    let Some(tool) =
-        tools::definitions(true, true).into_iter().find(|t| t["name"].as_str() == name)
-    else {
-        return Ok(());
-    };
-    let Some(properties) = tool["inputSchema"]["properties"].as_object() else {
-        return Ok(());
-    };
-    for (property, schema) in properties {
-        let Some(header_name) = schema.get("x-mcp-header").and_then(Value::as_str) else {
-            continue;
-        };
+    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
+    for (property, header_name) in annotated_params(name) {
         let value = params.and_then(|p| p.get("arguments")).and_then(|a| a.get(property));
         let Some(value) = value.filter(|v| !v.is_null()) else { continue };
         let header = format!("mcp-param-{}", header_name.to_ascii_lowercase());
