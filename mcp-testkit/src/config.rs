@@ -207,6 +207,74 @@ pub struct HttpConfig {
     /// `serve_http` runs on the caller's runtime and
     /// does not read it.
     pub threads: usize,
+    /// Serve HTTPS with this certificate instead of plain HTTP, and
+    /// HTTP/2 too when it says so (in-process only: the binary has no
+    /// option for it). `HttpServerHandle::url` then starts with `https://`.
+    pub tls: Option<TlsConfig>,
+}
+
+/// The certificate and key the HTTP driver serves HTTPS with (rustls, the
+/// `ring` provider, TLS 1.2 and 1.3), for tests that make their own CA.
+///
+/// ALPN offers `http/1.1`, and `h2` first after
+/// [`with_http2`](Self::with_http2): a client that picks it is served
+/// HTTP/2 (each `RequestRecord::version` says which a request came over).
+/// A certificate or key rustls does not accept makes `serve_http` fail
+/// with [`std::io::ErrorKind::InvalidInput`]; a client that does not
+/// complete the handshake (it refused the certificate) is dropped without a
+/// word. Cloning is cheap (the material is shared); `Debug` never shows the
+/// key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TlsConfig {
+    inner: std::sync::Arc<TlsMaterial>,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct TlsMaterial {
+    cert_chain: Vec<Vec<u8>>,
+    private_key: Vec<u8>,
+    http2: bool,
+}
+
+impl TlsConfig {
+    /// A certificate chain in DER (the server's own certificate first, then
+    /// any intermediates) and its private key in DER (PKCS#8, PKCS#1 or
+    /// SEC1); HTTP/1.1 only.
+    pub fn new(cert_chain: Vec<Vec<u8>>, private_key: Vec<u8>) -> Self {
+        let inner = TlsMaterial { cert_chain, private_key, http2: false };
+        TlsConfig { inner: std::sync::Arc::new(inner) }
+    }
+
+    /// Offers HTTP/2 (`h2`) by ALPN too.
+    pub fn with_http2(mut self) -> Self {
+        std::sync::Arc::make_mut(&mut self.inner).http2 = true;
+        self
+    }
+
+    /// The certificate chain, in DER.
+    pub fn cert_chain(&self) -> &[Vec<u8>] {
+        &self.inner.cert_chain
+    }
+
+    /// The private key, in DER.
+    pub fn private_key(&self) -> &[u8] {
+        &self.inner.private_key
+    }
+
+    /// Whether HTTP/2 is offered.
+    pub fn http2(&self) -> bool {
+        self.inner.http2
+    }
+}
+
+impl fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsConfig")
+            .field("cert_chain", &format_args!("[{} certificate(s)]", self.cert_chain().len()))
+            .field("private_key", &"<redacted>")
+            .field("http2", &self.http2())
+            .finish()
+    }
 }
 
 impl Default for HttpConfig {
@@ -234,6 +302,7 @@ impl Default for HttpConfig {
             legacy_endpoint: None,
             exit_process: false,
             threads: 1,
+            tls: None,
         }
     }
 }
@@ -266,6 +335,10 @@ pub enum Redirect {
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once per process from the command line; boxing would only complicate matching"
+)]
 pub enum Command {
     /// `stdio [options]`: serve on stdin/stdout.
     Stdio(Config),

@@ -228,7 +228,14 @@
 //!
 //! Binds `127.0.0.1:PORT` (`--port`, default 0: any free port); the binary
 //! prints `listening on http://127.0.0.1:PORT/mcp` as its first stdout line.
-//! HTTP/1.1 only. Streamable HTTP (2025-11-25) at `/mcp` (and `/mcp/`):
+//! HTTP/1.1; in-process, [`HttpConfig::tls`] (a [`TlsConfig`]: a
+//! certificate chain and key in DER, say from a CA the test made) serves
+//! HTTPS instead (rustls, `ring`; the URL is `https://127.0.0.1:PORT/mcp`),
+//! and with [`TlsConfig::with_http2`] offers `h2` by ALPN and serves
+//! HTTP/2 to a client that picks it. A client that refuses the certificate
+//! is dropped after the handshake, before any request is recorded; every
+//! [`RequestRecord`] says which HTTP version it came over. Streamable HTTP
+//! (2025-11-25) at `/mcp` (and `/mcp/`):
 //!
 //! - **POST** a JSON-RPC message with `Accept` listing `application/json` and
 //!   `text/event-stream` (else 406) and `Content-Type: application/json`
@@ -335,7 +342,8 @@ mod tasks;
 mod tools;
 
 pub use config::{
-    ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, ServeEra, USAGE, parse_args,
+    ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, ServeEra, TlsConfig, USAGE,
+    parse_args,
 };
 #[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};

@@ -598,3 +598,29 @@ async fn the_binary_prints_its_url_and_serves() {
     assert_eq!(events.last().unwrap().json()["result"]["serverInfo"]["name"], "mcp-testkit");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn https_with_an_unusable_certificate_or_key_does_not_start() {
+    use mcp_testkit::TlsConfig;
+    // Not DER at all: the key is refused before anything is bound.
+    let tls = TlsConfig::new(vec![b"not a certificate".to_vec()], b"not a key".to_vec());
+    let config = HttpConfig { tls: Some(tls), ..HttpConfig::default() };
+    let err = serve_http(config).await.expect_err("refused");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+    // The key's Debug never shows it.
+    let tls = TlsConfig::new(vec![vec![1, 2, 3]], b"secret key bytes".to_vec()).with_http2();
+    let shown = format!("{tls:?}");
+    assert!(!shown.contains("secret") && !shown.contains("115"), "{shown}");
+    assert!(shown.contains("http2: true"), "{shown}");
+}
+
+#[tokio::test]
+async fn plain_http_requests_are_recorded_as_http1() {
+    let server = start(HttpConfig::default()).await;
+    assert!(server.url().starts_with("http://127.0.0.1:"));
+    let response = post(server.local_addr(), None, &initialize(1)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].version, http::Version::HTTP_11);
+}

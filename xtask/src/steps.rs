@@ -129,9 +129,10 @@ pub(crate) fn test() -> Step {
 }
 
 /// The optional features the default build leaves out, with the crates
-/// that have them: `outputSchema` validation, the blocking clients and the
-/// OpenTelemetry trace context.
-const OPTIONAL_FEATURES: &str = "mcp-proto/schema,mcp-peer/blocking,mcp-peer/schema,mcp-peer/otel,mcp-stdio/blocking,mcp-http/blocking";
+/// that have them: `outputSchema` validation, the blocking clients, the
+/// OpenTelemetry trace context and HTTP/2 (`mcp-http`'s TLS tests then
+/// check that ALPN picks it).
+const OPTIONAL_FEATURES: &str = "mcp-proto/schema,mcp-peer/blocking,mcp-peer/schema,mcp-peer/otel,mcp-stdio/blocking,mcp-http/blocking,mcp-http/http2";
 const OPTIONAL_FEATURE_CRATES: [&str; 8] =
     ["-p", "mcp-proto", "-p", "mcp-peer", "-p", "mcp-stdio", "-p", "mcp-http"];
 

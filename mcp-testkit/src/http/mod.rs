@@ -1,6 +1,7 @@
 //! The HTTP driver: Streamable HTTP (2025-11-25) at `/mcp`, or the
 //! 2024-11-05 HTTP+SSE transport with [`HttpConfig::legacy`], on hyper 1
-//! (HTTP/1.1) bound to 127.0.0.1.
+//! (HTTP/1.1; HTTPS, and HTTP/2 by ALPN, with [`HttpConfig::tls`]) bound to
+//! 127.0.0.1.
 //!
 //! Like the stdio driver it only moves messages: each session is one
 //! [`Server`](crate::Server) core, and every protocol decision is the core's.
@@ -20,15 +21,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use http::{HeaderMap, Method};
-use hyper::server::conn::http1;
+use http::{HeaderMap, Method, Version};
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
 
-use crate::config::HttpConfig;
+use crate::config::{HttpConfig, TlsConfig};
 use crate::server::stderr_line;
 use session::Session;
 
@@ -40,9 +43,12 @@ const RPC_LOG_CAP: usize = 4096;
 const SESSION_CAP: usize = 4096;
 /// How long a client may take to send request headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client may take to finish the TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Starts the HTTP driver on `127.0.0.1:<config.port>` and returns once it
-/// is listening.
+/// is listening (HTTPS when [`HttpConfig::tls`] is set; a certificate or
+/// key rustls refuses is an [`io::ErrorKind::InvalidInput`] error).
 ///
 /// The server runs on the current Tokio runtime until
 /// [`HttpServerHandle::shutdown`] is called or the handle is dropped; either
@@ -62,14 +68,16 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// # }
 /// ```
 pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
+    let tls = config.tls.as_ref().map(tls_acceptor).transpose()?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?;
     let local_addr = listener.local_addr()?;
     if let Some(banner) = &config.server.stderr_banner {
         stderr_line(banner);
     }
-    let shared = Arc::new(Shared::new(config, format!("http://{local_addr}")));
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let shared = Arc::new(Shared::new(config, format!("{scheme}://{local_addr}")));
     let (stop, stopped) = watch::channel(false);
-    let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
+    let task = tokio::spawn(accept_loop(listener, tls, shared.clone(), stopped));
     Ok(HttpServerHandle { local_addr, shared, stop, task: Some(task) })
 }
 
@@ -94,11 +102,14 @@ pub struct RequestRecord {
     pub target: String,
     /// Every request header.
     pub headers: HeaderMap,
+    /// The HTTP version it came over (`HTTP/2.0` when the client chose
+    /// `h2` by ALPN).
+    pub version: Version,
 }
 
 impl HttpServerHandle {
-    /// The MCP endpoint: `http://127.0.0.1:PORT/mcp` (also the legacy SSE
-    /// URL in legacy mode).
+    /// The MCP endpoint: `http://127.0.0.1:PORT/mcp` (`https://` with
+    /// [`HttpConfig::tls`]; also the legacy SSE URL in legacy mode).
     pub fn url(&self) -> String {
         format!("{}/mcp", self.shared.base)
     }
@@ -216,13 +227,20 @@ impl Shared {
         lock(&self.sessions)
     }
 
-    pub(crate) fn record_request(&self, method: &Method, target: &str, headers: &HeaderMap) {
+    pub(crate) fn record_request(
+        &self,
+        method: &Method,
+        target: &str,
+        headers: &HeaderMap,
+        version: Version,
+    ) {
         let mut stats = self.stats();
         *stats.counts.entry(method.clone()).or_insert(0) += 1;
         stats.log.push_back(RequestRecord {
             method: method.clone(),
             target: target.to_owned(),
             headers: headers.clone(),
+            version,
         });
         if stats.log.len() > REQUEST_LOG_CAP {
             stats.log.pop_front();
@@ -297,7 +315,35 @@ impl Shared {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+/// The rustls server side for a [`TlsConfig`]: the `ring` provider, ALPN
+/// `h2` (when asked) and `http/1.1`.
+fn tls_acceptor(tls: &TlsConfig) -> io::Result<TlsAcceptor> {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let invalid = |e: rustls::Error| io::Error::new(io::ErrorKind::InvalidInput, e);
+    let chain = tls.cert_chain().iter().map(|der| CertificateDer::from(der.clone())).collect();
+    let key = PrivateKeyDer::try_from(tls.private_key().to_vec())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(invalid)?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(invalid)?;
+    config.alpn_protocols = if tls.http2() {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -308,7 +354,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
                     // Without it, small SSE writes wait for the peer's delayed
                     // ACK (Nagle): ~40 ms stalls between events.
                     let _ = stream.set_nodelay(true);
-                    connections.spawn(serve_connection(stream, shared.clone()));
+                    connections.spawn(serve_connection(stream, tls.clone(), shared.clone()));
                 }
                 // Out of file descriptors and the like: back off briefly.
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -321,12 +367,35 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
     connections.shutdown().await;
 }
 
-async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+async fn serve_connection(stream: TcpStream, tls: Option<TlsAcceptor>, shared: Arc<Shared>) {
+    let Some(tls) = tls else {
+        return serve_http1(stream, shared).await;
+    };
+    // A failed handshake (the client refused the certificate) or one that
+    // never ends: nothing to serve.
+    let Ok(Ok(stream)) = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream)).await
+    else {
+        return;
+    };
+    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+        let service = service_fn(move |request| service::handle(shared.clone(), request));
+        let mut builder = http2::Builder::new(TokioExecutor::new());
+        builder.timer(TokioTimer::new());
+        let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+    } else {
+        serve_http1(stream, shared).await;
+    }
+}
+
+async fn serve_http1<I>(io: I, shared: Arc<Shared>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |request| service::handle(shared.clone(), request));
     let mut builder = http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
     // Errors are the client's business (a reset, a cut stream): nothing to do.
-    let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+    let _ = builder.serve_connection(TokioIo::new(io), service).await;
 }
 
 /// 32 hex digits from the standard library's randomly keyed hasher, the time

@@ -35,7 +35,7 @@ pub(super) type Handled = Result<Reply, io::Error>;
 /// Serves one request.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Handled {
     let target = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    shared.record_request(request.method(), &target, request.headers());
+    shared.record_request(request.method(), &target, request.headers(), request.version());
     let response = route(&shared, request).await;
     if let Some(delay) = shared.config.slow_headers {
         tokio::time::sleep(delay).await;
