@@ -430,7 +430,13 @@ pub(crate) fn build_pool(options: &HttpOptions, proxy: Option<&Proxy>) -> Result
     http.set_connect_timeout(Some(options.connect_timeout));
     let builder = hyper_rustls::HttpsConnectorBuilder::new();
     let builder = match &options.tls {
-        Some(config) => builder.with_tls_config(rustls::ClientConfig::clone(config)),
+        Some(config) => {
+            // ALPN is the client's to set (HTTP/1.1, and h2 with `http2`):
+            // hyper-rustls refuses a configuration that already has some.
+            let mut config = rustls::ClientConfig::clone(config);
+            config.alpn_protocols.clear();
+            builder.with_tls_config(config)
+        }
         None => builder
             .with_provider_and_webpki_roots(Arc::new(rustls::crypto::ring::default_provider()))
             .map_err(|e| e.to_string())?,

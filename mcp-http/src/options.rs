@@ -90,7 +90,8 @@ pub struct HttpOptions {
     pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
     /// and the Mozilla roots of `webpki-roots`. ALPN is set by the client
-    /// (h2 and http/1.1).
+    /// (h2 and http/1.1); protocols the given configuration lists are
+    /// replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Whether to go through an HTTP proxy (from the environment by default).
     pub proxy: ProxyConfig,

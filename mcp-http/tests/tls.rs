@@ -195,6 +195,23 @@ async fn a_valid_chain_connects_and_calls_a_tool() {
 }
 
 #[tokio::test]
+async fn a_configuration_that_already_lists_alpn_protocols_is_taken() {
+    bounded(async {
+        let root = Ca::new("mcp test root");
+        let (leaf, key) = root.leaf(LOOPBACK, None);
+        let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Json).await;
+        let mut config = rustls::ClientConfig::clone(&root.client_config());
+        config.alpn_protocols = vec![b"spdy/3".to_vec()];
+        // The client sets ALPN itself (it used to panic in the connector).
+        let client = HttpClient::connect(&server.url(), options(Some(Arc::new(config)))).unwrap();
+        assert_eq!(echo(&client, "alpn").await.unwrap(), "alpn");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_certificate_from_an_unknown_ca_is_refused() {
     bounded(async {
         let trusted = Ca::new("mcp test root");
