@@ -76,7 +76,11 @@ pub fn parse_server_spec<S: AsRef<str>>(
         return Err(SpecError::Empty);
     }
     let is_url = ["http://", "https://"].iter().any(|scheme| {
-        spec.len() >= scheme.len() && spec[..scheme.len()].eq_ignore_ascii_case(scheme)
+        // Bytes, not a `str` slice: a non-ASCII spec may have no character
+        // boundary where the scheme would end.
+        spec.as_bytes()
+            .get(..scheme.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(scheme.as_bytes()))
     });
     if !is_url {
         if !headers.is_empty() {

@@ -71,3 +71,14 @@ fn messages_show_both_forms_and_no_header_value() {
     let server = parse_server_spec("s", "http://h/mcp", &["X-Key: hunter22"]).unwrap();
     assert!(!format!("{server:?}").contains("hunter22"));
 }
+
+#[test]
+fn a_non_ascii_spec_is_a_command_not_a_panic() {
+    // The scheme's length falls inside a multi-byte character.
+    for spec in ["http:/é", "ééééé", "https:/日本", "\u{10348}\u{10348}"] {
+        let server = parse_server_spec("s", spec, &[] as &[&str]).unwrap();
+        assert!(matches!(server.transport, TransportConfig::Stdio(_)), "{spec}");
+    }
+    let server = parse_server_spec("s", "HTTPS://ex.example/é", &[] as &[&str]).unwrap();
+    assert!(matches!(server.transport, TransportConfig::Http { .. }));
+}
