@@ -28,10 +28,7 @@ const TARGETS: &[(&str, Option<&str>)] = &[
     ("wire_types", Some("fuzz-smoke wire_types")),
     ("param_headers", Some("fuzz-smoke param_headers")),
     ("config_loader", Some("fuzz-smoke config_loader")),
-    // Panics within a second today (`parse_server_spec` slices a non-ASCII
-    // spec inside a character, mcp-registry/src/spec.rs); its smoke step
-    // comes back with the fix, until then it runs in campaigns only.
-    ("server_spec", None),
+    ("server_spec", Some("fuzz-smoke server_spec")),
     ("oauth_documents", Some("fuzz-smoke oauth_documents")),
     ("oauth_urls", Some("fuzz-smoke oauth_urls")),
     ("stdio_lines", Some("fuzz-smoke stdio_lines")),

@@ -30,7 +30,8 @@ commands:
   package   cargo package of every publishable crate
   interop   install the pinned third-party servers (npm) and run the interop tests
   conformance  the official MCP conformance suite (npm, pinned) against our client
-  fuzz      fuzz <target>|all [seconds]: libFuzzer via cargo-fuzz
+  fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
+            campaign with a table of executions, corpus and crashes): libFuzzer
   bench     bench [all|stdio|http|startup|memory|weight|sse] [--quick] [--no-build]:
             ours, rmcp and the raw limits side by side, into BENCHMARKS.md
             (--quick: a smoke run whose output goes to target/bench-quick/)
