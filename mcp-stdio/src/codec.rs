@@ -13,7 +13,7 @@ pub enum Frame {
     TooLong {
         /// The number of bytes dropped.
         len: usize,
-        /// The line's first bytes (at most [`HEAD_BYTES`]), from which the
+        /// The line's first bytes (at most 1 KiB), from which the
         /// id of the answer it held may still be read.
         head: Bytes,
     },
