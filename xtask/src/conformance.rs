@@ -511,7 +511,36 @@ fn bin_dir() -> PathBuf {
 }
 
 /// Installs the suite and Node.js 22 unless the installed lock matches.
+/// The lock a conformance run holds from its install to its end (the
+/// process's end): two runs in one checkout would otherwise `npm ci` into
+/// the same folder and overwrite each other's results.
+static RUN_LOCK: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+
+/// Takes the checkout's conformance lock (`.tools/conformance.lock`),
+/// waiting for a run that holds it; released when this process ends.
+fn lock_run() -> Result<(), String> {
+    if RUN_LOCK.get().is_some() {
+        return Ok(());
+    }
+    let path = root().join(".tools").join("conformance.lock");
+    std::fs::create_dir_all(path.parent().unwrap_or(&path))
+        .map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("opening {}: {e}", path.display()))?;
+    if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+        println!("another conformance run holds {}; waiting for it", path.display());
+    }
+    file.lock().map_err(|e| format!("locking {}: {e}", path.display()))?;
+    let _ = RUN_LOCK.set(file);
+    Ok(())
+}
+
 fn install() -> Result<(), String> {
+    lock_run()?;
     let src = root().join("xtask").join("conformance");
     let dst = install_dir();
     std::fs::create_dir_all(&dst).map_err(|e| format!("creating {}: {e}", dst.display()))?;
