@@ -200,8 +200,8 @@ impl ElicitationHandler for User {
 
 fn roots() -> StaticRoots {
     StaticRoots(vec![
-        Root::new("file:///work/interop-a").with_name("A"),
-        Root::new("file:///work/interop-b"),
+        Root::new("file:///projects/interop-a").with_name("A"),
+        Root::new("file:///projects/interop-b"),
     ])
 }
 
@@ -284,7 +284,7 @@ async fn input_required_rounds_are_fulfilled_by_the_handlers() {
         assert_eq!(*seen.sampling.lock().unwrap(), ["Six times seven?"]);
 
         let listed = c.call_tool("list-roots", ()).await.unwrap();
-        assert_eq!(text(&listed), "file:///work/interop-a\nfile:///work/interop-b");
+        assert_eq!(text(&listed), "file:///projects/interop-a\nfile:///projects/interop-b");
 
         // Two rounds, the second one carrying the server's requestState.
         let interview = c.call_tool("interview", ()).await.unwrap();
