@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_registry::{Config, LoadOptions};
+use mcp_host_registry::{Config, LoadOptions};
 
 fn options(strict: bool) -> LoadOptions {
     LoadOptions {
@@ -22,7 +22,7 @@ fn options(strict: bool) -> LoadOptions {
     }
 }
 
-fn check(loaded: Result<mcp_registry::Loaded, mcp_registry::ConfigError>) {
+fn check(loaded: Result<mcp_host_registry::Loaded, mcp_host_registry::ConfigError>) {
     match loaded {
         Ok(loaded) => {
             let servers = &loaded.config.servers;

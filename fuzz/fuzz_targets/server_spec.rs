@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_registry::{TransportConfig, parse_server_spec};
+use mcp_host_registry::{TransportConfig, parse_server_spec};
 
 fn check_spec(text: &str) {
     let mut lines = text.split('\n');

@@ -1,4 +1,4 @@
-//! The stdio line framing (`mcp_stdio::LineCodec`, a tokio-util codec):
+//! The stdio line framing (`mcp_client_stdio::LineCodec`, a tokio-util codec):
 //! a server's stdout, fed whole or in chunks of any size, gives the frames
 //! of a simple model: each line up to the limit (without its `\n`, and
 //! without a `\r` before it) as `Line`, each longer one as `TooLong` with
@@ -12,7 +12,7 @@ mod common;
 
 use bytes::{Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
-use mcp_stdio::{Frame, LineCodec};
+use mcp_client_stdio::{Frame, LineCodec};
 use tokio_util::codec::{Decoder, Encoder};
 
 /// How much of an over-long line a `TooLong` frame keeps.

@@ -12,11 +12,11 @@
 //! works on a fresh machine with no set-up and no network:
 //!
 //! ```sh
-//! cargo run -p mcp-cli -- tools
-//! cargo run -p mcp-cli -- call demo echo message=hi
-//! cargo run -p mcp-cli -- call demo add a=2 b=3 --output json
-//! cargo run -p mcp-cli -- --server 'npx -y @modelcontextprotocol/server-everything' tools
-//! cargo run -p mcp-cli -- --server https://example.com/mcp -H 'X-Api-Key: ...' tools
+//! cargo run -p mcpc -- tools
+//! cargo run -p mcpc -- call demo echo message=hi
+//! cargo run -p mcpc -- call demo add a=2 b=3 --output json
+//! cargo run -p mcpc -- --server 'npx -y @modelcontextprotocol/server-everything' tools
+//! cargo run -p mcpc -- --server https://example.com/mcp -H 'X-Api-Key: ...' tools
 //! ```
 //!
 //! Results are rendered with `mcp_proto::render_tool_result` (every content
@@ -75,14 +75,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow};
 use mcp_auth::loopback::LoopbackHandler;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
-use mcp_proto::client::RequestOptions;
-use mcp_proto::types::{JsonObject, Tool};
-use mcp_registry::{
+use mcp_client_stdio::ServerCommand;
+use mcp_host_registry::{
     ClientIdentity, Config, DefaultConnector, LoadOptions, OAuthHandler, Registry, RegistryOptions,
     Revocation, ServerConfig, ServerStatus, TransportConfig, Warning, default_token_dir,
     parse_server_spec,
 };
-use mcp_stdio::ServerCommand;
+use mcp_proto::client::RequestOptions;
+use mcp_proto::types::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 use crate::args::{Cli, Command, DEMO_SERVER, Output, ProgressMode, USAGE};
@@ -118,7 +118,7 @@ impl Failure {
 
     /// A registry error: the caller's mistake (2) or a failure to reach or
     /// talk to the server (3). Its message already carries its causes.
-    fn registry(e: mcp_registry::Error) -> Failure {
+    fn registry(e: mcp_host_registry::Error) -> Failure {
         let code = if e.is_usage() { EXIT_USAGE } else { EXIT_CONNECTION };
         Failure { code, error: anyhow!("{e}") }
     }
@@ -361,7 +361,9 @@ async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
         }
         Command::Login(server) => {
             let config = registry.get(server).ok_or_else(|| {
-                Failure::registry(mcp_registry::Error::UnknownServer { server: server.clone() })
+                Failure::registry(mcp_host_registry::Error::UnknownServer {
+                    server: server.clone(),
+                })
             })?;
             if !config.uses_oauth() {
                 return Err(Failure::usage(format!(
@@ -614,7 +616,7 @@ fn server_json(server: &ServerConfig) -> Value {
 }
 
 async fn tools(output: Output, registry: &Registry, server: Option<&str>) -> Result<u8, Failure> {
-    let results: Vec<(String, Result<Vec<Tool>, mcp_registry::Error>)> = match server {
+    let results: Vec<(String, Result<Vec<Tool>, mcp_host_registry::Error>)> = match server {
         Some(name) => {
             let name = pick_server(registry, Some(name))?;
             let result = registry.list_tools(&name).await;

@@ -15,7 +15,7 @@
 //! use mcp_peer::memory;
 //!
 //! // Any transport; the stdio and HTTP crates offer ready-made constructors
-//! // (`mcp_stdio::blocking::spawn`, `mcp_http::blocking::connect`).
+//! // (`mcp_client_stdio::blocking::spawn`, `mcp_http::blocking::connect`).
 //! let client = Client::connect(|| async { Ok::<_, std::io::Error>(memory::pair().0) },
 //!     ClientOptions::new("demo")).unwrap();
 //! let _ = client.ping();

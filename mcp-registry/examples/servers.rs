@@ -2,14 +2,14 @@
 //! JSON) and lists its servers, without connecting to any; warnings go to
 //! stderr.
 //!
-//! `cargo run -p mcp-registry --example servers -- path/to/mcp.toml`
+//! `cargo run -p mcp-host-registry --example servers -- path/to/mcp.toml`
 //! (add `--strict` after the path to make warnings errors). Builds with any
 //! feature set: the servers whose transport is compiled out are marked.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::ExitCode;
 
-use mcp_registry::{Config, LoadOptions, TransportConfig};
+use mcp_host_registry::{Config, LoadOptions, TransportConfig};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);

@@ -509,7 +509,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn warn(&mut self, kind: WarningKind, location: Location, message: String) {
-        tracing::warn!(target: "mcp_registry", "{location}: {message}");
+        tracing::warn!(target: "mcp_host_registry", "{location}: {message}");
         self.warnings.push(Warning { kind, location, message });
     }
 

@@ -163,7 +163,7 @@ impl std::error::Error for ConfigError {
 pub enum TransportError {
     /// From the stdio transport (feature `stdio`).
     #[cfg(feature = "stdio")]
-    Stdio(Box<mcp_stdio::Error>),
+    Stdio(Box<mcp_client_stdio::Error>),
     /// From the Streamable HTTP transport (feature `http`).
     #[cfg(feature = "http")]
     Http(Box<mcp_http::Error>),
@@ -180,10 +180,10 @@ impl TransportError {
             #[cfg(feature = "stdio")]
             TransportError::Stdio(e) => matches!(
                 **e,
-                mcp_stdio::Error::ServerExited { .. }
-                    | mcp_stdio::Error::RestartLimit { .. }
-                    | mcp_stdio::Error::Closed { .. }
-                    | mcp_stdio::Error::Io { .. }
+                mcp_client_stdio::Error::ServerExited { .. }
+                    | mcp_client_stdio::Error::RestartLimit { .. }
+                    | mcp_client_stdio::Error::Closed { .. }
+                    | mcp_client_stdio::Error::Io { .. }
             ),
             #[cfg(feature = "http")]
             TransportError::Http(e) => matches!(
@@ -291,8 +291,8 @@ impl mcp_peer::TransportError for TransportError {
 }
 
 #[cfg(feature = "stdio")]
-impl From<mcp_stdio::Error> for TransportError {
-    fn from(e: mcp_stdio::Error) -> Self {
+impl From<mcp_client_stdio::Error> for TransportError {
+    fn from(e: mcp_client_stdio::Error) -> Self {
         TransportError::Stdio(Box::new(e))
     }
 }

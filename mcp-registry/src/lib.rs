@@ -81,9 +81,9 @@
 //! ## Example
 //!
 //! ```no_run
-//! use mcp_registry::{Config, LoadOptions, Registry, RegistryOptions};
+//! use mcp_host_registry::{Config, LoadOptions, Registry, RegistryOptions};
 //!
-//! # async fn run() -> Result<(), mcp_registry::Error> {
+//! # async fn run() -> Result<(), mcp_host_registry::Error> {
 //! let toml = r#"
 //! [mcp_client]
 //! [[mcp_client.servers]]
@@ -107,7 +107,7 @@
 //! ```
 //!
 //! `examples/servers.rs` loads a configuration file and lists its servers:
-//! `cargo run -p mcp-registry --example servers -- mcp.toml`.
+//! `cargo run -p mcp-host-registry --example servers -- mcp.toml`.
 
 mod config;
 mod error;

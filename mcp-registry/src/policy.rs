@@ -9,7 +9,7 @@
 /// it. Matching is exact and case-sensitive.
 ///
 /// ```
-/// use mcp_registry::ToolPolicy;
+/// use mcp_host_registry::ToolPolicy;
 ///
 /// let policy = ToolPolicy::new([" read ", "write", "", "read"], ["write"]);
 /// assert_eq!(policy.allowed(), ["read", "write"]);

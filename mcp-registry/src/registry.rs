@@ -8,6 +8,8 @@ use std::time::Duration;
 #[cfg(feature = "http")]
 use base64::Engine as _;
 use futures_util::StreamExt;
+#[cfg(feature = "stdio")]
+use mcp_client_stdio::{StdioOptions, StdioTransport};
 #[cfg(feature = "http")]
 use mcp_http::mcp_auth::{
     self, ClientRegistration, FileTokenStore, TokenEndpointAuthMethod, TokenStore,
@@ -19,8 +21,6 @@ use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{CallToolResult, Implementation, InitializeResult, JsonObject, Tool};
 use mcp_proto::{Era, ProtocolVersion, methods};
-#[cfg(feature = "stdio")]
-use mcp_stdio::{StdioOptions, StdioTransport};
 
 #[cfg(feature = "http")]
 use crate::config::{AuthConfig, OAuthConfig};
@@ -578,9 +578,9 @@ struct Slot {
 /// before anything is spawned or sent.
 ///
 /// ```no_run
-/// use mcp_registry::{Config, LoadOptions, Registry, RegistryOptions};
+/// use mcp_host_registry::{Config, LoadOptions, Registry, RegistryOptions};
 ///
-/// # async fn run() -> Result<(), mcp_registry::Error> {
+/// # async fn run() -> Result<(), mcp_host_registry::Error> {
 /// let loaded = Config::load("mcp.toml".as_ref(), &LoadOptions::default())?;
 /// let registry = Registry::new(loaded.config, RegistryOptions::default());
 /// for entry in registry.list_all_tools().await {

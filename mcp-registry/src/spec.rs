@@ -55,7 +55,7 @@ impl std::error::Error for SpecError {}
 /// They are allowed only with a URL.
 ///
 /// ```
-/// use mcp_registry::{TransportConfig, parse_server_spec};
+/// use mcp_host_registry::{TransportConfig, parse_server_spec};
 ///
 /// let s = parse_server_spec("server", " HTTPS://example.com/mcp?x=1 ", &["X-Key: k1"]).unwrap();
 /// assert!(matches!(&s.transport, TransportConfig::Http { endpoint, .. } if endpoint == "HTTPS://example.com/mcp?x=1"));

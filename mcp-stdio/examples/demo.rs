@@ -1,15 +1,15 @@
 //! Spawns the project's test server over stdio, lists its tools and calls two.
 //!
-//! `cargo run -p mcp-stdio --example demo`
+//! `cargo run -p mcp-client-stdio --example demo`
 #![allow(clippy::print_stdout)]
 
+use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
 use mcp_proto::client::RequestOptions;
 use mcp_proto::render_tool_result;
-use mcp_stdio::{ServerCommand, StdioClient, StdioOptions};
 use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), mcp_stdio::Error> {
+async fn main() -> Result<(), mcp_client_stdio::Error> {
     let server = mcp_testkit::binary_path();
     let command = ServerCommand::new(server.to_string_lossy()).arg("stdio");
     let client = StdioClient::spawn(command, StdioOptions::new("demo")).await?;

@@ -2,13 +2,13 @@
 //! no async runtime in sight, the client owns one.
 //!
 //! ```no_run
-//! use mcp_stdio::{ServerCommand, StdioOptions};
+//! use mcp_client_stdio::{ServerCommand, StdioOptions};
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
-//!     let client = mcp_stdio::blocking::spawn(command, StdioOptions::new("everything"))?;
-//!     let result = client.call_tool("echo", mcp_stdio::serde_json::json!({"message": "hi"}))?;
-//!     println!("{}", mcp_stdio::mcp_proto::render_tool_result(&result).text);
+//!     let client = mcp_client_stdio::blocking::spawn(command, StdioOptions::new("everything"))?;
+//!     let result = client.call_tool("echo", mcp_client_stdio::serde_json::json!({"message": "hi"}))?;
+//!     println!("{}", mcp_client_stdio::mcp_proto::render_tool_result(&result).text);
 //!     client.close()?;
 //!     Ok(())
 //! }

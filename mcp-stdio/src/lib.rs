@@ -34,9 +34,9 @@
 //! ## Example
 //!
 //! ```no_run
-//! use mcp_stdio::{ServerCommand, StdioClient, StdioOptions};
+//! use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
 //!
-//! # async fn run() -> Result<(), mcp_stdio::Error> {
+//! # async fn run() -> Result<(), mcp_client_stdio::Error> {
 //! let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
 //! let client = StdioClient::spawn(command, StdioOptions::new("everything")).await?;
 //! for tool in client.list_tools().await?.iter() {

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_client_stdio::serde_json::json;
+use mcp_client_stdio::{ServerCommand, StdioOptions};
 use mcp_proto::client::{ServerNotification, StaticRoots};
 use mcp_proto::types::Root;
-use mcp_stdio::serde_json::json;
-use mcp_stdio::{ServerCommand, StdioOptions};
 
 fn testkit() -> ServerCommand {
     ServerCommand::new(mcp_testkit::binary_path().to_string_lossy().into_owned()).arg("stdio")
@@ -24,7 +24,7 @@ fn options() -> StdioOptions {
 fn a_plain_function_talks_to_a_stdio_server() {
     let mut o = options();
     o.handlers.roots = Some(Arc::new(StaticRoots(vec![Root::new("file:///plain")])));
-    let client = mcp_stdio::blocking::spawn(testkit(), o).unwrap();
+    let client = mcp_client_stdio::blocking::spawn(testkit(), o).unwrap();
     client.ping().unwrap();
     assert_eq!(client.client().server_info().unwrap().name, "mcp-testkit");
     let tools = client.list_tools().unwrap();
@@ -44,7 +44,7 @@ fn a_plain_function_talks_to_a_stdio_server() {
     // A timeout is an error, not a hang.
     let quick = mcp_proto::client::RequestOptions::with_timeout(Duration::from_millis(200));
     let err = client.call_tool_with("hang", (), quick).unwrap_err();
-    assert!(matches!(err, mcp_stdio::Error::Timeout { .. }), "{err:?}");
+    assert!(matches!(err, mcp_client_stdio::Error::Timeout { .. }), "{err:?}");
     let pid = client.client().transport().pid().unwrap();
     client.close().unwrap();
     assert!(client.ping().is_err());
@@ -57,10 +57,10 @@ fn a_plain_function_talks_to_a_stdio_server() {
 #[test]
 fn a_missing_command_is_an_error_of_the_transport() {
     let command = ServerCommand::new("mcp-no-such-command-here");
-    match mcp_stdio::blocking::spawn(command, options()) {
-        Err(mcp_peer::blocking::ConnectError::Transport(mcp_stdio::Error::CommandNotFound {
-            ..
-        })) => {}
+    match mcp_client_stdio::blocking::spawn(command, options()) {
+        Err(mcp_peer::blocking::ConnectError::Transport(
+            mcp_client_stdio::Error::CommandNotFound { .. },
+        )) => {}
         other => panic!("{other:?}"),
     }
 }

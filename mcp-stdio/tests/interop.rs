@@ -12,6 +12,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_client_stdio::{EnvMode, Error, Notifications, ServerCommand, StdioClient, StdioOptions};
 use mcp_peer::CallError;
 use mcp_proto::client::{
     BoxFuture, ElicitationHandler, Handlers, RequestOptions, RootsHandler, SamplingHandler,
@@ -26,7 +27,6 @@ use mcp_proto::types::{
     ResourceContents, ResourceTemplateReference, Role, Root, RootsCapability,
     SamplingMessageContentBlock, StopReason, TaskStatus, TaskSupport,
 };
-use mcp_stdio::{EnvMode, Error, Notifications, ServerCommand, StdioClient, StdioOptions};
 use serde::Deserialize;
 use serde_json::json;
 

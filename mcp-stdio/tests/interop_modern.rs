@@ -16,6 +16,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_client_stdio::{Error, Notifications, ServerCommand, StdioClient, StdioOptions};
 use mcp_peer::EraChoice;
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::{
@@ -30,7 +31,6 @@ use mcp_proto::types::{
     ElicitRequestParams, ElicitResult, ResourceContents, Root, SamplingMessageContentBlock,
     StopReason,
 };
-use mcp_stdio::{Error, Notifications, ServerCommand, StdioClient, StdioOptions};
 use serde::Deserialize;
 use serde_json::json;
 

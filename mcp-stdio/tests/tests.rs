@@ -3,12 +3,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_client_stdio::{EnvMode, Error, RestartPolicy, ServerCommand, StdioClient, StdioOptions};
 use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RequestOptions, StaticRoots};
 use mcp_proto::types::{
     CallToolResult, ContentBlock, ElicitAction, ElicitRequestParams, ElicitResult, JsonObject, Root,
 };
 use mcp_proto::{ErrorObject, ProtocolVersion};
-use mcp_stdio::{EnvMode, Error, RestartPolicy, ServerCommand, StdioClient, StdioOptions};
 use serde_json::{Value, json};
 
 fn testkit(args: &[&str]) -> ServerCommand {

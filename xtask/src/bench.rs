@@ -158,7 +158,7 @@ fn stdio(bins: &Bins, quick: bool) -> Result<String, String> {
     let body = round_trips(bins, "stdio-bench", "Sequential latency and client CPU", quick)?;
     Ok(format!(
         "## stdio: `tools/call echo` (`cargo xtask bench stdio`)\n\n{}\n{body}",
-        machine(&["mcp-stdio", "rmcp"])
+        machine(&["mcp-client-stdio", "rmcp"])
     ))
 }
 
@@ -179,7 +179,7 @@ fn startup(bins: &Bins, quick: bool) -> Result<String, String> {
         "## Connection start-up (`cargo xtask bench startup`)\n\n{}\n{stdio}\n{http}\n\
          Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
          ({starts} starts per client per round, {rounds} alternating rounds, unpinned); closing is not timed.\n",
-        machine(&["mcp-stdio", "mcp-http", "rmcp"])
+        machine(&["mcp-client-stdio", "mcp-http", "rmcp"])
     ))
 }
 
@@ -188,7 +188,7 @@ fn memory(bins: &Bins, quick: bool) -> Result<String, String> {
     let stdio = bins.run("stdio-bench", &["memory"], quick)?;
     Ok(format!(
         "## Memory (`cargo xtask bench memory`)\n\n{}\n### Idle HTTP sessions\n\n{http}\n### stdio clients\n\n{stdio}",
-        machine(&["mcp-http", "mcp-stdio", "rmcp"])
+        machine(&["mcp-http", "mcp-client-stdio", "rmcp"])
     ))
 }
 

@@ -88,17 +88,17 @@ pub(crate) fn steps() -> Vec<Step> {
     vec![
         Step::new("interop: install pinned peers", install),
         Step::new("interop: mcp-stdio vs server-everything", || {
-            interop_test("mcp-stdio", "interop")
+            interop_test("mcp-client-stdio", "interop")
         }),
         Step::new("interop: mcp-http vs server-everything (streamableHttp and sse)", || {
             interop_test("mcp-http", "interop")
         }),
         Step::new(
             "interop: mcp-cli (mcpc --server) vs server-everything and the TypeScript SDK v2 server",
-            || interop_test("mcp-cli", "interop"),
+            || interop_test("mcpc", "interop"),
         ),
         Step::new("interop: mcp-stdio vs the TypeScript SDK v2 server (2026-07-28)", || {
-            interop_test("mcp-stdio", "interop_modern")
+            interop_test("mcp-client-stdio", "interop_modern")
         }),
         Step::new("interop: mcp-http vs the TypeScript SDK v2 server (2026-07-28)", || {
             interop_test("mcp-http", "interop_modern")

@@ -132,9 +132,9 @@ pub(crate) fn test() -> Step {
 /// that have them: `outputSchema` validation, the blocking clients, the
 /// OpenTelemetry trace context and HTTP/2 (`mcp-http`'s TLS tests then
 /// check that ALPN picks it).
-const OPTIONAL_FEATURES: &str = "mcp-proto/schema,mcp-peer/blocking,mcp-peer/schema,mcp-peer/otel,mcp-stdio/blocking,mcp-http/blocking,mcp-http/http2";
+const OPTIONAL_FEATURES: &str = "mcp-proto/schema,mcp-peer/blocking,mcp-peer/schema,mcp-peer/otel,mcp-client-stdio/blocking,mcp-http/blocking,mcp-http/http2";
 const OPTIONAL_FEATURE_CRATES: [&str; 8] =
-    ["-p", "mcp-proto", "-p", "mcp-peer", "-p", "mcp-stdio", "-p", "mcp-http"];
+    ["-p", "mcp-proto", "-p", "mcp-peer", "-p", "mcp-client-stdio", "-p", "mcp-http"];
 
 /// The default features a downstream user may leave out: each crate is
 /// linted with only these on (`--no-default-features`), and its tests run
@@ -143,9 +143,9 @@ const OPTIONAL_FEATURE_CRATES: [&str; 8] =
 /// crates' tests and the benchmarks spawn.)
 const FEATURE_SUBSETS: [(&str, &str, bool); 4] = [
     // A stdio-only host: no hyper, no rustls, no mcp-auth.
-    ("mcp-registry", "stdio", true),
-    ("mcp-registry", "http", true),
-    ("mcp-registry", "", true),
+    ("mcp-host-registry", "stdio", true),
+    ("mcp-host-registry", "http", true),
+    ("mcp-host-registry", "", true),
     // mcpc's embedded demo: the testkit without its HTTP server.
     ("mcp-testkit", "", false),
 ];

@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_bench::proc::{self, HttpServer};
+use mcp_client_stdio::mcp_peer::EraChoice;
+use mcp_client_stdio::{RestartPolicy, ServerCommand, StdioClient, StdioOptions};
 use mcp_http::{HttpClient, HttpOptions};
-use mcp_stdio::mcp_peer::EraChoice;
-use mcp_stdio::{RestartPolicy, ServerCommand, StdioClient, StdioOptions};
 use serde_json::json;
 
 /// Calls in flight at once.

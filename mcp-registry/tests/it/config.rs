@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_registry::{
+use mcp_host_registry::{
     AuthConfig, ClientIdentity, Config, ConfigError, LoadOptions, Loaded, ServerCommand,
     ServerConfig, TransportConfig, WarningKind,
 };

@@ -3,8 +3,8 @@
 //! (nothing spawned or sent), beside the servers that work.
 
 #[cfg(not(all(feature = "stdio", feature = "http")))]
-use mcp_registry::Error;
-use mcp_registry::{
+use mcp_host_registry::Error;
+use mcp_host_registry::{
     Config, DefaultConnector, LoadOptions, Registry, RegistryOptions, TransportConfig,
 };
 

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_registry::mcp_auth::FileTokenStore;
-use mcp_registry::{Config, DefaultConnector, Error, OAuthHandler, Registry, RegistryOptions};
+use mcp_host_registry::mcp_auth::FileTokenStore;
+use mcp_host_registry::{Config, DefaultConnector, Error, OAuthHandler, Registry, RegistryOptions};
 use mcp_testkit::oauth::FakeAuthServer;
 use mcp_testkit::{HttpConfig, serve_http};
 use serde_json::json;

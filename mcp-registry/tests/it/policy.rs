@@ -1,6 +1,6 @@
 //! Tool policy cases.
 
-use mcp_registry::ToolPolicy;
+use mcp_host_registry::ToolPolicy;
 
 #[test]
 fn lists_are_normalised() {

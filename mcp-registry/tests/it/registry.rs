@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_proto::client::{BoxFuture, RequestOptions};
-use mcp_proto::types::{CallToolResult, JsonObject};
-use mcp_registry::{
+use mcp_client_stdio::ServerCommand;
+use mcp_host_registry::{
     AuthConfig, AuthorizationInfo, BoxTransport, ClientIdentity, Config, Connector,
     DefaultConnector, Error, OAuthConfig, Registry, RegistryOptions, ServerClient, ServerConfig,
     ToolPolicy, TransportConfig, TransportError,
 };
-use mcp_stdio::ServerCommand;
+use mcp_proto::client::{BoxFuture, RequestOptions};
+use mcp_proto::types::{CallToolResult, JsonObject};
 use mcp_testkit::{HttpConfig, serve_http};
 use serde_json::{Value, json};
 
@@ -37,7 +37,7 @@ impl TestConnector {
         let mut inner = DefaultConnector::default();
         inner.discover_path = false;
         // Never the user's token directory.
-        inner.token_store = Some(Arc::new(mcp_registry::mcp_auth::MemoryTokenStore::new()));
+        inner.token_store = Some(Arc::new(mcp_host_registry::mcp_auth::MemoryTokenStore::new()));
         TestConnector { inner, connects: AtomicUsize::new(0), slow: Vec::new() }
     }
 }
@@ -115,7 +115,7 @@ async fn many_servers_at_once_with_failures_beside_results() {
                 let TransportError::Stdio(inner) = e.transport_error().unwrap() else {
                     panic!("{e:?}")
                 };
-                assert!(matches!(**inner, mcp_stdio::Error::CommandNotFound { .. }), "{e}");
+                assert!(matches!(**inner, mcp_client_stdio::Error::CommandNotFound { .. }), "{e}");
             }
             other => panic!("unexpected {other}"),
         }
@@ -142,7 +142,7 @@ async fn many_servers_at_once_with_failures_beside_results() {
         Ok(_) => {}
         Err(e) => {
             let Some(TransportError::Stdio(inner)) = e.transport_error() else { panic!("{e:?}") };
-            assert!(matches!(**inner, mcp_stdio::Error::ServerExited { .. }), "{e}");
+            assert!(matches!(**inner, mcp_client_stdio::Error::ServerExited { .. }), "{e}");
         }
     }
 
@@ -268,7 +268,7 @@ async fn timeouts_progress_and_tool_errors() {
     let err = registry.call_tool("quick", "hang", None).await.unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(5));
     let TransportError::Stdio(inner) = err.transport_error().unwrap() else { panic!("{err:?}") };
-    assert!(matches!(**inner, mcp_stdio::Error::Timeout { .. }), "{err}");
+    assert!(matches!(**inner, mcp_client_stdio::Error::Timeout { .. }), "{err}");
     // The connection survives a timeout.
     assert!(registry.is_connected("quick").await);
 

@@ -1,6 +1,6 @@
 //! `--server SPEC` parsing, as a table.
 
-use mcp_registry::{SpecError, TransportConfig, parse_server_spec};
+use mcp_host_registry::{SpecError, TransportConfig, parse_server_spec};
 
 /// What a spec became: `http URL [headers]` or `stdio COMMAND ARGS...`.
 fn describe(spec: &str, headers: &[&str]) -> Result<String, SpecError> {
