@@ -881,6 +881,32 @@ impl Registry {
         }
     }
 
+    /// Runs `op` on the server's client (connecting first if needed): the
+    /// way to every method the registry has no shortcut for (resources,
+    /// prompts, completion, tasks, subscriptions, `request` for anything
+    /// else). A transport error becomes [`Error::Transport`] naming the
+    /// server (or [`Error::LoginRequired`]), and a lost connection is
+    /// dropped so the next use reconnects. The tool policy is not applied:
+    /// `op` sees the server as it is.
+    ///
+    /// ```no_run
+    /// # async fn demo(registry: &mcp_host_registry::Registry) -> Result<(), mcp_host_registry::Error> {
+    /// let resources = registry.with_client("files", |c| async move { c.list_resources().await }).await?;
+    /// # let _ = resources; Ok(()) }
+    /// ```
+    pub async fn with_client<T, F, Fut>(&self, server: &str, op: F) -> Result<T, Error>
+    where
+        F: FnOnce(ServerClient) -> Fut,
+        Fut: std::future::Future<Output = Result<T, TransportError>>,
+    {
+        let slot = self.slot(server)?;
+        let (generation, conn) = self.connection(slot).await?;
+        match op(conn).await {
+            Ok(value) => Ok(value),
+            Err(e) => Err(self.failed(slot, generation, e).await),
+        }
+    }
+
     /// A round trip (connecting first if needed): `ping`, or for a server
     /// of the stateless era, which has no `ping`, `server/discover`.
     pub async fn ping(&self, server: &str) -> Result<(), Error> {
