@@ -183,26 +183,7 @@ fn target_names() -> String {
 
 /// The pinned cargo-fuzz, installed into `.tools/` if it is not there yet.
 fn cargo_fuzz() -> Result<PathBuf, String> {
-    let tools = steps::root().join(".tools");
-    let bin = tools.join("bin").join("cargo-fuzz");
-    let installed = Command::new(&bin)
-        .arg("--version")
-        .output()
-        .map(|out| {
-            out.status.success()
-                && String::from_utf8_lossy(&out.stdout).trim_end().ends_with(CARGO_FUZZ_VERSION)
-        })
-        .unwrap_or(false);
-    if !installed {
-        let mut cmd = steps::cargo();
-        cmd.args(["install", "--locked", "--quiet", "--root"]).arg(&tools).args([
-            "--version",
-            CARGO_FUZZ_VERSION,
-            "cargo-fuzz",
-        ]);
-        steps::run(cmd)?;
-    }
-    Ok(bin)
+    crate::tools::installed("cargo-fuzz", CARGO_FUZZ_VERSION, "cargo-fuzz")
 }
 
 fn run_target(target: &str, seconds: u64) -> Result<(), String> {

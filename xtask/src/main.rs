@@ -9,7 +9,9 @@ mod bench;
 mod conformance;
 mod fuzz;
 mod interop;
+mod mutants;
 mod steps;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -37,6 +39,9 @@ commands:
             (--quick: a smoke run whose output goes to target/bench-quick/)
   soak      soak [--quick] [--calls N]: many calls over stdio and HTTP in both
             eras with a server restart, checking RSS, descriptors and tasks
+  mutants   mutants [--list] [--jobs N] [FILE...]: cargo-mutants over the parsers,
+            mcp-auth, the client core and the wire rules; each file must catch
+            95 % (hours on two cores: not part of ci)
 ";
 
 fn main() -> ExitCode {
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),
         "soak" => return finish(bench::soak_command(&args[1..])),
+        "mutants" => return finish(mutants::mutants_command(&args[1..])),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
