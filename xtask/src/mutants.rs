@@ -83,6 +83,7 @@ pub(crate) fn mutants_command(args: &[String]) -> Result<(), String> {
     let mut scores = Vec::new();
     for (package, files) in &by_package {
         let out = out_root.join(package);
+        std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
         let mut cmd = mutants(&tool, package, files);
         cmd.arg("--jobs").arg(jobs.max(1).to_string()).arg("--output").arg(&out);
         // cargo-mutants exits non-zero when a mutant is missed: the table
