@@ -154,3 +154,9 @@ pub use workload::{AssertionProvider, AssertionSource, MAX_ASSERTION};
 pub use xaa::{
     ID_JAG_TYPE, ID_TOKEN_TYPE, IdentityProvider, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT,
 };
+
+/// The README's examples, compiled as doc tests (the login needs the
+/// loopback listener).
+#[cfg(all(doctest, feature = "loopback"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -95,3 +95,10 @@ mod tests {
         assert_eq!((a, b), (4, 4));
     }
 }
+
+/// The repository README's quick start, compiled as doc tests. It lives in
+/// this never-published crate: a published crate cannot include a file
+/// from outside its own folder.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct RepositoryReadmeDoctests;

@@ -178,3 +178,8 @@ pub use options::{
     HttpOptions, ProxyConfig,
 };
 pub use serde_json;
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

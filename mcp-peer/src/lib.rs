@@ -109,3 +109,8 @@ pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportErr
 
 pub use mcp_proto;
 pub use mcp_proto::client::{Handlers, RequestOptions, ServerEvent, ServerNotification};
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -83,3 +83,8 @@ pub use jsonrpc::{
 };
 pub use render::{RenderedToolResult, render_tool_result, render_tool_result_value};
 pub use version::{Era, ProtocolVersion, UnsupportedVersion, negotiate, select_version};
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

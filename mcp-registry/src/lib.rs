@@ -1,4 +1,4 @@
-//! # mcp-registry
+//! # mcp-host-registry
 //!
 //! The Model Context Protocol servers a host declares, behind one face.
 //!
@@ -140,9 +140,3 @@ pub use transport::{BoxTransport, ServerClient};
 #[cfg(all(doctest, feature = "stdio", feature = "http"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-
-/// The repository README's quick start, compiled as doc tests too (only
-/// under `cfg(doctest)`, so the published crate never needs the file).
-#[cfg(all(doctest, feature = "stdio", feature = "http"))]
-#[doc = include_str!("../../README.md")]
-struct RepositoryReadmeDoctests;

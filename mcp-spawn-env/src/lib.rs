@@ -96,3 +96,8 @@ pub use search_path::{
     default_spawn_path, join_path_list, merge_path_lists, merge_path_sources, spawn_path,
     split_path_list,
 };
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

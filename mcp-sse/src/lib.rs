@@ -122,3 +122,8 @@ pub mod www_authenticate;
 pub use codec::SseCodec;
 pub use sse::{DecodeError, Decoder, Event, EventRef, Item, ItemRef};
 pub use www_authenticate::{BearerChallenge, Challenge, ChallengeError};
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,4 +1,4 @@
-//! # mcp-stdio
+//! # mcp-client-stdio
 //!
 //! The Model Context Protocol's stdio transport, client side: spawn an MCP
 //! server as a child process and speak newline-delimited JSON-RPC on its
@@ -68,3 +68,8 @@ pub use options::{
     EnvMode, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
 };
 pub use serde_json;
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

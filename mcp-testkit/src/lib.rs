@@ -350,3 +350,8 @@ pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;
 pub use server::{Outgoing, OutgoingQueue, Server};
 pub use stdio::run_stdio;
+
+/// The README's examples, compiled as doc tests (they serve HTTP).
+#[cfg(all(doctest, feature = "http"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

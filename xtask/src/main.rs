@@ -10,6 +10,7 @@ mod conformance;
 mod fuzz;
 mod interop;
 mod mutants;
+mod publish;
 mod steps;
 mod tools;
 
@@ -22,14 +23,15 @@ usage: cargo xtask <command>
 
 commands:
   ci        every check: fmt, clippy, tests (also with the optional features), fuzz and bench
-            smoke, interop, conformance, docs, packaging
+            smoke, interop, conformance, docs, publish --dry-run
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed), doc tests, the crates
             with optional features (schema, blocking) linted and tested with them on, and
-            mcp-registry and mcp-testkit with their default features cut down
+            mcp-host-registry and mcp-testkit with their default features cut down
   doc       cargo doc with warnings denied
-  package   cargo package of every publishable crate
+  package   cargo publish --dry-run of every publishable crate, in dependency order,
+            each one built from its packaged sources (nothing is uploaded)
   interop   install the pinned third-party servers (npm) and run the interop tests
   conformance  the official MCP conformance suite (npm, pinned) against our client
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
@@ -56,7 +58,7 @@ fn main() -> ExitCode {
         "lint" => vec![steps::clippy()],
         "test" => vec![steps::test(), steps::features()],
         "doc" => vec![steps::doc()],
-        "package" => vec![steps::package()],
+        "package" => vec![publish::dry_run()],
         "interop" => interop::steps(),
         "conformance" => conformance::steps(),
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),

@@ -90,7 +90,7 @@ pub(crate) fn ci() -> Vec<Step> {
     steps.extend(crate::bench::soak_smoke_steps());
     steps.extend(crate::interop::steps());
     steps.extend(crate::conformance::steps());
-    steps.extend([doc(), package()]);
+    steps.extend([doc(), crate::publish::dry_run()]);
     steps
 }
 
@@ -196,75 +196,4 @@ pub(crate) fn doc() -> Step {
         cmd.env("RUSTDOCFLAGS", "-D warnings");
         run(cmd)
     })
-}
-
-pub(crate) fn package() -> Step {
-    Step::new("package", || {
-        // Packages (and verifies, by building each from its own tarball) every
-        // crate that can be published; `publish = false` crates are skipped.
-        // Its own target dir: the verification builds never touch (or race
-        // with) the artifacts of ordinary builds.
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root().join("target"))
-            .join("package-verify");
-        clear_stale_package_state(&target)?;
-        let mut cmd = cargo();
-        cmd.env("CARGO_TARGET_DIR", &target);
-        // The never-published crates are left out (`publish = false`).
-        cmd.args(["package", "--workspace", "--locked", "--allow-dirty"]);
-        cmd.args(["--exclude", "xtask", "--exclude", "mcp-bench", "--exclude", "mcp-conformance"]);
-        run(cmd)
-    })
-}
-
-/// Verification resolves the workspace crates from a local registry under
-/// `<target>/package`, and Cargo treats registry crates as immutable: an
-/// earlier run's unpacked sources (in `$CARGO_HOME/registry/src/-<hash>/`)
-/// or compiled artifacts of the same name and version would be reused for
-/// today's changed crate. Clears all three for this workspace's crates only.
-fn clear_stale_package_state(target: &Path) -> Result<(), String> {
-    let tmp_registry = target.join("package");
-    if tmp_registry.exists() {
-        std::fs::remove_dir_all(&tmp_registry)
-            .map_err(|e| format!("clearing {}: {e}", tmp_registry.display()))?;
-    }
-    // Our crates' fingerprints: only they rebuild.
-    for profile in ["debug", "release"] {
-        remove_entries(&target.join(profile).join(".fingerprint"), |name| {
-            name.starts_with("mcp-")
-        })?;
-    }
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
-    let Some(home) = home else { return Ok(()) };
-    for kind in ["src", "cache"] {
-        let Ok(registries) = std::fs::read_dir(home.join("registry").join(kind)) else { continue };
-        for registry in registries.flatten() {
-            // Local registries have no index name: their folders start with
-            // '-'. crates.io's are never touched.
-            if registry.file_name().to_string_lossy().starts_with('-') {
-                remove_entries(&registry.path(), |name| name.starts_with("mcp-"))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Removes the entries of `dir` whose names match (a missing `dir` is fine).
-fn remove_entries(dir: &Path, matches: impl Fn(&str) -> bool) -> Result<(), String> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
-    for entry in entries.flatten() {
-        if matches(&entry.file_name().to_string_lossy()) {
-            let path = entry.path();
-            let removed = if path.is_dir() {
-                std::fs::remove_dir_all(&path)
-            } else {
-                std::fs::remove_file(&path)
-            };
-            removed.map_err(|e| format!("clearing {}: {e}", path.display()))?;
-        }
-    }
-    Ok(())
 }
