@@ -89,7 +89,9 @@ mod tests {
         let p = Pkce::from_verifier("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk".into());
         assert_eq!(p.challenge(), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
         assert_eq!(p.method(), "S256");
-        assert!(!format!("{p:?}").contains(p.verifier()));
+        let shown = format!("{p:?}");
+        assert!(!shown.contains(p.verifier()));
+        assert!(shown.starts_with("Pkce") && shown.contains(p.challenge()), "{shown}");
     }
 
     #[test]
@@ -123,5 +125,8 @@ mod tests {
         assert!(constant_time_eq("abc", "abc"));
         assert!(!constant_time_eq("abc", "abd"));
         assert!(!constant_time_eq("abc", "ab"));
+        // Differences that cancel out under XOR-folding must not pass.
+        assert!(!constant_time_eq("ab", "ba"));
+        assert!(!constant_time_eq("aabb", "bbaa"));
     }
 }
