@@ -110,9 +110,13 @@
 //! `cargo run -p mcp-host-registry --example servers -- mcp.toml`.
 
 mod config;
+mod digest;
 mod error;
+mod names;
+mod pins;
 mod policy;
 mod registry;
+mod search;
 mod spec;
 mod transport;
 
@@ -120,17 +124,25 @@ pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, LoadOptions, Loaded,
     OAuthConfig, Secret, ServerConfig, TransportConfig,
 };
-pub use error::{ConfigError, Error, Location, TransportError, Warning, WarningKind};
+pub use error::{
+    ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
+};
 #[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};
 pub use mcp_spawn_env::ServerCommand;
+pub use names::{DEFAULT_SEPARATOR, MAX_TOOL_NAME_LEN, NameError, ToolNames};
+pub use pins::{
+    FilePinStore, MemoryPinStore, PinError, PinField, PinPolicy, PinStatus, PinStore, ServerPins,
+    ToolPin, UnknownPinPolicy,
+};
 pub use policy::ToolPolicy;
 pub use registry::{
     Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, ServerStatus,
 };
 #[cfg(feature = "http")]
 pub use registry::{Revocation, default_token_dir};
+pub use search::{SearchHit, ToolIndex, tokenize};
 pub use spec::{SpecError, parse_server_spec};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;
