@@ -566,10 +566,10 @@ fn locate(text: &str, format: Format, location: &Location) -> Option<usize> {
         }
         _ => return None,
     };
-    if let Some(key) = first_key {
-        if let Some(i) = (start..end).find(|&i| key_at(lines[i], key, format)) {
-            return Some(i + 1);
-        }
+    if let Some(key) = first_key
+        && let Some(i) = (start..end).find(|&i| key_at(lines[i], key, format))
+    {
+        return Some(i + 1);
     }
     Some(start + 1)
 }
