@@ -907,7 +907,7 @@ impl<'a> Ctx<'a> {
                 return Ok(None);
             }
         };
-        Ok(Some((index, self.finish_entry(map, name, transport, &entry)?)))
+        Ok(Some((index, self.common(map, name, transport, &entry)?)))
     }
 
     /// One `mcpServers` entry: `None` when skipped.
@@ -970,35 +970,12 @@ impl<'a> Ctx<'a> {
                 return Ok(None);
             }
         };
-        Ok(Some((index, self.finish_entry(map, name, transport, &entry)?)))
+        Ok(Some((index, self.common(map, name, transport, &entry)?)))
     }
 
     fn ignored(&mut self, entry: &Entry, key: &str, why: &str) -> Result<(), ConfigError> {
         self.warn(WarningKind::Ignored, entry.at(key), format!("ignored: {why}"));
         Ok(())
-    }
-
-    /// The rest of an entry, and whether it is usable.
-    fn finish_entry(
-        &mut self,
-        map: &Map<String, Value>,
-        name: String,
-        transport: TransportConfig,
-        entry: &Entry,
-    ) -> Result<ServerConfig, ConfigError> {
-        let mut server = self.common(map, name, transport, entry)?;
-        if let Some(missing) = self.missing.take() {
-            self.warn(
-                WarningKind::ServerUnusable,
-                missing.location.clone(),
-                format!(
-                    "the environment variable {} is not set; the server cannot be used until it is",
-                    missing.variable
-                ),
-            );
-            server.unusable = Some(missing);
-        }
-        Ok(server)
     }
 
     /// Whether the entry's missing variable is in `key` (whose value may
@@ -1080,7 +1057,8 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// `description`, the tool lists, the timeout and the pin policy.
+    /// The rest of an entry (`description`, the tool lists, the timeout,
+    /// the pin policy) and whether it is usable.
     fn common(
         &mut self,
         map: &Map<String, Value>,
@@ -1112,6 +1090,17 @@ impl<'a> Ctx<'a> {
                 invalid(entry.at("pin_policy"), "must be \"warn\", \"block\" or \"allow\"")
             })?),
         };
+        let unusable = self.missing.take();
+        if let Some(missing) = &unusable {
+            self.warn(
+                WarningKind::ServerUnusable,
+                missing.location.clone(),
+                format!(
+                    "the environment variable {} is not set; the server cannot be used until it is",
+                    missing.variable
+                ),
+            );
+        }
         Ok(ServerConfig {
             name,
             description,
@@ -1119,7 +1108,7 @@ impl<'a> Ctx<'a> {
             policy: ToolPolicy::new(allowed.unwrap_or_default(), denied.unwrap_or_default()),
             timeout,
             pin_policy,
-            unusable: None,
+            unusable,
         })
     }
 
