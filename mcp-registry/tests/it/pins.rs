@@ -85,6 +85,15 @@ async fn first_run(path: &Path, script: &Scripted) {
     );
     first.close_all().await;
     drop(first);
+    // Written through a temporary file that is gone, owner-only on Unix.
+    let files: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
     let text = std::fs::read_to_string(path).unwrap();
     let file: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(file["version"], 1);
