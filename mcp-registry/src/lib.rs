@@ -71,8 +71,12 @@
 //! ## What this crate does not do
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
-//! writes to stdout, and never puts a secret in an error, a log or a `Debug`
-//! output ([`Secret`]).
+//! writes to stdout, writes no file but the pin file a host chooses
+//! ([`FilePinStore`]), and never puts a secret in an error, a log or a
+//! `Debug` output ([`Secret`]: values from `*_env` keys, `env`, `headers` and
+//! `auth`; a variable expanded into `command`, `args` or `cwd` is part of a
+//! command line, not a secret, so secrets go to spawned servers through
+//! `env`).
 //!
 //! ## OAuth servers
 //!
