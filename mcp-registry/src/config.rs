@@ -16,7 +16,8 @@ use mcp_spawn_env::ServerCommand;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::{ConfigError, Location, Warning, WarningKind};
+use crate::error::{ConfigError, Location, MissingVariable, Warning, WarningKind};
+use crate::pins::PinPolicy;
 use crate::policy::ToolPolicy;
 
 /// The default request timeout of a server (30 s).
@@ -207,6 +208,16 @@ pub struct ServerConfig {
     pub policy: ToolPolicy,
     /// The request timeout (`timeout_secs`, default 30).
     pub timeout: Duration,
+    /// What a tool definition that changed since it was pinned does
+    /// (`pin_policy`); `None`: the registry's default
+    /// ([`RegistryOptions::pin_policy`](crate::RegistryOptions::pin_policy)).
+    pub pin_policy: Option<PinPolicy>,
+    /// Set when the entry refers to an environment variable that is not
+    /// set: the server is listed but every use of it fails with
+    /// [`Error::ServerUnusable`](crate::Error::ServerUnusable) (the other
+    /// servers are not affected). Its values that came from the missing
+    /// variable are empty.
+    pub unusable: Option<MissingVariable>,
 }
 
 impl ServerConfig {
@@ -237,6 +248,8 @@ impl ServerConfig {
             transport,
             policy: ToolPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
+            pin_policy: None,
+            unusable: None,
         }
     }
 
@@ -255,6 +268,12 @@ impl ServerConfig {
     /// Sets the request timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Sets the pin policy (instead of the registry's default).
+    pub fn with_pin_policy(mut self, policy: PinPolicy) -> Self {
+        self.pin_policy = Some(policy);
         self
     }
 
@@ -335,55 +354,136 @@ pub struct Loaded {
 }
 
 impl Config {
-    /// Reads a file: `.json` as `mcpServers` JSON (or JSON in the
-    /// `mcp_client` shape), anything else as TOML.
+    /// Reads a file. The format is told from the content: text that starts
+    /// with `{` is JSON (`mcpServers`, `servers`, or the `mcp_client`
+    /// shape), anything else TOML; an empty file is the JSON it is named
+    /// after (`.json`) or TOML. Errors and warnings name the file and, where
+    /// it can be found, the line (and for syntax errors the column).
     pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Io { path: PathBuf::from(path), source })?;
-        let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        if is_json {
-            Config::from_json_str(&text, options)
-        } else {
-            Config::from_toml_str(&text, options)
+        let named_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let format = Format::detect(&text, named_json);
+        match format.parse(&text, options) {
+            Ok(mut loaded) => {
+                for warning in &mut loaded.warnings {
+                    warning.path = Some(path.to_owned());
+                    warning.line = locate(&text, format, &warning.location);
+                }
+                Ok(loaded)
+            }
+            Err(ConfigError::Syntax { format, line, column, message, .. }) => {
+                Err(ConfigError::Syntax {
+                    format,
+                    path: Some(path.to_owned()),
+                    line,
+                    column,
+                    message,
+                })
+            }
+            Err(e) => {
+                let line = match &e {
+                    ConfigError::Invalid { location, .. }
+                    | ConfigError::MissingEnv { location, .. } => locate(&text, format, location),
+                    _ => None,
+                };
+                Err(ConfigError::InFile { path: path.to_owned(), line, source: Box::new(e) })
+            }
         }
+    }
+
+    /// Parses text in either format, told from the content as
+    /// [`load`](Self::load) does (text starting with `{` is JSON).
+    pub fn from_str_detected(text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
+        Format::detect(text, false).parse(text, options)
     }
 
     /// Parses TOML with an `[mcp_client]` table (other top-level tables are
     /// the host's and are ignored; no `[mcp_client]` means no servers but
-    /// the host's defaults).
+    /// the host's defaults). An empty text, or a server list outside
+    /// `[mcp_client]` (`[[servers]]`), loads with a warning
+    /// ([`WarningKind::NoServers`], [`WarningKind::MisplacedServers`]).
     pub fn from_toml_str(text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
-        let root: Value = toml::from_str(text).map_err(|e| ConfigError::Syntax {
-            format: "TOML",
-            line: e.span().map(|s| line_of(text, s.start)),
-            message: e.message().trim().to_owned(),
+        let root: Value = toml::from_str(text).map_err(|e| {
+            let position = e.span().map(|s| position_of(text, s.start));
+            ConfigError::Syntax {
+                format: "TOML",
+                path: None,
+                line: position.map(|p| p.0),
+                column: position.map(|p| p.1),
+                message: e.message().trim().to_owned(),
+            }
         })?;
         let mut ctx = Ctx::new(options);
         let config = match root.get("mcp_client") {
             Some(client) => ctx.client(client)?,
-            None => ctx.finish_servers(Vec::new(), true),
+            None => {
+                let misplaced = ["servers", "mcp_servers", "mcpServers"]
+                    .into_iter()
+                    .find(|key| root.get(key).is_some());
+                if let Some(key) = misplaced {
+                    ctx.warn(
+                        WarningKind::MisplacedServers,
+                        Location::top(key),
+                        format!(
+                            "`{key}` is not read: servers go in `[[mcp_client.servers]]` \
+                             (under `[mcp_client]`), so no servers are declared"
+                        ),
+                    );
+                } else if root.as_object().is_none_or(Map::is_empty) {
+                    ctx.warn(
+                        WarningKind::NoServers,
+                        Location::default(),
+                        "the configuration is empty: it declares no servers".into(),
+                    );
+                }
+                ctx.finish_servers(Vec::new(), true)
+            }
         };
         Ok(Loaded { config, warnings: ctx.warnings })
     }
 
     /// Parses the JSON other hosts write: `{"mcpServers": {NAME: {...}}}`
     /// (Claude Desktop, Cursor), `{"servers": {...}}` (VS Code), or JSON in
-    /// the `mcp_client` shape. Other top-level keys are ignored.
+    /// the `mcp_client` shape. Other top-level keys are ignored; JSON with
+    /// none of these keys (or an empty text) loads with a
+    /// [`WarningKind::NoServers`] warning.
     ///
     /// An entry has `command`, `args`, `env`, `cwd` (stdio) or `url`,
     /// `type`, `headers` (HTTP); also `disabled` or `enabled`,
-    /// `description`, `allowed_tools`, `disallowed_tools`, `timeout_secs`.
-    /// `${env:NAME}` (or `${NAME}`) in `env` and `headers` values is
-    /// replaced by the variable.
+    /// `description`, `allowed_tools`, `disallowed_tools`, `timeout_secs`,
+    /// `pin_policy`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
+    /// every string value are replaced by the variable.
     pub fn from_json_str(text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
+        if text.trim().is_empty() {
+            let mut ctx = Ctx::new(options);
+            ctx.warn(
+                WarningKind::NoServers,
+                Location::default(),
+                "the configuration is empty: it declares no servers".into(),
+            );
+            let config = ctx.finish_servers(Vec::new(), true);
+            return Ok(Loaded { config, warnings: ctx.warnings });
+        }
         let root: JsonRoot = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
             format: "JSON",
+            path: None,
             line: Some(e.line()).filter(|l| *l > 0),
+            column: Some(e.column()).filter(|c| *c > 0 && e.line() > 0),
             message: json_message(&e),
         })?;
         let mut ctx = Ctx::new(options);
         let config = if let Some(client) = &root.mcp_client {
             ctx.client(client)?
         } else {
+            if root.mcp_servers.is_none() && root.servers.is_none() {
+                ctx.warn(
+                    WarningKind::NoServers,
+                    Location::default(),
+                    "no `mcpServers`, `servers` or `mcp_client` key: no servers are declared"
+                        .into(),
+                );
+            }
             let mut servers = Vec::new();
             for (index, (name, entry)) in
                 root.mcp_servers.iter().chain(root.servers.iter()).flat_map(|m| &m.0).enumerate()
@@ -395,6 +495,97 @@ impl Config {
             ctx.finish_servers(servers, true)
         };
         Ok(Loaded { config, warnings: ctx.warnings })
+    }
+}
+
+/// A configuration's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Toml,
+    Json,
+}
+
+impl Format {
+    /// JSON when the text starts with `{` (TOML never does), or when it is
+    /// empty and named `.json`; TOML otherwise.
+    fn detect(text: &str, named_json: bool) -> Format {
+        let start = text.trim_start_matches('\u{feff}').trim_start();
+        match start.chars().next() {
+            Some('{') => Format::Json,
+            None if named_json => Format::Json,
+            _ => Format::Toml,
+        }
+    }
+
+    fn parse(self, text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        match self {
+            Format::Toml => Config::from_toml_str(text, options),
+            Format::Json => Config::from_json_str(text, options),
+        }
+    }
+}
+
+/// The line of a location in a configuration's text, found by its shape:
+/// the server's entry (the n-th `[[mcp_client.servers]]`, or the JSON key
+/// of its name), then the first part of the key within it. `None` when it
+/// cannot be found.
+fn locate(text: &str, format: Format, location: &Location) -> Option<usize> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let first_key = location.key.as_deref().map(|k| k.split('.').next().unwrap_or(k));
+    let (start, end) = match (format, &location.server, location.index) {
+        (Format::Toml, _, Some(index)) => {
+            let headers: Vec<usize> = (0..lines.len())
+                .filter(|&i| {
+                    let compact: String = lines[i].chars().filter(|c| !c.is_whitespace()).collect();
+                    compact.starts_with("[[mcp_client.servers]]")
+                })
+                .collect();
+            let start = *headers.get(index)?;
+            let end = (start + 1..lines.len())
+                .find(|&i| lines[i].trim_start().starts_with('['))
+                .unwrap_or(lines.len());
+            (start, end)
+        }
+        (Format::Json, Some(name), _) => {
+            let quoted = serde_json::to_string(name).ok()?;
+            let start = (0..lines.len()).find(|&i| {
+                lines[i]
+                    .split(&quoted)
+                    .nth(1)
+                    .is_some_and(|after| after.trim_start().starts_with(':'))
+            })?;
+            (start, lines.len())
+        }
+        (_, None, None) => {
+            let key = location.key.as_deref()?;
+            let last = key.rsplit('.').next().unwrap_or(key);
+            let found = (0..lines.len()).find(|&i| key_at(lines[i], last, format))?;
+            return Some(found + 1);
+        }
+        _ => return None,
+    };
+    if let Some(key) = first_key
+        && let Some(i) = (start..end).find(|&i| key_at(lines[i], key, format))
+    {
+        return Some(i + 1);
+    }
+    Some(start + 1)
+}
+
+/// Whether a line sets `key` (`key = ...`, `key.x = ...` in TOML;
+/// `"key": ...` in JSON).
+fn key_at(line: &str, key: &str, format: Format) -> bool {
+    match format {
+        Format::Toml => line.trim_start().strip_prefix(key).is_some_and(|after| {
+            let after = after.trim_start();
+            after.starts_with('=') || after.starts_with('.')
+        }),
+        Format::Json => line
+            .split(&format!("\"{key}\""))
+            .nth(1)
+            .is_some_and(|after| after.trim_start().starts_with(':')),
     }
 }
 
@@ -435,7 +626,7 @@ impl<'de> Deserialize<'de> for Ordered {
 
 /// serde_json's message without the position (given separately) and
 /// without quoting the input.
-fn json_message(e: &serde_json::Error) -> String {
+pub(crate) fn json_message(e: &serde_json::Error) -> String {
     let text = e.to_string();
     match text.rfind(" at line ") {
         Some(i) => text[..i].to_owned(),
@@ -443,8 +634,16 @@ fn json_message(e: &serde_json::Error) -> String {
     }
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
+/// The 1-based line and column (in characters) of a byte offset.
+fn position_of(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or(before).chars().count() + 1;
+    (line, column)
 }
 
 const CLIENT_KEYS: &[&str] = &["enabled", "client_identity", "servers"];
@@ -463,6 +662,7 @@ const SERVER_KEYS: &[&str] = &[
     "timeout_secs",
     "headers",
     "auth",
+    "pin_policy",
 ];
 const JSON_SERVER_KEYS: &[&str] = &[
     "command",
@@ -478,12 +678,15 @@ const JSON_SERVER_KEYS: &[&str] = &[
     "allowed_tools",
     "disallowed_tools",
     "timeout_secs",
+    "pin_policy",
 ];
 
 /// The validator's state: options and the warnings so far.
 struct Ctx<'a> {
     options: &'a LoadOptions,
     warnings: Vec<Warning>,
+    /// The first variable the current entry refers to that is not set.
+    missing: Option<MissingVariable>,
 }
 
 /// Where an entry is, for messages.
@@ -505,12 +708,12 @@ impl Entry {
 
 impl<'a> Ctx<'a> {
     fn new(options: &'a LoadOptions) -> Self {
-        Ctx { options, warnings: Vec::new() }
+        Ctx { options, warnings: Vec::new(), missing: None }
     }
 
     fn warn(&mut self, kind: WarningKind, location: Location, message: String) {
         tracing::warn!(target: "mcp_host_registry", "{location}: {message}");
-        self.warnings.push(Warning { kind, location, message });
+        self.warnings.push(Warning { kind, location, message, path: None, line: None });
     }
 
     /// A problem that is a warning, or an error in strict mode.
@@ -659,11 +862,14 @@ impl<'a> Ctx<'a> {
         entry.name = Some(name.clone());
         self.check_keys(map, SERVER_KEYS, "", Some(&entry))?;
 
-        let command = opt_str(map, "command", || entry.at("command"))?.map(|c| c.trim().to_owned());
-        let endpoint =
-            opt_str(map, "endpoint", || entry.at("endpoint"))?.map(|e| e.trim().to_owned());
+        self.missing = None;
+        let command = self.string(map, "command", &entry)?.map(|c| c.trim().to_owned());
+        let endpoint = self.string(map, "endpoint", &entry)?.map(|e| e.trim().to_owned());
         let headers = self.headers(map, "headers", &entry)?;
-        let transport = match (command.filter(|c| !c.is_empty()), endpoint) {
+        let command = command.filter(|c| !c.is_empty() || self.missing_at("command"));
+        let endpoint =
+            endpoint.map(|e| if self.missing_at("endpoint") { "<unset>".into() } else { e });
+        let transport = match (command, endpoint) {
             (Some(command), endpoint) => {
                 if endpoint.is_some_and(|e| !e.is_empty()) {
                     self.ignored(
@@ -736,9 +942,12 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-        let command = opt_str(map, "command", || entry.at("command"))?.map(|c| c.trim().to_owned());
-        let url = opt_str(map, "url", || entry.at("url"))?.map(|u| u.trim().to_owned());
-        let transport = match (command.filter(|c| !c.is_empty()), url) {
+        self.missing = None;
+        let command = self.string(map, "command", &entry)?.map(|c| c.trim().to_owned());
+        let url = self.string(map, "url", &entry)?.map(|u| u.trim().to_owned());
+        let command = command.filter(|c| !c.is_empty() || self.missing_at("command"));
+        let url = url.map(|u| if self.missing_at("url") { "<unset>".into() } else { u });
+        let transport = match (command, url) {
             (Some(command), url) => {
                 if url.is_some_and(|u| !u.is_empty()) {
                     self.ignored(&entry, "url", "a command is given, so the server is spawned")?;
@@ -769,7 +978,87 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    /// `description`, the tool lists and the timeout.
+    /// Whether the entry's missing variable is in `key` (whose value may
+    /// then be empty: the entry is kept, unusable, rather than skipped).
+    fn missing_at(&self, key: &str) -> bool {
+        self.missing.as_ref().is_some_and(|m| m.location.key.as_deref() == Some(key))
+    }
+
+    /// A string value, `${VAR}` expanded.
+    fn string(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        entry: &Entry,
+    ) -> Result<Option<String>, ConfigError> {
+        match opt_str(map, key, || entry.at(key))? {
+            Some(text) => self.expand(text, entry.at(key)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A list of strings, each `${VAR}` expanded.
+    fn string_list(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        location: impl Fn() -> Location,
+    ) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(items) = opt_str_list(map, key, &location)? else { return Ok(None) };
+        items.iter().map(|item| self.expand(item, location())).collect::<Result<_, _>>().map(Some)
+    }
+
+    /// A table of strings, each value `${VAR}` expanded (`KEY.NAME` in
+    /// messages).
+    fn string_map(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        location: impl Fn(&str) -> Location,
+    ) -> Result<Vec<(String, String)>, ConfigError> {
+        let items = opt_str_map(map, key, || location(key))?.unwrap_or_default();
+        let mut out = Vec::with_capacity(items.len());
+        for (name, value) in items {
+            let value = self.expand(&value, location(&format!("{key}.{name}")))?;
+            out.push((name, value));
+        }
+        Ok(out)
+    }
+
+    /// An environment variable's value. One that is not set is an error in
+    /// strict mode; otherwise it makes the entry unusable (the first one is
+    /// remembered) and reads as empty.
+    fn var(&mut self, name: &str, location: Location) -> Result<String, ConfigError> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(invalid(location, "names no environment variable"));
+        }
+        if let Some(value) = (self.options.env)(name) {
+            return Ok(value);
+        }
+        if self.options.strict {
+            return Err(ConfigError::MissingEnv { location, variable: name.to_owned() });
+        }
+        if self.missing.is_none() {
+            self.missing = Some(MissingVariable { location, variable: name.to_owned() });
+        }
+        Ok(String::new())
+    }
+
+    /// `text` with `${VAR}`, `${env:VAR}`, `${VAR:-default}` and
+    /// `${env:VAR:-default}` replaced ([`expand`]).
+    fn expand(&mut self, text: &str, location: Location) -> Result<String, ConfigError> {
+        expand(text, |name, default| match default {
+            Some(default) => match (self.options.env)(name) {
+                Some(value) if !value.is_empty() => Ok(value),
+                _ => Ok(default.to_owned()),
+            },
+            None => self.var(name, location.clone()),
+        })
+    }
+
+    /// The rest of an entry (`description`, the tool lists, the timeout,
+    /// the pin policy) and whether it is usable.
     fn common(
         &mut self,
         map: &Map<String, Value>,
@@ -777,7 +1066,8 @@ impl<'a> Ctx<'a> {
         transport: TransportConfig,
         entry: &Entry,
     ) -> Result<ServerConfig, ConfigError> {
-        let description = opt_str(map, "description", || entry.at("description"))?
+        let description = self
+            .string(map, "description", entry)?
             .map(|d| d.trim().to_owned())
             .filter(|d| !d.is_empty());
         let allowed = opt_str_list(map, "allowed_tools", || entry.at("allowed_tools"))?;
@@ -794,12 +1084,31 @@ impl<'a> Ctx<'a> {
                 }
             },
         };
+        let pin_policy = match opt_str(map, "pin_policy", || entry.at("pin_policy"))? {
+            None => None,
+            Some(text) => Some(text.parse::<PinPolicy>().map_err(|_| {
+                invalid(entry.at("pin_policy"), "must be \"warn\", \"block\" or \"allow\"")
+            })?),
+        };
+        let unusable = self.missing.take();
+        if let Some(missing) = &unusable {
+            self.warn(
+                WarningKind::ServerUnusable,
+                missing.location.clone(),
+                format!(
+                    "the environment variable {} is not set; the server cannot be used until it is",
+                    missing.variable
+                ),
+            );
+        }
         Ok(ServerConfig {
             name,
             description,
             transport,
             policy: ToolPolicy::new(allowed.unwrap_or_default(), denied.unwrap_or_default()),
             timeout,
+            pin_policy,
+            unusable,
         })
     }
 
@@ -811,13 +1120,11 @@ impl<'a> Ctx<'a> {
         entry: &Entry,
     ) -> Result<ServerCommand, ConfigError> {
         let mut cmd = ServerCommand::new(command);
-        cmd.args = opt_str_list(map, "args", || entry.at("args"))?.unwrap_or_default();
-        for (key, value) in opt_str_map(map, "env", || entry.at("env"))?.unwrap_or_default() {
-            let at = format!("env.{key}");
-            let value = expand(&value, || entry.at(at.clone()), &self.options.env)?;
+        cmd.args = self.string_list(map, "args", || entry.at("args"))?.unwrap_or_default();
+        for (key, value) in self.string_map(map, "env", |k| entry.at(k))? {
             cmd.env.insert(key, value);
         }
-        if let Some(cwd) = opt_str(map, "cwd", || entry.at("cwd"))?
+        if let Some(cwd) = self.string(map, "cwd", entry)?
             && !cwd.trim().is_empty()
         {
             cmd.cwd = Some(PathBuf::from(cwd.trim()));
@@ -833,12 +1140,13 @@ impl<'a> Ctx<'a> {
         entry: &Entry,
     ) -> Result<Vec<(String, Secret)>, ConfigError> {
         let mut out = Vec::new();
-        for (name, value) in opt_str_map(map, key, || entry.at(key))?.unwrap_or_default() {
-            let at = format!("{key}.{name}");
+        for (name, value) in self.string_map(map, key, |k| entry.at(k))? {
             if name.trim().is_empty() {
-                return Err(invalid(entry.at(at), "a header name must not be blank"));
+                return Err(invalid(
+                    entry.at(format!("{key}.{name}")),
+                    "a header name must not be blank",
+                ));
             }
-            let value = expand(&value, || entry.at(at.clone()), &self.options.env)?;
             out.push((name.trim().to_owned(), Secret(value)));
         }
         Ok(out)
@@ -874,16 +1182,14 @@ impl<'a> Ctx<'a> {
             }
             "headers" => {
                 let mut list = Vec::new();
-                for (name, value) in
-                    opt_str_map(map, "headers", || at("headers"))?.unwrap_or_default()
-                {
+                for (name, value) in self.string_map(map, "headers", at)? {
                     list.push((name, Secret(value)));
                 }
                 for (name, var) in
                     opt_str_map(map, "headers_env", || at("headers_env"))?.unwrap_or_default()
                 {
                     let location = at(&format!("headers_env.{name}"));
-                    list.push((name, Secret(lookup(&var, location, &self.options.env)?)));
+                    list.push((name, Secret(self.var(&var, location)?)));
                 }
                 if list.is_empty() {
                     return Err(invalid(at("headers"), "no headers are given"));
@@ -900,16 +1206,20 @@ impl<'a> Ctx<'a> {
                     (None, None) => None,
                     _ => Some(self.secret(map, "client_secret", entry)?),
                 };
+                let mut auth_string = |key: &str| match opt_str(map, key, || at(key))? {
+                    Some(text) => self.expand(text, at(key)).map(Some),
+                    None => Ok::<_, ConfigError>(None),
+                };
+                let client_id = auth_string("client_id")?;
+                let client_metadata_url = auth_string("client_metadata_url")?;
+                let redirect_uri = auth_string("redirect_uri")?;
+                let scopes = self.string_list(map, "scopes", || at("scopes"))?.unwrap_or_default();
                 let oauth = OAuthConfig {
-                    client_id: opt_str(map, "client_id", || at("client_id"))?.map(str::to_owned),
+                    client_id,
                     client_secret,
-                    scopes: opt_str_list(map, "scopes", || at("scopes"))?.unwrap_or_default(),
-                    client_metadata_url: opt_str(map, "client_metadata_url", || {
-                        at("client_metadata_url")
-                    })?
-                    .map(str::to_owned),
-                    redirect_uri: opt_str(map, "redirect_uri", || at("redirect_uri"))?
-                        .map(str::to_owned),
+                    scopes,
+                    client_metadata_url,
+                    redirect_uri,
                 };
                 (
                     &[
@@ -951,8 +1261,8 @@ impl<'a> Ctx<'a> {
             (Some(_), Some(_)) => {
                 Err(invalid(at(key), &format!("give `{key}` or `{env_key}`, not both")))
             }
-            (Some(value), None) => Ok(Secret(value.to_owned())),
-            (None, Some(var)) => lookup(var, at(&env_key), &self.options.env).map(Secret),
+            (Some(value), None) => self.expand(value, at(key)).map(Secret),
+            (None, Some(var)) => self.var(var, at(&env_key)).map(Secret),
             (None, None) => Err(invalid(at(key), &format!("is missing (or give `{env_key}`)"))),
         }
     }
@@ -962,38 +1272,46 @@ fn invalid(location: Location, reason: &str) -> ConfigError {
     ConfigError::Invalid { location, reason: reason.to_owned() }
 }
 
-fn lookup(var: &str, location: Location, env: &EnvLookup) -> Result<String, ConfigError> {
-    let var = var.trim();
-    if var.is_empty() {
-        return Err(invalid(location, "names no environment variable"));
-    }
-    env(var).ok_or_else(|| ConfigError::MissingEnv { location, variable: var.to_owned() })
-}
-
-/// Replaces `${env:NAME}` and `${NAME}` with the variable's value; anything
-/// else is kept verbatim.
-fn expand(
-    text: &str,
-    location: impl Fn() -> Location,
-    env: &EnvLookup,
-) -> Result<String, ConfigError> {
+/// Replaces `${NAME}` and `${env:NAME}` with `value(NAME, None)`, and
+/// `${NAME:-default}` and `${env:NAME:-default}` with
+/// `value(NAME, Some(default))`; `$${` is a literal `${`. Anything else
+/// (an unclosed `${`, a `${...}` that does not hold a variable name) is kept
+/// verbatim. `NAME` is `[A-Za-z_][A-Za-z0-9_]*`.
+pub(crate) fn expand<F>(text: &str, mut value: F) -> Result<String, ConfigError>
+where
+    F: FnMut(&str, Option<&str>) -> Result<String, ConfigError>,
+{
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find("${") {
+    while let Some(start) = rest.find('$') {
         out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
+        let tail = &rest[start..];
+        if let Some(after) = tail.strip_prefix("$${") {
+            out.push_str("${");
+            rest = after;
+            continue;
+        }
+        let Some(after) = tail.strip_prefix("${") else {
+            out.push('$');
+            rest = &tail[1..];
+            continue;
+        };
         let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
+            out.push_str(tail);
             return Ok(out);
         };
         let inner = &after[..end];
-        let var = inner.strip_prefix("env:").unwrap_or(inner);
-        let is_name = var.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let reference = inner.strip_prefix("env:").unwrap_or(inner);
+        let (name, default) = match reference.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (reference, None),
+        };
+        let is_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if is_name {
-            out.push_str(&lookup(var, location(), env)?);
+            out.push_str(&value(name, default)?);
         } else {
-            out.push_str(&rest[start..start + 2 + end + 1]);
+            out.push_str(&tail[..2 + end + 1]);
         }
         rest = &after[end + 1..];
     }

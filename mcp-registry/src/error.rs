@@ -4,6 +4,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::pins::{PinError, PinField};
+
 /// Where in a configuration a problem is: the server entry (by name when it
 /// has one, and by its position) and the key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,6 +67,15 @@ pub enum WarningKind {
     DuplicateName,
     /// A value that is present but not used (an endpoint beside a command).
     Ignored,
+    /// The configuration declares no servers: the file is empty, or holds
+    /// nothing the registry reads.
+    NoServers,
+    /// A server list outside the table the registry reads (`[[servers]]`
+    /// without `[mcp_client]`), so it declares nothing.
+    MisplacedServers,
+    /// A server refers to an environment variable that is not set: it is
+    /// loaded but unusable ([`Error::ServerUnusable`]); the others work.
+    ServerUnusable,
 }
 
 /// A problem in a configuration that did not stop it loading. Loading
@@ -78,11 +89,51 @@ pub struct Warning {
     pub location: Location,
     /// What it is, for a person.
     pub message: String,
+    /// The file, when the configuration was read from one
+    /// ([`Config::load`](crate::Config::load)).
+    pub path: Option<PathBuf>,
+    /// The 1-based line in the file, when it could be found.
+    pub line: Option<usize>,
 }
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_file_position(f, self.path.as_deref(), self.line, None)?;
         write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// `path:line:column: ` (as much as is known), or nothing.
+fn write_file_position(
+    f: &mut fmt::Formatter<'_>,
+    path: Option<&std::path::Path>,
+    line: Option<usize>,
+    column: Option<usize>,
+) -> fmt::Result {
+    let Some(path) = path else { return Ok(()) };
+    write!(f, "{}", path.display())?;
+    if let Some(line) = line {
+        write!(f, ":{line}")?;
+        if let Some(column) = column {
+            write!(f, ":{column}")?;
+        }
+    }
+    f.write_str(": ")
+}
+
+/// A server's reference to an environment variable that is not set: the
+/// server is unusable until it is, while the others work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingVariable {
+    /// Where the reference is (the server and the key).
+    pub location: Location,
+    /// The variable's name (never its value: it has none).
+    pub variable: String,
+}
+
+impl fmt::Display for MissingVariable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: the environment variable {} is not set", self.location, self.variable)
     }
 }
 
@@ -102,8 +153,12 @@ pub enum ConfigError {
     Syntax {
         /// `"TOML"` or `"JSON"`.
         format: &'static str,
+        /// The file, when read from one.
+        path: Option<PathBuf>,
         /// The 1-based line, when known.
         line: Option<usize>,
+        /// The 1-based column, when known.
+        column: Option<usize>,
         /// What the parser said.
         message: String,
     },
@@ -122,6 +177,44 @@ pub enum ConfigError {
         /// The variable's name.
         variable: String,
     },
+    /// A problem in a configuration file ([`Config::load`](crate::Config::load)):
+    /// the file and, when it could be found, the line of the entry or key.
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line, when found.
+        line: Option<usize>,
+        /// The problem.
+        source: Box<ConfigError>,
+    },
+}
+
+impl ConfigError {
+    /// The problem itself, without the file it is in
+    /// ([`InFile`](Self::InFile) unwrapped).
+    pub fn problem(&self) -> &ConfigError {
+        match self {
+            ConfigError::InFile { source, .. } => source.problem(),
+            other => other,
+        }
+    }
+
+    /// The file the problem is in, when known.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            ConfigError::Io { path, .. } | ConfigError::InFile { path, .. } => Some(path),
+            ConfigError::Syntax { path, .. } => path.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The 1-based line the problem is at, when known.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ConfigError::Syntax { line, .. } | ConfigError::InFile { line, .. } => *line,
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for ConfigError {
@@ -130,11 +223,17 @@ impl fmt::Display for ConfigError {
             ConfigError::Io { path, source } => {
                 write!(f, "cannot read the MCP configuration {}: {source}", path.display())
             }
-            ConfigError::Syntax { format, line: Some(line), message } => {
-                write!(f, "invalid {format} in the MCP configuration at line {line}: {message}")
-            }
-            ConfigError::Syntax { format, line: None, message } => {
-                write!(f, "invalid {format} in the MCP configuration: {message}")
+            ConfigError::Syntax { format, path, line, column, message } => {
+                write_file_position(f, path.as_deref(), *line, *column)?;
+                write!(f, "invalid {format} in the MCP configuration")?;
+                match (path, line, column) {
+                    (Some(_), _, _) | (None, None, _) => {}
+                    (None, Some(line), None) => write!(f, " at line {line}")?,
+                    (None, Some(line), Some(column)) => {
+                        write!(f, " at line {line}, column {column}")?
+                    }
+                }
+                write!(f, ": {message}")
             }
             ConfigError::Invalid { location, reason } => {
                 write!(f, "invalid MCP configuration: {location}: {reason}")
@@ -143,6 +242,10 @@ impl fmt::Display for ConfigError {
                 f,
                 "invalid MCP configuration: {location}: the environment variable {variable} is not set"
             ),
+            ConfigError::InFile { path, line, source } => {
+                write_file_position(f, Some(path), *line, None)?;
+                source.fmt(f)
+            }
         }
     }
 }
@@ -151,6 +254,7 @@ impl std::error::Error for ConfigError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ConfigError::Io { source, .. } => Some(source),
+            ConfigError::InFile { source, .. } => Some(&**source),
             _ => None,
         }
     }
@@ -418,6 +522,32 @@ pub enum Error {
         /// `"http"`.
         transport: &'static str,
     },
+    /// The server's configuration refers to an environment variable that
+    /// is not set (nothing was spawned or sent; the other servers work).
+    ServerUnusable {
+        /// The server.
+        server: String,
+        /// The variable and where the configuration refers to it.
+        missing: MissingVariable,
+    },
+    /// The tool's definition changed since it was pinned, and the server's
+    /// pin policy is `block`: the tool is withheld until the host approves
+    /// the new definition ([`Registry::approve_pins`](crate::Registry::approve_pins)).
+    ToolChanged {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The parts of the definition that changed.
+        fields: Vec<PinField>,
+    },
+    /// The tool pin store failed.
+    Pins {
+        /// The server whose pins were read or written.
+        server: String,
+        /// What failed.
+        source: PinError,
+    },
 }
 
 impl Error {
@@ -435,7 +565,10 @@ impl Error {
             | Error::ConnectTimeout { server, .. }
             | Error::Closed { server }
             | Error::Transport { server, .. }
-            | Error::TransportUnavailable { server, .. } => Some(server),
+            | Error::TransportUnavailable { server, .. }
+            | Error::ServerUnusable { server, .. }
+            | Error::ToolChanged { server, .. }
+            | Error::Pins { server, .. } => Some(server),
             #[cfg(feature = "http")]
             Error::Login { server, .. } | Error::Logout { server, .. } => Some(server),
         }
@@ -454,6 +587,7 @@ impl Error {
                 | Error::UnknownTool { .. }
                 | Error::NotOAuth { .. }
                 | Error::TransportUnavailable { .. }
+                | Error::ServerUnusable { .. }
         )
     }
 
@@ -521,6 +655,24 @@ impl fmt::Display for Error {
                 "MCP server {server:?} uses the {transport} transport, which this build does not \
                  include (mcp-registry's `{transport}` feature is off)"
             ),
+            Error::ServerUnusable { server, missing } => write!(
+                f,
+                "MCP server {server:?} cannot be used: key `{}` refers to the environment \
+                 variable {}, which is not set",
+                missing.location.key.as_deref().unwrap_or("?"),
+                missing.variable
+            ),
+            Error::ToolChanged { server, tool, fields } => {
+                write!(f, "tool {tool:?} of MCP server {server:?} changed since it was pinned (")?;
+                for (i, field) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(field.as_str())?;
+                }
+                f.write_str("); it is withheld until the new definition is approved")
+            }
+            Error::Pins { server, source } => write!(f, "MCP server {server:?}: {source}"),
         }
     }
 }
@@ -530,6 +682,7 @@ impl std::error::Error for Error {
         match self {
             Error::Config(e) => Some(e),
             Error::Transport { source, .. } => Some(source),
+            Error::Pins { source, .. } => Some(source),
             #[cfg(feature = "http")]
             Error::Login { source, .. } | Error::Logout { source, .. } => Some(source),
             _ => None,

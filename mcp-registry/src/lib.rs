@@ -4,11 +4,16 @@
 //!
 //! - **Configuration** ([`Config`]): the `[mcp_client]` TOML shape hosts
 //!   already write, and the `mcpServers` JSON of Claude Desktop, Cursor and
-//!   VS Code, read by one validator. Secrets come from the environment
-//!   (`token_env = "NAME"`, `${env:NAME}`), and a missing variable is an
-//!   error naming the server and the key. Problems that do not stop loading
-//!   (unknown keys, skipped entries, replaced duplicates) come back as a list
-//!   of [`Warning`]s; in strict mode they are errors.
+//!   VS Code, read by one validator, the format told from the content.
+//!   Secrets come from the environment (`token_env = "NAME"`), and
+//!   `${NAME}`, `${env:NAME}` and `${NAME:-default}` are expanded in every
+//!   string value of a server entry. A missing variable makes only its own
+//!   server unusable ([`ServerConfig::unusable`], [`Error::ServerUnusable`]
+//!   naming the key and the variable). Problems that do not stop loading
+//!   (unknown keys, skipped entries, replaced duplicates, an empty or
+//!   misplaced server list, an unusable server) come back as a list of
+//!   [`Warning`]s; in strict mode they are errors. From a file, errors and
+//!   warnings name it and the line.
 //! - **Tool policy** ([`ToolPolicy`]): allow and deny lists, deny wins,
 //!   exact and case-sensitive; applied before anything is spawned or sent.
 //! - **One transport face** ([`Transport`], object-safe as
@@ -22,6 +27,16 @@
 //!   [`ServerStatus`] (connected or not, the protocol version spoken and
 //!   its era: the handshake era or the stateless 2026-07-28 one, which the
 //!   client finds by probing).
+//! - **Tool pinning** ([`PinStore`], [`PinPolicy`], [`PinStatus`]): a
+//!   digest of each tool definition is recorded the first time it is seen
+//!   ([`FilePinStore`] beside the configuration, [`MemoryPinStore`] by
+//!   default); a definition that later differs is warned about, withheld
+//!   ([`Error::ToolChanged`], naming the changed fields) or re-pinned, by
+//!   policy, until the host approves it (`Registry::approve_pins`).
+//! - **Flat tool names** ([`ToolNames`]): unique `server__tool` names of
+//!   `[A-Za-z0-9_-]`, at most 64 characters, stable, with the way back.
+//! - **Tool search** ([`ToolIndex`], `Registry::search_tools`): BM25 over
+//!   tools' names, titles and descriptions.
 //! - **Command-line specs** ([`parse_server_spec`]): `https://...` or a
 //!   command line, as `mcpc --server` takes them.
 //!
@@ -56,8 +71,12 @@
 //! ## What this crate does not do
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
-//! writes to stdout, and never puts a secret in an error, a log or a `Debug`
-//! output ([`Secret`]).
+//! writes to stdout, writes no file but the pin file a host chooses
+//! ([`FilePinStore`]), and never puts a secret in an error, a log or a
+//! `Debug` output ([`Secret`]: values from `*_env` keys, `env`, `headers` and
+//! `auth`; a variable expanded into `command`, `args` or `cwd` is part of a
+//! command line, not a secret, so secrets go to spawned servers through
+//! `env`).
 //!
 //! ## OAuth servers
 //!
@@ -110,9 +129,13 @@
 //! `cargo run -p mcp-host-registry --example servers -- mcp.toml`.
 
 mod config;
+mod digest;
 mod error;
+mod names;
+mod pins;
 mod policy;
 mod registry;
+mod search;
 mod spec;
 mod transport;
 
@@ -120,17 +143,25 @@ pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, LoadOptions, Loaded,
     OAuthConfig, Secret, ServerConfig, TransportConfig,
 };
-pub use error::{ConfigError, Error, Location, TransportError, Warning, WarningKind};
+pub use error::{
+    ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
+};
 #[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};
 pub use mcp_spawn_env::ServerCommand;
+pub use names::{DEFAULT_SEPARATOR, MAX_TOOL_NAME_LEN, NameError, ToolNames};
+pub use pins::{
+    FilePinStore, MemoryPinStore, PinError, PinField, PinPolicy, PinStatus, PinStore, ServerPins,
+    ToolPin, UnknownPinPolicy,
+};
 pub use policy::ToolPolicy;
 pub use registry::{
     Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, ServerStatus,
 };
 #[cfg(feature = "http")]
 pub use registry::{Revocation, default_token_dir};
+pub use search::{SearchHit, ToolIndex, tokenize};
 pub use spec::{SpecError, parse_server_spec};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;

@@ -28,6 +28,7 @@ use crate::config::{ClientIdentity, Config, ServerConfig, TransportConfig};
 #[cfg(feature = "http")]
 use crate::error::{ConfigError, Location};
 use crate::error::{Error, TransportError};
+use crate::pins::{MemoryPinStore, PinBook, PinPolicy, PinStore};
 #[cfg(any(feature = "stdio", feature = "http"))]
 use crate::transport::BoxTransport;
 use crate::transport::ServerClient;
@@ -485,6 +486,14 @@ pub struct RegistryOptions {
     /// The host's login command, shown in [`Error::LoginRequired`]; `{server}`
     /// is replaced with the server's name (e.g. `"mcpc login {server}"`).
     pub login_command: Option<String>,
+    /// Where tool pins are kept ([`MemoryPinStore`] by default: for as
+    /// long as the registry's process runs). A host that loads its
+    /// configuration from a file keeps them beside it
+    /// ([`FilePinStore::beside`](crate::FilePinStore::beside)).
+    pub pin_store: Arc<dyn PinStore>,
+    /// What a changed tool definition does when the server's entry sets no
+    /// `pin_policy` ([`PinPolicy::Warn`] by default).
+    pub pin_policy: PinPolicy,
 }
 
 impl Default for RegistryOptions {
@@ -493,6 +502,8 @@ impl Default for RegistryOptions {
             max_concurrency: 8,
             connector: Arc::new(DefaultConnector::default()),
             login_command: None,
+            pin_store: Arc::new(MemoryPinStore::new()),
+            pin_policy: PinPolicy::default(),
         }
     }
 }
@@ -510,6 +521,8 @@ impl fmt::Debug for RegistryOptions {
             .field("max_concurrency", &self.max_concurrency)
             .field("connector", &self.connector)
             .field("login_command", &self.login_command)
+            .field("pin_store", &self.pin_store)
+            .field("pin_policy", &self.pin_policy)
             .finish()
     }
 }
@@ -604,6 +617,7 @@ pub struct Registry {
     /// Counts [`close_all`](Registry::close_all) calls: a connection made
     /// by a connect that began before one is closed, not kept.
     closes: std::sync::atomic::AtomicU64,
+    pins: PinBook,
 }
 
 /// How long [`Registry::close_all`] waits for a server whose connection is
@@ -620,9 +634,11 @@ impl Registry {
             .into_iter()
             .map(|server| Slot { server, conn: tokio::sync::Mutex::new(None) })
             .collect();
+        let pins = PinBook::new(options.pin_store.clone(), options.pin_policy);
         Registry {
             identity: config.client_identity,
             slots,
+            pins,
             options,
             generation: std::sync::atomic::AtomicU64::new(0),
             closes: std::sync::atomic::AtomicU64::new(0),
@@ -682,6 +698,12 @@ impl Registry {
     /// The cached connection, or a new one (spawned or connected, then
     /// initialized), bounded by the server's timeout plus a grace period.
     async fn connection(&self, slot: &Slot) -> Result<(u64, ServerClient), Error> {
+        if let Some(missing) = &slot.server.unusable {
+            return Err(Error::ServerUnusable {
+                server: slot.server.name.clone(),
+                missing: missing.clone(),
+            });
+        }
         let mut cached = slot.conn.lock().await;
         if let Some((generation, conn)) = &*cached {
             return Ok((*generation, conn.clone()));
@@ -802,18 +824,32 @@ impl Registry {
         self.fan_out(|name| self.initialize(name)).await
     }
 
-    /// The server's tools that its policy allows.
+    /// The server's tools that its policy allows, less those withheld by
+    /// tool pinning (a definition that changed since it was pinned, under
+    /// [`PinPolicy::Block`]; see [`list_tools_with_pins`](Self::list_tools_with_pins)).
     pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, Error> {
+        let (config, tools) = self.allowed_tools(server).await?;
+        self.pins.visible(config, tools)
+    }
+
+    /// The server's tools that its policy allows, before pinning.
+    pub(crate) async fn allowed_tools(
+        &self,
+        server: &str,
+    ) -> Result<(&ServerConfig, Vec<Tool>), Error> {
         let slot = self.slot(server)?;
         let (generation, conn) = self.connection(slot).await?;
         match conn.list_tools().await {
-            Ok(tools) => Ok(tools
-                .iter()
-                .filter(|t| slot.server.policy.is_allowed(&t.name))
-                .cloned()
-                .collect()),
+            Ok(tools) => Ok((
+                &slot.server,
+                tools.iter().filter(|t| slot.server.policy.is_allowed(&t.name)).cloned().collect(),
+            )),
             Err(e) => Err(self.failed(slot, generation, e).await),
         }
+    }
+
+    pub(crate) fn pin_book(&self) -> &PinBook {
+        &self.pins
     }
 
     /// Every server's allowed tools, concurrently (bounded), in declaration
@@ -852,7 +888,8 @@ impl Registry {
     /// Calls a tool. A tool the policy refuses is refused before anything is
     /// spawned or sent ([`Error::ToolNotAllowed`]); a tool the server does
     /// not list is refused before the `tools/call` is sent
-    /// ([`Error::UnknownTool`]). `options` may carry a timeout and a
+    /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
+    /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
     /// progress callback. A tool that fails reports `is_error` in the
     /// result, not an `Err`.
     pub async fn call_tool_with(
@@ -872,9 +909,10 @@ impl Registry {
             Ok(tools) => tools,
             Err(e) => return Err(self.failed(slot, generation, e).await),
         };
-        if !tools.iter().any(|t| t.name == tool) {
+        let Some(definition) = tools.iter().find(|t| t.name == tool) else {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
-        }
+        };
+        self.pins.check_call(&slot.server, definition)?;
         match conn.call_tool_with(tool, arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(slot, generation, e).await),

@@ -5,13 +5,23 @@
 mod config;
 #[path = "it/features.rs"]
 mod features;
+#[path = "it/names.rs"]
+mod names;
 #[cfg(feature = "http")]
 #[path = "it/oauth.rs"]
 mod oauth;
+#[path = "it/pins.rs"]
+mod pins;
 #[path = "it/policy.rs"]
 mod policy;
 #[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/registry.rs"]
 mod registry;
+#[path = "it/scripted.rs"]
+mod scripted;
+#[path = "it/search.rs"]
+mod search;
 #[path = "it/spec.rs"]
 mod spec;
+#[path = "it/unusable.rs"]
+mod unusable;

@@ -82,6 +82,12 @@ fn server_line(s: &ServerConfig) -> String {
     if s.timeout != Duration::from_secs(30) {
         line.push_str(&format!(" timeout={}", s.timeout.as_secs()));
     }
+    if let Some(policy) = s.pin_policy {
+        line.push_str(&format!(" pins={policy}"));
+    }
+    if let Some(missing) = &s.unusable {
+        line.push_str(&format!(" unusable={}", missing.variable));
+    }
     line
 }
 
@@ -228,9 +234,19 @@ auth = { kind = "bearer_token", token_env = "REMOTE_TOKEN" }
             ],
         ),
         (
-            "a missing variable names server and key, never a value",
-            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token_env = \"NOPE\" }\n",
+            "a missing variable makes only its server unusable, named with the key",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token_env = \"NOPE\" }\n[[mcp_client.servers]]\nname = \"ok\"\ncommand = \"x\"\n",
             false,
+            &[
+                "server r http http://h/ bearer= unusable=NOPE",
+                "server ok stdio x",
+                "warn ServerUnusable server \"r\", key `auth.token_env`: the environment variable NOPE is not set; the server cannot be used until it is",
+            ],
+        ),
+        (
+            "a missing variable is an error in strict mode",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\nendpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token_env = \"NOPE\" }\n",
+            true,
             &[
                 "error invalid MCP configuration: server \"r\", key `auth.token_env`: the environment variable NOPE is not set",
             ],
@@ -283,7 +299,7 @@ env = { TOKEN = "${env:REMOTE_TOKEN}" }
         (
             "a missing variable in env names the key",
             "[mcp_client]\n[[mcp_client.servers]]\nname = \"e\"\ncommand = \"x\"\nenv = { T = \"${env:MISSING}\" }\n",
-            false,
+            true,
             &[
                 "error invalid MCP configuration: server \"e\", key `env.T`: the environment variable MISSING is not set",
             ],
@@ -364,7 +380,7 @@ env = { TOKEN = "${env:REMOTE_TOKEN}" }
             "[mcp_client]\n[[mcp_client.servers]]\nname = \"r\"\ntoken = s3cr3t-t0ken\n",
             false,
             &[
-                "error invalid TOML in the MCP configuration at line 4: string values must be quoted, expected literal string",
+                "error invalid TOML in the MCP configuration at line 4, column 9: string values must be quoted, expected literal string",
             ],
         ),
     ];
@@ -452,7 +468,7 @@ fn json_cases() {
         (
             "a missing variable in a header",
             r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"X-Key": "${env:NOPE}"}}}}"#,
-            false,
+            true,
             &[
                 "error invalid MCP configuration: server \"a\", key `headers.X-Key`: the environment variable NOPE is not set",
             ],
@@ -470,9 +486,17 @@ fn json_cases() {
             "invalid JSON gives a line",
             "{\"mcpServers\": {\n  \"a\": {\"command\": \"s3cr3t-t0ken\",}\n}}",
             false,
-            &["error invalid JSON in the MCP configuration at line 2: trailing comma"],
+            &["error invalid JSON in the MCP configuration at line 2, column 35: trailing comma"],
         ),
-        ("no servers at all", "{}", false, &[]),
+        (
+            "no servers at all: a warning",
+            "{}",
+            false,
+            &[
+                "warn NoServers configuration: no `mcpServers`, `servers` or `mcp_client` key: no servers are declared",
+            ],
+        ),
+        ("an empty server map is no problem", r#"{"mcpServers": {}}"#, false, &[]),
         (
             "a command wins over a url; headers are ignored for it",
             r#"{"mcpServers": {"c": {"command": "run", "url": "http://h/", "headers": {"A": "1"}}}}"#,
@@ -488,7 +512,7 @@ fn json_cases() {
             r#"{"mcpServers": ["a"]}"#,
             false,
             &[
-                "error invalid JSON in the MCP configuration at line 1: invalid type: sequence, expected an object of servers",
+                "error invalid JSON in the MCP configuration at line 1, column 15: invalid type: sequence, expected an object of servers",
             ],
         ),
     ];
@@ -514,8 +538,11 @@ fn host_defaults_are_seeded_and_explicit_entries_win() {
             "server extra stdio e",
         ]
     );
-    // No file section: the defaults alone.
-    assert_eq!(summary(Config::from_toml_str("", &opts)).len(), 2);
+    // No file section: the defaults alone (and a warning that the file
+    // declares nothing).
+    let empty = Config::from_toml_str("", &opts).unwrap();
+    assert_eq!(empty.config.servers.len(), 2);
+    assert_eq!(empty.warnings[0].kind, WarningKind::NoServers);
     let json = r#"{"mcpServers": {"local": {"command": "mine"}}}"#;
     assert_eq!(
         summary(Config::from_json_str(json, &opts)),
@@ -590,4 +617,270 @@ fn warnings_carry_kind_and_location() {
     assert_eq!(w.location.server.as_deref(), Some("a"));
     assert_eq!(w.location.index, Some(0));
     assert_eq!(w.location.key.as_deref(), Some("bogus"));
+}
+
+/// `${VAR}`, `${env:VAR}`, `${VAR:-default}` and `$${` in every string
+/// value of an entry, both formats.
+#[test]
+fn variables_expand_in_every_string_value() {
+    let toml = r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "stdio"
+command = "${USER_NAME}-server"
+args = ["--key=${API_KEY}", "${UNSET:-fallback}", "$${LITERAL}", "${env:USER_NAME:-x}", "$HOME"]
+env = { K = "${API_KEY}" }
+cwd = "/srv/${USER_NAME}"
+description = "for ${USER_NAME}"
+[[mcp_client.servers]]
+name = "bearer"
+endpoint = "https://${USER_NAME}.example.com/${UNSET:-mcp}"
+headers = { X-Key = "${API_KEY}" }
+auth = { kind = "bearer_token", token = "${REMOTE_TOKEN}" }
+[[mcp_client.servers]]
+name = "basic"
+endpoint = "http://h/"
+auth = { kind = "basic", username = "${USER_NAME}", password = "p-${API_KEY}" }
+[[mcp_client.servers]]
+name = "header"
+endpoint = "http://h/"
+auth = { kind = "header", name = "X-Api-Key", value = "${API_KEY}" }
+[[mcp_client.servers]]
+name = "headers"
+endpoint = "http://h/"
+auth = { kind = "headers", headers = { X-A = "${API_KEY}" } }
+[[mcp_client.servers]]
+name = "query"
+endpoint = "http://h/"
+auth = { kind = "query_param", name = "key", value = "${API_KEY}" }
+[[mcp_client.servers]]
+name = "oauth"
+endpoint = "http://h/"
+auth = { kind = "oauth", client_id = "${USER_NAME}", client_secret = "${API_KEY}", scopes = ["${USER_NAME}:read"], redirect_uri = "http://127.0.0.1/${UNSET:-cb}", client_metadata_url = "https://${USER_NAME}.example.com/client" }
+"#;
+    let loaded = Config::from_toml_str(toml, &options(true)).unwrap();
+    assert_eq!(
+        loaded.config.servers.iter().map(server_line).collect::<Vec<_>>(),
+        [
+            "server stdio stdio ada-server|--key=k-123|fallback|${LITERAL}|ada|$HOME env:K=k-123 cwd:/srv/ada desc=for ada",
+            "server bearer http https://ada.example.com/mcp h:X-Key=k-123 bearer=s3cr3t-t0ken",
+            "server basic http http://h/ basic=ada:p-k-123",
+            "server header http http://h/ header=X-Api-Key:k-123",
+            "server headers http http://h/ headers=X-A:k-123",
+            "server query http http://h/ query=key=k-123",
+            "server oauth http http://h/ oauth client=Some(\"ada\") scopes=[\"ada:read\"] secret=k-123",
+        ]
+    );
+    let Some(TransportConfig::Http { auth: AuthConfig::OAuth(oauth), .. }) =
+        loaded.config.servers.last().map(|s| &s.transport)
+    else {
+        panic!("not oauth")
+    };
+    assert_eq!(oauth.redirect_uri.as_deref(), Some("http://127.0.0.1/cb"));
+    assert_eq!(oauth.client_metadata_url.as_deref(), Some("https://ada.example.com/client"));
+
+    let json = r#"{"mcpServers": {
+        "s": {"command": "${USER_NAME}", "args": ["${API_KEY}", "${UNSET:-d}"], "env": {"E": "${API_KEY}"}, "cwd": "${UNSET:-/tmp}", "description": "${USER_NAME}"},
+        "h": {"url": "https://${USER_NAME}.example.com/mcp", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
+    }}"#;
+    let loaded = Config::from_json_str(json, &options(true)).unwrap();
+    assert_eq!(
+        loaded.config.servers.iter().map(server_line).collect::<Vec<_>>(),
+        [
+            "server s stdio ada|k-123|d env:E=k-123 cwd:/tmp desc=ada",
+            "server h http https://ada.example.com/mcp h:Authorization=Bearer s3cr3t-t0ken",
+        ]
+    );
+}
+
+/// A missing variable, wherever it is, makes only its own server unusable
+/// (named with the key and the variable), in both formats.
+#[test]
+fn a_missing_variable_affects_only_its_server() {
+    let places = [
+        ("command = \"${GONE}\"", "command"),
+        ("command = \"x\"\nargs = [\"${GONE}\"]", "args"),
+        ("command = \"x\"\ncwd = \"${GONE}\"", "cwd"),
+        ("command = \"x\"\nenv = { A = \"${GONE}\" }", "env.A"),
+        ("endpoint = \"http://${GONE}/\"", "endpoint"),
+        ("endpoint = \"http://h/\"\nheaders = { A = \"${GONE}\" }", "headers.A"),
+        (
+            "endpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token = \"${GONE}\" }",
+            "auth.token",
+        ),
+        (
+            "endpoint = \"http://h/\"\nauth = { kind = \"bearer_token\", token_env = \"GONE\" }",
+            "auth.token_env",
+        ),
+        (
+            "endpoint = \"http://h/\"\nauth = { kind = \"headers\", headers_env = { A = \"GONE\" } }",
+            "auth.headers_env.A",
+        ),
+    ];
+    for (entry, key) in places {
+        let toml = format!(
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"bad\"\n{entry}\n[[mcp_client.servers]]\nname = \"good\"\ncommand = \"g\"\n"
+        );
+        let loaded =
+            Config::from_toml_str(&toml, &options(false)).unwrap_or_else(|e| panic!("{key}: {e}"));
+        let servers = &loaded.config.servers;
+        assert_eq!(servers.len(), 2, "{key}");
+        let missing = servers[0].unusable.as_ref().unwrap_or_else(|| panic!("{key}: usable"));
+        assert_eq!(missing.variable, "GONE", "{key}");
+        assert_eq!(missing.location.key.as_deref(), Some(key));
+        assert_eq!(missing.location.server.as_deref(), Some("bad"));
+        assert!(servers[1].unusable.is_none(), "{key}");
+        assert_eq!(loaded.warnings.len(), 1, "{key}");
+        assert_eq!(loaded.warnings[0].kind, WarningKind::ServerUnusable);
+    }
+    let json = r#"{"mcpServers": {"bad": {"url": "http://h/", "headers": {"A": "${GONE}"}}, "good": {"command": "g"}}}"#;
+    let loaded = Config::from_json_str(json, &options(false)).unwrap();
+    assert_eq!(loaded.config.servers[0].unusable.as_ref().unwrap().variable, "GONE");
+    assert!(loaded.config.servers[1].unusable.is_none());
+}
+
+/// Empty files and server lists outside `[mcp_client]` load with a warning
+/// instead of silently declaring nothing.
+#[test]
+fn empty_and_misplaced_server_lists_are_warnings() {
+    let kinds = |loaded: Loaded| loaded.warnings.iter().map(|w| w.kind).collect::<Vec<_>>();
+    for text in ["", "  \n# only a comment\n"] {
+        let loaded = Config::from_toml_str(text, &options(false)).unwrap();
+        assert_eq!(kinds(loaded), [WarningKind::NoServers], "{text:?}");
+    }
+    let loaded = Config::from_json_str(" \n", &options(false)).unwrap();
+    assert_eq!(kinds(loaded), [WarningKind::NoServers]);
+    let loaded = Config::from_json_str(r#"{"other": 1}"#, &options(false)).unwrap();
+    assert_eq!(kinds(loaded), [WarningKind::NoServers]);
+    let misplaced = "[[servers]]\nname = \"a\"\ncommand = \"x\"\n";
+    let loaded = Config::from_toml_str(misplaced, &options(false)).unwrap();
+    assert!(loaded.config.servers.is_empty());
+    let w = &loaded.warnings[0];
+    assert_eq!(w.kind, WarningKind::MisplacedServers);
+    assert!(w.to_string().contains("[[mcp_client.servers]]"), "{w}");
+    // A host's own tables beside no `[mcp_client]` are not a problem.
+    assert!(Config::from_toml_str("[app]\nx = 1\n", &options(false)).unwrap().warnings.is_empty());
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-registry-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The format comes from the content: JSON without a `.json` name loads.
+#[test]
+fn the_format_is_told_from_the_content() {
+    let dir = temp_dir("detect");
+    let cases = [
+        (
+            "mcp.conf",
+            "\u{feff}  {\"mcpServers\": {\"b\": {\"command\": \"y\"}}}",
+            "server b stdio y",
+        ),
+        (
+            "config",
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\n",
+            "server a stdio x",
+        ),
+        (
+            "servers.toml",
+            "{\"servers\": {\"v\": {\"url\": \"http://h/\"}}}",
+            "server v http http://h/",
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(summary(Config::load(&path, &options(false))), [expected], "{name}");
+    }
+    let detected = Config::from_str_detected("{\"mcpServers\": {}}", &options(false)).unwrap();
+    assert!(detected.warnings.is_empty() && detected.config.servers.is_empty());
+    // An empty `.json` file is empty JSON: a warning, not a syntax error.
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let loaded = Config::load(&empty, &options(false)).unwrap();
+    assert_eq!(loaded.warnings[0].kind, WarningKind::NoServers);
+    assert_eq!(loaded.warnings[0].path.as_deref(), Some(empty.as_path()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Errors and warnings from a file name it, with the line (and the column
+/// for syntax errors).
+#[test]
+fn errors_and_warnings_name_the_file_and_line() {
+    let dir = temp_dir("lines");
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    // TOML syntax: line and column.
+    let path =
+        write("syntax.toml", "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = x\n");
+    let e = Config::load(&path, &options(false)).unwrap_err();
+    assert_eq!((e.path(), e.line()), (Some(path.as_path()), Some(4)));
+    assert!(matches!(e, ConfigError::Syntax { column: Some(11), .. }), "{e:?}");
+    assert!(e.to_string().starts_with(&format!("{}:4:11: invalid TOML", path.display())), "{e}");
+    // JSON syntax without a `.json` name.
+    let path = write("syntax.conf", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}\n");
+    let e = Config::load(&path, &options(false)).unwrap_err();
+    assert!(e.to_string().starts_with(&format!("{}:3:", path.display())), "{e}");
+    assert!(matches!(
+        e,
+        ConfigError::Syntax { format: "JSON", line: Some(3), column: Some(_), .. }
+    ));
+    // A bad value: the entry's key line.
+    let path = write(
+        "invalid.toml",
+        "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[mcp_client.servers]]\nname = \"b\"\ncommand = \"y\"\ntimeout_secs = 0\n",
+    );
+    let e = Config::load(&path, &options(false)).unwrap_err();
+    assert_eq!(e.line(), Some(9), "{e}");
+    assert!(matches!(e.problem(), ConfigError::Invalid { .. }), "{e:?}");
+    assert!(
+        e.to_string().starts_with(&format!(
+            "{}:9: invalid MCP configuration: server \"b\", key `timeout_secs`",
+            path.display()
+        )),
+        "{e}"
+    );
+    let path = write(
+        "invalid.json",
+        "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n  \"b\": {\n    \"command\": \"y\",\n    \"args\": 3\n  }\n}}\n",
+    );
+    let e = Config::load(&path, &options(false)).unwrap_err();
+    assert_eq!(e.line(), Some(5), "{e}");
+    // Warnings: the unknown key's line.
+    let path = write(
+        "warn.toml",
+        "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\nbogus = 1\n",
+    );
+    let loaded = Config::load(&path, &options(false)).unwrap();
+    let w = &loaded.warnings[0];
+    assert_eq!((w.path.as_deref(), w.line), (Some(path.as_path()), Some(5)));
+    assert!(
+        w.to_string().starts_with(&format!("{}:5: server \"a\", key `bogus`", path.display())),
+        "{w}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn pin_policy_per_server() {
+    let toml = "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\npin_policy = \"block\"\n[[mcp_client.servers]]\nname = \"b\"\ncommand = \"y\"\n";
+    let loaded = Config::from_toml_str(toml, &options(true)).unwrap();
+    assert_eq!(summary(Ok(loaded)), ["server a stdio x pins=block", "server b stdio y"]);
+    let json = r#"{"mcpServers": {"a": {"command": "x", "pin_policy": "allow"}}}"#;
+    assert_eq!(
+        summary(Config::from_json_str(json, &options(true))),
+        ["server a stdio x pins=allow"]
+    );
+    let bad = "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\npin_policy = \"never\"\n";
+    assert_eq!(
+        summary(Config::from_toml_str(bad, &options(false))),
+        [
+            "error invalid MCP configuration: server \"a\", key `pin_policy`: must be \"warn\", \"block\" or \"allow\""
+        ]
+    );
 }
