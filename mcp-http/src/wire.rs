@@ -271,6 +271,13 @@ mod tests {
         assert_eq!(name("resources/read").as_deref(), Some("file:///a"));
         assert_eq!(name("tools/list"), None);
         assert_eq!(mcp_name("tools/call", None), None);
+        // The tasks extension routes by the task's id.
+        let t = serde_json::json!({"taskId": "t-7", "name": "not this"});
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let value = mcp_name(method, Some(&t)).map(|v| v.to_str().unwrap().to_owned());
+            assert_eq!(value.as_deref(), Some("t-7"), "{method}");
+        }
+        assert_eq!(mcp_name("tasks/list", Some(&t)), None);
     }
 
     #[test]
