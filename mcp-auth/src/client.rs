@@ -13,7 +13,7 @@ use crate::dpop::{
     DPOP, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash, alg_allowed,
 };
 use crate::error::Error;
-use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, send};
+use crate::fetch::{FormPost, HttpFetch, form_post};
 use crate::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::jwt::PrivateKeyJwt;
 use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
@@ -22,7 +22,7 @@ use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 use crate::token::{
     AccessToken, ClientRegistration, DpopCall, Grant, TokenCall, TokenSet, TokenType, client_auth,
-    exchange,
+    exchange, post_with_dpop,
 };
 use crate::url::{
     append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure, same_origin,
@@ -660,7 +660,8 @@ impl OAuthClient {
 
     /// Revokes the held (or stored) tokens at the authorization server's
     /// RFC 7009 revocation endpoint, the refresh token first, then the
-    /// access token, with the client's authentication; runs discovery first
+    /// access token, with the client's authentication (and, for DPoP-bound
+    /// tokens, a proof of their key); runs discovery first
     /// when none ran (no credentials sent). `Ok(false)` when there is
     /// nothing to revoke or the server offers no revocation endpoint;
     /// `Ok(true)` when every token was revoked. The tokens are kept: call
@@ -683,22 +684,29 @@ impl OAuthClient {
             list.push((rt.secret(), "refresh_token"));
         }
         list.push((tokens.access_token.secret(), "access_token"));
+        // DPoP-bound tokens are revoked with a proof of their key, as they
+        // were obtained (and a nonce when the server asks for one).
+        let key = match tokens.token_type {
+            TokenType::Dpop => self.state().dpop_key.clone(),
+            _ => None,
+        };
+        let dpop = key.as_deref().map(|key| self.dpop_call(key));
         for (token, hint) in list {
-            let mut params: Vec<(&'static str, String)> =
-                vec![("token", token.to_owned()), ("token_type_hint", hint.to_owned())];
-            let basic = client_auth(
-                &client,
-                self.config.signing_key.as_deref(),
-                &disc.metadata.issuer,
-                self.now(),
-                &mut params,
-            )?;
-            let req = form_post(FormPost { url: endpoint, params, basic })?;
-            let resp = send(&*self.fetch, "revocation endpoint", req).await?;
+            let build = || {
+                let mut params: Vec<(&'static str, String)> =
+                    vec![("token", token.to_owned()), ("token_type_hint", hint.to_owned())];
+                let basic = client_auth(
+                    &client,
+                    self.config.signing_key.as_deref(),
+                    &disc.metadata.issuer,
+                    self.now(),
+                    &mut params,
+                )?;
+                form_post(FormPost { url: endpoint, params, basic })
+            };
             // RFC 7009 §2.2: 200 also for a token that was already invalid.
-            if !resp.status().is_success() {
-                return Err(endpoint_error("revocation", endpoint, &resp));
-            }
+            let names = ("revocation endpoint", "revocation");
+            post_with_dpop(&*self.fetch, names, endpoint, dpop.as_ref(), self.now(), build).await?;
             tracing::debug!(hint, "token revoked");
         }
         Ok(true)

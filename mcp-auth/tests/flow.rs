@@ -1738,5 +1738,63 @@ async fn revoke_then_logout() {
         } else {
             assert!(r.is_empty());
         }
+        // Bearer tokens: no DPoP proof.
+        assert!(net.seen().iter().all(|s| s.dpop.is_none()));
     }
+}
+
+#[tokio::test]
+async fn dpop_bound_tokens_are_revoked_with_a_proof_of_their_key() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts {
+            extra: json!({
+                "dpop_signing_alg_values_supported": ["ES256"],
+                "revocation_endpoint": format!("{AS}/revoke"),
+            }),
+            ..Default::default()
+        },
+    );
+    dpop_token_endpoint(&net, Arc::default());
+    // (hint, the proof key's x) of each revocation; a nonce of its own.
+    let revoked = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let r2 = revoked.clone();
+    net.route(Method::POST, &format!("{AS}/revoke"), move |req| {
+        let Some(proof) = req.headers().get("dpop").map(|v| v.to_str().unwrap().to_owned()) else {
+            return json_response(400, &json!({"error": "invalid_dpop_proof"}));
+        };
+        let claims = jwt_part(&proof, 1);
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], format!("{AS}/revoke"));
+        assert!(claims.get("ath").is_none(), "the token is in the body, not a header");
+        if claims["nonce"] != "as-nonce-2" {
+            return Response::builder()
+                .status(400)
+                .header("dpop-nonce", "as-nonce-2")
+                .body(Bytes::from(r#"{"error":"use_dpop_nonce"}"#))
+                .unwrap();
+        }
+        let x = jwt_part(&proof, 0)["jwk"]["x"].as_str().unwrap().to_owned();
+        r2.lock().unwrap().push((form(req)["token_type_hint"].clone(), x));
+        json_response(200, &json!({}))
+    });
+    let store = Arc::new(MemoryTokenStore::new());
+    let c = client(&net, config()).with_store(store.clone());
+    let mut req = c.prepare().await;
+    c.observe_response(401, &dpop_401(None, ""));
+    c.on_unauthorized(&mut req, Some(&dpop_challenge(""))).await.unwrap();
+    assert!(req.is_dpop());
+    let token_proof = net.seen().iter().find_map(|s| s.dpop.clone()).unwrap();
+    let key_x = jwt_part(&token_proof, 0)["jwk"]["x"].as_str().unwrap().to_owned();
+
+    // A later process: the tokens and their key come from the store.
+    let c2 = client(&net, config()).with_store(store.clone());
+    assert!(c2.revoke().await.unwrap());
+    let expected =
+        [("refresh_token".to_owned(), key_x.clone()), ("access_token".to_owned(), key_x)];
+    assert_eq!(*revoked.lock().unwrap(), expected);
+    // One nonce refusal (answered once), then each token once.
+    assert_eq!(net.count("POST", &format!("{AS}/revoke")), 3);
 }
