@@ -33,7 +33,8 @@ const URL_LIMIT: Duration = Duration::from_secs(30);
 struct World {
     rt: tokio::runtime::Runtime,
     auth: FakeAuthServer,
-    http: HttpServerHandle,
+    /// `None` once shut down.
+    http: Option<HttpServerHandle>,
     dir: PathBuf,
     config: PathBuf,
 }
@@ -65,7 +66,11 @@ impl World {
             ),
         )
         .unwrap();
-        World { rt, auth, http, dir, config }
+        World { rt, auth, http: Some(http), dir, config }
+    }
+
+    fn http(&self) -> &HttpServerHandle {
+        self.http.as_ref().expect("the MCP server runs")
     }
 
     /// `mcpc --config FILE ARGS...`, confined to the scratch directory, no
@@ -284,7 +289,7 @@ fn the_browser_completes_the_login_and_later_runs_use_the_stored_token() {
     // The next run uses the stored token: no login, no new authorization.
     // (Its first request may go without: the 401 names the authorization
     // server, whose issuer is half of the token's key in the store.)
-    let before = w.http.requests().len();
+    let before = w.http().requests().len();
     let run = w.run(&["tools", "remote"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("echo"), "{run:?}");
@@ -292,7 +297,7 @@ fn the_browser_completes_the_login_and_later_runs_use_the_stored_token() {
     assert_eq!(w.auth.tokens_issued(), 1);
     assert_eq!(path_count(&w.auth, "/authorize"), 1);
     let bearer = format!("Bearer {TOKEN}");
-    let requests = &w.http.requests()[before..];
+    let requests = &w.http().requests()[before..];
     assert!(requests.len() >= 2, "{requests:?}");
     for r in &requests[1..] {
         let auth = r.headers.get("authorization").and_then(|v| v.to_str().ok());
@@ -371,4 +376,38 @@ fn a_login_nobody_completes_ends_at_its_timeout() {
     // The listener went with the process.
     let addr = redirect_uri.trim_start_matches("http://").trim_end_matches("/callback");
     assert!(std::net::TcpStream::connect(addr).is_err(), "{addr} still listening");
+}
+
+/// A whole login, the browser approving.
+fn log_in(w: &World) {
+    let mut login = w.login(&["--timeout", "30"]);
+    let url = login.url();
+    let (_, location, _) = w.browse(&url);
+    w.browse(&location.expect("a Location"));
+    let run = login.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn logout_forgets_the_tokens_after_the_server_is_gone() {
+    let mut w = World::new("gone");
+    log_in(&w);
+    let files = w.token_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(std::fs::read_to_string(&files[0]).unwrap().contains(TOKEN));
+
+    // The MCP server is shut down; its authorization server (the issuer
+    // kept with the tokens) still answers, and offers no revocation.
+    let http = w.http.take().expect("the MCP server runs");
+    w.rt.block_on(http.shutdown());
+    let run = w.run(&["logout", "remote"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "logged out of remote (tokens deleted)\n"),
+        "{run:?}"
+    );
+    no_secrets(&run, &[]);
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(!stored.contains(TOKEN) && !stored.contains("\"tokens\""), "{stored}");
+    assert!(stored.contains("registered-client"), "the registration is kept: {stored}");
 }
