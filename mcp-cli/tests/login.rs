@@ -19,7 +19,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use mcp_auth::url::query_params;
 use mcp_testkit::oauth::FakeAuthServer;
-use mcp_testkit::{HttpConfig, HttpServerHandle, serve_http};
+use mcp_testkit::{HttpConfig, HttpServerHandle};
 
 const TOKEN: &str = "loopback-login-access-token-5";
 /// How long one `mcpc` run may take.
@@ -42,18 +42,9 @@ struct World {
 impl World {
     fn new(name: &str) -> World {
         let rt = tokio::runtime::Runtime::new().unwrap();
-        let (auth, http) = rt.block_on(async {
-            let auth = FakeAuthServer::start(TOKEN).await.unwrap();
-            let http = serve_http(HttpConfig {
-                require_auth: Some(TOKEN.into()),
-                challenge: Some(auth.challenge()),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-            auth.set_resource(http.url());
-            (auth, http)
-        });
+        let (auth, http) = rt
+            .block_on(FakeAuthServer::with_protected_server(TOKEN, HttpConfig::default()))
+            .expect("the servers start");
         let dir = std::env::temp_dir().join(format!("mcpc-login-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();

@@ -112,6 +112,26 @@ impl FakeAuthServer {
         Ok(FakeAuthServer { state })
     }
 
+    /// Starts this server and, with [`serve_http`](crate::serve_http), an
+    /// MCP server it protects: `config` with
+    /// [`require_auth`](crate::HttpConfig::require_auth) set to `token` and
+    /// its 401 pointing here; the protected resource metadata names the MCP
+    /// server's URL.
+    pub async fn with_protected_server(
+        token: &str,
+        config: crate::HttpConfig,
+    ) -> io::Result<(FakeAuthServer, crate::HttpServerHandle)> {
+        let auth = FakeAuthServer::start(token).await?;
+        let server = crate::serve_http(crate::HttpConfig {
+            require_auth: Some(token.to_owned()),
+            challenge: Some(auth.challenge()),
+            ..config
+        })
+        .await?;
+        auth.set_resource(server.url());
+        Ok((auth, server))
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
