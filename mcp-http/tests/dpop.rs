@@ -6,11 +6,13 @@
 //! was bound to and whose `jti` is new, and its nonce, handed out once
 //! with `use_dpop_nonce`. The testkit's authorization server requires a
 //! proof (and its own nonce) on the token request and binds the token.
-//! Only what passes the gate reaches the MCP server.
+//! Only what passes the gate reaches the MCP server. Every `tracing` event
+//! is captured: no token or proof may appear in one.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -50,6 +52,8 @@ struct GateLog {
     forwarded: usize,
     /// Every accepted proof's `jti`.
     jtis: HashSet<String>,
+    /// Every proof sent.
+    proofs: Vec<String>,
 }
 
 struct Gate {
@@ -86,7 +90,11 @@ async fn handle(gate: Arc<Gate>, mut req: Request<Incoming>) -> Response<Body> {
     let authorization = header("authorization").map(str::to_owned);
     let proof = header("dpop").map(str::to_owned);
     let scheme = authorization.as_deref().and_then(|a| a.split(' ').next()).map(str::to_owned);
-    gate.log().seen.push((method.clone(), path.clone(), scheme));
+    {
+        let mut log = gate.log();
+        log.seen.push((method.clone(), path.clone(), scheme));
+        log.proofs.extend(proof.clone());
+    }
 
     // An old address: sent on, before any authorization check.
     if path == "/moved" {
@@ -188,9 +196,40 @@ fn options(follow_redirects: bool) -> HttpOptions {
     options
 }
 
+/// Everything logged, by every test of this file (one global subscriber:
+/// the runtimes' worker threads log too).
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn logs() -> &'static Logs {
+    static LOGS: OnceLock<Logs> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        logs
+    })
+}
+
 /// Connects to the gate's `path`, initializes, lists the tools, pings and
 /// closes; then checks what the gate and the authorization server saw.
 async fn session_through_the_gate(path: &str, follow_redirects: bool) -> Vec<String> {
+    let logs = logs();
     let (auth, _mcp, gate) = servers().await;
     let endpoint = gate.url(path);
     auth.set_resource(endpoint.as_str());
@@ -219,6 +258,15 @@ async fn session_through_the_gate(path: &str, follow_redirects: bool) -> Vec<Str
     assert_eq!(auth.tokens_issued(), 1);
     assert_eq!(auth.dpop_nonce_challenges(), 1);
     assert!(auth.dpop_refusals().is_empty(), "{:?}", auth.dpop_refusals());
+
+    // The flow was logged, the token and the proofs were not.
+    let text =
+        String::from_utf8_lossy(&logs.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    assert!(text.contains("running the OAuth flow"), "{text}");
+    assert!(log.proofs.len() > log.forwarded, "{} proofs", log.proofs.len());
+    for secret in log.proofs.iter().map(String::as_str).chain([TOKEN]) {
+        assert!(!text.contains(secret), "a secret in the logs: {secret}");
+    }
     log.seen.iter().map(|(m, p, _)| format!("{m} {p}")).collect()
 }
 
