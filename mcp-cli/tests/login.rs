@@ -340,8 +340,9 @@ fn a_callback_with_another_state_is_refused_before_the_code_is_used() {
     // Someone else's redirect: the right code, a state this login never made.
     let forged = location.replace(&format!("state={state}"), "state=forged-state-value");
     assert_ne!(forged, location);
-    let (status, _, _) = w.browse(&forged);
+    let (status, _, page) = w.browse(&forged);
     assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("did not complete"), "{page}");
 
     let run = login.finish();
     assert_eq!(run.code, 3, "{run:?}");
