@@ -8,12 +8,14 @@ use std::time::{Duration, SystemTime};
 use http::HeaderValue;
 use mcp_sse::www_authenticate::{self, BearerChallenge};
 
-use crate::discovery::{Discovery, discover};
+use crate::discovery::{
+    AuthorizationServerMetadata, Discovery, discover, fetch_authorization_server_metadata,
+};
 use crate::dpop::{
     DPOP, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash, alg_allowed,
 };
 use crate::error::Error;
-use crate::fetch::{FormPost, HttpFetch, endpoint_error, form_post, send};
+use crate::fetch::{FormPost, HttpFetch, form_post};
 use crate::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::jwt::PrivateKeyJwt;
 use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
@@ -22,10 +24,11 @@ use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
 use crate::token::{
     AccessToken, ClientRegistration, DpopCall, Grant, TokenCall, TokenSet, TokenType, client_auth,
-    exchange,
+    exchange, post_with_dpop,
 };
 use crate::url::{
-    append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure, same_origin,
+    append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure,
+    resource_matches, same_origin,
 };
 use crate::workload::AssertionSource;
 use crate::xaa::{IdentityProvider, request_id_jag};
@@ -660,21 +663,85 @@ impl OAuthClient {
 
     /// Revokes the held (or stored) tokens at the authorization server's
     /// RFC 7009 revocation endpoint, the refresh token first, then the
-    /// access token, with the client's authentication; runs discovery first
-    /// when none ran (no credentials sent). `Ok(false)` when there is
-    /// nothing to revoke or the server offers no revocation endpoint;
-    /// `Ok(true)` when every token was revoked. The tokens are kept: call
+    /// access token, with the client's authentication (and, for DPoP-bound
+    /// tokens, a proof of their key); runs discovery first when none ran
+    /// (no credentials sent). When the MCP server cannot say who its
+    /// authorization server is (unreachable, or without usable metadata),
+    /// the tokens stored for it are revoked at the issuer kept with them
+    /// (its metadata read from there). `Ok(false)` when there is nothing to
+    /// revoke or the server offers no revocation endpoint; `Ok(true)` when
+    /// every token was revoked. The tokens are kept: call
     /// [`logout`](Self::logout) after (whatever this returned).
     pub async fn revoke(&self) -> Result<bool, Error> {
         let _flow = self.flow.lock().await;
-        let disc = self.ensure_discovery(None, false).await?;
-        self.load_stored(&key_of(&disc))?;
-        let (client, tokens) = {
-            let st = self.state();
-            (self.config.pre_registered.clone().or_else(|| st.client.clone()), st.tokens.clone())
+        let disc = match self.ensure_discovery(None, false).await {
+            Ok(disc) => disc,
+            Err(e) => {
+                tracing::debug!(error = %e, "no discovery; revoking what is stored for the server");
+                return self.revoke_stored(None).await?.ok_or(e);
+            }
         };
-        let (Some(client), Some(tokens)) = (client, tokens) else { return Ok(false) };
-        let Some(endpoint) = disc.metadata.revocation_endpoint.as_deref() else {
+        let key = key_of(&disc);
+        self.load_stored(&key)?;
+        let (client, tokens, dpop_key) = {
+            let st = self.state();
+            let client = self.config.pre_registered.clone().or_else(|| st.client.clone());
+            (client, st.tokens.clone(), st.dpop_key.clone())
+        };
+        let Some(tokens) = tokens else {
+            // None under the issuer found now (a server without metadata
+            // gets a default one): those kept under the issuer they came from.
+            return Ok(self.revoke_stored(Some(&key)).await?.unwrap_or(false));
+        };
+        let Some(client) = client else { return Ok(false) };
+        self.revoke_at(&disc.metadata, &client, &tokens, dpop_key.as_deref()).await
+    }
+
+    /// The store's entries for this server whatever their issuer, found
+    /// without asking it: those whose resource identifies the server URL.
+    fn stored_keys(&self) -> Result<Vec<StoreKey>, Error> {
+        let mut keys: Vec<StoreKey> = self
+            .store
+            .keys()?
+            .into_iter()
+            .filter(|k| resource_matches(&k.resource, &self.config.server_url))
+            .collect();
+        keys.sort_by(|a, b| (&a.resource, &a.issuer).cmp(&(&b.resource, &b.issuer)));
+        Ok(keys)
+    }
+
+    /// Revokes the tokens stored for this server under any key but
+    /// `except`, each at the issuer kept with it. `None` when none is
+    /// stored.
+    async fn revoke_stored(&self, except: Option<&StoreKey>) -> Result<Option<bool>, Error> {
+        let mut outcome = None;
+        for key in self.stored_keys()? {
+            if Some(&key) == except {
+                continue;
+            }
+            let Some(stored) = self.store.load(&key)? else { continue };
+            let Some(tokens) = stored.tokens else { continue };
+            // The client the tokens were obtained with, at that issuer.
+            let Some(client) = stored.client.or_else(|| self.config.pre_registered.clone()) else {
+                continue;
+            };
+            let metadata = fetch_authorization_server_metadata(&*self.fetch, &key.issuer).await?;
+            let revoked =
+                self.revoke_at(&metadata, &client, &tokens, stored.dpop_key.as_ref()).await?;
+            outcome = Some(outcome.unwrap_or(true) && revoked);
+        }
+        Ok(outcome)
+    }
+
+    /// Revokes `tokens` at `metadata`'s revocation endpoint.
+    async fn revoke_at(
+        &self,
+        metadata: &AuthorizationServerMetadata,
+        client: &ClientRegistration,
+        tokens: &TokenSet,
+        dpop_key: Option<&DpopKey>,
+    ) -> Result<bool, Error> {
+        let Some(endpoint) = metadata.revocation_endpoint.as_deref() else {
             tracing::debug!("the authorization server offers no token revocation");
             return Ok(false);
         };
@@ -683,31 +750,39 @@ impl OAuthClient {
             list.push((rt.secret(), "refresh_token"));
         }
         list.push((tokens.access_token.secret(), "access_token"));
+        // DPoP-bound tokens are revoked with a proof of their key, as they
+        // were obtained (and a nonce when the server asks for one).
+        let dpop = match tokens.token_type {
+            TokenType::Dpop => dpop_key.map(|key| self.dpop_call(key)),
+            _ => None,
+        };
         for (token, hint) in list {
-            let mut params: Vec<(&'static str, String)> =
-                vec![("token", token.to_owned()), ("token_type_hint", hint.to_owned())];
-            let basic = client_auth(
-                &client,
-                self.config.signing_key.as_deref(),
-                &disc.metadata.issuer,
-                self.now(),
-                &mut params,
-            )?;
-            let req = form_post(FormPost { url: endpoint, params, basic })?;
-            let resp = send(&*self.fetch, "revocation endpoint", req).await?;
+            let build = || {
+                let mut params: Vec<(&'static str, String)> =
+                    vec![("token", token.to_owned()), ("token_type_hint", hint.to_owned())];
+                let basic = client_auth(
+                    client,
+                    self.config.signing_key.as_deref(),
+                    &metadata.issuer,
+                    self.now(),
+                    &mut params,
+                )?;
+                form_post(FormPost { url: endpoint, params, basic })
+            };
             // RFC 7009 §2.2: 200 also for a token that was already invalid.
-            if !resp.status().is_success() {
-                return Err(endpoint_error("revocation", endpoint, &resp));
-            }
+            let names = ("revocation endpoint", "revocation");
+            post_with_dpop(&*self.fetch, names, endpoint, dpop.as_ref(), self.now(), build).await?;
             tracing::debug!(hint, "token revoked");
         }
         Ok(true)
     }
 
     /// Forgets the tokens of this server (memory and store), keeping the
-    /// client registration.
+    /// client registrations: those of the last discovery's issuer, and
+    /// those stored for the server under any other issuer (so a logout
+    /// needs no answer from the server).
     pub fn logout(&self) -> Result<(), Error> {
-        let key = {
+        let discovered = {
             let mut st = self.state();
             st.tokens = None;
             st.header = None;
@@ -715,9 +790,15 @@ impl OAuthClient {
             st.generation += 1;
             st.discovery.as_ref().map(key_of)
         };
-        if let Some(key) = key {
-            let client = self.store.load(&key)?.and_then(|s| s.client);
-            self.store.save(&key, &StoredAuth { client, tokens: None, dpop_key: None })?;
+        let mut keys = self.stored_keys()?;
+        if let Some(key) = discovered.filter(|k| !keys.contains(k)) {
+            keys.push(key);
+        }
+        for key in keys {
+            if let Some(stored) = self.store.load(&key)? {
+                let value = StoredAuth { client: stored.client, tokens: None, dpop_key: None };
+                self.store.save(&key, &value)?;
+            }
         }
         Ok(())
     }

@@ -99,6 +99,107 @@
 //! # }
 //! ```
 //!
+//! # Grants
+//!
+//! Each grant is a way of filling an [`OAuthConfig`]; the client is driven
+//! the same way whatever the grant (by the transport on a 401, or at once
+//! with [`OAuthClient::authorize`]). Workload identity and DPoP have their
+//! examples at [`OAuthConfig::with_workload_identity`] and
+//! [`OAuthConfig::with_dpop`].
+//!
+//! **Authorization code, pre-registered client.** The authorization server
+//! already knows the client: no registration is attempted, and the
+//! credentials are never taken to another authorization server
+//! ([`Error::AuthorizationServerChanged`]).
+//!
+//! ```
+//! use mcp_auth::{ClientRegistration, OAuthConfig, TokenEndpointAuthMethod};
+//!
+//! // A public client (PKCE is its proof) ...
+//! let public = OAuthConfig::new("https://mcp.example.com/mcp", "my-host")
+//!     .with_pre_registered(ClientRegistration::public("my-host"));
+//! // ... or a confidential one, its secret sent as HTTP Basic.
+//! let secret = std::env::var("MY_HOST_CLIENT_SECRET").unwrap_or_default();
+//! let confidential = OAuthConfig::new("https://mcp.example.com/mcp", "my-host")
+//!     .with_pre_registered(ClientRegistration::confidential(
+//!         "my-host",
+//!         secret,
+//!         TokenEndpointAuthMethod::ClientSecretBasic,
+//!     ));
+//! # let _ = (public, confidential);
+//! ```
+//!
+//! **Authorization code, Client ID Metadata Document.** The host serves a
+//! document about itself at an https URL and uses that URL as its
+//! `client_id` with every authorization server that lists
+//! `client_id_metadata_document_supported`; with the others it falls back
+//! to Dynamic Client Registration.
+//!
+//! ```
+//! use mcp_auth::{OAuthConfig, client_id_metadata_document};
+//!
+//! let url = "https://host.example.com/oauth/client.json";
+//! let config =
+//!     OAuthConfig::new("https://mcp.example.com/mcp", "My Host").with_client_metadata_url(url)?;
+//! // What the host serves at `url`. (RFC 8252 §7.3: an authorization
+//! // server lets a loopback redirect URI come with any port.)
+//! let document = client_id_metadata_document(
+//!     &config.client_metadata,
+//!     &["http://127.0.0.1/callback".to_owned()],
+//! )?;
+//! assert_eq!(document["client_id"], url);
+//! assert_eq!(document["token_endpoint_auth_method"], "none");
+//! # Ok::<(), mcp_auth::Error>(())
+//! ```
+//!
+//! **Client credentials.** A machine client with no user: a secret, or a
+//! key the authorization server holds the public half of
+//! (`private_key_jwt`, ES256 or RS256). No handler is needed; an expired
+//! token is simply requested again.
+//!
+//! ```no_run
+//! # async fn run(fetch: std::sync::Arc<dyn mcp_auth::HttpFetch>) -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_auth::{ClientRegistration, JwtAlgorithm, OAuthClient, OAuthConfig, PrivateKeyJwt};
+//!
+//! let pem = std::fs::read_to_string("/etc/billing-job/client-key.pem")?;
+//! let config = OAuthConfig::new("https://mcp.example.com/mcp", "billing-job")
+//!     .with_client_credentials(ClientRegistration::private_key_jwt("billing-job"))
+//!     .with_signing_key(PrivateKeyJwt::from_pem(&pem, JwtAlgorithm::Es256)?.with_key_id("k1"))
+//!     .with_scopes(["invoices:read"]);
+//! // `fetch` is the HTTP transport's `HttpFetch` (mcp-http provides one).
+//! let client = OAuthClient::new(config, fetch)?;
+//! let _token = client.authorize(None).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! **Cross-app access / enterprise-managed authorization** (SEP-990). The
+//! user signed in to the host through the enterprise identity provider;
+//! the host exchanges that ID token there for an ID-JAG naming the MCP
+//! server's authorization server, and redeems it there as a JWT bearer
+//! grant with its pre-registered client. No browser, no consent screen:
+//! the enterprise's policy decides.
+//!
+//! ```no_run
+//! # async fn run(fetch: std::sync::Arc<dyn mcp_auth::HttpFetch>, id_token: String) -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_auth::{
+//!     ClientRegistration, IdentityProvider, OAuthClient, OAuthConfig, TokenEndpointAuthMethod,
+//! };
+//!
+//! // `id_token`: from the host's own OpenID Connect sign-in.
+//! let idp = IdentityProvider::new("https://idp.example.com/oauth2/token", id_token, "my-host")
+//!     .with_client_secret(std::env::var("MY_HOST_IDP_SECRET")?);
+//! let client = ClientRegistration::confidential(
+//!     "my-host",
+//!     std::env::var("MY_HOST_CLIENT_SECRET")?,
+//!     TokenEndpointAuthMethod::ClientSecretBasic,
+//! );
+//! let config = OAuthConfig::new("https://mcp.example.com/mcp", "my-host")
+//!     .with_cross_app_access(client, idp);
+//! let client = OAuthClient::new(config, fetch)?;
+//! let _token = client.authorize(None).await?;
+//! # Ok(()) }
+//! ```
+//!
 //! # Optional features
 //!
 //! - `loopback`: `loopback::LoopbackHandler`, a one-shot

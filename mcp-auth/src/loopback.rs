@@ -6,7 +6,10 @@
 //! known before registration. Each authorization waits for one callback
 //! request, bounded by the handler's timeout; other paths (a browser's
 //! `/favicon.ico`) get a 404 and do not end the wait. Requests are read
-//! with a size cap and a per-connection timeout.
+//! with a size cap and a per-connection timeout. The page the browser gets
+//! says whether the login went through: a callback with an error, without
+//! a code, or with another `state` than the request's gets the failure
+//! page (the client refuses it too).
 
 use std::fmt;
 use std::sync::Arc;
@@ -18,6 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::error::Error;
 use crate::fetch::BoxFuture;
 use crate::handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams};
+use crate::pkce::constant_time_eq;
 
 /// The largest request head read from the browser.
 const MAX_REQUEST_HEAD: usize = 16 * 1024;
@@ -77,14 +81,17 @@ impl LoopbackHandler {
         self.port
     }
 
-    async fn wait_callback(&self) -> Result<CallbackParams, Error> {
+    /// Waits for the callback; `state` is the authorization request's (the
+    /// page shown says the login failed when the callback's differs; the
+    /// client refuses it).
+    async fn wait_callback(&self, state: Option<&str>) -> Result<CallbackParams, Error> {
         for _ in 0..MAX_CONNECTIONS {
             let (stream, _) = self
                 .listener
                 .accept()
                 .await
                 .map_err(|e| Error::Handler(format!("accept failed: {e}")))?;
-            match tokio::time::timeout(CONNECTION_TIMEOUT, serve_one(stream)).await {
+            match tokio::time::timeout(CONNECTION_TIMEOUT, serve_one(stream, state)).await {
                 Ok(Ok(Some(params))) => return Ok(params),
                 Ok(Ok(None)) => continue,
                 Ok(Err(e)) => tracing::debug!(error = %e, "loopback connection failed"),
@@ -97,7 +104,10 @@ impl LoopbackHandler {
 
 /// Reads one request; answers it; returns the callback's parameters when it
 /// was for `/callback`.
-async fn serve_one(mut stream: TcpStream) -> std::io::Result<Option<CallbackParams>> {
+async fn serve_one(
+    mut stream: TcpStream,
+    state: Option<&str>,
+) -> std::io::Result<Option<CallbackParams>> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {
@@ -123,7 +133,12 @@ async fn serve_one(mut stream: TcpStream) -> std::io::Result<Option<CallbackPara
         return Ok(None);
     }
     let params = CallbackParams::from_url(target);
-    let page = if params.code.is_some() && params.error.is_none() { PAGE_OK } else { PAGE_ERROR };
+    let same_state = match (params.state.as_deref(), state) {
+        (Some(got), Some(sent)) => constant_time_eq(got, sent),
+        (got, sent) => got == sent,
+    };
+    let ok = params.code.is_some() && params.error.is_none() && same_state;
+    let page = if ok { PAGE_OK } else { PAGE_ERROR };
     respond(&mut stream, "200 OK", page).await?;
     Ok(Some(params))
 }
@@ -152,7 +167,9 @@ impl AuthorizationHandler for LoopbackHandler {
                 Some(f) => f(&request.url),
                 None => tracing::info!(url = %request.url, "open this URL to authorize"),
             }
-            tokio::time::timeout(self.timeout, self.wait_callback()).await.map_err(|_| {
+            let state = CallbackParams::from_url(&request.url).state;
+            let wait = self.wait_callback(state.as_deref());
+            tokio::time::timeout(self.timeout, wait).await.map_err(|_| {
                 Error::Handler("timed out waiting for the authorization callback".into())
             })?
         })
@@ -184,7 +201,7 @@ mod tests {
         let port = h.port();
         assert_eq!(h.redirect_uri(), format!("http://127.0.0.1:{port}/callback"));
         let req = AuthorizationRequest {
-            url: "https://as.example/authorize?x=1".into(),
+            url: "https://as.example/authorize?x=1&state=s1".into(),
             redirect_uri: h.redirect_uri(),
         };
         let browser = tokio::spawn(async move {
@@ -199,7 +216,18 @@ mod tests {
         assert!(cb.contains("You can close this tab"));
         assert_eq!(params.code.as_deref(), Some("c1"));
         assert_eq!(params.state.as_deref(), Some("s1"));
-        assert_eq!(*seen.lock().unwrap(), "https://as.example/authorize?x=1");
+        assert_eq!(*seen.lock().unwrap(), "https://as.example/authorize?x=1&state=s1");
+
+        // A callback with another state, or with an error: the page says
+        // the login did not complete; the parameters go to the client,
+        // which refuses them.
+        for target in ["/callback?code=c2&state=forged", "/callback?error=access_denied&state=s1"] {
+            let browser = tokio::spawn(async move { get(port, target).await });
+            let params = h.authorize(&req).await.unwrap();
+            let page = browser.await.unwrap();
+            assert!(page.contains("did not complete"), "{target}: {page}");
+            assert_eq!(params, CallbackParams::from_url(target));
+        }
     }
 
     #[tokio::test]

@@ -70,6 +70,13 @@ pub trait TokenStore: Send + Sync + fmt::Debug {
     fn save(&self, key: &StoreKey, value: &StoredAuth) -> Result<(), Error>;
     /// Forgets `key`.
     fn remove(&self, key: &StoreKey) -> Result<(), Error>;
+    /// The keys of the stored entries, so that a server's entries are
+    /// found without asking it for its issuer (a logout while it is
+    /// unreachable). The default lists none; the stores of this crate list
+    /// theirs.
+    fn keys(&self) -> Result<Vec<StoreKey>, Error> {
+        Ok(Vec::new())
+    }
 }
 
 /// Keeps everything in memory, for one process.
@@ -109,10 +116,16 @@ impl TokenStore for MemoryTokenStore {
         self.map.lock().map_err(|_| Error::Store("poisoned".into()))?.remove(key);
         Ok(())
     }
+
+    fn keys(&self) -> Result<Vec<StoreKey>, Error> {
+        Ok(self.map.lock().map_err(|_| Error::Store("poisoned".into()))?.keys().cloned().collect())
+    }
 }
 
 /// The largest token file read back.
 const MAX_FILE: u64 = 1024 * 1024;
+/// The most directory entries [`FileTokenStore::keys`] looks at.
+const MAX_ENTRIES: usize = 4096;
 
 /// One JSON file per server and issuer in a directory. Files are written
 /// atomically (a temporary file in the same directory, then a rename, then
@@ -175,13 +188,20 @@ impl FileTokenStore {
     }
 }
 
-impl TokenStore for FileTokenStore {
-    fn load(&self, key: &StoreKey) -> Result<Option<StoredAuth>, Error> {
-        let path = self.path(key);
-        let file = match std::fs::File::open(&path) {
+/// The key a token file says it holds (`resource` and `issuer` are written
+/// beside the stored value).
+fn key_in(doc: &serde_json::Value) -> Option<StoreKey> {
+    Some(StoreKey::new(doc["resource"].as_str()?, doc["issuer"].as_str()?))
+}
+
+impl FileTokenStore {
+    /// The bytes of a token file, `None` when there is none; refused when
+    /// others could read it or it is over the size cap.
+    fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, Error> {
+        let file = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_err("cannot open", &path, e)),
+            Err(e) => return Err(io_err("cannot open", path, e)),
         };
         // Tokens others could read (or have planted) are not used.
         #[cfg(unix)]
@@ -189,33 +209,66 @@ impl TokenStore for FileTokenStore {
             use std::os::unix::fs::PermissionsExt as _;
             let mode = file
                 .metadata()
-                .map_err(|e| io_err("cannot inspect", &path, e))?
+                .map_err(|e| io_err("cannot inspect", path, e))?
                 .permissions()
                 .mode()
                 & 0o777;
             if mode & 0o077 != 0 {
-                return Err(Error::InsecureTokenFile { path, mode });
+                return Err(Error::InsecureTokenFile { path: path.to_owned(), mode });
             }
         }
         let mut buf = Vec::new();
         file.take(MAX_FILE + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| io_err("cannot read", &path, e))?;
+            .map_err(|e| io_err("cannot read", path, e))?;
         if buf.len() as u64 > MAX_FILE {
             return Err(Error::Store(format!("{} is too large", path.display())));
         }
+        Ok(Some(buf))
+    }
+}
+
+impl TokenStore for FileTokenStore {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredAuth>, Error> {
+        let path = self.path(key);
+        let Some(buf) = self.read(&path)? else { return Ok(None) };
         let value: StoredAuth = serde_json::from_slice(&buf)
             .map_err(|_| Error::Store(format!("{} is not a token file", path.display())))?;
         // The stored value must be for this key (a hash collision or a
         // copied file must never hand a token to another server).
         match serde_json::from_slice::<serde_json::Value>(&buf) {
-            Ok(v)
-                if v["resource"] == key.resource.as_str() && v["issuer"] == key.issuer.as_str() =>
-            {
-                Ok(Some(value))
-            }
+            Ok(v) if key_in(&v).as_ref() == Some(key) => Ok(Some(value)),
             _ => Ok(None),
         }
+    }
+
+    /// The keys of the token files in the directory (at most the first
+    /// 4096 entries): each file's own `resource` and `issuer`, when the file
+    /// is the one [`load`](TokenStore::load) reads for them. Files that
+    /// cannot be read, or that others could read, are left out.
+    fn keys(&self) -> Result<Vec<StoreKey>, Error> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err("cannot list", &self.dir, e)),
+        };
+        let mut keys = Vec::new();
+        for entry in entries.take(MAX_ENTRIES).flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|n| n.ends_with(".json")) else { continue };
+            let doc = match self.read(&entry.path()) {
+                Ok(Some(buf)) => serde_json::from_slice::<serde_json::Value>(&buf).ok(),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::debug!(error = %e, "a token file was left out");
+                    None
+                }
+            };
+            if let Some(key) = doc.as_ref().and_then(key_in).filter(|k| k.file_name() == name) {
+                keys.push(key);
+            }
+        }
+        Ok(keys)
     }
 
     fn save(&self, key: &StoreKey, value: &StoredAuth) -> Result<(), Error> {
@@ -296,12 +349,14 @@ mod tests {
         store.save(&k1, &sample()).unwrap();
         assert_eq!(store.load(&k1).unwrap(), Some(sample()));
         assert_eq!(store.load(&k2).unwrap(), None);
+        assert_eq!(store.keys().unwrap(), std::slice::from_ref(&k1));
         let mut updated = sample();
         updated.tokens.as_mut().unwrap().refresh_token = Some(RefreshToken::new("rotated"));
         store.save(&k1, &updated).unwrap();
         assert_eq!(store.load(&k1).unwrap(), Some(updated));
         store.remove(&k1).unwrap();
         assert_eq!(store.load(&k1).unwrap(), None);
+        assert!(store.keys().unwrap().is_empty());
         store.remove(&k1).unwrap();
         assert!(!format!("{store:?}").contains("secret"));
     }
@@ -338,6 +393,31 @@ mod tests {
             .save(&StoreKey::new("https://mcp.example/mcp", "https://b.example"), &sample())
             .unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn file_store_keys_come_from_the_files_it_would_load() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = temp_dir("keys");
+        let store = FileTokenStore::new(&dir);
+        assert!(store.keys().unwrap().is_empty(), "no directory yet");
+        let k1 = StoreKey::new("https://mcp.example/mcp", "https://as.example");
+        let k2 = StoreKey::new("https://mcp.example/mcp", "https://b.example");
+        let k3 = StoreKey::new("https://other.example/mcp", "https://as.example");
+        for k in [&k1, &k2, &k3] {
+            store.save(k, &sample()).unwrap();
+        }
+        // Left out: a copy under another name, a file others can read, and
+        // what is not a token file.
+        std::fs::copy(store.path(&k1), dir.join("0123456789abcdef0123456789abcdef.json")).unwrap();
+        std::fs::set_permissions(store.path(&k3), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(dir.join("notes.txt"), "{}").unwrap();
+        std::fs::write(dir.join("broken.json"), "{").unwrap();
+        let mut keys = store.keys().unwrap();
+        keys.sort_by(|a, b| a.issuer.cmp(&b.issuer));
+        assert_eq!(keys, [k1, k2]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

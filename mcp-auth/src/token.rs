@@ -436,6 +436,49 @@ impl DpopCall<'_> {
 /// The longest server nonce kept.
 const MAX_NONCE: usize = 1024;
 
+/// Sends a POST to an authorization server endpoint (`names`: the endpoint
+/// for [`send`], and for [`endpoint_error`]), built afresh by `build` for
+/// each attempt; with `dpop`, each attempt carries a new proof for `POST`
+/// and `url` with the server's last nonce, and a `use_dpop_nonce` refusal
+/// that hands out a new nonce is answered by one retry. The successful
+/// response, or the endpoint's error.
+pub(crate) async fn post_with_dpop(
+    fetch: &dyn HttpFetch,
+    names: (&'static str, &'static str),
+    url: &str,
+    dpop: Option<&DpopCall<'_>>,
+    now: SystemTime,
+    build: impl Fn() -> Result<http::Request<bytes::Bytes>, Error>,
+) -> Result<http::Response<bytes::Bytes>, Error> {
+    let (what, endpoint) = names;
+    let mut retried = false;
+    loop {
+        let mut req = build()?;
+        if let Some(d) = dpop {
+            let proof = d.key.proof("POST", url, None, d.nonce().as_deref(), now)?;
+            let mut v = HeaderValue::try_from(proof)
+                .map_err(|_| Error::InvalidCredentials("a DPoP proof does not fit a header"))?;
+            v.set_sensitive(true);
+            req.headers_mut().insert(DPOP, v);
+        }
+        let resp = send(fetch, what, req).await?;
+        let fresh_nonce = dpop.is_some_and(|d| d.keep_nonce(&resp));
+        if resp.status().is_success() {
+            return Ok(resp);
+        }
+        let err = endpoint_error(endpoint, url, &resp);
+        let wants_nonce = matches!(&err, Error::OAuth { error, .. } if error == USE_DPOP_NONCE);
+        if wants_nonce && fresh_nonce && !retried {
+            tracing::debug!(
+                "the {endpoint} endpoint asked for a DPoP nonce; sending the request again"
+            );
+            retried = true;
+            continue;
+        }
+        return Err(err);
+    }
+}
+
 /// Builds the token request: grant members, `resource` (RFC 8707),
 /// `scope` for client credentials, and the client authentication.
 pub(crate) fn token_request(
@@ -482,31 +525,15 @@ pub(crate) async fn exchange(
     grant: &Grant<'_>,
 ) -> Result<TokenSet, Error> {
     let url = call.metadata.token_endpoint()?;
-    // One retry, when the server asks for a proof with its nonce.
-    let mut retried = false;
-    let resp = loop {
-        let mut req = token_request(call, grant)?;
-        if let Some(d) = &call.dpop {
-            let proof = d.key.proof("POST", url, None, d.nonce().as_deref(), call.now)?;
-            let mut v = HeaderValue::try_from(proof)
-                .map_err(|_| Error::InvalidCredentials("a DPoP proof does not fit a header"))?;
-            v.set_sensitive(true);
-            req.headers_mut().insert(DPOP, v);
-        }
-        let resp = send(fetch, "token endpoint", req).await?;
-        let fresh_nonce = call.dpop.as_ref().is_some_and(|d| d.keep_nonce(&resp));
-        if resp.status().is_success() {
-            break resp;
-        }
-        let err = endpoint_error("token", url, &resp);
-        let wants_nonce = matches!(&err, Error::OAuth { error, .. } if error == USE_DPOP_NONCE);
-        if wants_nonce && fresh_nonce && !retried {
-            tracing::debug!("the token endpoint asked for a DPoP nonce; sending the request again");
-            retried = true;
-            continue;
-        }
-        return Err(err);
-    };
+    let resp = post_with_dpop(
+        fetch,
+        ("token endpoint", "token"),
+        url,
+        call.dpop.as_ref(),
+        call.now,
+        || token_request(call, grant),
+    )
+    .await?;
     let previous = match grant {
         Grant::RefreshToken(rt) => Some(*rt),
         _ => None,

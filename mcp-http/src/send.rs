@@ -20,6 +20,11 @@ use crate::wire::{self, PROTOCOL_VERSION, SESSION_ID};
 /// The DPoP proof header (RFC 9449).
 static DPOP: HeaderName = HeaderName::from_static("dpop");
 
+/// Makes a DPoP proof for a request's method and URL (`None`: the token
+/// is not DPoP-bound).
+pub(crate) type Reprove<'a> =
+    dyn Fn(&Method, &http::Uri) -> Result<Option<HeaderValue>, Error> + Send + Sync + 'a;
+
 /// The longest an error body is read for its excerpt.
 pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(2);
 /// The most redirects followed in a row (with
@@ -67,7 +72,7 @@ impl Shared {
         req: http::Request<conn::Body>,
         method: &str,
     ) -> Result<Response<Incoming>, Error> {
-        let Some(oauth) = &self.oauth else { return self.send_redirects(req, method).await };
+        let Some(oauth) = &self.oauth else { return self.send_redirects(req, method, None).await };
         let mut auth = oauth.prepare().await;
         let applies = oauth.applies_to(&req.uri().to_string());
         let mut rounds = 0u32;
@@ -91,7 +96,18 @@ impl Shared {
                     attempt.headers_mut().insert(DPOP.clone(), proof);
                 }
             }
-            let resp = self.send_redirects(attempt, method).await?;
+            let resp = if applies && auth.is_dpop() {
+                // A proof names its request's URL: a followed redirect
+                // needs a new one.
+                let reprove = |m: &Method, uri: &http::Uri| {
+                    oauth
+                        .dpop_proof(&auth, m.as_str(), &uri.to_string())
+                        .map_err(|e| auth_error(StatusCode::UNAUTHORIZED, e))
+                };
+                self.send_redirects(attempt, method, Some(&reprove)).await?
+            } else {
+                self.send_redirects(attempt, method, None).await?
+            };
             let status = resp.status();
             if applies {
                 oauth.observe_response(status.as_u16(), resp.headers());
@@ -136,11 +152,14 @@ impl Shared {
     /// Sends a request; with [`HttpOptions::follow_redirects`], follows
     /// same-origin 307 and 308 redirects (same method, body and headers), at
     /// most [`MAX_REDIRECTS`] times. A redirect elsewhere is an error: the
-    /// credentials never leave the endpoint's origin.
+    /// credentials never leave the endpoint's origin. A request with a DPoP
+    /// proof gets a new one from `reprove` for each redirect's target (a
+    /// proof's `htu` is the URL it is sent to).
     pub(crate) async fn send_redirects(
         &self,
         req: http::Request<conn::Body>,
         method: &str,
+        reprove: Option<&Reprove<'_>>,
     ) -> Result<Response<Incoming>, Error> {
         if !self.options.follow_redirects {
             return self.send_once(req, method).await;
@@ -181,6 +200,14 @@ impl Shared {
             }
             tracing::debug!(endpoint = %self.endpoint.redacted, method, %status, hop = hops, "following a same-origin redirect");
             *again.uri_mut() = target;
+            if let Some(reprove) = reprove
+                && again.headers().contains_key(&DPOP)
+            {
+                match reprove(again.method(), again.uri())? {
+                    Some(proof) => again.headers_mut().insert(DPOP.clone(), proof),
+                    None => again.headers_mut().remove(&DPOP),
+                };
+            }
             req = again;
         }
     }

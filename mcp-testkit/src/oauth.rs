@@ -13,6 +13,12 @@
 //! registered client id) but does not recompute the PKCE challenge: a
 //! client's PKCE is its own crate's test.
 //!
+//! Switches for the other paths a client must handle: the user denies
+//! ([`FakeAuthServer::deny_authorizations`]), and DPoP (RFC 9449,
+//! [`FakeAuthServer::require_dpop`]: a proof on the token request, a
+//! `use_dpop_nonce` challenge, a DPoP-bound token). [`check_dpop_proof`]
+//! checks a proof's claims, for a test resource server that requires DPoP.
+//!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! use mcp_testkit::oauth::FakeAuthServer;
@@ -33,8 +39,10 @@ use std::convert::Infallible;
 use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full};
@@ -57,6 +65,14 @@ struct State {
     paths: Vec<String>,
     authorize_scopes: Vec<Option<String>>,
     tokens_issued: usize,
+    /// Authorization requests are answered with `error=access_denied`.
+    deny: bool,
+    /// DPoP is required, with this nonce in the proofs.
+    dpop_nonce: Option<String>,
+    /// The public key the last DPoP-bound token was bound to.
+    dpop_jwk: Option<Value>,
+    dpop_nonce_challenges: usize,
+    dpop_refusals: Vec<String>,
 }
 
 /// A running fake authorization server (see the [module](self) docs). It
@@ -96,6 +112,26 @@ impl FakeAuthServer {
         Ok(FakeAuthServer { state })
     }
 
+    /// Starts this server and, with [`serve_http`](crate::serve_http), an
+    /// MCP server it protects: `config` with
+    /// [`require_auth`](crate::HttpConfig::require_auth) set to `token` and
+    /// its 401 pointing here; the protected resource metadata names the MCP
+    /// server's URL.
+    pub async fn with_protected_server(
+        token: &str,
+        config: crate::HttpConfig,
+    ) -> io::Result<(FakeAuthServer, crate::HttpServerHandle)> {
+        let auth = FakeAuthServer::start(token).await?;
+        let server = crate::serve_http(crate::HttpConfig {
+            require_auth: Some(token.to_owned()),
+            challenge: Some(auth.challenge()),
+            ..config
+        })
+        .await?;
+        auth.set_resource(server.url());
+        Ok((auth, server))
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -132,6 +168,119 @@ impl FakeAuthServer {
     pub fn authorize_scopes(&self) -> Vec<Option<String>> {
         self.lock().authorize_scopes.clone()
     }
+
+    /// With `true`, the user says no: the authorization endpoint redirects
+    /// to the redirect URI with `error=access_denied` and the client's
+    /// `state`, and issues no code.
+    pub fn deny_authorizations(&self, deny: bool) {
+        self.lock().deny = deny;
+    }
+
+    /// Requires DPoP (RFC 9449): the metadata lists
+    /// `dpop_signing_alg_values_supported: ["ES256"]` and the protected
+    /// resource metadata `dpop_bound_access_tokens_required`; a token
+    /// request needs a `DPoP` proof ([`check_dpop_proof`] for `POST` and
+    /// the token endpoint) carrying `nonce`: one without it is answered with
+    /// `use_dpop_nonce` and a `DPoP-Nonce` header, an invalid one with
+    /// `invalid_dpop_proof`. The token is then of type `DPoP`, bound to the
+    /// proof's key ([`dpop_jwk`](Self::dpop_jwk)).
+    pub fn require_dpop(&self, nonce: impl Into<String>) {
+        self.lock().dpop_nonce = Some(nonce.into());
+    }
+
+    /// The public key (JWK) of the proof the last DPoP-bound token was
+    /// issued for.
+    pub fn dpop_jwk(&self) -> Option<Value> {
+        self.lock().dpop_jwk.clone()
+    }
+
+    /// How many token requests were answered with `use_dpop_nonce`.
+    pub fn dpop_nonce_challenges(&self) -> usize {
+        self.lock().dpop_nonce_challenges
+    }
+
+    /// Why token requests' DPoP proofs were refused (`invalid_dpop_proof`),
+    /// in order.
+    pub fn dpop_refusals(&self) -> Vec<String> {
+        self.lock().dpop_refusals.clone()
+    }
+}
+
+/// Why [`check_dpop_proof`] refused a proof.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DpopRefusal {
+    /// The proof is well formed but lacks the server's nonce (answer
+    /// `use_dpop_nonce`).
+    Nonce,
+    /// The proof is missing or wrong (answer `invalid_dpop_proof`); the
+    /// reason names the member, never a credential.
+    Invalid(String),
+}
+
+/// The header and the claims of a compact JWT, without checking its
+/// signature; `None` when it is not three base64url segments with JSON
+/// objects in the first two.
+pub fn jwt_parts(jwt: &str) -> Option<(Value, Value)> {
+    let mut segments = jwt.split('.');
+    let mut part = || -> Option<Value> {
+        let bytes = URL_SAFE_NO_PAD.decode(segments.next()?).ok()?;
+        serde_json::from_slice::<Value>(&bytes).ok().filter(Value::is_object)
+    };
+    let (header, claims) = (part()?, part()?);
+    (segments.next().is_some_and(|s| !s.is_empty()) && segments.next().is_none())
+        .then_some((header, claims))
+}
+
+/// Checks a DPoP proof (RFC 9449 §4.3) for one request: `typ` `dpop+jwt`,
+/// `alg` ES256 with a public EC key in `jwk` (no private member), `htm`
+/// the request's method, `htu` its URL without query and fragment, `iat`
+/// within five minutes of now, a `jti`, `ath` when the request carries an
+/// access token (`ath`: the base64url SHA-256 of it, which the caller
+/// computes), and `nonce` when the server requires one. Returns the
+/// proof's public key. The signature is not verified (this crate has no
+/// cryptography): a client's signatures are its own crate's test.
+pub fn check_dpop_proof(
+    proof: Option<&str>,
+    method: &str,
+    url: &str,
+    ath: Option<&str>,
+    nonce: Option<&str>,
+) -> Result<Value, DpopRefusal> {
+    let invalid = |why: &str| DpopRefusal::Invalid(why.to_owned());
+    let proof = proof.ok_or_else(|| invalid("no DPoP proof"))?;
+    let (header, claims) = jwt_parts(proof).ok_or_else(|| invalid("not a compact JWT"))?;
+    if header["typ"] != "dpop+jwt" || header["alg"] != "ES256" {
+        return Err(invalid("typ or alg"));
+    }
+    let jwk = &header["jwk"];
+    if jwk["kty"] != "EC" || jwk["crv"] != "P-256" || jwk.get("d").is_some() {
+        return Err(invalid("jwk"));
+    }
+    if claims["htm"] != method {
+        return Err(invalid("htm"));
+    }
+    let htu = url.split(['?', '#']).next().unwrap_or(url);
+    if claims["htu"] != htu {
+        return Err(invalid("htu"));
+    }
+    if claims["jti"].as_str().is_none_or(str::is_empty) {
+        return Err(invalid("jti"));
+    }
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    match claims["iat"].as_u64() {
+        Some(iat) if iat.abs_diff(now) <= 300 => {}
+        _ => return Err(invalid("iat")),
+    }
+    if claims.get("ath").and_then(Value::as_str) != ath {
+        return Err(invalid("ath"));
+    }
+    if let Some(nonce) = nonce
+        && claims.get("nonce").and_then(Value::as_str) != Some(nonce)
+    {
+        return Err(DpopRefusal::Nonce);
+    }
+    Ok(jwk.clone())
 }
 
 fn reply(status: StatusCode, v: Value) -> Response<Full<Bytes>> {
@@ -190,6 +339,11 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
     let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     let path = req.uri().path().to_owned();
     let query = req.uri().query().unwrap_or("").to_owned();
+    let mut proofs = req.headers().get_all("dpop").iter();
+    let proof = match (proofs.next(), proofs.next()) {
+        (Some(p), None) => p.to_str().ok().map(str::to_owned),
+        _ => None,
+    };
     lock().paths.push(path.clone());
     let body = match tokio::time::timeout(Duration::from_secs(5), req.into_body().collect()).await {
         Ok(Ok(b)) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
@@ -197,17 +351,20 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
     };
     let base = lock().base.clone();
     match path.as_str() {
-        "/prm" => reply(
-            StatusCode::OK,
-            json!({
-                "resource": lock().resource,
+        "/prm" => {
+            let st = lock();
+            let mut prm = json!({
+                "resource": st.resource,
                 "authorization_servers": [base],
                 "scopes_supported": ["mcp"],
-            }),
-        ),
-        "/.well-known/oauth-authorization-server" => reply(
-            StatusCode::OK,
-            json!({
+            });
+            if st.dpop_nonce.is_some() {
+                prm["dpop_bound_access_tokens_required"] = true.into();
+            }
+            reply(StatusCode::OK, prm)
+        }
+        "/.well-known/oauth-authorization-server" => {
+            let mut metadata = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
                 "token_endpoint": format!("{base}/token"),
@@ -216,8 +373,12 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
                 "grant_types_supported": ["authorization_code", "refresh_token"],
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
-            }),
-        ),
+            });
+            if lock().dpop_nonce.is_some() {
+                metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+            }
+            reply(StatusCode::OK, metadata)
+        }
         "/register" => {
             let asked: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
             reply(
@@ -243,11 +404,18 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
             else {
                 return bad_request("invalid_request");
             };
-            let code = format!("code-{}", st.codes.len() + 1);
-            st.codes.push(code.clone());
+            let location = if st.deny {
+                format!(
+                    "{redirect}?error=access_denied&error_description=the+user+denied+access&state={client_state}"
+                )
+            } else {
+                let code = format!("code-{}", st.codes.len() + 1);
+                st.codes.push(code.clone());
+                format!("{redirect}?code={code}&state={client_state}")
+            };
             Response::builder()
                 .status(StatusCode::FOUND)
-                .header("location", format!("{redirect}?code={code}&state={client_state}"))
+                .header("location", location)
                 .body(Full::new(Bytes::new()))
                 .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
         }
@@ -259,6 +427,28 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
                 && get(&params, "code_verifier").is_some_and(|v| !v.is_empty())
                 && get(&params, "resource") == Some(st.resource.as_str())
                 && st.codes.iter().any(|c| c == code);
+            let mut token_type = "Bearer";
+            if let Some(nonce) = st.dpop_nonce.clone() {
+                let url = format!("{base}/token");
+                match check_dpop_proof(proof.as_deref(), "POST", &url, None, Some(&nonce)) {
+                    Ok(jwk) => {
+                        st.dpop_jwk = Some(jwk);
+                        token_type = "DPoP";
+                    }
+                    Err(DpopRefusal::Nonce) => {
+                        st.dpop_nonce_challenges += 1;
+                        let mut r = bad_request("use_dpop_nonce");
+                        if let Ok(v) = http::HeaderValue::from_str(&nonce) {
+                            r.headers_mut().insert("dpop-nonce", v);
+                        }
+                        return r;
+                    }
+                    Err(DpopRefusal::Invalid(why)) => {
+                        st.dpop_refusals.push(why);
+                        return bad_request("invalid_dpop_proof");
+                    }
+                }
+            }
             if !valid {
                 return bad_request("invalid_grant");
             }
@@ -266,7 +456,7 @@ async fn handle(state: &Mutex<State>, req: Request<Incoming>) -> Response<Full<B
             st.tokens_issued += 1;
             reply(
                 StatusCode::OK,
-                json!({"access_token": st.token, "token_type": "Bearer", "expires_in": 3600}),
+                json!({"access_token": st.token, "token_type": token_type, "expires_in": 3600}),
             )
         }
         _ => reply(StatusCode::NOT_FOUND, json!({"error": "not found"})),
@@ -289,5 +479,58 @@ mod tests {
                 ("t".into(), "%zz".into()),
             ]
         );
+    }
+
+    fn jwt(header: &Value, claims: &Value) -> String {
+        let enc = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
+        format!("{}.{}.c2ln", enc(header), enc(claims))
+    }
+
+    #[test]
+    fn dpop_proof_checks() {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let jwk = json!({"kty": "EC", "crv": "P-256", "x": "eA", "y": "eQ"});
+        let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
+        let claims = json!({"htm": "POST", "htu": "http://a/token", "jti": "j1", "iat": now,
+            "ath": "h", "nonce": "n1"});
+        let with = |k: &str, v: Value| {
+            let mut c = claims.clone();
+            if v.is_null() {
+                c.as_object_mut().unwrap().remove(k);
+            } else {
+                c[k] = v;
+            }
+            jwt(&header, &c)
+        };
+        let invalid = |why: &str| Err(DpopRefusal::Invalid(why.into()));
+        let good = jwt(&header, &claims);
+        let other_typ = jwt(&json!({"typ": "JWT", "alg": "ES256", "jwk": jwk}), &claims);
+        let private = json!({"kty": "EC", "crv": "P-256", "d": "x"});
+        let private = jwt(&json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": private}), &claims);
+        // (proof, expected ath, required nonce, outcome)
+        type Case = (
+            Option<String>,
+            Option<&'static str>,
+            Option<&'static str>,
+            Result<Value, DpopRefusal>,
+        );
+        let cases: Vec<Case> = vec![
+            (Some(good.clone()), Some("h"), Some("n1"), Ok(jwk.clone())),
+            (None, Some("h"), None, invalid("no DPoP proof")),
+            (Some("a.b".into()), Some("h"), None, invalid("not a compact JWT")),
+            (Some(other_typ), Some("h"), None, invalid("typ or alg")),
+            (Some(private), Some("h"), None, invalid("jwk")),
+            (Some(with("htm", "GET".into())), Some("h"), None, invalid("htm")),
+            (Some(with("htu", "http://a/other".into())), Some("h"), None, invalid("htu")),
+            (Some(with("jti", Value::Null)), Some("h"), None, invalid("jti")),
+            (Some(with("iat", (now - 3600).into())), Some("h"), None, invalid("iat")),
+            (Some(good.clone()), None, None, invalid("ath")),
+            (Some(with("nonce", Value::Null)), Some("h"), Some("n1"), Err(DpopRefusal::Nonce)),
+            (Some(good), Some("h"), Some("n2"), Err(DpopRefusal::Nonce)),
+        ];
+        for (proof, ath, nonce, expected) in cases {
+            let got = check_dpop_proof(proof.as_deref(), "POST", "http://a/token?x=1", ath, nonce);
+            assert_eq!(got, expected, "{proof:?}");
+        }
     }
 }
