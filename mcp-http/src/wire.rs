@@ -263,6 +263,12 @@ mod tests {
     }
 
     #[test]
+    fn entropy_varies_between_calls() {
+        let values: std::collections::HashSet<u64> = (0..8).map(|_| entropy()).collect();
+        assert!(values.len() > 1, "{values:?}");
+    }
+
+    #[test]
     fn mcp_name_per_method() {
         let p = serde_json::json!({"name": "echo", "uri": "file:///a"});
         let name = |m| mcp_name(m, Some(&p)).map(|v| v.to_str().unwrap().to_owned());

@@ -231,6 +231,12 @@ mod tests {
     }
 
     #[test]
+    fn eras_are_shown_by_name() {
+        assert_eq!(Era::Legacy.to_string(), "legacy");
+        assert_eq!(Era::Modern.to_string(), "modern");
+    }
+
+    #[test]
     fn negotiation_cases() {
         let all = ProtocolVersion::SUPPORTED;
         let cases: &[(&str, &[ProtocolVersion], Option<ProtocolVersion>)] = &[
