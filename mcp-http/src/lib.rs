@@ -155,6 +155,7 @@ mod conn;
 mod endpoint;
 mod error;
 mod exchange;
+mod guard;
 mod legacy;
 mod oauth;
 mod options;
@@ -169,6 +170,7 @@ pub use transport::HttpTransport;
 
 pub use endpoint::{REDACTED, redact_endpoint};
 pub use error::Error;
+pub use guard::AddressPolicy;
 pub use mcp_auth;
 pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
 pub use mcp_proto;
