@@ -902,7 +902,7 @@ async fn a_configured_proxy_tunnels_with_connect() {
         client.ping().await.unwrap();
         let mut o = options();
         o.proxy = mcp_http::ProxyConfig::Url {
-            url: "socks5://u:hidden@127.0.0.1:1".into(),
+            url: "socks4://u:hidden@127.0.0.1:1".into(),
             no_proxy: None,
         };
         let err = HttpClient::connect(&server.url(), o).unwrap_err();
