@@ -1684,7 +1684,8 @@ async fn an_oversized_sse_answer_fails_its_call_at_once() {
                         resp.headers_mut().insert("content-type", kind.parse().unwrap());
                         Ok::<_, Infallible>(resp)
                     });
-                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                    let _ =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
             }
         });
@@ -1693,7 +1694,8 @@ async fn an_oversized_sse_answer_fails_its_call_at_once() {
         o.request_timeout = Duration::from_secs(8);
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
         let started = std::time::Instant::now();
-        let err = client.call_tool_with("x", args(json!({})), Default::default()).await.unwrap_err();
+        let err =
+            client.call_tool_with("x", args(json!({})), Default::default()).await.unwrap_err();
         assert!(!err.is_timeout(), "{err}");
         assert!(started.elapsed() < Duration::from_secs(4), "took {:?}", started.elapsed());
         assert!(
