@@ -148,6 +148,18 @@ impl std::error::Error for PoolError {
     }
 }
 
+impl PoolError {
+    /// The underlying error, for [`Error::Connect`](crate::Error::Connect)'s
+    /// source.
+    pub(crate) fn into_source(self) -> Option<Box<dyn std::error::Error + Send + Sync>> {
+        match self {
+            PoolError::BadUri => None,
+            PoolError::Connect(e) => Some(e),
+            PoolError::Http(e) => Some(Box::new(e)),
+        }
+    }
+}
+
 impl Pool {
     /// Sends a request on a kept connection of its origin, or on a new one.
     /// A request that a kept connection closed before sending (the server

@@ -210,6 +210,7 @@ impl Shared {
             endpoint: self.endpoint.redacted.clone(),
             method: method.into(),
             reason: self.secrets.scrub(&chain(&e)),
+            source: e.into_source(),
         })
     }
 
@@ -301,6 +302,7 @@ impl Shared {
                 endpoint: self.endpoint.redacted.clone(),
                 method: method.into(),
                 reason: self.secrets.scrub(&reason),
+                source: None,
             },
         }
     }

@@ -136,12 +136,18 @@ async fn refused(
     key: Vec<u8>,
     tls: Option<Arc<rustls::ClientConfig>>,
     causes: &[&str],
+    cause: fn(&rustls::Error) -> bool,
 ) {
     let server = https_server(TlsConfig::new(chain, key), ReplyMode::Json).await;
     let client = HttpClient::connect(&server.url(), options(tls)).unwrap();
     let endpoint = format!("https://{}", server.local_addr());
     let check = |err: &Error| {
-        let Error::Connect { endpoint: at, method, reason } = err else {
+        // The TLS error itself is kept: in the source chain, and found by
+        // `tls_error`.
+        let tls = err.tls_error().expect("the rustls error is kept");
+        assert!(cause(tls), "{tls:?}");
+        assert!(std::error::Error::source(err).is_some());
+        let Error::Connect { endpoint: at, method, reason, .. } = err else {
             panic!("expected Error::Connect, got {err:?}");
         };
         assert_eq!(*at, endpoint);
@@ -222,9 +228,13 @@ async fn a_certificate_from_an_unknown_ca_is_refused() {
         let stranger = Ca::new("someone else's root");
         let (leaf, key) = stranger.leaf(LOOPBACK, None);
         let cause = ["invalid peer certificate: UnknownIssuer"];
-        refused(vec![leaf.clone()], key.clone(), Some(trusted.client_config()), &cause).await;
+        let unknown = |e: &rustls::Error| {
+            matches!(e, rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+        };
+        refused(vec![leaf.clone()], key.clone(), Some(trusted.client_config()), &cause, unknown)
+            .await;
         // The default roots (Mozilla's) do not know it either.
-        refused(vec![leaf], key, None, &cause).await;
+        refused(vec![leaf], key, None, &cause, unknown).await;
     })
     .await;
 }
@@ -239,7 +249,13 @@ async fn an_expired_certificate_is_refused() {
             "invalid peer certificate: certificate expired: ",
             "but certificate is not valid after 1609459200 ",
         ];
-        refused(vec![leaf], key, Some(root.client_config()), &causes).await;
+        let expired = |e: &rustls::Error| {
+            matches!(
+                e,
+                rustls::Error::InvalidCertificate(rustls::CertificateError::ExpiredContext { .. })
+            )
+        };
+        refused(vec![leaf], key, Some(root.client_config()), &causes, expired).await;
     })
     .await;
 }
@@ -253,7 +269,15 @@ async fn a_certificate_for_another_host_name_is_refused() {
             r#"invalid peer certificate: certificate not valid for name "127.0.0.1"; "#,
             r#"certificate is only valid for DnsName("mcp.example.test")"#
         )];
-        refused(vec![leaf], key, Some(root.client_config()), &cause).await;
+        let wrong_name = |e: &rustls::Error| {
+            matches!(
+                e,
+                rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::NotValidForNameContext { .. }
+                )
+            )
+        };
+        refused(vec![leaf], key, Some(root.client_config()), &cause, wrong_name).await;
     })
     .await;
 }
@@ -524,6 +548,13 @@ async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
         let err = client.initialize().await.expect_err("the proxy is not trusted");
         let Error::Connect { reason, .. } = &err else { panic!("{err:?}") };
         assert!(reason.contains("UnknownIssuer"), "{reason}");
+        assert!(
+            matches!(
+                err.tls_error(),
+                Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+            ),
+            "{err:?}"
+        );
         let shown = format!("{err} {err:?}");
         assert!(!shown.contains("tiger-secret") && !shown.contains("scott"), "{shown}");
         assert_eq!(log.lock().unwrap().len(), before, "no CONNECT was sent");
