@@ -367,6 +367,20 @@ fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
 #[cfg(feature = "proxy")]
 type ProxyLog = Arc<std::sync::Mutex<Vec<String>>>;
 
+/// Connects to `upstream`, tells the client with `reply`, and copies both
+/// ways until either side closes.
+#[cfg(feature = "proxy")]
+async fn splice<S>(mut client: S, upstream: std::net::SocketAddr, reply: &[u8])
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else { return };
+    if client.write_all(reply).await.is_ok() {
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
+    }
+}
+
 /// A CONNECT proxy spoken to over TLS (certificate `chain`, `key`): every
 /// tunnel goes to `upstream`, whatever it asks for.
 #[cfg(feature = "proxy")]
@@ -376,7 +390,7 @@ async fn tls_connect_proxy(
     upstream: std::net::SocketAddr,
 ) -> (std::net::SocketAddr, ProxyLog) {
     use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncReadExt;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -416,11 +430,7 @@ async fn tls_connect_proxy(
                     .unwrap_or("-")
                     .to_owned();
                 seen.lock().unwrap().push(format!("{target} {auth}"));
-                let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else { return };
-                if client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await.is_err() {
-                    return;
-                }
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
+                splice(client, upstream, b"HTTP/1.1 200 Connection Established\r\n\r\n").await;
             });
         }
     });
@@ -489,15 +499,9 @@ async fn socks5_proxy(upstream: std::net::SocketAddr) -> (std::net::SocketAddr, 
         while let Ok((mut client, _)) = listener.accept().await {
             let seen = seen.clone();
             tokio::spawn(async move {
-                if !matches!(session(&mut client, &seen).await, Ok(true)) {
-                    return;
+                if matches!(session(&mut client, &seen).await, Ok(true)) {
+                    splice(client, upstream, &[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await;
                 }
-                let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else { return };
-                let success = [5, 0, 0, 1, 0, 0, 0, 0, 0, 0];
-                if client.write_all(&success).await.is_err() {
-                    return;
-                }
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
             });
         }
     });
