@@ -91,39 +91,41 @@ impl Guard {
         })
     }
 
-    /// The classes of the MCP server's addresses.
+    /// The classes of the MCP server's addresses. A lookup that fails is
+    /// not remembered (the next fetch asks again); until one succeeds, only
+    /// public addresses are allowed.
     async fn server_classes(&self) -> &[AddressClass] {
         let inner = &self.inner;
-        inner
+        let found = inner
             .server
-            .get_or_init(|| async {
+            .get_or_try_init(|| async {
                 let host = inner.server_host.as_str();
                 if let Ok(ip) = host.parse::<IpAddr>() {
-                    return vec![AddressClass::of(ip)];
+                    return Ok(vec![AddressClass::of(ip)]);
                 }
                 if host.eq_ignore_ascii_case("localhost") {
-                    return vec![AddressClass::Loopback];
+                    return Ok(vec![AddressClass::Loopback]);
                 }
                 if inner.proxied {
-                    return Vec::new();
+                    return Ok(Vec::new());
                 }
                 let mut classes = Vec::new();
-                match tokio::net::lookup_host((host, 0)).await {
-                    Ok(addrs) => {
-                        for a in addrs {
-                            let class = AddressClass::of(a.ip());
-                            if !classes.contains(&class) {
-                                classes.push(class);
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "the MCP server's host did not resolve; only public addresses are allowed for OAuth");
+                for a in tokio::net::lookup_host((host, 0)).await? {
+                    let class = AddressClass::of(a.ip());
+                    if !classes.contains(&class) {
+                        classes.push(class);
                     }
                 }
-                classes
+                Ok::<_, std::io::Error>(classes)
             })
-            .await
+            .await;
+        match found {
+            Ok(classes) => classes,
+            Err(e) => {
+                tracing::debug!(error = %e, "the MCP server's host did not resolve; only public addresses are allowed for OAuth");
+                &[]
+            }
+        }
     }
 
     /// Whether the fetches may reach `ip`.
