@@ -47,6 +47,9 @@ struct AsState {
     /// The authorization servers the protected resource metadata names
     /// (`None`: this one).
     names: Option<Vec<String>>,
+    /// Where the authorization server metadata redirects (`None`: it does
+    /// not).
+    redirect_metadata: Option<String>,
 }
 
 type Shared = Arc<Mutex<AsState>>;
@@ -85,6 +88,14 @@ async fn handle(state: Shared, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 StatusCode::OK,
                 json!({"resource": resource, "authorization_servers": names, "scopes_supported": ["mcp"]}),
             )
+        }
+        "/.well-known/oauth-authorization-server" if lock(&state).redirect_metadata.is_some() => {
+            let to = lock(&state).redirect_metadata.clone().unwrap_or_default();
+            Response::builder()
+                .status(StatusCode::TEMPORARY_REDIRECT)
+                .header("location", to)
+                .body(Full::new(Bytes::new()))
+                .expect("a valid response")
         }
         "/.well-known/oauth-authorization-server" => json_reply(
             StatusCode::OK,
@@ -390,4 +401,27 @@ async fn metadata_may_not_name_a_private_authorization_server_for_a_loopback_ser
     assert_eq!(refused_class(&err), Some(mcp_http::mcp_auth::AddressClass::Private), "{err:?}");
     let paths: Vec<String> = lock(&auth).seen.iter().map(|(p, _)| p.clone()).collect();
     assert_eq!(paths, ["/prm"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_cloud_metadata_is_not_followed() {
+    // Every OAuth request goes through the guarded fetcher, which follows
+    // no redirect: a 307 to the metadata service ends discovery there.
+    let (auth, server) = servers(false).await;
+    lock(&auth).redirect_metadata = Some("http://169.254.169.254/latest/meta-data/".into());
+    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
+        .await
+        .expect("at once")
+        .expect_err("no authorization server metadata");
+    let Error::Auth { source, .. } = &err else { panic!("{err:?}") };
+    assert!(
+        matches!(
+            **source,
+            mcp_http::mcp_auth::Error::AuthorizationServerMetadataNotFound { .. }
+                | mcp_http::mcp_auth::Error::HttpStatus { status: 307, .. }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("169.254"), "{err}");
 }
