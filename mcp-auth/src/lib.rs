@@ -237,7 +237,7 @@ pub use dpop::{
     find_challenge,
 };
 pub use error::Error;
-pub use fetch::{BoxFuture, FetchError, HttpFetch, MAX_BODY};
+pub use fetch::{AddressClass, BoxFuture, FetchError, HttpFetch, MAX_BODY};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams, HeadlessHandler};
 pub use jwt::{CLIENT_ASSERTION_TYPE, JwtAlgorithm, PrivateKeyJwt};
 pub use mcp_sse::www_authenticate::BearerChallenge;

@@ -36,6 +36,7 @@ pub(crate) use hyper_util::client::proxy::matcher::Intercept as Proxy;
 #[derive(Debug)]
 pub(crate) enum Proxy {}
 
+use crate::guard::{Guard, GuardedResolver};
 use crate::options::{HttpOptions, ProxyConfig};
 
 /// The request body type: every message is one buffer.
@@ -83,12 +84,22 @@ struct PoolInner {
     idle_timeout: Duration,
 }
 
-/// How connections are opened: directly, or through a proxy's CONNECT
-/// tunnel. One client talks through one, so the choice is made once.
+/// How connections are opened: directly, or through a proxy (a CONNECT
+/// tunnel over TCP or over TLS, or SOCKS5). One client talks through one,
+/// so the choice is made once.
 enum Connector {
     Direct(HttpsConnector<HttpConnector>),
+    /// Direct, through the SSRF guard's resolver (the OAuth requests).
+    Guarded(HttpsConnector<HttpConnector<GuardedResolver>>),
+    /// `http://` proxy: CONNECT over TCP.
     #[cfg(feature = "proxy")]
     Tunnel(HttpsConnector<Tunnel<HttpConnector>>),
+    /// `https://` proxy: CONNECT over TLS to the proxy.
+    #[cfg(feature = "proxy")]
+    TlsTunnel(HttpsConnector<Tunnel<HttpsConnector<HttpConnector>>>),
+    /// `socks5://` and `socks5h://` proxies.
+    #[cfg(feature = "proxy")]
+    Socks(HttpsConnector<Socks<HttpConnector>>),
 }
 
 /// A connection the pool holds, with its origin.
@@ -133,6 +144,18 @@ impl std::error::Error for PoolError {
             PoolError::BadUri => None,
             PoolError::Connect(e) => Some(&**e),
             PoolError::Http(e) => Some(e),
+        }
+    }
+}
+
+impl PoolError {
+    /// The underlying error, for [`Error::Connect`](crate::Error::Connect)'s
+    /// source.
+    pub(crate) fn into_source(self) -> Option<Box<dyn std::error::Error + Send + Sync>> {
+        match self {
+            PoolError::BadUri => None,
+            PoolError::Connect(e) => Some(e),
+            PoolError::Http(e) => Some(Box::new(e)),
         }
     }
 }
@@ -219,7 +242,7 @@ impl Pool {
 
     /// Whether requests go through a proxy.
     pub(crate) fn is_proxied(&self) -> bool {
-        !matches!(self.inner.connector, Connector::Direct(_))
+        !matches!(self.inner.connector, Connector::Direct(_) | Connector::Guarded(_))
     }
 
     /// A kept connection of this origin that can take a request now; closed
@@ -271,8 +294,15 @@ impl Pool {
     async fn connect(&self, uri: &Uri) -> Result<Sender, PoolError> {
         match &self.inner.connector {
             Connector::Direct(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+            Connector::Guarded(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+            // A proxy is asked for host and port: the scheme's port when
+            // the URI has none.
             #[cfg(feature = "proxy")]
-            Connector::Tunnel(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+            Connector::Tunnel(c) => handshake(call(c.clone(), explicit_port(uri)).await?).await,
+            #[cfg(feature = "proxy")]
+            Connector::TlsTunnel(c) => handshake(call(c.clone(), explicit_port(uri)).await?).await,
+            #[cfg(feature = "proxy")]
+            Connector::Socks(c) => handshake(call(c.clone(), explicit_port(uri)).await?).await,
         }
     }
 }
@@ -389,12 +419,25 @@ pub(crate) fn proxy_for(config: &ProxyConfig, endpoint: &Uri) -> Result<Option<P
             if endpoint.host().is_some_and(is_loopback) {
                 return Ok(None);
             }
-            Ok(Matcher::from_env().intercept(endpoint).filter(|i| is_http_proxy(i.uri())))
+            let found = Matcher::from_env().intercept(endpoint);
+            if let Some(p) = &found
+                && proxy_kind(p.uri()).is_none()
+            {
+                tracing::warn!(
+                    scheme = p.uri().scheme_str().unwrap_or(""),
+                    "ignoring the proxy from the environment: only http, https, socks5 and socks5h proxies are supported"
+                );
+                return Ok(None);
+            }
+            Ok(found)
         }
         ProxyConfig::Url { url, no_proxy } => {
             let uri: Uri = url.parse().map_err(|_| "the proxy URL is not a valid URL")?;
-            if !is_http_proxy(&uri) || uri.host().is_none() {
-                return Err("the proxy URL must be http://[user:password@]host:port".into());
+            if proxy_kind(&uri).is_none() || uri.host().is_none() {
+                return Err(
+                    "the proxy URL must be http://, https://, socks5:// or socks5h://[user:password@]host:port"
+                        .into(),
+                );
             }
             let matcher =
                 Matcher::builder().all(url.as_str()).no(no_proxy.as_deref().unwrap_or("")).build();
@@ -415,48 +458,170 @@ pub(crate) fn proxy_for(config: &ProxyConfig, _endpoint: &Uri) -> Result<Option<
     }
 }
 
+/// How a proxy is spoken to.
 #[cfg(feature = "proxy")]
-fn is_http_proxy(uri: &Uri) -> bool {
-    uri.scheme_str().is_some_and(|s| s.eq_ignore_ascii_case("http"))
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProxyKind {
+    /// `http://`: CONNECT over TCP.
+    Http,
+    /// `https://`: CONNECT over TLS to the proxy.
+    Https,
+    /// `socks5://`: SOCKS5, names resolved here.
+    Socks5,
+    /// `socks5h://`: SOCKS5, names resolved by the proxy.
+    Socks5h,
+}
+
+#[cfg(feature = "proxy")]
+fn proxy_kind(uri: &Uri) -> Option<ProxyKind> {
+    let scheme = uri.scheme_str()?;
+    [
+        ("http", ProxyKind::Http),
+        ("https", ProxyKind::Https),
+        ("socks5", ProxyKind::Socks5),
+        ("socks5h", ProxyKind::Socks5h),
+    ]
+    .into_iter()
+    .find(|(name, _)| scheme.eq_ignore_ascii_case(name))
+    .map(|(_, kind)| kind)
+}
+
+/// The URI with its scheme's port when it has none (a proxy is asked for
+/// host and port; hyper-util's proxy connectors would assume 443).
+#[cfg(feature = "proxy")]
+fn explicit_port(uri: &Uri) -> Uri {
+    crate::endpoint::with_explicit_port(uri)
+}
+
+/// SOCKS5 through hyper-util's handshake; for `socks5://`, the name is
+/// resolved here first (asynchronously) and the proxy is given the address.
+#[cfg(feature = "proxy")]
+#[derive(Clone)]
+pub(crate) struct Socks<C> {
+    inner: hyper_util::client::legacy::connect::proxy::SocksV5<C>,
+    local_dns: bool,
+}
+
+#[cfg(feature = "proxy")]
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[cfg(feature = "proxy")]
+impl<C> Service<Uri> for Socks<C>
+where
+    C: Service<Uri> + Clone + Send + 'static,
+    C::Future: Send + 'static,
+    C::Response: Read + Write + Unpin + Send + 'static,
+    C::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Response = C::Response;
+    type Error = BoxError;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<C::Response, BoxError>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let local_dns = self.local_dns;
+        Box::pin(async move {
+            let dst = if local_dns { resolved(dst).await? } else { dst };
+            inner.call(dst).await.map_err(Into::into)
+        })
+    }
+}
+
+/// `dst` with its host replaced by the first address it resolves to.
+#[cfg(feature = "proxy")]
+async fn resolved(dst: Uri) -> Result<Uri, BoxError> {
+    let host = dst.host().ok_or("the URI has no host")?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(dst);
+    }
+    let port = dst.port_u16().unwrap_or(443);
+    let addr = tokio::net::lookup_host((bare, port))
+        .await?
+        .next()
+        .ok_or("the name resolved to no address")?;
+    let mut parts = dst.into_parts();
+    parts.authority = Some(addr.to_string().parse()?);
+    Ok(Uri::from_parts(parts)?)
 }
 
 /// Builds the pool for `endpoint`: connect timeout, `TCP_NODELAY`, rustls
 /// with ALPN (h2 with the `http2` feature, and http/1.1), `http` allowed
-/// (for local servers), through a CONNECT tunnel when a proxy applies.
-pub(crate) fn build_pool(options: &HttpOptions, proxy: Option<&Proxy>) -> Result<Pool, String> {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    http.set_connect_timeout(Some(options.connect_timeout));
-    let builder = hyper_rustls::HttpsConnectorBuilder::new();
-    let builder = match &options.tls {
-        Some(config) => {
-            // ALPN is the client's to set (HTTP/1.1, and h2 with `http2`):
-            // hyper-rustls refuses a configuration that already has some.
-            let mut config = rustls::ClientConfig::clone(config);
-            config.alpn_protocols.clear();
-            builder.with_tls_config(config)
-        }
-        None => builder
-            .with_provider_and_webpki_roots(Arc::new(rustls::crypto::ring::default_provider()))
-            .map_err(|e| e.to_string())?,
-    };
+/// (for local servers), through a CONNECT tunnel when a proxy applies, or
+/// through the SSRF guard's resolver when `guard` is given (never with a
+/// proxy).
+pub(crate) fn build_pool(
+    options: &HttpOptions,
+    proxy: Option<&Proxy>,
+    guard: Option<&Guard>,
+) -> Result<Pool, String> {
+    fn tcp<R>(mut http: HttpConnector<R>, options: &HttpOptions) -> HttpConnector<R> {
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(options.connect_timeout));
+        http
+    }
+    let http = tcp(HttpConnector::new(), options);
+    let config = tls_config(options)?;
+    let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config.clone());
     #[cfg(feature = "http2")]
     let builder = builder.https_or_http().enable_all_versions();
     #[cfg(not(feature = "http2"))]
     let builder = builder.https_or_http().enable_http1();
-    let connector = match proxy {
-        None => Connector::Direct(builder.wrap_connector(http)),
+    let connector = match (proxy, guard) {
+        (None, Some(guard)) => Connector::Guarded(
+            builder
+                .wrap_connector(tcp(HttpConnector::new_with_resolver(guard.resolver()), options)),
+        ),
+        (None, None) => Connector::Direct(builder.wrap_connector(http)),
         #[cfg(feature = "proxy")]
-        Some(proxy) => {
-            let mut tunnel = Tunnel::new(proxy.uri().clone(), http);
-            if let Some(auth) = proxy.basic_auth() {
-                tunnel = tunnel.with_auth(auth.clone());
+        (Some(proxy), _) => {
+            let kind = proxy_kind(proxy.uri()).ok_or("unsupported proxy scheme")?;
+            match kind {
+                ProxyKind::Http => {
+                    let mut tunnel = Tunnel::new(proxy.uri().clone(), http);
+                    if let Some(auth) = proxy.basic_auth() {
+                        tunnel = tunnel.with_auth(auth.clone());
+                    }
+                    Connector::Tunnel(builder.wrap_connector(tunnel))
+                }
+                ProxyKind::Https => {
+                    // TLS to the proxy (HTTP/1.1 only: CONNECT), with the
+                    // same roots; TLS to the server runs inside.
+                    let to_proxy = hyper_rustls::HttpsConnectorBuilder::new()
+                        .with_tls_config(config)
+                        .https_only()
+                        .enable_http1()
+                        .wrap_connector(http);
+                    let mut tunnel = Tunnel::new(proxy.uri().clone(), to_proxy);
+                    if let Some(auth) = proxy.basic_auth() {
+                        tunnel = tunnel.with_auth(auth.clone());
+                    }
+                    Connector::TlsTunnel(builder.wrap_connector(tunnel))
+                }
+                ProxyKind::Socks5 | ProxyKind::Socks5h => {
+                    let mut socks = hyper_util::client::legacy::connect::proxy::SocksV5::new(
+                        proxy.uri().clone(),
+                        http,
+                    );
+                    if let Some((user, password)) = proxy.raw_auth() {
+                        socks = socks.with_auth(user.to_owned(), password.to_owned());
+                    }
+                    let local_dns = kind == ProxyKind::Socks5;
+                    Connector::Socks(builder.wrap_connector(Socks { inner: socks, local_dns }))
+                }
             }
-            Connector::Tunnel(builder.wrap_connector(tunnel))
         }
         #[cfg(not(feature = "proxy"))]
-        Some(never) => match *never {},
+        (Some(never), _) => match *never {},
     };
     Ok(Pool {
         inner: Arc::new(PoolInner {
@@ -465,6 +630,50 @@ pub(crate) fn build_pool(options: &HttpOptions, proxy: Option<&Proxy>) -> Result
             idle_timeout: options.pool_idle_timeout,
         }),
     })
+}
+
+/// The TLS configuration: the caller's (ALPN cleared: the connector sets
+/// it), or rustls with the `ring` provider, the Mozilla roots of
+/// `webpki-roots` and the certificates of [`HttpOptions::ca_file`].
+fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
+    if let Some(config) = &options.tls {
+        if options.ca_file.is_some() {
+            return Err("`ca_file` and `tls` cannot be used together: add the roots to the given TLS configuration".into());
+        }
+        // ALPN is the client's to set (HTTP/1.1, and h2 with `http2`):
+        // hyper-rustls refuses a configuration that already has some.
+        let mut config = rustls::ClientConfig::clone(config);
+        config.alpn_protocols.clear();
+        return Ok(config);
+    }
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    if let Some(path) = &options.ca_file {
+        let added = extra_roots(&mut roots, path)?;
+        tracing::debug!(added, "extra CA roots loaded");
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+}
+
+/// Adds the certificates of a PEM file to `roots`; returns how many. A
+/// file that cannot be read, holds no certificate or a certificate rustls
+/// cannot use as a root is an error.
+fn extra_roots(roots: &mut rustls::RootCertStore, path: &std::path::Path) -> Result<usize, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let what = || format!("the CA file {}", path.display());
+    let mut added = 0;
+    for cert in CertificateDer::pem_file_iter(path).map_err(|e| format!("{}: {e}", what()))? {
+        let cert = cert.map_err(|e| format!("{}: {e}", what()))?;
+        roots.add(cert).map_err(|e| format!("{}: {e}", what()))?;
+        added += 1;
+    }
+    if added == 0 {
+        return Err(format!("{} holds no PEM certificate", what()));
+    }
+    Ok(added)
 }
 
 /// Why a capped body could not be read.
@@ -569,9 +778,23 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
-        for bad in ["socks5://127.0.0.1:1080", "https://proxy:3128", "not a url"] {
+        // SOCKS5 credentials are handed to the handshake as they are
+        // (percent-decoded); HTTPS proxies get Basic.
+        let p = proxy_for(&url("socks5h://us%40er:p%3Ass@127.0.0.1:1080", None), &remote)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.raw_auth(), Some(("us@er", "p:ss")));
+        assert_eq!(proxy_kind(p.uri()), Some(ProxyKind::Socks5h));
+        let p = proxy_for(&url("https://u:p@proxy.example:3129", None), &remote).unwrap().unwrap();
+        assert_eq!(p.basic_auth().unwrap(), "Basic dTpw");
+        assert_eq!(proxy_kind(p.uri()), Some(ProxyKind::Https));
+        assert_eq!(proxy_kind(&"SOCKS5://h:1".parse().unwrap()), Some(ProxyKind::Socks5));
+        for bad in ["socks4://u:pw@127.0.0.1:1080", "ftp://u:pw@proxy:3128", "not a url"] {
             let err = proxy_for(&url(bad, None), &remote).unwrap_err();
-            assert!(!err.contains("proxy:3128") && !err.contains("1080"), "{err}");
+            assert!(
+                !err.contains("proxy:3128") && !err.contains("1080") && !err.contains("pw"),
+                "{err}"
+            );
         }
     }
 }

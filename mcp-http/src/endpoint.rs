@@ -74,21 +74,7 @@ impl Endpoint {
     /// The same URL with the scheme's default port written out (a CONNECT
     /// tunnel needs the port; `http://h/` would otherwise tunnel to 443).
     pub(crate) fn with_explicit_port(mut self) -> Endpoint {
-        let (Some(authority), Some(scheme)) = (self.uri.authority(), self.uri.scheme_str()) else {
-            return self;
-        };
-        if authority.port().is_some() {
-            return self;
-        }
-        let port = if scheme.eq_ignore_ascii_case("https") { 443 } else { 80 };
-        let mut parts = self.uri.clone().into_parts();
-        let with_port = format!("{}:{port}", authority.as_str());
-        if let Ok(a) = with_port.parse() {
-            parts.authority = Some(a);
-            if let Ok(uri) = Uri::from_parts(parts) {
-                self.uri = uri;
-            }
-        }
+        self.uri = with_explicit_port(&self.uri);
         self
     }
 
@@ -158,6 +144,24 @@ pub(crate) fn percent_encode(s: &str) -> String {
 }
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// `uri` with the scheme's default port written out when it has none
+/// (80 for `http`, 443 otherwise).
+pub(crate) fn with_explicit_port(uri: &Uri) -> Uri {
+    let (Some(authority), Some(scheme)) = (uri.authority(), uri.scheme_str()) else {
+        return uri.clone();
+    };
+    if authority.port().is_some() {
+        return uri.clone();
+    }
+    let port = if scheme.eq_ignore_ascii_case("http") { 80 } else { 443 };
+    let mut parts = uri.clone().into_parts();
+    match format!("{}:{port}", authority.as_str()).parse() {
+        Ok(a) => parts.authority = Some(a),
+        Err(_) => return uri.clone(),
+    }
+    Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
+}
 
 #[cfg(test)]
 mod tests {

@@ -46,6 +46,11 @@ pub enum Error {
         method: String,
         /// The underlying errors, innermost last.
         reason: String,
+        /// The underlying error itself, when there is one (hyper's, or the
+        /// connector's: TCP, proxy, TLS), for
+        /// [`std::error::Error::source`]; [`Error::tls_error`] finds the
+        /// [`rustls::Error`] in it.
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// No answer in time (`notifications/cancelled` was sent).
     Timeout {
@@ -249,6 +254,27 @@ impl Error {
         self.bearer_challenge()?.resource_metadata.as_deref()
     }
 
+    /// The TLS error that stopped the connection (an unknown issuer, an
+    /// expired certificate, a name mismatch, ...), for
+    /// [`Error::Connect`]: found in the source chain, through the
+    /// `std::io::Error`s that carry it.
+    pub fn tls_error(&self) -> Option<&rustls::Error> {
+        let Error::Connect { source: Some(source), .. } = self else { return None };
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&**source);
+        for _ in 0..16 {
+            let e = cur?;
+            if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+                return Some(tls);
+            }
+            // `io::Error::source` skips the error it wraps: look inside.
+            cur = match e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+                Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+                None => e.source(),
+            };
+        }
+        None
+    }
+
     /// Whether this is a timeout.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Timeout { .. })
@@ -262,7 +288,7 @@ impl fmt::Display for Error {
             Error::InvalidAuth { reason } => write!(f, "invalid MCP server credentials: {reason}"),
             Error::InvalidProxy { reason } => write!(f, "invalid proxy configuration: {reason}"),
             Error::Tls { reason } => write!(f, "TLS configuration failed: {reason}"),
-            Error::Connect { endpoint, method, reason } => {
+            Error::Connect { endpoint, method, reason, .. } => {
                 write!(f, "MCP server {endpoint}: {method} failed to connect: {reason}")
             }
             Error::Timeout { endpoint, method, after } => write!(
@@ -340,6 +366,7 @@ impl std::error::Error for Error {
             Error::Protocol { source, .. } => Some(source),
             Error::Auth { source, .. } => Some(&**source),
             Error::Rpc { error, .. } => Some(error),
+            Error::Connect { source: Some(source), .. } => Some(&**source),
             _ => None,
         }
     }

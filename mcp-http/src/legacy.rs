@@ -156,8 +156,9 @@ async fn legacy_reader(
     // What the endpoint event's chunk held after it (an empty chunk reads
     // what the decoder holds).
     if let Some(shared) = weak.upgrade() {
+        let head = crate::stream::EventHead::default();
         decoder.decode_with(b"", |item| {
-            shared.on_item(item);
+            shared.on_item(item, &head);
         });
     }
     if let Pumped::Gone = crate::stream::pump(&weak, &mut decoder, &mut body, |_| false).await {

@@ -64,10 +64,14 @@
 //! - **2024-11-05 fallback**: when the `initialize` POST gets 400, 404 or
 //!   405, the client GETs the same URL, reads the `endpoint` event, refuses
 //!   another origin, POSTs there and reads replies as `message` events;
-//! - **proxies** ([`ProxyConfig`]): `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`
-//!   by default (never for loopback), or a configured proxy; always a
-//!   `CONNECT` tunnel, with `Proxy-Authorization: Basic` from the proxy
-//!   URL's credentials.
+//! - **proxies** ([`ProxyConfig`]): `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`
+//!   and `NO_PROXY` (either case) by default (never for loopback), or a
+//!   configured proxy: `http://` and `https://` (TLS to the proxy) through a
+//!   `CONNECT` tunnel with `Proxy-Authorization: Basic` from the proxy
+//!   URL's credentials, `socks5h://` and `socks5://` with username/password;
+//! - **trust**: the Mozilla roots, plus the CA certificates of a PEM file
+//!   ([`HttpOptions::ca_file`]), or the caller's TLS configuration;
+//!   [`Error::tls_error`] gives the `rustls::Error` a handshake failed with.
 //!
 //! ## OAuth
 //!
@@ -90,6 +94,13 @@
 //! [`OAuthOptions::headless`] for servers that approve at once); the
 //! request timeout bounds a flow run inside a request, so an interactive
 //! login is best run first with [`HttpClient::oauth`]`().authorize(None)`.
+//!
+//! The URLs a server or its metadata names are guarded against
+//! server-side request forgery ([`OAuthOptions::address_policy`],
+//! [`AddressPolicy`]): they may not lead to loopback, private or
+//! link-local (cloud metadata) addresses unless the MCP server itself is
+//! on such a network; checked on the resolved address the connection then
+//! goes to.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -114,9 +125,10 @@
 //! No OAuth logic of its own (that is `mcp-auth`'s: this crate moves its
 //! requests and the token). It follows no redirect unless asked, never sends a
 //! credential to another origin, and never writes to stdout. It does not
-//! speak the 2026-07-28 stateless revision. Proxies are reached over plain
-//! TCP only (no `https://` or SOCKS proxies), and plain `http://` endpoints
-//! are tunnelled with `CONNECT` as well rather than forwarded.
+//! speak the 2026-07-28 stateless revision. Plain `http://` endpoints are
+//! tunnelled with `CONNECT` as well rather than forwarded to an HTTP proxy;
+//! SOCKS4 is not spoken; the platform's certificate store is not read
+//! (add its roots with [`HttpOptions::ca_file`]).
 //!
 //! ## Optional features
 //!
@@ -124,7 +136,9 @@
 //!   Without it only HTTP/1.1 is offered, and h2 is not built. MCP's
 //!   requests are small and a pooled HTTP/1.1 client already runs them
 //!   concurrently, so the default build leaves h2 and its 5 crates out.
-//! - `proxy` (default): [`ProxyConfig`] support. Without it no proxy is
+//! - `proxy` (default): [`ProxyConfig`] support: HTTP and HTTPS proxies
+//!   through `CONNECT`, SOCKS5 (`socks5://`, `socks5h://`), all through
+//!   hyper-util (adds ipnet and percent-encoding). Without it no proxy is
 //!   ever used (`FromEnv` finds none) and [`ProxyConfig::Url`] is refused
 //!   with [`Error::InvalidProxy`].
 //!
@@ -155,6 +169,7 @@ mod conn;
 mod endpoint;
 mod error;
 mod exchange;
+mod guard;
 mod legacy;
 mod oauth;
 mod options;
@@ -169,6 +184,7 @@ pub use transport::HttpTransport;
 
 pub use endpoint::{REDACTED, redact_endpoint};
 pub use error::Error;
+pub use guard::AddressPolicy;
 pub use mcp_auth;
 pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
 pub use mcp_proto;

@@ -1,6 +1,7 @@
 //! How the client talks to one server.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,10 +21,22 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// an event (5).
 pub const DEFAULT_MAX_RECONNECTS: u32 = 5;
 
-/// Whether requests go through an HTTP proxy. A proxy is always used
-/// through a `CONNECT` tunnel (for `http://` endpoints too, so a proxy that
-/// only allows `CONNECT` to port 443 refuses those); TLS to the server runs
-/// inside the tunnel.
+/// Whether requests go through a proxy (the `proxy` feature). Four kinds,
+/// by the proxy URL's scheme:
+///
+/// - `http://`: a `CONNECT` tunnel over TCP;
+/// - `https://`: a `CONNECT` tunnel over TLS to the proxy (verified with
+///   the same roots as servers: [`HttpOptions::ca_file`] adds some);
+/// - `socks5h://`: SOCKS5, the proxy resolves the server's name;
+/// - `socks5://`: SOCKS5, the name is resolved here and the proxy is given
+///   the address.
+///
+/// An HTTP proxy is always used through `CONNECT` (for `http://` endpoints
+/// too, so a proxy that only allows `CONNECT` to port 443 refuses those);
+/// TLS to the server runs inside the tunnel. Credentials in the proxy URL
+/// (`user:password@`, percent-encoded) become `Proxy-Authorization: Basic`
+/// for HTTP proxies and the username/password method for SOCKS5; they
+/// never appear in an error, a log line or `Debug`.
 #[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProxyConfig {
@@ -36,8 +49,8 @@ pub enum ProxyConfig {
     None,
     /// This proxy, for every endpoint that `no_proxy` does not exclude.
     Url {
-        /// `http://[user:password@]host:port`; credentials become
-        /// `Proxy-Authorization: Basic`.
+        /// `http://`, `https://`, `socks5://` or
+        /// `socks5h://[user:password@]host:port`.
         url: String,
         /// Hosts that bypass the proxy, in `NO_PROXY` syntax
         /// (`example.com, .internal, 10.0.0.0/8`).
@@ -93,7 +106,14 @@ pub struct HttpOptions {
     /// (h2 and http/1.1); protocols the given configuration lists are
     /// replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// Whether to go through an HTTP proxy (from the environment by default).
+    /// Extra trust anchors: a PEM file of CA certificates trusted besides
+    /// the Mozilla roots (a private CA, or a TLS-inspecting corporate
+    /// proxy), for servers and `https://` proxies alike. Read when the
+    /// client is built: a file that cannot be read or holds no usable
+    /// certificate is [`Error::Tls`](crate::Error::Tls). Not with
+    /// [`tls`](Self::tls) (add the roots to that configuration instead).
+    pub ca_file: Option<PathBuf>,
+    /// Whether to go through a proxy (from the environment by default).
     pub proxy: ProxyConfig,
     /// Whether to follow redirects (off by default). Only 307 and 308 to
     /// the endpoint's own origin (scheme, host and port) are followed, at
@@ -135,6 +155,7 @@ impl HttpOptions {
             auth: StaticAuth::None,
             oauth: None,
             tls: None,
+            ca_file: None,
             proxy: ProxyConfig::default(),
             follow_redirects: false,
             event_stream: true,
@@ -168,6 +189,7 @@ impl fmt::Debug for HttpOptions {
             .field("auth", &self.auth)
             .field("oauth", &self.oauth)
             .field("tls", &self.tls.as_ref().map(|_| "<custom>"))
+            .field("ca_file", &self.ca_file)
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)

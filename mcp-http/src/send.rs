@@ -237,6 +237,7 @@ impl Shared {
             endpoint: self.endpoint.redacted.clone(),
             method: method.into(),
             reason: self.secrets.scrub(&chain(&e)),
+            source: e.into_source(),
         })
     }
 
@@ -328,6 +329,7 @@ impl Shared {
                 endpoint: self.endpoint.redacted.clone(),
                 method: method.into(),
                 reason: self.secrets.scrub(&reason),
+                source: None,
             },
         }
     }

@@ -18,6 +18,7 @@ use crate::auth::{Secrets, StaticAuth};
 use crate::conn::{self, Pool};
 use crate::endpoint::Endpoint;
 use crate::error::Error;
+use crate::guard::Guard;
 use crate::legacy::Legacy;
 use crate::oauth::{Fetcher, OAUTH_FETCH_TIMEOUT};
 use crate::options::HttpOptions;
@@ -152,8 +153,8 @@ impl HttpTransport {
         if proxy.is_some() {
             endpoint = endpoint.with_explicit_port();
         }
-        let pool =
-            conn::build_pool(&options, proxy.as_ref()).map_err(|reason| Error::Tls { reason })?;
+        let pool = conn::build_pool(&options, proxy.as_ref(), None)
+            .map_err(|reason| Error::Tls { reason })?;
         let oauth = match &options.oauth {
             None => None,
             Some(_) if options.auth != StaticAuth::None => {
@@ -162,7 +163,17 @@ impl HttpTransport {
                 });
             }
             Some(o) => {
-                let fetch = Arc::new(Fetcher { pool: pool.clone(), timeout: OAUTH_FETCH_TIMEOUT });
+                // The OAuth requests get a pool of their own whose resolver
+                // the SSRF guard checks (through a proxy, the proxy
+                // resolves: the client's pool, literal addresses checked).
+                let guard = Guard::new(o.address_policy, &endpoint.uri, proxy.is_some());
+                let oauth_pool = match (&guard, &proxy) {
+                    (Some(guard), None) => conn::build_pool(&options, None, Some(guard))
+                        .map_err(|reason| Error::Tls { reason })?,
+                    _ => pool.clone(),
+                };
+                let fetch =
+                    Arc::new(Fetcher { pool: oauth_pool, timeout: OAUTH_FETCH_TIMEOUT, guard });
                 let client = o
                     .build(url, fetch)
                     .map_err(|e| Error::InvalidAuth { reason: format!("OAuth: {e}") })?;

@@ -44,6 +44,12 @@ struct AsState {
     verifiers: Vec<String>,
     /// The `resource` of each token request.
     token_resources: Vec<String>,
+    /// The authorization servers the protected resource metadata names
+    /// (`None`: this one).
+    names: Option<Vec<String>>,
+    /// Where the authorization server metadata redirects (`None`: it does
+    /// not).
+    redirect_metadata: Option<String>,
 }
 
 type Shared = Arc<Mutex<AsState>>;
@@ -77,10 +83,19 @@ async fn handle(state: Shared, req: Request<Incoming>) -> Response<Full<Bytes>> 
     match path.as_str() {
         "/prm" => {
             let resource = lock(&state).resource.clone();
+            let names = lock(&state).names.clone().unwrap_or_else(|| vec![base]);
             json_reply(
                 StatusCode::OK,
-                json!({"resource": resource, "authorization_servers": [base], "scopes_supported": ["mcp"]}),
+                json!({"resource": resource, "authorization_servers": names, "scopes_supported": ["mcp"]}),
             )
+        }
+        "/.well-known/oauth-authorization-server" if lock(&state).redirect_metadata.is_some() => {
+            let to = lock(&state).redirect_metadata.clone().unwrap_or_default();
+            Response::builder()
+                .status(StatusCode::TEMPORARY_REDIRECT)
+                .header("location", to)
+                .body(Full::new(Bytes::new()))
+                .expect("a valid response")
         }
         "/.well-known/oauth-authorization-server" => json_reply(
             StatusCode::OK,
@@ -179,16 +194,22 @@ async fn authorization_server() -> Shared {
 async fn servers(forbid_scope: bool) -> (Shared, HttpServerHandle) {
     let auth = authorization_server().await;
     let base = lock(&auth).base.clone();
-    let server = serve_http(HttpConfig {
+    let server = mcp_server(&format!("{base}/prm"), forbid_scope).await;
+    lock(&auth).resource = server.url();
+    (auth, server)
+}
+
+/// An MCP server whose 401 names `metadata` as its protected resource
+/// metadata.
+async fn mcp_server(metadata: &str, forbid_scope: bool) -> HttpServerHandle {
+    serve_http(HttpConfig {
         require_auth: Some(TOKEN.into()),
-        challenge: Some(format!("Bearer resource_metadata=\"{base}/prm\", scope=\"mcp\"")),
+        challenge: Some(format!("Bearer resource_metadata=\"{metadata}\", scope=\"mcp\"")),
         forbid_scope,
         ..HttpConfig::default()
     })
     .await
-    .expect("the test server starts");
-    lock(&auth).resource = server.url();
-    (auth, server)
+    .expect("the test server starts")
 }
 
 fn options() -> HttpOptions {
@@ -335,4 +356,72 @@ async fn static_credentials_and_oauth_are_exclusive() {
 async fn oauth_refuses_a_non_loopback_http_endpoint() {
     let err = HttpClient::connect("http://mcp.example.com/mcp", options()).expect_err("refused");
     assert!(matches!(err, Error::InvalidAuth { .. }), "{err:?}");
+}
+
+/// The refusal inside an OAuth failure.
+fn refused_class(err: &Error) -> Option<mcp_http::mcp_auth::AddressClass> {
+    use mcp_http::mcp_auth::{Error as AuthError, FetchError};
+    match err {
+        Error::Auth { source, .. } => match &**source {
+            AuthError::Fetch { source: FetchError::Refused { class, .. }, .. } => Some(*class),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_may_not_send_the_client_to_cloud_metadata() {
+    // The MCP server (on loopback) points its 401 at the cloud metadata
+    // address: refused before anything is sent, with a typed error that
+    // names the (redacted) URL and the reason.
+    let server = mcp_server("https://169.254.169.254/latest/meta-data/iam?x=secret-q", false).await;
+    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
+        .await
+        .expect("refused at once, not timed out")
+        .expect_err("refused");
+    assert_eq!(refused_class(&err), Some(mcp_http::mcp_auth::AddressClass::LinkLocal), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("https://169.254.169.254") && text.contains("link-local"), "{text}");
+    assert!(!text.contains("secret-q") && !text.contains("meta-data"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_may_not_name_a_private_authorization_server_for_a_loopback_server() {
+    // Loopback is the MCP server's class, so its metadata is fetched; the
+    // authorization server it names on a private network is not.
+    let (auth, server) = servers(false).await;
+    lock(&auth).names = Some(vec!["https://10.1.2.3/".into(), "https://[fd00::1]/".into()]);
+    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
+        .await
+        .expect("refused at once")
+        .expect_err("refused");
+    assert_eq!(refused_class(&err), Some(mcp_http::mcp_auth::AddressClass::Private), "{err:?}");
+    let paths: Vec<String> = lock(&auth).seen.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(paths, ["/prm"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_cloud_metadata_is_not_followed() {
+    // Every OAuth request goes through the guarded fetcher, which follows
+    // no redirect: a 307 to the metadata service ends discovery there.
+    let (auth, server) = servers(false).await;
+    lock(&auth).redirect_metadata = Some("http://169.254.169.254/latest/meta-data/".into());
+    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
+        .await
+        .expect("at once")
+        .expect_err("no authorization server metadata");
+    let Error::Auth { source, .. } = &err else { panic!("{err:?}") };
+    assert!(
+        matches!(
+            **source,
+            mcp_http::mcp_auth::Error::AuthorizationServerMetadataNotFound { .. }
+                | mcp_http::mcp_auth::Error::HttpStatus { status: 307, .. }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("169.254"), "{err}");
 }

@@ -902,7 +902,7 @@ async fn a_configured_proxy_tunnels_with_connect() {
         client.ping().await.unwrap();
         let mut o = options();
         o.proxy = mcp_http::ProxyConfig::Url {
-            url: "socks5://u:hidden@127.0.0.1:1".into(),
+            url: "socks4://u:hidden@127.0.0.1:1".into(),
             no_proxy: None,
         };
         let err = HttpClient::connect(&server.url(), o).unwrap_err();
@@ -1624,6 +1624,91 @@ async fn calls_to_an_unlisted_tool_do_not_list_the_tools_each_time() {
         // Listed once (for the first call's headers), not before each call.
         assert_eq!(lists, 1);
         client.close().await.unwrap();
+    })
+    .await;
+}
+
+/// A body that sends its one frame and then stays open (the server holds
+/// the stream), or ends after it.
+struct Held {
+    data: Option<Bytes>,
+    open: bool,
+}
+
+impl hyper::body::Body for Held {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        match self.data.take() {
+            Some(data) => std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(data)))),
+            None if self.open => std::task::Poll::Pending,
+            None => std::task::Poll::Ready(None),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_sse_answer_fails_its_call_at_once() {
+    bounded(async {
+        // A stateless-era server whose answer event is over the client's
+        // event size cap, on a stream it keeps open: the answer's id is at
+        // its start, so the call fails with the cause, not at its deadline.
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let service = service_fn(|req: Request<Incoming>| async move {
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let m: Value = serde_json::from_slice(&body).unwrap();
+                        let (kind, data, open) = if m["method"] == "server/discover" {
+                            let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                                "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                                "capabilities": {"tools": {}}}});
+                            ("application/json", r.to_string(), false)
+                        } else if m["method"] == "tools/list" {
+                            let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                                "resultType": "complete", "tools": []}});
+                            ("application/json", r.to_string(), false)
+                        } else {
+                            let big = "x".repeat(8192);
+                            let r = json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                                "content": [{"type": "text", "text": big}]}});
+                            ("text/event-stream", format!("event: message\ndata: {r}\n\n"), true)
+                        };
+                        let mut resp = Response::new(Held { data: Some(data.into()), open });
+                        resp.headers_mut().insert("content-type", kind.parse().unwrap());
+                        Ok::<_, Infallible>(resp)
+                    });
+                    let _ =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        let mut o = auto();
+        o.max_event_size = 4096;
+        o.request_timeout = Duration::from_secs(8);
+        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let started = std::time::Instant::now();
+        let err =
+            client.call_tool_with("x", args(json!({})), Default::default()).await.unwrap_err();
+        assert!(!err.is_timeout(), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(4), "took {:?}", started.elapsed());
+        assert!(
+            matches!(
+                &err,
+                Error::Protocol {
+                    source: mcp_proto::client::ClientError::AnswerUnreadable { .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("4096-byte"), "{err}");
     })
     .await;
 }

@@ -1,7 +1,11 @@
 //! HTTPS against the testkit's server with a CA made here: a valid chain
 //! connects, a certificate from an unknown CA, an expired one and one for
 //! another host name each fail at once with an error naming the cause, and
-//! HTTP/2 is negotiated by ALPN when the `http2` feature is on.
+//! HTTP/2 is negotiated by ALPN when the `http2` feature is on. With the
+//! `proxy` feature, the proxies of corporate networks, each one written
+//! here: a CONNECT proxy spoken to over TLS (its CA given as a PEM file,
+//! `HttpOptions::ca_file`), and a SOCKS5 proxy with username/password
+//! authentication, configured and from the environment.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,12 +136,18 @@ async fn refused(
     key: Vec<u8>,
     tls: Option<Arc<rustls::ClientConfig>>,
     causes: &[&str],
+    cause: fn(&rustls::Error) -> bool,
 ) {
     let server = https_server(TlsConfig::new(chain, key), ReplyMode::Json).await;
     let client = HttpClient::connect(&server.url(), options(tls)).unwrap();
     let endpoint = format!("https://{}", server.local_addr());
     let check = |err: &Error| {
-        let Error::Connect { endpoint: at, method, reason } = err else {
+        // The TLS error itself is kept: in the source chain, and found by
+        // `tls_error`.
+        let tls = err.tls_error().expect("the rustls error is kept");
+        assert!(cause(tls), "{tls:?}");
+        assert!(std::error::Error::source(err).is_some());
+        let Error::Connect { endpoint: at, method, reason, .. } = err else {
             panic!("expected Error::Connect, got {err:?}");
         };
         assert_eq!(*at, endpoint);
@@ -218,9 +228,13 @@ async fn a_certificate_from_an_unknown_ca_is_refused() {
         let stranger = Ca::new("someone else's root");
         let (leaf, key) = stranger.leaf(LOOPBACK, None);
         let cause = ["invalid peer certificate: UnknownIssuer"];
-        refused(vec![leaf.clone()], key.clone(), Some(trusted.client_config()), &cause).await;
+        let unknown = |e: &rustls::Error| {
+            matches!(e, rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+        };
+        refused(vec![leaf.clone()], key.clone(), Some(trusted.client_config()), &cause, unknown)
+            .await;
         // The default roots (Mozilla's) do not know it either.
-        refused(vec![leaf], key, None, &cause).await;
+        refused(vec![leaf], key, None, &cause, unknown).await;
     })
     .await;
 }
@@ -235,7 +249,13 @@ async fn an_expired_certificate_is_refused() {
             "invalid peer certificate: certificate expired: ",
             "but certificate is not valid after 1609459200 ",
         ];
-        refused(vec![leaf], key, Some(root.client_config()), &causes).await;
+        let expired = |e: &rustls::Error| {
+            matches!(
+                e,
+                rustls::Error::InvalidCertificate(rustls::CertificateError::ExpiredContext { .. })
+            )
+        };
+        refused(vec![leaf], key, Some(root.client_config()), &causes, expired).await;
     })
     .await;
 }
@@ -249,7 +269,15 @@ async fn a_certificate_for_another_host_name_is_refused() {
             r#"invalid peer certificate: certificate not valid for name "127.0.0.1"; "#,
             r#"certificate is only valid for DnsName("mcp.example.test")"#
         )];
-        refused(vec![leaf], key, Some(root.client_config()), &cause).await;
+        let wrong_name = |e: &rustls::Error| {
+            matches!(
+                e,
+                rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::NotValidForNameContext { .. }
+                )
+            )
+        };
+        refused(vec![leaf], key, Some(root.client_config()), &cause, wrong_name).await;
     })
     .await;
 }
@@ -307,4 +335,363 @@ async fn without_the_http2_feature_an_h2_server_is_spoken_to_in_http1() {
         server.shutdown().await;
     })
     .await;
+}
+
+/// The PEM text of a DER certificate.
+#[cfg(feature = "proxy")]
+fn pem(der: &[u8]) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap());
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
+}
+
+/// A file of this test run's temporary directory holding `text`.
+#[cfg(feature = "proxy")]
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let path =
+        std::env::temp_dir().join(format!("mcp-http-test-{}-{nanos}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What a test proxy saw: one line per tunnel (`CONNECT` target and
+/// `Proxy-Authorization`, or the SOCKS5 address kind and address).
+#[cfg(feature = "proxy")]
+type ProxyLog = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Connects to `upstream`, tells the client with `reply`, and copies both
+/// ways until either side closes.
+#[cfg(feature = "proxy")]
+async fn splice<S>(mut client: S, upstream: std::net::SocketAddr, reply: &[u8])
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else { return };
+    if client.write_all(reply).await.is_ok() {
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
+    }
+}
+
+/// A CONNECT proxy spoken to over TLS (certificate `chain`, `key`): every
+/// tunnel goes to `upstream`, whatever it asks for.
+#[cfg(feature = "proxy")]
+async fn tls_connect_proxy(
+    chain: Vec<Vec<u8>>,
+    key: Vec<u8>,
+    upstream: std::net::SocketAddr,
+) -> (std::net::SocketAddr, ProxyLog) {
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    use tokio::io::AsyncReadExt;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            chain.into_iter().map(CertificateDer::from).collect(),
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key)),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let log = ProxyLog::default();
+    let seen = log.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, seen) = (acceptor.clone(), seen.clone());
+            tokio::spawn(async move {
+                let Ok(mut client) = acceptor.accept(tcp).await else { return };
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 8192 {
+                    match client.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let target = head.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+                let auth = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("proxy-authorization").then(|| value.trim())
+                    })
+                    .unwrap_or("-")
+                    .to_owned();
+                seen.lock().unwrap().push(format!("{target} {auth}"));
+                splice(client, upstream, b"HTTP/1.1 200 Connection Established\r\n\r\n").await;
+            });
+        }
+    });
+    (addr, log)
+}
+
+/// A SOCKS5 proxy that asks for username/password authentication
+/// (`scott`/`tiger`), logs the address kind and address of each CONNECT,
+/// and sends every tunnel to `upstream`.
+#[cfg(feature = "proxy")]
+async fn socks5_proxy(upstream: std::net::SocketAddr) -> (std::net::SocketAddr, ProxyLog) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    async fn session(client: &mut tokio::net::TcpStream, seen: &ProxyLog) -> std::io::Result<bool> {
+        let mut two = [0u8; 2];
+        client.read_exact(&mut two).await?;
+        let mut methods = vec![0u8; usize::from(two[1])];
+        client.read_exact(&mut methods).await?;
+        if two[0] != 5 || !methods.contains(&2) {
+            client.write_all(&[5, 0xff]).await?;
+            return Ok(false);
+        }
+        client.write_all(&[5, 2]).await?;
+        client.read_exact(&mut two).await?;
+        let mut user = vec![0u8; usize::from(two[1])];
+        client.read_exact(&mut user).await?;
+        let mut len = [0u8; 1];
+        client.read_exact(&mut len).await?;
+        let mut password = vec![0u8; usize::from(len[0])];
+        client.read_exact(&mut password).await?;
+        let ok = user == b"scott" && password == b"tiger";
+        client.write_all(&[1, if ok { 0 } else { 1 }]).await?;
+        if !ok {
+            seen.lock().unwrap().push("refused credentials".into());
+            return Ok(false);
+        }
+        let mut head = [0u8; 4];
+        client.read_exact(&mut head).await?;
+        let address = match head[3] {
+            1 => {
+                let mut ip = [0u8; 4];
+                client.read_exact(&mut ip).await?;
+                format!("ipv4 {}", std::net::Ipv4Addr::from(ip))
+            }
+            4 => {
+                let mut ip = [0u8; 16];
+                client.read_exact(&mut ip).await?;
+                format!("ipv6 {}", std::net::Ipv6Addr::from(ip))
+            }
+            _ => {
+                client.read_exact(&mut len).await?;
+                let mut name = vec![0u8; usize::from(len[0])];
+                client.read_exact(&mut name).await?;
+                format!("domain {}", String::from_utf8_lossy(&name))
+            }
+        };
+        let mut port = [0u8; 2];
+        client.read_exact(&mut port).await?;
+        seen.lock().unwrap().push(format!("{address}:{}", u16::from_be_bytes(port)));
+        Ok(head[1] == 1)
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let log = ProxyLog::default();
+    let seen = log.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                if matches!(session(&mut client, &seen).await, Ok(true)) {
+                    splice(client, upstream, &[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await;
+                }
+            });
+        }
+    });
+    (addr, log)
+}
+
+/// The proxy's certificate is checked against the roots of `ca_file`; the
+/// tunnel carries TLS to the server (the same CA), with the proxy's Basic
+/// credentials on the CONNECT. Without the extra roots the proxy is
+/// refused, and the error shows neither password nor the proxy URL.
+#[cfg(feature = "proxy")]
+#[tokio::test]
+async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
+    bounded(async {
+        let root = Ca::new("mcp test corporate root");
+        let (leaf, key) = root.leaf(LOOPBACK, None);
+        let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Json).await;
+        let (proxy_leaf, proxy_key) = root.leaf(LOOPBACK, None);
+        let (proxy, log) =
+            tls_connect_proxy(vec![proxy_leaf], proxy_key, server.local_addr()).await;
+        let ca_file = temp_file("ca.pem", &pem(&root.der));
+        let proxied = |ca_file: Option<std::path::PathBuf>| {
+            let mut o = options(None);
+            o.ca_file = ca_file;
+            o.event_stream = false;
+            o.proxy = mcp_http::ProxyConfig::Url {
+                url: format!("https://scott:tiger-secret@localhost:{}", proxy.port()),
+                no_proxy: None,
+            };
+            o
+        };
+        let client = HttpClient::connect(&server.url(), proxied(Some(ca_file.clone()))).unwrap();
+        assert!(client.is_proxied());
+        for i in 0..3 {
+            assert_eq!(
+                echo(&client, &format!("tls proxy {i}")).await.unwrap(),
+                format!("tls proxy {i}")
+            );
+        }
+        client.close().await.unwrap();
+        let seen = log.lock().unwrap().clone();
+        let connect = format!("CONNECT {} Basic c2NvdHQ6dGlnZXItc2VjcmV0", server.local_addr());
+        assert!(!seen.is_empty() && seen.iter().all(|l| *l == connect), "{seen:?}");
+
+        // The proxy's certificate is unknown without the extra roots.
+        let before = log.lock().unwrap().len();
+        let client = HttpClient::connect(&server.url(), proxied(None)).unwrap();
+        let err = client.initialize().await.expect_err("the proxy is not trusted");
+        let Error::Connect { reason, .. } = &err else { panic!("{err:?}") };
+        assert!(reason.contains("UnknownIssuer"), "{reason}");
+        assert!(
+            matches!(
+                err.tls_error(),
+                Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+            ),
+            "{err:?}"
+        );
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("tiger-secret") && !shown.contains("scott"), "{shown}");
+        assert_eq!(log.lock().unwrap().len(), before, "no CONNECT was sent");
+
+        // A CA file with no certificate, and one that is not there, are
+        // refused when the client is built.
+        let empty = temp_file("empty.pem", "no certificate here\n");
+        for path in [empty.clone(), ca_file.with_extension("missing")] {
+            let err = HttpClient::connect(&server.url(), proxied(Some(path))).unwrap_err();
+            assert!(matches!(err, Error::Tls { .. }), "{err:?}");
+        }
+        let mut both = proxied(Some(ca_file.clone()));
+        both.tls = Some(root.client_config());
+        assert!(matches!(HttpClient::connect(&server.url(), both), Err(Error::Tls { .. })));
+        let _ = std::fs::remove_file(ca_file);
+        let _ = std::fs::remove_file(empty);
+        server.shutdown().await;
+    })
+    .await;
+}
+
+/// SOCKS5 with username/password: `socks5h://` hands the proxy the name,
+/// `socks5://` the address it resolves to here; wrong credentials are a
+/// connect error that shows no password.
+#[cfg(feature = "proxy")]
+#[tokio::test]
+async fn a_socks5_proxy_with_credentials() {
+    bounded(async {
+        let root = Ca::new("mcp test root");
+        let (leaf, key) = root.leaf(LOOPBACK, None);
+        let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Sse).await;
+        let (proxy, log) = socks5_proxy(server.local_addr()).await;
+        let url = server.url().replace("127.0.0.1", "localhost");
+        let port = server.local_addr().port();
+        let via = |proxy_url: String| {
+            let mut o = options(Some(root.client_config()));
+            o.event_stream = false;
+            o.proxy = mcp_http::ProxyConfig::Url { url: proxy_url, no_proxy: None };
+            o
+        };
+        for (scheme, expected) in [
+            ("socks5h", format!("domain localhost:{port}")),
+            ("socks5", format!("loopback:{port}")),
+        ] {
+            log.lock().unwrap().clear();
+            let o = via(format!("{scheme}://scott:tiger@127.0.0.1:{}", proxy.port()));
+            let client = HttpClient::connect(&url, o).unwrap();
+            assert!(client.is_proxied());
+            assert_eq!(echo(&client, scheme).await.unwrap(), scheme);
+            client.close().await.unwrap();
+            let seen = log.lock().unwrap().clone();
+            assert!(!seen.is_empty(), "{scheme}: no tunnel");
+            for line in &seen {
+                if scheme == "socks5" {
+                    // Resolved here: an address of localhost, never the name.
+                    let (kind, rest) = line.split_once(' ').unwrap();
+                    assert!(kind == "ipv4" || kind == "ipv6", "{line}");
+                    let (ip, p) = rest.rsplit_once(':').unwrap();
+                    assert!(ip.parse::<std::net::IpAddr>().unwrap().is_loopback(), "{line}");
+                    assert_eq!(format!("loopback:{p}"), expected);
+                } else {
+                    assert_eq!(*line, expected);
+                }
+            }
+        }
+        let o = via(format!("socks5h://scott:wrong-secret@127.0.0.1:{}", proxy.port()));
+        let client = HttpClient::connect(&url, o).unwrap();
+        let started = Instant::now();
+        let err = client.initialize().await.expect_err("refused credentials");
+        assert!(started.elapsed() < FAIL_FAST, "took {:?}", started.elapsed());
+        assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("wrong-secret") && !shown.contains("scott"), "{shown}");
+        server.shutdown().await;
+    })
+    .await;
+}
+
+/// `all_proxy` and `NO_PROXY` from the environment (read when the client
+/// is built). Run in a child process of this test binary, since the
+/// environment is the process's: the parent starts the server and the
+/// proxy, the child connects to `http://mcp.test:PORT/mcp` (a name only the
+/// proxy knows) with the default `ProxyConfig::FromEnv`.
+#[cfg(feature = "proxy")]
+#[tokio::test]
+async fn proxies_come_from_the_environment_and_no_proxy_bypasses_them() {
+    const CHILD: &str = "MCP_HTTP_TEST_ENV_PROXY_CHILD";
+    if let Ok(expect) = std::env::var(CHILD) {
+        // The child: whatever the environment says.
+        let endpoint = std::env::var("MCP_HTTP_TEST_ENDPOINT").unwrap();
+        let mut o = HttpOptions::new("env");
+        o.request_timeout = Duration::from_secs(10);
+        o.client.era = mcp_peer::EraChoice::Legacy;
+        o.event_stream = false;
+        let client = HttpClient::connect(&endpoint, o).unwrap();
+        assert_eq!(client.is_proxied(), expect == "proxied");
+        if expect == "proxied" {
+            bounded(async { assert_eq!(echo(&client, "env").await.unwrap(), "env") }).await;
+        }
+        return;
+    }
+    let server = serve_http(HttpConfig::default()).await.expect("the test server starts");
+    let (proxy, log) = socks5_proxy(server.local_addr()).await;
+    let endpoint = format!("http://mcp.test:{}/mcp", server.local_addr().port());
+    let run = |expect: &str, no_proxy: &str| {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args(["--exact", "proxies_come_from_the_environment_and_no_proxy_bypasses_them"])
+            .args(["--nocapture", "--test-threads", "1"])
+            .env(CHILD, expect)
+            .env("MCP_HTTP_TEST_ENDPOINT", &endpoint)
+            .env("all_proxy", format!("socks5h://scott:tiger@127.0.0.1:{}", proxy.port()))
+            .env("NO_PROXY", no_proxy)
+            .env_remove("ALL_PROXY")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("no_proxy");
+        child
+    };
+    for (expect, no_proxy) in [("proxied", ""), ("direct", "example.com, mcp.test")] {
+        let mut child = run(expect, no_proxy);
+        let out = tokio::task::spawn_blocking(move || child.output().unwrap()).await.unwrap();
+        assert!(
+            out.status.success(),
+            "{expect}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("1 passed"), "{stdout}");
+    }
+    let seen = log.lock().unwrap().clone();
+    let expected = format!("domain mcp.test:{}", server.local_addr().port());
+    assert!(!seen.is_empty() && seen.iter().all(|l| *l == expected), "{seen:?}");
+    server.shutdown().await;
 }
