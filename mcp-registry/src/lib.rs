@@ -114,6 +114,7 @@ mod error;
 mod policy;
 mod registry;
 mod spec;
+mod supervisor;
 mod transport;
 
 pub use config::{
@@ -127,11 +128,13 @@ pub use mcp_peer::{self, DynTransport, Transport};
 pub use mcp_spawn_env::ServerCommand;
 pub use policy::ToolPolicy;
 pub use registry::{
-    Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, ServerStatus,
+    Connector, DefaultConnector, Registry, RegistryOptions, ReloadReport, ServerResult,
+    ServerStatus,
 };
 #[cfg(feature = "http")]
 pub use registry::{Revocation, default_token_dir};
 pub use spec::{SpecError, parse_server_spec};
+pub use supervisor::{Backoff, Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;
 pub use transport::{BoxTransport, ServerClient};

@@ -13,5 +13,11 @@ mod policy;
 #[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/registry.rs"]
 mod registry;
+#[cfg(all(feature = "stdio", feature = "http"))]
+#[path = "it/reload.rs"]
+mod reload;
 #[path = "it/spec.rs"]
 mod spec;
+#[cfg(all(feature = "stdio", feature = "http"))]
+#[path = "it/supervision.rs"]
+mod supervision;
