@@ -18,10 +18,11 @@ use mcp_http::mcp_auth::{
 };
 #[cfg(feature = "http")]
 use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, StaticAuth};
-use mcp_peer::{Client, Transport};
+#[cfg(any(feature = "stdio", feature = "http"))]
+use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{CallToolResult, Implementation, InitializeResult, JsonObject, Tool};
-use mcp_proto::{Era, ProtocolVersion, methods};
+use mcp_proto::{Era, ProtocolVersion};
 
 #[cfg(feature = "http")]
 use crate::config::{AuthConfig, OAuthConfig};
@@ -1007,7 +1008,7 @@ impl Registry {
     pub async fn initialize(&self, server: &str) -> Result<Arc<InitializeResult>, Error> {
         let slot = self.slot(server)?;
         let (generation, conn) = self.connection(&slot).await?;
-        match conn.initialize().await {
+        match calls::initialize(&conn).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),
         }
@@ -1025,7 +1026,7 @@ impl Registry {
         let slot = self.slot(server)?;
         let (generation, conn) = self.connection(&slot).await?;
         let config = slot.config();
-        match conn.list_tools().await {
+        match calls::list_tools(&conn).await {
             Ok(tools) => {
                 Ok(tools.iter().filter(|t| config.policy.is_allowed(&t.name)).cloned().collect())
             }
@@ -1085,14 +1086,14 @@ impl Registry {
             return Err(Error::ToolNotAllowed { server: server.to_owned(), tool: tool.to_owned() });
         }
         let (generation, conn) = self.connection(&slot).await?;
-        let tools = match conn.list_tools().await {
+        let tools = match calls::list_tools(&conn).await {
             Ok(tools) => tools,
             Err(e) => return Err(self.failed(&slot, generation, e).await),
         };
         if !tools.iter().any(|t| t.name == tool) {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         }
-        match conn.call_tool_with(tool, arguments, options).await {
+        match calls::call_tool(&conn, tool, arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),
         }
@@ -1134,7 +1135,7 @@ impl Registry {
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
         let (generation, conn) = self.connection(&slot).await?;
-        match conn.subscribe_resource(uri).await {
+        match calls::subscribe(&conn, uri).await {
             Ok(()) => {
                 lock(&slot.subscriptions).insert(uri.to_owned());
                 Ok(())
@@ -1150,7 +1151,7 @@ impl Registry {
         let slot = self.slot(server)?;
         lock(&slot.subscriptions).remove(uri);
         let (generation, conn) = self.connection(&slot).await?;
-        match conn.unsubscribe_resource(uri).await {
+        match calls::unsubscribe(&conn, uri).await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.failed(&slot, generation, e).await),
         }
@@ -1167,7 +1168,7 @@ impl Registry {
     pub async fn ping(&self, server: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
         let (generation, conn) = self.connection(&slot).await?;
-        match round_trip(&conn).await {
+        match calls::round_trip(&conn).await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.failed(&slot, generation, e).await),
         }
@@ -1201,7 +1202,7 @@ impl Registry {
             let found = discover_authorization(&conn)
                 .await
                 .map_err(|source| Error::Transport { server: server.to_owned(), source })?;
-            let _ = conn.close().await;
+            let _ = calls::close(&conn).await;
             Ok::<_, Error>(found)
         };
         match tokio::time::timeout(limit, probe).await {
@@ -1383,21 +1384,24 @@ impl Shared {
         slot.set_health(Health::Connecting);
         let connect = async {
             let conn = self.options.connector.connect(&server, identity).await?;
-            initialize_boxed(&conn)
+            calls::initialize(&conn)
                 .await
                 .map_err(|source| self.transport_error(&server.name, source))?;
             Ok::<_, Error>(conn)
         };
+        let failed = |e: Error| {
+            // Supervised, a failure that a retry may mend is announced as
+            // the wait before that retry, by the supervisor.
+            if self.options.supervision.is_none() || e.is_usage() {
+                slot.set_health(Health::Failed { reason: e.to_string() });
+            }
+            Err(e)
+        };
         let conn = match tokio::time::timeout(limit, connect).await {
             Ok(Ok(conn)) => conn,
-            Ok(Err(e)) => {
-                slot.set_health(Health::Failed { reason: e.to_string() });
-                return Err(e);
-            }
+            Ok(Err(e)) => return failed(e),
             Err(_) => {
-                let e = Error::ConnectTimeout { server: server.name.clone(), after: limit };
-                slot.set_health(Health::Failed { reason: e.to_string() });
-                return Err(e);
+                return failed(Error::ConnectTimeout { server: server.name.clone(), after: limit });
             }
         };
         if self.closes.load(Ordering::SeqCst) != closes {
@@ -1514,10 +1518,14 @@ impl Shared {
     }
 }
 
-/// Whether two configurations of a server connect the same way (only the
-/// tool policy or the description differ).
-fn same_connection(a: &ServerConfig, b: &ServerConfig) -> bool {
-    a.transport == b.transport && a.timeout == b.timeout
+/// Whether two configurations of a server connect the same way: they
+/// differ at most in the tool policy and the description (any other
+/// setting, present or future, counts as a new connection).
+fn same_connection(old: &ServerConfig, new: &ServerConfig) -> bool {
+    let mut probe = new.clone();
+    probe.policy = old.policy.clone();
+    probe.description = old.description.clone();
+    probe == *old
 }
 
 /// Takes a removed or replaced server out of service: stops its
@@ -1559,7 +1567,7 @@ async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient) {
     if uris.is_empty() {
         return;
     }
-    let all = futures_util::future::join_all(uris.iter().map(|uri| subscribe_boxed(conn, uri)));
+    let all = futures_util::future::join_all(uris.iter().map(|uri| calls::subscribe(conn, uri)));
     match tokio::time::timeout(server.timeout, all).await {
         Ok(results) => {
             for (uri, result) in uris.iter().zip(results) {
@@ -1572,41 +1580,74 @@ async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient) {
     }
 }
 
-// The client calls a supervisor makes, as boxed futures built in generic
-// functions. A spawned task's future must be `Send`, and rustc cannot prove
-// that of a future that awaits a `Client<Box<dyn DynTransport<_>>>` call
-// directly: the box's `Transport` impl is for `'static` and the check sees
-// an erased lifetime. In a function generic over the transport the proof
-// is made once, for any `T: Transport`.
+/// The client calls the registry makes, as boxed futures built in
+/// functions generic over the transport. A spawned task's future must be
+/// `Send`, and rustc cannot prove that of a future that awaits a
+/// `Client<Box<dyn DynTransport<_>>>` call directly (the box's `Transport`
+/// impl is for `'static`, and the proof meets an erased lifetime); made
+/// generic, the proof is done once for any `T: Transport`. So a host can
+/// `tokio::spawn` the registry's calls, and the supervisors can run.
+mod calls {
+    use std::sync::Arc;
 
-/// A round trip: `ping`, or `server/discover` in the stateless era (which
-/// has no `ping`).
-pub(crate) fn round_trip<T: Transport>(conn: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
-    Box::pin(async move {
-        if conn.protocol_version().is_some_and(ProtocolVersion::is_modern) {
-            conn.request(methods::SERVER_DISCOVER, None, RequestOptions::default()).await.map(drop)
-        } else {
-            conn.ping().await
-        }
-    })
+    use mcp_peer::{Client, Transport};
+    use mcp_proto::client::{BoxFuture, RequestOptions};
+    use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+    use mcp_proto::{ProtocolVersion, methods};
+
+    /// A round trip: `ping`, or `server/discover` in the stateless era
+    /// (which has no `ping`).
+    pub(crate) fn round_trip<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
+        Box::pin(async move {
+            if c.protocol_version().is_some_and(ProtocolVersion::is_modern) {
+                c.request(methods::SERVER_DISCOVER, None, RequestOptions::default()).await.map(drop)
+            } else {
+                c.ping().await
+            }
+        })
+    }
+
+    pub(crate) fn initialize<T: Transport>(
+        c: &Client<T>,
+    ) -> BoxFuture<'_, Result<Arc<InitializeResult>, T::Error>> {
+        Box::pin(c.initialize())
+    }
+
+    pub(crate) fn list_tools<T: Transport>(
+        c: &Client<T>,
+    ) -> BoxFuture<'_, Result<Arc<[Tool]>, T::Error>> {
+        Box::pin(c.list_tools())
+    }
+
+    pub(crate) fn call_tool<'a, T: Transport>(
+        c: &'a Client<T>,
+        tool: &'a str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> BoxFuture<'a, Result<CallToolResult, T::Error>> {
+        Box::pin(c.call_tool_with(tool, arguments, options))
+    }
+
+    pub(crate) fn subscribe<'a, T: Transport>(
+        c: &'a Client<T>,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), T::Error>> {
+        Box::pin(c.subscribe_resource(uri))
+    }
+
+    pub(crate) fn unsubscribe<'a, T: Transport>(
+        c: &'a Client<T>,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), T::Error>> {
+        Box::pin(c.unsubscribe_resource(uri))
+    }
+
+    pub(crate) fn close<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
+        Box::pin(c.close())
+    }
 }
 
-fn initialize_boxed<T: Transport>(
-    conn: &Client<T>,
-) -> BoxFuture<'_, Result<Arc<InitializeResult>, T::Error>> {
-    Box::pin(conn.initialize())
-}
-
-fn close_boxed<T: Transport>(conn: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
-    Box::pin(conn.close())
-}
-
-fn subscribe_boxed<'a, T: Transport>(
-    conn: &'a Client<T>,
-    uri: &'a str,
-) -> BoxFuture<'a, Result<(), T::Error>> {
-    Box::pin(conn.subscribe_resource(uri))
-}
+pub(crate) use calls::round_trip;
 
 /// Whether the server asks for authorization: only an HTTP server can
 /// (stdio servers take credentials from their environment); it is asked by
@@ -1620,7 +1661,7 @@ async fn discover_authorization(
     if !transport.as_any().is::<HttpTransport>() {
         return Ok(None);
     }
-    match client.initialize().await {
+    match calls::initialize(client).await {
         Ok(_) => Ok(None),
         Err(TransportError::Http(e)) => match authorization_info(&e) {
             Some(info) => Ok(Some(info)),
@@ -1631,7 +1672,7 @@ async fn discover_authorization(
 }
 
 async fn close_bounded(name: &str, conn: ServerClient) {
-    match tokio::time::timeout(CLOSE_TIMEOUT, close_boxed(&conn)).await {
+    match tokio::time::timeout(CLOSE_TIMEOUT, calls::close(&conn)).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(server = %name, "closing the MCP connection failed: {e}"),
         Err(_) => tracing::debug!(server = %name, "closing the MCP connection timed out"),

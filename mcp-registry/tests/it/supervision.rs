@@ -460,3 +460,27 @@ async fn close_all_stops_supervisors_promptly() {
     assert_eq!(plain.health("k").unwrap(), Health::Idle, "not restarted in the background");
     plain.close_all().await;
 }
+
+/// A host runs calls in tasks of its own: every registry future is `Send`
+/// and `'static` given an `Arc<Registry>`.
+#[tokio::test]
+async fn registry_calls_can_be_spawned() {
+    let registry = Arc::new(Registry::new(Config::default(), RegistryOptions::default()));
+    let r = registry.clone();
+    let task = tokio::spawn(async move {
+        let mut unknown = 0;
+        unknown += usize::from(r.call_tool("x", "y", None).await.is_err());
+        unknown += usize::from(r.list_tools("x").await.is_err());
+        unknown += usize::from(r.initialize("x").await.is_err());
+        unknown += usize::from(r.ping("x").await.is_err());
+        unknown += usize::from(r.subscribe_resource("x", "u").await.is_err());
+        unknown += usize::from(r.unsubscribe_resource("x", "u").await.is_err());
+        unknown += usize::from(r.discover_authorization("x").await.is_err());
+        r.list_all_tools().await;
+        r.initialize_all().await;
+        r.reload(Config::default()).await;
+        r.close_all().await;
+        unknown
+    });
+    assert_eq!(task.await.unwrap(), 7);
+}
