@@ -22,6 +22,17 @@
 //!   [`ServerStatus`] (connected or not, the protocol version spoken and
 //!   its era: the handshake era or the stateless 2026-07-28 one, which the
 //!   client finds by probing).
+//! - **Supervision** (opt-in: [`RegistryOptions::supervision`]): each
+//!   server's [`Health`] (read, watched, or as a stream of
+//!   [`HealthEvent`]s), a stdio server restarted and an HTTP server
+//!   reconnected with a capped, jittered [`Backoff`], [`Keepalive`] pings
+//!   that mark a silent server degraded, resource subscriptions made again
+//!   on every new connection, calls that wait or fail fast meanwhile
+//!   ([`WhileDown`]). Without it no task ever runs in the background.
+//! - **Reload** ([`Registry::reload`]): a changed configuration applied in
+//!   place; unchanged servers keep their connections; removed and replaced
+//!   ones finish their calls in flight (within a bound) and close; a
+//!   [`ReloadReport`] says what changed.
 //! - **Command-line specs** ([`parse_server_spec`]): `https://...` or a
 //!   command line, as `mcpc --server` takes them.
 //!
@@ -56,8 +67,9 @@
 //! ## What this crate does not do
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
-//! writes to stdout, and never puts a secret in an error, a log or a `Debug`
-//! output ([`Secret`]).
+//! writes to stdout, never puts a secret in an error, a log or a `Debug`
+//! output ([`Secret`]), and runs no background task unless supervision is
+//! asked for.
 //!
 //! ## OAuth servers
 //!

@@ -1,6 +1,9 @@
 //! The registry's tests: configuration and policy as data, then the
 //! registry against several testkit servers at once.
 
+#[cfg(all(feature = "stdio", feature = "http"))]
+#[path = "it/common.rs"]
+mod common;
 #[path = "it/config.rs"]
 mod config;
 #[path = "it/features.rs"]

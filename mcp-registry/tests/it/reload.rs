@@ -3,28 +3,16 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    ClientIdentity, Config, DefaultConnector, Error, Health, Registry, RegistryOptions,
-    ReloadReport, ServerConfig, Supervision, ToolPolicy, TransportError,
+    ClientIdentity, Config, Error, Health, Registry, RegistryOptions, ReloadReport, ServerConfig,
+    Supervision, ToolPolicy, TransportError,
 };
-use mcp_proto::types::JsonObject;
-use serde_json::{Value, json};
+use serde_json::json;
 
-fn args(v: Value) -> Option<JsonObject> {
-    v.as_object().cloned()
-}
-
-fn testkit(args: &[&str]) -> ServerCommand {
-    ServerCommand::new(mcp_testkit::binary_path().to_string_lossy().into_owned())
-        .arg("stdio")
-        .args(args.iter().copied())
-}
+use crate::common::{self, args, stdio_connector, testkit};
 
 fn options() -> RegistryOptions {
-    let mut connector = DefaultConnector::default();
-    connector.discover_path = false;
-    RegistryOptions::with_connector(connector)
+    RegistryOptions::with_connector(stdio_connector())
 }
 
 fn config(servers: Vec<ServerConfig>) -> Config {
@@ -32,17 +20,7 @@ fn config(servers: Vec<ServerConfig>) -> Config {
 }
 
 async fn pid(registry: &Registry, server: &str) -> u32 {
-    registry
-        .with_client(server, |c| async move {
-            let transport: &dyn mcp_host_registry::DynTransport<TransportError> = &**c.transport();
-            Ok(transport
-                .as_any()
-                .downcast_ref::<mcp_client_stdio::StdioTransport>()
-                .and_then(|t| t.pid()))
-        })
-        .await
-        .unwrap()
-        .unwrap()
+    common::pid(registry, server).await.unwrap()
 }
 
 async fn connection(registry: &Registry, server: &str) -> Option<u64> {

@@ -10,33 +10,17 @@ use std::time::{Duration, Instant};
 
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    Backoff, BoxTransport, ClientIdentity, Config, Connector, DefaultConnector, Error, Health,
-    HealthEvent, Keepalive, Registry, RegistryOptions, ServerClient, ServerConfig, Supervision,
-    TransportError, WhileDown,
+    Backoff, ClientIdentity, Config, Connector, Error, Health, HealthEvent, Keepalive, Registry,
+    RegistryOptions, ServerClient, ServerConfig, Supervision, TransportError, WhileDown,
 };
 use mcp_proto::client::BoxFuture;
-use mcp_proto::types::JsonObject;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::broadcast;
+
+use crate::common::{args, memory_testkit, pid, stdio_connector, testkit};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-fn args(v: Value) -> Option<JsonObject> {
-    v.as_object().cloned()
-}
-
-fn testkit(args: &[&str]) -> ServerCommand {
-    ServerCommand::new(mcp_testkit::binary_path().to_string_lossy().into_owned())
-        .arg("stdio")
-        .args(args.iter().copied())
-}
-
-fn stdio_connector() -> DefaultConnector {
-    let mut connector = DefaultConnector::default();
-    connector.discover_path = false;
-    connector
 }
 
 fn supervision(backoff: Backoff, keepalive: Option<Keepalive>) -> Supervision {
@@ -55,20 +39,6 @@ fn registry(
     let mut options = RegistryOptions::default().with_supervision(supervision);
     options.connector = connector;
     Registry::new(Config { servers, ..Default::default() }, options)
-}
-
-/// The stdio server's process id.
-async fn pid(registry: &Registry, server: &str) -> Option<u32> {
-    registry
-        .with_client(server, |c| async move {
-            let transport: &dyn mcp_host_registry::DynTransport<TransportError> = &**c.transport();
-            Ok(transport
-                .as_any()
-                .downcast_ref::<mcp_client_stdio::StdioTransport>()
-                .and_then(|t| t.pid()))
-        })
-        .await
-        .unwrap()
 }
 
 /// The health events of `server` until one passes `until` (inclusive),
@@ -97,6 +67,15 @@ async fn events_until(
         panic!("no end within {limit:?}; seen {seen:?}");
     }
     seen
+}
+
+/// The (attempt, wait) of each `BackingOff` among `seen`.
+fn backoffs(seen: &[Health]) -> Vec<(u32, Duration)> {
+    let wait = |h: &Health| match h {
+        Health::BackingOff { attempt, retry_in } => Some((*attempt, *retry_in)),
+        _ => None,
+    };
+    seen.iter().filter_map(wait).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,13 +138,7 @@ async fn a_crash_loop_backs_off_exponentially_up_to_the_cap() {
         matches!(h, Health::BackingOff { attempt: 8, .. })
     })
     .await;
-    let waits: Vec<(u32, Duration)> = seen
-        .iter()
-        .filter_map(|h| match h {
-            Health::BackingOff { attempt, retry_in } => Some((*attempt, *retry_in)),
-            _ => None,
-        })
-        .collect();
+    let waits = backoffs(&seen);
     let attempts: Vec<u32> = waits.iter().map(|(a, _)| *a).collect();
     assert_eq!(attempts, [1, 2, 3, 4, 5, 6, 7, 8], "{seen:?}");
     for (attempt, wait) in waits {
@@ -204,27 +177,10 @@ impl Connector for MemoryConnector {
                     source: TransportError::Other("connection refused".into()),
                 });
             }
-            let (transport, mut end) = mcp_peer::memory::pair();
-            let sender = end.sender();
-            let (testkit, mut queue) = mcp_testkit::Server::new(mcp_testkit::Config::default());
-            let mute = self.mute.clone();
-            tokio::spawn(async move {
-                while let Some(bytes) = end.recv().await {
-                    if !mute.load(Ordering::SeqCst) {
-                        testkit.handle_json(&bytes);
-                    }
-                }
-            });
-            tokio::spawn(async move {
-                while let Some(item) = queue.recv().await {
-                    if let mcp_testkit::Outgoing::Message { message, .. } = item {
-                        sender.send(&message.to_vec());
-                    }
-                }
-            });
+            let transport = memory_testkit(self.mute.clone());
             let mut options = mcp_peer::ClientOptions::new(server.name.clone());
             options.request_timeout = server.timeout;
-            Ok(mcp_peer::Client::new(Box::new(transport) as BoxTransport, options))
+            Ok(mcp_peer::Client::new(transport, options))
         })
     }
 }
@@ -262,13 +218,7 @@ async fn backoff_is_exponential_capped_and_calls_fail_fast_meanwhile() {
 
     let seen =
         events_until(&mut events, "m", Duration::from_secs(120), |h, _| *h == Health::Ready).await;
-    let waits: Vec<(u32, Duration)> = seen
-        .iter()
-        .filter_map(|h| match h {
-            Health::BackingOff { attempt, retry_in } => Some((*attempt, *retry_in)),
-            _ => None,
-        })
-        .collect();
+    let waits = backoffs(&seen);
     assert_eq!(waits.iter().map(|w| w.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6], "{seen:?}");
     let mut total = Duration::ZERO;
     for (attempt, wait) in waits {
