@@ -1382,6 +1382,9 @@ impl Shared {
         let limit = server.timeout + CONNECT_GRACE;
         let closes = self.closes.load(Ordering::SeqCst);
         slot.set_health(Health::Connecting);
+        // A caller that gives up (drops this future) leaves no stale
+        // `Connecting` behind.
+        let connecting = Connecting { slot, armed: AtomicBool::new(true) };
         let connect = async {
             let conn = self.options.connector.connect(&server, identity).await?;
             calls::initialize(&conn)
@@ -1394,6 +1397,8 @@ impl Shared {
             // the wait before that retry, by the supervisor.
             if self.options.supervision.is_none() || e.is_usage() {
                 slot.set_health(Health::Failed { reason: e.to_string() });
+            } else {
+                connecting.armed.store(false, Ordering::Relaxed);
             }
             Err(e)
         };
@@ -1515,6 +1520,22 @@ impl Shared {
         )
         .await;
         report
+    }
+}
+
+/// Puts a slot still marked `Connecting` back to `Idle` when dropped armed:
+/// the connect was abandoned (every other ending sets the health itself, or
+/// leaves it to the supervisor, which announces its backoff next).
+struct Connecting<'a> {
+    slot: &'a Slot,
+    armed: AtomicBool,
+}
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        if self.armed.load(Ordering::Relaxed) {
+            self.slot.set_health_if(|h| *h == Health::Connecting, Health::Idle);
+        }
     }
 }
 

@@ -14,6 +14,9 @@
 //! children's usage once they are reaped), for the floor that the
 //! machine's CPUs put under N starts at once. Prints a Markdown table.
 
+// A benchmark binary: stdout is the table, stderr the progress.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

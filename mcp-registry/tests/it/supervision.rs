@@ -156,6 +156,8 @@ async fn a_crash_loop_backs_off_exponentially_up_to_the_cap() {
 /// server reads but never answers.
 #[derive(Debug, Default)]
 struct MemoryConnector {
+    /// Each connect first waits this many milliseconds.
+    delay_ms: AtomicUsize,
     failures: AtomicUsize,
     connects: AtomicUsize,
     mute: Arc<AtomicBool>,
@@ -169,6 +171,7 @@ impl Connector for MemoryConnector {
     ) -> BoxFuture<'a, Result<ServerClient, Error>> {
         Box::pin(async move {
             self.connects.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(ms(self.delay_ms.load(Ordering::SeqCst) as u64)).await;
             let left = self.failures.load(Ordering::SeqCst);
             if left > 0 {
                 self.failures.store(left - 1, Ordering::SeqCst);
@@ -218,6 +221,12 @@ async fn backoff_is_exponential_capped_and_calls_fail_fast_meanwhile() {
 
     let seen =
         events_until(&mut events, "m", Duration::from_secs(120), |h, _| *h == Health::Ready).await;
+    // Each failed attempt goes straight to the next wait.
+    for pair in seen.windows(2) {
+        if let [Health::Connecting, next] = pair {
+            assert!(matches!(next, Health::BackingOff { .. } | Health::Ready), "{seen:?}");
+        }
+    }
     let waits = backoffs(&seen);
     assert_eq!(waits.iter().map(|w| w.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6], "{seen:?}");
     let mut total = Duration::ZERO;
@@ -433,4 +442,25 @@ async fn registry_calls_can_be_spawned() {
         unknown
     });
     assert_eq!(task.await.unwrap(), 7);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_abandoned_connect_leaves_no_stale_health() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.delay_ms.store(5_000, Ordering::SeqCst);
+    let server = ServerConfig::stdio("m", ServerCommand::new("unused"));
+    let mut options = RegistryOptions::default();
+    options.connector = connector.clone();
+    let registry = Registry::new(Config { servers: vec![server], ..Default::default() }, options);
+    let mut events = registry.health_events();
+    assert!(tokio::time::timeout(ms(100), registry.ping("m")).await.is_err());
+    assert_eq!(registry.health("m").unwrap(), Health::Idle);
+    let seen: Vec<Health> =
+        std::iter::from_fn(|| events.try_recv().ok().map(|e| e.health)).collect();
+    assert_eq!(seen, [Health::Connecting, Health::Idle]);
+    // The next use connects.
+    connector.delay_ms.store(0, Ordering::SeqCst);
+    registry.ping("m").await.unwrap();
+    assert_eq!(registry.health("m").unwrap(), Health::Ready);
+    registry.close_all().await;
 }
