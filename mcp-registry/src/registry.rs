@@ -604,9 +604,8 @@ pub struct ReloadReport {
     /// Servers that are gone, in the old order.
     pub removed: Vec<String>,
     /// Servers whose configuration differs (by value, secrets included), in
-    /// the new order. Those whose transport, credentials and timeout are
-    /// the same (only the tool policy or the description changed) keep
-    /// their connection; the others are connected anew.
+    /// the new order. Those that differ only in the tool policy or the
+    /// description keep their connection; the others are connected anew.
     pub changed: Vec<String>,
     /// Whether the client identity changed (every server is then connected
     /// anew, and counted as changed).
@@ -1260,12 +1259,11 @@ impl Registry {
     /// touching the connections of the unchanged ones; returns what
     /// changed. One reload runs at a time.
     ///
-    /// - An added server is connected on first use (supervised: at once
-    ///   when the registry's other servers are supervised... see
-    ///   [`supervise_all`](Self::supervise_all)).
-    /// - A changed server whose transport, credentials and timeout are the
-    ///   same (a new tool policy or description) keeps its connection; the
-    ///   new policy applies to the next call. Any other change replaces it:
+    /// - An added server is connected on first use, or at once by a
+    ///   [`supervise_all`](Self::supervise_all) after the reload.
+    /// - A changed server whose configuration differs only in its tool
+    ///   policy or description keeps its connection; the new policy
+    ///   applies to the next call. Any other change replaces it:
     ///   the new configuration is connected on next use (at once when the
     ///   old one was supervised).
     /// - A removed or replaced server's calls in flight may finish within
