@@ -370,15 +370,14 @@ async fn an_http_server_that_goes_away_is_reconnected_when_back() {
     let mut events = registry.health_events();
     registry.list_tools("web").await.unwrap();
     http.shutdown().await;
-    // The keepalive finds it gone.
+    // The keepalive finds it gone (connection refused): reconnecting, with
+    // backoff, while nothing listens.
     let seen = events_until(&mut events, "web", Duration::from_secs(10), |h, _| {
-        matches!(h, Health::BackingOff { .. } | Health::Degraded { .. })
+        matches!(h, Health::BackingOff { attempt: 2, .. })
     })
     .await;
-    assert!(
-        !seen.last().unwrap().is_connected()
-            || matches!(seen.last(), Some(Health::Degraded { .. }))
-    );
+    assert_eq!(seen[..2], [Health::Connecting, Health::Ready], "{seen:?}");
+    assert!(matches!(seen[2], Health::BackingOff { attempt: 1, .. }), "{seen:?}");
 
     let config = HttpConfig { port, ..HttpConfig::default() };
     let http = serve_http(config).await.unwrap();
