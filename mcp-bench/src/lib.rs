@@ -16,6 +16,9 @@
 //!   the `mcp-testkit` HTTP server with JSON and SSE replies: sequential
 //!   latency, throughput at 1, 16 and 64 in flight, initialize, memory per
 //!   idle session.
+//! - `fleet-bench`: `mcp-host-registry` starting 50 `mcp-testkit` stdio
+//!   servers at once (`initialize_all`), against the slowest of the same
+//!   servers started one at a time.
 //!
 //! The round-trip measures run in either protocol era (`--era
 //! legacy|modern`, see [`era::Era`]), every contender pinned to it.

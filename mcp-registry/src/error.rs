@@ -505,6 +505,25 @@ pub enum Error {
         /// The server.
         server: String,
     },
+    /// The server is supervised and backing off (its connection was lost
+    /// or could not be made; the supervisor waits before the next
+    /// attempt), and the call did not wait
+    /// ([`WhileDown::FailFast`](crate::WhileDown::FailFast)) or waited up
+    /// to the server's timeout in vain.
+    Unavailable {
+        /// The server.
+        server: String,
+        /// Its health when the call gave up.
+        health: crate::Health,
+    },
+    /// A [`Registry::reload`](crate::Registry::reload) removed or replaced
+    /// the server while this call was reaching it (before it had a
+    /// connection); nothing was sent. Calling again reaches the new
+    /// configuration.
+    Reloaded {
+        /// The server.
+        server: String,
+    },
     /// The transport failed.
     Transport {
         /// The server.
@@ -564,6 +583,8 @@ impl Error {
             | Error::LoginTimeout { server, .. }
             | Error::ConnectTimeout { server, .. }
             | Error::Closed { server }
+            | Error::Unavailable { server, .. }
+            | Error::Reloaded { server }
             | Error::Transport { server, .. }
             | Error::TransportUnavailable { server, .. }
             | Error::ServerUnusable { server, .. }
@@ -645,6 +666,13 @@ impl fmt::Display for Error {
             Error::Closed { server } => {
                 write!(f, "MCP server {server:?}: the connections were closed while it connected")
             }
+            Error::Unavailable { server, health } => {
+                write!(f, "MCP server {server:?} is unavailable: {health}")
+            }
+            Error::Reloaded { server } => write!(
+                f,
+                "MCP server {server:?} was removed or replaced by a configuration reload during this call; nothing was sent"
+            ),
             // The stdio transport names the server itself; the others name
             // the (redacted) endpoint, so the name goes in front.
             #[cfg(feature = "stdio")]

@@ -37,6 +37,17 @@
 //!   `[A-Za-z0-9_-]`, at most 64 characters, stable, with the way back.
 //! - **Tool search** ([`ToolIndex`], `Registry::search_tools`): BM25 over
 //!   tools' names, titles and descriptions.
+//! - **Supervision** (opt-in: [`RegistryOptions::supervision`]): each
+//!   server's [`Health`] (read, watched, or as a stream of
+//!   [`HealthEvent`]s), a stdio server restarted and an HTTP server
+//!   reconnected with a capped, jittered [`Backoff`], [`Keepalive`] pings
+//!   that mark a silent server degraded, resource subscriptions made again
+//!   on every new connection, calls that wait or fail fast meanwhile
+//!   ([`WhileDown`]). Without it no task ever runs in the background.
+//! - **Reload** ([`Registry::reload`]): a changed configuration applied in
+//!   place; unchanged servers keep their connections; removed and replaced
+//!   ones finish their calls in flight (within a bound) and close; a
+//!   [`ReloadReport`] says what changed.
 //! - **Command-line specs** ([`parse_server_spec`]): `https://...` or a
 //!   command line, as `mcpc --server` takes them.
 //!
@@ -72,11 +83,11 @@
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
 //! writes to stdout, writes no file but the pin file a host chooses
-//! ([`FilePinStore`]), and never puts a secret in an error, a log or a
-//! `Debug` output ([`Secret`]: values from `*_env` keys, `env`, `headers` and
-//! `auth`; a variable expanded into `command`, `args` or `cwd` is part of a
-//! command line, not a secret, so secrets go to spawned servers through
-//! `env`).
+//! ([`FilePinStore`]), runs no background task unless supervision is asked
+//! for, and never puts a secret in an error, a log or a `Debug` output
+//! ([`Secret`]: values from `*_env` keys, `env`, `headers` and `auth`; a
+//! variable expanded into `command`, `args` or `cwd` is part of a command
+//! line, not a secret, so secrets go to spawned servers through `env`).
 //!
 //! ## OAuth servers
 //!
@@ -137,6 +148,7 @@ mod policy;
 mod registry;
 mod search;
 mod spec;
+mod supervisor;
 mod transport;
 
 pub use config::{
@@ -157,12 +169,14 @@ pub use pins::{
 };
 pub use policy::ToolPolicy;
 pub use registry::{
-    Connector, DefaultConnector, Registry, RegistryOptions, ServerResult, ServerStatus,
+    Connector, DefaultConnector, Registry, RegistryOptions, ReloadReport, ServerResult,
+    ServerStatus,
 };
 #[cfg(feature = "http")]
 pub use registry::{Revocation, default_token_dir};
 pub use search::{SearchHit, ToolIndex, tokenize};
 pub use spec::{SpecError, parse_server_spec};
+pub use supervisor::{Backoff, Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;
 pub use transport::{BoxTransport, ServerClient};

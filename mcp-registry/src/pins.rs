@@ -628,7 +628,7 @@ impl Registry {
         server: &str,
     ) -> Result<Vec<(Tool, PinStatus)>, Error> {
         let (config, tools) = self.allowed_tools(server).await?;
-        let statuses = self.pin_book().review(config, &tools)?;
+        let statuses = self.pin_book().review(&config, &tools)?;
         Ok(tools.into_iter().zip(statuses).collect())
     }
 
@@ -649,7 +649,7 @@ impl Registry {
         {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: name.to_owned() });
         }
-        self.pin_book().approve(config, &tools, tool)
+        self.pin_book().approve(&config, &tools, tool)
     }
 
     /// The pin policy that applies to the server: its `pin_policy`, else

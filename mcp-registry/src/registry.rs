@@ -1,8 +1,10 @@
 //! The registry: the declared servers, their lazy connections, the tool
 //! policy in front of them.
 
+use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 #[cfg(feature = "http")]
@@ -20,7 +22,7 @@ use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOption
 use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{CallToolResult, Implementation, InitializeResult, JsonObject, Tool};
-use mcp_proto::{Era, ProtocolVersion, methods};
+use mcp_proto::{Era, ProtocolVersion};
 
 #[cfg(feature = "http")]
 use crate::config::{AuthConfig, OAuthConfig};
@@ -29,11 +31,14 @@ use crate::config::{ClientIdentity, Config, ServerConfig, TransportConfig};
 use crate::error::{ConfigError, Location};
 use crate::error::{Error, TransportError};
 use crate::pins::{MemoryPinStore, PinBook, PinPolicy, PinStore};
+use crate::supervisor::{Health, HealthEvent, Supervision, WhileDown, back_off, supervise};
 #[cfg(any(feature = "stdio", feature = "http"))]
 use crate::transport::BoxTransport;
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
 use crate::transport::{AuthorizationInfo, authorization_info};
+use tokio::sync::{Notify, broadcast, watch};
+use tokio::task::AbortHandle;
 
 /// How long connecting may take beyond the server's request timeout (the
 /// spawn, with its one-off PATH probe, or the TCP and TLS set-up).
@@ -479,7 +484,9 @@ fn static_auth(
 #[non_exhaustive]
 pub struct RegistryOptions {
     /// How many servers [`Registry::initialize_all`] and
-    /// [`Registry::list_all_tools`] talk to at once (8).
+    /// [`Registry::list_all_tools`] talk to at once (64: a start is mostly
+    /// waiting for a process or the network, so a host's whole set starts
+    /// together).
     pub max_concurrency: usize,
     /// Builds each server's transport ([`DefaultConnector`] by default).
     pub connector: Arc<dyn Connector>,
@@ -494,16 +501,27 @@ pub struct RegistryOptions {
     /// What a changed tool definition does when the server's entry sets no
     /// `pin_policy` ([`PinPolicy::Warn`] by default).
     pub pin_policy: PinPolicy,
+    /// Keeps servers connected: restarts, reconnects with backoff,
+    /// keepalive pings, resource subscriptions made again ([`Supervision`]).
+    /// `None` (the default): no background task ever runs; a lost
+    /// connection is made again on the server's next use.
+    pub supervision: Option<Supervision>,
+    /// How long [`Registry::reload`] lets calls in flight on a removed or
+    /// replaced server finish before it closes that server's connection
+    /// (which fails what still runs) (10 s).
+    pub drain_timeout: Duration,
 }
 
 impl Default for RegistryOptions {
     fn default() -> Self {
         RegistryOptions {
-            max_concurrency: 8,
+            max_concurrency: 64,
             connector: Arc::new(DefaultConnector::default()),
             login_command: None,
             pin_store: Arc::new(MemoryPinStore::new()),
             pin_policy: PinPolicy::default(),
+            supervision: None,
+            drain_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -512,6 +530,12 @@ impl RegistryOptions {
     /// Options with this connector.
     pub fn with_connector(connector: impl Connector + 'static) -> Self {
         RegistryOptions { connector: Arc::new(connector), ..Default::default() }
+    }
+
+    /// These options with supervision on.
+    pub fn with_supervision(mut self, supervision: Supervision) -> Self {
+        self.supervision = Some(supervision);
+        self
     }
 }
 
@@ -523,6 +547,8 @@ impl fmt::Debug for RegistryOptions {
             .field("login_command", &self.login_command)
             .field("pin_store", &self.pin_store)
             .field("pin_policy", &self.pin_policy)
+            .field("supervision", &self.supervision)
+            .field("drain_timeout", &self.drain_timeout)
             .finish()
     }
 }
@@ -541,7 +567,7 @@ pub struct ServerResult<T> {
 /// [`Registry::statuses`]): whether one is open and, once the era is
 /// settled, the protocol version it speaks and that version's era (the
 /// handshake era, 2024-11-05 to 2025-11-25, or the stateless one,
-/// 2026-07-28) and the server's `serverInfo`.
+/// 2026-07-28) and the server's `serverInfo`; its [`Health`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ServerStatus {
@@ -557,38 +583,230 @@ pub struct ServerStatus {
     pub era: Option<Era>,
     /// The server's `serverInfo` (name and version), once connected.
     pub server_info: Option<Implementation>,
+    /// The server's health.
+    pub health: Health,
+    /// Which connection is open: a number the registry gives each
+    /// connection it makes (a restart or a reconnect gives a new one; a
+    /// reload keeps an unchanged server's).
+    pub connection: Option<u64>,
 }
 
 impl ServerStatus {
-    /// The status of `server` with the connection `conn`, if any.
-    fn of(server: &str, conn: Option<&ServerClient>) -> ServerStatus {
+    /// The status of `slot` with the connection `cached`, if any.
+    fn of(slot: &Slot, cached: &Cached) -> ServerStatus {
+        let conn = cached.as_ref().map(|(_, c)| c);
         let protocol_version = conn.and_then(|c| c.protocol_version());
         ServerStatus {
-            server: server.to_owned(),
+            server: slot.name.clone(),
             connected: conn.is_some(),
             protocol_version,
             era: protocol_version.map(ProtocolVersion::era),
             server_info: conn.and_then(|c| c.server_info()),
+            health: slot.health(),
+            connection: cached.as_ref().map(|(g, _)| *g),
         }
+    }
+}
+
+/// What [`Registry::reload`] changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReloadReport {
+    /// Servers that are new, in the new configuration's order.
+    pub added: Vec<String>,
+    /// Servers that are gone, in the old order.
+    pub removed: Vec<String>,
+    /// Servers whose configuration differs (by value, secrets included), in
+    /// the new order. Those that differ only in the tool policy or the
+    /// description keep their connection; the others are connected anew.
+    pub changed: Vec<String>,
+    /// Whether the client identity changed (every server is then connected
+    /// anew, and counted as changed).
+    pub identity_changed: bool,
+}
+
+impl ReloadReport {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && !self.identity_changed
     }
 }
 
 type Cached = Option<(u64, ServerClient)>;
 
+/// One server: its configuration, its connection (once made) and health,
+/// the resources subscribed to through the registry, its supervisor.
 #[derive(Debug)]
-struct Slot {
-    server: ServerConfig,
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    /// Replaced in place by a reload that changes only the tool policy or
+    /// the description.
+    config: std::sync::RwLock<Arc<ServerConfig>>,
     /// The connection, once made; held while connecting, so concurrent
     /// first uses share one spawn.
     conn: tokio::sync::Mutex<Cached>,
+    health: watch::Sender<Health>,
+    events: broadcast::Sender<HealthEvent>,
+    /// Wakes the supervisor when a call dropped the connection.
+    pub(crate) wake: Notify,
+    /// The URIs of `resources/subscribe` made through the registry, made
+    /// again on every new connection.
+    subscriptions: std::sync::Mutex<BTreeSet<String>>,
+    supervisor: std::sync::Mutex<Option<AbortHandle>>,
+    /// Set when a reload removed or replaced the server.
+    retired: AtomicBool,
 }
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Slot {
+    fn new(config: Arc<ServerConfig>, events: broadcast::Sender<HealthEvent>) -> Slot {
+        Slot {
+            name: config.name.clone(),
+            config: std::sync::RwLock::new(config),
+            conn: tokio::sync::Mutex::new(None),
+            health: watch::Sender::new(Health::Idle),
+            events,
+            wake: Notify::new(),
+            subscriptions: std::sync::Mutex::new(BTreeSet::new()),
+            supervisor: std::sync::Mutex::new(None),
+            retired: AtomicBool::new(false),
+        }
+    }
+
+    fn config(&self) -> Arc<ServerConfig> {
+        self.config.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_config(&self, config: Arc<ServerConfig>) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
+    }
+
+    fn health(&self) -> Health {
+        self.health.borrow().clone()
+    }
+
+    /// Sets the health; a change is announced to the registry's
+    /// subscribers.
+    pub(crate) fn set_health(&self, health: Health) {
+        self.set_health_if(|_| true, health);
+    }
+
+    /// Sets the health when the current one passes `when`.
+    pub(crate) fn set_health_if(&self, when: impl Fn(&Health) -> bool, health: Health) {
+        let changed = self.health.send_if_modified(|h| {
+            if *h == health || !when(h) {
+                return false;
+            }
+            *h = health.clone();
+            true
+        });
+        if changed {
+            tracing::debug!(server = %self.name, %health, "MCP server health");
+            let _ = self.events.send(HealthEvent { server: self.name.clone(), health });
+        }
+    }
+
+    fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::SeqCst)
+    }
+
+    /// The generation of the cached connection (`Some(None)`: none), or
+    /// `None` while someone holds the slot (a connect in progress).
+    pub(crate) fn current_generation(&self) -> Option<Option<u64>> {
+        self.conn.try_lock().ok().map(|c| c.as_ref().map(|(g, _)| *g))
+    }
+
+    /// Forgets connection `generation` (lost), if it is still the cached
+    /// one.
+    pub(crate) async fn drop_connection(&self, generation: u64) -> bool {
+        let mut cached = self.conn.lock().await;
+        if cached.as_ref().is_some_and(|(g, _)| *g == generation) {
+            *cached = None;
+            return true;
+        }
+        false
+    }
+
+    /// Stops the supervisor, if one runs.
+    fn stop_supervisor(&self) {
+        if let Some(task) = lock(&self.supervisor).take() {
+            task.abort();
+        }
+    }
+
+    fn is_supervised(&self) -> bool {
+        lock(&self.supervisor).as_ref().is_some_and(|t| !t.is_finished())
+    }
+}
+
+/// The configurations a registry was given (the first, then each reload's
+/// that changed something), so [`Registry::list`] and [`Registry::get`]
+/// can lend them: a reload appends, nothing is removed while the registry
+/// lives. Unchanged servers' entries are shared between generations, so a
+/// reload keeps only what it changed (and one pointer per server).
+#[derive(Debug)]
+struct Declared {
+    identity: ClientIdentity,
+    servers: Vec<Arc<ServerConfig>>,
+    next: OnceLock<Box<Declared>>,
+}
+
+impl Declared {
+    fn latest(&self) -> &Declared {
+        let mut d = self;
+        while let Some(next) = d.next.get() {
+            d = next;
+        }
+        d
+    }
+}
+
+impl Drop for Declared {
+    fn drop(&mut self) {
+        // Iteratively: a long chain must not recurse.
+        let mut next = self.next.take();
+        while let Some(mut d) = next {
+            next = d.next.take();
+        }
+    }
+}
+
+/// What the registry's handles and its supervisors share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    me: Weak<Shared>,
+    declared: Declared,
+    slots: std::sync::RwLock<Arc<[Arc<Slot>]>>,
+    options: RegistryOptions,
+    generation: AtomicU64,
+    /// Counts [`close_all`](Registry::close_all) calls: a connection made
+    /// by a connect that began before one is closed, not kept.
+    closes: AtomicU64,
+    events: broadcast::Sender<HealthEvent>,
+    /// One reload at a time.
+    reload: tokio::sync::Mutex<()>,
+    /// The tool pins and their policy.
+    pins: PinBook,
+}
+
+/// How many health changes a slow [`Registry::health_events`] subscriber
+/// may fall behind before it skips the oldest.
+const HEALTH_EVENTS: usize = 256;
 
 /// The servers a host declared, behind one face.
 ///
 /// Connections are made lazily (first use of a server: spawn or connect,
 /// then the handshake) and cached; a server whose connection failed or was
-/// lost is connected again on its next use. The tool policy is applied
-/// before anything is spawned or sent.
+/// lost is connected again on its next use (or, supervised, in the
+/// background: [`RegistryOptions::supervision`]). The tool policy is
+/// applied before anything is spawned or sent. [`reload`](Self::reload)
+/// applies a changed configuration in place.
 ///
 /// ```no_run
 /// use mcp_host_registry::{Config, LoadOptions, Registry, RegistryOptions};
@@ -610,14 +828,7 @@ struct Slot {
 /// ```
 #[derive(Debug)]
 pub struct Registry {
-    identity: ClientIdentity,
-    slots: Vec<Slot>,
-    options: RegistryOptions,
-    generation: std::sync::atomic::AtomicU64,
-    /// Counts [`close_all`](Registry::close_all) calls: a connection made
-    /// by a connect that began before one is closed, not kept.
-    closes: std::sync::atomic::AtomicU64,
-    pins: PinBook,
+    shared: Arc<Shared>,
 }
 
 /// How long [`Registry::close_all`] waits for a server whose connection is
@@ -625,39 +836,54 @@ pub struct Registry {
 /// ends, closes what it made).
 const CLOSE_LOCK_WAIT: Duration = Duration::from_secs(2);
 
-impl Registry {
-    /// A registry of the configuration's servers (none when it is
-    /// disabled). Nothing is spawned or connected yet.
-    pub fn new(config: Config, options: RegistryOptions) -> Registry {
-        let servers = if config.enabled { config.servers } else { Vec::new() };
-        let slots = servers
-            .into_iter()
-            .map(|server| Slot { server, conn: tokio::sync::Mutex::new(None) })
-            .collect();
-        let pins = PinBook::new(options.pin_store.clone(), options.pin_policy);
-        Registry {
-            identity: config.client_identity,
-            slots,
-            pins,
-            options,
-            generation: std::sync::atomic::AtomicU64::new(0),
-            closes: std::sync::atomic::AtomicU64::new(0),
+impl Drop for Registry {
+    fn drop(&mut self) {
+        // Supervisors hold the registry weakly; stopped here they let go of
+        // the connections at once.
+        for slot in self.shared.snapshot().iter() {
+            slot.stop_supervisor();
         }
     }
+}
 
-    /// The servers, in declaration order.
+impl Registry {
+    /// A registry of the configuration's servers (none when it is
+    /// disabled). Nothing is spawned or connected yet, and no task runs.
+    pub fn new(config: Config, options: RegistryOptions) -> Registry {
+        let servers = if config.enabled { config.servers } else { Vec::new() };
+        let servers: Vec<Arc<ServerConfig>> = servers.into_iter().map(Arc::new).collect();
+        let events = broadcast::channel(HEALTH_EVENTS).0;
+        let slots: Arc<[Arc<Slot>]> =
+            servers.iter().map(|s| Arc::new(Slot::new(s.clone(), events.clone()))).collect();
+        let pins = PinBook::new(options.pin_store.clone(), options.pin_policy);
+        let shared = Arc::new_cyclic(|me| Shared {
+            me: me.clone(),
+            declared: Declared { identity: config.client_identity, servers, next: OnceLock::new() },
+            slots: std::sync::RwLock::new(slots),
+            options,
+            generation: AtomicU64::new(0),
+            closes: AtomicU64::new(0),
+            events,
+            reload: tokio::sync::Mutex::new(()),
+            pins,
+        });
+        Registry { shared }
+    }
+
+    /// The servers, in declaration order (after the last
+    /// [`reload`](Self::reload)).
     pub fn list(&self) -> impl ExactSizeIterator<Item = &ServerConfig> {
-        self.slots.iter().map(|s| &s.server)
+        self.shared.declared.latest().servers.iter().map(|s| &**s)
     }
 
     /// The server of this name.
     pub fn get(&self, name: &str) -> Option<&ServerConfig> {
-        self.slot(name).ok().map(|s| &s.server)
+        self.list().find(|s| s.name == name)
     }
 
     /// How the host introduces itself to servers.
     pub fn client_identity(&self) -> &ClientIdentity {
-        &self.identity
+        &self.shared.declared.latest().identity
     }
 
     /// Whether a connection to this server is open (cached).
@@ -669,92 +895,79 @@ impl Registry {
     }
 
     /// The state of this server's connection (protocol version and era
-    /// once connected). Connects nothing: a server not used yet is
+    /// once connected, health). Connects nothing: a server not used yet is
     /// reported unconnected.
     pub async fn status(&self, name: &str) -> Result<ServerStatus, Error> {
         let slot = self.slot(name)?;
         let cached = slot.conn.lock().await;
-        Ok(ServerStatus::of(&slot.server.name, cached.as_ref().map(|(_, c)| c)))
+        Ok(ServerStatus::of(&slot, &cached))
     }
 
     /// Every server's [`status`](Self::status), in declaration order.
     /// Connects nothing.
     pub async fn statuses(&self) -> Vec<ServerStatus> {
-        let mut all = Vec::with_capacity(self.slots.len());
-        for slot in &self.slots {
+        let slots = self.shared.snapshot();
+        let mut all = Vec::with_capacity(slots.len());
+        for slot in slots.iter() {
             let cached = slot.conn.lock().await;
-            all.push(ServerStatus::of(&slot.server.name, cached.as_ref().map(|(_, c)| c)));
+            all.push(ServerStatus::of(slot, &cached));
         }
         all
     }
 
-    fn slot(&self, name: &str) -> Result<&Slot, Error> {
-        self.slots
-            .iter()
-            .find(|s| s.server.name == name)
-            .ok_or_else(|| Error::UnknownServer { server: name.to_owned() })
+    /// The server's [`Health`] now (no waiting, no I/O).
+    pub fn health(&self, name: &str) -> Result<Health, Error> {
+        Ok(self.slot(name)?.health())
+    }
+
+    /// The server's health as a [`watch::Receiver`]: its current value and
+    /// each change (`changed()` ends with an error once a reload removed or
+    /// replaced the server, whose last value is then [`Health::Removed`]).
+    pub fn watch_health(&self, name: &str) -> Result<watch::Receiver<Health>, Error> {
+        Ok(self.slot(name)?.health.subscribe())
+    }
+
+    /// Every server's health changes, from now on, as
+    /// [`HealthEvent`]s (server, new health). A subscriber that falls more
+    /// than 256 changes behind skips the oldest
+    /// ([`broadcast::error::RecvError::Lagged`]).
+    pub fn health_events(&self) -> broadcast::Receiver<HealthEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// Starts supervising every server now (each connects in the
+    /// background, concurrently) rather than at its first use. Does
+    /// nothing without [`RegistryOptions::supervision`].
+    pub fn supervise_all(&self) {
+        for slot in self.shared.snapshot().iter() {
+            self.shared.ensure_supervisor(slot, false);
+        }
+    }
+
+    fn slot(&self, name: &str) -> Result<Arc<Slot>, Error> {
+        self.shared.slot(name)
     }
 
     /// The cached connection, or a new one (spawned or connected, then
     /// initialized), bounded by the server's timeout plus a grace period.
-    async fn connection(&self, slot: &Slot) -> Result<(u64, ServerClient), Error> {
-        if let Some(missing) = &slot.server.unusable {
-            return Err(Error::ServerUnusable {
-                server: slot.server.name.clone(),
-                missing: missing.clone(),
-            });
-        }
-        let mut cached = slot.conn.lock().await;
-        if let Some((generation, conn)) = &*cached {
-            return Ok((*generation, conn.clone()));
-        }
-        let server = &slot.server;
-        let limit = server.timeout + CONNECT_GRACE;
-        let closes = self.closes.load(std::sync::atomic::Ordering::SeqCst);
-        let connect = async {
-            let conn = self.options.connector.connect(server, &self.identity).await?;
-            conn.initialize().await.map_err(|source| self.transport_error(server, source))?;
-            Ok::<_, Error>(conn)
-        };
-        let conn = match tokio::time::timeout(limit, connect).await {
-            Ok(result) => result?,
-            Err(_) => {
-                return Err(Error::ConnectTimeout { server: server.name.clone(), after: limit });
-            }
-        };
-        if self.closes.load(std::sync::atomic::Ordering::SeqCst) != closes {
-            // `close_all` ran meanwhile (and could not wait for this).
-            close_bounded(&server.name, conn).await;
-            return Err(Error::Closed { server: server.name.clone() });
-        }
-        let generation = self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        tracing::debug!(server = %server.name, "MCP server connected");
-        *cached = Some((generation, conn.clone()));
-        Ok((generation, conn))
+    /// A supervised server that is backing off is waited for, or fails
+    /// fast ([`Supervision::while_down`]).
+    async fn connection(&self, slot: &Arc<Slot>) -> Result<(u64, ServerClient), Error> {
+        self.shared.connection(slot).await
     }
 
     /// Maps a transport error, dropping the cached connection when it is
-    /// gone so the next use reconnects.
+    /// gone so the next use (or the supervisor) reconnects.
     async fn failed(&self, slot: &Slot, generation: u64, source: TransportError) -> Error {
-        if source.is_connection_lost() {
-            let mut cached = slot.conn.lock().await;
-            if cached.as_ref().is_some_and(|(g, _)| *g == generation) {
-                tracing::debug!(server = %slot.server.name, "MCP connection lost; will reconnect");
-                *cached = None;
+        if source.is_connection_lost() && slot.drop_connection(generation).await {
+            tracing::debug!(server = %slot.name, "MCP connection lost; will reconnect");
+            if slot.is_supervised() {
+                slot.wake.notify_one();
+            } else {
+                slot.set_health(Health::Idle);
             }
         }
-        self.transport_error(&slot.server, source)
-    }
-
-    /// A transport error of `server`, or [`Error::LoginRequired`] when the
-    /// OAuth flow needed the user and nobody was set to ask them.
-    fn transport_error(&self, server: &ServerConfig, source: TransportError) -> Error {
-        if source.is_login_required() {
-            let command =
-                self.options.login_command.as_ref().map(|c| c.replace("{server}", &server.name));
-            return Error::LoginRequired { server: server.name.clone(), command };
-        }
-        Error::Transport { server: server.name.clone(), source }
+        self.shared.transport_error(&slot.name, source)
     }
 
     /// Runs an explicit OAuth login for an OAuth server: discovery,
@@ -773,12 +986,12 @@ impl Registry {
         handler: Option<OAuthHandler>,
         timeout: Duration,
     ) -> Result<(), Error> {
-        let slot = self.slot(server)?;
-        if !slot.server.uses_oauth() {
+        let config = self.slot(server)?.config();
+        if !config.uses_oauth() {
             return Err(Error::NotOAuth { server: server.to_owned() });
         }
         self.close(server).await?;
-        let login = self.options.connector.login(&slot.server, &self.identity, handler);
+        let login = self.shared.options.connector.login(&config, self.client_identity(), handler);
         match tokio::time::timeout(timeout, login).await {
             Ok(result) => result,
             Err(_) => Err(Error::LoginTimeout { server: server.to_owned(), after: timeout }),
@@ -795,12 +1008,12 @@ impl Registry {
     /// Feature `http`.
     #[cfg(feature = "http")]
     pub async fn logout(&self, server: &str, timeout: Duration) -> Result<Revocation, Error> {
-        let slot = self.slot(server)?;
-        if !slot.server.uses_oauth() {
+        let config = self.slot(server)?.config();
+        if !config.uses_oauth() {
             return Err(Error::NotOAuth { server: server.to_owned() });
         }
         self.close(server).await?;
-        let logout = self.options.connector.logout(&slot.server, &self.identity);
+        let logout = self.shared.options.connector.logout(&config, self.client_identity());
         match tokio::time::timeout(timeout, logout).await {
             Ok(result) => result,
             Err(_) => Err(Error::LoginTimeout { server: server.to_owned(), after: timeout }),
@@ -810,10 +1023,10 @@ impl Registry {
     /// Connects to the server if needed and returns its `initialize` answer.
     pub async fn initialize(&self, server: &str) -> Result<Arc<InitializeResult>, Error> {
         let slot = self.slot(server)?;
-        let (generation, conn) = self.connection(slot).await?;
-        match conn.initialize().await {
+        let (generation, conn) = self.connection(&slot).await?;
+        match calls::initialize(&conn).await {
             Ok(result) => Ok(result),
-            Err(e) => Err(self.failed(slot, generation, e).await),
+            Err(e) => Err(self.failed(&slot, generation, e).await),
         }
     }
 
@@ -821,7 +1034,7 @@ impl Registry {
     /// [`max_concurrency`](RegistryOptions::max_concurrency) at once, in
     /// declaration order; one server's failure does not affect the others.
     pub async fn initialize_all(&self) -> Vec<ServerResult<Arc<InitializeResult>>> {
-        self.fan_out(|name| self.initialize(name)).await
+        self.fan_out(|name| async move { self.initialize(&name).await }).await
     }
 
     /// The server's tools that its policy allows, less those withheld by
@@ -829,45 +1042,48 @@ impl Registry {
     /// [`PinPolicy::Block`]; see [`list_tools_with_pins`](Self::list_tools_with_pins)).
     pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, Error> {
         let (config, tools) = self.allowed_tools(server).await?;
-        self.pins.visible(config, tools)
+        self.shared.pins.visible(&config, tools)
     }
 
-    /// The server's tools that its policy allows, before pinning.
+    /// The server's tools that its policy allows, before pinning, with the
+    /// configuration they were listed under.
     pub(crate) async fn allowed_tools(
         &self,
         server: &str,
-    ) -> Result<(&ServerConfig, Vec<Tool>), Error> {
+    ) -> Result<(Arc<ServerConfig>, Vec<Tool>), Error> {
         let slot = self.slot(server)?;
-        let (generation, conn) = self.connection(slot).await?;
-        match conn.list_tools().await {
-            Ok(tools) => Ok((
-                &slot.server,
-                tools.iter().filter(|t| slot.server.policy.is_allowed(&t.name)).cloned().collect(),
-            )),
-            Err(e) => Err(self.failed(slot, generation, e).await),
+        let (generation, conn) = self.connection(&slot).await?;
+        let config = slot.config();
+        match calls::list_tools(&conn).await {
+            Ok(tools) => {
+                let allowed =
+                    tools.iter().filter(|t| config.policy.is_allowed(&t.name)).cloned().collect();
+                Ok((config, allowed))
+            }
+            Err(e) => Err(self.failed(&slot, generation, e).await),
         }
     }
 
     pub(crate) fn pin_book(&self) -> &PinBook {
-        &self.pins
+        &self.shared.pins
     }
 
     /// Every server's allowed tools, concurrently (bounded), in declaration
     /// order; a server that fails is reported beside the others' results.
     pub async fn list_all_tools(&self) -> Vec<ServerResult<Vec<Tool>>> {
-        self.fan_out(|name| self.list_tools(name)).await
+        self.fan_out(|name| async move { self.list_tools(&name).await }).await
     }
 
     async fn fan_out<'a, T, F, Fut>(&'a self, op: F) -> Vec<ServerResult<T>>
     where
-        F: Fn(&'a str) -> Fut,
+        F: Fn(String) -> Fut,
         Fut: std::future::Future<Output = Result<T, Error>> + 'a,
     {
-        let limit = self.options.max_concurrency.max(1);
-        futures_util::stream::iter(self.slots.iter().map(|slot| {
-            let name = slot.server.name.as_str();
-            let fut = op(name);
-            async move { ServerResult { server: name.to_owned(), result: fut.await } }
+        let limit = self.shared.options.max_concurrency.max(1);
+        let names: Vec<String> = self.shared.snapshot().iter().map(|s| s.name.clone()).collect();
+        futures_util::stream::iter(names.into_iter().map(|name| {
+            let fut = op(name.clone());
+            async move { ServerResult { server: name, result: fut.await } }
         }))
         .buffered(limit)
         .collect()
@@ -901,21 +1117,22 @@ impl Registry {
     ) -> Result<CallToolResult, Error> {
         let slot = self.slot(server)?;
         let tool = tool.trim();
-        if !slot.server.policy.is_allowed(tool) {
+        let config = slot.config();
+        if !config.policy.is_allowed(tool) {
             return Err(Error::ToolNotAllowed { server: server.to_owned(), tool: tool.to_owned() });
         }
-        let (generation, conn) = self.connection(slot).await?;
-        let tools = match conn.list_tools().await {
+        let (generation, conn) = self.connection(&slot).await?;
+        let tools = match calls::list_tools(&conn).await {
             Ok(tools) => tools,
-            Err(e) => return Err(self.failed(slot, generation, e).await),
+            Err(e) => return Err(self.failed(&slot, generation, e).await),
         };
         let Some(definition) = tools.iter().find(|t| t.name == tool) else {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         };
-        self.pins.check_call(&slot.server, definition)?;
-        match conn.call_tool_with(tool, arguments, options).await {
+        self.shared.pins.check_call(&config, definition)?;
+        match calls::call_tool(&conn, tool, arguments, options).await {
             Ok(result) => Ok(result),
-            Err(e) => Err(self.failed(slot, generation, e).await),
+            Err(e) => Err(self.failed(&slot, generation, e).await),
         }
     }
 
@@ -938,26 +1155,59 @@ impl Registry {
         Fut: std::future::Future<Output = Result<T, TransportError>>,
     {
         let slot = self.slot(server)?;
-        let (generation, conn) = self.connection(slot).await?;
+        let (generation, conn) = self.connection(&slot).await?;
         match op(conn).await {
             Ok(value) => Ok(value),
-            Err(e) => Err(self.failed(slot, generation, e).await),
+            Err(e) => Err(self.failed(&slot, generation, e).await),
         }
+    }
+
+    /// `resources/subscribe` to `uri` (handshake era), remembered: every
+    /// later connection to the server (a restart, a reconnect, the next
+    /// use after a loss) subscribes again before it is used. The server's
+    /// `notifications/resources/updated` reach each connection's
+    /// [`notifications`](mcp_peer::Client::notifications) stream. A refused
+    /// subscription is not remembered. (The stateless era subscribes with
+    /// `subscriptions/listen`, through [`with_client`](Self::with_client).)
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        let (generation, conn) = self.connection(&slot).await?;
+        match calls::subscribe(&conn, uri).await {
+            Ok(()) => {
+                lock(&slot.subscriptions).insert(uri.to_owned());
+                Ok(())
+            }
+            Err(e) => Err(self.failed(&slot, generation, e).await),
+        }
+    }
+
+    /// `resources/unsubscribe` from `uri`, and forgets it (it is not
+    /// subscribed again on later connections, even when this request
+    /// fails).
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        lock(&slot.subscriptions).remove(uri);
+        let (generation, conn) = self.connection(&slot).await?;
+        match calls::unsubscribe(&conn, uri).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.failed(&slot, generation, e).await),
+        }
+    }
+
+    /// The resource URIs subscribed through [`subscribe_resource`](Self::subscribe_resource),
+    /// in order.
+    pub fn subscriptions(&self, server: &str) -> Result<Vec<String>, Error> {
+        Ok(lock(&self.slot(server)?.subscriptions).iter().cloned().collect())
     }
 
     /// A round trip (connecting first if needed): `ping`, or for a server
     /// of the stateless era, which has no `ping`, `server/discover`.
     pub async fn ping(&self, server: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
-        let (generation, conn) = self.connection(slot).await?;
-        let result = if conn.protocol_version().is_some_and(ProtocolVersion::is_modern) {
-            conn.request(methods::SERVER_DISCOVER, None, RequestOptions::default()).await.map(drop)
-        } else {
-            conn.ping().await
-        };
-        match result {
+        let (generation, conn) = self.connection(&slot).await?;
+        match calls::round_trip(&conn).await {
             Ok(()) => Ok(()),
-            Err(e) => Err(self.failed(slot, generation, e).await),
+            Err(e) => Err(self.failed(&slot, generation, e).await),
         }
     }
 
@@ -971,30 +1221,25 @@ impl Registry {
         server: &str,
     ) -> Result<Option<AuthorizationInfo>, Error> {
         let slot = self.slot(server)?;
-        let probe_server;
-        let config = if slot.server.uses_oauth() {
-            let mut s = slot.server.clone();
-            if let TransportConfig::Http { auth, .. } = &mut s.transport {
+        let mut config = (*slot.config()).clone();
+        if config.uses_oauth() {
+            if let TransportConfig::Http { auth, .. } = &mut config.transport {
                 *auth = AuthConfig::None;
             }
-            probe_server = s;
-            &probe_server
-        } else {
-            if let Some((_, conn)) = &*slot.conn.lock().await {
-                let conn = conn.clone();
-                return discover_authorization(&conn)
-                    .await
-                    .map_err(|source| Error::Transport { server: server.to_owned(), source });
-            }
-            &slot.server
-        };
+        } else if let Some((_, conn)) = &*slot.conn.lock().await {
+            let conn = conn.clone();
+            return discover_authorization(&conn)
+                .await
+                .map_err(|source| Error::Transport { server: server.to_owned(), source });
+        }
         let limit = config.timeout + CONNECT_GRACE;
         let probe = async {
-            let conn = self.options.connector.connect(config, &self.identity).await?;
+            let conn =
+                self.shared.options.connector.connect(&config, self.client_identity()).await?;
             let found = discover_authorization(&conn)
                 .await
                 .map_err(|source| Error::Transport { server: server.to_owned(), source })?;
-            let _ = conn.close().await;
+            let _ = calls::close(&conn).await;
             Ok::<_, Error>(found)
         };
         match tokio::time::timeout(limit, probe).await {
@@ -1003,32 +1248,41 @@ impl Registry {
         }
     }
 
-    /// Closes one server's connection, if open (it reconnects on next use).
+    /// Closes one server's connection, if open, and stops its supervisor
+    /// (it reconnects on next use).
     pub async fn close(&self, server: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
+        slot.stop_supervisor();
         let taken = slot.conn.lock().await.take();
         if let Some((_, conn)) = taken {
-            close_bounded(&slot.server.name, conn).await;
+            close_bounded(&slot.name, conn).await;
         }
+        slot.set_health_if(|h| *h != Health::Removed, Health::Idle);
         Ok(())
     }
 
-    /// Closes every open connection, concurrently, each within a bound.
+    /// Stops every supervisor and closes every open connection,
+    /// concurrently, each within a bound.
     pub async fn close_all(&self) {
-        self.closes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.shared.closes.fetch_add(1, Ordering::SeqCst);
+        let slots = self.shared.snapshot();
+        for slot in slots.iter() {
+            slot.stop_supervisor();
+        }
         let mut open = Vec::new();
-        for slot in &self.slots {
+        for slot in slots.iter() {
             // A connect in progress holds the slot; it is not waited for
             // long (its caller may have been abandoned): when it ends it
             // sees the close and closes what it made.
             match tokio::time::timeout(CLOSE_LOCK_WAIT, slot.conn.lock()).await {
                 Ok(mut cached) => {
                     if let Some((_, conn)) = cached.take() {
-                        open.push((slot.server.name.as_str(), conn));
+                        open.push((slot.name.as_str(), conn));
                     }
+                    slot.set_health(Health::Idle);
                 }
                 Err(_) => {
-                    tracing::debug!(server = %slot.server.name, "not waiting for a connection being made")
+                    tracing::debug!(server = %slot.name, "not waiting for a connection being made")
                 }
             }
         }
@@ -1037,7 +1291,427 @@ impl Registry {
         )
         .await;
     }
+
+    /// Applies a changed configuration: servers added, removed or changed
+    /// (by [`ServerConfig`] equality, secrets compared by value), without
+    /// touching the connections of the unchanged ones; returns what
+    /// changed. One reload runs at a time.
+    ///
+    /// - An added server is connected on first use, or at once by a
+    ///   [`supervise_all`](Self::supervise_all) after the reload.
+    /// - A changed server whose configuration differs only in its tool
+    ///   policy, pin policy or description keeps its connection; the new policy
+    ///   applies to the next call. Any other change replaces it:
+    ///   the new configuration is connected on next use (at once when the
+    ///   old one was supervised).
+    /// - A removed or replaced server's calls in flight may finish within
+    ///   [`RegistryOptions::drain_timeout`]; then its connection is closed
+    ///   (what still runs fails with [`Error::Transport`]), its supervisor
+    ///   stopped, its health [`Health::Removed`]. A call that reached such
+    ///   a server before it had a connection fails with [`Error::Reloaded`].
+    ///   New calls go to the new configuration (a removed server is
+    ///   [`Error::UnknownServer`]).
+    ///
+    /// A new client identity replaces every server. Returns once the
+    /// removed and replaced connections are closed (bounded by the drain
+    /// timeout plus the close bound).
+    pub async fn reload(&self, config: Config) -> ReloadReport {
+        self.shared.reload(config).await
+    }
 }
+
+impl Shared {
+    fn snapshot(&self) -> Arc<[Arc<Slot>]> {
+        self.slots.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn slot(&self, name: &str) -> Result<Arc<Slot>, Error> {
+        self.snapshot()
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .ok_or_else(|| Error::UnknownServer { server: name.to_owned() })
+    }
+
+    /// See [`Registry::connection`].
+    async fn connection(&self, slot: &Arc<Slot>) -> Result<(u64, ServerClient), Error> {
+        if let Some(missing) = &slot.config().unusable {
+            return Err(Error::ServerUnusable {
+                server: slot.name.clone(),
+                missing: missing.clone(),
+            });
+        }
+        if let Some(supervision) = &self.options.supervision {
+            let health = slot.health();
+            if matches!(health, Health::BackingOff { .. }) && slot.is_supervised() {
+                match supervision.while_down {
+                    WhileDown::FailFast => {
+                        return Err(Error::Unavailable { server: slot.name.clone(), health });
+                    }
+                    _ => self.wait_while_down(slot).await?,
+                }
+            }
+        }
+        self.connect_slot(slot).await
+    }
+
+    /// Waits, up to the server's timeout, until a supervised server is no
+    /// longer backing off or connecting.
+    async fn wait_while_down(&self, slot: &Slot) -> Result<(), Error> {
+        let after = slot.config().timeout;
+        let mut health = slot.health.subscribe();
+        let wait =
+            health.wait_for(|h| !matches!(h, Health::BackingOff { .. } | Health::Connecting));
+        match tokio::time::timeout(after, wait).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) => Err(Error::Reloaded { server: slot.name.clone() }),
+            Err(_) => Err(Error::Unavailable { server: slot.name.clone(), health: slot.health() }),
+        }
+    }
+
+    /// The cached connection or a new one; starts the supervisor when
+    /// supervision is on.
+    pub(crate) async fn connect_slot(
+        &self,
+        slot: &Arc<Slot>,
+    ) -> Result<(u64, ServerClient), Error> {
+        let result = self.connect_locked(slot).await;
+        if self.options.supervision.is_some() {
+            match &result {
+                Ok(_) => self.ensure_supervisor(slot, false),
+                Err(Error::Closed { .. } | Error::Reloaded { .. }) => {}
+                Err(e) if e.is_usage() => {}
+                Err(_) => self.ensure_supervisor(slot, true),
+            }
+        }
+        result
+    }
+
+    /// Starts the slot's supervisor unless one runs (or supervision is off,
+    /// or the slot was retired). `failed_first`: a connect just failed.
+    fn ensure_supervisor(&self, slot: &Arc<Slot>, failed_first: bool) {
+        let Some(options) = &self.options.supervision else { return };
+        let mut task = lock(&slot.supervisor);
+        if task.as_ref().is_some_and(|t| !t.is_finished()) || slot.is_retired() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        // Announced before the task runs, so a call right after this one
+        // sees the server backing off.
+        let first_wait = if failed_first {
+            match back_off(slot, options, 1) {
+                Some(wait) => Some(wait),
+                None => return,
+            }
+        } else {
+            None
+        };
+        let handle =
+            runtime.spawn(supervise(self.me.clone(), slot.clone(), options.clone(), first_wait));
+        *task = Some(handle.abort_handle());
+    }
+
+    async fn connect_locked(&self, slot: &Slot) -> Result<(u64, ServerClient), Error> {
+        let mut cached = slot.conn.lock().await;
+        if let Some((generation, conn)) = &*cached {
+            return Ok((*generation, conn.clone()));
+        }
+        if slot.is_retired() {
+            return Err(Error::Reloaded { server: slot.name.clone() });
+        }
+        let server = slot.config();
+        let identity = &self.declared.latest().identity;
+        let limit = server.timeout + CONNECT_GRACE;
+        let closes = self.closes.load(Ordering::SeqCst);
+        slot.set_health(Health::Connecting);
+        // A caller that gives up (drops this future) leaves no stale
+        // `Connecting` behind.
+        let connecting = Connecting { slot, armed: AtomicBool::new(true) };
+        let connect = async {
+            let conn = self.options.connector.connect(&server, identity).await?;
+            calls::initialize(&conn)
+                .await
+                .map_err(|source| self.transport_error(&server.name, source))?;
+            Ok::<_, Error>(conn)
+        };
+        let failed = |e: Error| {
+            // Supervised, a failure that a retry may mend is announced as
+            // the wait before that retry, by the supervisor.
+            if self.options.supervision.is_none() || e.is_usage() {
+                slot.set_health(Health::Failed { reason: e.to_string() });
+            } else {
+                connecting.armed.store(false, Ordering::Relaxed);
+            }
+            Err(e)
+        };
+        let conn = match tokio::time::timeout(limit, connect).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return failed(e),
+            Err(_) => {
+                return failed(Error::ConnectTimeout { server: server.name.clone(), after: limit });
+            }
+        };
+        if self.closes.load(Ordering::SeqCst) != closes {
+            // `close_all` ran meanwhile (and could not wait for this).
+            close_bounded(&server.name, conn).await;
+            slot.set_health(Health::Idle);
+            return Err(Error::Closed { server: server.name.clone() });
+        }
+        if slot.is_retired() {
+            close_bounded(&server.name, conn).await;
+            return Err(Error::Reloaded { server: server.name.clone() });
+        }
+        resubscribe(slot, &server, &conn).await;
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(server = %server.name, "MCP server connected");
+        *cached = Some((generation, conn.clone()));
+        slot.set_health(Health::Ready);
+        Ok((generation, conn))
+    }
+
+    /// A transport error of `server`, or [`Error::LoginRequired`] when the
+    /// OAuth flow needed the user and nobody was set to ask them.
+    fn transport_error(&self, server: &str, source: TransportError) -> Error {
+        if source.is_login_required() {
+            let command =
+                self.options.login_command.as_ref().map(|c| c.replace("{server}", server));
+            return Error::LoginRequired { server: server.to_owned(), command };
+        }
+        Error::Transport { server: server.to_owned(), source }
+    }
+
+    async fn reload(&self, config: Config) -> ReloadReport {
+        let _one_at_a_time = self.reload.lock().await;
+        let declared = self.declared.latest();
+        let identity_changed = config.client_identity != declared.identity;
+        let servers = if config.enabled { config.servers } else { Vec::new() };
+        let old = self.snapshot();
+        let mut report = ReloadReport { identity_changed, ..ReloadReport::default() };
+        let mut next: Vec<Arc<Slot>> = Vec::with_capacity(servers.len());
+        let mut configs = Vec::with_capacity(servers.len());
+        // (old slot, whether it is removed rather than replaced)
+        let mut retired: Vec<(Arc<Slot>, bool)> = Vec::new();
+        let mut in_place = Vec::new();
+        for server in servers {
+            let server = Arc::new(server);
+            let Some(slot) = old.iter().find(|s| s.name == server.name) else {
+                report.added.push(server.name.clone());
+                next.push(Arc::new(Slot::new(server.clone(), self.events.clone())));
+                configs.push(server);
+                continue;
+            };
+            let current = slot.config();
+            if *current == *server && !identity_changed {
+                next.push(slot.clone());
+                configs.push(current);
+                continue;
+            }
+            report.changed.push(server.name.clone());
+            if same_connection(&current, &server) && !identity_changed {
+                in_place.push((slot.clone(), server.clone()));
+                next.push(slot.clone());
+            } else {
+                retired.push((slot.clone(), false));
+                next.push(Arc::new(Slot::new(server.clone(), self.events.clone())));
+            }
+            configs.push(server);
+        }
+        for slot in old.iter() {
+            if !next.iter().any(|s| s.name == slot.name) {
+                report.removed.push(slot.name.clone());
+                retired.push((slot.clone(), true));
+            }
+        }
+        if report.is_empty() {
+            return report;
+        }
+        for (slot, config) in in_place {
+            slot.set_config(config);
+        }
+        let _ = declared.next.set(Box::new(Declared {
+            identity: config.client_identity,
+            servers: configs,
+            next: OnceLock::new(),
+        }));
+        let next: Arc<[Arc<Slot>]> = next.into();
+        *self.slots.write().unwrap_or_else(|e| e.into_inner()) = next.clone();
+        for (slot, _) in &retired {
+            slot.retired.store(true, Ordering::SeqCst);
+        }
+        tracing::debug!(
+            added = report.added.len(),
+            removed = report.removed.len(),
+            changed = report.changed.len(),
+            "MCP configuration reloaded"
+        );
+        // A replaced server that was supervised is supervised again (and
+        // so connected at once).
+        for (slot, removed) in &retired {
+            let successor = next.iter().find(|s| s.name == slot.name);
+            if let Some(new) = successor.filter(|_| !removed && slot.is_supervised()) {
+                self.ensure_supervisor(new, false);
+            }
+        }
+        // Only the retired list holds the old slots now (the drain counts
+        // references).
+        drop(old);
+        drop(next);
+        let drain = self.options.drain_timeout;
+        futures_util::future::join_all(
+            retired.into_iter().map(|(slot, removed)| retire(slot, removed, drain)),
+        )
+        .await;
+        report
+    }
+}
+
+/// Puts a slot still marked `Connecting` back to `Idle` when dropped armed:
+/// the connect was abandoned (every other ending sets the health itself, or
+/// leaves it to the supervisor, which announces its backoff next).
+struct Connecting<'a> {
+    slot: &'a Slot,
+    armed: AtomicBool,
+}
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        if self.armed.load(Ordering::Relaxed) {
+            self.slot.set_health_if(|h| *h == Health::Connecting, Health::Idle);
+        }
+    }
+}
+
+/// Whether two configurations of a server connect the same way: they
+/// differ at most in the tool policy and the description (any other
+/// setting, present or future, counts as a new connection).
+fn same_connection(old: &ServerConfig, new: &ServerConfig) -> bool {
+    let mut probe = new.clone();
+    probe.policy = old.policy.clone();
+    probe.description = old.description.clone();
+    probe.pin_policy = old.pin_policy;
+    probe == *old
+}
+
+/// Takes a removed or replaced server out of service: stops its
+/// supervisor, lets its calls in flight finish within `drain`, closes its
+/// connection.
+async fn retire(slot: Arc<Slot>, removed: bool, drain: Duration) {
+    slot.stop_supervisor();
+    if removed {
+        slot.set_health(Health::Removed);
+    } else {
+        // Its successor announces the server's health from now on.
+        slot.health.send_replace(Health::Removed);
+    }
+    // Every call holds the slot while it runs: once this is the last
+    // reference (the supervisor's goes with its task), none runs.
+    let deadline = tokio::time::Instant::now() + drain;
+    while Arc::strong_count(&slot) > 1 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(DRAIN_POLL).await;
+    }
+    let taken = match tokio::time::timeout(CLOSE_LOCK_WAIT, slot.conn.lock()).await {
+        Ok(mut cached) => cached.take(),
+        // A connect in progress sees the retirement and closes what it
+        // made.
+        Err(_) => None,
+    };
+    if let Some((_, conn)) = taken {
+        close_bounded(&slot.name, conn).await;
+    }
+}
+
+/// How often a reload looks whether a retired server's calls have ended.
+const DRAIN_POLL: Duration = Duration::from_millis(10);
+
+/// Subscribes a new connection to the resources subscribed through the
+/// registry, concurrently, within the server's timeout; a refusal is
+/// logged (the URI stays remembered).
+async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient) {
+    let uris: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
+    if uris.is_empty() {
+        return;
+    }
+    let all = futures_util::future::join_all(uris.iter().map(|uri| calls::subscribe(conn, uri)));
+    match tokio::time::timeout(server.timeout, all).await {
+        Ok(results) => {
+            for (uri, result) in uris.iter().zip(results) {
+                if let Err(e) = result {
+                    tracing::warn!(server = %server.name, %uri, "subscribing again failed: {e}");
+                }
+            }
+        }
+        Err(_) => tracing::warn!(server = %server.name, "subscribing again timed out"),
+    }
+}
+
+/// The client calls the registry makes, as boxed futures built in
+/// functions generic over the transport. A spawned task's future must be
+/// `Send`, and rustc cannot prove that of a future that awaits a
+/// `Client<Box<dyn DynTransport<_>>>` call directly (the box's `Transport`
+/// impl is for `'static`, and the proof meets an erased lifetime); made
+/// generic, the proof is done once for any `T: Transport`. So a host can
+/// `tokio::spawn` the registry's calls, and the supervisors can run.
+mod calls {
+    use std::sync::Arc;
+
+    use mcp_peer::{Client, Transport};
+    use mcp_proto::client::{BoxFuture, RequestOptions};
+    use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+    use mcp_proto::{ProtocolVersion, methods};
+
+    /// A round trip: `ping`, or `server/discover` in the stateless era
+    /// (which has no `ping`).
+    pub(crate) fn round_trip<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
+        Box::pin(async move {
+            if c.protocol_version().is_some_and(ProtocolVersion::is_modern) {
+                c.request(methods::SERVER_DISCOVER, None, RequestOptions::default()).await.map(drop)
+            } else {
+                c.ping().await
+            }
+        })
+    }
+
+    pub(crate) fn initialize<T: Transport>(
+        c: &Client<T>,
+    ) -> BoxFuture<'_, Result<Arc<InitializeResult>, T::Error>> {
+        Box::pin(c.initialize())
+    }
+
+    pub(crate) fn list_tools<T: Transport>(
+        c: &Client<T>,
+    ) -> BoxFuture<'_, Result<Arc<[Tool]>, T::Error>> {
+        Box::pin(c.list_tools())
+    }
+
+    pub(crate) fn call_tool<'a, T: Transport>(
+        c: &'a Client<T>,
+        tool: &'a str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> BoxFuture<'a, Result<CallToolResult, T::Error>> {
+        Box::pin(c.call_tool_with(tool, arguments, options))
+    }
+
+    pub(crate) fn subscribe<'a, T: Transport>(
+        c: &'a Client<T>,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), T::Error>> {
+        Box::pin(c.subscribe_resource(uri))
+    }
+
+    pub(crate) fn unsubscribe<'a, T: Transport>(
+        c: &'a Client<T>,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), T::Error>> {
+        Box::pin(c.unsubscribe_resource(uri))
+    }
+
+    pub(crate) fn close<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
+        Box::pin(c.close())
+    }
+}
+
+pub(crate) use calls::round_trip;
 
 /// Whether the server asks for authorization: only an HTTP server can
 /// (stdio servers take credentials from their environment); it is asked by
@@ -1051,7 +1725,7 @@ async fn discover_authorization(
     if !transport.as_any().is::<HttpTransport>() {
         return Ok(None);
     }
-    match client.initialize().await {
+    match calls::initialize(client).await {
         Ok(_) => Ok(None),
         Err(TransportError::Http(e)) => match authorization_info(&e) {
             Some(info) => Ok(Some(info)),
@@ -1062,7 +1736,7 @@ async fn discover_authorization(
 }
 
 async fn close_bounded(name: &str, conn: ServerClient) {
-    match tokio::time::timeout(CLOSE_TIMEOUT, conn.close()).await {
+    match tokio::time::timeout(CLOSE_TIMEOUT, calls::close(&conn)).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(server = %name, "closing the MCP connection failed: {e}"),
         Err(_) => tracing::debug!(server = %name, "closing the MCP connection timed out"),

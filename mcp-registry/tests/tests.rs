@@ -1,6 +1,9 @@
 //! The registry's tests: configuration and policy as data, then the
 //! registry against several testkit servers at once.
 
+#[cfg(all(feature = "stdio", feature = "http"))]
+#[path = "it/common.rs"]
+mod common;
 #[path = "it/config.rs"]
 mod config;
 #[path = "it/features.rs"]
@@ -17,11 +20,17 @@ mod policy;
 #[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/registry.rs"]
 mod registry;
+#[cfg(all(feature = "stdio", feature = "http"))]
+#[path = "it/reload.rs"]
+mod reload;
 #[path = "it/scripted.rs"]
 mod scripted;
 #[path = "it/search.rs"]
 mod search;
 #[path = "it/spec.rs"]
 mod spec;
+#[cfg(all(feature = "stdio", feature = "http"))]
+#[path = "it/supervision.rs"]
+mod supervision;
 #[path = "it/unusable.rs"]
 mod unusable;

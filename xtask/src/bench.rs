@@ -1,4 +1,4 @@
-//! `cargo xtask bench [all|stdio|http|startup|memory|weight|sse] [--quick]`:
+//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse] [--quick]`:
 //! builds `mcp-bench` and the `mcp-testkit` server, runs the side-by-side
 //! benchmarks (ours, rmcp, the raw limit) and writes each measure's section
 //! of `BENCHMARKS.md` with the machine, the date and the versions.
@@ -15,14 +15,13 @@ use std::time::Instant;
 
 use crate::steps::{self, Step};
 
-const USAGE: &str =
-    "usage: cargo xtask bench [all|stdio|http|startup|memory|weight|sse] [--quick] [--no-build]";
+const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse] [--quick] [--no-build]";
 
 const TITLE: &str =
     "# Benchmarks\n\nMeasured by `cargo xtask bench <name>`, which rewrites its own section.\n";
 
 /// The measures, in the order `all` runs them.
-const MEASURES: [&str; 6] = ["stdio", "http", "startup", "memory", "weight", "sse"];
+const MEASURES: [&str; 7] = ["stdio", "http", "startup", "fleet", "memory", "weight", "sse"];
 
 /// `cargo xtask soak [--quick] [--calls N]`: the `soak` binary of
 /// `mcp-bench` (release build; `--quick`: the dev build and 2,000 calls
@@ -73,6 +72,7 @@ pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
             "stdio" => stdio(&bins, quick)?,
             "http" => http(&bins, quick)?,
             "startup" => startup(&bins, quick)?,
+            "fleet" => fleet(&bins, quick)?,
             "memory" => memory(&bins, quick)?,
             "weight" => weight(quick)?,
             _ => sse(&bins, quick)?,
@@ -180,6 +180,16 @@ fn startup(bins: &Bins, quick: bool) -> Result<String, String> {
          Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
          ({starts} starts per client per round, {rounds} alternating rounds, unpinned); closing is not timed.\n",
         machine(&["mcp-client-stdio", "mcp-http", "rmcp"])
+    ))
+}
+
+/// Many stdio servers started at once through the registry, against the
+/// slowest single start (`fleet-bench`).
+fn fleet(bins: &Bins, quick: bool) -> Result<String, String> {
+    let table = bins.run("fleet-bench", &[], quick)?;
+    Ok(format!(
+        "## Start-up at scale: 50 stdio servers at once (`cargo xtask bench fleet`)\n\n{}\n{table}",
+        machine(&["mcp-host-registry", "mcp-client-stdio"])
     ))
 }
 

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    AuthConfig, AuthorizationInfo, BoxTransport, ClientIdentity, Config, Connector,
-    DefaultConnector, Error, OAuthConfig, Registry, RegistryOptions, ServerClient, ServerConfig,
-    ToolPolicy, TransportConfig, TransportError,
+    AuthConfig, AuthorizationInfo, ClientIdentity, Config, Connector, DefaultConnector, Error,
+    OAuthConfig, Registry, RegistryOptions, ServerClient, ServerConfig, ToolPolicy,
+    TransportConfig, TransportError,
 };
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::types::{CallToolResult, JsonObject};
@@ -379,25 +379,9 @@ impl Connector for MemoryConnector {
         _identity: &'a ClientIdentity,
     ) -> BoxFuture<'a, Result<ServerClient, Error>> {
         Box::pin(async move {
-            let (transport, mut end) = mcp_peer::memory::pair();
-            let sender = end.sender();
-            let (testkit, mut queue) = mcp_testkit::Server::new(mcp_testkit::Config::default());
-            tokio::spawn(async move {
-                while let Some(bytes) = end.recv().await {
-                    testkit.handle_json(&bytes);
-                }
-            });
-            tokio::spawn(async move {
-                while let Some(item) = queue.recv().await {
-                    if let mcp_testkit::Outgoing::Message { message, .. } = item {
-                        sender.send(&message.to_vec());
-                    }
-                }
-            });
-            let client = mcp_peer::Client::new(
-                Box::new(transport) as BoxTransport,
-                mcp_peer::ClientOptions::new(server.name.clone()),
-            );
+            let transport = crate::common::memory_testkit(Default::default());
+            let options = mcp_peer::ClientOptions::new(server.name.clone());
+            let client = mcp_peer::Client::new(transport, options);
             Ok(client)
         })
     }

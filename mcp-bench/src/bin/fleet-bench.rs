@@ -1,0 +1,159 @@
+//! Many stdio servers started at once through `mcp-host-registry`, against
+//! the slowest of the same servers started one at a time.
+//!
+//! Usage: `fleet-bench [--quick] [--server PATH] [--servers N]`
+//!
+//! Each round starts N `mcp-testkit stdio` servers one after another, each
+//! in a registry of its own (spawn, era probe, handshake: `initialize`),
+//! and keeps the slowest; then N at once in one registry
+//! (`Registry::initialize_all`, all N in flight), timing until the last is
+//! ready. The registry's default connector is used as a host would use it
+//! (PATH discovery on: its one-off login-shell probe runs in the warm-up).
+//! Closing is not timed. The CPU of the fleet is measured too (this
+//! process's during the start, and the servers' whole lives as the
+//! children's usage once they are reaped), for the floor that the
+//! machine's CPUs put under N starts at once. Prints a Markdown table.
+
+// A benchmark binary: stdout is the table, stderr the progress.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcp_bench::proc::{cpu_time, testkit_path, unpin, watchdog};
+use mcp_bench::report::{median_f64, ms, ratio};
+use mcp_host_registry::{Config, Registry, RegistryOptions, ServerCommand, ServerConfig};
+
+/// The longest any run of this binary may take (a hung server ends it).
+const WALL_LIMIT: Duration = Duration::from_secs(10 * 60);
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    watchdog(WALL_LIMIT);
+    if let Err(e) = run(&args) {
+        eprintln!("fleet-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let testkit = testkit_path(args);
+    let servers = match args.iter().position(|a| a == "--servers") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .ok_or("--servers needs a positive number")?,
+        None if quick => 5,
+        None => 50,
+    };
+    let rounds = if quick { 1 } else { 5 };
+    unpin()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no Tokio runtime: {e}"))?;
+    rt.block_on(measure(&testkit, servers, rounds)).map(|table| print!("{table}"))
+}
+
+fn registry(testkit: &Path, names: impl Iterator<Item = String>) -> Registry {
+    let command = ServerCommand::new(testkit.to_string_lossy().into_owned()).arg("stdio");
+    let servers: Vec<ServerConfig> =
+        names.map(|name| ServerConfig::stdio(name, command.clone())).collect();
+    let mut options = RegistryOptions::default();
+    options.max_concurrency = servers.len();
+    Registry::new(Config { servers, ..Default::default() }, options)
+}
+
+/// User plus system CPU time of this process's children that have ended
+/// and been waited for (the servers, once closed).
+fn children_cpu() -> Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let tv = |t: nix::sys::time::TimeVal| {
+        Duration::from_secs(t.tv_sec().max(0) as u64)
+            + Duration::from_micros(t.tv_usec().max(0) as u64)
+    };
+    getrusage(UsageWho::RUSAGE_CHILDREN)
+        .map(|u| tv(u.user_time()) + tv(u.system_time()))
+        .unwrap_or_default()
+}
+
+/// Starts every server of `registry` at once; the time until the last is
+/// ready (any failure ends the run).
+async fn start_all(registry: &Registry) -> Result<Duration, String> {
+    let start = Instant::now();
+    let results = registry.initialize_all().await;
+    let time = start.elapsed();
+    for r in results {
+        r.result.map_err(|e| format!("{}: {e}", r.server))?;
+    }
+    Ok(time)
+}
+
+async fn measure(testkit: &Path, servers: usize, rounds: usize) -> Result<String, String> {
+    // Warm-up: the PATH probe, the page cache, the runtime's threads.
+    let warm = registry(testkit, std::iter::once("warm".to_owned()));
+    start_all(&warm).await?;
+    warm.close_all().await;
+
+    let mut slowest = Vec::new();
+    let mut singles = Vec::new();
+    let mut fleets = Vec::new();
+    let mut cpus = Vec::new();
+    for round in 0..rounds {
+        eprintln!("fleet-bench: round {}/{rounds}", round + 1);
+        let mut max = Duration::ZERO;
+        for i in 0..servers {
+            let one = registry(testkit, std::iter::once(format!("s{i}")));
+            let time = start_all(&one).await?;
+            one.close_all().await;
+            singles.push(time.as_secs_f64());
+            max = max.max(time);
+        }
+        slowest.push(max.as_secs_f64());
+        let fleet = registry(testkit, (0..servers).map(|i| format!("s{i}")));
+        // The single starts' servers reaped first.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (before, children_before) = (cpu_time(), children_cpu());
+        fleets.push(start_all(&fleet).await?.as_secs_f64());
+        let client = cpu_time().saturating_sub(before);
+        fleet.close_all().await;
+        // The servers' whole lives (start, idle, shut down), once reaped.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let server = children_cpu().saturating_sub(children_before);
+        cpus.push((client.as_secs_f64(), server.as_secs_f64(), servers as f64));
+    }
+    let (single, slow, fleet) = (median_f64(&singles), median_f64(&slowest), median_f64(&fleets));
+    let per_start = |pick: fn(&(f64, f64, f64)) -> f64| {
+        median_f64(&cpus.iter().map(|c| pick(c) / c.2).collect::<Vec<_>>())
+    };
+    let (client_cpu, server_cpu) = (per_start(|c| c.0), per_start(|c| c.1));
+    let cpu = client_cpu + server_cpu;
+    let nproc = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Only the start counts against the wall time; the server's share
+    // holds its shut-down too, so this floor is a little high.
+    let floor = cpu * servers as f64 / nproc as f64;
+    let d = |s: f64| ms(Duration::from_secs_f64(s));
+    Ok(format!(
+        "| measure | time |\n|---|---:|\n\
+         | one server alone: median start | {} ms |\n\
+         | one server alone: slowest start of the {servers} (median over rounds) | {} ms |\n\
+         | {servers} servers at once (`initialize_all`, {servers} in flight): until the last is ready | {} ms |\n\
+         | {servers} at once / slowest single start | {} |\n\
+         | CPU per start in the fleet: the client (this process, during the start) | {} ms |\n\
+         | CPU per start in the fleet: the server process (its whole life, start to shut-down) | {} ms |\n\
+         | floor: {servers} starts' CPU over the {nproc} CPUs | {} ms |\n\n\
+         {rounds} rounds; each round starts the {servers} servers one at a time, then all at once. \
+         A start is the registry's first use of a server: spawn `mcp-testkit stdio`, the era probe \
+         (`server/discover`, refused by this handshake-era server) and `initialize`. Goal: {servers} at once \
+         within 1.2x the slowest single start.\n",
+        d(single),
+        d(slow),
+        d(fleet),
+        ratio(fleet, slow),
+        d(client_cpu),
+        d(server_cpu),
+        d(floor),
+    ))
+}

@@ -1,0 +1,467 @@
+//! Supervision: restarts and reconnects with capped backoff, keepalive,
+//! health transitions seen through the subscription, calls while a server
+//! is down, and supervisors stopped by `close_all`. In-memory servers run
+//! on a paused clock; real processes on real time, with short bounded
+//! waits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use mcp_client_stdio::ServerCommand;
+use mcp_host_registry::{
+    Backoff, ClientIdentity, Config, Connector, Error, Health, HealthEvent, Keepalive, Registry,
+    RegistryOptions, ServerClient, ServerConfig, Supervision, TransportError, WhileDown,
+};
+use mcp_proto::client::BoxFuture;
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use crate::common::{args, memory_testkit, pid, stdio_connector, testkit};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn supervision(backoff: Backoff, keepalive: Option<Keepalive>) -> Supervision {
+    let mut s = Supervision::default();
+    s.backoff = backoff;
+    s.keepalive = keepalive;
+    s.check_interval = ms(20);
+    s
+}
+
+fn registry(
+    servers: Vec<ServerConfig>,
+    connector: Arc<dyn Connector>,
+    supervision: Supervision,
+) -> Registry {
+    let mut options = RegistryOptions::default().with_supervision(supervision);
+    options.connector = connector;
+    Registry::new(Config { servers, ..Default::default() }, options)
+}
+
+/// The health events of `server` until one passes `until` (inclusive),
+/// within `limit`.
+async fn events_until(
+    events: &mut broadcast::Receiver<HealthEvent>,
+    server: &str,
+    limit: Duration,
+    until: impl Fn(&Health, &[Health]) -> bool,
+) -> Vec<Health> {
+    let mut seen = Vec::new();
+    let collect = async {
+        loop {
+            let event = events.recv().await.expect("health events");
+            if event.server != server {
+                continue;
+            }
+            let done = until(&event.health, &seen);
+            seen.push(event.health);
+            if done {
+                return;
+            }
+        }
+    };
+    if tokio::time::timeout(limit, collect).await.is_err() {
+        panic!("no end within {limit:?}; seen {seen:?}");
+    }
+    seen
+}
+
+/// The (attempt, wait) of each `BackingOff` among `seen`.
+fn backoffs(seen: &[Health]) -> Vec<(u32, Duration)> {
+    let wait = |h: &Health| match h {
+        Health::BackingOff { attempt, retry_in } => Some((*attempt, *retry_in)),
+        _ => None,
+    };
+    seen.iter().filter_map(wait).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_stdio_server_is_restarted_and_subscribed_again() {
+    let uri = "test://static/text/1";
+    let registry = registry(
+        vec![ServerConfig::stdio("k", testkit(&[]))],
+        Arc::new(stdio_connector()),
+        supervision(Backoff::new(ms(20), ms(200)), None),
+    );
+    let mut events = registry.health_events();
+    registry.subscribe_resource("k", uri).await.unwrap();
+    assert_eq!(registry.subscriptions("k").unwrap(), [uri]);
+    let seen =
+        events_until(&mut events, "k", Duration::from_secs(10), |h, _| *h == Health::Ready).await;
+    assert_eq!(seen, [Health::Connecting, Health::Ready]);
+    let first_pid = pid(&registry, "k").await.unwrap();
+    let first = registry.status("k").await.unwrap().connection.unwrap();
+
+    let err =
+        registry.call_tool("k", "crash", args(json!({"stderr": "down we go"}))).await.unwrap_err();
+    assert!(err.to_string().contains("down we go"), "{err}");
+    // Restarted by the supervisor, with no call asking for it.
+    let seen = events_until(&mut events, "k", Duration::from_secs(10), |h, seen| {
+        *h == Health::Ready && seen.iter().any(|h| matches!(h, Health::BackingOff { .. }))
+    })
+    .await;
+    match seen.as_slice() {
+        [.., Health::BackingOff { attempt: 1, retry_in }, Health::Connecting, Health::Ready] => {
+            assert!(*retry_in <= ms(20), "{retry_in:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let status = registry.status("k").await.unwrap();
+    assert!(status.connected && status.health == Health::Ready, "{status:?}");
+    assert_ne!(status.connection, Some(first));
+    assert_ne!(pid(&registry, "k").await.unwrap(), first_pid);
+    // The new process was subscribed again before it was used.
+    let r = registry.call_tool("k", "touch", args(json!({"uri": uri}))).await.unwrap();
+    assert_eq!(mcp_proto::render_tool_result(&r).text, "touched");
+
+    let start = Instant::now();
+    registry.close_all().await;
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(registry.health("k").unwrap(), Health::Idle);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_loop_backs_off_exponentially_up_to_the_cap() {
+    // Answers the era probe, `initialize` and one ping, then exits: every
+    // connection ends at its first keepalive.
+    let registry = registry(
+        vec![ServerConfig::stdio("loop", testkit(&["--exit-after", "3"]))],
+        Arc::new(stdio_connector()),
+        // The cap is well above a connection's life (about 50 ms), so the
+        // count never starts again even on a busy machine.
+        supervision(Backoff::new(ms(10), ms(1000)), Some(Keepalive::new(ms(30), ms(500)))),
+    );
+    let mut events = registry.health_events();
+    registry.initialize("loop").await.unwrap();
+    let seen = events_until(&mut events, "loop", Duration::from_secs(20), |h, _| {
+        matches!(h, Health::BackingOff { attempt: 8, .. })
+    })
+    .await;
+    let waits = backoffs(&seen);
+    let attempts: Vec<u32> = waits.iter().map(|(a, _)| *a).collect();
+    assert_eq!(attempts, [1, 2, 3, 4, 5, 6, 7, 8], "{seen:?}");
+    for (attempt, wait) in waits {
+        // 10 ms doubling, at most 1 s (attempt 8), jitter takes up to 20 % off.
+        let full = ms(10 * (1 << (attempt - 1))).min(ms(1000));
+        assert!(wait <= full && wait >= full * 4 / 5, "attempt {attempt}: {wait:?}");
+    }
+    // Between the waits the server was restarted and ready each time.
+    assert!(seen.iter().filter(|h| **h == Health::Ready).count() >= 7, "{seen:?}");
+    registry.close_all().await;
+}
+
+/// The testkit server in this process, joined by `mcp-peer`'s in-memory
+/// transport; connecting fails while `failures` is above zero, and a muted
+/// server reads but never answers.
+#[derive(Debug, Default)]
+struct MemoryConnector {
+    /// Each connect first waits this many milliseconds.
+    delay_ms: AtomicUsize,
+    failures: AtomicUsize,
+    connects: AtomicUsize,
+    mute: Arc<AtomicBool>,
+}
+
+impl Connector for MemoryConnector {
+    fn connect<'a>(
+        &'a self,
+        server: &'a ServerConfig,
+        _identity: &'a ClientIdentity,
+    ) -> BoxFuture<'a, Result<ServerClient, Error>> {
+        Box::pin(async move {
+            self.connects.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(ms(self.delay_ms.load(Ordering::SeqCst) as u64)).await;
+            let left = self.failures.load(Ordering::SeqCst);
+            if left > 0 {
+                self.failures.store(left - 1, Ordering::SeqCst);
+                return Err(Error::Transport {
+                    server: server.name.clone(),
+                    source: TransportError::Other("connection refused".into()),
+                });
+            }
+            let transport = memory_testkit(self.mute.clone());
+            let mut options = mcp_peer::ClientOptions::new(server.name.clone());
+            options.request_timeout = server.timeout;
+            Ok(mcp_peer::Client::new(transport, options))
+        })
+    }
+}
+
+fn memory_registry(
+    connector: Arc<MemoryConnector>,
+    supervision: Supervision,
+    timeout: Duration,
+) -> Registry {
+    let server = ServerConfig::stdio("m", ServerCommand::new("unused")).with_timeout(timeout);
+    registry(vec![server], connector, supervision)
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_is_exponential_capped_and_calls_fail_fast_meanwhile() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.failures.store(6, Ordering::SeqCst);
+    let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(8));
+    backoff.jitter = 0.5;
+    let mut sup = supervision(backoff, None);
+    sup.while_down = WhileDown::FailFast;
+    let registry = memory_registry(connector.clone(), sup, Duration::from_secs(30));
+    let mut events = registry.health_events();
+    let start = tokio::time::Instant::now();
+
+    let err = registry.ping("m").await.unwrap_err();
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    // Backing off now: a call fails at once, without a connect.
+    let err = registry.ping("m").await.unwrap_err();
+    let Error::Unavailable { health: Health::BackingOff { attempt: 1, .. }, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(err.server(), Some("m"));
+    assert_eq!(connector.connects.load(Ordering::SeqCst), 1);
+
+    let seen =
+        events_until(&mut events, "m", Duration::from_secs(120), |h, _| *h == Health::Ready).await;
+    // Each failed attempt goes straight to the next wait.
+    for pair in seen.windows(2) {
+        if let [Health::Connecting, next] = pair {
+            assert!(matches!(next, Health::BackingOff { .. } | Health::Ready), "{seen:?}");
+        }
+    }
+    let waits = backoffs(&seen);
+    assert_eq!(waits.iter().map(|w| w.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6], "{seen:?}");
+    let mut total = Duration::ZERO;
+    for (attempt, wait) in waits {
+        let full = Duration::from_secs(1 << (attempt - 1)).min(Duration::from_secs(8));
+        assert!(wait <= full && wait >= full / 2, "attempt {attempt}: {wait:?}");
+        total += wait;
+    }
+    // The clock moved by the waits, not more (connects take no time here).
+    let elapsed = start.elapsed();
+    assert!(elapsed >= total && elapsed < total + ms(100), "{elapsed:?} vs {total:?}");
+    assert_eq!(connector.connects.load(Ordering::SeqCst), 7);
+    assert_eq!(seen.last(), Some(&Health::Ready));
+    registry.ping("m").await.unwrap();
+    registry.close_all().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_wait_for_a_reconnect_up_to_the_servers_timeout() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.failures.store(2, Ordering::SeqCst);
+    let registry = memory_registry(
+        connector.clone(),
+        supervision(Backoff::new(Duration::from_secs(1), Duration::from_secs(4)), None),
+        Duration::from_secs(10),
+    );
+    assert!(registry.ping("m").await.is_err());
+    assert!(matches!(registry.health("m").unwrap(), Health::BackingOff { attempt: 1, .. }));
+    // Waits through the second failure and the next wait, then succeeds.
+    let start = tokio::time::Instant::now();
+    registry.ping("m").await.unwrap();
+    assert!(start.elapsed() >= ms(800 + 1600), "{:?}", start.elapsed());
+    assert_eq!(registry.health("m").unwrap(), Health::Ready);
+    registry.close_all().await;
+
+    // A server that stays down: the call gives up at its timeout.
+    connector.failures.store(usize::MAX, Ordering::SeqCst);
+    assert!(registry.ping("m").await.is_err());
+    let start = tokio::time::Instant::now();
+    let err = registry.ping("m").await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_secs(10) && waited < Duration::from_secs(11), "{waited:?}");
+    registry.close_all().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_supervisor_gives_up_after_the_configured_attempts() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.failures.store(usize::MAX, Ordering::SeqCst);
+    let mut sup = supervision(Backoff::new(ms(100), ms(400)), None);
+    sup.give_up_after = Some(3);
+    let registry = memory_registry(connector.clone(), sup, Duration::from_secs(5));
+    let mut health = registry.watch_health("m").unwrap();
+    assert!(registry.ping("m").await.is_err());
+    let failed = tokio::time::timeout(
+        Duration::from_secs(10),
+        health.wait_for(|h| matches!(h, Health::Failed { reason } if reason.contains("gave up"))),
+    )
+    .await
+    .is_ok_and(|r| r.is_ok());
+    assert!(failed, "{:?}", registry.health("m"));
+    // The first connect and three attempts; nothing after.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(connector.connects.load(Ordering::SeqCst), 4);
+    // The next use tries again.
+    connector.failures.store(0, Ordering::SeqCst);
+    registry.ping("m").await.unwrap();
+    registry.close_all().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn keepalive_marks_a_silent_server_degraded_then_ready() {
+    let connector = Arc::new(MemoryConnector::default());
+    let mut keepalive = Keepalive::new(Duration::from_secs(1), ms(500));
+    keepalive.failures = 2;
+    let registry = memory_registry(
+        connector.clone(),
+        supervision(Backoff::default(), Some(keepalive)),
+        Duration::from_secs(5),
+    );
+    let mut events = registry.health_events();
+    registry.ping("m").await.unwrap();
+    assert_eq!(registry.health("m").unwrap(), Health::Ready);
+
+    connector.mute.store(true, Ordering::SeqCst);
+    let start = tokio::time::Instant::now();
+    let seen = events_until(&mut events, "m", Duration::from_secs(30), |h, _| {
+        matches!(h, Health::Degraded { .. })
+    })
+    .await;
+    assert_eq!(seen.last(), Some(&Health::Degraded { failures: 2 }), "{seen:?}");
+    // Two pings, one interval apart, each given its timeout.
+    let elapsed = start.elapsed();
+    assert!(elapsed >= ms(1500) && elapsed <= ms(2600), "{elapsed:?}");
+    let status = registry.status("m").await.unwrap();
+    assert!(status.connected && status.health.is_connected(), "{status:?}");
+
+    connector.mute.store(false, Ordering::SeqCst);
+    let seen =
+        events_until(&mut events, "m", Duration::from_secs(30), |h, _| *h == Health::Ready).await;
+    assert!(seen.iter().all(|h| matches!(h, Health::Degraded { .. } | Health::Ready)), "{seen:?}");
+    // Never reconnected: a silent server is degraded, not lost.
+    assert_eq!(connector.connects.load(Ordering::SeqCst), 1);
+    registry.close_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_call_does_not_make_a_server_unhealthy() {
+    let registry = registry(
+        vec![ServerConfig::stdio("h", testkit(&[])).with_timeout(ms(600))],
+        Arc::new(stdio_connector()),
+        supervision(Backoff::default(), Some(Keepalive::new(ms(100), ms(300)))),
+    );
+    let mut events = registry.health_events();
+    // The server answers the keepalive pings while one tool hangs.
+    let err = registry.call_tool("h", "hang", None).await.unwrap_err();
+    let Some(TransportError::Stdio(inner)) = err.transport_error() else { panic!("{err:?}") };
+    assert!(matches!(**inner, mcp_client_stdio::Error::Timeout { .. }), "{err}");
+    tokio::time::sleep(ms(300)).await;
+    let mut seen = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        seen.push(e.health);
+    }
+    assert_eq!(seen, [Health::Connecting, Health::Ready]);
+    registry.close_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_goes_away_is_reconnected_when_back() {
+    use mcp_testkit::{HttpConfig, serve_http};
+    let http = serve_http(HttpConfig::default()).await.unwrap();
+    let port = http.local_addr().port();
+    let registry = registry(
+        vec![ServerConfig::http("web", http.url()).with_timeout(Duration::from_secs(2))],
+        Arc::new(stdio_connector()),
+        supervision(Backoff::new(ms(50), ms(200)), Some(Keepalive::new(ms(100), ms(500)))),
+    );
+    let mut events = registry.health_events();
+    registry.list_tools("web").await.unwrap();
+    http.shutdown().await;
+    // The keepalive finds it gone (connection refused): reconnecting, with
+    // backoff, while nothing listens.
+    let seen = events_until(&mut events, "web", Duration::from_secs(10), |h, _| {
+        matches!(h, Health::BackingOff { attempt: 2, .. })
+    })
+    .await;
+    assert_eq!(seen[..2], [Health::Connecting, Health::Ready], "{seen:?}");
+    assert!(matches!(seen[2], Health::BackingOff { attempt: 1, .. }), "{seen:?}");
+
+    let config = HttpConfig { port, ..HttpConfig::default() };
+    let http = serve_http(config).await.unwrap();
+    events_until(&mut events, "web", Duration::from_secs(10), |h, _| *h == Health::Ready).await;
+    let r = registry.call_tool("web", "echo", args(json!({"message": "back"}))).await.unwrap();
+    assert_eq!(mcp_proto::render_tool_result(&r).text, "back");
+    registry.close_all().await;
+    http.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_all_stops_supervisors_promptly() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.failures.store(usize::MAX, Ordering::SeqCst);
+    let mut servers = vec![ServerConfig::stdio("down", ServerCommand::new("unused"))];
+    servers.push(ServerConfig::stdio("up", ServerCommand::new("unused")));
+    let sup = supervision(Backoff::new(ms(20), ms(40)), Some(Keepalive::new(ms(20), ms(100))));
+    let registry = registry(servers, connector.clone(), sup);
+    assert!(registry.ping("down").await.is_err());
+    tokio::time::sleep(ms(150)).await;
+    assert!(connector.connects.load(Ordering::SeqCst) >= 3, "the supervisor retries");
+
+    let start = Instant::now();
+    registry.close_all().await;
+    assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+    let after = connector.connects.load(Ordering::SeqCst);
+    tokio::time::sleep(ms(200)).await;
+    assert_eq!(connector.connects.load(Ordering::SeqCst), after, "no attempt after close_all");
+    assert_eq!(registry.health("down").unwrap(), Health::Idle);
+
+    // Without supervision nothing runs in the background at all.
+    let plain = Registry::new(
+        Config { servers: vec![ServerConfig::stdio("k", testkit(&[]))], ..Default::default() },
+        RegistryOptions::with_connector(stdio_connector()),
+    );
+    plain.ping("k").await.unwrap();
+    assert_eq!(plain.health("k").unwrap(), Health::Ready);
+    let _ = plain.call_tool("k", "crash", None).await;
+    tokio::time::sleep(ms(200)).await;
+    assert_eq!(plain.health("k").unwrap(), Health::Idle, "not restarted in the background");
+    plain.close_all().await;
+}
+
+/// A host runs calls in tasks of its own: every registry future is `Send`
+/// and `'static` given an `Arc<Registry>`.
+#[tokio::test]
+async fn registry_calls_can_be_spawned() {
+    let registry = Arc::new(Registry::new(Config::default(), RegistryOptions::default()));
+    let r = registry.clone();
+    let task = tokio::spawn(async move {
+        let mut unknown = 0;
+        unknown += usize::from(r.call_tool("x", "y", None).await.is_err());
+        unknown += usize::from(r.list_tools("x").await.is_err());
+        unknown += usize::from(r.initialize("x").await.is_err());
+        unknown += usize::from(r.ping("x").await.is_err());
+        unknown += usize::from(r.subscribe_resource("x", "u").await.is_err());
+        unknown += usize::from(r.unsubscribe_resource("x", "u").await.is_err());
+        unknown += usize::from(r.discover_authorization("x").await.is_err());
+        r.list_all_tools().await;
+        r.initialize_all().await;
+        r.reload(Config::default()).await;
+        r.close_all().await;
+        unknown
+    });
+    assert_eq!(task.await.unwrap(), 7);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_abandoned_connect_leaves_no_stale_health() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.delay_ms.store(5_000, Ordering::SeqCst);
+    let server = ServerConfig::stdio("m", ServerCommand::new("unused"));
+    let mut options = RegistryOptions::default();
+    options.connector = connector.clone();
+    let registry = Registry::new(Config { servers: vec![server], ..Default::default() }, options);
+    let mut events = registry.health_events();
+    assert!(tokio::time::timeout(ms(100), registry.ping("m")).await.is_err());
+    assert_eq!(registry.health("m").unwrap(), Health::Idle);
+    let seen: Vec<Health> =
+        std::iter::from_fn(|| events.try_recv().ok().map(|e| e.health)).collect();
+    assert_eq!(seen, [Health::Connecting, Health::Idle]);
+    // The next use connects.
+    connector.delay_ms.store(0, Ordering::SeqCst);
+    registry.ping("m").await.unwrap();
+    assert_eq!(registry.health("m").unwrap(), Health::Ready);
+    registry.close_all().await;
+}
