@@ -49,7 +49,7 @@ pub(crate) struct Global {
     pub(crate) config: Option<PathBuf>,
     /// One server instead of a configuration, called `server`: a URL, or a
     /// command (shell-quoted words, see below)
-    #[arg(long, global = true, value_name = "SPEC")]
+    #[arg(long = "server", id = "server_spec", global = true, value_name = "SPEC")]
     pub(crate) server: Option<String>,
     /// A header for a --server URL, 'Name: value' (repeatable; the last of a name wins)
     #[arg(short = 'H', long = "header", global = true, value_name = "'NAME: VALUE'")]
@@ -245,10 +245,13 @@ pub(crate) struct CallArgs {
     /// The arguments as a JSON object
     #[arg(long, value_name = "'{...}'")]
     pub(crate) json: Option<String>,
-    /// Run the call as a task: print the task (its id for `mcpc tasks`) and
-    /// do not wait for the result
+    /// Run the call as a task (2025-11-25): its id and status go to stderr,
+    /// then its result is waited for (up to --max-time)
     #[arg(long)]
     pub(crate) task: bool,
+    /// With --task: print the task (its id for `mcpc tasks`) and do not wait
+    #[arg(long, requires = "task")]
+    pub(crate) detach: bool,
 }
 
 /// `resources` subcommands.
@@ -334,7 +337,7 @@ pub(crate) enum TasksCommand {
         #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
         words: Vec<String>,
     },
-    /// Wait for a task's result and print it: `result [SERVER] TASK_ID`
+    /// Wait for a task's result (up to --max-time) and print it: `result [SERVER] TASK_ID`
     Result {
         /// [SERVER] TASK_ID
         #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
@@ -362,6 +365,13 @@ mod tests {
         assert_eq!(cli.global.verbose, 2);
         assert_eq!(cli.global.roots.len(), 2);
         assert!(matches!(cli.command, Command::Tools { server: Some(ref s) } if s == "demo"));
+        // `--server` (global) and a command's SERVER are two things.
+        let cli = Cli::try_parse_from(["mcpc", "--server", "srv stdio", "ping", "other"]).unwrap();
+        assert_eq!(cli.global.server.as_deref(), Some("srv stdio"));
+        assert!(matches!(cli.command, Command::Ping { server: Some(ref s) } if s == "other"));
+        let cli = Cli::try_parse_from(["mcpc", "ping", "--server", "srv stdio"]).unwrap();
+        assert_eq!(cli.global.server.as_deref(), Some("srv stdio"));
+        assert!(matches!(cli.command, Command::Ping { server: None }));
         let cli =
             Cli::try_parse_from(["mcpc", "call", "demo", "add", "a=1", "--json", "{}"]).unwrap();
         match cli.command {

@@ -580,7 +580,7 @@ async fn call(ctx: &Ctx<'_>, args: &CallArgs) -> Result<u8, Failure> {
         }
     }
     if args.task {
-        return methods::start_task(ctx, &server, &tool, arguments).await;
+        return methods::start_task(ctx, &server, &tool, arguments, args.detach).await;
     }
     let show_progress = match ctx.g.progress {
         ProgressMode::Always => true,

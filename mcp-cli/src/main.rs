@@ -60,7 +60,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser as _;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
@@ -80,10 +79,20 @@ const SPEC_SERVER: &str = "server";
 const DEMO: &str = "demo";
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match <Cli as clap::CommandFactory>::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => return clap_failure(e),
+    };
+    let mut cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),
     };
+    // `--server` wins over `$MCPC_CONFIG`, not over `--config`.
+    let config_from_env =
+        matches.value_source("config") == Some(clap::parser::ValueSource::EnvVariable);
+    if cli.global.server.is_some() && config_from_env {
+        cli.global.config = None;
+    }
     match &cli.command {
         Command::DemoServer => return run_demo_server(),
         Command::Completions { shell } => {
@@ -291,6 +300,9 @@ fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
     });
     let env = parse_env(&g.env)?;
     let (mut config, warnings) = if let Some(spec) = &g.server {
+        if g.config.is_some() {
+            return Err(Failure::usage("give --config or --server, not both"));
+        }
         (spec_config(spec, &g.headers, identity)?, Vec::new())
     } else if !g.headers.is_empty() {
         return Err(Failure::usage(

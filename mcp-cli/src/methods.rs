@@ -214,19 +214,17 @@ fn print_contents(output: Output, server: &str, result: &Value) {
 /// update, until Ctrl-C.
 async fn subscribe(ctx: &Ctx<'_>, server: &str, uri: &str) -> Result<u8, Failure> {
     let owned = uri.to_owned();
-    let (mut notifications, _subscription) = with(ctx, server, |c| async move {
-        let notifications = c.notifications();
-        let subscription = if c.protocol_version().is_some_and(|v| v.is_modern()) {
+    let mut feed = with(ctx, server, |c| async move {
+        if c.protocol_version().is_some_and(|v| v.is_modern()) {
             let filter = SubscriptionFilter {
                 resource_subscriptions: Some(vec![owned]),
                 ..Default::default()
             };
-            Some(c.listen(filter).await?)
-        } else {
-            c.subscribe_resource(&owned).await?;
-            None
-        };
-        Ok((notifications, subscription))
+            return Ok(Feed::Listen(c.listen(filter).await?));
+        }
+        let notifications = c.notifications();
+        c.subscribe_resource(&owned).await?;
+        Ok(Feed::Stream(notifications))
     })
     .await?;
     let read = |uri: String| async move {
@@ -237,7 +235,7 @@ async fn subscribe(ctx: &Ctx<'_>, server: &str, uri: &str) -> Result<u8, Failure
         emit(&format!("{server}: subscribed to {uri} (Ctrl-C ends)"));
     }
     print_contents(ctx.output(), server, &to_json(&first));
-    while let Some(n) = notifications.recv().await {
+    while let Some(n) = feed.recv().await {
         if let ServerNotification::ResourceUpdated(p) = n
             && p.uri == uri
         {
@@ -394,14 +392,7 @@ pub(crate) async fn tasks(ctx: &Ctx<'_>, command: &TasksCommand) -> Result<u8, F
     let (server, rest) = ctx.split(words, 1)?;
     let id = rest[0].clone();
     match what {
-        "result" => {
-            let options = ctx.request_options();
-            let result: CallToolResult = with(ctx, &server, |c| async move {
-                c.task_result::<CallToolResult>(&id, options).await
-            })
-            .await?;
-            Ok(print_tool_result(ctx.output(), &result))
-        }
+        "result" => task_result(ctx, &server, id).await,
         _ => {
             let cancel = what == "cancel";
             let task = with(ctx, &server, |c| async move {
@@ -434,19 +425,37 @@ fn print_task(output: Output, server: &str, task: &Value) {
     }
 }
 
-/// `call --task`: starts the call as a task and prints it.
+/// `call --task`: starts the call as a task; prints it and, unless
+/// detached, waits for its result.
 pub(crate) async fn start_task(
     ctx: &Ctx<'_>,
     server: &str,
     tool: &str,
     arguments: JsonObject,
+    detach: bool,
 ) -> Result<u8, Failure> {
     let tool = tool.to_owned();
     let created =
         with(ctx, server, |c| async move { c.call_tool_as_task(&tool, arguments, None).await })
             .await?;
-    print_task(ctx.output(), server, &to_json(&created.task));
-    Ok(0)
+    let task = to_json(&created.task);
+    if detach {
+        print_task(ctx.output(), server, &task);
+        return Ok(0);
+    }
+    eprintln!("mcpc: task {} {}", text(&task, "taskId"), text(&task, "status"));
+    task_result(ctx, server, text(&task, "taskId")).await
+}
+
+/// Waits for a task's result (`tasks/result`, up to `--max-time`) and
+/// prints it as a tool's result.
+async fn task_result(ctx: &Ctx<'_>, server: &str, id: String) -> Result<u8, Failure> {
+    let mut options = ctx.request_options();
+    options.timeout = Some(Duration::from_secs_f64(ctx.g.max_time));
+    let result: CallToolResult =
+        with(ctx, server, |c| async move { c.task_result::<CallToolResult>(&id, options).await })
+            .await?;
+    Ok(print_tool_result(ctx.output(), &result))
 }
 
 /// How long opening `listen` (subscriptions, the stateless era's stream)
@@ -463,8 +472,7 @@ pub(crate) async fn listen(
     let server = ctx.pick(server)?;
     let uris = resources.to_vec();
     let open = with(ctx, &server, |c| async move {
-        let notifications = c.notifications();
-        let subscription = if c.protocol_version().is_some_and(|v| v.is_modern()) {
+        if c.protocol_version().is_some_and(|v| v.is_modern()) {
             let filter = SubscriptionFilter {
                 tools_list_changed: Some(true),
                 prompts_list_changed: Some(true),
@@ -472,24 +480,22 @@ pub(crate) async fn listen(
                 resource_subscriptions: (!uris.is_empty()).then_some(uris),
                 ..Default::default()
             };
-            Some(c.listen(filter).await?)
-        } else {
-            for uri in &uris {
-                c.subscribe_resource(uri).await?;
-            }
-            None
-        };
-        Ok((notifications, subscription))
+            return Ok(Feed::Listen(c.listen(filter).await?));
+        }
+        let notifications = c.notifications();
+        for uri in &uris {
+            c.subscribe_resource(uri).await?;
+        }
+        Ok(Feed::Stream(notifications))
     });
-    let (mut notifications, subscription) =
-        tokio::time::timeout(LISTEN_OPEN_LIMIT, open).await.map_err(|_| {
-            Failure::new(
-                Kind::Timeout,
-                format!("MCP server {server:?} did not open the notification stream in time"),
-            )
-            .with_server(&server)
-        })??;
-    if let Some(s) = &subscription
+    let mut feed = tokio::time::timeout(LISTEN_OPEN_LIMIT, open).await.map_err(|_| {
+        Failure::new(
+            Kind::Timeout,
+            format!("MCP server {server:?} did not open the notification stream in time"),
+        )
+        .with_server(&server)
+    })??;
+    if let Feed::Listen(s) = &feed
         && !s.refused().is_empty()
     {
         eprintln!("mcpc: {server} does not send: {}", s.refused().join(", "));
@@ -497,7 +503,11 @@ pub(crate) async fn listen(
     if ctx.output() == Output::Text {
         eprintln!("mcpc: listening to {server} (Ctrl-C ends)");
     }
-    while let Some(n) = notifications.recv().await {
+    while let Some(n) = feed.recv().await {
+        if matches!(n, ServerNotification::SubscriptionsAcknowledged(_)) {
+            // The stream's opening, already reported above.
+            continue;
+        }
         let (method, params) = notification_parts(&n);
         match ctx.output() {
             Output::Json => {
@@ -508,6 +518,22 @@ pub(crate) async fn listen(
     }
     Err(Failure::new(Kind::Connection, format!("MCP server {server:?} closed the connection"))
         .with_server(&server))
+}
+
+/// Where the notifications come from: the client's stream (the handshake
+/// era), or an open `subscriptions/listen` (the stateless era).
+enum Feed {
+    Stream(mcp_host_registry::mcp_peer::Notifications),
+    Listen(mcp_host_registry::mcp_peer::Subscription),
+}
+
+impl Feed {
+    async fn recv(&mut self) -> Option<ServerNotification> {
+        match self {
+            Feed::Stream(n) => n.recv().await,
+            Feed::Listen(s) => s.recv().await,
+        }
+    }
 }
 
 /// A notification's method and parameters.
