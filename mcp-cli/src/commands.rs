@@ -139,10 +139,12 @@ impl Ctx<'_> {
     /// Options of a request: `--timeout`, restarted by each progress
     /// notification up to `--max-time` in all; the stateless era's log level.
     pub(crate) fn request_options(&self) -> RequestOptions {
-        let mut options = RequestOptions::default();
-        options.timeout = self.g.timeout.map(Duration::from_secs_f64);
-        options.reset_timeout_on_progress = true;
-        options.max_total_timeout = Some(Duration::from_secs_f64(self.g.max_time));
+        let mut options = RequestOptions {
+            timeout: self.g.timeout.map(Duration::from_secs_f64),
+            reset_timeout_on_progress: true,
+            max_total_timeout: Some(Duration::from_secs_f64(self.g.max_time)),
+            ..Default::default()
+        };
         if let Some(level) = self.g.log_level {
             let mut meta = serde_json::Map::new();
             meta.insert("io.modelcontextprotocol/logLevel".into(), json!(level.as_str()));

@@ -103,6 +103,11 @@ impl Failure {
             #[allow(unreachable_patterns)]
             (Error::Transport { server, source: TransportError::Http(h) }, Some(config)) => {
                 match &config.transport {
+                    TransportConfig::Http { endpoint, .. } if has_userinfo(endpoint) => format!(
+                        "MCP server {server:?}: its endpoint URL has a user name or password in \
+                         it, which is never sent; configure them as auth = {{ kind = \"basic\", \
+                         username = ..., password_env = ... }} instead"
+                    ),
                     TransportConfig::Http { endpoint, .. } => {
                         format!("MCP server {server:?} ({}): {}", display_url(endpoint), h.detail())
                     }

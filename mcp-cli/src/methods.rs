@@ -97,7 +97,7 @@ pub(crate) async fn info(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fail
                 Some(instructions) => {
                     emit("  instructions");
                     for line in instructions.lines() {
-                        emit(&format!("    {line}").trim_end().to_owned());
+                        emit(format!("    {line}").trim_end());
                     }
                 }
                 None => emit("  instructions  none"),

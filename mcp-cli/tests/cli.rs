@@ -1204,3 +1204,63 @@ fn elicitation_is_asked_on_the_terminal() {
         serde_json::json!({"result": {"action": "accept", "content": {"name": "Ada Lovelace"}}})
     );
 }
+
+#[test]
+fn a_configured_url_with_credentials_is_a_configuration_error() {
+    let s = Sandbox::new("userinfo");
+    s.write(
+        "mcp.toml",
+        "[mcp_client]\n[[mcp_client.servers]]\nname = \"web\"\nendpoint = \"http://alice:s3cret@127.0.0.1:1/mcp\"\n",
+    );
+    let r = s.run(&["--output", "json", "ping", "web"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let v = json_of(&r);
+    assert_eq!(
+        (&v["error"]["kind"], &v["error"]["server"]),
+        (&"config".into(), &"web".into()),
+        "{r:?}"
+    );
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("user name or password") && message.contains("kind = \"basic\""),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("s3cret") && !r.stderr.contains("s3cret"), "{r:?}");
+    assert!(!r.stdout.contains("StaticAuth") && !r.stderr.contains("StaticAuth"), "{r:?}");
+}
+
+#[test]
+fn progress_restarts_the_timeout_up_to_the_maximum() {
+    let s = Sandbox::new("timeouts");
+    // 2.5 s of work with progress every quarter second: a 1 s timeout is
+    // restarted by each notification.
+    let r = s.run(&["--timeout", "1", "call", "slow", "ms=2500", "steps=10"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "done\n"), "{r:?}");
+    // Without progress the same timeout ends the call...
+    let r = s.run(&["--output", "json", "--timeout", "1", "call", "slow", "ms=2500", "steps=0"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(json_of(&r)["error"]["kind"], "timeout", "{r:?}");
+    // ...and so does --max-time, progress or not.
+    let start = Instant::now();
+    let r = s.run(&["--timeout", "1", "--max-time", "1.5", "call", "slow", "ms=5000", "steps=20"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(4), "{r:?}");
+}
+
+#[test]
+fn connect_timeout_bounds_a_server_that_does_not_start() {
+    let s = Sandbox::new("connect-timeout");
+    let spec = format!("sh -c 'sleep 30; exec \"{}\" stdio'", testkit());
+    let start = Instant::now();
+    let r = s.run(&["--output", "json", "--connect-timeout", "1", "--server", &spec, "tools"]);
+    let took = start.elapsed();
+    assert_eq!(r.code, 3, "{r:?}");
+    let v = json_of(&r);
+    assert_eq!(
+        (&v["error"]["kind"], &v["error"]["server"]),
+        (&"timeout".into(), &"server".into()),
+        "{r:?}"
+    );
+    assert!(v["error"]["message"].as_str().unwrap().contains("did not connect within 1s"), "{r:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
