@@ -43,9 +43,15 @@ pub(crate) struct Cli {
 /// The options every command takes (before or after its name).
 #[derive(Debug, Args)]
 pub(crate) struct Global {
-    /// The configuration file: [mcp_client] TOML, or mcpServers JSON (.json)
-    /// [default: ./mcp.toml, then mcpc/mcp.toml in the user's config directory]
-    #[arg(long, global = true, value_name = "PATH", env = "MCPC_CONFIG")]
+    /// The configuration file (`mcp_client` TOML, or `mcpServers` JSON).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        env = "MCPC_CONFIG",
+        help = "The configuration file: [mcp_client] TOML, or mcpServers JSON (.json) \
+                [default: ./mcp.toml, then mcpc/mcp.toml in the user's config directory]"
+    )]
     pub(crate) config: Option<PathBuf>,
     /// One server instead of a configuration, called `server`: a URL, or a
     /// command (shell-quoted words, see below)
@@ -239,8 +245,13 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
 /// `call`'s arguments.
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
-    /// [SERVER] TOOL [key=value ...]
-    #[arg(required = true, num_args = 1.., value_name = "ARGS", allow_hyphen_values = false)]
+    /// The server (optional), the tool and its `key=value` arguments.
+    #[arg(
+        required = true,
+        num_args = 1..,
+        value_name = "ARGS",
+        help = "[SERVER] TOOL [key=value ...]"
+    )]
     pub(crate) words: Vec<String>,
     /// The arguments as a JSON object
     #[arg(long, value_name = "'{...}'")]
@@ -269,15 +280,15 @@ pub(crate) enum ResourcesCommand {
     },
     /// Read a resource: `read [SERVER] URI`
     Read {
-        /// [SERVER] URI
-        #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
+        /// The server (optional) and the resource's URI.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] URI")]
         words: Vec<String>,
     },
     /// Subscribe to a resource and print each update (reading it again)
     /// until Ctrl-C: `subscribe [SERVER] URI`
     Subscribe {
-        /// [SERVER] URI
-        #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
+        /// The server (optional) and the resource's URI.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] URI")]
         words: Vec<String>,
     },
 }
@@ -292,8 +303,8 @@ pub(crate) enum PromptsCommand {
     },
     /// Get a prompt with its arguments: `get [SERVER] PROMPT [key=value ...]`
     Get {
-        /// [SERVER] PROMPT [key=value ...]
-        #[arg(num_args = 1.., required = true, value_name = "ARGS")]
+        /// The server (optional), the prompt and its `key=value` arguments.
+        #[arg(num_args = 1.., required = true, value_name = "ARGS", help = "[SERVER] PROMPT [key=value ...]")]
         words: Vec<String>,
     },
 }
@@ -312,8 +323,14 @@ pub(crate) struct CompleteArgs {
     /// The resource template whose argument is completed
     #[arg(long, value_name = "URI_TEMPLATE")]
     pub(crate) resource: Option<String>,
-    /// [SERVER] ARGUMENT=VALUE-SO-FAR [context key=value ...]
-    #[arg(num_args = 1.., required = true, value_name = "ARGS")]
+    /// The server (optional), the argument and its value so far, other
+    /// arguments as context.
+    #[arg(
+        num_args = 1..,
+        required = true,
+        value_name = "ARGS",
+        help = "[SERVER] ARGUMENT=VALUE-SO-FAR [context key=value ...]"
+    )]
     pub(crate) words: Vec<String>,
 }
 
@@ -327,20 +344,20 @@ pub(crate) enum TasksCommand {
     },
     /// A task's state: `get [SERVER] TASK_ID`
     Get {
-        /// [SERVER] TASK_ID
-        #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
         words: Vec<String>,
     },
     /// Cancel a task: `cancel [SERVER] TASK_ID`
     Cancel {
-        /// [SERVER] TASK_ID
-        #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
         words: Vec<String>,
     },
     /// Wait for a task's result (up to --max-time) and print it: `result [SERVER] TASK_ID`
     Result {
-        /// [SERVER] TASK_ID
-        #[arg(num_args = 1..=2, required = true, value_name = "ARGS")]
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
         words: Vec<String>,
     },
 }

@@ -140,25 +140,18 @@ impl TermLike for Stderr {
 }
 
 fn spinner_style(color: bool) -> ProgressStyle {
-    let template = if color {
-        "{spinner:.cyan} {prefix} {msg} {elapsed_precise}"
-    } else {
-        "{spinner} {prefix} {msg} {elapsed_precise}"
-    };
-    ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| ProgressStyle::default_spinner())
-        .tick_chars("|/-\\ ")
+    style("{spinner:.cyan} {prefix} {msg} {elapsed_precise}", color).tick_chars("|/-\\ ")
 }
 
 fn bar_style(color: bool) -> ProgressStyle {
-    let template = if color {
-        "{prefix} [{bar:24.cyan}] {percent:>3}% {msg} {elapsed_precise}"
-    } else {
-        "{prefix} [{bar:24}] {percent:>3}% {msg} {elapsed_precise}"
-    };
-    ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
+    style("{prefix} [{bar:24.cyan}] {percent:>3}% {msg} {elapsed_precise}", color)
         .progress_chars("##-")
+}
+
+/// A template, its `.cyan` dropped without colour.
+fn style(template: &str, color: bool) -> ProgressStyle {
+    let template = if color { template.to_owned() } else { template.replace(".cyan", "") };
+    ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 fn message(params: &ProgressNotificationParams) -> String {

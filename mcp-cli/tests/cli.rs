@@ -55,7 +55,9 @@ impl Sandbox {
         self.run_env(args, &[])
     }
 
-    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+    /// `mcpc args` in the sandbox (its working directory, home and
+    /// configuration directories), no browser, no colour.
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
         cmd.args(args)
             .current_dir(&self.dir)
@@ -64,9 +66,13 @@ impl Sandbox {
             .env("XDG_DATA_HOME", self.dir.join("data"))
             .env("MCPC_NO_BROWSER", "1")
             .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.command(args);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -664,12 +670,8 @@ fn a_missing_local_path_is_not_a_config() {
 #[test]
 fn ctrl_c_stops_the_call_and_exits_130() {
     let s = Sandbox::new("sigint");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-        .args(["call", "demo", "hang"])
-        .current_dir(&s.dir)
-        .env("HOME", &s.dir)
-        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
-        .stdin(Stdio::null())
+    let mut child = s
+        .command(&["call", "demo", "hang"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -706,12 +708,8 @@ fn signal_while_connecting(s: &Sandbox, signal: &str) -> (Option<i32>, Duration,
     let script =
         s.write("server.sh", &format!("echo $$ > '{}'\nexec sleep 100\n", pid_file.display()));
     let server = format!("sh {}", script.display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-        .args(["--server", &server, "tools"])
-        .current_dir(&s.dir)
-        .env("HOME", &s.dir)
-        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
-        .stdin(Stdio::null())
+    let mut child = s
+        .command(&["--server", &server, "tools"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1066,16 +1064,8 @@ struct Background {
 
 impl Background {
     fn start(s: &Sandbox, args: &[&str]) -> Background {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-            .args(args)
-            .current_dir(&s.dir)
-            .env("HOME", &s.dir)
-            .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child =
+            s.command(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let out = child.stdout.take().unwrap();
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -1151,12 +1141,8 @@ fn elicitation_is_asked_on_the_terminal() {
     let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
     let mut master = std::fs::File::from(pty.master);
     let slave = pty.slave;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-        .args(["call", "ask", "what=elicit"])
-        .current_dir(&s.dir)
-        .env("HOME", &s.dir)
-        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
-        .env("NO_COLOR", "1")
+    let mut child = s
+        .command(&["call", "ask", "what=elicit"])
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave))
         .stdout(Stdio::piped())
