@@ -961,6 +961,30 @@ fn completions_generate_for_each_shell() {
     }
     let r = s.run(&["completions", "tcsh"]);
     assert_eq!(r.code, 2, "{r:?}");
+    // Every command has its own help.
+    for command in [
+        "servers",
+        "info",
+        "tools",
+        "call",
+        "ping",
+        "resources",
+        "prompts",
+        "complete",
+        "tasks",
+        "listen",
+        "login",
+        "logout",
+        "completions",
+    ] {
+        let r = s.run(&[command, "--help"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(r.stdout.contains(&format!("Usage: mcpc {command}")), "{command}: {r:?}");
+    }
+    let r = s.run(&["resources", "read", "--help"]);
+    assert!(r.stdout.contains("Usage: mcpc resources read [OPTIONS] <ARGS>..."), "{r:?}");
+    let r = s.run(&["--help"]);
+    assert!(r.stdout.contains("shell-words") && r.stdout.contains("\"exit_code\""), "{r:?}");
 }
 
 #[test]
@@ -1051,9 +1075,22 @@ fn server_log_messages_with_log_level() {
     assert!(!r.stderr.contains("disk low"), "{r:?}");
     let r = s.run(&["call", "log", "level=warning", "message=disk low"]);
     assert!(!r.stderr.contains("disk low"), "{r:?}");
-    // -v shows the client's own diagnostics.
+    // -v shows the client's own diagnostics, RUST_LOG chooses them.
     let r = s.run(&["-vv", "ping"]);
     assert!(r.stderr.contains("DEBUG"), "{r:?}");
+    let r = s.run_env(&["ping"], &[("RUST_LOG", "mcp_host_registry=debug")]);
+    assert!(r.stderr.contains("MCP server connected server=demo"), "{r:?}");
+    // Warnings show by default: lines a server wrote that are not
+    // messages are dropped, and said to be.
+    let r = s.run(&["call", "noisy", "lines=1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains("WARN")
+            && r.stderr.contains("skipping a line that is not a JSON-RPC message"),
+        "{r:?}"
+    );
+    let r = s.run(&["ping"]);
+    assert!(!r.stderr.contains("WARN") && !r.stderr.contains("DEBUG"), "{r:?}");
 }
 
 /// Runs `mcpc args` in the background, its stdout read line by line.
