@@ -231,6 +231,7 @@ impl Elicitor {
             }
             return Ok(ElicitResult::new(ElicitAction::Decline));
         }
+        let _hidden = crate::progress::hide();
         note(&format!(
             "mcpc: the server asks: {}\n(Enter takes the default; Ctrl-D declines)",
             params.message
@@ -266,6 +267,7 @@ impl Elicitor {
             return Ok(ElicitResult::new(ElicitAction::Decline));
         }
         if on_terminal {
+            let _hidden = crate::progress::hide();
             let answer = ask_line("Open it and go on? [Y/n]: ".into()).await;
             match answer.as_deref().map(str::trim) {
                 None => return Ok(ElicitResult::new(ElicitAction::Cancel)),
@@ -289,19 +291,22 @@ fn accepted(answers: serde_json::Map<String, serde_json::Value>) -> ElicitResult
 }
 
 /// Shows `prompt` on stderr and reads one line from the terminal; `None`
-/// at the end of input.
+/// at the end of input. (The progress bar is hidden by the caller: the
+/// wait may be long.)
 async fn ask_line(prompt: String) -> Option<String> {
     tokio::task::spawn_blocking(move || {
-        crate::progress::suspend(|| {
+        {
+            // Not held while the line is awaited: notes and the exit
+            // message may need stderr meanwhile.
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "{prompt}");
             let _ = err.flush();
-            let mut line = String::new();
-            match std::io::stdin().read_line(&mut line) {
-                Ok(0) | Err(_) => None,
-                Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
-            }
-        })
+        }
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
+        }
     })
     .await
     .ok()

@@ -110,7 +110,11 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONNECTION);
         }
     };
-    ExitCode::from(runtime.block_on(run(cli)))
+    let code = runtime.block_on(run(cli));
+    // A question still waiting for a line on the terminal (Ctrl-C during
+    // an elicitation form) does not hold the exit.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    ExitCode::from(code)
 }
 
 /// A command line clap refused: help and version are printed (exit 0);
@@ -156,7 +160,7 @@ fn init_tracing(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(stderr_color())
+        .with_ansi(false)
         .with_target(true)
         .without_time()
         .try_init();
@@ -235,7 +239,8 @@ async fn run(cli: Cli) -> u8 {
         tokio::select! {
             outcome = &mut exec => outcome,
             code = terminated() => {
-                progress::suspend(|| eprintln!());
+                progress::clear();
+                eprintln!();
                 if code == EXIT_INTERRUPTED && ends_on_ctrl_c {
                     // Following until Ctrl-C: that is the normal end.
                     Ok(0)

@@ -28,6 +28,43 @@ pub(crate) fn suspend<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Clears the progress bar of a call that was abandoned (interrupted).
+pub(crate) fn clear() {
+    if let Some(bar) = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        bar.finish_and_clear();
+    }
+}
+
+/// Takes the progress bar (if any) off the screen until dropped: for a
+/// question on the terminal, which may wait for the user a long time.
+pub(crate) fn hide() -> Hidden {
+    let bar = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(bar) = &bar {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+        let _ = Stderr.clear_line();
+    }
+    Hidden(bar)
+}
+
+/// The bar hidden by [`hide`], drawn again when this is dropped.
+#[derive(Debug)]
+pub(crate) struct Hidden(Option<ProgressBar>);
+
+impl Drop for Hidden {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.set_draw_target(target());
+        }
+    }
+}
+
+/// stderr, drawn at most 20 times a second; also when it is not a
+/// terminal (`--progress always`), which indicatif's own stderr target
+/// would hide.
+fn target() -> ProgressDrawTarget {
+    ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 20)
+}
+
 /// One call's progress, until [`Progress::finish`].
 #[derive(Debug, Clone)]
 pub(crate) struct Progress {
@@ -39,10 +76,7 @@ pub(crate) struct Progress {
 impl Progress {
     /// Starts drawing (on stderr; `color` off without styling escapes).
     pub(crate) fn start(label: String, color: bool) -> Progress {
-        // Drawn on stderr also when it is not a terminal (`--progress
-        // always`), which indicatif's own stderr target would hide.
-        let target = ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 20);
-        let bar = ProgressBar::with_draw_target(None, target);
+        let bar = ProgressBar::with_draw_target(None, target());
         bar.set_style(spinner_style(color));
         bar.set_prefix(label);
         *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());

@@ -1180,6 +1180,8 @@ fn elicitation_is_asked_on_the_terminal() {
     let slave = pty.slave;
     let mut child = s
         .command(&["call", "ask", "what=elicit"])
+        // A terminal with colours: as a person has it (progress bar too).
+        .env_remove("NO_COLOR")
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave))
         .stdout(Stdio::piped())
@@ -1226,6 +1228,54 @@ fn elicitation_is_asked_on_the_terminal() {
         v,
         serde_json::json!({"result": {"action": "accept", "content": {"name": "Ada Lovelace"}}})
     );
+
+    // Ctrl-C while the form waits for a line: mcpc ends at once (130).
+    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    let mut master = std::fs::File::from(pty.master);
+    let mut child = s
+        .command(&["call", "ask", "what=elicit"])
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !seen.contains("Name (Your name): ") {
+        assert!(Instant::now() < deadline, "no question: {seen:?}");
+        let mut buf = [0u8; 512];
+        let n = master.read(&mut buf).unwrap();
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let after = Arc::new(Mutex::new(String::new()));
+    {
+        let after = after.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 512];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                after.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let sent = Instant::now();
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc did not end after Ctrl-C: {:?}", after.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(3), "{:?}", sent.elapsed());
 }
 
 #[test]
@@ -1286,4 +1336,31 @@ fn connect_timeout_bounds_a_server_that_does_not_start() {
     );
     assert!(v["error"]["message"].as_str().unwrap().contains("did not connect within 1s"), "{r:?}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn the_stateless_era_too() {
+    let s = Sandbox::new("modern");
+    let spec = format!("{} stdio --era modern", testkit());
+    let r = s.run(&["--server", &spec, "info"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("  protocol      2026-07-28 (modern era)"), "{r:?}");
+    // The log level rides on each request.
+    let r = s.run(&[
+        "--server",
+        &spec,
+        "--log-level",
+        "info",
+        "call",
+        "log",
+        "level=notice",
+        "message=per request",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("server: [notice] mcp-testkit: per request"), "{r:?}");
+    // Roots answer an input request of the call.
+    let r = s.run(&["--server", &spec, "--root", "/srv", "call", "ask", "what=roots"]);
+    assert_eq!(json_of(&r)["result"]["roots"][0]["uri"], "file:///srv", "{r:?}");
+    let r = s.run(&["--server", &spec, "resources", "read", "test://static/text/4"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "This is text resource 4.\n"), "{r:?}");
 }
