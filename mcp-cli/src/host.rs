@@ -139,11 +139,7 @@ pub(crate) fn file_uri(path: &Path) -> String {
 
 /// A note on stderr, above a progress bar if one is drawn.
 fn note(text: &str) {
-    crate::progress::suspend(|| {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{text}");
-        let _ = err.flush();
-    });
+    crate::progress::suspend(|| eprintln!("{text}"));
 }
 
 /// Declines `sampling/createMessage`: mcpc has no model to ask.
@@ -316,6 +312,52 @@ async fn ask_line(prompt: String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn elicitor(accept_defaults: bool) -> Elicitor {
+        let settings = HostSettings { roots: Vec::new(), accept_defaults, open_urls: false };
+        Elicitor { settings, one_at_a_time: tokio::sync::Mutex::new(()) }
+    }
+
+    #[tokio::test]
+    async fn without_a_terminal_defaults_or_decline() {
+        let url: ElicitRequestURLParams = serde_json::from_value(serde_json::json!({
+            "mode": "url", "message": "Sign in", "elicitationId": "e1",
+            "url": "https://example.com/consent",
+        }))
+        .unwrap();
+        let action = |r: ElicitResult| r.action;
+        assert_eq!(
+            action(elicitor(false).url(url.clone(), false).await.unwrap()),
+            ElicitAction::Decline
+        );
+        assert_eq!(action(elicitor(true).url(url, false).await.unwrap()), ElicitAction::Accept);
+
+        let form = |schema: serde_json::Value| -> ElicitRequestFormParams {
+            serde_json::from_value(serde_json::json!({"message": "Q", "requestedSchema": schema}))
+                .unwrap()
+        };
+        let with_defaults = form(serde_json::json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "count": {"type": "integer", "default": 3},
+            "note": {"type": "string"},
+        }, "required": ["name"]}));
+        let r = elicitor(true).form(with_defaults.clone(), false).await.unwrap();
+        assert_eq!(r.action, ElicitAction::Accept);
+        assert_eq!(
+            serde_json::to_value(r.content).unwrap(),
+            serde_json::json!({"name": "Ada", "count": 3})
+        );
+        let r = elicitor(false).form(with_defaults, false).await.unwrap();
+        assert_eq!((r.action, r.content), (ElicitAction::Decline, None));
+        let no_default = form(
+            serde_json::json!({"properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        );
+        let r = elicitor(true).form(no_default, false).await.unwrap();
+        assert_eq!(r.action, ElicitAction::Decline);
+        // A field no form can ask for: declined.
+        let odd = form(serde_json::json!({"properties": {"x": {"type": "object"}}}));
+        assert_eq!(elicitor(true).form(odd, false).await.unwrap().action, ElicitAction::Decline);
+    }
 
     #[test]
     fn file_uris() {
