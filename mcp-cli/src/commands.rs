@@ -40,16 +40,18 @@ impl Ctx<'_> {
         let names: Vec<&str> = self.registry.list().map(|s| s.name.as_str()).collect();
         match name {
             Some(name) if names.contains(&name) => Ok(name.to_owned()),
-            Some(name) => {
-                Err(Failure::new(Kind::NotFound, unknown_server(self.registry, name))
-                    .with_server(name))
-            }
+            Some(name) => Err(self.unknown(name)),
             None => match names.as_slice() {
                 [only] => Ok((*only).to_owned()),
                 [] => Err(Failure::new(Kind::Config, "no servers are configured")),
                 _ => Err(Failure::usage(format!("name a SERVER: {}", names.join(", ")))),
             },
         }
+    }
+
+    /// No server has this name.
+    pub(crate) fn unknown(&self, name: &str) -> Failure {
+        Failure::new(Kind::NotFound, unknown_server(self.registry, name)).with_server(name)
     }
 
     /// `[SERVER] REST...`: the server when the first word names one, else
@@ -64,10 +66,7 @@ impl Ctx<'_> {
             [first, tail @ ..] if self.registry.get(first).is_some() && !tail.is_empty() => {
                 Ok((first.clone(), tail))
             }
-            [first, tail @ ..] if words.len() > rest => {
-                let _ = tail;
-                Err(self.pick(Some(first)).unwrap_err())
-            }
+            [first, ..] if words.len() > rest => Err(self.unknown(first)),
             _ => Ok((self.pick(None)?, words)),
         }
     }
@@ -547,9 +546,7 @@ async fn call(ctx: &Ctx<'_>, args: &CallArgs) -> Result<u8, Failure> {
                 return Err(Failure::usage(format!("call {first} needs a TOOL")).with_server(first));
             }
         },
-        [first, second, ..] if !second.contains('=') => {
-            return Err(ctx.pick(Some(first)).unwrap_err());
-        }
+        [first, second, ..] if !second.contains('=') => return Err(ctx.unknown(first)),
         [tool, rest @ ..] => (ctx.pick(None)?, tool.clone(), rest),
         [] => return Err(Failure::usage("call needs a TOOL")),
     };
@@ -562,7 +559,7 @@ async fn call(ctx: &Ctx<'_>, args: &CallArgs) -> Result<u8, Failure> {
         },
     };
     let raw_pairs = pairs(rest)?;
-    let config = registry.get(&server).ok_or_else(|| ctx.pick(Some(&server)).unwrap_err())?;
+    let config = registry.get(&server).ok_or_else(|| ctx.unknown(&server))?;
     if !config.policy.is_allowed(&tool) {
         return Err(ctx.fail(mcp_host_registry::Error::ToolNotAllowed {
             server: server.clone(),
