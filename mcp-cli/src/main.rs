@@ -1,155 +1,108 @@
-//! `mcpc`: list Model Context Protocol servers and their tools, call a
-//! tool, ping a server, from the command line.
+//! `mcpc`: every Model Context Protocol method from the command line:
+//! servers, tools and calls, resources, prompts, completion, tasks, the
+//! server's notifications, OAuth login.
 //!
 //! It is a thin shell over `mcp-registry`: the servers come from a
-//! configuration (`--config PATH`, else `./mcp.toml`, else
-//! `mcpc/mcp.toml` in the user's config directory; `[mcp_client]` TOML, or
-//! the `mcpServers` JSON of Claude Desktop, Cursor and VS Code), or from
-//! one `--server SPEC` (a URL, or a command to spawn). With neither, it
-//! talks to the demo server it embeds (the `mcp-testkit` server without its
-//! `http` feature, run over stdio by spawning this same executable with a
-//! hidden subcommand), so it
-//! works on a fresh machine with no set-up and no network:
+//! configuration (`--config PATH` or `$MCPC_CONFIG`, else `./mcp.toml`,
+//! else `mcpc/mcp.toml` in the user's config directory; `[mcp_client]`
+//! TOML, or the `mcpServers` JSON of Claude Desktop, Cursor and VS Code),
+//! or from one `--server SPEC` (a URL, or a shell-quoted command to
+//! spawn). With neither, it talks to the demo server it embeds (the
+//! `mcp-testkit` server without its `http` feature, run over stdio by
+//! spawning this same executable with a hidden subcommand), so it works on
+//! a fresh machine with no set-up and no network:
 //!
 //! ```sh
 //! cargo run -p mcpc -- tools
 //! cargo run -p mcpc -- call demo echo message=hi
-//! cargo run -p mcpc -- call demo add a=2 b=3 --output json
-//! cargo run -p mcpc -- --server 'npx -y @modelcontextprotocol/server-everything' tools
-//! cargo run -p mcpc -- --server https://example.com/mcp -H 'X-Api-Key: ...' tools
+//! cargo run -p mcpc -- resources read test://static/text/1
+//! cargo run -p mcpc -- --server 'npx -y @modelcontextprotocol/server-everything' info
 //! ```
 //!
-//! Results are rendered with `mcp_proto::render_tool_result` (every content
-//! kind shown; `structuredContent` pretty-printed in text mode; the raw
-//! result in `--output json` mode). Calls that report progress get a
-//! progress bar on stderr, slow ones a spinner (`--progress`, `NO_COLOR`).
+//! The host's side of the protocol is declared and answered (`host.rs`):
+//! roots (the current directory, or each `--root`), elicitation (a form on
+//! the terminal, built from the request's schema), sampling (declined:
+//! there is no model here).
 //!
-//! Wherever a connection was made, the protocol version the server speaks
-//! and its era are shown: `modern` (2026-07-28, stateless, found by the
-//! `server/discover` probe) or `legacy` (the `initialize` handshake):
-//! `tools` and `ping` end their lines with `(VERSION, ERA era)`,
-//! `servers --connect` adds a column, and the JSON objects carry
-//! `protocol_version` and `era`.
-//!
-//! Exit codes: 0 success, 1 the tool reported `isError`, 2 usage or
-//! configuration error, 3 connection, protocol or authorization failure,
-//! 130 interrupted (Ctrl-C; the servers are closed first).
+//! Errors name the server (and an HTTP server's URL with its path, never
+//! its credentials or query); with `--output json` they are a JSON object
+//! on stdout (`failure.rs`). Exit codes: 0 success, 1 the tool reported
+//! `isError`, 2 usage or configuration error, 3 connection, protocol or
+//! authorization failure or timeout, 130/143/129 interrupted by
+//! SIGINT/SIGTERM/SIGHUP (the servers are closed first).
 //!
 //! # OAuth
 //!
 //! Servers configured with `auth = { kind = "oauth", ... }` need a login
 //! once: `mcpc login SERVER` listens on `http://127.0.0.1:<random
 //! port>/callback` (`mcp-auth`'s loopback handler), prints the
-//! authorization URL on stderr ("Open this URL to log in: ..."), and also
-//! tries to open it in the browser (`open` on macOS, `xdg-open` elsewhere
-//! on Unix when a display is set; spawned without a shell, output
-//! discarded, failure ignored; `MCPC_NO_BROWSER=1` turns this off). It waits
-//! at most `--timeout SECS` (default 300) for the browser's redirect, then
-//! exchanges the code and keeps the tokens in
-//! `$XDG_DATA_HOME/mcpc/oauth` (else `~/.local/share/mcpc/oauth`; on macOS
-//! `~/Library/Application Support/mcpc/oauth`, on Windows
-//! `%APPDATA%\mcpc\oauth`), one file per server and issuer, `0600`. It
-//! prints `logged in to SERVER`. Later commands use and refresh the stored
-//! tokens; when a server needs a new login they fail (exit 3) with "run
-//! `mcpc login SERVER`" instead of prompting in the middle of a call.
-//!
-//! `mcpc logout [SERVER]` revokes the server's tokens where its
-//! authorization server offers RFC 7009 revocation, and deletes them from
-//! the store (also when the revocation fails, with a warning).
-//!
-//! The hidden `login --headless` option is for tests and CI only: instead
-//! of a browser it fetches the authorization URL itself and reads the
-//! redirect (authorization servers that approve at once).
+//! authorization URL on stderr and tries to open it in the browser
+//! (`MCPC_NO_BROWSER=1` turns this off), waits at most `--timeout SECS`
+//! (default 300), then keeps the tokens in the user's data directory
+//! (`mcpc/oauth`, one `0600` file per server and issuer). Later commands
+//! use and refresh them; when a server needs a new login they fail (exit
+//! 3) with "run `mcpc login SERVER`". `mcpc logout [SERVER]` revokes and
+//! deletes them.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-mod args;
+mod cli;
+mod commands;
+mod failure;
+mod form;
+mod host;
+mod methods;
 mod progress;
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context as _, anyhow};
-use mcp_auth::loopback::LoopbackHandler;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    ClientIdentity, Config, DefaultConnector, LoadOptions, OAuthHandler, Registry, RegistryOptions,
-    Revocation, ServerConfig, ServerStatus, TransportConfig, Warning, default_token_dir,
-    parse_server_spec,
+    ClientIdentity, Config, DefaultConnector, LoadOptions, Registry, RegistryOptions, ServerConfig,
+    TransportConfig, Warning, default_token_dir, parse_server_spec,
 };
-use mcp_proto::client::RequestOptions;
-use mcp_proto::types::{JsonObject, Tool};
-use serde_json::{Value, json};
+use mcp_proto::types::LoggingLevel;
 
-use crate::args::{Cli, Command, DEMO_SERVER, Output, ProgressMode, USAGE};
-use crate::progress::Progress;
+use crate::cli::{Cli, Command, DEMO_SERVER, Global, Output};
+use crate::failure::{
+    EXIT_CONNECTION, EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, Failure, Kind,
+};
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The name of the server given with `--server`.
 const SPEC_SERVER: &str = "server";
 /// The name of the embedded demo server.
 const DEMO: &str = "demo";
 
-/// Exit codes.
-const EXIT_TOOL_ERROR: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_CONNECTION: u8 = 3;
-/// Interrupted by Ctrl-C (128 + SIGINT, as shells report it).
-const EXIT_INTERRUPTED: u8 = 130;
-/// SIGTERM (128 + 15).
-const EXIT_TERMINATED: u8 = 143;
-/// SIGHUP (128 + 1).
-const EXIT_HANGUP: u8 = 129;
-
-/// A failure and its exit code.
-struct Failure {
-    code: u8,
-    error: anyhow::Error,
-}
-
-impl Failure {
-    fn usage(message: impl std::fmt::Display) -> Failure {
-        Failure { code: EXIT_USAGE, error: anyhow!("{message}") }
-    }
-
-    /// A registry error: the caller's mistake (2) or a failure to reach or
-    /// talk to the server (3). Its message already carries its causes.
-    fn registry(e: mcp_host_registry::Error) -> Failure {
-        let code = if e.is_usage() { EXIT_USAGE } else { EXIT_CONNECTION };
-        Failure { code, error: anyhow!("{e}") }
-    }
-}
-
 fn main() -> ExitCode {
-    let raw: Result<Vec<String>, _> =
-        std::env::args_os().skip(1).map(|a| a.into_string()).collect();
-    let Ok(raw) = raw else {
-        eprintln!("mcpc: arguments must be valid UTF-8");
-        return ExitCode::from(EXIT_USAGE);
+    let matches = match <Cli as clap::CommandFactory>::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => return clap_failure(e),
     };
-    let cli = match args::parse(raw) {
+    let mut cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(message) => {
-            eprintln!("mcpc: {message}\n\n{USAGE}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return clap_failure(e),
     };
-    match cli.command {
-        Command::Help => {
-            emit(USAGE.trim_end());
-            return ExitCode::SUCCESS;
-        }
-        Command::Version => {
-            emit(&format!("mcpc {VERSION}"));
-            return ExitCode::SUCCESS;
-        }
+    // `--server` wins over `$MCPC_CONFIG`, not over `--config`.
+    let config_from_env =
+        matches.value_source("config") == Some(clap::parser::ValueSource::EnvVariable);
+    if cli.global.server.is_some() && config_from_env {
+        cli.global.config = None;
+    }
+    match &cli.command {
         Command::DemoServer => return run_demo_server(),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut command, "mcpc", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
         _ => {}
     }
+    init_tracing(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -157,7 +110,60 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONNECTION);
         }
     };
-    ExitCode::from(runtime.block_on(run(cli)))
+    let code = runtime.block_on(run(cli));
+    // A question still waiting for a line on the terminal (Ctrl-C during
+    // an elicitation form) does not hold the exit.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    ExitCode::from(code)
+}
+
+/// A command line clap refused: help and version are printed (exit 0);
+/// anything else is a usage error (exit 2), as JSON on stdout when
+/// `--output json` was asked for.
+fn clap_failure(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let json = {
+        let args: Vec<String> = std::env::args().collect();
+        args.windows(2).any(|w| w[0] == "--output" && w[1] == "json")
+            || args.iter().any(|a| a == "--output=json")
+    };
+    if json {
+        let message = e.kind().to_string();
+        let detail = e.to_string();
+        let first = detail.lines().next().unwrap_or(&message).trim_start_matches("error: ");
+        emit(&Failure::usage(first).to_json().to_string());
+    }
+    let _ = e.print();
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Diagnostics on stderr: `RUST_LOG` when set, else warnings (so dropped
+/// lines and events show), `-v` info (a stdio server's stderr too), `-vv`
+/// debug, `-vvv` trace. The server's own log messages are shown by
+/// `--log-level`, not here.
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn,mcp_host_registry=error,mcp::server=off",
+        1 => "info,mcp::server=off",
+        2 => "debug,mcp::server=off",
+        _ => "trace",
+    };
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty() && verbose == 0)
+        .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(true)
+        .without_time()
+        .try_init();
 }
 
 /// The hidden subcommand: the testkit's server on this process's stdio.
@@ -165,39 +171,50 @@ fn run_demo_server() -> ExitCode {
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
         .and_then(|rt| {
             rt.block_on(mcp_testkit::run_stdio(mcp_testkit::Config::default()))
-                .context("the demo server failed")
+                .map_err(|e| format!("the demo server failed: {e}"))
         });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mcpc {DEMO_SERVER}: {e:#}");
+            eprintln!("mcpc {DEMO_SERVER}: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
 /// Colours on stderr: when it is a terminal and `NO_COLOR` is unset or empty.
-fn stderr_color() -> bool {
+pub(crate) fn stderr_color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Writes a line to stdout; a closed pipe (`mcpc tools | head`) is not an
 /// error.
-fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
+    let _ = out.flush();
 }
 
-fn report_error(error: &anyhow::Error) {
+/// A failure on stderr (and, with `--output json`, as JSON on stdout).
+pub(crate) fn report(output: Output, failure: &Failure) {
+    if output == Output::Json {
+        emit(&failure.to_json().to_string());
+    }
+    warn_line(&failure.message);
+}
+
+/// `mcpc: error: ...` on stderr.
+pub(crate) fn warn_line(message: &str) {
     let label = if stderr_color() { "\x1b[31merror\x1b[0m" } else { "error" };
-    eprintln!("mcpc: {label}: {error:#}");
+    progress::suspend(|| eprintln!("mcpc: {label}: {message}"));
 }
 
 async fn run(cli: Cli) -> u8 {
-    let registry = match build_registry(&cli) {
+    let output = cli.global.output;
+    let registry = match build_registry(&cli.global) {
         Ok((registry, warnings)) => {
             for w in warnings {
                 eprintln!("mcpc: warning: {w}");
@@ -205,21 +222,33 @@ async fn run(cli: Cli) -> u8 {
             registry
         }
         Err(f) => {
-            report_error(&f.error);
+            report(output, &f);
             return f.code;
         }
     };
+    let ends_on_ctrl_c = matches!(
+        cli.command,
+        Command::Listen { .. } | Command::Resources(cli::ResourcesCommand::Subscribe { .. })
+    );
     // Ctrl-C, SIGTERM, SIGHUP: close the servers (process groups, HTTP
     // sessions) before leaving, rather than dying with them open, whatever
     // the command was doing (connecting included).
     let outcome = {
-        let exec = execute(&cli, &registry);
+        let exec = commands::execute(&cli, &registry);
         tokio::pin!(exec);
         tokio::select! {
             outcome = &mut exec => outcome,
             code = terminated() => {
+                progress::clear();
                 eprintln!();
-                Err(Failure { code, error: anyhow!("interrupted") })
+                if code == EXIT_INTERRUPTED && ends_on_ctrl_c {
+                    // Following until Ctrl-C: that is the normal end.
+                    Ok(0)
+                } else {
+                    let mut f = Failure::new(Kind::Interrupted, "interrupted");
+                    f.code = code;
+                    Err(f)
+                }
             }
         }
         // The abandoned command is dropped here: a connect it was making
@@ -230,7 +259,7 @@ async fn run(cli: Cli) -> u8 {
     match outcome {
         Ok(code) => code,
         Err(f) => {
-            report_error(&f.error);
+            report(output, &f);
             f.code
         }
     }
@@ -262,60 +291,142 @@ async fn terminated() -> u8 {
     }
 }
 
-/// The servers: `--server`, else a configuration file, else the demo.
-fn build_registry(cli: &Cli) -> Result<(Registry, Vec<Warning>), Failure> {
-    let identity = ClientIdentity::new("mcpc", VERSION);
-    let mut connector = DefaultConnector::default();
-    connector.host_name = "mcpc".into();
-    // No handler during normal commands: a server that needs a login says
-    // so (with the command below) instead of prompting mid-call.
-    connector.token_store = Some(match default_token_dir("mcpc") {
+/// The servers: `--server`, else a configuration file, else the demo;
+/// with the command-line settings applied (timeout, `-e`, `--cwd`).
+fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
+    let identity = ClientIdentity::new("mcpc", env!("CARGO_PKG_VERSION"));
+    let mut inner = DefaultConnector::default();
+    inner.host_name = "mcpc".into();
+    // No OAuth handler during normal commands: a server that needs a login
+    // says so (with the command to run) instead of prompting mid-call.
+    inner.token_store = Some(match default_token_dir("mcpc") {
         Some(dir) => Arc::new(FileTokenStore::new(dir)) as Arc<dyn TokenStore>,
         None => Arc::new(MemoryTokenStore::new()),
     });
-    let (config, warnings) = if let Some(spec) = &cli.server {
-        if cli.config.is_some() {
+    let env = parse_env(&g.env)?;
+    let (mut config, warnings) = if let Some(spec) = &g.server {
+        if g.config.is_some() {
             return Err(Failure::usage("give --config or --server, not both"));
         }
-        let server = parse_server_spec(SPEC_SERVER, spec, &cli.headers).map_err(Failure::usage)?;
-        (Config { enabled: true, client_identity: identity, servers: vec![server] }, Vec::new())
-    } else if !cli.headers.is_empty() {
+        (spec_config(spec, &g.headers, identity)?, Vec::new())
+    } else if !g.headers.is_empty() {
         return Err(Failure::usage(
             "-H is for a server given with --server URL; put headers of configured servers in the configuration",
         ));
-    } else if let Some(path) = config_path(cli.config.as_deref())? {
+    } else if let Some(path) = config_path(g.config.as_deref())? {
         let options =
-            LoadOptions { strict: cli.strict, client_identity: identity, ..Default::default() };
+            LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
         let loaded = Config::load(&path, &options)
-            .map_err(|e| Failure { code: EXIT_USAGE, error: anyhow!("{e}") })?;
+            .map_err(|e| Failure::new(Kind::Config, format!("{}: {e}", path.display())))?;
         (loaded.config, loaded.warnings)
     } else {
         // The demo server is this executable: no PATH to discover.
-        connector.discover_path = false;
-        let exe = std::env::current_exe().map_err(|e| Failure {
-            code: EXIT_CONNECTION,
-            error: anyhow!("cannot find this executable to run the demo server: {e}"),
+        inner.discover_path = false;
+        let exe = std::env::current_exe().map_err(|e| {
+            Failure::new(
+                Kind::Connection,
+                format!("cannot find this executable to run the demo server: {e}"),
+            )
         })?;
         let command = ServerCommand::new(exe.to_string_lossy().into_owned()).arg(DEMO_SERVER);
         let demo = ServerConfig::stdio(DEMO, command)
             .with_description("the demo server built into mcpc (mcp-testkit)");
         (Config { enabled: true, client_identity: identity, servers: vec![demo] }, Vec::new())
     };
+    let cwd = match &g.cwd {
+        Some(dir) if !dir.is_dir() => {
+            return Err(Failure::usage(format!("--cwd {}: no such directory", dir.display())));
+        }
+        Some(dir) => Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone())),
+        None => None,
+    };
+    for server in &mut config.servers {
+        if let Some(secs) = g.timeout {
+            server.timeout = Duration::from_secs_f64(secs);
+        }
+        if let TransportConfig::Stdio(command) = &mut server.transport {
+            command.env.extend(env.iter().cloned());
+            if let Some(dir) = &cwd {
+                command.cwd = Some(dir.clone());
+            }
+        }
+    }
+    let roots = if g.roots.is_empty() {
+        vec![std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))]
+    } else {
+        let mut roots = Vec::new();
+        for root in &g.roots {
+            let absolute = std::path::absolute(root)
+                .map_err(|e| Failure::usage(format!("--root {}: {e}", root.display())))?;
+            roots.push(absolute);
+        }
+        roots
+    };
+    let settings =
+        host::HostSettings { roots, accept_defaults: g.accept_defaults, open_urls: g.open };
+    inner.handlers = host::handlers(&settings);
+    let connector = host::CliConnector {
+        inner,
+        close_grace: host::CLOSE_GRACE,
+        log_level: g.log_level.map(|l| LoggingLevel::from(l.as_str())),
+    };
     let mut options = RegistryOptions::with_connector(connector);
     options.login_command = Some("mcpc login {server}".into());
-    let registry = Registry::new(config, options);
-    Ok((registry, warnings))
+    Ok((Registry::new(config, options), warnings))
 }
 
-/// `--config PATH` (must exist), else `./mcp.toml`, else the user's
-/// `mcpc/mcp.toml`; `None` means the demo.
+/// `-e KEY=VALUE` pairs.
+fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    pairs
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) if !key.trim().is_empty() => {
+                Ok((key.trim().to_owned(), value.to_owned()))
+            }
+            _ => Err(Failure::usage(format!("-e takes KEY=VALUE, got {pair:?}"))),
+        })
+        .collect()
+}
+
+/// The one server of `--server SPEC`: a URL (without credentials in it),
+/// or a command split by the shell's quoting rules.
+fn spec_config(
+    spec: &str,
+    headers: &[String],
+    identity: ClientIdentity,
+) -> Result<Config, Failure> {
+    let mut server = parse_server_spec(SPEC_SERVER, spec, headers).map_err(Failure::usage)?;
+    match &mut server.transport {
+        TransportConfig::Http { endpoint, .. } if failure::has_userinfo(endpoint) => {
+            return Err(Failure::new(
+                Kind::Config,
+                "the --server URL has a user name or password in it, which mcpc does not send; \
+                 give the credentials as a header instead: -H 'Authorization: Basic <base64 of user:password>'",
+            )
+            .with_server(SPEC_SERVER));
+        }
+        TransportConfig::Stdio(command) => {
+            let words = shell_words::split(spec.trim()).map_err(|e| {
+                Failure::usage(format!("--server: cannot split the command into words: {e}"))
+            })?;
+            let mut words = words.into_iter();
+            command.command = words.next().unwrap_or_default();
+            command.args = words.collect();
+        }
+        _ => {}
+    }
+    Ok(Config { enabled: true, client_identity: identity, servers: vec![server] })
+}
+
+/// `--config PATH` / `$MCPC_CONFIG` (must exist), else `./mcp.toml`, else
+/// the user's `mcpc/mcp.toml`; `None` means the demo.
 fn config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, Failure> {
     if let Some(path) = explicit {
         if !path.is_file() {
-            return Err(Failure::usage(format!(
-                "the configuration {} does not exist",
-                path.display()
-            )));
+            return Err(Failure::new(
+                Kind::Config,
+                format!("the configuration {} does not exist", path.display()),
+            ));
         }
         return Ok(Some(path.to_owned()));
     }
@@ -336,119 +447,11 @@ fn user_config_dir() -> Option<PathBuf> {
     non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")))
 }
 
-async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
-    match &cli.command {
-        Command::Servers => servers(cli.output, registry, cli.connect).await,
-        Command::Tools(server) => tools(cli.output, registry, server.as_deref()).await,
-        Command::Call(positional) => call(cli, registry, positional).await,
-        Command::Ping(server) => {
-            let server = pick_server(registry, server.as_deref())?;
-            let start = Instant::now();
-            registry.ping(&server).await.map_err(Failure::registry)?;
-            let ms = start.elapsed().as_secs_f64() * 1000.0;
-            let status = registry.status(&server).await.map_err(Failure::registry)?;
-            match cli.output {
-                Output::Text => {
-                    emit(&format!("{server}: pong in {ms:.1} ms{}", protocol_suffix(&status)))
-                }
-                Output::Json => {
-                    let mut v = json!({"server": server, "ok": true, "ms": ms});
-                    add_protocol(&mut v, &status);
-                    emit(&v.to_string());
-                }
-            }
-            Ok(0)
-        }
-        Command::Login(server) => {
-            let config = registry.get(server).ok_or_else(|| {
-                Failure::registry(mcp_host_registry::Error::UnknownServer {
-                    server: server.clone(),
-                })
-            })?;
-            if !config.uses_oauth() {
-                return Err(Failure::usage(format!(
-                    "server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log in to"
-                )));
-            }
-            login(cli, registry, server).await
-        }
-        Command::Logout(server) => {
-            let server = pick_server(registry, server.as_deref())?;
-            if !registry.get(&server).is_some_and(|c| c.uses_oauth()) {
-                return Err(Failure::usage(format!(
-                    "server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log out of"
-                )));
-            }
-            logout(cli.output, registry, &server).await
-        }
-        Command::Help | Command::Version | Command::DemoServer => Ok(0),
-    }
-}
-
-/// How long the token exchanges of a login may take beyond the user's
-/// part (`--timeout`).
-const LOGIN_GRACE: Duration = Duration::from_secs(60);
-
-/// `mcpc login SERVER`: the loopback handler (or the hidden headless one),
-/// the tokens into the file store.
-async fn login(cli: &Cli, registry: &Registry, server: &str) -> Result<u8, Failure> {
-    let handler = if cli.headless {
-        OAuthHandler::Headless(None)
-    } else {
-        let handler = LoopbackHandler::bind(cli.login_timeout)
-            .await
-            .map_err(|e| Failure { code: EXIT_CONNECTION, error: anyhow!("{e}") })?
-            .on_url(|url| {
-                eprintln!("Open this URL to log in:\n  {url}");
-                open_browser(url);
-            });
-        OAuthHandler::Custom(Arc::new(handler))
-    };
-    registry
-        .login(server, Some(handler), cli.login_timeout + LOGIN_GRACE)
-        .await
-        .map_err(Failure::registry)?;
-    match cli.output {
-        Output::Text => emit(&format!("logged in to {server}")),
-        Output::Json => emit(&json!({"server": server, "logged_in": true}).to_string()),
-    }
-    Ok(0)
-}
-
-/// How long a logout (discovery and revocation) may take.
-const LOGOUT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// `mcpc logout SERVER`: revocation where offered, then the tokens deleted
-/// from the store (also when the revocation failed: that is a warning).
-async fn logout(output: Output, registry: &Registry, server: &str) -> Result<u8, Failure> {
-    let revocation = registry.logout(server, LOGOUT_TIMEOUT).await.map_err(Failure::registry)?;
-    let revoked = match &revocation {
-        Revocation::Revoked => Some(true),
-        Revocation::NotOffered => None,
-        Revocation::Failed(e) => {
-            eprintln!("warning: {server}: the tokens could not be revoked: {e}");
-            Some(false)
-        }
-        _ => None,
-    };
-    match output {
-        Output::Text => emit(&match revoked {
-            Some(true) => format!("logged out of {server} (tokens revoked and deleted)"),
-            Some(false) => format!("logged out of {server} (tokens deleted; not revoked)"),
-            None => format!("logged out of {server} (tokens deleted)"),
-        }),
-        Output::Json => {
-            emit(&json!({"server": server, "logged_out": true, "revoked": revoked}).to_string())
-        }
-    }
-    Ok(0)
-}
-
 /// Opens `url` in the browser when that is cheap: `open` on macOS,
 /// `xdg-open` on other Unix systems with a display, spawned without a
 /// shell, its output discarded, any failure ignored (the URL is printed
 /// anyway). Off with `MCPC_NO_BROWSER`, and on other platforms.
-fn open_browser(url: &str) {
+pub(crate) fn open_browser(url: &str) {
     if std::env::var_os("MCPC_NO_BROWSER").is_some_and(|v| !v.is_empty()) {
         return;
     }
@@ -468,359 +471,10 @@ fn open_browser(url: &str) {
         .stderr(std::process::Stdio::null())
         .spawn();
     if let Ok(mut child) = spawned {
-        // Reaped in the background; the login does not wait for it.
+        // Reaped in the background; nothing waits for it.
         std::thread::spawn(move || {
             let _ = child.wait();
         });
-    }
-}
-
-/// The named server, or the only one.
-fn pick_server(registry: &Registry, name: Option<&str>) -> Result<String, Failure> {
-    let names: Vec<&str> = registry.list().map(|s| s.name.as_str()).collect();
-    match name {
-        Some(name) if names.contains(&name) => Ok(name.to_owned()),
-        Some(name) => Err(Failure::usage(format!(
-            "no server is named {name:?} (servers: {})",
-            list_or_none(&names)
-        ))),
-        None => match names.as_slice() {
-            [only] => Ok((*only).to_owned()),
-            [] => Err(Failure::usage("no servers are configured")),
-            _ => Err(Failure::usage(format!("name a SERVER: {}", names.join(", ")))),
-        },
-    }
-}
-
-fn list_or_none(names: &[&str]) -> String {
-    if names.is_empty() { "none".into() } else { names.join(", ") }
-}
-
-/// `mcpc servers`: the configured servers; with `--connect`, each one
-/// connected (concurrently, bounded) and shown with the protocol version
-/// and era it speaks. A server that cannot be reached is reported on stderr
-/// (and in the JSON) and makes the exit code 3; the others are still shown.
-async fn servers(output: Output, registry: &Registry, connect: bool) -> Result<u8, Failure> {
-    let mut errors = std::collections::HashMap::new();
-    let mut code = 0;
-    if connect {
-        for r in registry.initialize_all().await {
-            if let Err(e) = r.result {
-                let failure = Failure::registry(e);
-                code = code.max(failure.code);
-                report_error(&failure.error);
-                errors.insert(r.server, format!("{:#}", failure.error));
-            }
-        }
-    }
-    let statuses = registry.statuses().await;
-    match output {
-        Output::Json => {
-            let list: Vec<Value> = registry
-                .list()
-                .zip(&statuses)
-                .map(|(server, status)| {
-                    let mut v = server_json(server);
-                    v["connected"] = json!(status.connected);
-                    add_protocol(&mut v, status);
-                    if let Some(error) = errors.get(&server.name) {
-                        v["error"] = json!(error);
-                    }
-                    v
-                })
-                .collect();
-            emit(&Value::Array(list).to_string());
-        }
-        Output::Text => {
-            let rows: Vec<(String, &str, String, String, String)> = registry
-                .list()
-                .zip(&statuses)
-                .map(|(s, status)| {
-                    let (kind, target) = target(s);
-                    let protocol = match (status.protocol_version, status.era) {
-                        (Some(version), Some(era)) => format!("{version} {era}"),
-                        _ if errors.contains_key(&s.name) => "unreachable".to_owned(),
-                        _ => String::new(),
-                    };
-                    let description = s.description.clone().unwrap_or_default();
-                    (s.name.clone(), kind, target, protocol, description)
-                })
-                .collect();
-            let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-            let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
-            let w3 = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
-            for (name, kind, target, protocol, description) in rows {
-                let line = if connect {
-                    format!("{name:w0$}  {kind:5}  {target:w2$}  {protocol:w3$}  {description}")
-                } else {
-                    format!("{name:w0$}  {kind:5}  {target:w2$}  {description}")
-                };
-                emit(line.trim_end());
-            }
-        }
-    }
-    Ok(code)
-}
-
-/// ` (2025-11-25, legacy era)`: the protocol a connected server speaks, for
-/// the end of a line; empty when it is not known.
-fn protocol_suffix(status: &ServerStatus) -> String {
-    match (status.protocol_version, status.era) {
-        (Some(version), Some(era)) => format!(" ({version}, {era} era)"),
-        _ => String::new(),
-    }
-}
-
-/// Adds `protocol_version` and `era` (`"modern"`/`"legacy"`, or null when
-/// not connected) to a JSON object.
-fn add_protocol(v: &mut Value, status: &ServerStatus) {
-    v["protocol_version"] = json!(status.protocol_version.map(|p| p.as_str()));
-    v["era"] = json!(status.era.map(|e| e.to_string()));
-}
-
-/// The transport kind and what it points at; an endpoint shows only its
-/// scheme and host (a path or query may hold a key).
-fn target(server: &ServerConfig) -> (&'static str, String) {
-    match &server.transport {
-        TransportConfig::Stdio(c) => {
-            let mut words = vec![c.command.clone()];
-            words.extend(c.args.iter().cloned());
-            ("stdio", words.join(" "))
-        }
-        TransportConfig::Http { endpoint, .. } => ("http", mcp_http::redact_endpoint(endpoint)),
-        _ => ("other", String::new()),
-    }
-}
-
-fn server_json(server: &ServerConfig) -> Value {
-    let mut v = json!({
-        "name": server.name,
-        "description": server.description,
-        "timeout_secs": server.timeout.as_secs(),
-        "allowed_tools": server.policy.allowed(),
-        "disallowed_tools": server.policy.denied(),
-    });
-    match &server.transport {
-        TransportConfig::Stdio(c) => {
-            v["transport"] = json!("stdio");
-            v["command"] = json!(c.command);
-            v["args"] = json!(c.args);
-        }
-        TransportConfig::Http { endpoint, .. } => {
-            v["transport"] = json!("http");
-            v["endpoint"] = json!(mcp_http::redact_endpoint(endpoint));
-        }
-        _ => v["transport"] = json!("other"),
-    }
-    v
-}
-
-async fn tools(output: Output, registry: &Registry, server: Option<&str>) -> Result<u8, Failure> {
-    let results: Vec<(String, Result<Vec<Tool>, mcp_host_registry::Error>)> = match server {
-        Some(name) => {
-            let name = pick_server(registry, Some(name))?;
-            let result = registry.list_tools(&name).await;
-            vec![(name, result)]
-        }
-        None => registry.list_all_tools().await.into_iter().map(|r| (r.server, r.result)).collect(),
-    };
-    if results.is_empty() {
-        return Err(Failure::usage("no servers are configured"));
-    }
-    let mut code = 0;
-    let mut json_out = Vec::new();
-    let single = results.len() == 1;
-    for (i, (name, result)) in results.into_iter().enumerate() {
-        match result {
-            Ok(tools) => {
-                let status = registry.status(&name).await.map_err(Failure::registry)?;
-                match output {
-                    Output::Json => {
-                        let mut v = json!({"server": name});
-                        add_protocol(&mut v, &status);
-                        v["tools"] = json!(tools);
-                        json_out.push(v);
-                    }
-                    Output::Text => {
-                        if i > 0 {
-                            emit("");
-                        }
-                        emit(&format!(
-                            "{name}: {} tool{}{}",
-                            tools.len(),
-                            plural(tools.len()),
-                            protocol_suffix(&status)
-                        ));
-                        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
-                        for tool in &tools {
-                            let line = format!("  {:width$}  {}", tool.name, summary(tool));
-                            emit(line.trim_end());
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                let failure = Failure::registry(e);
-                if single {
-                    return Err(failure);
-                }
-                code = code.max(failure.code);
-                if output == Output::Json {
-                    json_out.push(json!({"server": name, "error": format!("{:#}", failure.error)}));
-                }
-                report_error(&failure.error);
-            }
-        }
-    }
-    if output == Output::Json {
-        emit(&Value::Array(json_out).to_string());
-    }
-    Ok(code)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// The first line of a tool's description, at most 100 characters.
-fn summary(tool: &Tool) -> String {
-    let first = tool.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
-    let text = first.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.chars().count() > 100 {
-        let cut: String = text.chars().take(99).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
-}
-
-async fn call(cli: &Cli, registry: &Registry, positional: &[String]) -> Result<u8, Failure> {
-    // `call SERVER TOOL ...`, or `call TOOL ...` when there is one server.
-    let (server, tool, pairs) = match positional {
-        [first, rest @ ..] if registry.get(first).is_some() => match rest {
-            [tool, pairs @ ..] => (first.clone(), tool.clone(), pairs),
-            [] => return Err(Failure::usage(format!("call {first} needs a TOOL"))),
-        },
-        [tool, pairs @ ..] if registry.list().len() == 1 && !tool.contains('=') => {
-            (pick_server(registry, None)?, tool.clone(), pairs)
-        }
-        [first, ..] => {
-            let names: Vec<&str> = registry.list().map(|s| s.name.as_str()).collect();
-            return Err(Failure::usage(format!(
-                "no server is named {first:?} (servers: {})",
-                list_or_none(&names)
-            )));
-        }
-        [] => return Err(Failure::usage("call needs a TOOL")),
-    };
-    let mut arguments = match &cli.json {
-        None => JsonObject::new(),
-        Some(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => return Err(Failure::usage("--json must be a JSON object")),
-            Err(e) => return Err(Failure::usage(format!("--json is not valid JSON: {e}"))),
-        },
-    };
-    let mut raw_pairs = Vec::new();
-    for pair in pairs {
-        let Some((key, value)) = pair.split_once('=') else {
-            return Err(Failure::usage(format!("expected key=value, got {pair:?}")));
-        };
-        let key = key.trim();
-        if key.is_empty() {
-            return Err(Failure::usage(format!("the argument {pair:?} has no key")));
-        }
-        raw_pairs.push((key.to_owned(), value.to_owned()));
-    }
-    let policy_allows = registry.get(&server).is_some_and(|s| s.policy.is_allowed(&tool));
-    if !raw_pairs.is_empty() && policy_allows {
-        // The tool's schema says which values are strings.
-        let tools = registry.list_tools(&server).await.map_err(Failure::registry)?;
-        let schema =
-            tools.iter().find(|t| t.name == tool).and_then(|t| t.input_schema.properties.clone());
-        for (key, value) in raw_pairs {
-            let property = schema.as_ref().and_then(|p| p.get(&key));
-            let value = coerce(&key, &value, property).map_err(Failure::usage)?;
-            arguments.insert(key, value);
-        }
-    } else {
-        for (key, value) in raw_pairs {
-            let value = coerce(&key, &value, None).map_err(Failure::usage)?;
-            arguments.insert(key, value);
-        }
-    }
-
-    let show_progress = match cli.progress {
-        ProgressMode::Always => true,
-        ProgressMode::Never => false,
-        ProgressMode::Auto => std::io::stderr().is_terminal(),
-    };
-    let progress =
-        show_progress.then(|| Progress::start(format!("{server}/{tool}"), stderr_color()));
-    let mut options = RequestOptions::default();
-    if let Some(p) = &progress {
-        let p = p.clone();
-        options.on_progress = Some(Arc::new(move |params| p.update(params)));
-    }
-    let result = registry.call_tool_with(&server, &tool, Some(arguments), options).await;
-    if let Some(p) = &progress {
-        p.finish();
-    }
-    let result = result.map_err(Failure::registry)?;
-    let rendered = mcp_proto::render_tool_result(&result);
-    match cli.output {
-        Output::Json => emit(&rendered.raw.to_string()),
-        Output::Text => {
-            let pretty = rendered
-                .structured_content
-                .as_ref()
-                .map(|v| serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
-            match (result.content.is_empty(), pretty) {
-                // No blocks: the text is the structured content, compact.
-                (true, Some(pretty)) => emit(&pretty),
-                (false, Some(pretty)) => {
-                    emit(&rendered.text);
-                    emit("");
-                    emit("structuredContent:");
-                    emit(&pretty);
-                }
-                (_, None) => emit(&rendered.text),
-            }
-        }
-    }
-    Ok(if rendered.is_error { EXIT_TOOL_ERROR } else { 0 })
-}
-
-/// A `key=value` value as the tool's schema wants it: a string property
-/// takes the text as is; a number, integer, boolean, array or object
-/// property takes JSON; without a schema, JSON when it parses, else text.
-fn coerce(key: &str, value: &str, property: Option<&Value>) -> Result<Value, String> {
-    let types: Vec<&str> = match property.and_then(|p| p.get("type")) {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    if types.contains(&"string") {
-        return Ok(Value::String(value.to_owned()));
-    }
-    match serde_json::from_str::<Value>(value) {
-        Ok(parsed) if types.is_empty() || types.iter().any(|t| json_type_matches(t, &parsed)) => {
-            Ok(parsed)
-        }
-        _ if types.is_empty() => Ok(Value::String(value.to_owned())),
-        _ => Err(format!("argument {key:?} must be {} (got {value:?})", types.join(" or "))),
-    }
-}
-
-fn json_type_matches(ty: &str, v: &Value) -> bool {
-    match ty {
-        "number" => v.is_number(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "boolean" => v.is_boolean(),
-        "array" => v.is_array(),
-        "object" => v.is_object(),
-        "null" => v.is_null(),
-        _ => true,
     }
 }
 
@@ -829,26 +483,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn coercion_follows_the_schema() {
-        let s = |t: Value| json!({ "type": t });
-        let cases: Vec<(&str, Option<Value>, Result<Value, ()>)> = vec![
-            ("hi", Some(s(json!("string"))), Ok(json!("hi"))),
-            ("123", Some(s(json!("string"))), Ok(json!("123"))),
-            ("2.5", Some(s(json!("number"))), Ok(json!(2.5))),
-            ("7", Some(s(json!("integer"))), Ok(json!(7))),
-            ("7.5", Some(s(json!("integer"))), Err(())),
-            ("x", Some(s(json!("number"))), Err(())),
-            ("true", Some(s(json!("boolean"))), Ok(json!(true))),
-            ("[1,2]", Some(s(json!("array"))), Ok(json!([1, 2]))),
-            ("{\"a\":1}", Some(s(json!("object"))), Ok(json!({"a": 1}))),
-            ("5", Some(s(json!(["string", "null"]))), Ok(json!("5"))),
-            ("5", None, Ok(json!(5))),
-            ("hello", None, Ok(json!("hello"))),
-            ("null", None, Ok(Value::Null)),
+    fn server_commands_are_split_by_the_shell_rules() {
+        let identity = || ClientIdentity::new("t", "0");
+        let cases: &[(&str, &[&str])] = &[
+            ("node -e 'console.log(1 + 1)'", &["node", "-e", "console.log(1 + 1)"]),
+            (r#"srv --root "/a b" x\ y"#, &["srv", "--root", "/a b", "x y"]),
+            ("  srv  stdio ", &["srv", "stdio"]),
         ];
-        for (input, property, expected) in cases {
-            let got = coerce("k", input, property.as_ref()).map_err(|_| ());
-            assert_eq!(got, expected, "{input} with {property:?}");
+        for (spec, words) in cases {
+            let config = spec_config(spec, &[], identity()).unwrap();
+            let TransportConfig::Stdio(c) = &config.servers[0].transport else { panic!() };
+            let mut got = vec![c.command.as_str()];
+            got.extend(c.args.iter().map(String::as_str));
+            assert_eq!(&got, words, "{spec}");
         }
+        let e = spec_config("srv 'unclosed", &[], identity()).unwrap_err();
+        assert_eq!(e.code, EXIT_USAGE);
+        let e = spec_config("https://u:p@h.example/mcp", &[], identity()).unwrap_err();
+        assert_eq!((e.kind, e.code), (Kind::Config, EXIT_USAGE));
+        assert!(!e.message.contains("StaticAuth"), "{}", e.message);
+    }
+
+    #[test]
+    fn env_pairs() {
+        let ok = parse_env(&["A=1".into(), "B=x=y".into(), "C=".into()]).unwrap();
+        assert_eq!(
+            ok,
+            [("A".into(), "1".into()), ("B".into(), "x=y".into()), ("C".into(), String::new())]
+        );
+        assert!(parse_env(&["novalue".into()]).is_err());
+        assert!(parse_env(&["=1".into()]).is_err());
     }
 }

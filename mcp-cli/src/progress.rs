@@ -1,128 +1,195 @@
-//! A progress bar (and a spinner for slow calls) on stderr, hand-written.
+//! The progress of a call on stderr, drawn by indicatif: a bar when the
+//! server gives a total, a spinner otherwise (it appears only for calls
+//! slower than a moment).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use std::io::Write as _;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use mcp_proto::types::ProgressNotificationParams;
 
 /// How long a call runs before the spinner appears.
 const SPINNER_AFTER: Duration = Duration::from_millis(800);
 /// How often the spinner turns.
 const TICK: Duration = Duration::from_millis(120);
-/// The bar's width in cells.
-const BAR_WIDTH: usize = 24;
-const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
 
-/// The latest progress of one call.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct State {
-    progress: Option<f64>,
-    total: Option<f64>,
-    message: Option<String>,
-    frame: usize,
-    drawn: bool,
-    done: bool,
+/// The bar being drawn, if any, so that questions and notes on stderr go
+/// above it ([`suspend`]).
+static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Runs `f` with the progress bar (if any) taken off the screen.
+pub(crate) fn suspend<R>(f: impl FnOnce() -> R) -> R {
+    let bar = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match bar {
+        Some(bar) => bar.suspend(f),
+        None => f(),
+    }
 }
 
-/// Draws one call's progress on stderr until [`Progress::finish`].
+/// Clears the progress bar of a call that was abandoned (interrupted).
+pub(crate) fn clear() {
+    if let Some(bar) = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        bar.finish_and_clear();
+    }
+}
+
+/// Takes the progress bar (if any) off the screen until dropped: for a
+/// question on the terminal, which may wait for the user a long time.
+pub(crate) fn hide() -> Hidden {
+    let bar = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(bar) = &bar {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+        let _ = Stderr.clear_line();
+    }
+    Hidden(bar)
+}
+
+/// The bar hidden by [`hide`], drawn again when this is dropped.
+#[derive(Debug)]
+pub(crate) struct Hidden(Option<ProgressBar>);
+
+impl Drop for Hidden {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.set_draw_target(target());
+        }
+    }
+}
+
+/// stderr, drawn at most 20 times a second; also when it is not a
+/// terminal (`--progress always`), which indicatif's own stderr target
+/// would hide.
+fn target() -> ProgressDrawTarget {
+    ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 20)
+}
+
+/// One call's progress, until [`Progress::finish`].
 #[derive(Debug, Clone)]
 pub(crate) struct Progress {
-    label: String,
+    bar: ProgressBar,
+    has_total: Arc<Mutex<bool>>,
     color: bool,
-    start: Instant,
-    state: Arc<Mutex<State>>,
 }
 
 impl Progress {
-    /// Starts the spinner task (it draws nothing for the first moments).
+    /// Starts drawing (on stderr; `color` off without styling escapes).
     pub(crate) fn start(label: String, color: bool) -> Progress {
-        let progress = Progress {
-            label,
-            color,
-            start: Instant::now(),
-            state: Arc::new(Mutex::new(State::default())),
-        };
-        let ticker = progress.clone();
+        let bar = ProgressBar::with_draw_target(None, target());
+        bar.set_style(spinner_style(color));
+        bar.set_prefix(label);
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
+        let progress = Progress { bar, has_total: Arc::default(), color };
+        let ticking = progress.bar.clone();
         tokio::spawn(async move {
             tokio::time::sleep(SPINNER_AFTER).await;
-            loop {
-                {
-                    let mut state = ticker.lock();
-                    if state.done {
-                        break;
-                    }
-                    state.frame = state.frame.wrapping_add(1);
-                    ticker.draw(&mut state);
-                }
-                tokio::time::sleep(TICK).await;
+            if !ticking.is_finished() {
+                ticking.enable_steady_tick(TICK);
             }
         });
         progress
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Takes a progress notification.
     pub(crate) fn update(&self, params: &ProgressNotificationParams) {
-        let mut state = self.lock();
-        if state.done {
-            return;
+        match params.total.filter(|t| *t > 0.0) {
+            Some(total) => {
+                let mut has_total = self.has_total.lock().unwrap_or_else(|e| e.into_inner());
+                if !*has_total {
+                    *has_total = true;
+                    self.bar.set_style(bar_style(self.color));
+                }
+                // indicatif counts in whole units: the server's numbers
+                // are kept to a thousandth.
+                self.bar.set_length((total * 1000.0) as u64);
+                self.bar.set_position((params.progress.min(total) * 1000.0) as u64);
+                self.bar.set_message(format!(
+                    "{}/{}{}",
+                    number(params.progress),
+                    number(total),
+                    message(params)
+                ));
+            }
+            None => {
+                self.bar.set_message(format!("{}{}", number(params.progress), message(params)));
+                self.bar.tick();
+            }
         }
-        state.progress = Some(params.progress);
-        state.total = params.total;
-        if params.message.is_some() {
-            state.message = params.message.clone();
-        }
-        self.draw(&mut state);
-    }
-
-    fn draw(&self, state: &mut State) {
-        let line = render(&self.label, state, self.start.elapsed(), self.color);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{line}");
-        let _ = err.flush();
-        state.drawn = true;
     }
 
     /// Stops drawing and clears the line.
     pub(crate) fn finish(&self) {
-        let mut state = self.lock();
-        state.done = true;
-        if state.drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
+        self.bar.finish_and_clear();
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 
-/// One line of progress: a bar when the total is known, else a spinner
-/// and the count.
-fn render(label: &str, state: &State, elapsed: Duration, color: bool) -> String {
-    let secs = format!("{:.1}s", elapsed.as_secs_f64());
-    let message = state.message.as_deref().map(|m| format!(" {m}")).unwrap_or_default();
-    let frame = FRAMES[state.frame % FRAMES.len()];
-    match (state.progress, state.total) {
-        (Some(progress), Some(total)) if total > 0.0 => {
-            let fraction = (progress / total).clamp(0.0, 1.0);
-            let filled = (fraction * BAR_WIDTH as f64).round() as usize;
-            let bar = "#".repeat(filled);
-            let rest = "-".repeat(BAR_WIDTH - filled);
-            let bar =
-                if color { format!("\x1b[36m{bar}\x1b[0m{rest}") } else { format!("{bar}{rest}") };
-            format!(
-                "{label} [{bar}] {:>3}% {}/{} {secs}{message}",
-                (fraction * 100.0).round() as u32,
-                number(progress),
-                number(total)
-            )
-        }
-        (Some(progress), _) => format!("{frame} {label} {} {secs}{message}", number(progress)),
-        (None, _) => format!("{frame} {label} {secs}{message}"),
+/// stderr as indicatif's terminal: ANSI cursor moves and line clears.
+#[derive(Debug)]
+struct Stderr;
+
+impl Stderr {
+    fn put(&self, text: &str) -> std::io::Result<()> {
+        std::io::stderr().lock().write_all(text.as_bytes())
     }
+}
+
+impl TermLike for Stderr {
+    fn width(&self) -> u16 {
+        std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100)
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 { Ok(()) } else { self.put(&format!("\x1b[{n}A")) }
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 { Ok(()) } else { self.put(&format!("\x1b[{n}B")) }
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 { Ok(()) } else { self.put(&format!("\x1b[{n}C")) }
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 { Ok(()) } else { self.put(&format!("\x1b[{n}D")) }
+    }
+
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.put(&format!("{s}\n"))
+    }
+
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.put(s)
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.put("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+fn spinner_style(color: bool) -> ProgressStyle {
+    style("{spinner:.cyan} {prefix} {msg} {elapsed_precise}", color).tick_chars("|/-\\ ")
+}
+
+fn bar_style(color: bool) -> ProgressStyle {
+    style("{prefix} [{bar:24.cyan}] {percent:>3}% {msg} {elapsed_precise}", color)
+        .progress_chars("##-")
+}
+
+/// A template, its `.cyan` dropped without colour.
+fn style(template: &str, color: bool) -> ProgressStyle {
+    let template = if color { template.to_owned() } else { template.replace(".cyan", "") };
+    ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+fn message(params: &ProgressNotificationParams) -> String {
+    params.message.as_deref().map(|m| format!(" {m}")).unwrap_or_default()
 }
 
 fn number(n: f64) -> String {
@@ -133,40 +200,10 @@ fn number(n: f64) -> String {
 mod tests {
     use super::*;
 
-    fn state(progress: Option<f64>, total: Option<f64>, message: Option<&str>) -> State {
-        State { progress, total, message: message.map(str::to_owned), ..Default::default() }
-    }
-
     #[test]
-    fn lines() {
-        let t = Duration::from_millis(1500);
-        let cases = [
-            (
-                state(Some(1.0), Some(4.0), Some("step 1 of 4")),
-                false,
-                "echo [######------------------]  25% 1/4 1.5s step 1 of 4",
-            ),
-            (
-                state(Some(4.0), Some(4.0), None),
-                false,
-                "echo [########################] 100% 4/4 1.5s",
-            ),
-            (
-                state(Some(9.0), Some(4.0), None),
-                false,
-                "echo [########################] 100% 9/4 1.5s",
-            ),
-            (
-                state(Some(1.0), Some(4.0), None),
-                true,
-                "echo [\x1b[36m######\x1b[0m------------------]  25% 1/4 1.5s",
-            ),
-            (state(Some(2.5), None, Some("working")), false, "| echo 2.5 1.5s working"),
-            (state(None, None, None), false, "| echo 1.5s"),
-            (state(Some(3.0), Some(0.0), None), false, "| echo 3 1.5s"),
-        ];
-        for (s, color, expected) in cases {
-            assert_eq!(render("echo", &s, t, color), expected);
-        }
+    fn numbers() {
+        assert_eq!(number(3.0), "3");
+        assert_eq!(number(2.5), "2.5");
+        assert_eq!(number(1e16), "10000000000000000.0");
     }
 }

@@ -55,7 +55,9 @@ impl Sandbox {
         self.run_env(args, &[])
     }
 
-    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+    /// `mcpc args` in the sandbox (its working directory, home and
+    /// configuration directories), no browser, no colour.
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
         cmd.args(args)
             .current_dir(&self.dir)
@@ -64,9 +66,13 @@ impl Sandbox {
             .env("XDG_DATA_HOME", self.dir.join("data"))
             .env("MCPC_NO_BROWSER", "1")
             .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.command(args);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -188,9 +194,14 @@ fn progress_bar_on_stderr() {
 fn usage_errors_exit_2() {
     let s = Sandbox::new("usage");
     let cases: &[(&[&str], &str)] = &[
-        (&[], "no command given"),
-        (&["frobnicate"], "unknown command"),
-        (&["--output", "yaml", "tools"], "--output must be text or json"),
+        (&[], "Usage: mcpc [OPTIONS] <COMMAND>"),
+        (&["frobnicate"], "unrecognized subcommand 'frobnicate'"),
+        (&["--output", "yaml", "tools"], "invalid value 'yaml' for '--output"),
+        (&["tools", "a", "b"], "unexpected argument 'b'"),
+        (&["--timeout", "0", "call", "echo"], "expected a number of seconds"),
+        (&["-e", "NOVALUE", "tools"], "-e takes KEY=VALUE"),
+        (&["--server", "srv 'unclosed", "tools"], "cannot split the command into words"),
+        (&["--cwd", "no/such/dir", "tools"], "--cwd no/such/dir: no such directory"),
         (&["call", "demo"], "call demo needs a TOOL"),
         (&["call", "demo", "echo", "message"], "expected key=value"),
         (&["call", "demo", "add", "a=x", "b=1"], "argument \"a\" must be number"),
@@ -229,10 +240,15 @@ fn usage_errors_exit_2() {
 #[test]
 fn connection_failures_exit_3() {
     let s = Sandbox::new("conn");
-    // Nothing listens on port 1.
-    let r = s.run(&["--server", "http://127.0.0.1:1/mcp", "tools"]);
+    // Nothing listens on port 1. The message names the server once, with
+    // the URL's path.
+    let r = s.run(&["--server", "http://127.0.0.1:1/some/path?key=secret", "tools"]);
     assert_eq!(r.code, 3, "{r:?}");
-    assert!(r.stderr.contains("server: MCP server http://127.0.0.1:1"), "{r:?}");
+    assert!(
+        r.stderr.contains("MCP server \"server\" (http://127.0.0.1:1/some/path): server/discover failed to connect"),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("server: MCP server") && !r.stderr.contains("secret"), "{r:?}");
     // `http:/x` is not a URL: it is spawned as a command, and not found.
     let r = s.run(&["--server", "http:/x", "tools"]);
     assert_eq!(r.code, 3, "{r:?}");
@@ -517,7 +533,7 @@ fn login_failures_exit_3_or_2() {
     assert_eq!(r.code, 2, "{r:?}");
     let r = s.run(&["tools", "remote", "--headless"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("--headless is for login only"), "{r:?}");
+    assert!(r.stderr.contains("unexpected argument '--headless'"), "{r:?}");
 }
 
 #[test]
@@ -654,12 +670,8 @@ fn a_missing_local_path_is_not_a_config() {
 #[test]
 fn ctrl_c_stops_the_call_and_exits_130() {
     let s = Sandbox::new("sigint");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-        .args(["call", "demo", "hang"])
-        .current_dir(&s.dir)
-        .env("HOME", &s.dir)
-        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
-        .stdin(Stdio::null())
+    let mut child = s
+        .command(&["call", "demo", "hang"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -696,12 +708,8 @@ fn signal_while_connecting(s: &Sandbox, signal: &str) -> (Option<i32>, Duration,
     let script =
         s.write("server.sh", &format!("echo $$ > '{}'\nexec sleep 100\n", pid_file.display()));
     let server = format!("sh {}", script.display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-        .args(["--server", &server, "tools"])
-        .current_dir(&s.dir)
-        .env("HOME", &s.dir)
-        .env("XDG_CONFIG_HOME", s.dir.join("xdg"))
-        .stdin(Stdio::null())
+    let mut child = s
+        .command(&["--server", &server, "tools"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -755,4 +763,604 @@ fn every_terminating_signal_while_connecting_closes_the_server_and_exits() {
         });
         assert!(gone, "SIG{signal}: the server {server} is still running");
     }
+}
+
+/// The JSON on stdout, which must be one document.
+fn json_of(r: &Run) -> Value {
+    serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"))
+}
+
+#[test]
+fn every_method_against_the_demo_server() {
+    let s = Sandbox::new("methods");
+    let r = s.run(&["info"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("demo: mcp-testkit "), "{r:?}");
+    assert_eq!(lines[1], "  protocol      2025-11-25 (legacy era)", "{r:?}");
+    assert!(lines[2].contains("resources (listChanged, subscribe)"), "{r:?}");
+    assert!(r.stdout.contains("  instructions\n    A scriptable test server"), "{r:?}");
+    let v = json_of(&s.run(&["--output", "json", "info"]));
+    assert_eq!(
+        (&v["server"], &v["server_info"]["name"], &v["protocol_version"], &v["era"]),
+        (&"demo".into(), &"mcp-testkit".into(), &"2025-11-25".into(), &"legacy".into())
+    );
+    assert_eq!(v["capabilities"]["resources"]["subscribe"], true, "{v}");
+    assert!(v["instructions"].as_str().unwrap().starts_with("A scriptable test server"));
+
+    let r = s.run(&["resources", "list"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().next(), Some("demo: 6 resources"), "{r:?}");
+    assert!(r.stdout.contains("  test://static/blob/1  application/octet-stream  blob-1"), "{r:?}");
+    let v = json_of(&s.run(&["--output", "json", "resources", "list", "demo"]));
+    assert_eq!(v["resources"].as_array().unwrap().len(), 6, "{v}");
+    let r = s.run(&["resources", "templates"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("  test://static/text/{id}  text/plain"), "{r:?}");
+
+    // Golden: a text resource, in both forms; a blob as its size.
+    let r = s.run(&["resources", "read", "test://static/text/2"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "This is text resource 2.\n"), "{r:?}");
+    let r = s.run(&["--output", "json", "resources", "read", "demo", "test://static/text/2"]);
+    assert_eq!(
+        json_of(&r),
+        serde_json::json!({"server": "demo", "contents": [{
+            "uri": "test://static/text/2", "mimeType": "text/plain", "text": "This is text resource 2."
+        }]})
+    );
+    let r = s.run(&["resources", "read", "test://static/blob/1"]);
+    assert!(r.stdout.starts_with("[blob: application/octet-stream, 24 bytes"), "{r:?}");
+    // A resource the server does not have: its error, exit 3.
+    let r = s.run(&["resources", "read", "test://nope"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("MCP server \"demo\"") && r.stderr.contains("-32002"), "{r:?}");
+
+    let r = s.run(&["prompts", "list"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.lines().any(|l| l.starts_with("  greet   name ")), "{r:?}");
+    let r = s.run(&["prompts", "get", "greet", "name=Ada"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "demo: A greeting\n[user] Hello, Ada!\n"), "{r:?}");
+    let r = s.run(&["prompts", "get", "demo", "greet", "name=Ada", "--output", "json"]);
+    assert_eq!(json_of(&r)["messages"][0]["content"]["text"], "Hello, Ada!", "{r:?}");
+    let r = s.run(&["prompts", "get", "greet"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("-32602"), "{r:?}");
+
+    let r = s.run(&["complete", "--prompt", "greet", "name=", "--output", "json"]);
+    assert_eq!(
+        json_of(&r),
+        serde_json::json!({"server": "demo", "completion": {"values": ["alice", "bob", "carol"], "total": 3, "hasMore": false}})
+    );
+    let r = s.run(&["complete", "--prompt", "greet", "name=b"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "bob\n"), "{r:?}");
+    let r = s.run(&["complete", "demo", "--resource", "test://static/text/{id}", "id="]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "1\n2\n3\n4\n5\n"), "{r:?}");
+
+    // Tasks: a call as a task, followed to its result; the list of a fresh
+    // server; an unknown task.
+    let r = s.run(&["call", "--task", "slow", "ms=200"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "done\n"), "{r:?}");
+    assert!(r.stderr.contains("mcpc: task task-1 working"), "{r:?}");
+    let r = s.run(&["--output", "json", "call", "--task", "--detach", "slow", "ms=200"]);
+    let v = json_of(&r);
+    assert_eq!(
+        (&v["server"], &v["task"]["taskId"], &v["task"]["status"]),
+        (&"demo".into(), &"task-1".into(), &"working".into())
+    );
+    let r = s.run(&["call", "--task", "fail", "message=boom"]);
+    assert_eq!((r.code, r.stdout.as_str()), (1, "boom\n"), "{r:?}");
+    let r = s.run(&["tasks", "list"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "demo: 0 tasks\n"), "{r:?}");
+    for what in ["get", "cancel", "result"] {
+        let r = s.run(&["--output", "json", "tasks", what, "task-9"]);
+        assert_eq!(r.code, 3, "{r:?}");
+        let v = json_of(&r);
+        assert_eq!(
+            (&v["error"]["kind"], &v["error"]["server"]),
+            (&"protocol".into(), &"demo".into()),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn errors_as_json_with_their_exit_codes() {
+    let s = Sandbox::new("json-errors");
+    // Golden: the shape, for an unknown server (also in `call`, where the
+    // first word could have been a tool).
+    for args in [
+        &["--output", "json", "call", "nosuchserver", "echo", "message=hi"][..],
+        &["--output", "json", "tools", "nosuchserver"],
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert_eq!(
+            json_of(&r),
+            serde_json::json!({"error": {
+                "kind": "not_found",
+                "message": "no server is named \"nosuchserver\" (servers: demo)",
+                "server": "nosuchserver",
+                "exit_code": 2,
+            }})
+        );
+    }
+    let r = s.run(&["call", "nosuchserver", "echo", "message=hi"]);
+    assert!(r.stderr.contains("no server is named \"nosuchserver\""), "{r:?}");
+    let cases: &[(&[&str], &str, i32)] = &[
+        (&["--output", "json", "frobnicate"], "usage", 2),
+        (&["--output=json", "call", "demo", "nosuch"], "not_found", 2),
+        (&["--output", "json", "call", "demo", "echo", "message"], "usage", 2),
+        (&["--output", "json", "--server", "https://me:pw@127.0.0.1:1/mcp", "tools"], "config", 2),
+        (&["--output", "json", "--config", "missing.toml", "tools"], "config", 2),
+        (&["--output", "json", "--server", "http://127.0.0.1:1/mcp", "ping"], "connection", 3),
+        (&["--output", "json", "--timeout", "0.5", "call", "hang"], "timeout", 3),
+        (&["--output", "json", "call", "crash"], "connection", 3),
+    ];
+    for (args, kind, code) in cases {
+        let r = s.run(args);
+        assert_eq!(r.code, *code, "{args:?}: {r:?}");
+        let v = json_of(&r);
+        assert_eq!(v["error"]["kind"], *kind, "{args:?}: {r:?}");
+        assert_eq!(v["error"]["exit_code"], *code, "{args:?}: {r:?}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(!message.is_empty() && !message.contains("StaticAuth"), "{args:?}: {r:?}");
+        assert!(!r.stdout.contains("pw@"), "{r:?}");
+    }
+    let v = json_of(&s.run(&["--output", "json", "--server", "http://127.0.0.1:1/a/b", "ping"]));
+    assert_eq!(v["error"]["server"], "server");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("MCP server \"server\" (http://127.0.0.1:1/a/b): "),
+        "{v}"
+    );
+}
+
+#[test]
+fn ping_reports_the_connect_time_apart() {
+    let s = Sandbox::new("ping");
+    // A server that takes half a second to start.
+    let spec = format!("sh -c 'sleep 0.5; exec \"{}\" stdio'", testkit());
+    let r = s.run(&["--server", &spec, "--output", "json", "ping"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    let (ms, connect_ms) = (v["ms"].as_f64().unwrap(), v["connect_ms"].as_f64().unwrap());
+    assert!(connect_ms >= 500.0, "{r:?}");
+    assert!(ms < 400.0 && ms < connect_ms, "the round trip alone: {r:?}");
+    let r = s.run(&["--server", &spec, "ping"]);
+    assert!(
+        r.stdout.starts_with("server: pong in ") && r.stdout.contains(" ms, connected in "),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_server_that_ignores_the_end_of_its_input_does_not_hold_up_the_run() {
+    let s = Sandbox::new("grace");
+    // The shell goes on (sleeping) after the server has read its input's
+    // end: mcpc waits its short grace, then ends the process group.
+    let spec = format!("sh -c '\"{}\" stdio; sleep 30'", testkit());
+    let start = Instant::now();
+    let r = s.run(&["--server", &spec, "ping"]);
+    let took = start.elapsed();
+    assert_eq!(r.code, 0, "{r:?}");
+    // The stdio transport's own default grace (2 s) would be spent twice.
+    assert!(took < Duration::from_millis(1500), "the run took {took:?}: {r:?}");
+}
+
+#[test]
+fn completions_generate_for_each_shell() {
+    let s = Sandbox::new("completions");
+    for shell in ["bash", "zsh", "fish"] {
+        let r = s.run(&["completions", shell]);
+        assert_eq!(r.code, 0, "{r:?}");
+        for word in ["mcpc", "resources", "prompts", "connect-timeout"] {
+            assert!(r.stdout.contains(word), "{shell}: {word} missing");
+        }
+    }
+    let r = s.run(&["completions", "tcsh"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    // Every command has its own help.
+    for command in [
+        "servers",
+        "info",
+        "tools",
+        "call",
+        "ping",
+        "resources",
+        "prompts",
+        "complete",
+        "tasks",
+        "listen",
+        "login",
+        "logout",
+        "completions",
+    ] {
+        let r = s.run(&[command, "--help"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(r.stdout.contains(&format!("Usage: mcpc {command}")), "{command}: {r:?}");
+    }
+    let r = s.run(&["resources", "read", "--help"]);
+    assert!(r.stdout.contains("Usage: mcpc resources read [OPTIONS] <ARGS>..."), "{r:?}");
+    let r = s.run(&["--help"]);
+    assert!(r.stdout.contains("shell-words") && r.stdout.contains("\"exit_code\""), "{r:?}");
+}
+
+#[test]
+fn the_config_file_from_mcpc_config() {
+    let s = Sandbox::new("mcpc-config");
+    let path = s.write("elsewhere/servers.toml", &testkit_toml(""));
+    let path = path.to_str().unwrap();
+    let r = s.run_env(&["servers"], &[("MCPC_CONFIG", path)]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("a  stdio  ") && r.stdout.contains("\nb  stdio  "), "{r:?}");
+    // --server wins over the variable (but not over --config).
+    let spec = format!("{} stdio", testkit());
+    let r = s.run_env(&["--server", &spec, "servers"], &[("MCPC_CONFIG", path)]);
+    assert!(r.stdout.starts_with("server  stdio  "), "{r:?}");
+    let r = s.run_env(&["servers"], &[("MCPC_CONFIG", "missing.toml")]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("the configuration missing.toml does not exist"), "{r:?}");
+    let r = s.run(&["servers", "--help"]);
+    assert!(r.stdout.contains("MCPC_CONFIG"), "{r:?}");
+}
+
+#[test]
+fn env_cwd_and_a_shell_quoted_server_command() {
+    let s = Sandbox::new("env-cwd");
+    std::fs::create_dir_all(s.dir.join("work dir")).unwrap();
+    // Quoted words: a path with a space, a script with spaces and quotes.
+    let spec = format!(
+        "sh -c 'pwd > where.txt; echo \"$GREETING\" > greeting.txt; exec \"{}\" stdio'",
+        testkit()
+    );
+    let r = s.run(&[
+        "--server",
+        &spec,
+        "--cwd",
+        "work dir",
+        "-e",
+        "GREETING=hi there",
+        "call",
+        "env",
+        "name=GREETING",
+    ]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\"hi there\"\n"), "{r:?}");
+    let where_ = std::fs::read_to_string(s.dir.join("work dir").join("where.txt")).unwrap();
+    assert!(where_.trim_end().ends_with("/work dir"), "{where_}");
+    let greeting = std::fs::read_to_string(s.dir.join("work dir").join("greeting.txt")).unwrap();
+    assert_eq!(greeting, "hi there\n");
+    // -e reaches configured command servers too.
+    s.write("mcp.toml", &testkit_toml(""));
+    let r = s.run(&["-e", "X_Y=1", "call", "b", "env", "name=X_Y"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\"1\"\n"), "{r:?}");
+}
+
+#[test]
+fn the_host_side_roots_sampling_and_elicitation() {
+    let s = Sandbox::new("host");
+    let r = s.run(&["call", "ask", "what=roots"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    let uri = v["result"]["roots"][0]["uri"].as_str().unwrap();
+    assert!(uri.starts_with("file:///") && uri.ends_with("-host"), "the current directory: {r:?}");
+    let r = s.run(&["--root", "/srv/data", "--root", "/tmp/a b", "call", "ask", "what=roots"]);
+    assert_eq!(
+        json_of(&r)["result"]["roots"],
+        serde_json::json!([{"uri": "file:///srv/data", "name": "data"}, {"uri": "file:///tmp/a%20b", "name": "a b"}])
+    );
+    let r = s.run(&["call", "ask", "what=sample"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(json_of(&r)["error"]["code"], -1, "{r:?}");
+    assert!(r.stderr.contains("mcpc has no model"), "{r:?}");
+    // No terminal: declined, also with --accept-defaults when a required
+    // field has no default.
+    for extra in [&[][..], &["--accept-defaults"]] {
+        let mut args = vec!["call", "ask", "what=elicit"];
+        args.extend_from_slice(extra);
+        let r = s.run(&args);
+        assert_eq!(json_of(&r), serde_json::json!({"result": {"action": "decline"}}), "{r:?}");
+        assert!(r.stderr.contains("mcp-testkit asks for your name"), "{r:?}");
+    }
+}
+
+#[test]
+fn server_log_messages_with_log_level() {
+    let s = Sandbox::new("logs");
+    let r = s.run(&["--log-level", "info", "call", "log", "level=warning", "message=disk low"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("demo: [warning] mcp-testkit: disk low"), "{r:?}");
+    let r = s.run(&["--log-level", "error", "call", "log", "level=warning", "message=disk low"]);
+    assert!(!r.stderr.contains("disk low"), "{r:?}");
+    let r = s.run(&["call", "log", "level=warning", "message=disk low"]);
+    assert!(!r.stderr.contains("disk low"), "{r:?}");
+    // -v shows the client's own diagnostics, RUST_LOG chooses them.
+    let r = s.run(&["-vv", "ping"]);
+    assert!(r.stderr.contains("DEBUG"), "{r:?}");
+    let r = s.run_env(&["ping"], &[("RUST_LOG", "mcp_host_registry=debug")]);
+    assert!(r.stderr.contains("MCP server connected server=demo"), "{r:?}");
+    // Warnings show by default: lines a server wrote that are not
+    // messages are dropped, and said to be.
+    let r = s.run(&["call", "noisy", "lines=1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains("WARN")
+            && r.stderr.contains("skipping a line that is not a JSON-RPC message"),
+        "{r:?}"
+    );
+    let r = s.run(&["ping"]);
+    assert!(!r.stderr.contains("WARN") && !r.stderr.contains("DEBUG"), "{r:?}");
+}
+
+/// Runs `mcpc args` in the background, its stdout read line by line.
+struct Background {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Background {
+    fn start(s: &Sandbox, args: &[&str]) -> Background {
+        let mut child =
+            s.command(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead as _;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Background { child, lines }
+    }
+
+    /// The next line, within a bound.
+    #[track_caller]
+    fn line(&self) -> String {
+        self.lines.recv_timeout(Duration::from_secs(20)).expect("a line from mcpc")
+    }
+
+    /// SIGINT, then the exit code.
+    #[cfg(unix)]
+    fn interrupt(mut self) -> Option<i32> {
+        let _ = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn listen_and_subscribe_run_until_ctrl_c() {
+    let s = Sandbox::new("listen");
+    // `resources subscribe`: subscribed (the server accepts the URI), the
+    // resource read once, then waiting for updates; Ctrl-C ends it with 0.
+    let subscribe = Background::start(&s, &["resources", "subscribe", "test://static/text/3"]);
+    assert_eq!(subscribe.line(), "demo: subscribed to test://static/text/3 (Ctrl-C ends)");
+    assert_eq!(subscribe.line(), "This is text resource 3.");
+    assert_eq!(subscribe.interrupt(), Some(0));
+    // A URI the server does not have is refused at once.
+    let r = s.run(&["resources", "subscribe", "test://nope"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("-32002"), "{r:?}");
+    // `listen`: open until Ctrl-C, which ends it with 0; nothing on stdout
+    // from a server that sends nothing.
+    let listen = Background::start(&s, &["--output", "json", "listen"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(listen.lines.try_recv().is_err());
+    assert_eq!(listen.interrupt(), Some(0));
+    // SIGTERM is not the normal end: 143.
+    let listen = Background::start(&s, &["listen"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let _ = Command::new("kill").args(["-TERM", &listen.child.id().to_string()]).status();
+    assert_eq!(listen.interrupt(), Some(143));
+}
+
+/// The elicitation form on a terminal: a pseudo-terminal is mcpc's stdin
+/// and stderr; the answers are typed into it.
+#[cfg(target_os = "linux")]
+#[test]
+fn elicitation_is_asked_on_the_terminal() {
+    use std::io::Write as _;
+    use std::sync::{Arc, Mutex};
+
+    let s = Sandbox::new("pty");
+    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    let mut master = std::fs::File::from(pty.master);
+    let slave = pty.slave;
+    let mut child = s
+        .command(&["call", "ask", "what=elicit"])
+        // A terminal with colours: as a person has it (progress bar too).
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let screen = Arc::new(Mutex::new(String::new()));
+    {
+        let mut reader = master.try_clone().unwrap();
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let wait_for = |text: &str, count: usize| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while screen.lock().unwrap().matches(text).count() < count {
+            assert!(
+                Instant::now() < deadline,
+                "no {text:?} on the terminal: {:?}",
+                screen.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for("Name (Your name): ", 1);
+    assert!(screen.lock().unwrap().contains("mcp-testkit asks for your name"));
+    // An empty answer to a required field is asked again.
+    master.write_all(b"\n").unwrap();
+    wait_for("an answer is required", 1);
+    wait_for("Name (Your name): ", 2);
+    master.write_all(b"Ada Lovelace\n").unwrap();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{out}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"result": {"action": "accept", "content": {"name": "Ada Lovelace"}}})
+    );
+
+    // Ctrl-C while the form waits for a line: mcpc ends at once (130).
+    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    let mut master = std::fs::File::from(pty.master);
+    let mut child = s
+        .command(&["call", "ask", "what=elicit"])
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !seen.contains("Name (Your name): ") {
+        assert!(Instant::now() < deadline, "no question: {seen:?}");
+        let mut buf = [0u8; 512];
+        let n = master.read(&mut buf).unwrap();
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let after = Arc::new(Mutex::new(String::new()));
+    {
+        let after = after.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 512];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                after.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let sent = Instant::now();
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc did not end after Ctrl-C: {:?}", after.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(3), "{:?}", sent.elapsed());
+}
+
+#[test]
+fn a_configured_url_with_credentials_is_a_configuration_error() {
+    let s = Sandbox::new("userinfo");
+    s.write(
+        "mcp.toml",
+        "[mcp_client]\n[[mcp_client.servers]]\nname = \"web\"\nendpoint = \"http://alice:s3cret@127.0.0.1:1/mcp\"\n",
+    );
+    let r = s.run(&["--output", "json", "ping", "web"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let v = json_of(&r);
+    assert_eq!(
+        (&v["error"]["kind"], &v["error"]["server"]),
+        (&"config".into(), &"web".into()),
+        "{r:?}"
+    );
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("user name or password") && message.contains("kind = \"basic\""),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("s3cret") && !r.stderr.contains("s3cret"), "{r:?}");
+    assert!(!r.stdout.contains("StaticAuth") && !r.stderr.contains("StaticAuth"), "{r:?}");
+}
+
+#[test]
+fn progress_restarts_the_timeout_up_to_the_maximum() {
+    let s = Sandbox::new("timeouts");
+    // 2.5 s of work with progress every quarter second: a 1 s timeout is
+    // restarted by each notification.
+    let r = s.run(&["--timeout", "1", "call", "slow", "ms=2500", "steps=10"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "done\n"), "{r:?}");
+    // Without progress the same timeout ends the call...
+    let r = s.run(&["--output", "json", "--timeout", "1", "call", "slow", "ms=2500", "steps=0"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(json_of(&r)["error"]["kind"], "timeout", "{r:?}");
+    // ...and so does --max-time, progress or not.
+    let start = Instant::now();
+    let r = s.run(&["--timeout", "1", "--max-time", "1.5", "call", "slow", "ms=5000", "steps=20"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(4), "{r:?}");
+}
+
+#[test]
+fn connect_timeout_bounds_a_server_that_does_not_start() {
+    let s = Sandbox::new("connect-timeout");
+    let spec = format!("sh -c 'sleep 30; exec \"{}\" stdio'", testkit());
+    let start = Instant::now();
+    let r = s.run(&["--output", "json", "--connect-timeout", "1", "--server", &spec, "tools"]);
+    let took = start.elapsed();
+    assert_eq!(r.code, 3, "{r:?}");
+    let v = json_of(&r);
+    assert_eq!(
+        (&v["error"]["kind"], &v["error"]["server"]),
+        (&"timeout".into(), &"server".into()),
+        "{r:?}"
+    );
+    assert!(v["error"]["message"].as_str().unwrap().contains("did not connect within 1s"), "{r:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn the_stateless_era_too() {
+    let s = Sandbox::new("modern");
+    let spec = format!("{} stdio --era modern", testkit());
+    let r = s.run(&["--server", &spec, "info"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("  protocol      2026-07-28 (modern era)"), "{r:?}");
+    // The log level rides on each request.
+    let r = s.run(&[
+        "--server",
+        &spec,
+        "--log-level",
+        "info",
+        "call",
+        "log",
+        "level=notice",
+        "message=per request",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("server: [notice] mcp-testkit: per request"), "{r:?}");
+    // Roots answer an input request of the call.
+    let r = s.run(&["--server", &spec, "--root", "/srv", "call", "ask", "what=roots"]);
+    assert_eq!(json_of(&r)["result"]["roots"][0]["uri"], "file:///srv", "{r:?}");
+    let r = s.run(&["--server", &spec, "resources", "read", "test://static/text/4"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "This is text resource 4.\n"), "{r:?}");
 }

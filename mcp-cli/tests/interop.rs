@@ -202,3 +202,71 @@ fn the_ts_sdk_v2_server_is_shown_in_the_stateless_era() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("\"sum\": 42"), "{r:?}");
 }
+
+/// The JSON document on stdout.
+fn json_of(r: &Run) -> serde_json::Value {
+    serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"))
+}
+
+#[test]
+fn everything_info_resources_prompts_and_completion() {
+    let spec = format!("node {} stdio", everything_js());
+    let r = mcpc(&["--server", &spec, "--output", "json", "info"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    assert!(v["server_info"]["name"].as_str().is_some_and(|n| !n.is_empty()), "{r:?}");
+    assert!(v["capabilities"]["resources"].is_object(), "{r:?}");
+    assert!(v["capabilities"]["prompts"].is_object(), "{r:?}");
+    let r = mcpc(&["--server", &spec, "info"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("  protocol      2025-11-25 (legacy era)"), "{r:?}");
+
+    // Every listed resource's URI reads back.
+    let r = mcpc(&["--server", &spec, "--output", "json", "resources", "list"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let resources = json_of(&r)["resources"].as_array().cloned().unwrap_or_default();
+    assert!(!resources.is_empty(), "{r:?}");
+    let uri = resources[0]["uri"].as_str().unwrap().to_owned();
+    let r = mcpc(&["--server", &spec, "--output", "json", "resources", "read", &uri]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(json_of(&r)["contents"][0]["uri"], uri.as_str(), "{r:?}");
+    let r = mcpc(&["--server", &spec, "resources", "templates"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("server: "), "{r:?}");
+
+    // A prompt without required arguments, got; a prompt's argument,
+    // completed.
+    let r = mcpc(&["--server", &spec, "--output", "json", "prompts", "list"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let prompts = json_of(&r)["prompts"].as_array().cloned().unwrap_or_default();
+    let required = |p: &serde_json::Value| {
+        p["arguments"].as_array().is_some_and(|a| a.iter().any(|x| x["required"] == true))
+    };
+    let plain = prompts.iter().find(|p| !required(p)).expect("a prompt without required arguments");
+    let name = plain["name"].as_str().unwrap();
+    let r = mcpc(&["--server", &spec, "--output", "json", "prompts", "get", name]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(json_of(&r)["messages"].as_array().is_some_and(|m| !m.is_empty()), "{r:?}");
+    if let Some(with_args) =
+        prompts.iter().find(|p| p["arguments"].as_array().is_some_and(|a| !a.is_empty()))
+    {
+        let prompt = with_args["name"].as_str().unwrap();
+        let argument = with_args["arguments"][0]["name"].as_str().unwrap();
+        let r = mcpc(&[
+            "--server",
+            &spec,
+            "--output",
+            "json",
+            "complete",
+            "--prompt",
+            prompt,
+            &format!("{argument}="),
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(json_of(&r)["completion"]["values"].is_array(), "{r:?}");
+    }
+    let r = mcpc(&["--server", &spec, "--output", "json", "ping"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    assert!(v["ms"].is_number() && v["connect_ms"].is_number(), "{r:?}");
+}

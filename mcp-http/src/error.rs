@@ -283,32 +283,58 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidEndpoint { reason } => write!(f, "invalid MCP endpoint URL: {reason}"),
-            Error::InvalidAuth { reason } => write!(f, "invalid MCP server credentials: {reason}"),
-            Error::InvalidProxy { reason } => write!(f, "invalid proxy configuration: {reason}"),
-            Error::Tls { reason } => write!(f, "TLS configuration failed: {reason}"),
-            Error::Connect { endpoint, method, reason, .. } => {
-                write!(f, "MCP server {endpoint}: {method} failed to connect: {reason}")
+        if let Some(endpoint) = self.endpoint() {
+            write!(f, "MCP server {endpoint}: ")?;
+        }
+        self.detail().fmt(f)
+    }
+}
+
+/// The message of an [`Error`] without the endpoint in front.
+#[derive(Debug, Clone, Copy)]
+struct Detail<'a>(&'a Error);
+
+impl Error {
+    /// The message without its leading `MCP server <endpoint>: `, for a
+    /// caller that names the server its own way (by its configured name,
+    /// with the URL's path): `Display` is `MCP server <endpoint>: ` and
+    /// this.
+    pub fn detail(&self) -> impl fmt::Display + '_ {
+        Detail(self)
+    }
+}
+
+impl fmt::Display for Detail<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Error::InvalidEndpoint { reason, .. } => {
+                write!(f, "invalid MCP endpoint URL: {reason}")
             }
-            Error::Timeout { endpoint, method, after } => write!(
-                f,
-                "MCP server {endpoint}: {method} timed out after {:.1}s",
-                after.as_secs_f64()
-            ),
-            Error::Status { endpoint, method, status, body } => {
-                write!(f, "MCP server {endpoint}: {method} failed with HTTP {status}")?;
+            Error::InvalidAuth { reason, .. } => {
+                write!(f, "invalid MCP server credentials: {reason}")
+            }
+            Error::InvalidProxy { reason, .. } => {
+                write!(f, "invalid proxy configuration: {reason}")
+            }
+            Error::Tls { reason, .. } => write!(f, "TLS configuration failed: {reason}"),
+            Error::Connect { method, reason, .. } => {
+                write!(f, "{method} failed to connect: {reason}")
+            }
+            Error::Timeout { method, after, .. } => {
+                write!(f, "{method} timed out after {:.1}s", after.as_secs_f64())
+            }
+            Error::Status { method, status, body, .. } => {
+                write!(f, "{method} failed with HTTP {status}")?;
                 if !body.is_empty() {
                     write!(f, ": {body}")?;
                 }
                 Ok(())
             }
-            Error::Redirect { endpoint, method, status, reason } => write!(
-                f,
-                "MCP server {endpoint}: {method} got HTTP {status}, a redirect that was not followed: {reason}"
-            ),
-            Error::Unauthorized { endpoint, method, bearer, .. } => {
-                write!(f, "MCP server {endpoint}: {method} is unauthorized (HTTP 401)")?;
+            Error::Redirect { method, status, reason, .. } => {
+                write!(f, "{method} got HTTP {status}, a redirect that was not followed: {reason}")
+            }
+            Error::Unauthorized { method, bearer, .. } => {
+                write!(f, "{method} is unauthorized (HTTP 401)")?;
                 if let Some(b) = bearer {
                     if let Some(e) = &b.error {
                         write!(f, "; error {e:?}")?;
@@ -319,43 +345,39 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::InsufficientScope { endpoint, method, bearer, .. } => {
-                write!(f, "MCP server {endpoint}: {method} needs more scope (HTTP 403)")?;
+            Error::InsufficientScope { method, bearer, .. } => {
+                write!(f, "{method} needs more scope (HTTP 403)")?;
                 if let Some(scope) = &bearer.scope {
                     write!(f, "; required: {}", scope.join(" "))?;
                 }
                 Ok(())
             }
-            Error::Auth { endpoint, method, status, source } => write!(
-                f,
-                "MCP server {endpoint}: {method} got HTTP {status} and authorization failed: {source}"
-            ),
-            Error::Rpc { endpoint, method, error } => write!(
-                f,
-                "MCP server {endpoint}: {method} failed with error {}: {}",
-                error.code, error.message
-            ),
-            Error::SessionExpired { endpoint, method } => write!(
-                f,
-                "MCP server {endpoint}: {method} failed: the session expired again right after a new one was started"
-            ),
-            Error::SessionLost { endpoint, method } => write!(
-                f,
-                "MCP server {endpoint}: {method} failed: the session ended while it was in flight (not retried: the server may have acted on it)"
-            ),
-            Error::InvalidResponse { endpoint, method, reason } => {
-                write!(f, "MCP server {endpoint}: {method} got an invalid response: {reason}")
+            Error::Auth { method, status, source, .. } => {
+                write!(f, "{method} got HTTP {status} and authorization failed: {source}")
             }
-            Error::BodyTooLarge { endpoint, method, limit } => write!(
+            Error::Rpc { method, error, .. } => {
+                write!(f, "{method} failed with error {}: {}", error.code, error.message)
+            }
+            Error::SessionExpired { method, .. } => write!(
                 f,
-                "MCP server {endpoint}: {method} response is larger than the {limit}-byte limit"
+                "{method} failed: the session expired again right after a new one was started"
             ),
-            Error::StreamLost { endpoint, method, attempts, reason } => write!(
+            Error::SessionLost { method, .. } => write!(
                 f,
-                "MCP server {endpoint}: {method} lost its reply stream after {attempts} reconnection attempts: {reason}"
+                "{method} failed: the session ended while it was in flight (not retried: the server may have acted on it)"
             ),
-            Error::Protocol { endpoint, source } => write!(f, "MCP server {endpoint}: {source}"),
-            Error::Closed { endpoint } => write!(f, "MCP server {endpoint}: the client is closed"),
+            Error::InvalidResponse { method, reason, .. } => {
+                write!(f, "{method} got an invalid response: {reason}")
+            }
+            Error::BodyTooLarge { method, limit, .. } => {
+                write!(f, "{method} response is larger than the {limit}-byte limit")
+            }
+            Error::StreamLost { method, attempts, reason, .. } => write!(
+                f,
+                "{method} lost its reply stream after {attempts} reconnection attempts: {reason}"
+            ),
+            Error::Protocol { source, .. } => write!(f, "{source}"),
+            Error::Closed { .. } => write!(f, "the client is closed"),
         }
     }
 }

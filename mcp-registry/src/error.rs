@@ -673,11 +673,16 @@ impl fmt::Display for Error {
                 f,
                 "MCP server {server:?} was removed or replaced by a configuration reload during this call; nothing was sent"
             ),
-            // The stdio transport names the server itself; the others name
-            // the (redacted) endpoint, so the name goes in front.
+            // The stdio transport names the server itself; the HTTP one
+            // names the (redacted) endpoint, which follows the name once.
             #[cfg(feature = "stdio")]
             Error::Transport { source: source @ TransportError::Stdio(_), .. } => source.fmt(f),
-            Error::Transport { server, source } => write!(f, "{server}: {source}"),
+            #[cfg(feature = "http")]
+            Error::Transport { server, source: TransportError::Http(e) } => match e.endpoint() {
+                Some(endpoint) => write!(f, "MCP server {server:?} ({endpoint}): {}", e.detail()),
+                None => write!(f, "MCP server {server:?}: {e}"),
+            },
+            Error::Transport { server, source } => write!(f, "MCP server {server:?}: {source}"),
             Error::TransportUnavailable { server, transport } => write!(
                 f,
                 "MCP server {server:?} uses the {transport} transport, which this build does not \

@@ -338,7 +338,7 @@ async fn http_credentials_and_authorization_discovery() {
     // unreachable: a transport error naming the server, not a login prompt.
     let err = registry.list_tools("oauth").await.unwrap_err();
     assert!(matches!(err, Error::Transport { .. }), "{err:?}");
-    assert!(err.to_string().starts_with("oauth: "), "{err}");
+    assert!(err.to_string().starts_with("MCP server \"oauth\" (http://127.0.0.1:"), "{err}");
     // The protected resource metadata can be probed without credentials.
     let info: AuthorizationInfo = registry.discover_authorization("oauth").await.unwrap().unwrap();
     assert_eq!(info.status, 401);

@@ -1,0 +1,415 @@
+//! The command line, declared with clap: every command has its own
+//! `--help`, and `mcpc completions SHELL` prints a completion script.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The hidden subcommand that runs the embedded demo server on stdio.
+pub(crate) const DEMO_SERVER: &str = "__demo-server";
+
+const AFTER_HELP: &str = "\
+Servers come from --server, else --config (or $MCPC_CONFIG), else ./mcp.toml, else
+mcpc/mcp.toml in the user's config directory; with none of these, mcpc talks to a
+demo server it embeds:
+  mcpc tools
+  mcpc call demo echo message=hi
+  mcpc resources read test://static/text/1
+
+--server SPEC: a URL (http:// or https://) is used as it is; anything else is a
+command, split into words by the POSIX shell's rules (shell-words): quotes and
+backslashes group words, nothing is expanded (no variables, no globs):
+  mcpc --server 'node -e \"console.log(1)\"' tools
+  mcpc --server \"uvx my-server --root '/path with spaces'\" tools
+
+Exit codes: 0 success; 1 the tool reported an error (isError); 2 usage or configuration
+error (a bad option, an unknown server, tool or prompt, a URL with user:password@ in
+it); 3 connection, protocol or authorization failure, or a timeout; 130, 143, 129
+interrupted by SIGINT (Ctrl-C), SIGTERM, SIGHUP (the servers are closed first).
+
+With --output json, results are JSON on stdout, and so are errors:
+  {\"error\": {\"kind\": \"...\", \"message\": \"...\", \"server\": \"...\" or null, \"exit_code\": N}}";
+
+/// mcpc: talk to Model Context Protocol servers from the command line.
+#[derive(Debug, Parser)]
+#[command(name = "mcpc", version, about, after_help = AFTER_HELP, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: Global,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The options every command takes (before or after its name).
+#[derive(Debug, Args)]
+pub(crate) struct Global {
+    /// The configuration file (`mcp_client` TOML, or `mcpServers` JSON).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        env = "MCPC_CONFIG",
+        help = "The configuration file: [mcp_client] TOML, or mcpServers JSON (.json) \
+                [default: ./mcp.toml, then mcpc/mcp.toml in the user's config directory]"
+    )]
+    pub(crate) config: Option<PathBuf>,
+    /// One server instead of a configuration, called `server`: a URL, or a
+    /// command (shell-quoted words, see below)
+    #[arg(long = "server", id = "server_spec", global = true, value_name = "SPEC")]
+    pub(crate) server: Option<String>,
+    /// A header for a --server URL, 'Name: value' (repeatable; the last of a name wins)
+    #[arg(short = 'H', long = "header", global = true, value_name = "'NAME: VALUE'")]
+    pub(crate) headers: Vec<String>,
+    /// An environment variable for command servers (repeatable)
+    #[arg(short = 'e', long = "env", global = true, value_name = "KEY=VALUE")]
+    pub(crate) env: Vec<String>,
+    /// The working directory of command servers
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// How results (and errors) are printed
+    #[arg(long, global = true, value_enum, default_value_t = Output::Text)]
+    pub(crate) output: Output,
+    /// How long a request may wait for its answer, in seconds [default: the
+    /// server's timeout_secs, else 30]; for `login`, how long to wait for the
+    /// browser [default: 300]
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs)]
+    pub(crate) timeout: Option<f64>,
+    /// Each progress notification restarts the request's timeout, up to this
+    /// many seconds in all
+    #[arg(long, global = true, value_name = "SECS", default_value = "3600", value_parser = parse_secs)]
+    pub(crate) max_time: f64,
+    /// How long spawning or connecting and the handshake may take, in seconds
+    #[arg(long, global = true, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
+    pub(crate) connect_timeout: f64,
+    /// Show the server's log messages at this level and above (on stderr)
+    #[arg(long, global = true, value_enum, value_name = "LEVEL")]
+    pub(crate) log_level: Option<LogLevel>,
+    /// A root the servers may work in (repeatable) [default: the current directory]
+    #[arg(long = "root", global = true, value_name = "PATH")]
+    pub(crate) roots: Vec<PathBuf>,
+    /// Accept a server's questions (elicitation) with their defaults when
+    /// there is no terminal to ask on (otherwise they are declined)
+    #[arg(long, global = true)]
+    pub(crate) accept_defaults: bool,
+    /// Open the URL of a URL-mode elicitation in the browser (it is always printed)
+    #[arg(long, global = true)]
+    pub(crate) open: bool,
+    /// The progress bar on stderr (auto: when stderr is a terminal)
+    #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
+    pub(crate) progress: ProgressMode,
+    /// Unknown configuration keys and incomplete entries are errors
+    #[arg(long, global = true)]
+    pub(crate) strict: bool,
+    /// More diagnostics on stderr (repeatable: -v info, -vv debug, -vvv
+    /// trace); RUST_LOG takes a full filter
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+}
+
+/// A number of seconds: positive and at most a day.
+fn parse_secs(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!("expected a number of seconds from 0 to 86400, got {text:?}")),
+    }
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Output {
+    /// For people.
+    Text,
+    /// One JSON document on stdout (errors too).
+    Json,
+}
+
+/// When the progress bar is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProgressMode {
+    /// When stderr is a terminal.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The server log levels (RFC 5424 severities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the configured servers
+    Servers {
+        /// Connect to each and show the protocol version and era it speaks
+        /// (modern: 2026-07-28, stateless; legacy: the initialize handshake)
+        #[arg(long)]
+        connect: bool,
+    },
+    /// The server's identity, capabilities, instructions, protocol version and era
+    Info {
+        /// The server (may be left out when there is only one)
+        server: Option<String>,
+    },
+    /// List tools (of every server when none is named)
+    Tools {
+        /// The server
+        server: Option<String>,
+    },
+    /// Call a tool: `call [SERVER] TOOL [key=value ...]`
+    #[command(
+        after_help = "A key=value value follows the tool's input schema: a string property takes \
+the text as it is; numbers, booleans, arrays and objects are parsed as JSON. --json gives \
+the arguments as one JSON object (key=value pairs override it)."
+    )]
+    Call(CallArgs),
+    /// A round trip to a server, timed apart from the connection
+    Ping {
+        /// The server
+        server: Option<String>,
+    },
+    /// Resources: list, templates, read, subscribe
+    #[command(subcommand)]
+    Resources(ResourcesCommand),
+    /// Prompts: list, get
+    #[command(subcommand)]
+    Prompts(PromptsCommand),
+    /// Completions a server suggests for an argument of a prompt or a resource template
+    #[command(after_help = "Examples:\n  mcpc complete --prompt greet name=al\n  \
+mcpc complete --resource 'test://static/text/{id}' id=")]
+    Complete(CompleteArgs),
+    /// Tasks (experimental, 2025-11-25): list, get, cancel, result
+    #[command(subcommand)]
+    Tasks(TasksCommand),
+    /// Print the server's notifications (list changes, resource updates, log
+    /// messages, ...) until Ctrl-C
+    Listen {
+        /// The server
+        server: Option<String>,
+        /// Also subscribe to these resources' updates (repeatable)
+        #[arg(long = "resource", value_name = "URI")]
+        resources: Vec<String>,
+    },
+    /// OAuth login in the browser; the tokens are kept for later runs
+    Login {
+        /// The server (configured with auth = { kind = "oauth" })
+        server: String,
+        /// Fetch the authorization URL and read its redirect instead of
+        /// asking a person (tests and CI)
+        #[arg(long, hide = true)]
+        headless: bool,
+    },
+    /// Revoke the server's OAuth tokens where its authorization server
+    /// offers it, and delete them
+    Logout {
+        /// The server
+        server: Option<String>,
+    },
+    /// Print a shell completion script: `mcpc completions bash > /etc/bash_completion.d/mcpc`
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The embedded demo server, on this process's stdio
+    #[command(name = DEMO_SERVER, hide = true)]
+    DemoServer,
+}
+
+/// `call`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The server (optional), the tool and its `key=value` arguments.
+    #[arg(
+        required = true,
+        num_args = 1..,
+        value_name = "ARGS",
+        help = "[SERVER] TOOL [key=value ...]"
+    )]
+    pub(crate) words: Vec<String>,
+    /// The arguments as a JSON object
+    #[arg(long, value_name = "'{...}'")]
+    pub(crate) json: Option<String>,
+    /// Run the call as a task (2025-11-25): its id and status go to stderr,
+    /// then its result is waited for (up to --max-time)
+    #[arg(long)]
+    pub(crate) task: bool,
+    /// With --task: print the task (its id for `mcpc tasks`) and do not wait
+    #[arg(long, requires = "task")]
+    pub(crate) detach: bool,
+}
+
+/// `resources` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ResourcesCommand {
+    /// List the resources
+    List {
+        /// The server
+        server: Option<String>,
+    },
+    /// List the resource templates
+    Templates {
+        /// The server
+        server: Option<String>,
+    },
+    /// Read a resource: `read [SERVER] URI`
+    Read {
+        /// The server (optional) and the resource's URI.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] URI")]
+        words: Vec<String>,
+    },
+    /// Subscribe to a resource and print each update (reading it again)
+    /// until Ctrl-C: `subscribe [SERVER] URI`
+    Subscribe {
+        /// The server (optional) and the resource's URI.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] URI")]
+        words: Vec<String>,
+    },
+}
+
+/// `prompts` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptsCommand {
+    /// List the prompts
+    List {
+        /// The server
+        server: Option<String>,
+    },
+    /// Get a prompt with its arguments: `get [SERVER] PROMPT [key=value ...]`
+    Get {
+        /// The server (optional), the prompt and its `key=value` arguments.
+        #[arg(num_args = 1.., required = true, value_name = "ARGS", help = "[SERVER] PROMPT [key=value ...]")]
+        words: Vec<String>,
+    },
+}
+
+/// `complete`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct CompleteArgs {
+    /// The prompt whose argument is completed
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "resource",
+        required_unless_present = "resource"
+    )]
+    pub(crate) prompt: Option<String>,
+    /// The resource template whose argument is completed
+    #[arg(long, value_name = "URI_TEMPLATE")]
+    pub(crate) resource: Option<String>,
+    /// The server (optional), the argument and its value so far, other
+    /// arguments as context.
+    #[arg(
+        num_args = 1..,
+        required = true,
+        value_name = "ARGS",
+        help = "[SERVER] ARGUMENT=VALUE-SO-FAR [context key=value ...]"
+    )]
+    pub(crate) words: Vec<String>,
+}
+
+/// `tasks` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TasksCommand {
+    /// List the server's tasks
+    List {
+        /// The server
+        server: Option<String>,
+    },
+    /// A task's state: `get [SERVER] TASK_ID`
+    Get {
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
+        words: Vec<String>,
+    },
+    /// Cancel a task: `cancel [SERVER] TASK_ID`
+    Cancel {
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
+        words: Vec<String>,
+    },
+    /// Wait for a task's result (up to --max-time) and print it: `result [SERVER] TASK_ID`
+    Result {
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
+        words: Vec<String>,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn the_declaration_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn options_go_anywhere() {
+        let cli = Cli::try_parse_from([
+            "mcpc", "tools", "demo", "--output", "json", "-vv", "--root", "/a", "--root", "/b",
+        ])
+        .unwrap();
+        assert_eq!(cli.global.output, Output::Json);
+        assert_eq!(cli.global.verbose, 2);
+        assert_eq!(cli.global.roots.len(), 2);
+        assert!(matches!(cli.command, Command::Tools { server: Some(ref s) } if s == "demo"));
+        // `--server` (global) and a command's SERVER are two things.
+        let cli = Cli::try_parse_from(["mcpc", "--server", "srv stdio", "ping", "other"]).unwrap();
+        assert_eq!(cli.global.server.as_deref(), Some("srv stdio"));
+        assert!(matches!(cli.command, Command::Ping { server: Some(ref s) } if s == "other"));
+        let cli = Cli::try_parse_from(["mcpc", "ping", "--server", "srv stdio"]).unwrap();
+        assert_eq!(cli.global.server.as_deref(), Some("srv stdio"));
+        assert!(matches!(cli.command, Command::Ping { server: None }));
+        let cli =
+            Cli::try_parse_from(["mcpc", "call", "demo", "add", "a=1", "--json", "{}"]).unwrap();
+        match cli.command {
+            Command::Call(c) => {
+                assert_eq!(c.words, ["demo", "add", "a=1"]);
+                assert_eq!(c.json.as_deref(), Some("{}"));
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            &["mcpc"][..],
+            &["mcpc", "frobnicate"],
+            &["mcpc", "tools", "a", "b"],
+            &["mcpc", "--output", "yaml", "tools"],
+            &["mcpc", "--timeout", "0", "tools"],
+            &["mcpc", "--timeout", "soon", "tools"],
+            &["mcpc", "tools", "--headless"],
+            &["mcpc", "complete", "x=1"],
+            &["mcpc", "resources", "read"],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+}
