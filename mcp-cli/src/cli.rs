@@ -177,11 +177,26 @@ pub(crate) enum Command {
         /// The server (may be left out when there is only one)
         server: Option<String>,
     },
-    /// List tools (of every server when none is named)
+    /// List tools (of every server when none is named), each with its pin:
+    /// new (pinned now), changed since pinned (and withheld under the
+    /// `block` pin policy), or nothing when it matches its pin
+    #[command(after_help = "Pins are kept beside the configuration file \
+(<config>.pins.json); with --server or the demo server, only for this run. \
+`mcpc pins approve SERVER [TOOL]` accepts changed definitions.")]
     Tools {
         /// The server
         server: Option<String>,
+        /// Rank every allowed tool by relevance to this text (BM25 over
+        /// names, titles and descriptions) instead of listing them
+        #[arg(long, value_name = "QUERY")]
+        search: Option<String>,
+        /// How many tools --search shows
+        #[arg(short = 'k', long, value_name = "N", default_value_t = 10, requires = "search")]
+        limit: usize,
     },
+    /// Tool pins: accept tool definitions that changed since they were pinned
+    #[command(subcommand)]
+    Pins(PinsCommand),
     /// Call a tool: `call [SERVER] TOOL [key=value ...]`
     #[command(
         after_help = "A key=value value follows the tool's input schema: a string property takes \
@@ -266,6 +281,19 @@ pub(crate) struct CallArgs {
 }
 
 /// `resources` subcommands.
+/// `mcpc pins ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum PinsCommand {
+    /// Take the server's current definitions as the pins: of one tool, or
+    /// of every tool when none is named
+    Approve {
+        /// The server
+        server: String,
+        /// The tool (every tool of the server when left out)
+        tool: Option<String>,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum ResourcesCommand {
     /// List the resources
@@ -381,7 +409,7 @@ mod tests {
         assert_eq!(cli.global.output, Output::Json);
         assert_eq!(cli.global.verbose, 2);
         assert_eq!(cli.global.roots.len(), 2);
-        assert!(matches!(cli.command, Command::Tools { server: Some(ref s) } if s == "demo"));
+        assert!(matches!(cli.command, Command::Tools { server: Some(ref s), .. } if s == "demo"));
         // `--server` (global) and a command's SERVER are two things.
         let cli = Cli::try_parse_from(["mcpc", "--server", "srv stdio", "ping", "other"]).unwrap();
         assert_eq!(cli.global.server.as_deref(), Some("srv stdio"));

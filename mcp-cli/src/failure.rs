@@ -142,7 +142,13 @@ fn classify(e: &Error) -> Kind {
     match e {
         Error::Config(_) | Error::TransportUnavailable { .. } => Kind::Config,
         Error::UnknownServer { .. } | Error::UnknownTool { .. } => Kind::NotFound,
-        Error::ToolNotAllowed { .. } | Error::NotOAuth { .. } => Kind::Usage,
+        // Refused by the host's own rules: the tool policy, or a tool
+        // definition that changed since it was pinned (`block`).
+        Error::ToolNotAllowed { .. } | Error::ToolChanged { .. } | Error::NotOAuth { .. } => {
+            Kind::Usage
+        }
+        Error::ServerUnusable { .. } | Error::Pins { .. } => Kind::Config,
+        Error::Unavailable { .. } | Error::Reloaded { .. } => Kind::Connection,
         Error::ConnectTimeout { .. } => Kind::Timeout,
         Error::Transport { source, .. } => classify_transport(source),
         Error::Closed { .. } => Kind::Connection,

@@ -63,8 +63,8 @@ use std::time::Duration;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    ClientIdentity, Config, DefaultConnector, LoadOptions, Registry, RegistryOptions, ServerConfig,
-    TransportConfig, Warning, default_token_dir, parse_server_spec,
+    ClientIdentity, Config, DefaultConnector, FilePinStore, LoadOptions, Registry, RegistryOptions,
+    ServerConfig, TransportConfig, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
 
@@ -214,7 +214,9 @@ pub(crate) fn warn_line(message: &str) {
 
 async fn run(cli: Cli) -> u8 {
     let output = cli.global.output;
-    let registry = match build_registry(&cli.global) {
+    // For `login`, --timeout is how long the person has, not a request's.
+    let login = matches!(cli.command, Command::Login { .. });
+    let registry = match build_registry(&cli.global, login) {
         Ok((registry, warnings)) => {
             for w in warnings {
                 eprintln!("mcpc: warning: {w}");
@@ -291,9 +293,10 @@ async fn terminated() -> u8 {
     }
 }
 
-/// The servers: `--server`, else a configuration file, else the demo;
+/// The servers: `--server`, else a configuration file, else the demo
+/// (with `login`, `--timeout` bounds the login, not the servers' requests);
 /// with the command-line settings applied (timeout, `-e`, `--cwd`).
-fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
+fn build_registry(g: &Global, login: bool) -> Result<(Registry, Vec<Warning>), Failure> {
     let identity = ClientIdentity::new("mcpc", env!("CARGO_PKG_VERSION"));
     let mut inner = DefaultConnector::default();
     inner.host_name = "mcpc".into();
@@ -304,6 +307,9 @@ fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
         None => Arc::new(MemoryTokenStore::new()),
     });
     let env = parse_env(&g.env)?;
+    // Tool pins live beside a configuration file; a server given on the
+    // command line (or the demo) is pinned for this run only.
+    let mut pins = None;
     let (mut config, warnings) = if let Some(spec) = &g.server {
         if g.config.is_some() {
             return Err(Failure::usage("give --config or --server, not both"));
@@ -316,8 +322,13 @@ fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
     } else if let Some(path) = config_path(g.config.as_deref())? {
         let options =
             LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
-        let loaded = Config::load(&path, &options)
-            .map_err(|e| Failure::new(Kind::Config, format!("{}: {e}", path.display())))?;
+        let loaded = Config::load(&path, &options).map_err(|e| {
+            // Most errors name the file (and line) themselves.
+            let named = e.path().is_some();
+            let message = if named { e.to_string() } else { format!("{}: {e}", path.display()) };
+            Failure::new(Kind::Config, message)
+        })?;
+        pins = Some(FilePinStore::beside(&path));
         (loaded.config, loaded.warnings)
     } else {
         // The demo server is this executable: no PATH to discover.
@@ -341,7 +352,7 @@ fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
         None => None,
     };
     for server in &mut config.servers {
-        if let Some(secs) = g.timeout {
+        if let Some(secs) = g.timeout.filter(|_| !login) {
             server.timeout = Duration::from_secs_f64(secs);
         }
         if let TransportConfig::Stdio(command) = &mut server.transport {
@@ -372,8 +383,17 @@ fn build_registry(g: &Global) -> Result<(Registry, Vec<Warning>), Failure> {
     };
     let mut options = RegistryOptions::with_connector(connector);
     options.login_command = Some("mcpc login {server}".into());
+    if let Some(store) = pins {
+        options.pin_store = Arc::new(store);
+        PINS_KEPT.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     Ok((Registry::new(config, options), warnings))
 }
+
+/// Whether tool pins outlive this run (kept beside a configuration file):
+/// without that every tool is new on every run, which is not worth showing.
+pub(crate) static PINS_KEPT: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 /// `-e KEY=VALUE` pairs.
 fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>, Failure> {

@@ -403,3 +403,24 @@ fn logout_forgets_the_tokens_after_the_server_is_gone() {
     assert!(!stored.contains(TOKEN) && !stored.contains("\"tokens\""), "{stored}");
     assert!(stored.contains("registered-client"), "the registration is kept: {stored}");
 }
+
+#[test]
+fn logout_forgets_the_tokens_when_neither_server_answers() {
+    let mut w = World::new("nobody");
+    log_in(&w);
+    let files = w.token_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let http = w.http.take().expect("the MCP server runs");
+    w.rt.block_on(http.shutdown());
+    // The authorization server stops with the runtime that started it.
+    let old = std::mem::replace(&mut w.rt, tokio::runtime::Runtime::new().unwrap());
+    old.shutdown_timeout(std::time::Duration::from_secs(5));
+
+    let run = w.run(&["logout", "remote"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("logged out of remote"), "{run:?}");
+    assert!(run.stderr.contains("could not be revoked"), "{run:?}");
+    no_secrets(&run, &[]);
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(!stored.contains(TOKEN) && !stored.contains("\"tokens\""), "{stored}");
+}

@@ -403,14 +403,9 @@ impl Connector for DefaultConnector {
                 Ok(false) => Revocation::NotOffered,
                 Err(e) => Revocation::Failed(e),
             };
-            let revocation = match revocation {
-                // Discovery failed: without the issuer the stored tokens
-                // cannot be found.
-                Revocation::Failed(source) if oauth.discovery().is_none() => {
-                    return Err(Error::Logout { server: name, source });
-                }
-                r => r,
-            };
+            // Even when neither the server nor its authorization server
+            // answered, the tokens are forgotten: the store keeps the
+            // issuer they came from, so they are found without discovery.
             oauth.logout().map_err(|source| Error::Logout { server: name, source })?;
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, client.close()).await;
             Ok(revocation)

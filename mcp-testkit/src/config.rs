@@ -46,6 +46,10 @@ pub struct Config {
     /// `server/discover` (`--instructions`, `--no-instructions`); `None`
     /// sends none.
     pub instructions: Option<String>,
+    /// Tools whose `description` is replaced (`--tool-description
+    /// NAME=TEXT`, repeatable): a definition that changes between runs, for
+    /// tool-pinning tests.
+    pub tool_descriptions: Vec<(String, String)>,
 }
 
 impl Config {
@@ -134,6 +138,7 @@ impl Default for Config {
             silent_discover: false,
             ttl_ms: 0,
             instructions: Some(Config::DEFAULT_INSTRUCTIONS.to_owned()),
+            tool_descriptions: Vec::new(),
         }
     }
 }
@@ -376,6 +381,7 @@ Options of both:
   --ttl-ms N                        ttlMs of cacheable stateless results (default: 0)
   --instructions TEXT               the instructions of initialize and server/discover
   --no-instructions                 send no instructions
+  --tool-description NAME=TEXT      replace a tool's description (repeatable)
 
 Options of `http`:
   --port N                          port on 127.0.0.1 (default 0: any free port)
@@ -547,6 +553,18 @@ where
                 })?;
             }
             "--instructions" => server.instructions = Some(value),
+            "--tool-description" => match value.split_once('=') {
+                Some((name, text)) if !name.is_empty() => {
+                    server.tool_descriptions.push((name.to_owned(), text.to_owned()))
+                }
+                _ => {
+                    return Err(ArgError::InvalidValue {
+                        option,
+                        value: value.clone(),
+                        expected: "of the form NAME=TEXT",
+                    });
+                }
+            },
             "--port" => {
                 config.port = value.parse().map_err(|_| ArgError::InvalidValue {
                     option,
@@ -618,6 +636,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--ttl-ms", Kind::Value, false),
     ("--instructions", Kind::Value, false),
     ("--no-instructions", Kind::Flag, false),
+    ("--tool-description", Kind::Value, false),
     ("--port", Kind::Value, true),
     ("--threads", Kind::Value, true),
     ("--reply", Kind::Value, true),

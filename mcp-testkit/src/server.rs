@@ -358,7 +358,7 @@ impl Server {
         let result = match method {
             methods::SERVER_DISCOVER => Ok(modern::discover(&self.inner.config)),
             methods::TOOLS_LIST => {
-                let all = tools::definitions(self.extra_tool(), true);
+                let all = self.described(tools::definitions(self.extra_tool(), true));
                 public(self.paginate(params.as_ref(), "tools", all))
             }
             methods::RESOURCES_LIST => {
@@ -470,8 +470,19 @@ impl Server {
     }
 
     fn list_tools(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        let all = tools::definitions(self.state().extra_tool, false);
+        let all = self.described(tools::definitions(self.state().extra_tool, false));
         self.paginate(params.as_ref(), "tools", all)
+    }
+
+    /// The tool definitions with the descriptions `--tool-description`
+    /// replaces.
+    fn described(&self, mut all: Vec<Value>) -> Vec<Value> {
+        for (name, text) in &self.inner.config.tool_descriptions {
+            if let Some(tool) = all.iter_mut().find(|t| t["name"] == name.as_str()) {
+                tool["description"] = Value::String(text.clone());
+            }
+        }
+        all
     }
 
     /// One page of a list result: `{key: [...], nextCursor?}`. With
