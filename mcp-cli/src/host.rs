@@ -1,6 +1,5 @@
-//! The host's side of the protocol: how servers are started (a short
-//! close grace for stdio servers), and the answers to the server's
-//! requests: roots, elicitation (a form on the terminal), sampling
+//! The host's side of the protocol: the close grace of stdio servers,
+//! and the answers to the server's requests: roots, elicitation (a form on the terminal), sampling
 //! (declined: mcpc has no model).
 
 use std::io::{IsTerminal as _, Write as _};
@@ -8,19 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client_stdio::{StdioOptions, StdioTransport};
-use mcp_host_registry::mcp_peer::Client;
-use mcp_host_registry::{
-    BoxTransport, ClientIdentity, Connector, DefaultConnector, Error, OAuthHandler, Revocation,
-    ServerClient, ServerConfig, TransportConfig,
-};
 use mcp_proto::client::{
     BoxFuture, ElicitationHandler, Handlers, RootsHandler, SamplingHandler, StaticRoots,
 };
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
-    ElicitRequestParams, ElicitRequestURLParams, ElicitResult, LoggingLevel, Root,
+    ElicitRequestParams, ElicitRequestURLParams, ElicitResult, Root,
 };
 
 use crate::form;
@@ -29,60 +22,6 @@ use crate::form;
 /// (and again after SIGTERM) when mcpc ends: short, so a server that
 /// ignores the end of its input does not hold up every run.
 pub(crate) const CLOSE_GRACE: Duration = Duration::from_millis(250);
-
-/// The built-in transports, with mcpc's settings for stdio servers (the
-/// close grace, the server log level of the stateless era); everything
-/// else, HTTP and OAuth, as [`DefaultConnector`] does it.
-#[derive(Debug)]
-pub(crate) struct CliConnector {
-    pub(crate) inner: DefaultConnector,
-    pub(crate) close_grace: Duration,
-    pub(crate) log_level: Option<LoggingLevel>,
-}
-
-impl Connector for CliConnector {
-    fn connect<'a>(
-        &'a self,
-        server: &'a ServerConfig,
-        identity: &'a ClientIdentity,
-    ) -> BoxFuture<'a, Result<ServerClient, Error>> {
-        let TransportConfig::Stdio(command) = &server.transport else {
-            return self.inner.connect(server, identity);
-        };
-        Box::pin(async move {
-            let mut options = StdioOptions::new(server.name.clone());
-            options.client_info = identity.to_implementation();
-            options.host_name = self.inner.host_name.clone();
-            options.request_timeout = server.timeout;
-            options.discover_path = self.inner.discover_path;
-            options.handlers = self.inner.handlers.clone();
-            options.log_level = self.log_level.clone();
-            options.shutdown_grace = self.close_grace;
-            let session = options.client_options();
-            let transport = StdioTransport::spawn(command.clone(), options)
-                .await
-                .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
-            Ok(Client::new(Box::new(transport) as BoxTransport, session))
-        })
-    }
-
-    fn login<'a>(
-        &'a self,
-        server: &'a ServerConfig,
-        identity: &'a ClientIdentity,
-        handler: Option<OAuthHandler>,
-    ) -> BoxFuture<'a, Result<(), Error>> {
-        self.inner.login(server, identity, handler)
-    }
-
-    fn logout<'a>(
-        &'a self,
-        server: &'a ServerConfig,
-        identity: &'a ClientIdentity,
-    ) -> BoxFuture<'a, Result<Revocation, Error>> {
-        self.inner.logout(server, identity)
-    }
-}
 
 /// What the host answers with.
 #[derive(Debug, Clone)]

@@ -376,12 +376,9 @@ fn build_registry(g: &Global, login: bool) -> Result<(Registry, Vec<Warning>), F
     let settings =
         host::HostSettings { roots, accept_defaults: g.accept_defaults, open_urls: g.open };
     inner.handlers = host::handlers(&settings);
-    let connector = host::CliConnector {
-        inner,
-        close_grace: host::CLOSE_GRACE,
-        log_level: g.log_level.map(|l| LoggingLevel::from(l.as_str())),
-    };
-    let mut options = RegistryOptions::with_connector(connector);
+    inner.stdio_shutdown_grace = Some(host::CLOSE_GRACE);
+    inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
+    let mut options = RegistryOptions::with_connector(inner);
     options.login_command = Some("mcpc login {server}".into());
     if let Some(store) = pins {
         options.pin_store = Arc::new(store);

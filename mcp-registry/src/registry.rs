@@ -21,7 +21,9 @@ use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOption
 #[cfg(any(feature = "stdio", feature = "http"))]
 use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
-use mcp_proto::types::{CallToolResult, Implementation, InitializeResult, JsonObject, Tool};
+use mcp_proto::types::{
+    CallToolResult, Implementation, InitializeResult, JsonObject, LoggingLevel, Tool,
+};
 use mcp_proto::{Era, ProtocolVersion};
 
 #[cfg(feature = "http")]
@@ -130,6 +132,14 @@ pub struct DefaultConnector {
     /// The host's answers to server requests (roots, sampling,
     /// elicitation).
     pub handlers: Handlers,
+    /// How long a stdio server may take to exit after its input is
+    /// closed, and again after SIGTERM (`None`: the transport's default,
+    /// 2 s). A one-shot command keeps it short, so a server that ignores
+    /// the end of its input does not hold up every run.
+    pub stdio_shutdown_grace: Option<Duration>,
+    /// The server log level asked of stdio servers of the stateless era,
+    /// in each request's `_meta` (`None`: none asked).
+    pub stdio_log_level: Option<LoggingLevel>,
     /// Who completes the user's part of an OAuth authorization during
     /// normal use ([`OAuthHandler::None`] by default: stored tokens and
     /// refresh only, a needed login is [`Error::LoginRequired`]). With
@@ -150,6 +160,8 @@ impl Default for DefaultConnector {
             host_name: "this application".into(),
             discover_path: true,
             handlers: Handlers::default(),
+            stdio_shutdown_grace: None,
+            stdio_log_level: None,
             #[cfg(feature = "http")]
             oauth_handler: OAuthHandler::None,
             #[cfg(feature = "http")]
@@ -305,6 +317,10 @@ impl Connector for DefaultConnector {
                     options.request_timeout = server.timeout;
                     options.discover_path = self.discover_path;
                     options.handlers = self.handlers.clone();
+                    options.log_level = self.stdio_log_level.clone();
+                    if let Some(grace) = self.stdio_shutdown_grace {
+                        options.shutdown_grace = grace;
+                    }
                     let session = options.client_options();
                     let transport = StdioTransport::spawn(command.clone(), options)
                         .await
