@@ -156,9 +156,8 @@ async fn legacy_reader(
     // What the endpoint event's chunk held after it (an empty chunk reads
     // what the decoder holds).
     if let Some(shared) = weak.upgrade() {
-        let head = crate::stream::EventHead::default();
         decoder.decode_with(b"", |item| {
-            shared.on_item(item, &head);
+            shared.on_item(item);
         });
     }
     if let Pumped::Gone = crate::stream::pump(&weak, &mut decoder, &mut body, |_| false).await {

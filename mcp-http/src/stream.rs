@@ -70,7 +70,6 @@ pub(crate) async fn pump(
 ) -> Pumped {
     let mut progress = false;
     let mut messages = false;
-    let mut head = EventHead::default();
     let mut seen = |kind: Seen| {
         progress |= kind != Seen::Nothing;
         messages |= kind == Seen::Message;
@@ -83,9 +82,7 @@ pub(crate) async fn pump(
             Some(Err(e)) => break shared.secrets.scrub(&chain(&e)),
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else { continue };
-                decode_tracked(decoder, &mut head, &data, |item, head| {
-                    seen(shared.on_item(item, head));
-                });
+                decoder.decode_with(&data, |item| seen(shared.on_item(item)));
                 if done(&shared) {
                     return Pumped::Done;
                 }
@@ -94,7 +91,7 @@ pub(crate) async fn pump(
     };
     decoder.finish();
     let Some(shared) = weak.upgrade() else { return Pumped::Gone };
-    decoder.decode_with(b"", |item| seen(shared.on_item(item, &head)));
+    decoder.decode_with(b"", |item| seen(shared.on_item(item)));
     Pumped::Ended { progress, messages, reason }
 }
 
@@ -168,9 +165,8 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
 impl Shared {
     /// Acts on one stream item and says what it was. Items come borrowed
     /// (`Decoder::decode_with`): an event's JSON is parsed straight from
-    /// the body frame when it lies whole in it. `head` is the start of the
-    /// event being decoded (for an event over the size cap).
-    pub(crate) fn on_item(&self, item: ItemRef<'_>, head: &EventHead) -> Seen {
+    /// the body frame when it lies whole in it.
+    pub(crate) fn on_item(&self, item: ItemRef<'_>) -> Seen {
         match item {
             ItemRef::Event(event) => {
                 // Priming events (an id and empty data) are never parsed.
@@ -194,7 +190,7 @@ impl Shared {
                 }
             }
             ItemRef::NoData { .. } => Seen::Event,
-            ItemRef::Error(DecodeError::EventTooLarge { limit }) => {
+            ItemRef::Error(DecodeError::EventTooLarge { limit, head }) => {
                 tracing::error!(endpoint = %self.endpoint.redacted, limit, "dropped a server-sent event over the size limit");
                 // An answer whose id can be read from the event's start
                 // fails its request now, with the cause, not at its
@@ -202,7 +198,7 @@ impl Shared {
                 let reason = format!(
                     "it was a server-sent event over the {limit}-byte limit (HttpOptions::max_event_size)"
                 );
-                self.link().fail_unreadable_text(&head.text(), &reason);
+                self.link().fail_unreadable_text(&head, &reason);
                 Seen::Nothing
             }
             ItemRef::Error(e) => {
@@ -304,148 +300,6 @@ impl Shared {
             _ => Err(GetError::Fatal(
                 self.invalid(method, "the GET stream is not text/event-stream"),
             )),
-        }
-    }
-}
-
-/// How much of an event's start is kept beside the decoder: enough for
-/// the `jsonrpc` and `id` members of an answer.
-const HEAD_KEEP: usize = 4096;
-
-/// The start of the event being decoded, kept beside the decoder (which
-/// drops an event over its size cap whole): the `data` values so far,
-/// joined by line feeds, at most [`HEAD_KEEP`] bytes. Fed the same bytes
-/// as the decoder, a line at a time ([`decode_tracked`]), so that when
-/// the decoder reports an event too large the head is that event's.
-#[derive(Debug, Default)]
-pub(crate) struct EventHead {
-    /// The `data` values of the event's finished lines.
-    data: Vec<u8>,
-    /// The start of the line being read.
-    line: Vec<u8>,
-    /// The last line ended with CR (a following LF belongs to it).
-    after_cr: bool,
-}
-
-impl EventHead {
-    /// Takes the next piece of input: bytes up to and including one line
-    /// end, or the rest of a chunk.
-    fn feed(&mut self, piece: &[u8]) {
-        let mut piece = piece;
-        if std::mem::take(&mut self.after_cr) && piece.first() == Some(&b'\n') {
-            piece = &piece[1..];
-            if piece.is_empty() {
-                return;
-            }
-        }
-        let (text, ended) = match piece.last() {
-            Some(b'\n') => (&piece[..piece.len() - 1], true),
-            Some(b'\r') => {
-                self.after_cr = true;
-                (&piece[..piece.len() - 1], true)
-            }
-            _ => (piece, false),
-        };
-        // The field name and a little more than HEAD_KEEP of the value.
-        let room = (HEAD_KEEP + 8).saturating_sub(self.line.len());
-        self.line.extend_from_slice(&text[..text.len().min(room)]);
-        if ended {
-            if self.line.is_empty() {
-                // An empty line ends the event.
-                self.data.clear();
-            } else if let Some(value) = data_value(&self.line) {
-                let room = HEAD_KEEP.saturating_sub(self.data.len());
-                self.data.extend_from_slice(&value[..value.len().min(room)]);
-                if self.data.len() < HEAD_KEEP {
-                    self.data.push(b'\n');
-                }
-            }
-            self.line.clear();
-        }
-    }
-
-    /// The event's data so far, the line being read included.
-    pub(crate) fn text(&self) -> Vec<u8> {
-        let mut text = self.data.clone();
-        if let Some(value) = data_value(&self.line) {
-            let room = HEAD_KEEP.saturating_sub(text.len());
-            text.extend_from_slice(&value[..value.len().min(room)]);
-        }
-        text
-    }
-}
-
-/// The value of a `data` field line (one leading space removed), `None`
-/// for other lines.
-fn data_value(line: &[u8]) -> Option<&[u8]> {
-    let (name, value) = match line.iter().position(|&b| b == b':') {
-        Some(colon) => (&line[..colon], &line[colon + 1..]),
-        None => (line, &line[line.len()..]),
-    };
-    (name == b"data").then(|| value.strip_prefix(b" ").unwrap_or(value))
-}
-
-/// Decodes `chunk` a line at a time, keeping `head` in step: each item is
-/// handed over with the head of the event it came from.
-pub(crate) fn decode_tracked(
-    decoder: &mut Decoder,
-    head: &mut EventHead,
-    chunk: &[u8],
-    mut each: impl FnMut(ItemRef<'_>, &EventHead),
-) {
-    let mut rest = chunk;
-    while !rest.is_empty() {
-        let cut = rest.iter().position(|&b| b == b'\n' || b == b'\r').map_or(rest.len(), |i| i + 1);
-        let (piece, tail) = rest.split_at(cut);
-        head.feed(piece);
-        decoder.decode_with(piece, |item| each(item, head));
-        rest = tail;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every split of an event stream: the head when the decoder reports
-    /// the event too large is the start of that event's data.
-    #[test]
-    fn the_head_of_an_oversized_event() {
-        let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"{}\"}}", "y".repeat(300));
-        for eol in ["\n", "\r\n", "\r"] {
-            let stream = format!(
-                "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}{eol}{eol}\
-                 id: 5{eol}event: message{eol}data:{big}{eol}{eol}\
-                 data: after{eol}{eol}"
-            );
-            for split in 0..stream.len() {
-                let mut decoder = Decoder::with_max_event_size(100);
-                let mut head = EventHead::default();
-                let mut heads = Vec::new();
-                let mut events = Vec::new();
-                for part in [&stream.as_bytes()[..split], &stream.as_bytes()[split..]] {
-                    decode_tracked(&mut decoder, &mut head, part, |item, head| match item {
-                        ItemRef::Error(DecodeError::EventTooLarge { .. }) => {
-                            heads.push(head.text())
-                        }
-                        ItemRef::Event(e) => events.push(e.data.to_string()),
-                        _ => {}
-                    });
-                }
-                assert_eq!(
-                    events,
-                    ["{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "after"],
-                    "{split}"
-                );
-                assert_eq!(heads.len(), 1, "{split}");
-                let id = mcp_proto::jsonrpc::response_id_of_prefix(&heads[0]);
-                assert_eq!(
-                    id,
-                    Some(mcp_proto::RequestId::Number(7)),
-                    "{eol:?} {split}: {:?}",
-                    String::from_utf8_lossy(&heads[0])
-                );
-            }
         }
     }
 }

@@ -70,6 +70,9 @@ pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
 /// Data buffers at least this long are moved out of the decoder when their
 /// event is dispatched; shorter ones are copied so that the buffer keeps its
 /// capacity for the next event.
+/// How much of an event's data [`DecodeError::EventTooLarge`] keeps.
+pub const EVENT_HEAD_SIZE: usize = 4096;
+
 const MOVE_OUT_THRESHOLD: usize = 4096;
 
 /// After an oversized event, a data buffer with more capacity than this is
@@ -185,6 +188,12 @@ pub enum DecodeError {
     EventTooLarge {
         /// The maximum event size in force, in bytes.
         limit: usize,
+        /// The start of the event's data as read when it went over: its
+        /// `data` values so far joined by line feeds, the line being read
+        /// included, at most [`EVENT_HEAD_SIZE`] bytes (empty for a comment
+        /// line). Enough, for example, to read the `id` of a JSON-RPC answer
+        /// that was too large, and fail its request with the cause.
+        head: Vec<u8>,
     },
     /// The stream ended in the middle of an event, which is therefore not
     /// dispatched.
@@ -198,7 +207,7 @@ pub enum DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeError::EventTooLarge { limit } => {
+            DecodeError::EventTooLarge { limit, .. } => {
                 write!(f, "server-sent event larger than the {limit}-byte limit was skipped")
             }
             DecodeError::UnfinishedEvent { discarded } => write!(
@@ -583,7 +592,11 @@ impl Decoder {
                         if !self.interp.skipping
                             && self.interp.over_limit(partial, input[cursor.pos] == b':')
                         {
-                            item = self.interp.start_skipping();
+                            item = self.interp.start_skipping(
+                                input,
+                                &input[cursor.pos..],
+                                self.interp.block_size,
+                            );
                         }
                         if self.interp.skipping {
                             // The start of this line is not needed.
@@ -666,7 +679,11 @@ impl Decoder {
             let interp = &mut self.interp;
             interp.block_size += end - start;
             if interp.block_size > interp.max {
-                return match interp.start_skipping() {
+                return match interp.start_skipping(
+                    input,
+                    &input[start..end],
+                    interp.block_size - (end - start),
+                ) {
                     Some(found) => Fast::Found(found),
                     None => Fast::Read,
                 };
@@ -1043,13 +1060,13 @@ impl Interpreter {
         }
         if line[0] == b':' {
             if line.len() > self.max {
-                return self.start_skipping();
+                return self.start_skipping(input, line, 0);
             }
             return Some(Found::Comment { start: start + 1, end });
         }
         self.block_size += line.len();
         if self.block_size > self.max {
-            return self.start_skipping();
+            return self.start_skipping(input, line, self.block_size - line.len());
         }
         let (name, value) = match field(line) {
             Ok((_, name_value)) => name_value,
@@ -1180,9 +1197,31 @@ impl Interpreter {
         before.saturating_add(len) > self.max
     }
 
-    fn start_skipping(&mut self) -> Option<Found> {
+    /// Drops the event being read, which went over the bound with `line`
+    /// (a line of `input`, maybe partial, after `before` bytes of the
+    /// event's lines); reports it with the start of its data. Of `line`,
+    /// only the bytes up to one past the bound count, which every way of
+    /// cutting the input into chunks has read, so the head does not
+    /// depend on the cutting.
+    fn start_skipping(&mut self, input: &[u8], line: &[u8], before: usize) -> Option<Found> {
         if self.skipping {
             return None;
+        }
+        let mut head = Vec::new();
+        let keep = |bytes: &[u8], head: &mut Vec<u8>| {
+            let room = EVENT_HEAD_SIZE - head.len();
+            head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        };
+        match self.pending_data {
+            Some((start, end)) => {
+                keep(&input[start..end], &mut head);
+                keep(b"\n", &mut head);
+            }
+            None => keep(&self.data, &mut head),
+        }
+        let line = &line[..line.len().min(self.max.saturating_sub(before).saturating_add(1))];
+        if let Ok((_, (b"data", value))) = field(line) {
+            keep(value, &mut head);
         }
         self.skipping = true;
         self.pending_data = None;
@@ -1191,7 +1230,7 @@ impl Interpreter {
             self.data = Vec::new();
         }
         self.event_type.clear();
-        Some(Found::Error(DecodeError::EventTooLarge { limit: self.max }))
+        Some(Found::Error(DecodeError::EventTooLarge { limit: self.max, head }))
     }
 
     fn reset_block(&mut self) {

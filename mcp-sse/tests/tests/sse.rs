@@ -37,8 +37,9 @@ fn comment(text: &str) -> Item {
     Item::Comment(text.into())
 }
 
-fn too_large(limit: usize) -> Item {
-    Item::Error(DecodeError::EventTooLarge { limit })
+/// An event over `limit` whose data started with `head`.
+fn too_large(limit: usize, head: &[u8]) -> Item {
+    Item::Error(DecodeError::EventTooLarge { limit, head: head.to_vec() })
 }
 
 fn unfinished(discarded: usize) -> Item {
@@ -474,18 +475,18 @@ fn end_of_stream() {
 fn bounded() {
     // Exactly at the limit is fine; one more byte is not.
     check_with(8, b"data: ab\n\n", &[msg("ab")]);
-    check_with(8, b"data: abc\n\ndata: ok\n\n", &[too_large(8), msg("ok")]);
+    check_with(8, b"data: abc\n\ndata: ok\n\n", &[too_large(8, b"abc"), msg("ok")]);
     // Lines add up: the event is skipped to its end, the next one is read.
     check_with(
         16,
         b"data: 0123456\ndata: 0123456\ndata: x\nid: 9\n\ndata: ok\n\n",
-        &[too_large(16), msg("ok")],
+        &[too_large(16, b"0123456\n"), msg("ok")],
     );
     // An id before the overflow took effect; one after it did not.
     check_with(
         16,
         b"id: 1\ndata: 0123456789\nid: 2\n\ndata: ok\n\n",
-        &[too_large(16), ev_id("message", "ok", "1")],
+        &[too_large(16, b"012345"), ev_id("message", "ok", "1")],
     );
     // Comment lines do not add up but each one is bounded.
     check_with(
@@ -493,10 +494,10 @@ fn bounded() {
         b":1234567\n:1234567\ndata: ok\n\n",
         &[comment("1234567"), comment("1234567"), msg("ok")],
     );
-    check_with(8, b":12345678\ndata: ok\n\ndata: ok\n\n", &[too_large(8), msg("ok")]);
+    check_with(8, b":12345678\ndata: ok\n\ndata: ok\n\n", &[too_large(8, b""), msg("ok")]);
     // An oversized event at the end of the stream is reported once.
-    check_with(8, b"data: 0123456789", &[too_large(8)]);
-    check_with(8, b"data: 0123456789\n", &[too_large(8)]);
+    check_with(8, b"data: 0123456789", &[too_large(8, b"012")]);
+    check_with(8, b"data: 0123456789\n", &[too_large(8, b"012")]);
     // A long line made only of line ends is fine.
     check_with(7, b"\n\n\n\n\n\n\n\n\n\ndata: x\n\n", &[msg("x")]);
 }
@@ -575,7 +576,7 @@ fn large_event_of_many_lines() {
     // One byte under its size, it is skipped.
     let size = 2000 * 1006;
     let items = decode_chunks(size - 1, bytes.chunks(4096));
-    assert_eq!(items, [too_large(size - 1)]);
+    assert_eq!(items, [too_large(size - 1, &expected.as_bytes()[..mcp_sse::sse::EVENT_HEAD_SIZE])]);
     let items = decode_chunks(size, bytes.chunks(4096));
     assert_eq!(items, [msg(&expected)]);
 }
@@ -588,7 +589,7 @@ fn a_long_unterminated_line_is_not_buffered_past_the_bound() {
     for _ in 0..10_000 {
         items.extend(decoder.decode(&[b'x'; 100]));
     }
-    assert_eq!(items, [too_large(1024)]);
+    assert_eq!(items, [too_large(1024, &[b'x'; 1024 + 1 - 6])]);
     items.clear();
     items.extend(decoder.decode(b"\n\ndata: next\n\n"));
     assert_eq!(items, [msg("next")]);
@@ -597,7 +598,7 @@ fn a_long_unterminated_line_is_not_buffered_past_the_bound() {
 #[test]
 fn errors_display() {
     assert_eq!(
-        DecodeError::EventTooLarge { limit: 10 }.to_string(),
+        DecodeError::EventTooLarge { limit: 10, head: b"{}".to_vec() }.to_string(),
         "server-sent event larger than the 10-byte limit was skipped"
     );
     assert_eq!(
@@ -683,4 +684,42 @@ fn a_panicking_callback_leaves_the_decoder_consistent() {
     let mut items: Vec<Item> = decoder.decode(b"\n\n").collect();
     items.extend(decoder.finish_items());
     assert_eq!(items, [msg("b"), msg("c")]);
+}
+
+/// Every split of a stream, every line end: the error for an event over
+/// the bound carries the start of that event's data (so that a client can
+/// still read the id of an answer too large to take).
+#[test]
+fn an_oversized_event_reports_the_start_of_its_data() {
+    let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"{}\"}}", "y".repeat(300));
+    for eol in ["\n", "\r\n", "\r"] {
+        let stream = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}{eol}{eol}\
+             id: 5{eol}event: message{eol}data:{big}{eol}{eol}\
+             data: after{eol}{eol}"
+        );
+        // The bytes up to one past the bound: after `id: 5` and `event: message`.
+        let head = &big.as_bytes()[..101 - 5 - 14 - "data:".len()];
+        check_with(
+            100,
+            stream.as_bytes(),
+            &[
+                msg(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+                too_large(100, head),
+                ev_id("message", "after", "5"),
+            ],
+        );
+        // Over several data lines: the earlier lines, then the one that
+        // went over.
+        let stream = format!("data: {{\"id\":{eol}data: 8,{eol}data: {big}{eol}{eol}");
+        let expected = format!("{{\"id\":\n8,\n{}", &big[..101 - 12 - 8 - 6]);
+        check_with(100, stream.as_bytes(), &[too_large(100, expected.as_bytes())]);
+    }
+    // The head is bounded.
+    let huge = format!("data: {}\n\n", "z".repeat(3 * mcp_sse::sse::EVENT_HEAD_SIZE));
+    let items = decode_chunks(2 * mcp_sse::sse::EVENT_HEAD_SIZE, [huge.as_bytes()]);
+    assert_eq!(
+        items,
+        [too_large(2 * mcp_sse::sse::EVENT_HEAD_SIZE, &[b'z'; mcp_sse::sse::EVENT_HEAD_SIZE])]
+    );
 }
