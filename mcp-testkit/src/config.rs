@@ -20,6 +20,11 @@ pub struct Config {
     pub send_list_changed_before_init: bool,
     /// A line written to stderr when the stdio driver starts.
     pub stderr_banner: Option<String>,
+    /// How long the server waits after it starts before it serves (reads
+    /// stdin, or listens): a server that loads before it serves, as one
+    /// started by `npx`, `uvx` or `docker run` waits on the network or a
+    /// daemon first (`--start-delay-ms`).
+    pub start_delay: Duration,
     /// Exit (code 0) once this many client requests have been answered.
     pub exit_after: Option<u64>,
     /// Answer `initialize` with this `protocolVersion`, whatever the client
@@ -130,6 +135,7 @@ impl Default for Config {
             page_size: None,
             send_list_changed_before_init: false,
             stderr_banner: None,
+            start_delay: Duration::ZERO,
             exit_after: None,
             version_override: None,
             max_line_bytes: Config::DEFAULT_MAX_LINE_BYTES,
@@ -372,6 +378,7 @@ Options of both:
   --send-list-changed-before-init   send notifications/tools/list_changed before the initialize reply
   --stderr-banner TEXT              write TEXT to stderr at start
   --exit-after N                    exit (code 0) after answering N requests
+  --start-delay-ms N                wait N ms after starting before serving (a server that loads first)
   --version-override V              answer initialize with protocolVersion V
   --max-line-bytes N                longest accepted input line / POST body (default: 16 MiB)
   --ask-timeout-ms N                how long the `ask` tool waits for the client (default: 10000)
@@ -535,6 +542,7 @@ where
             "--page-size" => server.page_size = Some(positive(option, &value)?),
             "--stderr-banner" => server.stderr_banner = Some(value),
             "--exit-after" => server.exit_after = Some(positive(option, &value)? as u64),
+            "--start-delay-ms" => server.start_delay = millis(option, &value)?,
             "--version-override" => server.version_override = Some(value),
             "--max-line-bytes" => server.max_line_bytes = positive(option, &value)?,
             "--ask-timeout-ms" => server.ask_timeout = millis(option, &value)?,
@@ -628,6 +636,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--send-list-changed-before-init", Kind::Flag, false),
     ("--stderr-banner", Kind::Value, false),
     ("--exit-after", Kind::Value, false),
+    ("--start-delay-ms", Kind::Value, false),
     ("--version-override", Kind::Value, false),
     ("--max-line-bytes", Kind::Value, false),
     ("--ask-timeout-ms", Kind::Value, false),
@@ -703,6 +712,7 @@ mod tests {
             "--max-line-bytes=100",
             "--ask-timeout-ms",
             "250",
+            "--start-delay-ms=40",
         ]);
         assert_eq!(c.page_size, Some(2));
         assert!(c.send_list_changed_before_init);
@@ -711,6 +721,7 @@ mod tests {
         assert_eq!(c.version_override.as_deref(), Some("1999-01-01"));
         assert_eq!(c.max_line_bytes, 100);
         assert_eq!(c.ask_timeout, Duration::from_millis(250));
+        assert_eq!(c.start_delay, Duration::from_millis(40));
         let c = stdio(&["--era", "both", "--silent-discover", "--ttl-ms=0", "--no-instructions"]);
         assert_eq!(c.era, ServeEra::Both);
         assert!(c.silent_discover);

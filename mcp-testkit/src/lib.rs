@@ -216,6 +216,7 @@
 //! | `--send-list-changed-before-init` | sends `notifications/tools/list_changed` before the `initialize` reply |
 //! | `--stderr-banner TEXT` | writes TEXT to stderr at start |
 //! | `--exit-after N` | exits (code 0) after answering N requests |
+//! | `--start-delay-ms N` | waits N ms after starting before it serves (reads stdin, or listens), as a server started by `npx`, `uvx` or `docker run` does |
 //! | `--version-override V` | answers `initialize` with `protocolVersion` V |
 //! | `--max-line-bytes N` | longest input line; longer ones are discarded and answered `-32700` (default 16 MiB) |
 //! | `--ask-timeout-ms N` | how long `ask` waits for the client (default 10 000) |

@@ -25,6 +25,9 @@ pub async fn run_stdio(config: Config) -> io::Result<()> {
     if let Some(banner) = &config.stderr_banner {
         stderr_line(banner);
     }
+    if !config.start_delay.is_zero() {
+        tokio::time::sleep(config.start_delay).await;
+    }
     let max_line_bytes = config.max_line_bytes;
     let (server, queue) = Server::new(config);
     serve(tokio::io::stdin(), tokio::io::stdout(), max_line_bytes, server, queue).await

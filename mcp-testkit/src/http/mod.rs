@@ -69,6 +69,9 @@ const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```
 pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
     let tls = config.tls.as_ref().map(tls_acceptor).transpose()?;
+    if !config.server.start_delay.is_zero() {
+        tokio::time::sleep(config.server.start_delay).await;
+    }
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?;
     let local_addr = listener.local_addr()?;
     if let Some(banner) = &config.server.stderr_banner {
