@@ -152,6 +152,8 @@ fn classify(e: &Error) -> Kind {
         Error::ConnectTimeout { .. } => Kind::Timeout,
         Error::Transport { source, .. } => classify_transport(source),
         Error::Closed { .. } => Kind::Connection,
+        // The server's acknowledgment left the resource out.
+        Error::SubscriptionRefused { .. } => Kind::Protocol,
         // Login, logout, OAuth unavailable, login required or timed out.
         _ => Kind::Auth,
     }

@@ -509,7 +509,7 @@ pub enum Error {
     /// or could not be made; the supervisor waits before the next
     /// attempt), and the call did not wait
     /// ([`WhileDown::FailFast`](crate::WhileDown::FailFast)) or waited up
-    /// to the server's timeout in vain.
+    /// to its timeout (or the server's) in vain.
     Unavailable {
         /// The server.
         server: String,
@@ -523,6 +523,15 @@ pub enum Error {
     Reloaded {
         /// The server.
         server: String,
+    },
+    /// A server of the stateless era (2026-07-28) acknowledged the
+    /// `subscriptions/listen` stream without the resource asked for (it
+    /// will send no updates of it); the subscription is not remembered.
+    SubscriptionRefused {
+        /// The server.
+        server: String,
+        /// The resource's URI.
+        uri: String,
     },
     /// The transport failed.
     Transport {
@@ -585,6 +594,7 @@ impl Error {
             | Error::Closed { server }
             | Error::Unavailable { server, .. }
             | Error::Reloaded { server }
+            | Error::SubscriptionRefused { server, .. }
             | Error::Transport { server, .. }
             | Error::TransportUnavailable { server, .. }
             | Error::ServerUnusable { server, .. }
@@ -672,6 +682,11 @@ impl fmt::Display for Error {
             Error::Reloaded { server } => write!(
                 f,
                 "MCP server {server:?} was removed or replaced by a configuration reload during this call; nothing was sent"
+            ),
+            Error::SubscriptionRefused { server, uri } => write!(
+                f,
+                "MCP server {server:?} refused to send updates of resource {uri:?} (its \
+                 subscriptions/listen acknowledgment left it out)"
             ),
             // The stdio transport names the server itself; the HTTP one
             // names the (redacted) endpoint, which follows the name once.

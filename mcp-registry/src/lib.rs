@@ -42,8 +42,12 @@
 //!   [`HealthEvent`]s), a stdio server restarted and an HTTP server
 //!   reconnected with a capped, jittered [`Backoff`], [`Keepalive`] pings
 //!   that mark a silent server degraded, resource subscriptions made again
-//!   on every new connection, calls that wait or fail fast meanwhile
-//!   ([`WhileDown`]). Without it no task ever runs in the background.
+//!   on every new connection (in both eras), calls that wait or fail fast
+//!   meanwhile ([`WhileDown`]). Without it the only background tasks are
+//!   each connection's notification relay, which ends with it.
+//! - **Notifications** (`Registry::notifications`): every server's
+//!   notifications on one stream of [`NotificationEvent`]s, across
+//!   restarts and reconnects.
 //! - **Reload** ([`Registry::reload`]): a changed configuration applied in
 //!   place; unchanged servers keep their connections; removed and replaced
 //!   ones finish their calls in flight (within a bound) and close; a
@@ -146,6 +150,7 @@ mod names;
 mod pins;
 mod policy;
 mod registry;
+mod relay;
 mod search;
 mod spec;
 mod supervisor;
@@ -174,6 +179,7 @@ pub use registry::{
 };
 #[cfg(feature = "http")]
 pub use registry::{Revocation, default_token_dir};
+pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
 pub use spec::{SpecError, parse_server_spec};
 pub use supervisor::{Backoff, Health, HealthEvent, Keepalive, Supervision, WhileDown};

@@ -19,10 +19,11 @@ use mcp_http::mcp_auth::{
 #[cfg(feature = "http")]
 use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, StaticAuth};
 #[cfg(any(feature = "stdio", feature = "http"))]
-use mcp_peer::Client;
+use mcp_peer::{Client, Subscription};
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{
-    CallToolResult, Implementation, InitializeResult, JsonObject, LoggingLevel, Tool,
+    CallToolResult, Implementation, InitializeResult, JsonObject, LoggingLevel, SubscriptionFilter,
+    Tool,
 };
 use mcp_proto::{Era, ProtocolVersion};
 
@@ -33,6 +34,7 @@ use crate::config::{ClientIdentity, Config, ServerConfig, TransportConfig};
 use crate::error::{ConfigError, Location};
 use crate::error::{Error, TransportError};
 use crate::pins::{MemoryPinStore, PinBook, PinPolicy, PinStore};
+use crate::relay::{NOTIFICATION_EVENTS, NotificationEvent, Relay};
 use crate::supervisor::{Health, HealthEvent, Supervision, WhileDown, back_off, supervise};
 #[cfg(any(feature = "stdio", feature = "http"))]
 use crate::transport::BoxTransport;
@@ -605,7 +607,7 @@ pub struct ServerStatus {
 impl ServerStatus {
     /// The status of `slot` with the connection `cached`, if any.
     fn of(slot: &Slot, cached: &Cached) -> ServerStatus {
-        let conn = cached.as_ref().map(|(_, c)| c);
+        let conn = cached.as_ref().map(|(_, c, _)| c);
         let protocol_version = conn.and_then(|c| c.protocol_version());
         ServerStatus {
             server: slot.name.clone(),
@@ -614,7 +616,7 @@ impl ServerStatus {
             era: protocol_version.map(ProtocolVersion::era),
             server_info: conn.and_then(|c| c.server_info()),
             health: slot.health(),
-            connection: cached.as_ref().map(|(g, _)| *g),
+            connection: cached.as_ref().map(|(g, _, _)| *g),
         }
     }
 }
@@ -646,7 +648,8 @@ impl ReloadReport {
     }
 }
 
-type Cached = Option<(u64, ServerClient)>;
+/// The connection, its generation, and its relay (which ends with it).
+type Cached = Option<(u64, ServerClient, Relay)>;
 
 /// One server: its configuration, its connection (once made) and health,
 /// the resources subscribed to through the registry, its supervisor.
@@ -666,6 +669,9 @@ pub(crate) struct Slot {
     /// The URIs of `resources/subscribe` made through the registry, made
     /// again on every new connection.
     subscriptions: std::sync::Mutex<BTreeSet<String>>,
+    /// One change of the subscriptions at a time (in the stateless era a
+    /// change opens the connection's listen stream again).
+    subscribing: tokio::sync::Mutex<()>,
     supervisor: std::sync::Mutex<Option<AbortHandle>>,
     /// Set when a reload removed or replaced the server.
     retired: AtomicBool,
@@ -685,6 +691,7 @@ impl Slot {
             events,
             wake: Notify::new(),
             subscriptions: std::sync::Mutex::new(BTreeSet::new()),
+            subscribing: tokio::sync::Mutex::new(()),
             supervisor: std::sync::Mutex::new(None),
             retired: AtomicBool::new(false),
         }
@@ -730,14 +737,14 @@ impl Slot {
     /// The generation of the cached connection (`Some(None)`: none), or
     /// `None` while someone holds the slot (a connect in progress).
     pub(crate) fn current_generation(&self) -> Option<Option<u64>> {
-        self.conn.try_lock().ok().map(|c| c.as_ref().map(|(g, _)| *g))
+        self.conn.try_lock().ok().map(|c| c.as_ref().map(|(g, _, _)| *g))
     }
 
     /// Forgets connection `generation` (lost), if it is still the cached
     /// one.
     pub(crate) async fn drop_connection(&self, generation: u64) -> bool {
         let mut cached = self.conn.lock().await;
-        if cached.as_ref().is_some_and(|(g, _)| *g == generation) {
+        if cached.as_ref().is_some_and(|(g, _, _)| *g == generation) {
             *cached = None;
             return true;
         }
@@ -800,6 +807,8 @@ pub(crate) struct Shared {
     /// by a connect that began before one is closed, not kept.
     closes: AtomicU64,
     events: broadcast::Sender<HealthEvent>,
+    /// Every connection's notifications.
+    notices: broadcast::Sender<NotificationEvent>,
     /// One reload at a time.
     reload: tokio::sync::Mutex<()>,
     /// The tool pins and their policy.
@@ -875,6 +884,7 @@ impl Registry {
             generation: AtomicU64::new(0),
             closes: AtomicU64::new(0),
             events,
+            notices: broadcast::channel(NOTIFICATION_EVENTS).0,
             reload: tokio::sync::Mutex::new(()),
             pins,
         });
@@ -946,6 +956,18 @@ impl Registry {
         self.shared.events.subscribe()
     }
 
+    /// Every server's notifications from now on ([`NotificationEvent`]:
+    /// the server's name and what it sent: progress, log messages,
+    /// resource updates, list changes, ...), from every connection the
+    /// registry makes, across restarts and reconnects: the one stream a
+    /// host reads instead of each connection's
+    /// [`notifications`](mcp_peer::Client::notifications). A subscriber
+    /// that falls more than 256 behind skips the oldest
+    /// ([`broadcast::error::RecvError::Lagged`]).
+    pub fn notifications(&self) -> broadcast::Receiver<NotificationEvent> {
+        self.shared.notices.subscribe()
+    }
+
     /// Starts supervising every server now (each connects in the
     /// background, concurrently) rather than at its first use. Does
     /// nothing without [`RegistryOptions::supervision`].
@@ -964,7 +986,7 @@ impl Registry {
     /// A supervised server that is backing off is waited for, or fails
     /// fast ([`Supervision::while_down`]).
     async fn connection(&self, slot: &Arc<Slot>) -> Result<(u64, ServerClient), Error> {
-        self.shared.connection(slot).await
+        self.shared.connection(slot, None).await.map(|(generation, conn, _)| (generation, conn))
     }
 
     /// Maps a transport error, dropping the cached connection when it is
@@ -1118,13 +1140,16 @@ impl Registry {
     /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
     /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
     /// progress callback. A tool that fails reports `is_error` in the
-    /// result, not an `Err`.
+    /// result, not an `Err`. A supervised server that is backing off is
+    /// waited for within the call's timeout, when it has one
+    /// ([`WhileDown::Wait`]): what the wait took is taken off the time the
+    /// server has to answer.
     pub async fn call_tool_with(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
-        options: RequestOptions,
+        mut options: RequestOptions,
     ) -> Result<CallToolResult, Error> {
         let slot = self.slot(server)?;
         let tool = tool.trim();
@@ -1132,7 +1157,10 @@ impl Registry {
         if !config.policy.is_allowed(tool) {
             return Err(Error::ToolNotAllowed { server: server.to_owned(), tool: tool.to_owned() });
         }
-        let (generation, conn) = self.connection(&slot).await?;
+        let (generation, conn, waited) = self.shared.connection(&slot, options.timeout).await?;
+        if let Some(timeout) = &mut options.timeout {
+            *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
+        }
         let tools = match calls::list_tools(&conn).await {
             Ok(tools) => tools,
             Err(e) => return Err(self.failed(&slot, generation, e).await),
@@ -1173,34 +1201,84 @@ impl Registry {
         }
     }
 
-    /// `resources/subscribe` to `uri` (handshake era), remembered: every
+    /// Subscribes to updates of the resource `uri`, remembered: every
     /// later connection to the server (a restart, a reconnect, the next
-    /// use after a loss) subscribes again before it is used. The server's
-    /// `notifications/resources/updated` reach each connection's
-    /// [`notifications`](mcp_peer::Client::notifications) stream. A refused
-    /// subscription is not remembered. (The stateless era subscribes with
-    /// `subscriptions/listen`, through [`with_client`](Self::with_client).)
+    /// use after a loss) subscribes again before it is used. The updates
+    /// (`notifications/resources/updated`) reach
+    /// [`notifications`](Self::notifications) (and the connection's own
+    /// [`notifications`](mcp_peer::Client::notifications) stream).
+    ///
+    /// In the handshake era this is `resources/subscribe`, and a refusal
+    /// is the server's error. In the stateless era (2026-07-28) the
+    /// registry keeps one `subscriptions/listen` stream per connection for
+    /// the resources subscribed through it, opened again with each change
+    /// of the set (the new stream is acknowledged before the old one is
+    /// closed); a URI the acknowledgment leaves out is
+    /// [`Error::SubscriptionRefused`]. A refused subscription is not
+    /// remembered.
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
+        let _one_at_a_time = slot.subscribing.lock().await;
         let (generation, conn) = self.connection(&slot).await?;
-        match calls::subscribe(&conn, uri).await {
-            Ok(()) => {
-                lock(&slot.subscriptions).insert(uri.to_owned());
-                Ok(())
-            }
-            Err(e) => Err(self.failed(&slot, generation, e).await),
+        if !is_modern(&conn) {
+            return match calls::subscribe(&conn, uri).await {
+                Ok(()) => {
+                    lock(&slot.subscriptions).insert(uri.to_owned());
+                    Ok(())
+                }
+                Err(e) => Err(self.failed(&slot, generation, e).await),
+            };
         }
+        // Remembered first, so a connection made meanwhile listens to it.
+        let added = lock(&slot.subscriptions).insert(uri.to_owned());
+        let forget = || {
+            if added {
+                lock(&slot.subscriptions).remove(uri);
+            }
+        };
+        let subscription = match calls::listen(&conn, resources_filter(&slot)).await {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                forget();
+                return Err(self.failed(&slot, generation, e).await);
+            }
+        };
+        if subscription.refused().iter().any(|refused| refused == uri) {
+            forget();
+            return Err(Error::SubscriptionRefused {
+                server: server.to_owned(),
+                uri: uri.to_owned(),
+            });
+        }
+        keep_listen(&slot, generation, Some(subscription)).await;
+        Ok(())
     }
 
-    /// `resources/unsubscribe` from `uri`, and forgets it (it is not
-    /// subscribed again on later connections, even when this request
-    /// fails).
+    /// Unsubscribes from the resource `uri`, and forgets it (it is not
+    /// subscribed again on later connections, even when this fails): in
+    /// the handshake era `resources/unsubscribe`; in the stateless era the
+    /// connection's listen stream is opened again without it (closed when
+    /// no resource is left).
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
+        let _one_at_a_time = slot.subscribing.lock().await;
         lock(&slot.subscriptions).remove(uri);
         let (generation, conn) = self.connection(&slot).await?;
-        match calls::unsubscribe(&conn, uri).await {
-            Ok(()) => Ok(()),
+        if !is_modern(&conn) {
+            return match calls::unsubscribe(&conn, uri).await {
+                Ok(()) => Ok(()),
+                Err(e) => Err(self.failed(&slot, generation, e).await),
+            };
+        }
+        if lock(&slot.subscriptions).is_empty() {
+            keep_listen(&slot, generation, None).await;
+            return Ok(());
+        }
+        match calls::listen(&conn, resources_filter(&slot)).await {
+            Ok(subscription) => {
+                keep_listen(&slot, generation, Some(subscription)).await;
+                Ok(())
+            }
             Err(e) => Err(self.failed(&slot, generation, e).await),
         }
     }
@@ -1237,7 +1315,7 @@ impl Registry {
             if let TransportConfig::Http { auth, .. } = &mut config.transport {
                 *auth = AuthConfig::None;
             }
-        } else if let Some((_, conn)) = &*slot.conn.lock().await {
+        } else if let Some((_, conn, _)) = &*slot.conn.lock().await {
             let conn = conn.clone();
             return discover_authorization(&conn)
                 .await
@@ -1265,7 +1343,7 @@ impl Registry {
         let slot = self.slot(server)?;
         slot.stop_supervisor();
         let taken = slot.conn.lock().await.take();
-        if let Some((_, conn)) = taken {
+        if let Some((_, conn, _)) = taken {
             close_bounded(&slot.name, conn).await;
         }
         slot.set_health_if(|h| *h != Health::Removed, Health::Idle);
@@ -1287,7 +1365,7 @@ impl Registry {
             // sees the close and closes what it made.
             match tokio::time::timeout(CLOSE_LOCK_WAIT, slot.conn.lock()).await {
                 Ok(mut cached) => {
-                    if let Some((_, conn)) = cached.take() {
+                    if let Some((_, conn, _)) = cached.take() {
                         open.push((slot.name.as_str(), conn));
                     }
                     slot.set_health(Health::Idle);
@@ -1344,8 +1422,14 @@ impl Shared {
             .ok_or_else(|| Error::UnknownServer { server: name.to_owned() })
     }
 
-    /// See [`Registry::connection`].
-    async fn connection(&self, slot: &Arc<Slot>) -> Result<(u64, ServerClient), Error> {
+    /// See [`Registry::connection`]. A wait while the server is down lasts
+    /// at most `wait` (the server's timeout by default), and how long it
+    /// lasted comes back with the connection.
+    async fn connection(
+        &self,
+        slot: &Arc<Slot>,
+        wait: Option<Duration>,
+    ) -> Result<(u64, ServerClient, Duration), Error> {
         if let Some(missing) = &slot.config().unusable {
             return Err(Error::ServerUnusable {
                 server: slot.name.clone(),
@@ -1359,17 +1443,23 @@ impl Shared {
                     WhileDown::FailFast => {
                         return Err(Error::Unavailable { server: slot.name.clone(), health });
                     }
-                    _ => self.wait_while_down(slot).await?,
+                    _ => {
+                        let started = tokio::time::Instant::now();
+                        self.wait_while_down(slot, wait).await?;
+                        let (generation, conn) = self.connect_slot(slot).await?;
+                        return Ok((generation, conn, started.elapsed()));
+                    }
                 }
             }
         }
-        self.connect_slot(slot).await
+        let (generation, conn) = self.connect_slot(slot).await?;
+        Ok((generation, conn, Duration::ZERO))
     }
 
-    /// Waits, up to the server's timeout, until a supervised server is no
-    /// longer backing off or connecting.
-    async fn wait_while_down(&self, slot: &Slot) -> Result<(), Error> {
-        let after = slot.config().timeout;
+    /// Waits, up to `limit` (the server's timeout by default), until a
+    /// supervised server is no longer backing off or connecting.
+    async fn wait_while_down(&self, slot: &Slot, limit: Option<Duration>) -> Result<(), Error> {
+        let after = limit.unwrap_or_else(|| slot.config().timeout);
         let mut health = slot.health.subscribe();
         let wait =
             health.wait_for(|h| !matches!(h, Health::BackingOff { .. } | Health::Connecting));
@@ -1424,7 +1514,7 @@ impl Shared {
 
     async fn connect_locked(&self, slot: &Slot) -> Result<(u64, ServerClient), Error> {
         let mut cached = slot.conn.lock().await;
-        if let Some((generation, conn)) = &*cached {
+        if let Some((generation, conn, _)) = &*cached {
             return Ok((*generation, conn.clone()));
         }
         if slot.is_retired() {
@@ -1440,10 +1530,12 @@ impl Shared {
         let connecting = Connecting { slot, armed: AtomicBool::new(true) };
         let connect = async {
             let conn = self.options.connector.connect(&server, identity).await?;
+            // From the first message on.
+            let notifications = conn.notifications();
             calls::initialize(&conn)
                 .await
                 .map_err(|source| self.transport_error(&server.name, source))?;
-            Ok::<_, Error>(conn)
+            Ok::<_, Error>((conn, notifications))
         };
         let failed = |e: Error| {
             // Supervised, a failure that a retry may mend is announced as
@@ -1455,7 +1547,7 @@ impl Shared {
             }
             Err(e)
         };
-        let conn = match tokio::time::timeout(limit, connect).await {
+        let (conn, notifications) = match tokio::time::timeout(limit, connect).await {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => return failed(e),
             Err(_) => {
@@ -1472,10 +1564,11 @@ impl Shared {
             close_bounded(&server.name, conn).await;
             return Err(Error::Reloaded { server: server.name.clone() });
         }
-        resubscribe(slot, &server, &conn).await;
+        let relay = Relay::start(&server.name, notifications, self.notices.clone());
+        resubscribe(slot, &server, &conn, &relay).await;
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(server = %server.name, "MCP server connected");
-        *cached = Some((generation, conn.clone()));
+        *cached = Some((generation, conn.clone(), relay));
         slot.set_health(Health::Ready);
         Ok((generation, conn))
     }
@@ -1626,20 +1719,66 @@ async fn retire(slot: Arc<Slot>, removed: bool, drain: Duration) {
         // made.
         Err(_) => None,
     };
-    if let Some((_, conn)) = taken {
+    if let Some((_, conn, _)) = taken {
         close_bounded(&slot.name, conn).await;
     }
 }
 
+/// The least time a call that waited for its server keeps for the server
+/// to answer.
+const MIN_CALL_TIME: Duration = Duration::from_millis(1);
+
 /// How often a reload looks whether a retired server's calls have ended.
 const DRAIN_POLL: Duration = Duration::from_millis(10);
 
+/// Whether the connection speaks the stateless revision (2026-07-28).
+fn is_modern(conn: &ServerClient) -> bool {
+    conn.protocol_version().is_some_and(ProtocolVersion::is_modern)
+}
+
+/// A `subscriptions/listen` filter for the resources subscribed through
+/// the registry.
+fn resources_filter(slot: &Slot) -> SubscriptionFilter {
+    let uris = lock(&slot.subscriptions).iter().cloned().collect();
+    SubscriptionFilter { resource_subscriptions: Some(uris), ..SubscriptionFilter::default() }
+}
+
+/// Keeps `subscription` as the listen stream of connection `generation`
+/// (`None`: closes the one kept), if that is still the slot's connection;
+/// otherwise the stream is closed (the newer connection listened to the
+/// registry's set when it was made).
+async fn keep_listen(slot: &Slot, generation: u64, subscription: Option<Subscription>) {
+    let cached = slot.conn.lock().await;
+    if let Some((g, _, relay)) = &*cached
+        && *g == generation
+    {
+        relay.set_listen(subscription.map(|s| (slot.name.clone(), s)));
+    }
+}
+
 /// Subscribes a new connection to the resources subscribed through the
-/// registry, concurrently, within the server's timeout; a refusal is
-/// logged (the URI stays remembered).
-async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient) {
+/// registry, within the server's timeout: concurrent `resources/subscribe`
+/// requests in the handshake era, one `subscriptions/listen` stream (kept
+/// by `relay`) in the stateless era. A refusal is logged (the URI stays
+/// remembered).
+async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient, relay: &Relay) {
     let uris: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
     if uris.is_empty() {
+        return;
+    }
+    if is_modern(conn) {
+        match tokio::time::timeout(server.timeout, calls::listen(conn, resources_filter(slot)))
+            .await
+        {
+            Ok(Ok(subscription)) => {
+                for uri in subscription.refused() {
+                    tracing::warn!(server = %server.name, %uri, "subscribing again was refused");
+                }
+                relay.set_listen(Some((server.name.clone(), subscription)));
+            }
+            Ok(Err(e)) => tracing::warn!(server = %server.name, "subscribing again failed: {e}"),
+            Err(_) => tracing::warn!(server = %server.name, "subscribing again timed out"),
+        }
         return;
     }
     let all = futures_util::future::join_all(uris.iter().map(|uri| calls::subscribe(conn, uri)));
@@ -1665,9 +1804,11 @@ async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient) {
 mod calls {
     use std::sync::Arc;
 
-    use mcp_peer::{Client, Transport};
+    use mcp_peer::{Client, Subscription, Transport};
     use mcp_proto::client::{BoxFuture, RequestOptions};
-    use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, Tool};
+    use mcp_proto::types::{
+        CallToolResult, InitializeResult, JsonObject, SubscriptionFilter, Tool,
+    };
     use mcp_proto::{ProtocolVersion, methods};
 
     /// A round trip: `ping`, or `server/discover` in the stateless era
@@ -1708,6 +1849,13 @@ mod calls {
         uri: &'a str,
     ) -> BoxFuture<'a, Result<(), T::Error>> {
         Box::pin(c.subscribe_resource(uri))
+    }
+
+    pub(crate) fn listen<T: Transport>(
+        c: &Client<T>,
+        filter: SubscriptionFilter,
+    ) -> BoxFuture<'_, Result<Subscription, T::Error>> {
+        Box::pin(c.listen(filter))
     }
 
     pub(crate) fn unsubscribe<'a, T: Transport>(

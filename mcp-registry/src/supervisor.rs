@@ -189,7 +189,10 @@ impl Keepalive {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum WhileDown {
-    /// Wait for the server to be ready again, up to the server's timeout
+    /// Wait for the server to be ready again, up to the call's timeout
+    /// (the `RequestOptions::timeout` given to
+    /// [`Registry::call_tool_with`](crate::Registry::call_tool_with), whose
+    /// call then has what is left of it), or else the server's timeout
     /// (then [`Error::Unavailable`](crate::Error::Unavailable)). The
     /// default.
     #[default]

@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_client_stdio::ServerCommand;
+use mcp_host_registry::NotificationEvent;
 use mcp_host_registry::{
     Backoff, ClientIdentity, Config, Connector, Error, Health, HealthEvent, Keepalive, Registry,
     RegistryOptions, ServerClient, ServerConfig, Supervision, TransportError, WhileDown,
 };
-use mcp_proto::client::BoxFuture;
+use mcp_proto::client::{BoxFuture, RequestOptions, ServerNotification};
 use serde_json::json;
 use tokio::sync::broadcast;
 
@@ -113,14 +114,99 @@ async fn a_crashed_stdio_server_is_restarted_and_subscribed_again() {
     assert!(status.connected && status.health == Health::Ready, "{status:?}");
     assert_ne!(status.connection, Some(first));
     assert_ne!(pid(&registry, "k").await.unwrap(), first_pid);
-    // The new process was subscribed again before it was used.
+    // The new process was subscribed again before it was used, and its
+    // update reaches the registry's one notification stream.
+    let mut notices = registry.notifications();
     let r = registry.call_tool("k", "touch", args(json!({"uri": uri}))).await.unwrap();
     assert_eq!(mcp_proto::render_tool_result(&r).text, "touched");
+    assert_eq!(next_update(&mut notices, "k").await, uri);
 
     let start = Instant::now();
     registry.close_all().await;
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(registry.health("k").unwrap(), Health::Idle);
+}
+
+/// The URI of the next `notifications/resources/updated` of `server` on
+/// the registry's notification stream (other notifications skipped),
+/// within 10 s.
+async fn next_update(notices: &mut broadcast::Receiver<NotificationEvent>, server: &str) -> String {
+    let next = async {
+        loop {
+            let event = notices.recv().await.expect("notification events");
+            if let (true, ServerNotification::ResourceUpdated(params)) =
+                (event.server == server, &event.notification)
+            {
+                return params.uri.clone();
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), next).await.expect("no update within 10 s")
+}
+
+/// The stateless era: a resource subscribed through the registry is a
+/// `subscriptions/listen` stream, opened again on the restarted process,
+/// and reopened without a URI that is unsubscribed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_stateless_server_listens_again_after_its_restart() {
+    let (one, two) = ("test://static/text/1", "test://static/text/2");
+    let registry = registry(
+        vec![ServerConfig::stdio("k", testkit(&["--era", "modern"]))],
+        Arc::new(stdio_connector()),
+        supervision(Backoff::new(ms(20), ms(200)), None),
+    );
+    let mut events = registry.health_events();
+    let mut notices = registry.notifications();
+    let touch = |uri: &'static str| {
+        let registry = &registry;
+        async move {
+            let r = registry.call_tool("k", "touch", args(json!({"uri": uri}))).await.unwrap();
+            mcp_proto::render_tool_result(&r).text
+        }
+    };
+    // Nothing listens yet.
+    assert_eq!(touch(one).await, "not subscribed");
+    let status = registry.status("k").await.unwrap();
+    assert!(status.protocol_version.is_some_and(|v| v.is_modern()), "{status:?}");
+    registry.subscribe_resource("k", one).await.unwrap();
+    registry.subscribe_resource("k", two).await.unwrap();
+    assert_eq!(registry.subscriptions("k").unwrap(), [one, two]);
+    // One stream carries both (the first one was replaced, not added to).
+    assert_eq!(touch(one).await, "touched");
+    assert_eq!(next_update(&mut notices, "k").await, one);
+    assert_eq!(touch(two).await, "touched");
+    assert_eq!(next_update(&mut notices, "k").await, two);
+    // A resource the server does not have is refused and not remembered.
+    let err = registry.subscribe_resource("k", "test://nope").await.unwrap_err();
+    assert!(
+        matches!(&err, Error::SubscriptionRefused { uri, .. } if uri == "test://nope"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("test://nope"), "{err}");
+    assert_eq!(registry.subscriptions("k").unwrap(), [one, two]);
+    assert_eq!(touch(one).await, "touched");
+    assert_eq!(next_update(&mut notices, "k").await, one);
+
+    let first_pid = pid(&registry, "k").await.unwrap();
+    let _ = registry.call_tool("k", "crash", None).await.unwrap_err();
+    let _ = events_until(&mut events, "k", Duration::from_secs(10), |h, seen| {
+        *h == Health::Ready && seen.iter().any(|h| matches!(h, Health::BackingOff { .. }))
+    })
+    .await;
+    assert_ne!(pid(&registry, "k").await.unwrap(), first_pid);
+    // The restarted process was asked for both again.
+    assert_eq!(touch(two).await, "touched");
+    assert_eq!(next_update(&mut notices, "k").await, two);
+
+    // Unsubscribing reopens the stream without it; the last one closes it.
+    registry.unsubscribe_resource("k", two).await.unwrap();
+    assert_eq!(touch(two).await, "not subscribed");
+    assert_eq!(touch(one).await, "touched");
+    assert_eq!(next_update(&mut notices, "k").await, one);
+    registry.unsubscribe_resource("k", one).await.unwrap();
+    assert_eq!(touch(one).await, "not subscribed");
+    assert!(registry.subscriptions("k").unwrap().is_empty());
+    registry.close_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,6 +358,40 @@ async fn calls_wait_for_a_reconnect_up_to_the_servers_timeout() {
     assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
     let waited = start.elapsed();
     assert!(waited >= Duration::from_secs(10) && waited < Duration::from_secs(11), "{waited:?}");
+    // A call with its own timeout gives up at that one.
+    let start = tokio::time::Instant::now();
+    let options = RequestOptions::with_timeout(Duration::from_secs(2));
+    let err = registry.call_tool_with("m", "echo", None, options).await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(3), "{waited:?}");
+    registry.close_all().await;
+}
+
+/// A call that waited for its server has what is left of its timeout for
+/// the server's answer, not the whole of it again.
+#[tokio::test(start_paused = true)]
+async fn a_call_that_waited_has_the_rest_of_its_timeout() {
+    let connector = Arc::new(MemoryConnector::default());
+    connector.failures.store(1, Ordering::SeqCst);
+    let registry = memory_registry(
+        connector.clone(),
+        supervision(Backoff::new(Duration::from_secs(1), Duration::from_secs(4)), None),
+        Duration::from_secs(30),
+    );
+    assert!(registry.ping("m").await.is_err());
+    let start = tokio::time::Instant::now();
+    // About 1 s of waiting (less the jitter), then a 1 s tool: 1.5 s is
+    // not enough for both.
+    let options = RequestOptions::with_timeout(ms(1500));
+    let slow = args(json!({"ms": 1000}));
+    let err = registry.call_tool_with("m", "slow", slow.clone(), options).await.unwrap_err();
+    assert!(err.to_string().contains("timed out"), "{err}");
+    let took = start.elapsed();
+    assert!(took >= ms(1500) && took < ms(1600), "{took:?}");
+    // Ready now: the same call fits.
+    let options = RequestOptions::with_timeout(ms(1500));
+    registry.call_tool_with("m", "slow", slow, options).await.unwrap();
     registry.close_all().await;
 }
 
