@@ -19,7 +19,8 @@ use mcp_http::mcp_auth::{
 #[cfg(feature = "http")]
 use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, StaticAuth};
 #[cfg(any(feature = "stdio", feature = "http"))]
-use mcp_peer::{Client, Subscription};
+use mcp_peer::Client;
+use mcp_peer::Subscription;
 use mcp_proto::client::{BoxFuture, Handlers, RequestOptions};
 use mcp_proto::types::{
     CallToolResult, Implementation, InitializeResult, JsonObject, LoggingLevel, SubscriptionFilter,
