@@ -158,7 +158,37 @@ pub enum TransportConfig {
         headers: Vec<(String, Secret)>,
         /// Credentials.
         auth: AuthConfig,
+        /// The proxy and extra CA roots (`proxy`, `no_proxy`, `ca_file`).
+        network: HttpNetwork,
     },
+}
+
+/// How an HTTP server is reached: the proxy and the certificates trusted
+/// besides the platform's.
+#[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpNetwork {
+    /// The proxy (`proxy`): `http://`, `https://`, `socks5://` or
+    /// `socks5h://[user:password@]host:port`, or `none` for no proxy at
+    /// all; unset, the environment's (`HTTPS_PROXY`, `ALL_PROXY`, ...).
+    /// A secret: it may hold credentials.
+    pub proxy: Option<Secret>,
+    /// Hosts that bypass `proxy`, in `NO_PROXY` syntax (`no_proxy`).
+    pub no_proxy: Option<String>,
+    /// A PEM file of CA certificates trusted besides the platform's
+    /// (`ca_file`; relative to the configuration file's folder when loaded
+    /// from a file).
+    pub ca_file: Option<PathBuf>,
+}
+
+impl fmt::Debug for HttpNetwork {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpNetwork")
+            .field("proxy", &self.proxy.as_ref().map(|_| "<redacted>"))
+            .field("no_proxy", &self.no_proxy)
+            .field("ca_file", &self.ca_file)
+            .finish()
+    }
 }
 
 impl fmt::Debug for TransportConfig {
@@ -172,11 +202,12 @@ impl fmt::Debug for TransportConfig {
                 .field("env", &c.env.keys().collect::<Vec<_>>())
                 .field("cwd", &c.cwd)
                 .finish(),
-            TransportConfig::Http { endpoint, headers, auth } => f
+            TransportConfig::Http { endpoint, headers, auth, network } => f
                 .debug_struct("Http")
                 .field("endpoint", &redact_endpoint(endpoint))
                 .field("headers", &headers.iter().map(|(n, _)| n).collect::<Vec<_>>())
                 .field("auth", auth)
+                .field("network", network)
                 .finish(),
         }
     }
@@ -235,6 +266,7 @@ impl ServerConfig {
                 endpoint: endpoint.into(),
                 headers: Vec::new(),
                 auth: AuthConfig::None,
+                network: HttpNetwork::default(),
             },
         )
     }
@@ -366,6 +398,16 @@ impl Config {
         let format = Format::detect(&text, named_json);
         match format.parse(&text, options) {
             Ok(mut loaded) => {
+                // A relative `ca_file` is the configuration's neighbour.
+                let folder = path.parent().unwrap_or(Path::new(""));
+                for server in &mut loaded.config.servers {
+                    if let TransportConfig::Http { network, .. } = &mut server.transport
+                        && let Some(ca_file) = &mut network.ca_file
+                        && ca_file.is_relative()
+                    {
+                        *ca_file = folder.join(&*ca_file);
+                    }
+                }
                 for warning in &mut loaded.warnings {
                     warning.path = Some(path.to_owned());
                     warning.line = locate(&text, format, &warning.location);
@@ -663,6 +705,9 @@ const SERVER_KEYS: &[&str] = &[
     "headers",
     "auth",
     "pin_policy",
+    "proxy",
+    "no_proxy",
+    "ca_file",
 ];
 const JSON_SERVER_KEYS: &[&str] = &[
     "command",
@@ -884,6 +929,11 @@ impl<'a> Ctx<'a> {
                 if map.get("auth").is_some() {
                     self.ignored(&entry, "auth", "auth applies to HTTP servers only")?;
                 }
+                for key in ["proxy", "no_proxy", "ca_file"] {
+                    if map.contains_key(key) {
+                        self.ignored(&entry, key, "the server is spawned, not reached over HTTP")?;
+                    }
+                }
                 TransportConfig::Stdio(self.command(map, command, &entry)?)
             }
             (None, Some(endpoint)) if !endpoint.is_empty() => {
@@ -896,7 +946,19 @@ impl<'a> Ctx<'a> {
                     Some(auth) => self.auth(auth, &entry)?,
                     None => AuthConfig::None,
                 };
-                TransportConfig::Http { endpoint, headers, auth }
+                let proxy = self.string(map, "proxy", &entry)?.map(Secret::new);
+                let mut no_proxy = self.string(map, "no_proxy", &entry)?;
+                if proxy.is_none() && no_proxy.is_some() {
+                    self.ignored(
+                        &entry,
+                        "no_proxy",
+                        "it applies to `proxy` (the environment's proxy uses NO_PROXY)",
+                    )?;
+                    no_proxy = None;
+                }
+                let ca_file = self.string(map, "ca_file", &entry)?.map(PathBuf::from);
+                let network = HttpNetwork { proxy, no_proxy, ca_file };
+                TransportConfig::Http { endpoint, headers, auth, network }
             }
             _ => {
                 self.lenient(
@@ -959,7 +1021,12 @@ impl<'a> Ctx<'a> {
             }
             (None, Some(url)) if !url.is_empty() => {
                 let headers = self.headers(map, "headers", &entry)?;
-                TransportConfig::Http { endpoint: url, headers, auth: AuthConfig::None }
+                TransportConfig::Http {
+                    endpoint: url,
+                    headers,
+                    auth: AuthConfig::None,
+                    network: HttpNetwork::default(),
+                }
             }
             _ => {
                 self.lenient(

@@ -157,8 +157,8 @@ mod supervisor;
 mod transport;
 
 pub use config::{
-    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, LoadOptions, Loaded,
-    OAuthConfig, Secret, ServerConfig, TransportConfig,
+    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
+    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig,
 };
 pub use error::{
     ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,

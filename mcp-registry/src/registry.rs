@@ -17,7 +17,9 @@ use mcp_http::mcp_auth::{
     self, ClientRegistration, FileTokenStore, TokenEndpointAuthMethod, TokenStore,
 };
 #[cfg(feature = "http")]
-use mcp_http::{HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, StaticAuth};
+use mcp_http::{
+    HttpClient, HttpOptions, HttpTransport, OAuthHandler, OAuthOptions, ProxyConfig, StaticAuth,
+};
 #[cfg(any(feature = "stdio", feature = "http"))]
 use mcp_peer::Client;
 use mcp_peer::Subscription;
@@ -221,6 +223,21 @@ impl DefaultConnector {
         options.client_info = identity.to_implementation();
         options.request_timeout = server.timeout;
         options.handlers = self.handlers.clone();
+        if let TransportConfig::Http { network, .. } = &server.transport {
+            options.ca_file.clone_from(&network.ca_file);
+            match (&network.proxy, &network.no_proxy) {
+                (Some(proxy), _) if proxy.expose().trim().eq_ignore_ascii_case("none") => {
+                    options.proxy = ProxyConfig::None;
+                }
+                (Some(proxy), no_proxy) => {
+                    options.proxy = ProxyConfig::Url {
+                        url: proxy.expose().trim().to_owned(),
+                        no_proxy: no_proxy.clone(),
+                    };
+                }
+                (None, _) => {}
+            }
+        }
         if let AuthConfig::OAuth(oauth) = auth {
             if !headers.is_empty() {
                 return Err(invalid_auth(
@@ -331,7 +348,7 @@ impl Connector for DefaultConnector {
                     Ok(Client::new(Box::new(transport) as BoxTransport, session))
                 }
                 #[cfg(feature = "http")]
-                TransportConfig::Http { endpoint, headers, auth } => {
+                TransportConfig::Http { endpoint, headers, auth, .. } => {
                     let options = self.http_options(server, identity, headers, auth, None)?;
                     let session = options.client_options();
                     let transport = HttpTransport::connect(endpoint, options)
@@ -360,8 +377,9 @@ impl Connector for DefaultConnector {
         handler: Option<OAuthHandler>,
     ) -> BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move {
-            let TransportConfig::Http { endpoint, headers, auth: auth @ AuthConfig::OAuth(_) } =
-                &server.transport
+            let TransportConfig::Http {
+                endpoint, headers, auth: auth @ AuthConfig::OAuth(_), ..
+            } = &server.transport
             else {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
@@ -399,8 +417,9 @@ impl Connector for DefaultConnector {
         identity: &'a ClientIdentity,
     ) -> BoxFuture<'a, Result<Revocation, Error>> {
         Box::pin(async move {
-            let TransportConfig::Http { endpoint, headers, auth: auth @ AuthConfig::OAuth(_) } =
-                &server.transport
+            let TransportConfig::Http {
+                endpoint, headers, auth: auth @ AuthConfig::OAuth(_), ..
+            } = &server.transport
             else {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
@@ -1900,5 +1919,55 @@ async fn close_bounded(name: &str, conn: ServerClient) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(server = %name, "closing the MCP connection failed: {e}"),
         Err(_) => tracing::debug!(server = %name, "closing the MCP connection timed out"),
+    }
+}
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+    use crate::LoadOptions;
+
+    /// The configuration's `proxy`, `no_proxy` and `ca_file` become the
+    /// HTTP transport's options (which `mcp-http`'s tests exercise against
+    /// a proxy and a TLS server of their own).
+    #[test]
+    fn network_keys_reach_the_http_options() {
+        let toml = r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "a"
+endpoint = "https://e.test/mcp"
+proxy = " socks5h://u:p@proxy.test:1080 "
+no_proxy = ".internal"
+ca_file = "/etc/corp/ca.pem"
+[[mcp_client.servers]]
+name = "b"
+endpoint = "https://e.test/mcp"
+proxy = "NONE"
+[[mcp_client.servers]]
+name = "c"
+endpoint = "https://e.test/mcp"
+"#;
+        let loaded = Config::from_toml_str(toml, &LoadOptions::default()).unwrap();
+        let connector = DefaultConnector::default();
+        let identity = ClientIdentity::default();
+        let options = |server: &ServerConfig| {
+            let TransportConfig::Http { headers, auth, .. } = &server.transport else {
+                panic!("{server:?}")
+            };
+            connector.http_options(server, &identity, headers, auth, None).unwrap()
+        };
+        let a = options(&loaded.config.servers[0]);
+        assert_eq!(
+            a.proxy,
+            ProxyConfig::Url {
+                url: "socks5h://u:p@proxy.test:1080".into(),
+                no_proxy: Some(".internal".into())
+            }
+        );
+        assert_eq!(a.ca_file.as_deref(), Some(std::path::Path::new("/etc/corp/ca.pem")));
+        assert_eq!(options(&loaded.config.servers[1]).proxy, ProxyConfig::None);
+        let c = options(&loaded.config.servers[2]);
+        assert_eq!((c.proxy, c.ca_file), (ProxyConfig::FromEnv, None));
     }
 }

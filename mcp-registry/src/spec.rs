@@ -4,7 +4,7 @@ use std::fmt;
 
 use mcp_spawn_env::ServerCommand;
 
-use crate::config::{AuthConfig, Secret, ServerConfig, TransportConfig};
+use crate::config::{AuthConfig, HttpNetwork, Secret, ServerConfig, TransportConfig};
 
 /// Why a server spec was refused. The message shows both accepted forms
 /// where that helps, and never repeats a header's value.
@@ -104,6 +104,7 @@ pub fn parse_server_spec<S: AsRef<str>>(
             endpoint: spec.to_owned(),
             headers: parsed,
             auth: AuthConfig::None,
+            network: HttpNetwork::default(),
         },
     ))
 }

@@ -36,8 +36,17 @@ fn server_line(s: &ServerConfig) -> String {
             }
             l
         }
-        TransportConfig::Http { endpoint, headers, auth } => {
+        TransportConfig::Http { endpoint, headers, auth, network } => {
             let mut l = format!("server {} http {endpoint}", s.name);
+            if let Some(proxy) = &network.proxy {
+                l.push_str(&format!(" proxy={}", proxy.expose()));
+            }
+            if let Some(no_proxy) = &network.no_proxy {
+                l.push_str(&format!(" no_proxy={no_proxy}"));
+            }
+            if let Some(ca_file) = &network.ca_file {
+                l.push_str(&format!(" ca_file={}", ca_file.display()));
+            }
             for (k, v) in headers {
                 l.push_str(&format!(" h:{k}={}", v.expose()));
             }
@@ -589,6 +598,60 @@ env = { TOKEN = "${REMOTE_TOKEN}" }
     assert!(!debug.contains(SECRET), "{debug}");
     assert!(!debug.contains("key=abc"), "{debug}");
     assert!(debug.contains("TOKEN") && debug.contains("X-Other"), "{debug}");
+}
+
+/// `proxy`, `no_proxy` and `ca_file` of an HTTP server; ignored with a
+/// warning beside a command, `no_proxy` without `proxy` too; a relative
+/// `ca_file` is the file's neighbour, the proxy's credentials are kept out
+/// of `Debug`.
+#[test]
+fn http_network_keys() {
+    check_toml(
+        "network keys",
+        r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "a"
+endpoint = "https://example.com/mcp"
+proxy = "socks5h://user:${REMOTE_TOKEN}@proxy.corp:1080"
+no_proxy = ".internal, 10.0.0.0/8"
+ca_file = "/etc/corp/ca.pem"
+[[mcp_client.servers]]
+name = "b"
+endpoint = "https://example.com/mcp"
+proxy = "none"
+[[mcp_client.servers]]
+name = "c"
+endpoint = "https://example.com/mcp"
+no_proxy = "x"
+[[mcp_client.servers]]
+name = "d"
+command = "x"
+ca_file = "ca.pem"
+"#,
+        false,
+        &[
+            "server a http https://example.com/mcp proxy=socks5h://user:s3cr3t-t0ken@proxy.corp:1080 no_proxy=.internal, 10.0.0.0/8 ca_file=/etc/corp/ca.pem",
+            "server b http https://example.com/mcp proxy=none",
+            "server c http https://example.com/mcp",
+            "server d stdio x",
+            "warn Ignored server \"c\", key `no_proxy`: ignored: it applies to `proxy` (the environment's proxy uses NO_PROXY)",
+            "warn Ignored server \"d\", key `ca_file`: ignored: the server is spawned, not reached over HTTP",
+        ],
+    );
+    let dir = temp_dir("network");
+    let file = dir.join("mcp.toml");
+    let toml = "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\nendpoint = \"https://e.test/mcp\"\n\
+                ca_file = \"certs/ca.pem\"\nproxy = \"http://u:${REMOTE_TOKEN}@p.test:3128\"\n";
+    std::fs::write(&file, toml).unwrap();
+    let loaded = Config::load(&file, &options(false)).unwrap();
+    let TransportConfig::Http { network, .. } = &loaded.config.servers[0].transport else {
+        panic!("{loaded:?}")
+    };
+    assert_eq!(network.ca_file.as_deref(), Some(dir.join("certs/ca.pem").as_path()));
+    let debug = format!("{loaded:?}");
+    assert!(!debug.contains(SECRET) && debug.contains("ca.pem"), "{debug}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

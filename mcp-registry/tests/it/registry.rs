@@ -305,7 +305,12 @@ async fn http_credentials_and_authorization_discovery() {
     let with = |name: &str, auth: AuthConfig| {
         ServerConfig::new(
             name,
-            TransportConfig::Http { endpoint: http.url(), headers: Vec::new(), auth },
+            TransportConfig::Http {
+                endpoint: http.url(),
+                headers: Vec::new(),
+                auth,
+                network: Default::default(),
+            },
         )
     };
     let token = |t: &str| {
