@@ -202,7 +202,7 @@ fn fuzz_once(
     corpus: &Path,
     figures: &mut Figures,
 ) -> Result<(), String> {
-    let mut cmd = fuzz_run(target, seconds, corpus)?;
+    let mut cmd = built_fuzzer(target, seconds, corpus)?;
     let shown = format!("{cmd:?}");
     let mut child =
         cmd.stderr(Stdio::piped()).spawn().map_err(|e| format!("could not start {shown}: {e}"))?;
@@ -260,6 +260,41 @@ fn corpus_dir(target: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&corpus)
         .map_err(|e| format!("cannot create {}: {e}", corpus.display()))?;
     Ok(corpus)
+}
+
+/// The fuzzer `cargo fuzz build` made for `target`, run directly (so that
+/// nothing is compiled while its CPU time is counted), as `cargo fuzz run`
+/// would run it: for `seconds` on `corpus` and the target's seeds, crashes
+/// written under `fuzz/artifacts/<target>/`.
+fn built_fuzzer(target: &str, seconds: u64, corpus: &Path) -> Result<Command, String> {
+    let root = steps::root();
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .map_err(|e| format!("could not run rustc -vV: {e}"))?;
+    let host = String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .ok_or("rustc -vV named no host")?;
+    let binary = root.join("fuzz/target").join(host).join("release").join(target);
+    if !binary.is_file() {
+        return Err(format!("{} was not built", binary.display()));
+    }
+    let artifacts = root.join("fuzz/artifacts").join(target);
+    std::fs::create_dir_all(&artifacts)
+        .map_err(|e| format!("cannot create {}: {e}", artifacts.display()))?;
+    let seeds = root.join("fuzz").join("seeds").join(target);
+    let mut cmd = Command::new(binary);
+    cmd.current_dir(&root)
+        .env("ASAN_OPTIONS", "detect_odr_violation=0")
+        .arg(format!("-artifact_prefix={}/", artifacts.display()))
+        .arg(format!("-max_total_time={seconds}"))
+        .arg("-print_final_stats=1")
+        .arg(corpus);
+    if seeds.is_dir() {
+        cmd.arg(&seeds);
+    }
+    Ok(cmd)
 }
 
 /// cargo-fuzz, in the workspace, with the stable compiler's nightly flags
