@@ -633,8 +633,8 @@ pub(crate) fn build_pool(
 }
 
 /// The TLS configuration: the caller's (ALPN cleared: the connector sets
-/// it), or rustls with the `ring` provider, the Mozilla roots of
-/// `webpki-roots` and the certificates of [`HttpOptions::ca_file`].
+/// it), or rustls with the `ring` provider, the roots of
+/// [`HttpOptions::roots`] and the certificates of [`HttpOptions::ca_file`].
 fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
     if let Some(config) = &options.tls {
         if options.ca_file.is_some() {
@@ -646,7 +646,10 @@ fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
         config.alpn_protocols.clear();
         return Ok(config);
     }
-    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let mut roots = match options.roots {
+        crate::Roots::Mozilla => mozilla_roots(),
+        _ => rustls::RootCertStore { roots: platform_roots().to_vec() },
+    };
     if let Some(path) = &options.ca_file {
         let added = extra_roots(&mut roots, path)?;
         tracing::debug!(added, "extra CA roots loaded");
@@ -655,6 +658,36 @@ fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())
         .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+}
+
+/// The Mozilla roots of `webpki-roots`.
+fn mozilla_roots() -> rustls::RootCertStore {
+    rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() }
+}
+
+/// The operating system's trust anchors, loaded once per process; the
+/// Mozilla roots when it has none that rustls can use.
+fn platform_roots() -> &'static [rustls::pki_types::TrustAnchor<'static>] {
+    static ROOTS: std::sync::OnceLock<Vec<rustls::pki_types::TrustAnchor<'static>>> =
+        std::sync::OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        for error in &found.errors {
+            tracing::debug!(%error, "reading the platform's certificate store");
+        }
+        let mut roots = rustls::RootCertStore::empty();
+        let (added, unusable) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            tracing::warn!(
+                errors = found.errors.len(),
+                unusable,
+                "the platform's certificate store has no usable CA certificate; trusting the Mozilla roots instead"
+            );
+            return mozilla_roots().roots;
+        }
+        tracing::debug!(added, unusable, "the platform's CA certificates loaded");
+        roots.roots
+    })
 }
 
 /// Adds the certificates of a PEM file to `roots`; returns how many. A

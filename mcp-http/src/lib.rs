@@ -18,8 +18,8 @@
 //!   before sending is sent again on a new one, and so is an idempotent
 //!   request (`ping`, the lists, `resources/read`, ...) that it closed or
 //!   reset before replying: never `tools/call`), hyper-util's TCP connector
-//!   and CONNECT tunnel, HTTP/1.1 and HTTP/2 (ALPN, the `http2` feature), rustls with the `ring` provider and the Mozilla
-//!   roots, or the caller's `Arc<rustls::ClientConfig>`; connect timeout
+//!   and CONNECT tunnel, HTTP/1.1 and HTTP/2 (ALPN, the `http2` feature), rustls with the `ring` provider and the
+//!   operating system's roots ([`Roots`]), or the caller's `Arc<rustls::ClientConfig>`; connect timeout
 //!   10 s; every request bounded by its timeout; JSON bodies capped
 //!   ([`HttpOptions::max_body`]), stream events capped
 //!   ([`HttpOptions::max_event_size`]); redirects are not followed unless
@@ -69,8 +69,11 @@
 //!   configured proxy: `http://` and `https://` (TLS to the proxy) through a
 //!   `CONNECT` tunnel with `Proxy-Authorization: Basic` from the proxy
 //!   URL's credentials, `socks5h://` and `socks5://` with username/password;
-//! - **trust**: the Mozilla roots, plus the CA certificates of a PEM file
-//!   ([`HttpOptions::ca_file`]), or the caller's TLS configuration;
+//! - **trust**: the operating system's CA store by default
+//!   ([`Roots::Platform`], loaded once per process; the Mozilla roots
+//!   compiled in when it has none, or with [`Roots::Mozilla`]), plus the CA
+//!   certificates of a PEM file ([`HttpOptions::ca_file`]), or the
+//!   caller's TLS configuration;
 //!   [`Error::tls_error`] gives the `rustls::Error` a handshake failed with.
 //!
 //! ## OAuth
@@ -191,7 +194,7 @@ pub use mcp_proto;
 pub use oauth::{OAUTH_FETCH_TIMEOUT, OAuthHandler, OAuthOptions};
 pub use options::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_RECONNECTS,
-    HttpOptions, ProxyConfig,
+    HttpOptions, ProxyConfig, Roots,
 };
 pub use serde_json;
 

@@ -21,6 +21,26 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// an event (5).
 pub const DEFAULT_MAX_RECONNECTS: u32 = 5;
 
+/// The certificate authorities a server's (or an `https://` proxy's)
+/// certificate is checked against, besides [`HttpOptions::ca_file`]'s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Roots {
+    /// The operating system's store, through `rustls-native-certs`: the
+    /// system's CA bundle on Linux and the BSDs (`SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` when set), the keychain on macOS, the certificate
+    /// store on Windows; so a CA that an organisation installs on its
+    /// machines is trusted. Loaded once per process, at the first client
+    /// built with it. A store with no usable certificate (a minimal
+    /// container without a CA bundle) gives the Mozilla roots instead,
+    /// with a warning. The default.
+    #[default]
+    Platform,
+    /// The Mozilla roots compiled in (`webpki-roots`): the same on every
+    /// machine, whatever it has installed.
+    Mozilla,
+}
+
 /// Whether requests go through a proxy (the `proxy` feature). Four kinds,
 /// by the proxy URL's scheme:
 ///
@@ -102,12 +122,16 @@ pub struct HttpOptions {
     /// [`Error::InvalidAuth`](crate::Error::InvalidAuth)).
     pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
-    /// and the Mozilla roots of `webpki-roots`. ALPN is set by the client
-    /// (h2 and http/1.1); protocols the given configuration lists are
-    /// replaced.
+    /// and the certificate authorities of [`roots`](Self::roots) and
+    /// [`ca_file`](Self::ca_file). ALPN is set by the client (h2 and
+    /// http/1.1); protocols the given configuration lists are replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Which certificate authorities are trusted ([`Roots::Platform`], the
+    /// operating system's, by default). Ignored when [`tls`](Self::tls) is
+    /// given.
+    pub roots: Roots,
     /// Extra trust anchors: a PEM file of CA certificates trusted besides
-    /// the Mozilla roots (a private CA, or a TLS-inspecting corporate
+    /// [`roots`](Self::roots) (a private CA, or a TLS-inspecting corporate
     /// proxy), for servers and `https://` proxies alike. Read when the
     /// client is built: a file that cannot be read or holds no usable
     /// certificate is [`Error::Tls`](crate::Error::Tls). Not with
@@ -155,6 +179,7 @@ impl HttpOptions {
             auth: StaticAuth::None,
             oauth: None,
             tls: None,
+            roots: Roots::default(),
             ca_file: None,
             proxy: ProxyConfig::default(),
             follow_redirects: false,
@@ -189,6 +214,7 @@ impl fmt::Debug for HttpOptions {
             .field("auth", &self.auth)
             .field("oauth", &self.oauth)
             .field("tls", &self.tls.as_ref().map(|_| "<custom>"))
+            .field("roots", &self.roots)
             .field("ca_file", &self.ca_file)
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)

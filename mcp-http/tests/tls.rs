@@ -233,10 +233,61 @@ async fn a_certificate_from_an_unknown_ca_is_refused() {
         };
         refused(vec![leaf.clone()], key.clone(), Some(trusted.client_config()), &cause, unknown)
             .await;
-        // The default roots (Mozilla's) do not know it either.
+        // The default roots (the platform's) do not know it either.
         refused(vec![leaf], key, None, &cause, unknown).await;
     })
     .await;
+}
+
+/// The default roots are the operating system's: a CA the machine trusts
+/// (here through `SSL_CERT_FILE`, which the platform store reads on
+/// Linux) is trusted without `ca_file`, and `Roots::Mozilla` does not know
+/// it. Run in a child process of this test binary: the environment, and
+/// the store loaded once, are the process's.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_platforms_roots_are_trusted_by_default() {
+    const CHILD: &str = "MCP_HTTP_TEST_PLATFORM_ROOTS_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let endpoint = std::env::var("MCP_HTTP_TEST_ENDPOINT").unwrap();
+        bounded(async {
+            let client = HttpClient::connect(&endpoint, options(None)).unwrap();
+            assert_eq!(echo(&client, "platform").await.unwrap(), "platform");
+            client.close().await.unwrap();
+            let mut mozilla = options(None);
+            mozilla.roots = mcp_http::Roots::Mozilla;
+            let client = HttpClient::connect(&endpoint, mozilla).unwrap();
+            let err = echo(&client, "mozilla").await.unwrap_err();
+            let unknown = matches!(
+                err.tls_error(),
+                Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+            );
+            assert!(unknown, "{err}");
+        })
+        .await;
+        return;
+    }
+    let root = Ca::new("platform test root");
+    let (leaf, key) = root.leaf(LOOPBACK, None);
+    let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Json).await;
+    let bundle = temp_file("platform-ca.pem", &pem(&root.der));
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args(["--exact", "the_platforms_roots_are_trusted_by_default"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .env("MCP_HTTP_TEST_ENDPOINT", server.url())
+        .env("SSL_CERT_FILE", &bundle)
+        .env_remove("SSL_CERT_DIR");
+    let out = tokio::task::spawn_blocking(move || child.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_file(bundle);
+    server.shutdown().await;
 }
 
 #[tokio::test]
@@ -338,7 +389,6 @@ async fn without_the_http2_feature_an_h2_server_is_spoken_to_in_http1() {
 }
 
 /// The PEM text of a DER certificate.
-#[cfg(feature = "proxy")]
 fn pem(der: &[u8]) -> String {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
@@ -352,7 +402,6 @@ fn pem(der: &[u8]) -> String {
 }
 
 /// A file of this test run's temporary directory holding `text`.
-#[cfg(feature = "proxy")]
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
