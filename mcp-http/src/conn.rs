@@ -648,10 +648,10 @@ fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
     }
     let mut roots = match options.roots {
         crate::Roots::Mozilla => mozilla_roots(),
-        _ => rustls::RootCertStore { roots: platform_roots().to_vec() },
+        _ => platform_roots(),
     };
     if let Some(path) = &options.ca_file {
-        let added = extra_roots(&mut roots, path)?;
+        let added = extra_roots(Arc::make_mut(&mut roots), path)?;
         tracing::debug!(added, "extra CA roots loaded");
     }
     rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
@@ -660,17 +660,23 @@ fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
         .map(|b| b.with_root_certificates(roots).with_no_client_auth())
 }
 
-/// The Mozilla roots of `webpki-roots`.
-fn mozilla_roots() -> rustls::RootCertStore {
-    rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() }
+/// The Mozilla roots of `webpki-roots`, made once per process (a client
+/// shares them: nothing is copied per client).
+fn mozilla_roots() -> Arc<rustls::RootCertStore> {
+    static ROOTS: std::sync::OnceLock<Arc<rustls::RootCertStore>> = std::sync::OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            Arc::new(rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() })
+        })
+        .clone()
 }
 
-/// The operating system's trust anchors, loaded once per process; the
-/// Mozilla roots when it has none that rustls can use.
-fn platform_roots() -> &'static [rustls::pki_types::TrustAnchor<'static>] {
-    static ROOTS: std::sync::OnceLock<Vec<rustls::pki_types::TrustAnchor<'static>>> =
-        std::sync::OnceLock::new();
-    ROOTS.get_or_init(|| {
+/// The operating system's trust anchors, loaded once per process and
+/// shared by every client; the Mozilla roots when it has none that rustls
+/// can use.
+fn platform_roots() -> Arc<rustls::RootCertStore> {
+    static ROOTS: std::sync::OnceLock<Arc<rustls::RootCertStore>> = std::sync::OnceLock::new();
+    let roots = ROOTS.get_or_init(|| {
         let found = rustls_native_certs::load_native_certs();
         for error in &found.errors {
             tracing::debug!(%error, "reading the platform's certificate store");
@@ -683,11 +689,12 @@ fn platform_roots() -> &'static [rustls::pki_types::TrustAnchor<'static>] {
                 unusable,
                 "the platform's certificate store has no usable CA certificate; trusting the Mozilla roots instead"
             );
-            return mozilla_roots().roots;
+            return mozilla_roots();
         }
         tracing::debug!(added, unusable, "the platform's CA certificates loaded");
-        roots.roots
-    })
+        Arc::new(roots)
+    });
+    roots.clone()
 }
 
 /// Adds the certificates of a PEM file to `roots`; returns how many. A
