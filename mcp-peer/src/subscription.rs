@@ -9,7 +9,7 @@ use mcp_proto::jsonrpc::{Notification, RequestId};
 use mcp_proto::methods;
 use mcp_proto::types::{SubscriptionFilter, SubscriptionsListenRequestParams};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 
 use crate::client::{Client, lock};
 use crate::transport::{OutgoingRequest, Transport, TransportError};
@@ -90,13 +90,16 @@ pub struct Subscription {
     rx: mpsc::Receiver<ServerNotification>,
     granted: SubscriptionFilter,
     requested: SubscriptionFilter,
-    task: AbortHandle,
+    /// Its task (`None` once [`end`](Self::end) took it).
+    task: Option<JoinHandle<()>>,
     ended: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
@@ -131,6 +134,18 @@ impl Subscription {
 
     /// Ends the subscription.
     pub fn close(self) {}
+
+    /// Ends the subscription and waits until it has: when this returns the
+    /// stream is closed (Streamable HTTP) or its `notifications/cancelled`
+    /// is queued ahead of any later request (stdio), so the server has
+    /// been told before anything sent after. Dropping or
+    /// [`close`](Self::close) tell it soon after instead.
+    pub async fn end(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
 }
 
 fn refused(requested: &SubscriptionFilter, granted: &SubscriptionFilter) -> Vec<String> {
@@ -240,7 +255,7 @@ impl<T: Transport> Client<T> {
         if !refused.is_empty() {
             tracing::info!(server = %self.name(), ?refused, "the server does not send every notification the subscription asked for");
         }
-        Ok(Subscription { rx, granted, requested, task: task.abort_handle(), ended })
+        Ok(Subscription { rx, granted, requested, task: Some(task), ended })
     }
 
     /// The subscription's task: opens the stream, and again after breaks.

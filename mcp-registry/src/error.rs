@@ -277,8 +277,10 @@ pub enum TransportError {
 
 impl TransportError {
     /// Whether the connection is gone (the process exited, the client was
-    /// closed, the network failed): the registry then drops its cached
-    /// connection so the next use starts a new one.
+    /// closed, the network failed; for a host's own transport, its error or
+    /// one in its `source` chain is the client's `Closed` or
+    /// `ConnectionLost`): the registry then drops its cached connection so
+    /// the next use starts a new one.
     pub fn is_connection_lost(&self) -> bool {
         match self {
             #[cfg(feature = "stdio")]
@@ -297,7 +299,25 @@ impl TransportError {
                     | mcp_http::Error::SessionExpired { .. }
                     | mcp_http::Error::StreamLost { .. }
             ),
-            TransportError::Other(_) => false,
+            // A host's own transport: the connection ended if its error,
+            // or one it wraps, says so (the client's `Closed` or
+            // `ConnectionLost`, the in-memory transport's `Closed`).
+            TransportError::Other(e) => {
+                use mcp_proto::client::ClientError;
+                let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&**e);
+                while let Some(error) = next {
+                    if let Some(ClientError::Closed { .. } | ClientError::ConnectionLost { .. }) =
+                        error.downcast_ref::<ClientError>()
+                    {
+                        return true;
+                    }
+                    if let Some(mcp_peer::memory::MemoryError::Closed) = error.downcast_ref() {
+                        return true;
+                    }
+                    next = error.source();
+                }
+                false
+            }
         }
     }
 

@@ -1764,15 +1764,23 @@ fn resources_filter(slot: &Slot) -> SubscriptionFilter {
 }
 
 /// Keeps `subscription` as the listen stream of connection `generation`
-/// (`None`: closes the one kept), if that is still the slot's connection;
-/// otherwise the stream is closed (the newer connection listened to the
-/// registry's set when it was made).
+/// (`None`: keeps none), if that is still the slot's connection, and ends
+/// the one it replaces before returning (so the server stops sending what
+/// is no longer asked for before anything else is sent); otherwise the
+/// stream is closed (the newer connection listened to the registry's set
+/// when it was made).
 async fn keep_listen(slot: &Slot, generation: u64, subscription: Option<Subscription>) {
-    let cached = slot.conn.lock().await;
-    if let Some((g, _, relay)) = &*cached
-        && *g == generation
-    {
-        relay.set_listen(subscription.map(|s| (slot.name.clone(), s)));
+    let replaced = {
+        let cached = slot.conn.lock().await;
+        match &*cached {
+            Some((g, _, relay)) if *g == generation => {
+                relay.set_listen(subscription.map(|s| (slot.name.clone(), s)))
+            }
+            _ => None,
+        }
+    };
+    if let Some(replaced) = replaced {
+        replaced.end().await;
     }
 }
 
@@ -1794,7 +1802,8 @@ async fn resubscribe(slot: &Slot, server: &ServerConfig, conn: &ServerClient, re
                 for uri in subscription.refused() {
                     tracing::warn!(server = %server.name, %uri, "subscribing again was refused");
                 }
-                relay.set_listen(Some((server.name.clone(), subscription)));
+                // A new connection: no stream to replace.
+                let _none = relay.set_listen(Some((server.name.clone(), subscription)));
             }
             Ok(Err(e)) => tracing::warn!(server = %server.name, "subscribing again failed: {e}"),
             Err(_) => tracing::warn!(server = %server.name, "subscribing again timed out"),

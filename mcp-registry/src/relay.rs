@@ -6,11 +6,12 @@
 //! Both end with the connection (the [`Relay`] is cached beside it).
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use mcp_peer::{Notifications, Subscription};
 use mcp_proto::client::ServerNotification;
-use tokio::sync::broadcast;
-use tokio::task::AbortHandle;
+use tokio::sync::{broadcast, oneshot};
+use tokio::task::{AbortHandle, JoinHandle};
 
 /// How many notifications a slow
 /// [`Registry::notifications`](crate::Registry::notifications) subscriber
@@ -34,7 +35,31 @@ pub struct NotificationEvent {
 #[derive(Debug)]
 pub(crate) struct Relay {
     task: Option<AbortHandle>,
-    listen: Mutex<Option<AbortHandle>>,
+    listen: Mutex<Option<Listen>>,
+}
+
+/// The task that keeps a listen stream read, and the switch that makes it
+/// end the stream.
+#[derive(Debug)]
+pub(crate) struct Listen {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+/// How long ending a replaced listen stream is waited for.
+const LISTEN_END: Duration = Duration::from_secs(5);
+
+impl Listen {
+    /// Ends the stream and waits (within a bound) until the server has
+    /// been told.
+    pub(crate) async fn end(self) {
+        let _ = self.stop.send(());
+        let task = self.task;
+        let abort = task.abort_handle();
+        if tokio::time::timeout(LISTEN_END, task).await.is_err() {
+            abort.abort();
+        }
+    }
 }
 
 impl Drop for Relay {
@@ -42,7 +67,9 @@ impl Drop for Relay {
         if let Some(task) = &self.task {
             task.abort();
         }
-        self.set_listen(None);
+        if let Some(listen) = self.listen.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            listen.task.abort();
+        }
     }
 }
 
@@ -73,24 +100,36 @@ impl Relay {
 
     /// Keeps `subscription` open for as long as the connection lives (its
     /// notifications reach the relay through the client's own stream), in
-    /// place of the one kept before; `None` closes the one kept.
-    pub(crate) fn set_listen(&self, subscription: Option<(String, Subscription)>) {
-        let task = subscription.and_then(|(server, mut subscription)| {
+    /// place of the one kept before, which is returned for the caller to
+    /// [`end`](Listen::end); `None` keeps none.
+    #[must_use = "the replaced stream must be ended"]
+    pub(crate) fn set_listen(
+        &self,
+        subscription: Option<(String, Subscription)>,
+    ) -> Option<Listen> {
+        let listen = subscription.and_then(|(server, mut subscription)| {
             let runtime = tokio::runtime::Handle::try_current().ok()?;
+            let (stop, mut stopped) = oneshot::channel::<()>();
             let task = runtime.spawn(async move {
-                // Read so that its buffer never fills; what it carries is
-                // also on the client's notification stream.
-                while subscription.recv().await.is_some() {}
+                loop {
+                    tokio::select! {
+                        biased;
+                        _ = &mut stopped => {
+                            subscription.end().await;
+                            return;
+                        }
+                        // Read so that its buffer never fills; what it
+                        // carries is also on the client's notification
+                        // stream.
+                        next = subscription.recv() => if next.is_none() { break },
+                    }
+                }
                 if let Some(reason) = subscription.end_reason() {
                     tracing::warn!(%server, "the subscriptions/listen stream ended: {reason}");
                 }
             });
-            Some(task.abort_handle())
+            Some(Listen { stop, task })
         });
-        let old =
-            std::mem::replace(&mut *self.listen.lock().unwrap_or_else(|e| e.into_inner()), task);
-        if let Some(old) = old {
-            old.abort();
-        }
+        std::mem::replace(&mut *self.listen.lock().unwrap_or_else(|e| e.into_inner()), listen)
     }
 }

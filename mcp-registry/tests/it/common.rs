@@ -60,8 +60,16 @@ pub(crate) fn memory_testkit(mute: Arc<AtomicBool>) -> BoxTransport {
     });
     tokio::spawn(async move {
         while let Some(item) = queue.recv().await {
-            if let mcp_testkit::Outgoing::Message { message, .. } = item {
-                sender.send(&message.to_vec());
+            match item {
+                mcp_testkit::Outgoing::Message { message, .. } => {
+                    sender.send(&message.to_vec());
+                }
+                // The `crash` tool: what a process's end is to a client.
+                mcp_testkit::Outgoing::Exit(_) => {
+                    sender.drop_connection();
+                    return;
+                }
+                _ => {}
             }
         }
     });

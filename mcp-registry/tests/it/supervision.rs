@@ -395,6 +395,44 @@ async fn a_call_that_waited_has_the_rest_of_its_timeout() {
     registry.close_all().await;
 }
 
+/// A crash (the connection drops under a call), then a restart that fails
+/// twice, on a paused clock: the call fails with the loss, the supervisor
+/// backs off 1 s, 2 s and 4 s (no jitter) and connects again with no call
+/// asking, and the subscription is made again on the new connection.
+#[tokio::test(start_paused = true)]
+async fn a_crash_then_failed_restarts_back_off_exactly_on_a_paused_clock() {
+    let connector = Arc::new(MemoryConnector::default());
+    let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(8));
+    backoff.jitter = 0.0;
+    let registry = memory_registry(connector.clone(), supervision(backoff, None), ms(5000));
+    let mut events = registry.health_events();
+    let uri = "test://static/text/1";
+    registry.subscribe_resource("m", uri).await.unwrap();
+    assert_eq!(connector.connects.load(Ordering::SeqCst), 1);
+    connector.failures.store(2, Ordering::SeqCst);
+    let crashed = tokio::time::Instant::now();
+    let err = registry.call_tool("m", "crash", None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Transport { source, .. } if source.is_connection_lost()),
+        "{err:?}"
+    );
+    let seen = events_until(&mut events, "m", Duration::from_secs(60), |h, seen| {
+        *h == Health::Ready && seen.iter().any(|h| matches!(h, Health::BackingOff { .. }))
+    })
+    .await;
+    assert_eq!(
+        backoffs(&seen),
+        [(1, Duration::from_secs(1)), (2, Duration::from_secs(2)), (3, Duration::from_secs(4))],
+        "{seen:?}"
+    );
+    // The clock moved by the waits and nothing else.
+    assert_eq!(crashed.elapsed(), Duration::from_secs(7));
+    assert_eq!(connector.connects.load(Ordering::SeqCst), 4);
+    let r = registry.call_tool("m", "touch", args(json!({"uri": uri}))).await.unwrap();
+    assert_eq!(mcp_proto::render_tool_result(&r).text, "touched");
+    registry.close_all().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_supervisor_gives_up_after_the_configured_attempts() {
     let connector = Arc::new(MemoryConnector::default());
