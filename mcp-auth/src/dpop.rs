@@ -230,6 +230,32 @@ mod tests {
         serde_json::from_slice(&URL_SAFE_NO_PAD.decode(seg).unwrap()).unwrap()
     }
 
+    /// A `DPoP` challenge's scope is split at spaces, empty tokens left
+    /// out.
+    #[test]
+    fn a_dpop_challenge_scope() {
+        let c = find_challenge([r#"DPoP scope="  read   write ", realm="r""#]).unwrap();
+        assert_eq!(c.scope, Some(vec!["read".to_owned(), "write".to_owned()]));
+        assert_eq!(c.realm.as_deref(), Some("r"));
+    }
+
+    /// Keys are equal by their thumbprint (a clone, or the same key read
+    /// back, is equal; another key is not), and `Debug` shows the
+    /// thumbprint and never the private key.
+    #[test]
+    fn equality_and_debug() {
+        let key = DpopKey::generate().unwrap();
+        let other = DpopKey::generate().unwrap();
+        assert_eq!(key, key.clone());
+        assert_ne!(key, other);
+        let stored = serde_json::to_string(&key).unwrap();
+        let read: DpopKey = serde_json::from_str(&stored).unwrap();
+        assert_eq!(read, key);
+        let debug = format!("{key:?}");
+        assert!(debug.starts_with("DpopKey") && debug.contains(key.thumbprint()), "{debug}");
+        assert!(!debug.contains(stored.trim_matches('"')), "{debug}");
+    }
+
     #[test]
     fn proofs_are_fresh_signed_and_bound() {
         let key = DpopKey::generate().unwrap();

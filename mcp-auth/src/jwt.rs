@@ -269,7 +269,25 @@ mod tests {
             let err = PrivateKeyJwt::from_pem(pem, *alg).unwrap_err();
             assert!(matches!(err, Error::InvalidCredentials(_)), "{err:?}");
         }
-        assert_eq!(JwtAlgorithm::from_name("ES256"), Some(JwtAlgorithm::Es256));
         assert_eq!(JwtAlgorithm::from_name("es256"), None);
+        for alg in [JwtAlgorithm::Es256, JwtAlgorithm::Rs256] {
+            assert_eq!(JwtAlgorithm::from_name(alg.as_str()), Some(alg));
+        }
+    }
+
+    /// The same RSA key as PKCS#1 (`RSA PRIVATE KEY`): it signs RS256 and
+    /// is refused for ES256; `Debug` names the algorithm and the key id,
+    /// never the key.
+    #[test]
+    fn a_pkcs1_rsa_key_and_debug() {
+        const RSA_PKCS1_PEM: &str = include_str!("../tests/data/rsa2048-pkcs1.pem");
+        let key = PrivateKeyJwt::from_pem(RSA_PKCS1_PEM, JwtAlgorithm::Rs256).unwrap();
+        assert!(matches!(key.key, Key::Rsa(_)));
+        let err = PrivateKeyJwt::from_pem(RSA_PKCS1_PEM, JwtAlgorithm::Es256).unwrap_err();
+        assert!(err.to_string().contains("cannot sign ES256"), "{err}");
+        let key = key.with_key_id("key-1");
+        let debug = format!("{key:?}");
+        assert!(debug.contains("PrivateKeyJwt") && debug.contains("Rs256"), "{debug}");
+        assert!(debug.contains("key-1") && !debug.contains("MII"), "{debug}");
     }
 }

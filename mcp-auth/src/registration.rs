@@ -253,6 +253,9 @@ mod tests {
                 TokenEndpointAuthMethod::ClientSecretBasic,
             ),
             (Some(&["private_key_jwt"]), TokenEndpointAuthMethod::None),
+            // `none` wins wherever it is listed.
+            (Some(&["client_secret_basic", "none"]), TokenEndpointAuthMethod::None),
+            (Some(&[]), TokenEndpointAuthMethod::None),
         ];
         for (supported, expected) in cases {
             let s = supported.map(v);
