@@ -251,6 +251,17 @@ pub fn query_params(url: &str) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
+    /// A URL without a query has no parameters (its text is not read as a
+    /// bare query); a bare query string is read.
+    #[test]
+    fn query_params_of_urls_and_bare_queries() {
+        assert!(query_params("https://as.example/cb").is_empty());
+        assert!(query_params("http://127.0.0.1:3000/callback#x=1").is_empty());
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        assert_eq!(query_params("code=a+b&state=%41"), [pair("code", "a b"), pair("state", "A")]);
+        assert_eq!(query_params("https://h/cb?code=1#state=2"), [pair("code", "1")]);
+    }
+
     #[test]
     fn prm_url_order() {
         fn check(server: &str, expected: &[&str]) {

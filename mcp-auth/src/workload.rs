@@ -171,6 +171,27 @@ mod tests {
         }
         std::fs::write(&path, vec![b'a'; MAX_ASSERTION + 1]).unwrap();
         assert!(file.current().await.is_err());
+        // Exactly the bound is taken, from a file and as a value.
+        assert_eq!(MAX_ASSERTION, 65_536);
+        std::fs::write(&path, vec![b'a'; MAX_ASSERTION]).unwrap();
+        assert_eq!(file.current().await.unwrap().secret().len(), MAX_ASSERTION);
+        let at = |n: usize| AssertionSource::Value(ClientSecret::new("a".repeat(n)));
+        assert!(at(MAX_ASSERTION).current().await.is_ok());
+        assert!(at(MAX_ASSERTION + 1).current().await.is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `Debug` names the kind and where it reads from, never a value.
+    #[test]
+    fn debug_names_the_source() {
+        let cases = [
+            (AssertionSource::File("/var/run/token".into()), "File(\"/var/run/token\")"),
+            (AssertionSource::Env("WIF_TOKEN".into()), "Env(\"WIF_TOKEN\")"),
+            (AssertionSource::Value(ClientSecret::new("eyJ.x.y")), "Value(<redacted>)"),
+            (AssertionSource::from_fn(|| Ok("eyJ.x.y".into())), "Provider(FnProvider)"),
+        ];
+        for (source, expected) in cases {
+            assert_eq!(format!("{source:?}"), expected);
+        }
     }
 }

@@ -118,3 +118,22 @@ pub(crate) async fn request_id_jag(
     }
     Ok(ClientSecret::new(r.access_token))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Debug` shows the endpoint (redacted) and the client id, never the
+    /// ID token or the secret.
+    #[test]
+    fn debug_hides_the_token_and_the_secret() {
+        let idp = IdentityProvider::new("https://idp.example/token?k=v", "eyJ.id.token", "host")
+            .with_client_secret("s3cret");
+        let debug = format!("{idp:?}");
+        assert!(debug.starts_with("IdentityProvider"), "{debug}");
+        assert!(debug.contains("idp.example") && debug.contains("\"host\""), "{debug}");
+        for secret in ["eyJ", "s3cret", "k=v"] {
+            assert!(!debug.contains(secret), "{debug}");
+        }
+    }
+}

@@ -141,6 +141,12 @@ impl Encoder<&[u8]> for LineCodec {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_bound_is_what_it_was_made_with() {
+        assert_eq!(LineCodec::new(10).max_length(), 10);
+        assert_eq!(LineCodec::new(usize::MAX).max_length(), usize::MAX);
+    }
+
     fn frames(max: usize, chunks: &[&[u8]]) -> Vec<Frame> {
         let mut codec = LineCodec::new(max);
         let mut buf = BytesMut::new();
