@@ -141,6 +141,16 @@ impl Encoder<&[u8]> for LineCodec {
 mod tests {
     use super::*;
 
+    /// A message goes out as itself and one line feed (an empty one too).
+    #[test]
+    fn encoding_appends_a_line_feed() {
+        let mut codec = LineCodec::new(16);
+        let mut out = BytesMut::new();
+        codec.encode(&b"{\"a\":1}"[..], &mut out).unwrap();
+        codec.encode(&b""[..], &mut out).unwrap();
+        assert_eq!(&out[..], b"{\"a\":1}\n\n");
+    }
+
     #[test]
     fn the_bound_is_what_it_was_made_with() {
         assert_eq!(LineCodec::new(10).max_length(), 10);
