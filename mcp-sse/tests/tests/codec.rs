@@ -76,3 +76,25 @@ fn decode_eof_reports_once_and_leaves_a_fresh_stream() {
     assert_eq!(codec.decode(&mut buf).unwrap(), Some(ev("message", "y")));
     assert_eq!(codec.decoder().last_event_id(), "");
 }
+
+/// The decoder a codec wraps is the one it reads with: set through
+/// `decoder_mut`, kept by `into_decoder`, and given by `from_decoder`.
+#[test]
+fn the_wrapped_decoder_is_the_codecs_own() {
+    let mut codec = SseCodec::with_max_event_size(64);
+    codec.decoder_mut().set_last_event_id("resume-3");
+    let mut buf = BytesMut::from(&b"data: z\n\nretry: 250\n"[..]);
+    assert_eq!(codec.decode(&mut buf).unwrap(), Some(ev_id("message", "z", "resume-3")));
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    let decoder = codec.into_decoder();
+    assert_eq!((decoder.last_event_id(), decoder.retry()), ("resume-3", Some(250)));
+    assert_eq!(decoder.max_event_size(), 64);
+    // The block the `retry` line opened goes on in the new codec.
+    let mut codec = SseCodec::from_decoder(decoder);
+    let mut buf = BytesMut::from(&b"data: w\n\n"[..]);
+    let Some(Item::Event(event)) = codec.decode(&mut buf).unwrap() else { panic!() };
+    assert_eq!(
+        (event.data.as_str(), event.id.as_deref(), event.retry),
+        ("w", Some("resume-3"), Some(250))
+    );
+}
