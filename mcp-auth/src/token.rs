@@ -607,6 +607,43 @@ mod tests {
         }
     }
 
+    /// A Bearer token set is stored without `token_type` (the default), a
+    /// DPoP one with it; `Debug` of a token set and of a registration
+    /// shows no secret; every method name reads back.
+    #[test]
+    fn storage_form_debug_and_names() {
+        let mut t = TokenSet::new(AccessToken::new("AT-secret"));
+        t.refresh_token = Some(RefreshToken::new("RT-secret"));
+        let json = serde_json::to_value(&t).unwrap();
+        assert!(json.get("token_type").is_none(), "{json}");
+        t.token_type = TokenType::Dpop;
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json["token_type"], "DPoP");
+        let back: TokenSet = serde_json::from_value(json).unwrap();
+        assert_eq!(back, t);
+        let debug = format!("{t:?}");
+        assert!(debug.starts_with("TokenSet") && debug.contains("Dpop"), "{debug}");
+        assert!(!debug.contains("AT-secret") && !debug.contains("RT-secret"), "{debug}");
+
+        let reg = ClientRegistration {
+            client_id: "cid".into(),
+            client_secret: Some(ClientSecret::new("CS-secret")),
+            auth_method: TokenEndpointAuthMethod::ClientSecretBasic,
+        };
+        let debug = format!("{reg:?}");
+        assert!(debug.contains("\"cid\"") && debug.contains("ClientSecretBasic"), "{debug}");
+        assert!(!debug.contains("CS-secret"), "{debug}");
+
+        for m in [
+            TokenEndpointAuthMethod::None,
+            TokenEndpointAuthMethod::ClientSecretBasic,
+            TokenEndpointAuthMethod::ClientSecretPost,
+            TokenEndpointAuthMethod::PrivateKeyJwt,
+        ] {
+            assert_eq!(TokenEndpointAuthMethod::from_name(m.as_str()), Some(m));
+        }
+    }
+
     #[test]
     fn expiry() {
         let mut t = TokenSet::new(AccessToken::new("x"));

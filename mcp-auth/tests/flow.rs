@@ -911,6 +911,43 @@ async fn proactive_refresh_rotates_and_stores() {
     assert_eq!(stored.client.unwrap().client_id, "test-client-id");
 }
 
+/// A refresh answered without a new refresh token keeps the one it used
+/// (RFC 6749 §6: the server may not rotate).
+#[tokio::test]
+async fn a_refresh_without_rotation_keeps_the_refresh_token() {
+    let net = Arc::new(Net::default());
+    let n = Arc::new(Mutex::new(0));
+    let hook: TokenHook = Arc::new(move |_, _| {
+        let mut n = n.lock().unwrap();
+        *n += 1;
+        let mut body = json!({
+            "access_token": format!("test-token-n{}", *n),
+            "token_type": "Bearer",
+            "expires_in": 100,
+        });
+        if *n == 1 {
+            body["refresh_token"] = json!("rt-only");
+        }
+        Some((200, body))
+    });
+    let log = refreshing_as(&net, hook);
+    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
+    let store = Arc::new(MemoryTokenStore::new());
+    let ck = clock.clone();
+    let c =
+        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    for expected in ["Bearer test-token-n2", "Bearer test-token-n3"] {
+        clock.advance(Duration::from_secs(50));
+        assert_eq!(bearer(&c.prepare().await), expected);
+    }
+    let l = log.lock().unwrap();
+    let (_, refresh) = l.token.last().unwrap();
+    assert_eq!(refresh["refresh_token"], "rt-only");
+    let stored = store.load(&StoreKey::new(MCP, AS)).unwrap().unwrap();
+    assert_eq!(stored.tokens.unwrap().refresh_token.unwrap().secret(), "rt-only");
+}
+
 #[tokio::test]
 async fn refresh_and_retry_once_on_401_then_reauthorize() {
     let net = Arc::new(Net::default());
