@@ -1596,6 +1596,37 @@ fn dpop_401(nonce: Option<&str>, extra: &str) -> http::HeaderMap {
     h
 }
 
+/// A token endpoint error other than `use_dpop_nonce` is not sent again,
+/// even when the answer carries a new nonce: one request, the error.
+#[tokio::test]
+async fn a_dpop_token_error_with_a_nonce_is_not_retried() {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts {
+            extra: json!({"dpop_signing_alg_values_supported": ["ES256"]}),
+            ..Default::default()
+        },
+    );
+    let calls = Arc::new(Mutex::new(0u32));
+    let seen = calls.clone();
+    net.route(Method::POST, &format!("{AS}/token"), move |_| {
+        *seen.lock().unwrap() += 1;
+        Response::builder()
+            .status(400)
+            .header("dpop-nonce", "as-nonce-9")
+            .body(Bytes::from(r#"{"error":"invalid_grant"}"#))
+            .unwrap()
+    });
+    let c = client(&net, config());
+    let mut req = c.prepare().await;
+    c.observe_response(401, &dpop_401(None, ""));
+    let err = c.on_unauthorized(&mut req, Some(&dpop_challenge(""))).await.unwrap_err();
+    assert!(err.to_string().contains("invalid_grant"), "{err}");
+    assert_eq!(*calls.lock().unwrap(), 1);
+}
+
 #[tokio::test]
 async fn dpop_bound_tokens_proofs_and_nonces() {
     let (logs, _guard, _second) = capture_logs();
