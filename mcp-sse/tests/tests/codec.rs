@@ -86,6 +86,7 @@ fn the_wrapped_decoder_is_the_codecs_own() {
     let mut buf = BytesMut::from(&b"data: z\n\nretry: 250\n"[..]);
     assert_eq!(codec.decode(&mut buf).unwrap(), Some(ev_id("message", "z", "resume-3")));
     assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    assert_eq!((codec.decoder().retry(), codec.decoder().max_event_size()), (Some(250), 64));
     let decoder = codec.into_decoder();
     assert_eq!((decoder.last_event_id(), decoder.retry()), ("resume-3", Some(250)));
     assert_eq!(decoder.max_event_size(), 64);
