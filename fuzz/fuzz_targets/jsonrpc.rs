@@ -66,10 +66,13 @@ fn agree(raw: &MessageOf<Raw>, parsed: &MessageOf<Value>) -> bool {
     }
 }
 
-/// A result nested deeper than serde_json's recursion limit is fine as raw
-/// text but not as a `Value`: the only way the two forms may part.
+/// A result past one of serde_json's limits for a `Value` is fine as raw
+/// text (kept verbatim, its numbers not read): nested deeper than the
+/// recursion limit, or holding a number beyond `f64`'s range (valid JSON;
+/// a typed result that reads it fails then, as `InvalidResult`). The only
+/// ways the two forms may part.
 fn too_deep(e: &DecodeError) -> bool {
-    matches!(e, DecodeError::Json(m) if m.contains("recursion limit"))
+    matches!(e, DecodeError::Json(m) if m.contains("recursion limit") || m.contains("number out of range"))
 }
 
 fn check_agreement(
