@@ -1574,6 +1574,21 @@ fn dpop_token_endpoint(net: &Net, issued: Arc<Mutex<u32>>) {
     });
 }
 
+/// The protected resource and an authorization server that supports
+/// DPoP with ES256 (its token endpoint is the test's to route).
+fn dpop_net() -> Arc<Net> {
+    let net = Arc::new(Net::default());
+    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_as(
+        &net,
+        AsOpts {
+            extra: json!({"dpop_signing_alg_values_supported": ["ES256"]}),
+            ..Default::default()
+        },
+    );
+    net
+}
+
 fn dpop_challenge(extra: &str) -> BearerChallenge {
     mcp_auth::find_challenge([format!(
         r#"DPoP {extra}resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#
@@ -1600,15 +1615,7 @@ fn dpop_401(nonce: Option<&str>, extra: &str) -> http::HeaderMap {
 /// even when the answer carries a new nonce: one request, the error.
 #[tokio::test]
 async fn a_dpop_token_error_with_a_nonce_is_not_retried() {
-    let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
-    install_as(
-        &net,
-        AsOpts {
-            extra: json!({"dpop_signing_alg_values_supported": ["ES256"]}),
-            ..Default::default()
-        },
-    );
+    let net = dpop_net();
     let calls = Arc::new(Mutex::new(0u32));
     let seen = calls.clone();
     net.route(Method::POST, &format!("{AS}/token"), move |_| {
@@ -1630,15 +1637,7 @@ async fn a_dpop_token_error_with_a_nonce_is_not_retried() {
 #[tokio::test]
 async fn dpop_bound_tokens_proofs_and_nonces() {
     let (logs, _guard, _second) = capture_logs();
-    let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
-    install_as(
-        &net,
-        AsOpts {
-            extra: json!({"dpop_signing_alg_values_supported": ["ES256"]}),
-            ..Default::default()
-        },
-    );
+    let net = dpop_net();
     dpop_token_endpoint(&net, Arc::default());
     let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
     let ck = clock.clone();
