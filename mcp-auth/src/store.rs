@@ -342,6 +342,41 @@ mod tests {
         d
     }
 
+    /// A token file of exactly the size cap is read (padded with
+    /// whitespace after the JSON), one byte more is refused; a store whose
+    /// directory is a regular file fails instead of reading as empty; the
+    /// memory store's `Debug` counts entries.
+    #[test]
+    fn size_cap_other_io_errors_and_debug() {
+        assert_eq!(MAX_FILE, 1 << 20);
+        let dir = temp_dir("cap");
+        let store = FileTokenStore::new(&dir);
+        let key = StoreKey::new("https://mcp.example/mcp", "https://as.example");
+        store.save(&key, &sample()).unwrap();
+        let path = store.path(&key);
+        let mut text = std::fs::read(&path).unwrap();
+        text.resize(MAX_FILE as usize, b' ');
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(store.load(&key).unwrap(), Some(sample()));
+        text.push(b' ');
+        std::fs::write(&path, &text).unwrap();
+        let err = store.load(&key).unwrap_err();
+        assert!(err.to_string().contains("too large"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let file = temp_dir("not-a-dir");
+        std::fs::write(&file, b"x").unwrap();
+        let broken = FileTokenStore::new(&file);
+        assert!(broken.load(&key).is_err());
+        assert!(broken.keys().is_err());
+        assert!(broken.remove(&key).is_err());
+        std::fs::remove_file(&file).unwrap();
+
+        let memory = MemoryTokenStore::new();
+        memory.save(&key, &sample()).unwrap();
+        assert_eq!(format!("{memory:?}"), "MemoryTokenStore { entries: 1 }");
+    }
+
     fn round_trip(store: &dyn TokenStore) {
         let k1 = StoreKey::new("https://mcp.example/mcp", "https://as.example");
         let k2 = StoreKey::new("https://mcp.example/mcp", "https://other-as.example");
