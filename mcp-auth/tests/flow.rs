@@ -855,6 +855,17 @@ impl Clock {
     }
 }
 
+/// A client of `net` with a memory token store and a clock the test moves
+/// (starting at 1,000,000 s after the epoch).
+fn clocked_client(net: &Arc<Net>) -> (OAuthClient, Arc<Clock>, Arc<MemoryTokenStore>) {
+    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
+    let store = Arc::new(MemoryTokenStore::new());
+    let ck = clock.clone();
+    let c =
+        client(net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+    (c, clock, store)
+}
+
 fn refreshing_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
     install_prm(net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
     install_as(net, AsOpts { token_hook: Some(hook), ..Default::default() })
@@ -888,11 +899,7 @@ fn rotating(revoked: Arc<Mutex<Vec<String>>>) -> TokenHook {
 async fn proactive_refresh_rotates_and_stores() {
     let net = Arc::new(Net::default());
     let log = refreshing_as(&net, rotating(Arc::default()));
-    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
-    let store = Arc::new(MemoryTokenStore::new());
-    let ck = clock.clone();
-    let c =
-        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+    let (c, clock, store) = clocked_client(&net);
     first_401(&c, Some(&prm_challenge())).await.unwrap();
     // Well before expiry: no refresh.
     clock.advance(Duration::from_secs(30));
@@ -931,11 +938,7 @@ async fn a_refresh_without_rotation_keeps_the_refresh_token() {
         Some((200, body))
     });
     let log = refreshing_as(&net, hook);
-    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
-    let store = Arc::new(MemoryTokenStore::new());
-    let ck = clock.clone();
-    let c =
-        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+    let (c, clock, store) = clocked_client(&net);
     first_401(&c, Some(&prm_challenge())).await.unwrap();
     for expected in ["Bearer test-token-n2", "Bearer test-token-n3"] {
         clock.advance(Duration::from_secs(50));
@@ -1639,11 +1642,7 @@ async fn dpop_bound_tokens_proofs_and_nonces() {
     let (logs, _guard, _second) = capture_logs();
     let net = dpop_net();
     dpop_token_endpoint(&net, Arc::default());
-    let clock = Arc::new(Clock(Mutex::new(UNIX_EPOCH + Duration::from_secs(1_000_000))));
-    let ck = clock.clone();
-    let store = Arc::new(MemoryTokenStore::new());
-    let c =
-        client(&net, config()).with_store(store.clone()).with_clock(move || *ck.0.lock().unwrap());
+    let (c, clock, store) = clocked_client(&net);
 
     // The server challenges with the DPoP scheme only: DPoP is required.
     let mut req = c.prepare().await;
