@@ -1,7 +1,8 @@
 //! The JSON-RPC decoder: `decode_slice` and `decode_slice_as::<Box<RawValue>>`
-//! never panic and classify every text alike; a decoded message encodes and
-//! decodes back to itself; `response_id_of_prefix`, on the text or any cut
-//! of it, never names another id than the decoded response's, nor any id
+//! never panic and classify every text alike; a decoded message encodes on
+//! one line and decodes back to itself; `response_id_of_prefix`, on the
+//! text or any cut of it, never names another id than the decoded
+//! response's, nor any id
 //! for a request or a notification (texts with a repeated `"id"` member,
 //! or a `\u` escape, left out: the scanner takes the first id, the decoder
 //! the last); `invalid_request_reply` answers only an
@@ -21,6 +22,11 @@ use serde_json::value::RawValue;
 
 type Raw = Box<RawValue>;
 
+/// A text with its line feeds and carriage returns as spaces.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}
+
 fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
         (Some(a), Some(b)) => same_json(a, b),
@@ -30,7 +36,8 @@ fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
 }
 
 /// The same message, results compared as text (a raw result is kept
-/// verbatim), other values by value.
+/// verbatim, but for its line breaks, which the encoder turns into spaces:
+/// see `make_one_line`), other values by value.
 fn same_message(a: &MessageOf<Raw>, b: &MessageOf<Raw>) -> bool {
     match (a, b) {
         (MessageOf::Request(x), MessageOf::Request(y)) => {
@@ -40,7 +47,7 @@ fn same_message(a: &MessageOf<Raw>, b: &MessageOf<Raw>) -> bool {
             x.method == y.method && same_opt(x.params.as_ref(), y.params.as_ref())
         }
         (MessageOf::Response(x), MessageOf::Response(y)) => {
-            x.id == y.id && x.result.get() == y.result.get()
+            x.id == y.id && one_line(x.result.get()) == y.result.get()
         }
         (MessageOf::Error(x), MessageOf::Error(y)) => {
             x.id == y.id

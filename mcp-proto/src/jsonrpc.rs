@@ -274,11 +274,34 @@ impl<R: Serialize> MessageOf<R> {
         }
     }
 
-    /// Encodes the message as compact JSON (no newlines, as stdio framing needs).
+    /// Encodes the message as compact JSON on one line (no line feed or
+    /// carriage return, as stdio framing needs), also when it holds raw
+    /// JSON text that was pretty-printed (see [`make_one_line`]).
     pub fn to_vec(&self) -> Vec<u8> {
         // Serialising these types cannot fail: every map key is a string and
         // `Value` never holds anything JSON cannot represent.
-        serde_json::to_vec(self).unwrap_or_default()
+        let mut text = serde_json::to_vec(self).unwrap_or_default();
+        make_one_line(&mut text);
+        text
+    }
+}
+
+/// Turns every line feed and carriage return of JSON text into a space,
+/// so that the text is one line (stdio frames messages by line, and some
+/// readers also end a line at a lone carriage return).
+///
+/// The value is unchanged: in valid JSON text these bytes can only be
+/// whitespace between tokens, since a string holds them escaped. serde_json
+/// writes none of them; raw JSON text kept verbatim (a [`RawValue`] result,
+/// or parameters that serialize one) may, when it was pretty-printed.
+///
+/// [`RawValue`]: serde_json::value::RawValue
+pub fn make_one_line(text: &mut [u8]) {
+    if memchr::memchr2(b'\n', b'\r', text).is_none() {
+        return;
+    }
+    for byte in text.iter_mut().filter(|b| matches!(b, b'\n' | b'\r')) {
+        *byte = b' ';
     }
 }
 

@@ -606,3 +606,42 @@ fn the_timer_heap_does_not_grow_with_the_number_of_requests() {
     assert_eq!(core.pending_requests(), 0);
     assert!(most <= 2 * 8 + 64 + 1, "{most} timer entries for at most 8 waiting requests");
 }
+
+/// Parameters given as raw JSON text that was pretty-printed go out on one
+/// line (stdio frames by line), with the stateless era's `_meta` added into
+/// them: also into an empty object with whitespace inside.
+#[test]
+fn pretty_printed_raw_params_are_sent_on_one_line() {
+    let t0 = Instant::now();
+    for modern in [false, true] {
+        let mut core = if modern {
+            let mut core = Core::new(config());
+            core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+            core
+        } else {
+            ready(t0)
+        };
+        let cases = [
+            (
+                "{\n  \"name\": \"echo\",\r\n  \"arguments\": {\"text\": \"a\\nb\", \"n\": [1,\n2]}\n}",
+                json!({"name": "echo", "arguments": {"text": "a\nb", "n": [1, 2]}}),
+            ),
+            ("{ \n\r\t}", json!({})),
+        ];
+        for (raw, expected) in cases {
+            let params = serde_json::value::RawValue::from_string(raw.to_owned()).unwrap();
+            let (_, text) = core
+                .start_request_encoded("tools/call", &*params, &RequestOptions::default(), "r", t0)
+                .unwrap();
+            let line = String::from_utf8_lossy(&text);
+            assert!(!text.contains(&b'\n') && !text.contains(&b'\r'), "{line}");
+            let sent: Value = serde_json::from_slice(&text).unwrap();
+            let mut params = sent["params"].clone();
+            if modern {
+                let meta = params.as_object_mut().unwrap().remove("_meta").unwrap();
+                assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{line}");
+            }
+            assert_eq!(params, expected, "{line}");
+        }
+    }
+}

@@ -235,6 +235,31 @@ fn encode_round_trips() {
     }
 }
 
+/// A message holding raw JSON text that was pretty-printed (the decoded
+/// fuzz input that found it: a result kept verbatim, line feeds between
+/// its tokens) encodes on one line, as the same value.
+#[test]
+fn raw_text_with_line_breaks_encodes_on_one_line() {
+    let input = "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[{\"type\":\"text\",\r\n\
+        \"text\":\"a\\nb\"}\n\n],\"n\":\n1.50}}";
+    let decoded = jsonrpc::decode_slice_as::<Box<RawValue>>(input.as_bytes());
+    let Ok(IncomingOf::Single(message)) = decoded else { panic!("{decoded:?}") };
+    let bytes = message.to_vec();
+    assert!(
+        !bytes.contains(&b'\n') && !bytes.contains(&b'\r'),
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let again: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let original: serde_json::Value = serde_json::from_str(input).unwrap();
+    assert_eq!(again, original);
+    assert_eq!(again["result"]["content"][0]["text"], "a\nb");
+
+    let mut text = b"{\n\"a\":\r\"x\\ny\"\r\n}".to_vec();
+    jsonrpc::make_one_line(&mut text);
+    assert_eq!(text, b"{ \"a\": \"x\\ny\"  }");
+}
+
 #[test]
 fn encoded_shapes_are_exact() {
     let r = Message::Request(mcp_proto::Request::new(1, "ping", None));

@@ -1228,10 +1228,12 @@ fn request_text<P: Serialize + ?Sized>(
     serde_json::to_writer(&mut text, params)?;
     if let Some(meta) = meta {
         let written = &text[start..];
-        if written == b"null" || written == b"{}" {
+        // Raw JSON text may hold whitespace: `{ }` is an empty object too.
+        let members = written.strip_prefix(b"{").and_then(|w| w.strip_suffix(b"}"));
+        if written == b"null" || members.is_some_and(|m| m.iter().all(u8::is_ascii_whitespace)) {
             text.truncate(start);
             text.extend_from_slice(b"{\"_meta\":");
-        } else if written.first() == Some(&b'{') && !contains(written, b"\"_meta\"") {
+        } else if members.is_some() && !contains(written, b"\"_meta\"") {
             text.pop();
             text.extend_from_slice(b",\"_meta\":");
         } else {
@@ -1241,6 +1243,7 @@ fn request_text<P: Serialize + ?Sized>(
         text.push(b'}');
     }
     text.push(b'}');
+    crate::jsonrpc::make_one_line(&mut text);
     Ok(Some(text))
 }
 
