@@ -982,11 +982,10 @@ impl OAuthClient {
         };
         let try_refresh = match &mode {
             Mode::Reuse if valid => return Ok(Outcome::Reused),
-            Mode::Reuse | Mode::Rejected => {
-                refreshable || self.config.grant != GrantKind::AuthorizationCode
-            }
+            Mode::Reuse | Mode::Rejected => refreshable,
             Mode::Authorize | Mode::StepUp(_) => false,
         };
+        // The machine grants are run again rather than refreshed (below).
         if try_refresh && self.config.grant == GrantKind::AuthorizationCode {
             match self.renew().await {
                 Ok(true) => return Ok(Outcome::Refreshed),

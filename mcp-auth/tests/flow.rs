@@ -741,10 +741,16 @@ async fn scope_step_up() {
     ));
     c.on_insufficient_scope(&mut req, &ch).await.unwrap();
     assert_eq!(bearer(&req), "Bearer test-token-2");
+    assert_eq!(req.authorizations(), 1);
+    // A challenge naming only the missing scope: the held ones are kept.
+    let ch = challenge(&format!(r#"Bearer scope="mcp:admin", {rm}, error="insufficient_scope""#));
+    c.on_insufficient_scope(&mut req, &ch).await.unwrap();
+    assert_eq!(req.authorizations(), 2);
     let l = log.lock().unwrap();
-    assert_eq!(l.authorize.len(), 2);
+    assert_eq!(l.authorize.len(), 3);
     assert_eq!(l.authorize[0]["scope"], "mcp:basic");
     assert_eq!(l.authorize[1]["scope"], "mcp:basic mcp:write");
+    assert_eq!(l.authorize[2]["scope"], "mcp:basic mcp:write mcp:admin");
     // Registration and discovery are not repeated for the step-up.
     assert_eq!(l.register.len(), 1);
     assert_eq!(net.count("GET", &format!("{AS}/.well-known/oauth-authorization-server")), 1);
@@ -774,8 +780,9 @@ async fn scope_retry_limit() {
         }
     }
     assert_eq!(errors, 1);
-    let attempts = log.lock().unwrap().authorize.len();
-    assert!((2..=3).contains(&attempts), "{attempts} authorization requests");
+    // The first 401's authorization and one step-up: the second step-up
+    // would ask for nothing new.
+    assert_eq!(log.lock().unwrap().authorize.len(), 2);
 
     // A server that keeps asking for new scopes is cut off by the bound.
     let mut req = c.prepare().await;
@@ -791,6 +798,25 @@ async fn scope_retry_limit() {
         }
     }
     assert_eq!(n, mcp_auth::MAX_STEP_UPS as usize);
+
+    // A request that already ran an authorization (its first 401) has
+    // that many fewer: the bound counts authorizations, not only step-ups.
+    let mut req = c.prepare().await;
+    assert_eq!(req.authorizations(), 0);
+    c.on_unauthorized(&mut req, Some(&challenge(&format!("Bearer {rm}")))).await.unwrap();
+    assert_eq!(req.authorizations(), 1);
+    let mut n = 0;
+    for i in 0..10 {
+        let ch = challenge(&format!(r#"Bearer error="insufficient_scope", scope="t{i}", {rm}"#));
+        match c.on_insufficient_scope(&mut req, &ch).await {
+            Ok(()) => n += 1,
+            Err(e) => {
+                assert!(matches!(e, Error::InsufficientScope { .. }));
+                break;
+            }
+        }
+    }
+    assert_eq!(n, mcp_auth::MAX_AUTHORIZATIONS_PER_REQUEST as usize - 1);
 }
 
 // ------------------------------------------------------------ state, iss
@@ -956,15 +982,27 @@ async fn refresh_and_retry_once_on_401_then_reauthorize() {
     let net = Arc::new(Net::default());
     let log = refreshing_as(&net, rotating(Arc::default()));
     let c = client(&net, config());
-    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let first = first_401(&c, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(first.authorizations(), 1);
+    assert_eq!(c.authorization_header().as_ref(), first.header());
+    // A Bearer token: no proof goes with it.
+    assert!(!first.is_dpop());
+    assert_eq!(c.dpop_proof(&first, "POST", MCP).unwrap(), None);
+    let debug = format!("{c:?}");
+    assert!(
+        debug.starts_with("OAuthClient {") && debug.contains(r#"server: "http://localhost:8000""#),
+        "{debug}"
+    );
     // The server refuses the token: one refresh.
     let mut req = c.prepare().await;
     c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
     assert_eq!(bearer(&req), "Bearer test-token-r2");
+    assert_eq!(req.authorizations(), 0);
     assert_eq!(log.lock().unwrap().token.last().unwrap().1["grant_type"], "refresh_token");
     // Refused again: a full authorization.
     c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
     assert_eq!(log.lock().unwrap().authorize.len(), 2);
+    assert_eq!(req.authorizations(), 1);
     // Refused a third time, with a token obtained for this request: stop.
     let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
     assert!(matches!(err, Error::Unauthorized));
@@ -1026,6 +1064,154 @@ async fn concurrent_401s_share_one_flow() {
     b.unwrap();
     assert_eq!(log.lock().unwrap().authorize.len(), 1);
     assert_eq!(bearer(&r1), bearer(&r2));
+}
+
+/// Requests that carried the same refused token share one refresh: the
+/// second finds the token renewed and retries with it.
+#[tokio::test]
+async fn requests_refused_together_share_one_refresh() {
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::default()));
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let (mut a, mut b) = (c.prepare().await, c.prepare().await);
+    c.on_unauthorized(&mut a, Some(&prm_challenge())).await.unwrap();
+    c.on_unauthorized(&mut b, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&a), "Bearer test-token-r2");
+    assert_eq!(bearer(&b), "Bearer test-token-r2");
+    let grants: Vec<String> =
+        log.lock().unwrap().token.iter().map(|(_, f)| f["grant_type"].clone()).collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+}
+
+/// A request refused again and again while other requests keep renewing
+/// the token retries with each new one, three times, then gives up.
+#[tokio::test]
+async fn a_request_refused_while_others_renew_gives_up_after_three_401s() {
+    let net = Arc::new(Net::default());
+    refreshing_as(&net, rotating(Arc::default()));
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let mut stuck = c.prepare().await;
+    for _ in 0..3 {
+        let mut other = c.prepare().await;
+        c.on_unauthorized(&mut other, Some(&prm_challenge())).await.unwrap();
+        c.on_unauthorized(&mut stuck, Some(&prm_challenge())).await.unwrap();
+        assert_eq!(bearer(&stuck), bearer(&other));
+        assert_eq!(stuck.authorizations(), 0);
+    }
+    let err = c.on_unauthorized(&mut stuck, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::Unauthorized), "{err:?}");
+}
+
+/// A refresh that fails for another reason than `invalid_grant` (the
+/// authorization server is down): before a request, the token is sent
+/// while it is valid and dropped once expired; on a 401, the error is
+/// the answer (no new authorization behind the user's back).
+#[tokio::test]
+async fn a_refresh_that_fails_keeps_a_valid_token_and_reports_the_error() {
+    let net = Arc::new(Net::default());
+    let rotate = rotating(Arc::default());
+    let hook: TokenHook = Arc::new(move |f, auth| {
+        if f.get("grant_type").map(String::as_str) == Some("refresh_token") {
+            return Some((503, json!({"error": "temporarily_unavailable"})));
+        }
+        rotate(f, auth)
+    });
+    let log = refreshing_as(&net, hook);
+    let (c, clock, _store) = clocked_client(&net);
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    // Within the skew, still valid: the refresh fails, the token goes out.
+    clock.advance(Duration::from_secs(50));
+    assert_eq!(bearer(&c.prepare().await), "Bearer test-token-r1");
+    let mut req = c.prepare().await;
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+    assert!(err.to_string().contains("temporarily_unavailable"), "{err}");
+    assert_eq!(log.lock().unwrap().authorize.len(), 1);
+    // Expired: nothing is sent, so the server's 401 starts the flow.
+    clock.advance(Duration::from_secs(60));
+    assert!(c.prepare().await.header().is_none());
+    let refreshes = log
+        .lock()
+        .unwrap()
+        .token
+        .iter()
+        .filter(|(_, f)| f["grant_type"] == "refresh_token")
+        .count();
+    assert_eq!(refreshes, 4);
+}
+
+/// `authorize` (a CLI `login`) refreshes a token that expires within the
+/// skew rather than handing it out.
+#[tokio::test]
+async fn authorize_refreshes_a_token_about_to_expire() {
+    let net = Arc::new(Net::default());
+    refreshing_as(&net, rotating(Arc::default()));
+    let (c, clock, _store) = clocked_client(&net);
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(c.authorize(None).await.unwrap().secret(), "test-token-r1");
+    clock.advance(Duration::from_secs(50));
+    assert_eq!(c.authorize(None).await.unwrap().secret(), "test-token-r2");
+}
+
+/// After a logout, a request that carried the forgotten token authorizes
+/// again without reading the metadata again (the token was not refused
+/// by a server that may have moved: it was dropped here).
+#[tokio::test]
+async fn a_request_holding_a_token_forgotten_by_logout_authorizes_again() {
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::default()));
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    let mut req = c.prepare().await;
+    c.logout().unwrap();
+    let prm = format!("{RS}/.well-known/oauth-protected-resource/mcp");
+    let before = net.count("GET", &prm);
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(net.count("GET", &prm), before);
+    assert_eq!(log.lock().unwrap().authorize.len(), 2);
+    assert_eq!(bearer(&req), "Bearer test-token-r2");
+}
+
+/// Tokens another client saved to the shared store after this one logged
+/// out are used, not a new authorization (the registration is still held
+/// in memory, the tokens are not).
+#[tokio::test]
+async fn tokens_stored_by_another_client_after_a_logout_are_used() {
+    let net = Arc::new(Net::default());
+    let log = refreshing_as(&net, rotating(Arc::default()));
+    let store = Arc::new(MemoryTokenStore::new());
+    let a = client(&net, config()).with_store(store.clone());
+    first_401(&a, Some(&prm_challenge())).await.unwrap();
+    a.logout().unwrap();
+    let b = client(&net, config()).with_store(store.clone());
+    let from_b = first_401(&b, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(log.lock().unwrap().authorize.len(), 2);
+    let req = first_401(&a, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&req), bearer(&from_b));
+    assert_eq!(log.lock().unwrap().authorize.len(), 2);
+}
+
+/// A server URL with a query has no protected resource metadata to match
+/// it: its tokens are stored under the URL itself, and a logout forgets
+/// them too.
+#[tokio::test]
+async fn logout_forgets_tokens_stored_under_a_server_url_with_a_query() {
+    let net = Arc::new(Net::default());
+    install_as(&net, AsOpts { base: RS.into(), metadata_path: None, ..Default::default() });
+    let store = Arc::new(MemoryTokenStore::new());
+    let url = format!("{MCP}?tenant=1");
+    let c =
+        client(&net, OAuthConfig::new(url.as_str(), "mcp-auth tests")).with_store(store.clone());
+    first_401(&c, None).await.unwrap();
+    let keys = store.keys().unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].resource, url);
+    assert!(store.load(&keys[0]).unwrap().unwrap().tokens.is_some());
+    c.logout().unwrap();
+    let stored = store.load(&keys[0]).unwrap().unwrap();
+    assert!(stored.tokens.is_none());
+    assert!(stored.client.is_some());
 }
 
 // ------------------------------------------------------------ client credentials
@@ -1382,11 +1568,16 @@ async fn authorization_server_migration_registers_with_the_new_one() {
     first_401(&c, Some(&prm_challenge())).await.unwrap();
     assert!(store.load(&StoreKey::new(MCP, AS)).unwrap().is_some());
 
-    // The server moves to AS2 and refuses the AS1 token.
+    // The server moves to AS2 and refuses the AS1 token (to two requests).
     point_prm_at(&net, AS2);
     let mut req = c.prepare().await;
+    let mut other = c.prepare().await;
     c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
     assert_eq!(bearer(&req), "Bearer test-token-1");
+    // The other request finds the new token: no second authorization.
+    c.on_unauthorized(&mut other, Some(&prm_challenge())).await.unwrap();
+    assert_eq!(bearer(&other), "Bearer test-token-1");
+    assert_eq!(log2.lock().unwrap().authorize.len(), 1);
     let (l1, l2) = (log1.lock().unwrap(), log2.lock().unwrap());
     // No refresh at AS1 (its refresh token is not used for the new server),
     // a registration at AS2, and nothing of AS1's sent there.
@@ -1402,6 +1593,36 @@ async fn authorization_server_migration_registers_with_the_new_one() {
     assert!(store.load(&StoreKey::new(MCP, AS)).unwrap().is_none());
     let stored = store.load(&StoreKey::new(MCP, AS2)).unwrap().unwrap();
     assert_eq!(stored.client.unwrap().client_id, "as2-client");
+}
+
+/// The server moves to an authorization server where no client can be
+/// registered: the old token is dropped before the flow fails, so another
+/// request that carried it starts over without reading the metadata again.
+#[tokio::test]
+async fn a_failed_move_drops_the_old_token_for_every_request() {
+    let net = Arc::new(Net::default());
+    point_prm_at(&net, AS);
+    install_as(&net, AsOpts::default());
+    install_as(
+        &net,
+        AsOpts {
+            base: AS2.into(),
+            extra: json!({"registration_endpoint": null}),
+            ..Default::default()
+        },
+    );
+    let c = client(&net, config());
+    first_401(&c, Some(&prm_challenge())).await.unwrap();
+    point_prm_at(&net, AS2);
+    let (mut req, mut other) = (c.prepare().await, c.prepare().await);
+    let err = c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::NoRegistrationMethod), "{err:?}");
+    assert!(c.authorization_header().is_none());
+    let prm = format!("{RS}/.well-known/oauth-protected-resource/mcp");
+    let before = net.count("GET", &prm);
+    let err = c.on_unauthorized(&mut other, Some(&prm_challenge())).await.unwrap_err();
+    assert!(matches!(err, Error::NoRegistrationMethod), "{err:?}");
+    assert_eq!(net.count("GET", &prm), before);
 }
 
 #[tokio::test]
@@ -1672,6 +1893,14 @@ async fn dpop_bound_tokens_proofs_and_nonces() {
     assert_eq!(c1["ath"], mcp_auth::access_token_hash(token));
     assert_eq!(c2["htu"], MCP);
     assert!(c1.get("nonce").is_none());
+    // An empty or oversized nonce is not kept.
+    for nonce in [String::new(), "n".repeat(1025)] {
+        let mut h = http::HeaderMap::new();
+        h.insert("dpop-nonce", nonce.parse().unwrap());
+        c.observe_response(200, &h);
+        let p = c.dpop_proof(&req, "POST", MCP).unwrap().unwrap();
+        assert!(jwt_part(p.to_str().unwrap(), 1).get("nonce").is_none(), "{nonce:?} kept");
+    }
 
     // The MCP server asks for its nonce: one retry with it, not two.
     c.observe_response(401, &dpop_401(Some("rs-nonce-1"), r#"error="use_dpop_nonce", "#));
@@ -1712,6 +1941,53 @@ async fn dpop_bound_tokens_proofs_and_nonces() {
         assert!(!text.contains(secret), "{secret} in logs");
         assert!(!format!("{c:?} {req:?} {stored_key:?}").contains(secret), "{secret} in Debug");
     }
+}
+
+/// Only a 401 whose challenges are all `DPoP` says the server requires
+/// DPoP: a nonce on another answer, or a `DPoP` challenge beside a
+/// `Bearer` one, leaves the next token a Bearer token.
+#[tokio::test]
+async fn a_nonce_or_a_dpop_challenge_beside_bearer_does_not_require_dpop() {
+    let net = dpop_net();
+    let c = client(&net, config());
+    let mut nonce = http::HeaderMap::new();
+    nonce.insert("dpop-nonce", "rs-nonce-0".parse().unwrap());
+    c.observe_response(200, &nonce);
+    c.observe_response(403, &dpop_401(Some("rs-nonce-0"), ""));
+    let mut both = dpop_401(None, "");
+    both.append(
+        "www-authenticate",
+        format!(r#"Bearer resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#)
+            .parse()
+            .unwrap(),
+    );
+    c.observe_response(401, &both);
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&prm_challenge())).await.unwrap();
+    assert!(bearer(&req).starts_with("Bearer "), "{}", bearer(&req));
+    assert!(!req.is_dpop());
+    assert!(net.seen().iter().all(|s| s.dpop.is_none()));
+}
+
+/// A refused DPoP-bound token is refreshed after the metadata is read
+/// again; the authorization server is unchanged, so the nonce it gave is
+/// still used (one token request, not a `use_dpop_nonce` round first).
+#[tokio::test]
+async fn a_refused_dpop_token_is_refreshed_with_the_nonce_held() {
+    let net = dpop_net();
+    dpop_token_endpoint(&net, Arc::default());
+    let c = client(&net, config());
+    let mut req = c.prepare().await;
+    c.observe_response(401, &dpop_401(None, ""));
+    c.on_unauthorized(&mut req, Some(&dpop_challenge(""))).await.unwrap();
+    let first = bearer(&req);
+    assert_eq!(net.count("POST", &format!("{AS}/token")), 2);
+    let mut req = c.prepare().await;
+    c.on_unauthorized(&mut req, Some(&dpop_challenge(""))).await.unwrap();
+    assert_ne!(bearer(&req), first);
+    assert!(bearer(&req).starts_with("DPoP dpop-token-2-"), "{}", bearer(&req));
+    assert_eq!(net.count("POST", &format!("{AS}/token")), 3);
+    assert_eq!(net.count("GET", &format!("{RS}/.well-known/oauth-protected-resource/mcp")), 2);
 }
 
 #[tokio::test]
@@ -1876,6 +2152,21 @@ async fn logout_without_the_server_uses_the_issuer_kept_with_the_tokens() {
     store.save(&other, &kept).unwrap();
     client(&nowhere, config()).with_store(store.clone()).logout().unwrap();
     assert!(store.load(&other).unwrap().unwrap().tokens.is_some());
+
+    // Tokens kept under two issuers, one of them without a revocation
+    // endpoint: both are tried, and the answer is that not every token
+    // was revoked.
+    login(store.clone()).await;
+    let mut at_as2 = store.load(&key).unwrap().unwrap();
+    at_as2.tokens = Some(mcp_auth::TokenSet::new(mcp_auth::AccessToken::new("as2-token")));
+    store.save(&StoreKey::new(MCP, AS2), &at_as2).unwrap();
+    let later = Arc::new(Net::default());
+    let revoked = revoking_as(&later);
+    install_as(&later, AsOpts { base: AS2.into(), ..Default::default() });
+    let c = client(&later, config()).with_store(store.clone());
+    assert!(!c.revoke().await.unwrap());
+    assert_eq!(revoked.lock().unwrap().len(), 2, "both of AS's tokens");
+    assert_eq!(later.count("GET", &format!("{AS2}/.well-known/oauth-authorization-server")), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
