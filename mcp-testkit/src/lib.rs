@@ -320,7 +320,7 @@
 //! # async fn main() {
 //! let (server, mut queue) = Server::new(Config::default());
 //! server.handle_json(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
-//! let Some(Outgoing::Message { message: Message::Response(reply), related }) = queue.recv().await
+//! let Some(Outgoing::Message { message: Message::Response(reply), related, .. }) = queue.recv().await
 //! else {
 //!     panic!("expected a reply")
 //! };

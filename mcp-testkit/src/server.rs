@@ -43,6 +43,7 @@ const RECEIVED_LOG_CAP: usize = 256;
 #[non_exhaustive]
 pub enum Outgoing {
     /// A JSON-RPC message for the client.
+    #[non_exhaustive]
     Message {
         /// The message.
         message: Message,
@@ -55,6 +56,11 @@ pub enum Outgoing {
         /// reply itself is the response or error whose id equals `related`;
         /// nothing related to that request follows it.
         related: Option<RequestId>,
+        /// Where the related request came in, as given to
+        /// [`Server::handle_from`] (0 for [`Server::handle`]): a driver
+        /// that serves several clients from one core tells their requests
+        /// apart by it, since two clients may use the same ids.
+        origin: u64,
     },
     /// One raw line for stdout, written as is (the `noisy` tool's garbage).
     /// Drivers that cannot carry raw lines drop it.
@@ -62,6 +68,21 @@ pub enum Outgoing {
     /// Write everything queued before this item, then end the process with
     /// this exit code (the `crash` tool, `--exit-after`).
     Exit(i32),
+}
+
+/// A client request as the core keys it: its id and where it came in (see
+/// [`Server::handle_from`]), so that the same id from two clients of one
+/// stateless-era server names two requests.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Addr {
+    pub(crate) origin: u64,
+    pub(crate) id: RequestId,
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.id.fmt(f)
+    }
 }
 
 /// The queue of [`Outgoing`] items a driver drains.
@@ -90,8 +111,8 @@ struct State {
     version: Option<String>,
     /// Whether `notifications/initialized` arrived.
     client_initialized: bool,
-    /// Running tool calls, by the client's request id.
-    in_flight: HashMap<RequestId, AbortHandle>,
+    /// Running tool calls, by the client's request.
+    in_flight: HashMap<Addr, AbortHandle>,
     /// Server-to-client requests awaiting the client's answer.
     pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
     /// The `requestId` of every `notifications/cancelled`, in arrival order.
@@ -106,8 +127,8 @@ struct State {
     subscriptions: BTreeSet<String>,
     /// The tasks of task-augmented `tools/call`s.
     tasks: Tasks,
-    /// Open `subscriptions/listen` streams, by the listen request's id.
-    listens: BTreeMap<RequestId, Filter>,
+    /// Open `subscriptions/listen` streams, by the listen request.
+    listens: BTreeMap<Addr, Filter>,
     /// What the stateless-era requests carried (`received_log`).
     received: VecDeque<Value>,
     /// The number of the next `retry_once` state.
@@ -190,9 +211,21 @@ impl Server {
 
     /// Handles one message from the client.
     pub fn handle(&self, message: Message) {
+        self.handle_from(0, message);
+    }
+
+    /// Handles one message from the client, its requests keyed by `origin`
+    /// as well as their ids: a driver that serves several clients from one
+    /// core (the stateless era over HTTP: one origin per POST) gives each
+    /// its own origin, and routes what goes out by [`Outgoing::Message`]'s
+    /// `origin` and `related`. A `notifications/cancelled` cancels the
+    /// request of its id under its origin, else the one request of that id
+    /// under any origin (a stateless-era notification comes in a POST of
+    /// its own).
+    pub fn handle_from(&self, origin: u64, message: Message) {
         match message {
-            Message::Request(request) => self.handle_request(request),
-            Message::Notification(notification) => self.handle_notification(notification),
+            Message::Request(request) => self.handle_request(origin, request),
+            Message::Notification(notification) => self.handle_notification(origin, notification),
             Message::Response(Response { id, result }) => self.complete(id, Ok(result)),
             Message::Error(ErrorResponse { id: Some(id), error }) => self.complete(id, Err(error)),
             Message::Error(ErrorResponse { id: None, error }) => {
@@ -201,8 +234,9 @@ impl Server {
         }
     }
 
-    fn handle_request(&self, request: Request) {
+    fn handle_request(&self, origin: u64, request: Request) {
         let Request { id, method, params } = request;
+        let id = Addr { origin, id };
         let era = self.inner.config.era;
         let modern = match era {
             ServeEra::Legacy => false,
@@ -260,7 +294,7 @@ impl Server {
         self.reply(id, result);
     }
 
-    fn handle_notification(&self, notification: Notification) {
+    fn handle_notification(&self, origin: u64, notification: Notification) {
         match notification.method.as_str() {
             methods::NOTIFICATION_INITIALIZED => self.state().client_initialized = true,
             methods::NOTIFICATION_CANCELLED => {
@@ -271,7 +305,7 @@ impl Server {
                 };
                 self.state().cancelled.push(request_id.clone());
                 if let Ok(id) = serde_json::from_value::<RequestId>(request_id) {
-                    self.cancel(&id);
+                    self.cancel_by_id(origin, id);
                 }
             }
             // Progress, roots/list_changed and anything else: nothing to do.
@@ -279,7 +313,7 @@ impl Server {
         }
     }
 
-    fn initialize(&self, id: &RequestId, params: Option<Value>) -> Result<Value, ErrorObject> {
+    fn initialize(&self, id: &Addr, params: Option<Value>) -> Result<Value, ErrorObject> {
         if self.state().version.is_some() {
             return Err(ErrorObject::new(
                 error_code::INVALID_REQUEST,
@@ -336,14 +370,14 @@ impl Server {
 
     /// A stateless-era request: its `_meta` checked and recorded, then
     /// served with `resultType` and `serverInfo` on the result.
-    fn handle_modern(&self, id: RequestId, method: &str, params: Option<Value>) {
+    fn handle_modern(&self, id: Addr, method: &str, params: Option<Value>) {
         let meta = match modern::request_meta(params.as_ref(), self.inner.config.era) {
             Ok(meta) => meta,
             Err(error) => return self.reply(id, Err(error)),
         };
         {
             let mut state = self.state();
-            state.received.push_back(modern::record(&id, method, &meta, params.as_ref()));
+            state.received.push_back(modern::record(&id.id, method, &meta, params.as_ref()));
             if state.received.len() > RECEIVED_LOG_CAP {
                 state.received.pop_front();
             }
@@ -387,7 +421,7 @@ impl Server {
     /// `subscriptions/listen`: acknowledges the granted filter, then
     /// carries the changes it asked for until cancelled. No reply while
     /// open.
-    fn listen(&self, id: RequestId, params: Option<&Value>) {
+    fn listen(&self, id: Addr, params: Option<&Value>) {
         let filter = match Filter::parse(params) {
             Ok(filter) => filter,
             Err(error) => return self.reply(id, Err(error)),
@@ -400,7 +434,7 @@ impl Server {
         }
         let ack = json!({
             "notifications": filter.granted(),
-            "_meta": modern::subscription_meta(&id),
+            "_meta": modern::subscription_meta(&id.id),
         });
         state.listens.insert(id.clone(), filter);
         // Queued under the lock, so no change can overtake the
@@ -409,7 +443,7 @@ impl Server {
             methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
             Some(ack),
         ));
-        self.send(Outgoing::Message { message, related: Some(id) });
+        self.send(Outgoing::Message { message, related: Some(id.id), origin: id.origin });
     }
 
     /// Sends a change to every `subscriptions/listen` stream that asked for
@@ -418,14 +452,15 @@ impl Server {
         let (method, params) = change.notification();
         let state = self.state();
         let mut sent = 0;
-        for (id, filter) in &state.listens {
+        for (addr, filter) in &state.listens {
             if !filter.wants(change) {
                 continue;
             }
             let mut params = params.clone();
-            params["_meta"] = modern::subscription_meta(id);
+            params["_meta"] = modern::subscription_meta(&addr.id);
             let message = Message::Notification(Notification::new(method, Some(params)));
-            self.send(Outgoing::Message { message, related: Some(id.clone()) });
+            let (related, origin) = (Some(addr.id.clone()), addr.origin);
+            self.send(Outgoing::Message { message, related, origin });
             sent += 1;
         }
         sent
@@ -435,9 +470,9 @@ impl Server {
     /// result (`resultType: "complete"`, its `subscriptionId`). Returns how
     /// many there were.
     pub(crate) fn close_subscriptions(&self) -> usize {
-        let ids: Vec<RequestId> = std::mem::take(&mut self.state().listens).into_keys().collect();
+        let ids: Vec<Addr> = std::mem::take(&mut self.state().listens).into_keys().collect();
         for id in &ids {
-            let result = json!({ "_meta": modern::subscription_meta(id) });
+            let result = json!({ "_meta": modern::subscription_meta(&id.id) });
             self.reply(id.clone(), modern::decorate(Ok(result)));
         }
         ids.len()
@@ -446,12 +481,35 @@ impl Server {
     /// Cancels a request: a running call is aborted, an open
     /// `subscriptions/listen` ends; neither is answered. The HTTP driver
     /// calls it when a stateless-era response stream is closed.
-    pub(crate) fn cancel(&self, id: &RequestId) {
+    pub(crate) fn cancel(&self, origin: u64, id: RequestId) {
+        let addr = Addr { origin, id };
         let mut state = self.state();
-        if let Some(task) = state.in_flight.remove(id) {
+        if let Some(task) = state.in_flight.remove(&addr) {
             task.abort();
         }
-        state.listens.remove(id);
+        state.listens.remove(&addr);
+    }
+
+    /// `notifications/cancelled`: the request of that id from `origin`,
+    /// else the only open one of that id from any origin.
+    fn cancel_by_id(&self, origin: u64, id: RequestId) {
+        let target = {
+            let state = self.state();
+            let own = Addr { origin, id: id.clone() };
+            if state.in_flight.contains_key(&own) || state.listens.contains_key(&own) {
+                Some(origin)
+            } else {
+                let mut open =
+                    state.in_flight.keys().chain(state.listens.keys()).filter(|a| a.id == id);
+                match (open.next(), open.next()) {
+                    (Some(only), None) => Some(only.origin),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(origin) = target {
+            self.cancel(origin, id);
+        }
     }
 
     /// What every stateless-era request carried, oldest first (the last
@@ -545,7 +603,7 @@ impl Server {
         Ok(json!({}))
     }
 
-    fn call_tool(&self, id: RequestId, params: Option<Value>, modern: Option<RequestMeta>) {
+    fn call_tool(&self, id: Addr, params: Option<Value>, modern: Option<RequestMeta>) {
         let mut params = match params {
             Some(Value::Object(p)) => p,
             _ => return self.reply(id, Err(invalid_params("tools/call needs params"))),
@@ -595,7 +653,7 @@ impl Server {
     /// (`CreateTaskResult`), the tool running on in the background.
     fn call_tool_as_task(
         &self,
-        id: RequestId,
+        id: Addr,
         name: &str,
         arguments: serde_json::Map<String, Value>,
         progress_token: Option<Value>,
@@ -672,7 +730,7 @@ impl Server {
 
     /// `tasks/result`: the task's outcome, once it has one, with the
     /// related-task `_meta`.
-    fn task_result(&self, id: RequestId, params: Option<Value>) {
+    fn task_result(&self, id: Addr, params: Option<Value>) {
         let task_id = match tasks::task_id_param(params.as_ref()) {
             Ok(task_id) => task_id.to_owned(),
             Err(e) => return self.reply(id, Err(e)),
@@ -707,13 +765,13 @@ impl Server {
         self.state().version.as_deref().is_some_and(supports_tasks)
     }
 
-    fn spawn_call(&self, id: RequestId, future: BoxFuture) {
+    fn spawn_call(&self, id: Addr, future: BoxFuture) {
         self.spawn_request(id, Box::pin(async move { Ok(future.await) }));
     }
 
     /// Answers a request from a task of its own, cancellable with
     /// `notifications/cancelled`.
-    fn spawn_request(&self, id: RequestId, future: ReplyFuture) {
+    fn spawn_request(&self, id: Addr, future: ReplyFuture) {
         let mut state = self.state();
         if state.in_flight.contains_key(&id) {
             drop(state);
@@ -741,7 +799,8 @@ impl Server {
     }
 
     /// Sends the reply to a client request, counting it for `--exit-after`.
-    fn reply(&self, id: RequestId, result: Result<Value, ErrorObject>) {
+    fn reply(&self, addr: Addr, result: Result<Value, ErrorObject>) {
+        let Addr { origin, id } = addr;
         let message = match result {
             Ok(result) => Message::Response(Response::new(id.clone(), result)),
             Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
@@ -750,7 +809,7 @@ impl Server {
         // the N-th reply, whichever task sends it.
         let mut state = self.state();
         state.answered += 1;
-        let _ = self.inner.out.send(Outgoing::Message { message, related: Some(id) });
+        let _ = self.inner.out.send(Outgoing::Message { message, related: Some(id), origin });
         if self.inner.config.exit_after.is_some_and(|n| state.answered == n) {
             let _ = self.inner.out.send(Outgoing::Exit(0));
         }
@@ -758,7 +817,7 @@ impl Server {
 
     fn send_error(&self, id: Option<RequestId>, error: ErrorObject) {
         let message = Message::Error(ErrorResponse::new(id.clone(), error));
-        self.send(Outgoing::Message { message, related: id });
+        self.send(Outgoing::Message { message, related: id, origin: 0 });
     }
 
     fn reject_invalid(&self, id: Option<RequestId>, error: &DecodeError) {
@@ -775,9 +834,15 @@ impl Server {
     }
 
     /// Sends a notification.
-    pub(crate) fn notify(&self, method: &str, params: Option<Value>, related: Option<RequestId>) {
+    pub(crate) fn notify(&self, method: &str, params: Option<Value>, related: Option<Addr>) {
         let message = Message::Notification(Notification::new(method, params));
-        self.send(Outgoing::Message { message, related });
+        self.send_related(message, related);
+    }
+
+    /// Queues a message related to a client request (or to none).
+    fn send_related(&self, message: Message, related: Option<Addr>) {
+        let origin = related.as_ref().map_or(0, |a| a.origin);
+        self.send(Outgoing::Message { message, related: related.map(|a| a.id), origin });
     }
 
     /// Sends a request to the client and waits for its answer: the result,
@@ -786,7 +851,7 @@ impl Server {
         &self,
         method: &str,
         params: Option<Value>,
-        related: Option<RequestId>,
+        related: Option<Addr>,
     ) -> Result<Result<Value, ErrorObject>, AskTimeout> {
         let n = self.inner.next_server_request.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::String(format!("srv-{n}"));
@@ -795,7 +860,7 @@ impl Server {
         // Removes the entry however this future ends (answer, timeout, abort).
         let _guard = PendingGuard { server: self, id: id.clone() };
         let message = Message::Request(Request::new(id, method, params));
-        self.send(Outgoing::Message { message, related });
+        self.send_related(message, related);
         let timeout = self.inner.config.ask_timeout;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(answer)) => Ok(answer),

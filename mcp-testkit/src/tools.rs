@@ -8,12 +8,12 @@ use std::io::Write as _;
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::{ProtocolVersion, methods};
 use serde_json::{Map, Value, json};
 
 use crate::modern::{self, Change, RequestMeta};
-use crate::server::{BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
+use crate::server::{Addr, BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
 use crate::tasks::with_related_task;
 
 /// The longest `slow` sleep: ten minutes.
@@ -29,7 +29,7 @@ const MAX_NOISY_LINES: u64 = 10_000;
 #[derive(Debug)]
 pub(crate) struct Call {
     pub(crate) server: Server,
-    pub(crate) id: RequestId,
+    pub(crate) id: Addr,
     pub(crate) progress_token: Option<Value>,
     /// The task running the call, for a task-augmented call.
     pub(crate) task: Option<String>,
@@ -40,7 +40,7 @@ pub(crate) struct Call {
 impl Call {
     /// The request the call's messages belong to: the `tools/call`, or none
     /// for a task (its request was answered when the task was created).
-    fn related(&self) -> Option<RequestId> {
+    fn related(&self) -> Option<Addr> {
         match self.task {
             Some(_) => None,
             None => Some(self.id.clone()),

@@ -56,7 +56,7 @@ impl Core {
     /// The next outgoing message.
     async fn next(&mut self) -> Out {
         match tokio::time::timeout(WAIT, self.queue.recv()).await {
-            Ok(Some(Outgoing::Message { message, related })) => {
+            Ok(Some(Outgoing::Message { message, related, .. })) => {
                 Out { message: serde_json::from_slice(&message.to_vec()).unwrap(), related }
             }
             other => panic!("expected a message, got {other:?}"),

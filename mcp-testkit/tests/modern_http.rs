@@ -381,6 +381,56 @@ async fn listen_streams_carry_the_asked_changes_until_closed() {
     server.shutdown().await;
 }
 
+/// Clients choose their ids: two clients of one stateless server (each
+/// POST on its own) may use the same id at once, for a listen stream or a
+/// call, and each gets its own answers; closing one stream leaves the
+/// other's subscription.
+#[tokio::test]
+async fn clients_may_use_the_same_ids_at_once() {
+    let server = start(ServeEra::Modern).await;
+    let addr = server.local_addr();
+    let listen = request(
+        1,
+        "subscriptions/listen",
+        json!({"_meta": meta(json!({})), "notifications": {"toolsListChanged": true}}),
+    );
+    let mut a = Sse::new(post(addr, &listen, &[]).await);
+    let mut b = Sse::new(post(addr, &listen, &[]).await);
+    for stream in [&mut a, &mut b] {
+        let ack = stream.next().await.unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+        assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1);
+    }
+    // A call with that id too, while both listens are open.
+    let (status, reply) = exchange(addr, &call(1, "change", json!({}), json!({})), &[]).await;
+    assert_eq!((status, reply["id"].clone()), (StatusCode::OK, json!(1)), "{reply}");
+    for stream in [&mut a, &mut b] {
+        let changed = stream.next().await.unwrap();
+        assert_eq!(changed["method"], "notifications/tools/list_changed");
+        assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1);
+    }
+    // Two slow calls with one id: each answered on its own POST.
+    let slow = |ms: u64| call(7, "slow", json!({"ms": ms}), json!({}));
+    let (long, short) = (slow(300), slow(100));
+    let (first, second) = tokio::join!(exchange(addr, &long, &[]), exchange(addr, &short, &[]));
+    for (status, reply) in [first, second] {
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(reply["id"], 7);
+        assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    }
+    // One stream closed: the other still carries changes.
+    drop(a);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    exchange(addr, &call(2, "change", json!({}), json!({})), &[]).await;
+    let changed = b.next().await.unwrap();
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    // Both ended by the server: only the open one was left.
+    let (_, reply) =
+        exchange(addr, &call(100, "close_subscriptions", json!({}), json!({})), &[]).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "1");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn legacy_and_dual_era_servers_answer_the_probe() {
     let probe = request(1, "server/discover", json!({"_meta": meta(json!({}))}));

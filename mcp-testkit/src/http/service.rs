@@ -189,7 +189,7 @@ async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
     match config.reply {
         ReplyMode::Json => {
             let (tx, rx) = oneshot::channel();
-            if !session.register(id, Route::Json(tx)) {
+            if !session.register(0, id, Route::Json(tx)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
             session.server.handle(message);
@@ -209,7 +209,7 @@ async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
             if config.close_after_priming {
                 stream.disconnect();
             }
-            if !session.register(id, Route::Sse(stream)) {
+            if !session.register(0, id, Route::Sse(stream)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
             session.server.handle(message);

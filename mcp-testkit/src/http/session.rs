@@ -23,7 +23,7 @@ use tokio::task::AbortHandle;
 use super::Shared;
 use super::stream::EventStream;
 use crate::config::Config;
-use crate::server::{Outgoing, OutgoingQueue, Server};
+use crate::server::{Addr, Outgoing, OutgoingQueue, Server};
 
 /// The most reply streams a session keeps for resumption.
 const STREAM_CAP: usize = 256;
@@ -37,9 +37,9 @@ pub(crate) enum Route {
     Sse(Arc<EventStream>),
     /// A stateless-era POST: every message related to the request, each
     /// with whether it is the reply; the POST decides between a JSON body
-    /// and an SSE stream on the first. `token` tells this POST's route from
-    /// a later one that reuses the id.
-    Stream { tx: mpsc::UnboundedSender<(Bytes, bool)>, token: u64 },
+    /// and an SSE stream on the first. (Each POST is an origin of its own,
+    /// so its route is never another POST's that uses the same id.)
+    Stream(mpsc::UnboundedSender<(Bytes, bool)>),
 }
 
 /// One MCP session over HTTP.
@@ -57,7 +57,9 @@ pub(crate) struct Session {
 
 #[derive(Debug)]
 struct Routes {
-    by_request: HashMap<RequestId, Route>,
+    /// By request: its origin (see [`Server::handle_from`]; 0 but for
+    /// stateless-era POSTs) and id.
+    by_request: HashMap<Addr, Route>,
     standalone: Arc<EventStream>,
     /// Every resumable stream by name (the standalone one included).
     streams: HashMap<String, Arc<EventStream>>,
@@ -126,24 +128,25 @@ impl Session {
         stream
     }
 
-    /// Registers where the reply to `id` goes; `false` if the session has
-    /// ended.
-    pub(crate) fn register(&self, id: RequestId, route: Route) -> bool {
+    /// Registers where the reply to request `id` from `origin` goes;
+    /// `false` if the session has ended.
+    pub(crate) fn register(&self, origin: u64, id: RequestId, route: Route) -> bool {
         let mut routes = lock(&self.routes);
         if routes.closed {
             return false;
         }
-        routes.by_request.insert(id, route);
+        routes.by_request.insert(Addr { origin, id }, route);
         true
     }
 
-    /// Removes the stateless-era route of `id` if it is still the one
-    /// `token` registered; `true` if it was (the request is unanswered).
-    pub(crate) fn take_stream_route(&self, id: &RequestId, token: u64) -> bool {
+    /// Removes the stateless-era route of request `id` from `origin`;
+    /// `true` if it was there (the request is unanswered).
+    pub(crate) fn take_stream_route(&self, origin: u64, id: RequestId) -> bool {
+        let addr = Addr { origin, id };
         let mut routes = lock(&self.routes);
-        match routes.by_request.get(id) {
-            Some(Route::Stream { token: t, .. }) if *t == token => {
-                routes.by_request.remove(id);
+        match routes.by_request.get(&addr) {
+            Some(Route::Stream(_)) => {
+                routes.by_request.remove(&addr);
                 true
             }
             _ => false,
@@ -169,7 +172,13 @@ impl Session {
     }
 
     /// Sends one outgoing message where it belongs.
-    fn dispatch(&self, message: &Message, related: Option<RequestId>, pad_to: Option<usize>) {
+    fn dispatch(
+        &self,
+        message: &Message,
+        related: Option<RequestId>,
+        origin: u64,
+        pad_to: Option<usize>,
+    ) {
         let is_reply = match message {
             Message::Response(r) => related.as_ref() == Some(&r.id),
             Message::Error(e) => e.id.is_some() && e.id == related,
@@ -181,10 +190,11 @@ impl Session {
         };
         let mut routes = lock(&self.routes);
         if !self.legacy
-            && let Some(id) = &related
+            && let Some(id) = related
         {
+            let key = Addr { origin, id };
             if is_reply {
-                match routes.by_request.remove(id) {
+                match routes.by_request.remove(&key) {
                     Some(Route::Json(tx)) => {
                         let _ = tx.send(json);
                         return;
@@ -195,21 +205,21 @@ impl Session {
                         stream.finish();
                         return;
                     }
-                    Some(Route::Stream { tx, .. }) => {
+                    Some(Route::Stream(tx)) => {
                         let _ = tx.send((json, true));
                         return;
                     }
                     None => {}
                 }
             } else {
-                match routes.by_request.get(id) {
+                match routes.by_request.get(&key) {
                     Some(Route::Sse(stream)) => {
                         let stream = stream.clone();
                         drop(routes);
                         stream.push_message(&json);
                         return;
                     }
-                    Some(Route::Stream { tx, .. }) => {
+                    Some(Route::Stream(tx)) => {
                         let _ = tx.send((json, false));
                         return;
                     }
@@ -228,7 +238,9 @@ async fn route(shared: Arc<Shared>, session: Arc<Session>, mut queue: OutgoingQu
     let pad_to = shared.config.oversized_body;
     while let Some(item) = queue.recv().await {
         match item {
-            Outgoing::Message { message, related } => session.dispatch(&message, related, pad_to),
+            Outgoing::Message { message, related, origin, .. } => {
+                session.dispatch(&message, related, origin, pad_to)
+            }
             // Raw lines are a stdio fault; HTTP has no place for them.
             Outgoing::RawLine(_) => {}
             Outgoing::Exit(code) => {

@@ -27,8 +27,10 @@ const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-versi
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
-/// Tells the routes of POSTs that reuse a request id apart.
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+/// Each stateless-era POST's origin (see `Server::handle_from`): clients
+/// choose their ids, so the same id from two clients (or reused by one)
+/// names two requests.
+static NEXT_ORIGIN: AtomicU64 = AtomicU64::new(1);
 
 /// Whether a POST without a session speaks the stateless era: a request
 /// with the stateless `_meta` or a stateless-only method, or any message
@@ -51,7 +53,7 @@ pub(super) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Mes
     let request = match message {
         Message::Request(request) => request,
         message @ Message::Notification(_) => {
-            session.server.handle(message);
+            session.server.handle_from(NEXT_ORIGIN.fetch_add(1, Ordering::Relaxed), message);
             return Ok(accepted());
         }
         Message::Response(_) | Message::Error(_) => {
@@ -67,14 +69,14 @@ pub(super) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Mes
         return Ok(error_reply(status, &id, error));
     }
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-    if !session.register(id.clone(), Route::Stream { tx, token }) {
+    let origin = NEXT_ORIGIN.fetch_add(1, Ordering::Relaxed);
+    if !session.register(origin, id.clone(), Route::Stream(tx)) {
         return Ok(super::service::text(StatusCode::NOT_FOUND, "the server is shutting down"));
     }
     // Dropped with this future (the client went away before the answer) or
     // with the SSE body: either way the request is cancelled if unanswered.
-    let guard = CancelOnDrop { session: session.clone(), id, token };
-    session.server.handle(Message::Request(request));
+    let guard = CancelOnDrop { session: session.clone(), id, origin };
+    session.server.handle_from(origin, Message::Request(request));
     let Some((first, is_reply)) = rx.recv().await else {
         return Err(io::Error::other("the server ended before the reply"));
     };
@@ -104,13 +106,13 @@ pub(super) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Mes
 struct CancelOnDrop {
     session: Arc<Session>,
     id: RequestId,
-    token: u64,
+    origin: u64,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if self.session.take_stream_route(&self.id, self.token) {
-            self.session.server.cancel(&self.id);
+        if self.session.take_stream_route(self.origin, self.id.clone()) {
+            self.session.server.cancel(self.origin, self.id.clone());
         }
     }
 }
