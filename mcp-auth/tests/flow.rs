@@ -1192,6 +1192,33 @@ async fn tokens_stored_by_another_client_after_a_logout_are_used() {
     assert_eq!(log.lock().unwrap().authorize.len(), 2);
 }
 
+/// The handler's redirect URI must be `https`, or `http` on a loopback
+/// host: anything else is refused before the user is sent anywhere.
+#[tokio::test]
+async fn a_redirect_uri_off_loopback_without_tls_is_refused() {
+    for (uri, ok) in [
+        ("http://example.com/callback", false),
+        ("http://127.0.0.1:4567/callback", true),
+        ("http://[::1]:4567/callback", true),
+        ("https://example.com/callback", true),
+    ] {
+        let net = Arc::new(Net::default());
+        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        let log = install_as(&net, AsOpts::default());
+        let fetch: Arc<dyn HttpFetch> = net.clone();
+        let handler = HeadlessHandler::with_redirect_uri(fetch.clone(), uri);
+        let c = OAuthClient::new(config(), fetch).unwrap().with_handler(Arc::new(handler));
+        let r = first_401(&c, Some(&prm_challenge())).await;
+        if ok {
+            assert!(r.is_ok(), "{uri}: {r:?}");
+        } else {
+            assert!(matches!(r, Err(Error::InsecureUrl { what: "redirect", .. })), "{uri}: {r:?}");
+            let l = log.lock().unwrap();
+            assert!(l.authorize.is_empty() && l.register.is_empty(), "{uri}");
+        }
+    }
+}
+
 /// A server URL with a query has no protected resource metadata to match
 /// it: its tokens are stored under the URL itself, and a logout forgets
 /// them too.

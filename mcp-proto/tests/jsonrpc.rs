@@ -260,6 +260,45 @@ fn raw_text_with_line_breaks_encodes_on_one_line() {
     assert_eq!(text, b"{ \"a\": \"x\\ny\"  }");
 }
 
+/// The accessors and the text forms a host reads and logs.
+#[test]
+fn ids_methods_and_error_texts() {
+    let number = RequestId::Number(-7);
+    let text = RequestId::String("a \"b\"".into());
+    assert_eq!(number.to_value(), json!(-7));
+    assert_eq!(text.to_value(), json!("a \"b\""));
+    assert_eq!(number.to_string(), "-7");
+    assert_eq!(text.to_string(), r#""a \"b\"""#);
+    let error = ErrorObject::new(-32601, "Method not found: x");
+    assert_eq!(error.to_string(), "JSON-RPC error -32601: Method not found: x");
+
+    let request = Message::Request(mcp_proto::Request::new(3, "tools/call", None));
+    let notification =
+        Message::Notification(mcp_proto::Notification::new("notifications/progress", None));
+    let response = Message::Response(mcp_proto::Response::new(4.into(), json!({})));
+    let error = Message::Error(mcp_proto::ErrorResponse::new(Some(5.into()), error));
+    let unaddressed =
+        Message::Error(mcp_proto::ErrorResponse::new(None, ErrorObject::new(-32700, "p")));
+    let methods: Vec<Option<&str>> =
+        [&request, &notification, &response, &error].iter().map(|m| m.method()).collect();
+    assert_eq!(methods, [Some("tools/call"), Some("notifications/progress"), None, None]);
+    let ids: Vec<Option<&RequestId>> =
+        [&request, &notification, &response, &error, &unaddressed].iter().map(|m| m.id()).collect();
+    assert_eq!(ids, [Some(&3.into()), None, Some(&4.into()), Some(&5.into()), None]);
+
+    // Only a single error response without an id is unaddressed.
+    let single = |m: &Message| jsonrpc::decode_slice(&m.to_vec()).unwrap();
+    assert_eq!(jsonrpc::unaddressed_error(&single(&unaddressed)).map(|e| e.code), Some(-32700));
+    for addressed in [&request, &response, &error] {
+        assert_eq!(jsonrpc::unaddressed_error(&single(addressed)), None, "{addressed:?}");
+    }
+    let batch = jsonrpc::decode_slice(
+        format!("[{}]", String::from_utf8(unaddressed.to_vec()).unwrap()).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(jsonrpc::unaddressed_error(&batch), None);
+}
+
 #[test]
 fn encoded_shapes_are_exact() {
     let r = Message::Request(mcp_proto::Request::new(1, "ping", None));
