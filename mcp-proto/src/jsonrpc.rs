@@ -485,9 +485,10 @@ pub fn response_id_of_prefix(text: &[u8]) -> Option<RequestId> {
             break;
         }
         s.ws();
+        // The object ending here (`}`) holds no response id we could use:
+        // that was found above, or there is none.
         match s.peek()? {
             b',' => s.i += 1,
-            b'}' => break,
             _ => return None,
         }
     }
@@ -533,8 +534,12 @@ impl Scan<'_> {
         }
     }
 
-    /// Skips one value; nesting is counted, strings skipped whole.
+    /// Skips one value; nesting is counted, strings skipped whole. A
+    /// missing value (a delimiter where it should begin) is malformed.
     fn skip_value(&mut self) -> Option<()> {
+        if matches!(self.peek()?, b',' | b':' | b'}' | b']') {
+            return None;
+        }
         let mut depth = 0usize;
         loop {
             match self.peek()? {
@@ -549,7 +554,6 @@ impl Scan<'_> {
                     depth = depth.checked_sub(1)?;
                     self.i += 1;
                 }
-                b',' if depth == 0 => return Some(()),
                 _ => self.i += 1,
             }
             if depth == 0 {
@@ -963,6 +967,15 @@ mod prefix_tests {
             // No result or error began yet.
             (r#"{"jsonrpc":"2.0","id":7"#, None),
             (r#"{"jsonrpc":"2.0","id":7,"#, None),
+            // Members before the id, with nesting, commas and whitespace.
+            (r#"{"x":[1,{"y":[2,3]},"a,b"], "n" : -1.5e3 ,"id":4,"error":{"#, n(4)),
+            (r#"{"x":true,"id":5 ,"result":"#, n(5)),
+            // A malformed member before the id: nothing is read.
+            (r#"{"x":1 2,"id":3,"result":{"#, None),
+            (r#"{"x":,"id":3,"result":{"#, None),
+            (r#"{"x":}"#, None),
+            (r#"{"x":1}"#, None),
+            (r#"{"id":1}"#, None),
             // The id itself was cut.
             (r#"{"jsonrpc":"2.0","id":1"#, None),
             (r#"{"jsonrpc":"2.0","id":"ab"#, None),
