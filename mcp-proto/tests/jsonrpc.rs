@@ -207,6 +207,15 @@ fn batches_classify_each_element() {
     assert_eq!(items[1], Err(DecodeError::NoMethodResultOrError));
     assert_eq!(items[2], Err(DecodeError::NestedBatch));
     assert!(matches!(items[3], Ok(Message::Notification(_))));
+
+    // Elements that are not objects, each named by its kind.
+    let input = br#"[null, true, false, "s", 4, -1.5]"#;
+    let Incoming::Batch(items) = jsonrpc::decode_slice(input).unwrap() else {
+        panic!("expected a batch")
+    };
+    let kinds: Vec<DecodeError> = items.into_iter().map(|i| i.unwrap_err()).collect();
+    let expected = ["null", "a boolean", "a boolean", "a string", "a number", "a number"];
+    assert_eq!(kinds, expected.map(DecodeError::NotAnObject));
 }
 
 #[test]
