@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_proto::client::{
-    ClientCore, ClientError, CoreConfig, Event, Handlers, ListKind, RequestOptions, StaticRoots,
+    ClientCore, ClientError, CoreConfig, Event, Handlers, ListKind, RequestOptions, ServerEvent,
+    StaticRoots,
 };
 use mcp_proto::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
 use mcp_proto::types::{Implementation, Root, Tool};
@@ -644,4 +645,159 @@ fn pretty_printed_raw_params_are_sent_on_one_line() {
             assert_eq!(params, expected, "{line}");
         }
     }
+}
+
+/// The stateless era entered through the core alone: the probe's request
+/// and its `_meta`, the states in which probing and entering are allowed,
+/// and what the core reports once in.
+#[test]
+fn the_stateless_era_is_probed_and_entered() {
+    let t0 = Instant::now();
+    let mut config = config();
+    config.log_level = Some(mcp_proto::types::LoggingLevel::Warning);
+    let mut core = Core::new(config.clone());
+    assert!(core.is_fresh() && !core.is_closed() && !core.is_ready() && !core.is_modern());
+    assert!(core.discover_result().is_none());
+
+    let probe =
+        core.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "probe", t0).unwrap();
+    assert_eq!(probe.method, "server/discover");
+    let meta = &probe.params.as_ref().unwrap()["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
+    assert_eq!(meta["io.modelcontextprotocol/logLevel"], "warning");
+    assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+    assert_eq!(Value::Object(config.modern_meta(ProtocolVersion::LATEST)), *meta);
+    assert!(!core.is_fresh());
+    assert!(matches!(
+        core.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "again", t0),
+        Err(ClientError::AlreadyInitialized)
+    ));
+    assert!(matches!(
+        core.enter_modern(ProtocolVersion::LATEST, None),
+        Err(ClientError::AlreadyInitialized)
+    ));
+
+    // The answer goes to the probe's waiter; the core is fresh again.
+    let discover = json!({
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "instructions": "be brief",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "srv", "version": "2"}},
+    });
+    core.handle_message(msg(json!({"jsonrpc":"2.0","id":probe.id,"result":discover})), t0);
+    assert!(matches!(
+        &events(&mut core)[..],
+        [Event::Reply { waiter: "probe", outcome: Ok(_), .. }]
+    ));
+    assert!(core.is_fresh());
+
+    // Only a version of the stateless era can be entered.
+    assert!(matches!(
+        core.enter_modern(ProtocolVersion::V2025_11_25, None),
+        Err(ClientError::UnsupportedVersion(_))
+    ));
+    assert!(core.is_fresh() && !core.is_modern());
+    core.enter_modern(ProtocolVersion::LATEST, Some(serde_json::from_value(discover).unwrap()))
+        .unwrap();
+    assert!(core.is_modern() && core.is_ready());
+    assert_eq!(core.protocol_version(), Some(ProtocolVersion::LATEST));
+    assert_eq!(core.discover_result().unwrap().instructions.as_deref(), Some("be brief"));
+    let init = core.initialize_result().unwrap();
+    assert_eq!(
+        (init.server_info.name.as_str(), init.protocol_version.as_str()),
+        ("srv", "2026-07-28")
+    );
+    // Entering again (another version after an unsupported-version error)
+    // is allowed once modern; a probe is not.
+    core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+    assert_eq!(core.initialize_result().unwrap().server_info.name, "srv");
+    assert!(matches!(
+        core.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "late", t0),
+        Err(ClientError::AlreadyInitialized)
+    ));
+
+    // A handshake-era session cannot switch eras.
+    let mut legacy = ready(t0);
+    assert!(matches!(
+        legacy.enter_modern(ProtocolVersion::LATEST, None),
+        Err(ClientError::AlreadyInitialized)
+    ));
+    assert!(!legacy.is_modern());
+
+    // Closed: neither.
+    for mut closed in [Core::new(config.clone()), ready(t0)] {
+        closed.close();
+        assert!(closed.is_closed() && !closed.is_fresh() && !closed.is_ready());
+        assert!(matches!(
+            closed.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "x", t0),
+            Err(ClientError::Closed { .. })
+        ));
+        assert!(matches!(
+            closed.enter_modern(ProtocolVersion::LATEST, None),
+            Err(ClientError::Closed { .. })
+        ));
+    }
+}
+
+/// With nothing else waiting, stale deadline entries are kept until 64,
+/// then dropped at the next request (amortised pruning, no per-reply cost).
+#[test]
+fn stale_timer_entries_are_pruned_once_they_reach_the_bound() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let mut sizes = Vec::new();
+    for _ in 0..200 {
+        let req = core.start_request("ping", None, &RequestOptions::default(), "w", t0).unwrap();
+        sizes.push(core.timer_entries());
+        core.handle_message(msg(json!({"jsonrpc":"2.0","id":req.id,"result":{}})), t0);
+        let _ = events(&mut core);
+    }
+    assert_eq!(sizes.iter().max(), Some(&64), "{sizes:?}");
+    let drops = sizes.windows(2).filter(|w| w[1] < w[0]).count();
+    assert!(drops >= 3 && sizes.windows(2).all(|w| w[1] == w[0] + 1 || w == [64, 1]), "{sizes:?}");
+}
+
+/// The text forms a host logs, and the host-facing part of each event.
+#[test]
+fn debug_forms_and_server_events() {
+    let options = RequestOptions {
+        timeout: Some(Duration::from_secs(3)),
+        on_progress: Some(Arc::new(|_| {})),
+        ..Default::default()
+    };
+    let text = format!("{options:?}");
+    assert!(text.starts_with("RequestOptions {") && text.contains("<callback>"), "{text}");
+    assert!(text.contains("timeout: Some(3s)"), "{text}");
+    let core = ready(Instant::now());
+    let text = format!("{core:?}");
+    assert!(text.starts_with("ClientCore {") && text.contains("phase: Ready"), "{text}");
+
+    let log: mcp_proto::types::LoggingMessageNotificationParams =
+        serde_json::from_value(json!({"level": "error", "data": "boom"})).unwrap();
+    let note = Notification::new("notifications/resources/updated", Some(json!({"uri": "x"})));
+    let cases: Vec<(Event<&str>, Option<ServerEvent>)> = vec![
+        (Event::ListChanged(ListKind::Tools), Some(ServerEvent::ListChanged(ListKind::Tools))),
+        (Event::Log(log.clone()), Some(ServerEvent::Log(log))),
+        (Event::Notification(note.clone()), Some(ServerEvent::Notification(note))),
+        (
+            Event::Reply {
+                id: 1.into(),
+                waiter: "w",
+                outcome: Err(ClientError::Closed { method: "m".into() }),
+            },
+            None,
+        ),
+    ];
+    for (event, expected) in cases {
+        let text = format!("{event:?}");
+        assert!(!text.is_empty() && text.chars().next().unwrap().is_uppercase(), "{text}");
+        assert_eq!(event.server_event(), expected, "{text}");
+    }
+    let reply = Event::<&str>::Reply {
+        id: 9.into(),
+        waiter: "w",
+        outcome: Err(ClientError::Closed { method: "m".into() }),
+    };
+    assert!(format!("{reply:?}").starts_with("Reply { id: Number(9)"), "{reply:?}");
 }
