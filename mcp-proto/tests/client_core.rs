@@ -801,3 +801,29 @@ fn debug_forms_and_server_events() {
     };
     assert!(format!("{reply:?}").starts_with("Reply { id: Number(9)"), "{reply:?}");
 }
+
+/// Pruning drops only stale entries: a request that waits through many
+/// pruning rounds still times out at its deadline.
+#[test]
+fn pruning_keeps_the_deadlines_of_waiting_requests() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let long = RequestOptions::with_timeout(Duration::from_secs(100));
+    core.start_request("tools/call", None, &long, "kept", t0).unwrap();
+    for _ in 0..300 {
+        let req = core.start_request("ping", None, &RequestOptions::default(), "w", t0).unwrap();
+        core.handle_message(msg(json!({"jsonrpc":"2.0","id":req.id,"result":{}})), t0);
+    }
+    let _ = events(&mut core);
+    assert!(core.timer_entries() < 300);
+    assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_secs(100)));
+    core.handle_timeout(t0 + Duration::from_secs(100));
+    let evs = events(&mut core);
+    assert!(
+        matches!(
+            &evs[..],
+            [Event::Reply { waiter: "kept", outcome: Err(ClientError::Timeout { .. }), .. }]
+        ),
+        "{evs:?}"
+    );
+}
