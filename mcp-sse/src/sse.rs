@@ -67,12 +67,12 @@ use nom::sequence::preceded;
 /// The maximum event size of [`Decoder::new`]: 16 MiB.
 pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
 
-/// Data buffers at least this long are moved out of the decoder when their
-/// event is dispatched; shorter ones are copied so that the buffer keeps its
-/// capacity for the next event.
 /// How much of an event's data [`DecodeError::EventTooLarge`] keeps.
 pub const EVENT_HEAD_SIZE: usize = 4096;
 
+/// Data buffers at least this long are moved out of the decoder when their
+/// event is dispatched; shorter ones are copied so that the buffer keeps its
+/// capacity for the next event.
 const MOVE_OUT_THRESHOLD: usize = 4096;
 
 /// After an oversized event, a data buffer with more capacity than this is
@@ -1384,5 +1384,52 @@ impl Interpreter {
         self.id_changed = false;
         self.pending_id = None;
         report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream whose chunks never end at a line end: what was read is
+    /// dropped from the buffer as the decoder goes, so it holds about one
+    /// line however long the stream runs.
+    #[test]
+    fn the_buffer_stays_small_when_chunks_end_mid_line() {
+        let mut decoder = Decoder::new();
+        decoder.feed(b"data: par");
+        let mut most = 0;
+        for _ in 0..10_000 {
+            decoder.feed(b"tial\n\ndata: par");
+            match decoder.next_item() {
+                Some(Item::Event(event)) => assert_eq!(event.data, "partial"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(decoder.next_item(), None);
+            most = most.max(decoder.buf.len());
+        }
+        assert!(most < 64, "the buffer held {most} bytes");
+    }
+
+    /// After an event over the bound, the data buffer is kept for the next
+    /// event while it is small, and released once it grew past 64 KiB.
+    #[test]
+    fn an_oversized_event_releases_only_a_large_buffer() {
+        for (max, kept) in [(8 * 1024, true), (1024 * 1024, false)] {
+            let mut decoder = Decoder::with_max_event_size(max);
+            let line = format!("data: {}\n", "x".repeat(999));
+            decoder.feed(line.repeat(max / 1000 + 2).as_bytes());
+            decoder.feed(b"\n");
+            let mut items = std::iter::from_fn(|| decoder.next_item());
+            assert!(matches!(items.next(), Some(Item::Error(DecodeError::EventTooLarge { .. }))));
+            assert_eq!(items.next(), None);
+            assert_eq!(decoder.interp.data.capacity() > 0, kept, "bound {max}");
+        }
+    }
+
+    /// The documented default bound.
+    #[test]
+    fn the_default_bound_is_16_mib() {
+        assert_eq!(Decoder::new().max_event_size(), 16 << 20);
     }
 }
