@@ -786,18 +786,7 @@ async fn scope_retry_limit() {
 
     // A server that keeps asking for new scopes is cut off by the bound.
     let mut req = c.prepare().await;
-    let mut n = 0;
-    for i in 0..10 {
-        let ch = challenge(&format!(r#"Bearer error="insufficient_scope", scope="s{i}", {rm}"#));
-        match c.on_insufficient_scope(&mut req, &ch).await {
-            Ok(()) => n += 1,
-            Err(e) => {
-                assert!(matches!(e, Error::InsufficientScope { .. }));
-                break;
-            }
-        }
-    }
-    assert_eq!(n, mcp_auth::MAX_STEP_UPS as usize);
+    assert_eq!(step_ups_until_refused(&c, &mut req, "s", &rm).await, mcp_auth::MAX_STEP_UPS);
 
     // A request that already ran an authorization (its first 401) has
     // that many fewer: the bound counts authorizations, not only step-ups.
@@ -805,18 +794,28 @@ async fn scope_retry_limit() {
     assert_eq!(req.authorizations(), 0);
     c.on_unauthorized(&mut req, Some(&challenge(&format!("Bearer {rm}")))).await.unwrap();
     assert_eq!(req.authorizations(), 1);
-    let mut n = 0;
-    for i in 0..10 {
-        let ch = challenge(&format!(r#"Bearer error="insufficient_scope", scope="t{i}", {rm}"#));
-        match c.on_insufficient_scope(&mut req, &ch).await {
-            Ok(()) => n += 1,
-            Err(e) => {
-                assert!(matches!(e, Error::InsufficientScope { .. }));
-                break;
-            }
+    let n = step_ups_until_refused(&c, &mut req, "t", &rm).await;
+    assert_eq!(n, mcp_auth::MAX_AUTHORIZATIONS_PER_REQUEST - 1);
+}
+
+/// Answers `req` with 403s that each ask for a new scope (`{prefix}0`,
+/// `{prefix}1`, ...) until the client refuses to step up; how many step-ups
+/// it made.
+async fn step_ups_until_refused(
+    c: &OAuthClient,
+    req: &mut RequestAuth,
+    prefix: &str,
+    rm: &str,
+) -> u8 {
+    for n in 0..10 {
+        let ch =
+            challenge(&format!(r#"Bearer error="insufficient_scope", scope="{prefix}{n}", {rm}"#));
+        if let Err(e) = c.on_insufficient_scope(req, &ch).await {
+            assert!(matches!(e, Error::InsufficientScope { .. }), "{e:?}");
+            return n;
         }
     }
-    assert_eq!(n, mcp_auth::MAX_AUTHORIZATIONS_PER_REQUEST as usize - 1);
+    panic!("no bound after 10 step-ups");
 }
 
 // ------------------------------------------------------------ state, iss
