@@ -827,3 +827,40 @@ fn pruning_keeps_the_deadlines_of_waiting_requests() {
         "{evs:?}"
     );
 }
+
+/// A progress that moves a request's deadline: `deadline` and
+/// `poll_timeout` give the new one (the old heap entry is stale); options
+/// that need the parameters by value (progress, extra `_meta`) put them in
+/// the encoded request too; a closed core refuses `initialize` as closed.
+#[test]
+fn moved_deadlines_and_options_that_need_the_parameters_by_value() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_secs(10)),
+        reset_timeout_on_progress: true,
+        ..Default::default()
+    };
+    let params = mcp_proto::types::CallToolRequestParams::new("slow", None);
+    let (id, text) = core.start_request_encoded("tools/call", &params, &opts, "s", t0).unwrap();
+    let sent: Value = serde_json::from_slice(&text).unwrap();
+    assert_eq!(sent["params"]["_meta"]["progressToken"], serde_json::to_value(&id).unwrap());
+    assert_eq!(core.deadline(&id), Some(t0 + Duration::from_secs(10)));
+    assert_eq!(core.deadline(&RequestId::from("other")), None);
+    let progress = json!({"jsonrpc":"2.0","method":"notifications/progress",
+        "params":{"progressToken":id,"progress":1}});
+    core.handle_message(msg(progress), t0 + Duration::from_secs(5));
+    assert_eq!(core.deadline(&id), Some(t0 + Duration::from_secs(15)));
+    assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_secs(15)));
+
+    let mut extra = serde_json::Map::new();
+    extra.insert("traceparent".into(), json!("00-abc-def-01"));
+    let opts = RequestOptions { meta: Some(extra), ..Default::default() };
+    let (_, text) = core.start_request_encoded("tools/call", &params, &opts, "m", t0).unwrap();
+    let sent: Value = serde_json::from_slice(&text).unwrap();
+    assert_eq!(sent["params"]["_meta"]["traceparent"], "00-abc-def-01");
+
+    let mut closed = Core::new(config());
+    closed.close();
+    assert!(matches!(closed.initialize("i", t0), Err(ClientError::Closed { .. })));
+}
