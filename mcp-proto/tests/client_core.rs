@@ -864,3 +864,62 @@ fn moved_deadlines_and_options_that_need_the_parameters_by_value() {
     closed.close();
     assert!(matches!(closed.initialize("i", t0), Err(ClientError::Closed { .. })));
 }
+
+/// An answer the transport had to drop fails its request with the reason;
+/// for `initialize` the handshake has failed, for the probe the core is
+/// fresh again; unknown ids are ignored.
+#[test]
+fn unreadable_answers_fail_their_request() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let req = core.start_request("tools/call", None, &RequestOptions::default(), "c", t0).unwrap();
+    assert!(!core.fail_unreadable(&RequestId::from("x"), "too long"));
+    assert!(!core.fail_unreadable(&RequestId::Number(999), "too long"));
+    assert!(core.fail_unreadable(&req.id, "a line over 1 MiB"));
+    assert!(!core.fail_unreadable(&req.id, "again"));
+    let evs = events(&mut core);
+    assert!(
+        matches!(&evs[..], [Event::Reply { waiter: "c", outcome: Err(ClientError::AnswerUnreadable { reason, .. }), .. }] if reason == "a line over 1 MiB"),
+        "{evs:?}"
+    );
+    assert!(core.is_ready() && transmitted(&mut core).is_empty(), "no cancellation");
+
+    let mut fresh = Core::new(config());
+    let init = fresh.initialize("init", t0).unwrap();
+    assert!(fresh.fail_unreadable(&init.id, "cut"));
+    assert!(!fresh.is_ready() && !fresh.is_fresh());
+    assert!(matches!(
+        fresh.start_request("tools/list", None, &RequestOptions::default(), "p", t0),
+        Err(ClientError::NotInitialized { .. })
+    ));
+
+    let mut probing = Core::new(config());
+    let probe =
+        probing.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "p", t0).unwrap();
+    assert!(probing.fail_unreadable(&probe.id, "cut"));
+    assert!(probing.is_fresh());
+}
+
+/// A server request for a declared capability reaches the host; the same
+/// request without the capability is answered method-not-found.
+#[test]
+fn sampling_requests_reach_the_host_only_when_declared() {
+    let t0 = Instant::now();
+    let sampling = json!({"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage",
+        "params":{"messages":[],"maxTokens":10}});
+    let mut config = config();
+    config.capabilities = serde_json::from_value(json!({"sampling": {}})).unwrap();
+    let mut core = Core::new(config);
+    let req = core.initialize("init", t0).unwrap();
+    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
+    let _ = (transmitted(&mut core), events(&mut core));
+    core.handle_message(msg(sampling.clone()), t0);
+    assert!(transmitted(&mut core).is_empty());
+    assert!(
+        matches!(&events(&mut core)[..], [Event::ServerRequest(r)] if r.method == "sampling/createMessage")
+    );
+
+    let mut plain = ready(t0);
+    plain.handle_message(msg(sampling), t0);
+    assert_eq!(transmitted(&mut plain)[0]["error"]["code"], -32601);
+}
