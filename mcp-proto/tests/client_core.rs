@@ -849,9 +849,13 @@ fn moved_deadlines_and_options_that_need_the_parameters_by_value() {
     assert_eq!(core.deadline(&RequestId::from("other")), None);
     let progress = json!({"jsonrpc":"2.0","method":"notifications/progress",
         "params":{"progressToken":id,"progress":1}});
-    core.handle_message(msg(progress), t0 + Duration::from_secs(5));
+    core.handle_message(msg(progress.clone()), t0 + Duration::from_secs(5));
     assert_eq!(core.deadline(&id), Some(t0 + Duration::from_secs(15)));
     assert_eq!(core.poll_timeout(), Some(t0 + Duration::from_secs(15)));
+    // More progress at the same instant moves nothing: no new entry.
+    let entries = core.timer_entries();
+    core.handle_message(msg(progress), t0 + Duration::from_secs(5));
+    assert_eq!(core.timer_entries(), entries);
 
     let mut extra = serde_json::Map::new();
     extra.insert("traceparent".into(), json!("00-abc-def-01"));
@@ -922,4 +926,64 @@ fn sampling_requests_reach_the_host_only_when_declared() {
     let mut plain = ready(t0);
     plain.handle_message(msg(sampling), t0);
     assert_eq!(transmitted(&mut plain)[0]["error"]["code"], -32601);
+
+    // Elicitation alike.
+    let elicit = json!({"jsonrpc":"2.0","id":"e1","method":"elicitation/create",
+        "params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}});
+    let mut with_elicitation = self::config();
+    with_elicitation.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+    let mut core = Core::new(with_elicitation);
+    let req = core.initialize("init", t0).unwrap();
+    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
+    let _ = (transmitted(&mut core), events(&mut core));
+    core.handle_message(msg(elicit.clone()), t0);
+    assert!(
+        matches!(&events(&mut core)[..], [Event::ServerRequest(r)] if r.method == "elicitation/create")
+    );
+    plain.handle_message(msg(elicit), t0);
+    assert_eq!(transmitted(&mut plain)[0]["error"]["code"], -32601);
+}
+
+/// A server's `notifications/cancelled` for one of the client's requests
+/// ends it only when it is a `subscriptions/listen` (stdio, 2026-07-28: the
+/// server ends a subscription); any other request waits on for its answer.
+#[test]
+fn a_server_cancels_only_a_listen_of_the_client() {
+    let t0 = Instant::now();
+    let mut core = Core::new(config());
+    core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+    let call = core
+        .start_request(
+            "tools/call",
+            Some(json!({"name":"x"})),
+            &RequestOptions::default(),
+            "call",
+            t0,
+        )
+        .unwrap();
+    let listen = core
+        .start_request(
+            "subscriptions/listen",
+            Some(json!({"notifications":{}})),
+            &RequestOptions::default(),
+            "listen",
+            t0,
+        )
+        .unwrap();
+    for id in [&call.id, &listen.id] {
+        core.handle_message(
+            msg(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}})),
+            t0,
+        );
+    }
+    let evs = events(&mut core);
+    assert!(
+        matches!(
+            &evs[..],
+            [Event::Reply { waiter: "listen", outcome: Err(ClientError::Cancelled { .. }), .. }]
+        ),
+        "{evs:?}"
+    );
+    assert_eq!(core.pending_requests(), 1);
+    assert!(core.deadline(&call.id).is_some());
 }
