@@ -987,3 +987,27 @@ fn a_server_cancels_only_a_listen_of_the_client() {
     assert_eq!(core.pending_requests(), 1);
     assert!(core.deadline(&call.id).is_some());
 }
+
+/// A host's notification leaves once the session is ready; before, it is
+/// refused as uninitialized, after close as closed. An error response is
+/// dropped after close.
+#[test]
+fn host_notifications_and_error_responses_follow_the_lifecycle() {
+    let t0 = Instant::now();
+    let note = || Notification::new("notifications/roots/list_changed", None);
+    let mut fresh = Core::new(config());
+    assert!(matches!(fresh.queue_notification(note()), Err(ClientError::NotInitialized { .. })));
+    assert!(!fresh.has_transmit());
+    let mut core = ready(t0);
+    core.queue_notification(note()).unwrap();
+    assert!(core.has_transmit());
+    assert_eq!(transmitted(&mut core)[0]["method"], "notifications/roots/list_changed");
+    assert!(!core.has_transmit());
+    core.close();
+    assert!(matches!(core.queue_notification(note()), Err(ClientError::Closed { .. })));
+    let error = mcp_proto::ErrorResponse::new(None, ErrorObject::new(-32600, "bad"));
+    core.queue_error_response(error.clone());
+    assert!(!core.has_transmit());
+    fresh.queue_error_response(error);
+    assert_eq!(transmitted(&mut fresh)[0]["error"]["code"], -32600);
+}
