@@ -458,6 +458,17 @@ fn tool_cache_is_invalidated_by_list_changed_even_mid_listing() {
     let got = core.store_tools(g, vec![tool("b")]);
     assert_eq!(got[0].name, "b");
     assert!(core.cached_tools().is_none());
+    // A list fetched after the changes is cached.
+    let g = core.tools_generation();
+    assert_ne!(g, 0);
+    core.store_tools(g, vec![tool("c")]);
+    assert_eq!(core.cached_tools().unwrap()[0].name, "c");
+    // A reset forgets the cache and outdates a listing in flight.
+    core.reset();
+    assert!(core.cached_tools().is_none());
+    assert_ne!(core.tools_generation(), g);
+    core.store_tools(g, vec![tool("d")]);
+    assert!(core.cached_tools().is_none());
 }
 
 #[test]
