@@ -1022,3 +1022,101 @@ fn host_notifications_and_error_responses_follow_the_lifecycle() {
     fresh.queue_error_response(error);
     assert_eq!(transmitted(&mut fresh)[0]["error"]["code"], -32600);
 }
+
+/// Stateless era: parameters that bring their own `_meta` get the era's
+/// members merged in (one `_meta`, never two); a caller's extra `_meta`
+/// cannot replace the version, capabilities or identity, but adds the
+/// rest; a notification of a listen stream names its subscription.
+#[test]
+fn stateless_meta_is_merged_once_and_keeps_the_era_members() {
+    let t0 = Instant::now();
+    let mut core = Core::new(config());
+    core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+    let params =
+        serde_json::value::RawValue::from_string(r#"{"name":"echo","_meta":{"mine":1}}"#.into())
+            .unwrap();
+    let (_, text) = core
+        .start_request_encoded("tools/call", &*params, &RequestOptions::default(), "a", t0)
+        .unwrap();
+    let line = String::from_utf8(text).unwrap();
+    assert_eq!(line.matches("\"_meta\"").count(), 1, "{line}");
+    let sent: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(sent["params"]["_meta"]["mine"], 1);
+    assert_eq!(sent["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+
+    let mut extra = serde_json::Map::new();
+    extra.insert("io.modelcontextprotocol/protocolVersion".into(), json!("1999-01-01"));
+    extra.insert("io.modelcontextprotocol/clientInfo".into(), json!({"name": "spoof"}));
+    extra.insert("io.modelcontextprotocol/logLevel".into(), json!("debug"));
+    extra.insert("traceparent".into(), json!("00-abc-def-01"));
+    let opts = RequestOptions { meta: Some(extra), ..Default::default() };
+    let plain = mcp_proto::types::CallToolRequestParams::new("echo", None);
+    let (_, text) = core.start_request_encoded("tools/call", &plain, &opts, "b", t0).unwrap();
+    let sent: Value = serde_json::from_slice(&text).unwrap();
+    let meta = &sent["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
+    assert_eq!(meta["io.modelcontextprotocol/logLevel"], "debug");
+    assert_eq!(meta["traceparent"], "00-abc-def-01");
+
+    core.handle_message(
+        msg(json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed",
+            "params":{"_meta":{"io.modelcontextprotocol/subscriptionId":5}}})),
+        t0,
+    );
+    let evs = events(&mut core);
+    assert!(
+        matches!(
+            &evs[..],
+            [
+                Event::Subscription { id: RequestId::Number(5), .. },
+                Event::ListChanged(ListKind::Tools)
+            ]
+        ),
+        "{evs:?}"
+    );
+}
+
+/// A server's log message goes to `tracing` at the matching level.
+#[test]
+fn server_log_messages_reach_tracing_at_their_level() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tracing::{Level, Metadata, span};
+
+    /// Records the level of every event under the `mcp::server` target.
+    struct Levels(Mutex<Vec<Level>>, AtomicU64);
+    impl tracing::Subscriber for Levels {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+            span::Id::from_u64(self.1.fetch_add(1, Ordering::Relaxed) + 1)
+        }
+        fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+        fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            if event.metadata().target() == "mcp::server" {
+                self.0.lock().unwrap().push(*event.metadata().level());
+            }
+        }
+        fn enter(&self, _: &span::Id) {}
+        fn exit(&self, _: &span::Id) {}
+    }
+
+    let levels = Arc::new(Levels(Mutex::new(Vec::new()), AtomicU64::new(0)));
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    tracing::subscriber::with_default(levels.clone(), || {
+        for level in ["debug", "info", "notice", "warning", "error", "critical", "emergency"] {
+            core.handle_message(
+                msg(json!({"jsonrpc":"2.0","method":"notifications/message",
+                    "params":{"level":level,"logger":"db","data":"x"}})),
+                t0,
+            );
+        }
+    });
+    let got = levels.0.lock().unwrap().clone();
+    use Level as L;
+    assert_eq!(got, [L::DEBUG, L::INFO, L::INFO, L::WARN, L::ERROR, L::ERROR, L::ERROR]);
+    assert_eq!(events(&mut core).len(), 7);
+}
