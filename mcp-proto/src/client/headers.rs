@@ -283,6 +283,10 @@ mod tests {
             (Integer, json!(5.0), Some("5")),
             (Integer, json!(5.5), None),
             (Integer, json!(1e300), None),
+            // Whole floats up to 2^53 - 1 only (beyond, they are not exact).
+            (Integer, json!(9_007_199_254_740_991.0), Some("9007199254740991")),
+            (Integer, json!(-9_007_199_254_740_991.0), Some("-9007199254740991")),
+            (Integer, json!(9_007_199_254_740_992.0), None),
             (Integer, json!("5"), None),
             (Boolean, json!(true), Some("true")),
             (Boolean, json!(false), Some("false")),
