@@ -31,7 +31,9 @@
 //! message ([`Server::handle`], [`Server::handle_json`]) and delivers each
 //! [`Outgoing`] item from the queue [`Server::new`] returns. Every outgoing
 //! message names the client request it belongs to, so a Streamable HTTP
-//! driver can put it on that request's response stream. [`run_stdio`] is the
+//! driver can put it on that request's response stream; a driver that
+//! serves several clients from one core ([`Server::handle_from`]) tells
+//! their requests apart by origin, as they may use the same ids. [`run_stdio`] is the
 //! stdio driver (`mcp-testkit stdio`); `serve_http` is the HTTP driver
 //! (`mcp-testkit http`, feature `http`), which tests in other crates can
 //! also run in-process.
