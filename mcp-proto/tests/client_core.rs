@@ -39,9 +39,23 @@ fn init_reply(id: &RequestId, version: &str) -> Message {
     }}))
 }
 
+/// A core in the stateless era (no discovery result).
+fn stateless() -> Core {
+    let mut core = Core::new(config());
+    core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+    core
+}
+
 /// A core that finished the handshake at `t0`.
 fn ready(t0: Instant) -> Core {
-    let mut core = Core::new(config());
+    ready_with(json!({}), t0)
+}
+
+/// A core that declared `capabilities` and finished the handshake at `t0`.
+fn ready_with(capabilities: Value, t0: Instant) -> Core {
+    let mut config = config();
+    config.capabilities = serde_json::from_value(capabilities).unwrap();
+    let mut core = Core::new(config);
     let req = core.initialize("init", t0).unwrap();
     core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
     let _ = transmitted(&mut core);
@@ -626,13 +640,7 @@ fn the_timer_heap_does_not_grow_with_the_number_of_requests() {
 fn pretty_printed_raw_params_are_sent_on_one_line() {
     let t0 = Instant::now();
     for modern in [false, true] {
-        let mut core = if modern {
-            let mut core = Core::new(config());
-            core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
-            core
-        } else {
-            ready(t0)
-        };
+        let mut core = if modern { stateless() } else { ready(t0) };
         let cases = [
             (
                 "{\n  \"name\": \"echo\",\r\n  \"arguments\": {\"text\": \"a\\nb\", \"n\": [1,\n2]}\n}",
@@ -922,12 +930,7 @@ fn sampling_requests_reach_the_host_only_when_declared() {
     let t0 = Instant::now();
     let sampling = json!({"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage",
         "params":{"messages":[],"maxTokens":10}});
-    let mut config = config();
-    config.capabilities = serde_json::from_value(json!({"sampling": {}})).unwrap();
-    let mut core = Core::new(config);
-    let req = core.initialize("init", t0).unwrap();
-    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
-    let _ = (transmitted(&mut core), events(&mut core));
+    let mut core = ready_with(json!({"sampling": {}}), t0);
     core.handle_message(msg(sampling.clone()), t0);
     assert!(transmitted(&mut core).is_empty());
     assert!(
@@ -941,12 +944,7 @@ fn sampling_requests_reach_the_host_only_when_declared() {
     // Elicitation alike.
     let elicit = json!({"jsonrpc":"2.0","id":"e1","method":"elicitation/create",
         "params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}});
-    let mut with_elicitation = self::config();
-    with_elicitation.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
-    let mut core = Core::new(with_elicitation);
-    let req = core.initialize("init", t0).unwrap();
-    core.handle_message(init_reply(&req.id, "2025-11-25"), t0);
-    let _ = (transmitted(&mut core), events(&mut core));
+    let mut core = ready_with(json!({"elicitation": {}}), t0);
     core.handle_message(msg(elicit.clone()), t0);
     assert!(
         matches!(&events(&mut core)[..], [Event::ServerRequest(r)] if r.method == "elicitation/create")
@@ -961,8 +959,7 @@ fn sampling_requests_reach_the_host_only_when_declared() {
 #[test]
 fn a_server_cancels_only_a_listen_of_the_client() {
     let t0 = Instant::now();
-    let mut core = Core::new(config());
-    core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+    let mut core = stateless();
     let call = core
         .start_request(
             "tools/call",
@@ -1030,8 +1027,7 @@ fn host_notifications_and_error_responses_follow_the_lifecycle() {
 #[test]
 fn stateless_meta_is_merged_once_and_keeps_the_era_members() {
     let t0 = Instant::now();
-    let mut core = Core::new(config());
-    core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
+    let mut core = stateless();
     let params =
         serde_json::value::RawValue::from_string(r#"{"name":"echo","_meta":{"mine":1}}"#.into())
             .unwrap();
