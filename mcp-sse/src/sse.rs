@@ -377,7 +377,9 @@ impl Decoder {
             self.buf.clear();
             self.pos = 0;
             self.scan = 0;
-        } else if self.pos > 0 && self.pos >= self.buf.len() - self.pos {
+        } else if self.pos >= self.buf.len() - self.pos {
+            // At least half was read (with nothing read, `pos` is 0 and the
+            // buffer is not empty: no move).
             self.buf.drain(..self.pos);
             self.scan -= self.pos;
             self.pos = 0;
@@ -999,7 +1001,10 @@ impl<'a> Utf8Cache<'a> {
     /// replacements: `input` must be the same every call.
     #[inline]
     fn get(&mut self, input: &'a [u8], start: usize, end: usize) -> Cow<'a, str> {
-        if end > self.start + self.text.len() && start >= self.checked {
+        // A range from `checked` on was not looked at. (A range that starts
+        // before it and ends past `text` spans an invalid sequence or the
+        // incomplete end: it is replaced on its own below.)
+        if start >= self.checked {
             self.validate(input);
         }
         if start >= self.start
@@ -1431,5 +1436,210 @@ mod tests {
     #[test]
     fn the_default_bound_is_16_mib() {
         assert_eq!(Decoder::new().max_event_size(), 16 << 20);
+    }
+
+    /// A data buffer of exactly the kept capacity is kept after an
+    /// oversized event ("more capacity than this is released").
+    #[test]
+    fn a_buffer_of_exactly_the_kept_capacity_is_kept() {
+        let mut decoder = Decoder::with_max_event_size(1024);
+        decoder.interp.data = Vec::with_capacity(KEEP_CAPACITY);
+        assert_eq!(decoder.interp.data.capacity(), KEEP_CAPACITY);
+        decoder
+            .feed(format!("data: {}\ndata: {}\n\n", "x".repeat(600), "y".repeat(600)).as_bytes());
+        assert!(matches!(
+            decoder.next_item(),
+            Some(Item::Error(DecodeError::EventTooLarge { .. }))
+        ));
+        assert_eq!(decoder.interp.data.capacity(), KEEP_CAPACITY);
+    }
+
+    /// The data of a long event is moved out of the decoder (no copy); a
+    /// short one is copied, and the buffer keeps its capacity.
+    #[test]
+    fn long_data_is_moved_out_and_short_data_copied() {
+        let mut decoder = Decoder::new();
+        let long = "z".repeat(MOVE_OUT_THRESHOLD / 2);
+        decoder.feed(format!("data: {long}\ndata: {long}\n\n").as_bytes());
+        let Some(Item::Event(event)) = decoder.next_item() else { panic!() };
+        assert_eq!(event.data.len(), MOVE_OUT_THRESHOLD + 1);
+        assert_eq!(decoder.interp.data.capacity(), 0);
+        decoder.feed(b"data: a\ndata: b\n\n");
+        let Some(Item::Event(event)) = decoder.next_item() else { panic!() };
+        assert_eq!(event.data, "a\nb");
+        assert!(decoder.interp.data.capacity() > 0);
+    }
+
+    /// `decode` copies into the decoder only what completes the line it
+    /// held and what is left unread at the end; the lines in between are
+    /// read in place.
+    #[test]
+    fn decode_copies_only_the_held_line_and_the_unread_end() {
+        let data = |item: Option<Item>| match item {
+            Some(Item::Event(event)) => event.data,
+            other => panic!("{other:?}"),
+        };
+        // Nothing held: nothing is copied while the chunk has lines.
+        let mut decoder = Decoder::new();
+        let mut items = decoder.decode(b"data: a\n\ndata: b\n\nda");
+        assert_eq!(data(items.next()), "a");
+        assert!(items.decoder.buf.is_empty());
+        assert_eq!(data(items.next()), "b");
+        assert_eq!(items.next(), None);
+        drop(items);
+        assert_eq!(&decoder.buf[..], b"da");
+        let mut decoder = Decoder::new();
+        decoder.feed(b"data: sp");
+        assert_eq!(decoder.next_item(), None);
+        let mut items = decoder.decode(b"lit\n\ndata: w\n\ndata: par");
+        assert_eq!(data(items.next()), "split");
+        // The held line was completed (with its line end), nothing more.
+        assert_eq!(&items.decoder.buf[..], b"data: split\n");
+        assert!(items.in_chunk);
+        assert_eq!(data(items.next()), "w");
+        assert_eq!(items.next(), None);
+        drop(items);
+        assert_eq!((decoder.pos, &decoder.buf[..]), (0, &b"data: par"[..]));
+    }
+
+    /// `feed` moves the unread input to the front of the buffer only once
+    /// at least half of the buffer was read, so that each byte is moved
+    /// about once.
+    #[test]
+    fn feed_compacts_once_half_the_buffer_was_read() {
+        let mut decoder = Decoder::new();
+        decoder.feed(b"ab\ncdef");
+        assert_eq!(decoder.next_item(), None);
+        assert_eq!(decoder.pos, 3);
+        decoder.feed(b"g");
+        assert_eq!((decoder.pos, &decoder.buf[..]), (3, &b"ab\ncdefg"[..]));
+        let mut decoder = Decoder::new();
+        decoder.feed(b"abcd\nefg");
+        assert_eq!(decoder.next_item(), None);
+        decoder.feed(b"h");
+        assert_eq!((decoder.pos, &decoder.buf[..]), (0, &b"efgh"[..]));
+    }
+
+    /// What was read is consumed at once: a byte-order mark as soon as it
+    /// is complete, a line end in view whole with the line it ends, so that
+    /// `pos` is where the next line starts when an item is handed out.
+    #[test]
+    fn what_was_read_is_consumed_at_once() {
+        let mut decoder = Decoder::new();
+        decoder.feed(BOM);
+        assert_eq!(decoder.next_item(), None);
+        assert_eq!((decoder.pos, decoder.at_start), (3, false));
+        // A comment (the general reader) ended by a CRLF.
+        let mut decoder = Decoder::new();
+        decoder.feed(b": c\r\ndata");
+        assert_eq!(decoder.next_item(), Some(Item::Comment(" c".to_owned())));
+        assert_eq!((decoder.pos, decoder.after_cr), (5, false));
+        // An event dispatched by a blank line (the fast path), then another
+        // blank line: LF, then CRLF.
+        for (stream, pos) in [(&b"data: a\n\n\n"[..], 9), (b"data: a\r\n\r\n\r\n", 11)] {
+            let mut decoder = Decoder::new();
+            decoder.feed(stream);
+            assert!(matches!(decoder.next_item(), Some(Item::Event(_))));
+            assert_eq!((decoder.pos, decoder.after_cr), (pos, false), "{stream:?}");
+        }
+    }
+
+    /// What completes a held line: up to its first line end, with the LF
+    /// of a CRLF.
+    #[test]
+    fn line_rest_takes_one_line_end() {
+        for (chunk, rest) in [
+            (&b"ab\ncd"[..], 3),
+            (b"ab\r\ncd", 4),
+            (b"ab\rcd", 3),
+            (b"ab\r", 3),
+            (b"ab\n\ncd", 3),
+            (b"ab\r\r\n", 3),
+            (b"abc", 3),
+            (b"", 0),
+        ] {
+            assert_eq!(line_rest(chunk), rest, "{chunk:?}");
+        }
+    }
+
+    /// The lines the fast path reads, with where their value starts, and
+    /// some it leaves to the general reader; eight bytes and more (one
+    /// word) and fewer.
+    #[test]
+    fn line_head_recognises_the_common_lines() {
+        let head = |line: &[u8]| line_head(line).map(|(head, at)| (format!("{head:?}"), at));
+        let some = |head: &str, at: usize| Some((head.to_owned(), at));
+        for (line, want) in [
+            (&b"data: {\"a\":1}\n"[..], some("Data", 6)),
+            (b"data:{\"a\":1}\n", some("Data", 5)),
+            (b"id: 12345\n", some("Id", 4)),
+            (b"id:12345\n", some("Id", 3)),
+            (b"event: message\n", some("Event", 7)),
+            (b"event:message\n", some("Event", 6)),
+            (b"\ndata: x\n", some("Empty", 0)),
+            (b"\r\ndata: x\n", some("Empty", 0)),
+            (b"data x\n\n\n", None),
+            (b"datum: 12\n", None),
+            (b"retry: 1000\n", None),
+            (b": comment\n", None),
+            // Short: the line may go on in the next chunk.
+            (b"data:x\n", some("Data", 5)),
+            (b"data: \n", some("Data", 6)),
+            (b"data:", None),
+            (b"id: 1\n", some("Id", 4)),
+            (b"id:\n", some("Id", 3)),
+            (b"event:x", some("Event", 6)),
+            (b"\n", some("Empty", 0)),
+            (b"\r", some("Empty", 0)),
+            (b"dat", None),
+            (b"retry:", None),
+        ] {
+            assert_eq!(head(line), want, "{:?}", String::from_utf8_lossy(line));
+        }
+    }
+
+    /// The first CR or LF (and NUL when asked) within the first word, the
+    /// second, and past them.
+    #[test]
+    fn find_short_line_end_finds_the_first_end() {
+        for (hay, lf_cr, with_nul) in [
+            (&b"\nabc"[..], Some(0), Some(0)),
+            (b"ab\rc\n", Some(2), Some(2)),
+            (b"abcdefg\n", Some(7), Some(7)),
+            (b"abcdefghij\r\n", Some(10), Some(10)),
+            (b"abc\0def\n", Some(7), Some(3)),
+            (b"abcdefghijk\0mn\r", Some(14), Some(11)),
+            (b"abcdefghijklmnopqrs\n", Some(19), Some(19)),
+            (b"abcdefghijklmnopq\0s\n", Some(19), Some(17)),
+            (b"abcdefghijklmnopqrstuvwxyz", None, None),
+            (b"", None, None),
+        ] {
+            assert_eq!(find_short_line_end::<false>(hay), lf_cr, "{hay:?}");
+            assert_eq!(find_short_line_end::<true>(hay), with_nul, "{hay:?}");
+        }
+    }
+
+    /// A chunk is validated from the first range asked for to its end in one
+    /// look, up to an invalid sequence; a range over that sequence is
+    /// replaced on its own, and the look goes on after it.
+    #[test]
+    fn utf8_cache_validates_each_byte_once() {
+        // An invalid byte at 5, an incomplete code point at 11.
+        let input = b"ab\ncd\xFFef\ngh\xE2\x82";
+        let mut cache = Utf8Cache::at(0);
+        assert_eq!(cache.get(input, 0, 2), Cow::Borrowed("ab"));
+        assert_eq!((cache.start, cache.text, cache.checked), (0, "ab\ncd", 6));
+        assert_eq!(cache.get(input, 3, 5), Cow::Borrowed("cd"));
+        let replaced: Cow<'_, str> = Cow::Owned("cd\u{FFFD}e".to_owned());
+        assert_eq!(cache.get(input, 3, 7), replaced);
+        assert_eq!(cache.checked, 6);
+        assert_eq!(cache.get(input, 6, 8), Cow::Borrowed("ef"));
+        assert_eq!((cache.start, cache.text, cache.checked), (6, "ef\ngh", input.len()));
+        assert_eq!(cache.get(input, 9, 11), Cow::Borrowed("gh"));
+        assert_eq!(cache.get(input, 9, 13), Cow::<str>::Owned("gh\u{FFFD}".to_owned()));
+        // Valid to the end: nothing is left to look at.
+        let mut cache = Utf8Cache::at(2);
+        assert_eq!(cache.get(b"x\nab\n", 2, 4), Cow::Borrowed("ab"));
+        assert_eq!((cache.start, cache.text, cache.checked), (2, "ab\n", 6));
     }
 }

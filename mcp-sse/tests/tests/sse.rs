@@ -614,7 +614,7 @@ fn borrowed_data_comes_from_the_chunk_when_it_can() {
     let mut decoder = Decoder::new();
     let chunks: [&[u8]; 3] = [
         b"id: 1\nevent: progress\ndata: {\"a\":1}\n\ndata: x\ndata: y\n\ndata: sp",
-        b"lit\n\ndata: \xFF\n\n",
+        b"lit\n\ndata: w\n\ndata: \xFF\n\n",
         b"data: z\n\n",
     ];
     for chunk in chunks {
@@ -627,6 +627,8 @@ fn borrowed_data_comes_from_the_chunk_when_it_can() {
             };
             if event.data == r#"{"a":1}"# {
                 assert_eq!((event.event.as_ref(), event.id), ("progress", Some("1")));
+                // The id of its own block is lent from the chunk too.
+                assert!(event.id.is_some_and(|id| range.contains(&id.as_ptr())));
             }
             seen.push((event.data.into_owned(), in_chunk));
         });
@@ -639,6 +641,8 @@ fn borrowed_data_comes_from_the_chunk_when_it_can() {
             ("x\ny".to_owned(), false),
             // A line split across chunks.
             ("split".to_owned(), false),
+            // After the line that joined the decoder's: in place again.
+            ("w".to_owned(), true),
             // Replacement needed.
             ("\u{FFFD}".to_owned(), false),
             ("z".to_owned(), true),
