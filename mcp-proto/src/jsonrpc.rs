@@ -946,8 +946,8 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 }
 
 #[cfg(test)]
-mod prefix_tests {
-    use super::{RequestId, response_id_of_prefix};
+mod tests {
+    use super::{Deserialize, Member, Parts, RequestId, Value, response_id_of_prefix};
 
     #[test]
     fn ids_of_cut_or_broken_responses() {
@@ -992,5 +992,19 @@ mod prefix_tests {
         let mut bytes = br#"{"jsonrpc":"2.0","id":9,"result":{"text":""#.to_vec();
         bytes.extend_from_slice(&[0xff, 0xfe, b'"', b'}', b'}']);
         assert_eq!(response_id_of_prefix(&bytes), n(9));
+    }
+
+    /// What the visitors expect, as an error names it when something else
+    /// comes (the decoders hand them only objects and member names, so
+    /// this is seen only with another deserializer).
+    #[test]
+    fn the_visitors_name_what_they_expect() {
+        let err = Parts::deserialize(Value::from(1)).err().map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("invalid type: integer `1`, expected a JSON-RPC message object")
+        );
+        let err = Member::deserialize(Value::from(true)).err().map(|e| e.to_string());
+        assert_eq!(err.as_deref(), Some("invalid type: boolean `true`, expected a member name"));
     }
 }

@@ -376,3 +376,51 @@ fn a_request_whose_id_cannot_be_read_is_answered_32600_with_a_null_id() {
         }
     }
 }
+
+/// The map lengths given to the serializer match the members written, so
+/// that formats which write a length first (CBOR, MessagePack) get a valid
+/// map; JSON ignores them.
+#[test]
+fn serialized_map_lengths_count_the_members() {
+    use mcp_proto::jsonrpc::{Notification, Request};
+    use serde_test::{Token, assert_ser_tokens};
+    let params = || Some(json!({ "a": 1 }));
+    let params_tokens = [
+        Token::Str("params"),
+        Token::Map { len: Some(1) },
+        Token::Str("a"),
+        Token::U64(1),
+        Token::MapEnd,
+    ];
+    let mut with_params = vec![
+        Token::Map { len: Some(4) },
+        Token::Str("jsonrpc"),
+        Token::Str("2.0"),
+        Token::Str("id"),
+        Token::I64(7),
+        Token::Str("method"),
+        Token::Str("tools/list"),
+    ];
+    with_params.extend(params_tokens);
+    with_params.push(Token::MapEnd);
+    assert_ser_tokens(&Request::new(7, "tools/list", params()), &with_params);
+    let mut without = with_params[..7].to_vec();
+    without[0] = Token::Map { len: Some(3) };
+    without.push(Token::MapEnd);
+    assert_ser_tokens(&Request::new(7, "tools/list", None), &without);
+
+    let mut with_params = vec![
+        Token::Map { len: Some(3) },
+        Token::Str("jsonrpc"),
+        Token::Str("2.0"),
+        Token::Str("method"),
+        Token::Str("notifications/progress"),
+    ];
+    with_params.extend(params_tokens);
+    with_params.push(Token::MapEnd);
+    assert_ser_tokens(&Notification::new("notifications/progress", params()), &with_params);
+    let mut without = with_params[..5].to_vec();
+    without[0] = Token::Map { len: Some(2) };
+    without.push(Token::MapEnd);
+    assert_ser_tokens(&Notification::new("notifications/progress", None), &without);
+}
