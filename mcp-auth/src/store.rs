@@ -483,6 +483,23 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A directory already closed to group and others keeps its own mode
+    /// (here read-only for its owner): only a loose one is changed.
+    #[cfg(unix)]
+    #[test]
+    fn a_private_directory_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = temp_dir("private");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mode = |m| std::fs::Permissions::from_mode(m);
+        std::fs::set_permissions(&dir, mode(0o500)).unwrap();
+        FileTokenStore::new(&dir).create_dir().unwrap();
+        let dmode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        std::fs::set_permissions(&dir, mode(0o700)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(dmode, 0o500);
+    }
+
     #[test]
     fn file_store_refuses_foreign_and_bad_files() {
         let dir = temp_dir("foreign");
