@@ -673,37 +673,91 @@ fn a_missing_local_path_is_not_a_config() {
     assert!(r.stdout.starts_with("demo "), "{r:?}");
 }
 
+/// The processes whose parent is `pid`, from `/proc`.
+#[cfg(target_os = "linux")]
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            // `pid (name) state ppid ...`: the name may hold spaces.
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|st| {
+                st.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone (or a zombie), waiting up to 5 s.
 #[cfg(unix)]
+fn process_ends(pid: u32) -> bool {
+    (0..100).any(|_| {
+        let alive = Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+                st.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            });
+        if alive {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        !alive
+    })
+}
+
+/// SIGINT, SIGTERM and SIGHUP while a call waits on the server (the demo
+/// server's `hang` tool): the conventional exit status, "interrupted" on
+/// stderr, and the server `mcpc` spawned is gone.
+#[cfg(target_os = "linux")]
 #[test]
-fn ctrl_c_stops_the_call_and_exits_130() {
-    let s = Sandbox::new("sigint");
-    let mut child = s
-        .command(&["call", "demo", "hang"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Let the call get under way, then interrupt it.
-    std::thread::sleep(Duration::from_millis(1500));
-    let status =
-        Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
-    assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+fn every_terminating_signal_during_a_call_closes_the_server_and_exits() {
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let s = Sandbox::new(&format!("sig-call-{signal}"));
+        let mut child = s
+            .command(&["call", "demo", "hang"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The demo server (`mcpc __demo-server`) is spawned; let the call
+        // get under way.
+        let demo_server = || {
+            children_of(child.id()).into_iter().find(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == b"__demo-server"))
+            })
+        };
+        let started = Instant::now();
+        let mut server = demo_server();
+        while server.is_none() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+            server = demo_server();
         }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpc did not stop after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+        let server = server.expect("the demo server was spawned");
+        std::thread::sleep(Duration::from_millis(1500));
+        let sent = Instant::now();
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if sent.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("mcpc did not stop after SIG{signal} during a call");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {stderr}");
+        assert!(stderr.contains("interrupted"), "SIG{signal}: {stderr}");
+        assert!(process_ends(server), "SIG{signal}: the server {server} is still running");
+    }
 }
 
 /// Starts `mcpc` on a server that never answers (its pid written to a file
@@ -759,16 +813,7 @@ fn every_terminating_signal_while_connecting_closes_the_server_and_exits() {
         // Promptly: not after the connect timeout.
         assert!(took < Duration::from_secs(10), "SIG{signal} took {took:?}");
         // The server it spawned is gone (its process group was killed).
-        let gone = (0..100).any(|_| {
-            let alive = Path::new(&format!("/proc/{server}")).exists()
-                && !std::fs::read_to_string(format!("/proc/{server}/stat"))
-                    .is_ok_and(|st| st.split_whitespace().nth(2) == Some("Z"));
-            if alive {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            !alive
-        });
-        assert!(gone, "SIG{signal}: the server {server} is still running");
+        assert!(process_ends(server), "SIG{signal}: the server {server} is still running");
     }
 }
 
