@@ -705,6 +705,33 @@ fn process_ends(pid: u32) -> bool {
     })
 }
 
+/// Sends `signal` to `child` and waits for it to end (at most 20 s);
+/// returns its status and how long it took.
+#[cfg(unix)]
+fn signal_and_wait(
+    child: &mut std::process::Child,
+    signal: &str,
+    when: &str,
+) -> (std::process::ExitStatus, Duration) {
+    let sent = Instant::now();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, sent.elapsed());
+        }
+        if sent.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpc did not stop after SIG{signal} {when}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// SIGINT, SIGTERM and SIGHUP while a call waits on the server (the demo
 /// server's `hang` tool): the conventional exit status, "interrupted" on
 /// stderr, and the server `mcpc` spawned is gone.
@@ -735,23 +762,7 @@ fn every_terminating_signal_during_a_call_closes_the_server_and_exits() {
         }
         let server = server.expect("the demo server was spawned");
         std::thread::sleep(Duration::from_millis(1500));
-        let sent = Instant::now();
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if sent.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("mcpc did not stop after SIG{signal} during a call");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let (status, _) = signal_and_wait(&mut child, signal, "during a call");
         let mut stderr = String::new();
         child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
         assert_eq!(status.code(), Some(code), "SIG{signal}: {stderr}");
@@ -783,24 +794,8 @@ fn signal_while_connecting(s: &Sandbox, signal: &str) -> (Option<i32>, Duration,
     std::thread::sleep(Duration::from_millis(300));
     let server_pid: u32 =
         std::fs::read_to_string(&pid_file).expect("the server started").trim().parse().unwrap();
-    let sent = Instant::now();
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if sent.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpc did not stop after SIG{signal} while connecting");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (status.code(), sent.elapsed(), server_pid)
+    let (status, took) = signal_and_wait(&mut child, signal, "while connecting");
+    (status.code(), took, server_pid)
 }
 
 #[cfg(unix)]
