@@ -48,6 +48,10 @@
 //!   summarised with their MIME type and decoded size), beside the structured
 //!   content, the error flag and the raw result. [`render_tool_result_value`]
 //!   does the same, best effort, for a raw JSON result that does not decode.
+//! - [`display`]: server-controlled text made safe to show on a terminal
+//!   ([`display::terminal_safe`]: control sequences and bidirectional
+//!   controls shown as visible escapes) and the rules for handing a
+//!   server's URL to a browser ([`display::openable_url`]).
 //!
 //! ```
 //! use mcp_proto::render_tool_result;
@@ -71,6 +75,7 @@
 //! ```
 
 pub mod client;
+pub mod display;
 pub mod jsonrpc;
 pub mod methods;
 pub mod render;
