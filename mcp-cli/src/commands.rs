@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use mcp_auth::loopback::LoopbackHandler;
 use mcp_host_registry::{
-    OAuthHandler, PinPolicy, PinStatus, Registry, Revocation, ServerConfig, ServerStatus,
-    ToolIndex, TransportConfig,
+    OAuthHandler, PinPolicy, PinStatus, Registry, Revocation, ServerConfig, ToolIndex,
+    TransportConfig,
 };
 use mcp_proto::client::{RequestOptions, ServerNotification};
 use mcp_proto::types::{CallToolResult, JsonObject, LoggingLevel, Tool};
@@ -17,8 +17,12 @@ use serde_json::{Value, json};
 
 use crate::cli::{CallArgs, Cli, Command, Global, Output, PinsCommand, ProgressMode};
 use crate::failure::{EXIT_TOOL_ERROR, Failure, Kind, unknown_server};
+use crate::methods;
+use crate::output::{
+    add_protocol, emit, emit_json, note, offer_url, one_line, plural, protocol_suffix,
+    stderr_color, summary, table,
+};
 use crate::progress::Progress;
-use crate::{emit, methods, open_browser, stderr_color};
 
 /// What every command gets.
 pub(crate) struct Ctx<'a> {
@@ -127,9 +131,16 @@ impl Ctx<'_> {
                     let logger = m.logger.as_deref().map(|l| format!(" {l}:")).unwrap_or_default();
                     let line = match output {
                         Output::Json => json!({"server": name, "log": m}).to_string(),
-                        Output::Text => format!("{name}: [{}]{logger} {data}", m.level),
+                        Output::Text => {
+                            format!(
+                                "{name}: [{}]{} {}",
+                                m.level,
+                                one_line(&logger),
+                                one_line(&data)
+                            )
+                        }
                     };
-                    crate::progress::suspend(|| eprintln!("{line}"));
+                    note(&line);
                 }
             }
         });
@@ -198,7 +209,7 @@ async fn ping(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
         Output::Json => {
             let mut v = json!({"server": server, "ok": true, "ms": ms, "connect_ms": connect_ms});
             add_protocol(&mut v, &status);
-            emit(&v.to_string());
+            emit_json(&v);
         }
     }
     Ok(0)
@@ -228,8 +239,8 @@ async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result<u8, Failur
             .await
             .map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?
             .on_url(|url| {
-                eprintln!("Open this URL to log in:\n  {url}");
-                open_browser(url);
+                note("Open this URL to log in:");
+                offer_url(url, true);
             });
         OAuthHandler::Custom(Arc::new(handler))
     };
@@ -239,7 +250,7 @@ async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result<u8, Failur
         .map_err(|e| ctx.fail(e))?;
     match ctx.output() {
         Output::Text => emit(&format!("logged in to {server}")),
-        Output::Json => emit(&json!({"server": server, "logged_in": true}).to_string()),
+        Output::Json => emit_json(&json!({"server": server, "logged_in": true})),
     }
     Ok(0)
 }
@@ -262,7 +273,7 @@ async fn logout(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
         Revocation::Revoked => Some(true),
         Revocation::NotOffered => None,
         Revocation::Failed(e) => {
-            eprintln!("mcpc: warning: {server}: the tokens could not be revoked: {e}");
+            note(&format!("mcpc: warning: {server}: the tokens could not be revoked: {e}"));
             Some(false)
         }
         _ => None,
@@ -274,7 +285,7 @@ async fn logout(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
             None => format!("logged out of {server} (tokens deleted)"),
         }),
         Output::Json => {
-            emit(&json!({"server": server, "logged_out": true, "revoked": revoked}).to_string())
+            emit_json(&json!({"server": server, "logged_out": true, "revoked": revoked}))
         }
     }
     Ok(0)
@@ -303,7 +314,7 @@ async fn servers(ctx: &Ctx<'_>, connect: bool) -> Result<u8, Failure> {
             if let Err(e) = r.result {
                 let failure = ctx.fail(e);
                 code = code.max(failure.code);
-                crate::warn_line(&failure.message);
+                crate::output::warn_line(&failure.message);
                 errors.insert(r.server, failure);
             }
         }
@@ -325,7 +336,7 @@ async fn servers(ctx: &Ctx<'_>, connect: bool) -> Result<u8, Failure> {
                     v
                 })
                 .collect();
-            emit(&Value::Array(list).to_string());
+            emit_json(&Value::Array(list));
         }
         Output::Text => {
             let rows: Vec<Vec<String>> = registry
@@ -353,43 +364,6 @@ async fn servers(ctx: &Ctx<'_>, connect: bool) -> Result<u8, Failure> {
         }
     }
     Ok(code)
-}
-
-/// Rows as aligned columns (two spaces apart; the last column unpadded).
-pub(crate) fn table(rows: &[Vec<String>]) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, cell) in row.iter().enumerate() {
-                if i + 1 == row.len() {
-                    line.push_str(cell);
-                } else {
-                    line.push_str(&format!("{cell:w$}  ", w = widths[i]));
-                }
-            }
-            line.trim_end().to_owned()
-        })
-        .collect()
-}
-
-/// ` (2025-11-25, legacy era)`: the protocol a connected server speaks, for
-/// the end of a line; empty when it is not known.
-pub(crate) fn protocol_suffix(status: &ServerStatus) -> String {
-    match (status.protocol_version, status.era) {
-        (Some(version), Some(era)) => format!(" ({version}, {era} era)"),
-        _ => String::new(),
-    }
-}
-
-/// Adds `protocol_version` and `era` (`"modern"`/`"legacy"`, or null when
-/// not connected) to a JSON object.
-pub(crate) fn add_protocol(v: &mut Value, status: &ServerStatus) {
-    v["protocol_version"] = json!(status.protocol_version.map(|p| p.as_str()));
-    v["era"] = json!(status.era.map(|e| e.to_string()));
 }
 
 /// The transport kind and what it points at: a command line, or an
@@ -535,12 +509,12 @@ async fn tools(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
                 if ctx.output() == Output::Json {
                     json_out.push(json!({"server": name, "error": failure.message, "error_kind": failure.kind.as_str()}));
                 }
-                crate::warn_line(&failure.message);
+                crate::output::warn_line(&failure.message);
             }
         }
     }
     if ctx.output() == Output::Json {
-        emit(&Value::Array(json_out).to_string());
+        emit_json(&Value::Array(json_out));
     }
     Ok(code)
 }
@@ -602,11 +576,11 @@ async fn search_tools(
                 .iter()
                 .map(|h| json!({"server": h.server, "tool": h.tool, "score": h.score}))
                 .collect();
-            emit(&Value::Array(list).to_string());
+            emit_json(&Value::Array(list));
         }
         Output::Text => {
             if hits.is_empty() {
-                crate::warn_line(&format!("no tool matches {query:?}"));
+                crate::output::warn_line(&format!("no tool matches {query:?}"));
             }
             let rows: Vec<Vec<String>> = hits
                 .iter()
@@ -626,29 +600,13 @@ async fn approve_pins(ctx: &Ctx<'_>, server: &str, tool: Option<&str>) -> Result
     ctx.connect(&server).await?;
     let approved = ctx.registry.approve_pins(&server, tool).await.map_err(|e| ctx.fail(e))?;
     match ctx.output() {
-        Output::Json => emit(&json!({"server": server, "approved": approved}).to_string()),
+        Output::Json => emit_json(&json!({"server": server, "approved": approved})),
         Output::Text if approved.is_empty() => {
             emit(&format!("{server}: every definition already matches its pin"))
         }
         Output::Text => emit(&format!("{server}: pinned {}", approved.join(", "))),
     }
     Ok(0)
-}
-
-pub(crate) fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// The first line of a description, at most 100 characters.
-pub(crate) fn summary(description: Option<&str>) -> String {
-    let first = description.unwrap_or("").lines().next().unwrap_or("");
-    let text = first.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.chars().count() > 100 {
-        let cut: String = text.chars().take(99).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
 }
 
 /// `key=value` words as a map (no coercion yet).
@@ -740,7 +698,7 @@ async fn call(ctx: &Ctx<'_>, args: &CallArgs) -> Result<u8, Failure> {
 pub(crate) fn print_tool_result(output: Output, result: &CallToolResult) -> u8 {
     let rendered = mcp_proto::render_tool_result(result);
     match output {
-        Output::Json => emit(&rendered.raw.to_string()),
+        Output::Json => emit_json(&rendered.raw),
         Output::Text => {
             let pretty = rendered
                 .structured_content
@@ -821,14 +779,5 @@ mod tests {
             let got = coerce("k", input, property.as_ref()).map_err(|_| ());
             assert_eq!(got, expected, "{input} with {property:?}");
         }
-    }
-
-    #[test]
-    fn tables_align() {
-        let rows = vec![
-            vec!["a".to_owned(), "stdio".to_owned(), "x".to_owned()],
-            vec!["long".to_owned(), "http".to_owned(), String::new()],
-        ];
-        assert_eq!(table(&rows), ["a     stdio  x", "long  http"]);
     }
 }

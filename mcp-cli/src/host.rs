@@ -17,6 +17,7 @@ use mcp_proto::types::{
 };
 
 use crate::form;
+use crate::output::{note, offer_url};
 
 /// How long a stdio server may take to exit after its input is closed
 /// (and again after SIGTERM) when mcpc ends: short, so a server that
@@ -74,11 +75,6 @@ pub(crate) fn file_uri(path: &Path) -> String {
         }
     }
     out
-}
-
-/// A note on stderr, above a progress bar if one is drawn.
-fn note(text: &str) {
-    crate::progress::suspend(|| eprintln!("{text}"));
 }
 
 /// Declines `sampling/createMessage`: mcpc has no model to ask.
@@ -196,14 +192,22 @@ impl Elicitor {
         params: ElicitRequestURLParams,
         on_terminal: bool,
     ) -> Result<ElicitResult, ErrorObject> {
-        note(&format!("mcpc: the server asks: {}\n  {}", params.message, params.url));
+        note(&format!("mcpc: the server asks you to visit a URL: {}", params.message));
+        if !offer_url(&params.url, false) {
+            return Ok(ElicitResult::new(ElicitAction::Decline));
+        }
         if !on_terminal && !self.settings.accept_defaults {
             note("mcpc: declined: there is no terminal to ask on (--accept-defaults accepts)");
             return Ok(ElicitResult::new(ElicitAction::Decline));
         }
         if on_terminal {
             let _hidden = crate::progress::hide();
-            let answer = ask_line("Open it and go on? [Y/n]: ".into()).await;
+            let question = if self.settings.open_urls {
+                "Open it and go on? [Y/n]: "
+            } else {
+                "Go on (open it yourself)? [Y/n]: "
+            };
+            let answer = ask_line(question.into()).await;
             match answer.as_deref().map(str::trim) {
                 None => return Ok(ElicitResult::new(ElicitAction::Cancel)),
                 Some(a) if a.eq_ignore_ascii_case("n") || a.eq_ignore_ascii_case("no") => {
@@ -213,7 +217,7 @@ impl Elicitor {
             }
         }
         if self.settings.open_urls {
-            crate::open_browser(&params.url);
+            crate::output::open_checked(&params.url);
         }
         Ok(ElicitResult::new(ElicitAction::Accept))
     }
@@ -234,6 +238,8 @@ async fn ask_line(prompt: String) -> Option<String> {
             // Not held while the line is awaited: notes and the exit
             // message may need stderr meanwhile.
             let mut err = std::io::stderr().lock();
+            let prompt =
+                mcp_proto::display::terminal_safe(&prompt, mcp_proto::display::Lines::Keep);
             let _ = write!(err, "{prompt}");
             let _ = err.flush();
         }

@@ -52,9 +52,9 @@ mod failure;
 mod form;
 mod host;
 mod methods;
+mod output;
 mod progress;
 
-use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -68,10 +68,11 @@ use mcp_host_registry::{
 };
 use mcp_proto::types::LoggingLevel;
 
-use crate::cli::{Cli, Command, DEMO_SERVER, Global, Output};
+use crate::cli::{Cli, Command, DEMO_SERVER, Global};
 use crate::failure::{
     EXIT_CONNECTION, EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, Failure, Kind,
 };
+use crate::output::{emit_json, report};
 
 /// The name of the server given with `--server`.
 const SPEC_SERVER: &str = "server";
@@ -135,7 +136,7 @@ fn clap_failure(e: clap::Error) -> ExitCode {
         let message = e.kind().to_string();
         let detail = e.to_string();
         let first = detail.lines().next().unwrap_or(&message).trim_start_matches("error: ");
-        emit(&Failure::usage(first).to_json().to_string());
+        emit_json(&Failure::usage(first).to_json());
     }
     let _ = e.print();
     ExitCode::from(EXIT_USAGE)
@@ -185,33 +186,6 @@ fn run_demo_server() -> ExitCode {
     }
 }
 
-/// Colours on stderr: when it is a terminal and `NO_COLOR` is unset or empty.
-pub(crate) fn stderr_color() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-/// Writes a line to stdout; a closed pipe (`mcpc tools | head`) is not an
-/// error.
-pub(crate) fn emit(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
-}
-
-/// A failure on stderr (and, with `--output json`, as JSON on stdout).
-pub(crate) fn report(output: Output, failure: &Failure) {
-    if output == Output::Json {
-        emit(&failure.to_json().to_string());
-    }
-    warn_line(&failure.message);
-}
-
-/// `mcpc: error: ...` on stderr.
-pub(crate) fn warn_line(message: &str) {
-    let label = if stderr_color() { "\x1b[31merror\x1b[0m" } else { "error" };
-    progress::suspend(|| eprintln!("mcpc: {label}: {message}"));
-}
-
 async fn run(cli: Cli) -> u8 {
     let output = cli.global.output;
     // For `login`, --timeout is how long the person has, not a request's.
@@ -219,7 +193,7 @@ async fn run(cli: Cli) -> u8 {
     let registry = match build_registry(&cli.global, login) {
         Ok((registry, warnings)) => {
             for w in warnings {
-                eprintln!("mcpc: warning: {w}");
+                output::note(&format!("mcpc: warning: {w}"));
             }
             registry
         }
@@ -462,37 +436,6 @@ fn user_config_dir() -> Option<PathBuf> {
         return non_empty("APPDATA");
     }
     non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")))
-}
-
-/// Opens `url` in the browser when that is cheap: `open` on macOS,
-/// `xdg-open` on other Unix systems with a display, spawned without a
-/// shell, its output discarded, any failure ignored (the URL is printed
-/// anyway). Off with `MCPC_NO_BROWSER`, and on other platforms.
-pub(crate) fn open_browser(url: &str) {
-    if std::env::var_os("MCPC_NO_BROWSER").is_some_and(|v| !v.is_empty()) {
-        return;
-    }
-    let program = if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(unix)
-        && (std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some())
-    {
-        "xdg-open"
-    } else {
-        return;
-    };
-    let spawned = std::process::Command::new(program)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    if let Ok(mut child) = spawned {
-        // Reaped in the background; nothing waits for it.
-        std::thread::spawn(move || {
-            let _ = child.wait();
-        });
-    }
 }
 
 #[cfg(test)]

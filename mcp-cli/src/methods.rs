@@ -12,9 +12,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cli::{CompleteArgs, Output, PromptsCommand, ResourcesCommand, TasksCommand};
-use crate::commands::{Ctx, add_protocol, pairs, plural, print_tool_result, summary, table};
-use crate::emit;
+use crate::commands::{Ctx, pairs, print_tool_result};
 use crate::failure::{Failure, Kind};
+use crate::output::{add_protocol, emit, emit_json, note, one_line, plural, summary, table};
 
 /// Runs `op` on the connected server's client.
 async fn with<T, F, Fut>(ctx: &Ctx<'_>, server: &str, op: F) -> Result<T, Failure>
@@ -31,8 +31,8 @@ fn to_json<T: Serialize>(v: &T) -> Value {
 }
 
 /// `{"server": ..., key: value}` on stdout.
-fn emit_json(server: &str, key: &str, value: Value) {
-    emit(&json!({"server": server, key: value}).to_string());
+fn emit_keyed(server: &str, key: &str, value: Value) {
+    emit_json(&json!({"server": server, key: value}));
 }
 
 fn text(v: &Value, key: &str) -> String {
@@ -55,7 +55,7 @@ pub(crate) async fn info(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fail
                 "instructions": init.instructions,
             });
             add_protocol(&mut v, &status);
-            emit(&v.to_string());
+            emit_json(&v);
         }
         Output::Text => {
             let info = to_json(&init.server_info);
@@ -66,7 +66,7 @@ pub(crate) async fn info(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fail
             if let Some(title) = info.get("title").and_then(Value::as_str) {
                 name.push_str(&format!(" ({title})"));
             }
-            emit(&format!("{server}: {name}"));
+            emit(&format!("{server}: {}", one_line(&name)));
             if let (Some(version), Some(era)) = (status.protocol_version, status.era) {
                 emit(&format!("  protocol      {version} ({era} era)"));
             }
@@ -91,7 +91,11 @@ pub(crate) async fn info(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fail
             }
             emit(&format!(
                 "  capabilities  {}",
-                if caps.is_empty() { "none".into() } else { caps.join(", ") }
+                if caps.is_empty() {
+                    "none".into()
+                } else {
+                    one_line(&caps.join(", ")).into_owned()
+                }
             ));
             match init.instructions.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
                 Some(instructions) => {
@@ -173,7 +177,7 @@ fn print_list(
 ) {
     let items = list.as_array().cloned().unwrap_or_default();
     match ctx.output() {
-        Output::Json => emit_json(server, key, list.clone()),
+        Output::Json => emit_keyed(server, key, list.clone()),
         Output::Text => {
             emit(&format!("{server}: {} {noun}{}", items.len(), plural(items.len())));
             let rows: Vec<Vec<String>> = items.iter().map(row).collect();
@@ -189,20 +193,28 @@ fn print_contents(output: Output, server: &str, result: &Value) {
     if output == Output::Json {
         let mut v = result.clone();
         v["server"] = json!(server);
-        emit(&v.to_string());
+        emit_json(&v);
         return;
     }
     let contents = result.get("contents").and_then(Value::as_array).cloned().unwrap_or_default();
     let several = contents.len() > 1;
     for item in &contents {
         if several {
-            emit(&format!("--- {} ({})", text(item, "uri"), text(item, "mimeType")));
+            emit(&format!(
+                "--- {} ({})",
+                one_line(&text(item, "uri")),
+                one_line(&text(item, "mimeType"))
+            ));
         }
         match (item.get("text").and_then(Value::as_str), item.get("blob").and_then(Value::as_str)) {
             (Some(t), _) => emit(t.strip_suffix('\n').unwrap_or(t)),
             (None, Some(b)) => emit(&format!(
                 "[blob: {}, {} bytes base64-encoded; --output json shows it]",
-                item.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream"),
+                one_line(
+                    item.get("mimeType")
+                        .and_then(Value::as_str)
+                        .unwrap_or("application/octet-stream")
+                ),
                 b.len()
             )),
             (None, None) => emit("[no content]"),
@@ -296,7 +308,7 @@ pub(crate) async fn prompts(ctx: &Ctx<'_>, command: &PromptsCommand) -> Result<u
                 Output::Json => {
                     let mut v = result;
                     v["server"] = json!(server);
-                    emit(&v.to_string());
+                    emit_json(&v);
                 }
                 Output::Text => {
                     if let Some(d) = result.get("description").and_then(Value::as_str) {
@@ -304,7 +316,11 @@ pub(crate) async fn prompts(ctx: &Ctx<'_>, command: &PromptsCommand) -> Result<u
                     }
                     for m in result.get("messages").and_then(Value::as_array).into_iter().flatten()
                     {
-                        emit(&format!("[{}] {}", text(m, "role"), content_text(&m["content"])));
+                        emit(&format!(
+                            "[{}] {}",
+                            one_line(&text(m, "role")),
+                            content_text(&m["content"])
+                        ));
                     }
                 }
             }
@@ -361,14 +377,14 @@ pub(crate) async fn complete(ctx: &Ctx<'_>, args: &CompleteArgs) -> Result<u8, F
     let result = with(ctx, &server, |c| async move { c.complete(&params).await }).await?;
     let completion = to_json(&result)["completion"].clone();
     match ctx.output() {
-        Output::Json => emit_json(&server, "completion", completion),
+        Output::Json => emit_keyed(&server, "completion", completion),
         Output::Text => {
             for v in completion.get("values").and_then(Value::as_array).into_iter().flatten() {
-                emit(v.as_str().unwrap_or_default());
+                emit(&one_line(v.as_str().unwrap_or_default()));
             }
             if completion.get("hasMore") == Some(&json!(true)) {
                 let total = completion.get("total").map(Value::to_string).unwrap_or_default();
-                eprintln!("mcpc: more values exist ({total} in all)");
+                note(&format!("mcpc: more values exist ({total} in all)"));
             }
         }
     }
@@ -416,7 +432,7 @@ fn task_row(t: &Value) -> Vec<String> {
 
 fn print_task(output: Output, server: &str, task: &Value) {
     match output {
-        Output::Json => emit_json(server, "task", task.clone()),
+        Output::Json => emit_keyed(server, "task", task.clone()),
         Output::Text => {
             for line in table(&[task_row(task)]) {
                 emit(line.trim_start());
@@ -443,7 +459,11 @@ pub(crate) async fn start_task(
         print_task(ctx.output(), server, &task);
         return Ok(0);
     }
-    eprintln!("mcpc: task {} {}", text(&task, "taskId"), text(&task, "status"));
+    note(&format!(
+        "mcpc: task {} {}",
+        one_line(&text(&task, "taskId")),
+        one_line(&text(&task, "status"))
+    ));
     task_result(ctx, server, text(&task, "taskId")).await
 }
 
@@ -498,10 +518,10 @@ pub(crate) async fn listen(
     if let Feed::Listen(s) = &feed
         && !s.refused().is_empty()
     {
-        eprintln!("mcpc: {server} does not send: {}", s.refused().join(", "));
+        note(&format!("mcpc: {server} does not send: {}", one_line(&s.refused().join(", "))));
     }
     if ctx.output() == Output::Text {
-        eprintln!("mcpc: listening to {server} (Ctrl-C ends)");
+        note(&format!("mcpc: listening to {server} (Ctrl-C ends)"));
     }
     while let Some(n) = feed.recv().await {
         if matches!(n, ServerNotification::SubscriptionsAcknowledged(_)) {
@@ -511,9 +531,11 @@ pub(crate) async fn listen(
         let (method, params) = notification_parts(&n);
         match ctx.output() {
             Output::Json => {
-                emit(&json!({"server": server, "method": method, "params": params}).to_string())
+                emit_json(&json!({"server": server, "method": method, "params": params}))
             }
-            Output::Text => emit(&format!("{server}: {}", notification_text(method, &params))),
+            Output::Text => {
+                emit(&format!("{server}: {}", one_line(&notification_text(method, &params))))
+            }
         }
     }
     Err(Failure::new(Kind::Connection, format!("MCP server {server:?} closed the connection"))

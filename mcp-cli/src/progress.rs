@@ -189,7 +189,11 @@ fn style(template: &str, color: bool) -> ProgressStyle {
 }
 
 fn message(params: &ProgressNotificationParams) -> String {
-    params.message.as_deref().map(|m| format!(" {m}")).unwrap_or_default()
+    params
+        .message
+        .as_deref()
+        .map(|m| format!(" {}", crate::output::one_line(m)))
+        .unwrap_or_default()
 }
 
 fn number(n: f64) -> String {

@@ -1,0 +1,213 @@
+//! Everything `mcpc` writes for a person or a program: stdout lines (text
+//! or JSON), notes and errors on stderr, tables, and the URLs it opens.
+//!
+//! Text a server controls (names, descriptions, instructions, errors,
+//! prompts, log messages, results) is untrusted: every text-mode line
+//! goes through [`mcp_proto::display::terminal_safe`] here, at the sink,
+//! so no path can write a control sequence to the terminal; fields that
+//! belong on one line ([`one_line`], table cells) also show their line
+//! breaks as `\n`. JSON output is written as serde_json encodes it.
+
+use std::borrow::Cow;
+use std::io::{IsTerminal as _, Write as _};
+
+use mcp_host_registry::ServerStatus;
+use mcp_proto::display::{Lines, openable_url, terminal_safe};
+use serde_json::{Value, json};
+
+use crate::cli::Output;
+use crate::failure::Failure;
+
+/// Colours on stderr: when it is a terminal and `NO_COLOR` is unset or empty.
+pub(crate) fn stderr_color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Writes text to stdout as lines, made safe for a terminal; a closed
+/// pipe (`mcpc tools | head`) is not an error.
+pub(crate) fn emit(text: &str) {
+    write_stdout(&terminal_safe(text, Lines::Keep));
+}
+
+/// Writes a JSON value to stdout as one line.
+pub(crate) fn emit_json(value: &Value) {
+    write_stdout(&value.to_string());
+}
+
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
+/// A note on stderr (above a progress bar if one is drawn), made safe for
+/// a terminal.
+pub(crate) fn note(text: &str) {
+    let text = terminal_safe(text, Lines::Keep);
+    crate::progress::suspend(|| eprintln!("{text}"));
+}
+
+/// Server text that belongs on one line: controls and line breaks shown
+/// as escapes.
+pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
+    terminal_safe(text, Lines::Escape)
+}
+
+/// A failure on stderr (and, with `--output json`, as JSON on stdout).
+pub(crate) fn report(output: Output, failure: &Failure) {
+    if output == Output::Json {
+        emit_json(&failure.to_json());
+    }
+    warn_line(&failure.message);
+}
+
+/// `mcpc: error: ...` on stderr.
+pub(crate) fn warn_line(message: &str) {
+    let label = if stderr_color() { "\x1b[31merror\x1b[0m" } else { "error" };
+    let message = terminal_safe(message, Lines::Keep);
+    crate::progress::suspend(|| eprintln!("mcpc: {label}: {message}"));
+}
+
+/// Rows as aligned columns (two spaces apart; the last column unpadded),
+/// each cell on one line and safe for a terminal.
+pub(crate) fn table(rows: &[Vec<String>]) -> Vec<String> {
+    let rows: Vec<Vec<Cow<'_, str>>> =
+        rows.iter().map(|r| r.iter().map(|c| one_line(c)).collect()).collect();
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&format!("{cell:w$}  ", w = widths[i]));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// ` (2025-11-25, legacy era)`: the protocol a connected server speaks, for
+/// the end of a line; empty when it is not known.
+pub(crate) fn protocol_suffix(status: &ServerStatus) -> String {
+    match (status.protocol_version, status.era) {
+        (Some(version), Some(era)) => format!(" ({version}, {era} era)"),
+        _ => String::new(),
+    }
+}
+
+/// Adds `protocol_version` and `era` (`"modern"`/`"legacy"`, or null when
+/// not connected) to a JSON object.
+pub(crate) fn add_protocol(v: &mut Value, status: &ServerStatus) {
+    v["protocol_version"] = json!(status.protocol_version.map(|p| p.as_str()));
+    v["era"] = json!(status.era.map(|e| e.to_string()));
+}
+
+pub(crate) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The first line of a description, at most 100 characters.
+pub(crate) fn summary(description: Option<&str>) -> String {
+    let first = description.unwrap_or("").lines().next().unwrap_or("");
+    let text = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() > 100 {
+        let cut: String = text.chars().take(99).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+/// Shows a URL a server (or its authorization server) wants the user to
+/// visit, and opens it in the browser when `open` says so and
+/// [`openable_url`] allows it. The URL shown is the one opened, with its
+/// host on a line of its own; one that may not be opened is shown safe for
+/// the terminal with the reason. Gives whether the URL may be opened.
+pub(crate) fn offer_url(url: &str, open: bool) -> bool {
+    match openable_url(url) {
+        Ok(checked) => {
+            note(&format!("  {}\n  host: {}", checked.as_str(), checked.host()));
+            if open {
+                open_browser(checked.as_str());
+            }
+            true
+        }
+        Err(why) => {
+            note(&format!(
+                "  {}\nmcpc: this URL is not opened and not offered: {why}",
+                one_line(url)
+            ));
+            false
+        }
+    }
+}
+
+/// Opens `url` in the browser if [`openable_url`] allows it (see
+/// [`offer_url`]); does nothing otherwise.
+pub(crate) fn open_checked(url: &str) {
+    if let Ok(checked) = openable_url(url) {
+        open_browser(checked.as_str());
+    }
+}
+
+/// Opens a URL that [`openable_url`] allowed in the browser when that is
+/// cheap: `open` on macOS, `xdg-open` on other Unix systems with a display,
+/// spawned without a shell with the URL as its one argument (it cannot
+/// start with `-`), its output discarded, any failure ignored (the URL is
+/// printed anyway). Off with `MCPC_NO_BROWSER`, and on other platforms.
+fn open_browser(url: &str) {
+    if std::env::var_os("MCPC_NO_BROWSER").is_some_and(|v| !v.is_empty()) {
+        return;
+    }
+    let program = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(unix)
+        && (std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some())
+    {
+        "xdg-open"
+    } else {
+        return;
+    };
+    let spawned = std::process::Command::new(program)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut child) = spawned {
+        // Reaped in the background; nothing waits for it.
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_and_cells_stay_on_one_line() {
+        let rows = vec![
+            vec!["a".to_owned(), "stdio".to_owned(), "x".to_owned()],
+            vec!["long".to_owned(), "http".to_owned(), String::new()],
+        ];
+        assert_eq!(table(&rows), ["a     stdio  x", "long  http"]);
+        let hostile = vec![vec!["t\u{1b}[2J".to_owned(), "a\nb".to_owned()]];
+        assert_eq!(table(&hostile), [r"t\x1b[2J  a\nb"]);
+    }
+
+    #[test]
+    fn summaries_take_the_first_line() {
+        assert_eq!(summary(Some("first  line\nsecond")), "first line");
+        assert_eq!(summary(None), "");
+        let long = "x".repeat(150);
+        assert_eq!(summary(Some(&long)).chars().count(), 100);
+    }
+}
