@@ -97,6 +97,7 @@ pub mod otel;
 mod shape;
 mod subscription;
 pub mod tasks;
+mod throttle;
 mod transport;
 
 pub use client::Client;
@@ -105,6 +106,7 @@ pub use options::{
     ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, DEFAULT_TASK_TIMEOUT, EraChoice,
 };
 pub use subscription::{MAX_RELISTENS, SUBSCRIPTION_BUFFER, Subscription};
+pub use throttle::DropReport;
 pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};
 
 pub use mcp_proto;

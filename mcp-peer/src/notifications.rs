@@ -10,6 +10,16 @@ use mcp_proto::client::ServerNotification;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+use crate::DropReport;
+
+/// One line for the notifications a slow subscriber skipped.
+fn report_skipped(n: u64) {
+    tracing::warn!(
+        skipped = n,
+        "a notification subscriber fell behind; the oldest notifications were skipped"
+    );
+}
+
 /// The server's notifications, typed, from the moment
 /// [`Client::notifications`](crate::Client::notifications) was called:
 /// progress (also given to the request's callback), log messages (also
@@ -32,17 +42,28 @@ impl fmt::Debug for Notifications {
 
 impl Notifications {
     pub(crate) fn new(rx: broadcast::Receiver<ServerNotification>) -> Notifications {
-        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        // A flood makes many lags: one summary line per interval.
+        let skipped = DropReport::default();
+        let stream = futures_util::stream::unfold((rx, skipped), |(mut rx, skipped)| async move {
             loop {
                 match rx.recv().await {
-                    Ok(event) => return Some((event, rx)),
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!(
-                            skipped = n,
-                            "a notification subscriber fell behind; the oldest notifications were skipped"
-                        );
+                    Ok(event) => {
+                        if let Some(n) = skipped.dropped(0, crate::client::now()) {
+                            report_skipped(n);
+                        }
+                        return Some((event, (rx, skipped)));
                     }
-                    Err(broadcast::error::RecvError::Closed) => return None,
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        if let Some(n) = skipped.dropped(n, crate::client::now()) {
+                            report_skipped(n);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => {
+                        if let Some(n) = skipped.take_pending() {
+                            report_skipped(n);
+                        }
+                        return None;
+                    }
                 }
             }
         });

@@ -40,15 +40,19 @@ pub(crate) struct Sender {
     /// reads) reaches the host; those of the streams opened again after a
     /// break are checked and dropped.
     acks: Arc<std::sync::atomic::AtomicU32>,
+    /// Notifications dropped on a full buffer, and notifications of the
+    /// wrong shape: reported once per interval, not one line each.
+    full: Arc<crate::DropReport>,
+    misshapen: Arc<crate::DropReport>,
 }
 
 impl Sender {
     fn new(tx: mpsc::Sender<ServerNotification>) -> Sender {
-        Sender { tx, acks: Arc::default() }
+        Sender { tx, acks: Arc::default(), full: Arc::default(), misshapen: Arc::default() }
     }
 
     /// Hands a notification to the subscription; a full buffer drops it
-    /// (logged): the host is not reading.
+    /// (the host is not reading), counted in one warning per second.
     pub(crate) fn deliver(&self, notification: &Notification) {
         if notification.method == methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED
             && self.acks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
@@ -56,17 +60,22 @@ impl Sender {
             tracing::debug!("a subscription's stream was acknowledged again");
             return;
         }
+        let now = crate::client::now();
         let typed = match ServerNotification::from_notification(notification) {
             Ok(typed) => typed,
             Err(e) => {
-                tracing::warn!(error = %e, "a subscription notification of the wrong shape; passed on as it came");
+                if let Some(count) = self.misshapen.dropped(1, now) {
+                    tracing::warn!(error = %e, count, "subscription notifications of the wrong shape; passed on as they came");
+                }
                 ServerNotification::Other(notification.clone())
             }
         };
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(typed) {
+        let full = matches!(self.tx.try_send(typed), Err(mpsc::error::TrySendError::Full(_)));
+        if let Some(dropped) = self.full.dropped(u64::from(full), now) {
             tracing::warn!(
                 method = %notification.method,
-                "a subscription's buffer is full (the host is not reading it); dropping a notification"
+                dropped,
+                "a subscription's buffer is full (the host is not reading it); notifications dropped"
             );
         }
     }

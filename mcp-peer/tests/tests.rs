@@ -1123,3 +1123,82 @@ async fn the_log_level_rides_on_each_request_in_the_stateless_era() {
         .unwrap();
     assert!(!text(&r).starts_with("not sent"), "{}", text(&r));
 }
+
+/// Log lines written while the returned guard lives (on this thread).
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn install(&self) -> tracing::subscriber::DefaultGuard {
+        let me = self.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || me.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+
+    fn lines_with(&self, text: &str) -> Vec<String> {
+        let all = String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned();
+        all.lines().filter(|l| l.contains(text)).map(str::to_owned).collect()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_into_an_unread_subscription_is_one_warning_per_second() {
+    use mcp_proto::types::SubscriptionFilter;
+    let logs = Captured::default();
+    let _guard = logs.install();
+    let Pair { client, .. } =
+        pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
+    let tools = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut sub = client.listen(tools).await.unwrap();
+    let flood = mcp_peer::SUBSCRIPTION_BUFFER + 300;
+    for _ in 0..flood {
+        client.call_tool("change", ()).await.unwrap();
+    }
+    let full = "buffer is full";
+    assert_eq!(logs.lines_with(full).len(), 1, "one line for the first drop");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    client.call_tool("change", ()).await.unwrap();
+    let lines = logs.lines_with(full);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[1].contains("dropped=300"), "the rest counted in one line: {lines:?}");
+    // What was kept is still there, in order.
+    for _ in 0..mcp_peer::SUBSCRIPTION_BUFFER {
+        assert_eq!(sub.recv().await, Some(ServerNotification::ToolListChanged));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_subscriber_that_keeps_falling_behind_is_one_warning_per_second() {
+    let logs = Captured::default();
+    let _guard = logs.install();
+    let Pair { client, .. } = pair(options());
+    let mut notifications = client.notifications();
+    // Ten floods, each read from once: ten lags.
+    for _ in 0..10 {
+        for _ in 0..300 {
+            client.call_tool("change", ()).await.unwrap();
+        }
+        assert_eq!(notifications.recv().await, Some(ServerNotification::ToolListChanged));
+    }
+    let behind = "fell behind";
+    assert_eq!(logs.lines_with(behind).len(), 1, "one line for the first lag");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    client.call_tool("change", ()).await.unwrap();
+    assert_eq!(notifications.recv().await, Some(ServerNotification::ToolListChanged));
+    let lines = logs.lines_with(behind);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+}
