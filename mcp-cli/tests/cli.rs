@@ -1133,9 +1133,15 @@ fn server_log_messages_with_log_level() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
         r.stderr.contains("WARN")
-            && r.stderr.contains("skipping a line that is not a JSON-RPC message"),
+            && r.stderr.contains("skipping lines that are not JSON-RPC messages")
+            && r.stderr.contains("skipped=1"),
         "{r:?}"
     );
+    // A flood of them is a line per second, not a line each.
+    let r = s.run(&["call", "noisy", "lines=0", "garbage_rounds=2000"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let warned = r.stderr.matches("skipping lines that are not JSON-RPC messages").count();
+    assert!((1..=5).contains(&warned), "{warned} lines: {r:?}");
     let r = s.run(&["ping"]);
     assert!(!r.stderr.contains("WARN") && !r.stderr.contains("DEBUG"), "{r:?}");
 }

@@ -442,6 +442,7 @@ impl Drop for Unfinished<'_> {
 /// client; then records how the server ended and fails what still waits.
 async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, max_line: usize) {
     let mut frames = FramedRead::with_capacity(stdout, LineCodec::new(max_line), 64 * 1024);
+    let garbage = mcp_peer::DropReport::default();
     let (server, mut exit) = match (inner.upgrade(), conn.upgrade()) {
         (Some(i), Some(c)) => (i.options.name.clone(), c.exit.clone()),
         _ => return,
@@ -510,7 +511,11 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         }
         if let Err(e) = link.feed_slice(&line) {
             let dropped = note_dropped(&inner);
-            tracing::warn!(server = %server, error = %e, dropped, "skipping a line that is not a JSON-RPC message");
+            // A server that floods its stdout with garbage gets one line
+            // per second, with the count.
+            if let Some(skipped) = garbage.dropped(1, tokio::time::Instant::now().into_std()) {
+                tracing::warn!(server = %server, error = %e, skipped, dropped, "skipping lines that are not JSON-RPC messages");
+            }
             link.fail_unreadable_text(&line, &format!("it is not a valid JSON-RPC message: {e}"));
         }
     }

@@ -185,6 +185,8 @@ pub(crate) fn definitions(extra: bool, modern: bool) -> Vec<Value> {
                                "description": "Lines written to stderr (default 3)" },
                     "long_line_bytes": { "type": "integer", "minimum": 1, "maximum": MAX_BYTES,
                                          "description": "Also write one line of this length" },
+                    "garbage_rounds": { "type": "integer", "minimum": 0, "maximum": MAX_NOISY_LINES,
+                                        "description": "How many times the three garbage lines are written (default 1)" },
                 },
             }),
         ),
@@ -500,11 +502,15 @@ fn crash(call: &Call, args: &mut Args) -> Result<(), String> {
 fn noisy(call: &Call, args: &Args) -> Result<Value, String> {
     let lines = args.opt_integer("lines", MAX_NOISY_LINES)?.unwrap_or(3);
     let long_line = args.opt_integer("long_line_bytes", MAX_BYTES)?;
-    let mut garbage: Vec<Vec<u8>> = vec![
-        b"this line is not JSON at all".to_vec(),
-        br#"{"hello":"this is JSON, but not JSON-RPC"}"#.to_vec(),
-        br#"{"jsonrpc":"2.0","id":"testkit-no-such-request","result":{}}"#.to_vec(),
-    ];
+    let rounds = args.opt_integer("garbage_rounds", MAX_NOISY_LINES)?.unwrap_or(1);
+    let mut garbage: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..rounds {
+        garbage.extend([
+            b"this line is not JSON at all".to_vec(),
+            br#"{"hello":"this is JSON, but not JSON-RPC"}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":"testkit-no-such-request","result":{}}"#.to_vec(),
+        ]);
+    }
     if let Some(n) = long_line {
         garbage.push(long_line_of(n as usize));
     }
