@@ -1,24 +1,30 @@
-//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse] [--quick]`:
+//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick]`:
 //! builds `mcp-bench` and the `mcp-testkit` server, runs the side-by-side
-//! benchmarks (ours, rmcp, the raw limit) and writes each measure's section
-//! of `BENCHMARKS.md` with the machine, the date and the versions.
+//! benchmarks (ours, rmcp, the raw limit) and writes two blocks of
+//! `BENCHMARKS.md` per measure (see `benchdoc`): its summary table at the top
+//! of the file and its full tables further down, each with the date, the
+//! machine's 1-minute load at the start and at the end of the measure, the
+//! toolchain and the versions compared. The rest of the file is left as it
+//! was.
 //!
 //! `--quick` is the CI smoke: a dev-profile build (what the test step has
 //! already compiled), a few iterations of each measure, the dependency
-//! counts without the clean builds, and the tables written to
-//! `target/bench-quick/` instead of `BENCHMARKS.md` (quick numbers are not
-//! results).
+//! counts without the clean builds, and both blocks written to
+//! `target/bench-quick/<measure>.md` instead of `BENCHMARKS.md` (quick
+//! numbers are not results). `--summaries-only` measures nothing: it makes
+//! the summary blocks again from the full tables already in the file.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use crate::benchdoc;
 use crate::steps::{self, Step};
 
-const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse] [--quick] [--no-build]";
+const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse]... \
+                     [--quick] [--no-build] [--summaries-only]";
 
-const TITLE: &str =
-    "# Benchmarks\n\nMeasured by `cargo xtask bench <name>`, which rewrites its own section.\n";
+const TITLE: &str = "# Benchmarks\n\nWritten by `cargo xtask bench <measure>...`.\n";
 
 /// The measures, in the order `all` runs them.
 const MEASURES: [&str; 7] = ["stdio", "http", "startup", "fleet", "memory", "weight", "sse"];
@@ -46,29 +52,54 @@ pub(crate) fn soak_smoke_steps() -> Vec<Step> {
 }
 
 /// The CI smoke: every measure in quick mode (tables to `target/`).
-// Called from `steps::ci()` once that line is added there.
 pub(crate) fn bench_smoke_steps() -> Vec<Step> {
     vec![Step::new("bench smoke", || bench_command(&["all".to_owned(), "--quick".to_owned()]))]
 }
 
-/// `cargo xtask bench [name] [--quick]` (`args` are the words after `bench`).
+/// The measures named on the command line, in the order given, each once;
+/// none or `all` is every measure.
+fn chosen(args: &[String]) -> Result<Vec<&'static str>, String> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for name in args.iter().filter(|a| !a.starts_with("--")) {
+        if name == "all" {
+            out.extend(MEASURES.iter().filter(|m| !out.contains(m)).collect::<Vec<_>>());
+            continue;
+        }
+        let Some(m) = MEASURES.iter().find(|m| *m == name) else {
+            return Err(format!("unknown measure {name:?}\n{USAGE}"));
+        };
+        if !out.contains(m) {
+            out.push(m);
+        }
+    }
+    if out.is_empty() {
+        out = MEASURES.to_vec();
+    }
+    Ok(out)
+}
+
+/// `cargo xtask bench [name...] [--quick]` (`args` are the words after `bench`).
 pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
+    if let Some(unknown) = args.iter().find(|a| {
+        a.starts_with("--") && !["--quick", "--no-build", "--summaries-only"].contains(&a.as_str())
+    }) {
+        return Err(format!("unknown option {unknown:?}\n{USAGE}"));
+    }
     let quick = args.iter().any(|a| a == "--quick");
     // `--no-build`: use the binaries already built (while the workspace is
     // mid-edit elsewhere, say).
     let no_build = args.iter().any(|a| a == "--no-build");
-    let names: Vec<&str> =
-        args.iter().filter(|a| !a.starts_with("--")).map(String::as_str).collect();
-    let chosen: Vec<&str> = match names.as_slice() {
-        [] | ["all"] => MEASURES.to_vec(),
-        [one] if MEASURES.contains(one) => vec![*one],
-        _ => return Err(USAGE.to_owned()),
-    };
+    let chosen = chosen(args)?;
+    if args.iter().any(|a| a == "--summaries-only") {
+        return rewrite_summaries(&chosen);
+    }
     let bins = build(quick, !no_build && chosen.iter().any(|m| *m != "weight"))?;
     for measure in chosen {
         let start = Instant::now();
         println!("xtask: bench {measure}{}", if quick { " --quick" } else { "" });
-        let body = match measure {
+        let date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+        let load_start = load();
+        let (title, body) = match measure {
             "stdio" => stdio(&bins, quick)?,
             "http" => http(&bins, quick)?,
             "startup" => startup(&bins, quick)?,
@@ -77,10 +108,73 @@ pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
             "weight" => weight(quick)?,
             _ => sse(&bins, quick)?,
         };
-        record(measure, &body, quick)?;
+        let measured = measured(measure, &date, &load_start, &load(), quick);
+        let details = format!("## {title}\n\n{measured}\n\n{}", body.trim_matches('\n'));
+        record(measure, &details, quick)?;
         println!("xtask: bench {measure} took {:.1}s", start.elapsed().as_secs_f64());
     }
     Ok(())
+}
+
+/// The machine's 1-minute load average, as `/proc/loadavg` gives it.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+/// The crates whose versions a measure's tables compare.
+fn compared(measure: &str) -> &'static [&'static str] {
+    match measure {
+        "stdio" => &["mcp-client-stdio", "rmcp"],
+        "http" => &["mcp-http", "rmcp", "reqwest", "hyper"],
+        "startup" => &["mcp-client-stdio", "mcp-http", "rmcp"],
+        "fleet" => &["mcp-host-registry", "mcp-client-stdio"],
+        "memory" => &["mcp-http", "mcp-client-stdio", "rmcp"],
+        "weight" => &["rmcp", "reqwest"],
+        _ => &["mcp-sse", "sse-stream", "eventsource-stream"],
+    }
+}
+
+/// The `Measured ...` line both blocks of a measure carry: when, under what
+/// load (at the start and at the end of the measure), on what, with what.
+fn measured(measure: &str, date: &str, load_start: &str, load_end: &str, quick: bool) -> String {
+    let lock = std::fs::read_to_string(steps::root().join("Cargo.lock")).unwrap_or_default();
+    let versions: Vec<String> = compared(measure)
+        .iter()
+        .map(|c| format!("{c} {}", locked_version(&lock, c).unwrap_or_else(|| "?".to_owned())))
+        .collect();
+    format!(
+        "Measured {date} with `cargo xtask bench {measure}{quick}`; 1-minute load (`/proc/loadavg`) \
+         {load_start} at the start, {load_end} at the end; {cpu}, {nproc} CPUs shared with other work; \
+         {rustc}, {profile}; {versions}.",
+        quick = if quick { " --quick" } else { "" },
+        cpu = cpu_model(),
+        nproc = command_output("nproc", &[]),
+        rustc = command_output("rustc", &["--version"]),
+        profile = if quick { "dev profile (not results)" } else { "release profile" },
+        versions = versions.join(", "),
+    )
+}
+
+/// `--summaries-only`: each chosen measure's summary block made again from
+/// the full tables block in `BENCHMARKS.md`.
+fn rewrite_summaries(chosen: &[&str]) -> Result<(), String> {
+    let path = steps::root().join("BENCHMARKS.md");
+    let mut doc = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    for measure in chosen {
+        let Some(details) = benchdoc::block(&doc, measure, true) else {
+            println!(
+                "xtask: no full tables for {measure} in BENCHMARKS.md; its summary is left as it is"
+            );
+            continue;
+        };
+        let summary = benchdoc::summary_block(measure, details);
+        doc = benchdoc::replace_block(&doc, measure, false, &summary)?;
+    }
+    std::fs::write(&path, doc).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Where the built binaries are.
@@ -154,144 +248,89 @@ fn round_trips(bins: &Bins, bin: &str, seq_title: &str, quick: bool) -> Result<S
     Ok(out)
 }
 
-fn stdio(bins: &Bins, quick: bool) -> Result<String, String> {
+/// A measure's title and tables.
+type Section = (String, String);
+
+fn stdio(bins: &Bins, quick: bool) -> Result<Section, String> {
     let body = round_trips(bins, "stdio-bench", "Sequential latency and client CPU", quick)?;
-    Ok(format!(
-        "## stdio: `tools/call echo` (`cargo xtask bench stdio`)\n\n{}\n{body}",
-        machine(&["mcp-client-stdio", "rmcp"])
-    ))
+    Ok(("stdio: `tools/call echo` (`cargo xtask bench stdio`)".to_owned(), body))
 }
 
-fn http(bins: &Bins, quick: bool) -> Result<String, String> {
+fn http(bins: &Bins, quick: bool) -> Result<Section, String> {
     let body =
         round_trips(bins, "http-bench", "Sequential latency and client CPU (keep-alive)", quick)?;
-    Ok(format!(
-        "## Streamable HTTP: `tools/call echo` (`cargo xtask bench http`)\n\n{}\n{body}",
-        machine(&["mcp-http", "rmcp", "reqwest", "hyper"])
-    ))
+    Ok(("Streamable HTTP: `tools/call echo` (`cargo xtask bench http`)".to_owned(), body))
 }
 
-fn startup(bins: &Bins, quick: bool) -> Result<String, String> {
+fn startup(bins: &Bins, quick: bool) -> Result<Section, String> {
     let stdio = bins.run("stdio-bench", &["startup"], quick)?;
     let http = bins.run("http-bench", &["startup"], quick)?;
     let (starts, rounds) = if quick { (2, 1) } else { (20, 5) };
-    Ok(format!(
-        "## Connection start-up (`cargo xtask bench startup`)\n\n{}\n{stdio}\n{http}\n\
-         Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
-         ({starts} starts per client per round, {rounds} alternating rounds, unpinned); closing is not timed.\n",
-        machine(&["mcp-client-stdio", "mcp-http", "rmcp"])
+    Ok((
+        "Connection start-up (`cargo xtask bench startup`)".to_owned(),
+        format!(
+            "{stdio}\n{http}\n\
+             Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
+             ({starts} starts per client per round, {rounds} alternating rounds, unpinned); closing is not timed.\n"
+        ),
     ))
 }
 
 /// Many stdio servers started at once through the registry, against the
 /// slowest single start (`fleet-bench`).
-fn fleet(bins: &Bins, quick: bool) -> Result<String, String> {
+fn fleet(bins: &Bins, quick: bool) -> Result<Section, String> {
     let table = bins.run("fleet-bench", &[], quick)?;
-    Ok(format!(
-        "## Start-up at scale: 50 stdio servers at once (`cargo xtask bench fleet`)\n\n{}\n{table}",
-        machine(&["mcp-host-registry", "mcp-client-stdio"])
+    Ok((
+        "Start-up at scale: 50 stdio servers at once (`cargo xtask bench fleet`)".to_owned(),
+        table,
     ))
 }
 
-fn memory(bins: &Bins, quick: bool) -> Result<String, String> {
+fn memory(bins: &Bins, quick: bool) -> Result<Section, String> {
     let http = bins.run("http-bench", &["memory"], quick)?;
     let stdio = bins.run("stdio-bench", &["memory"], quick)?;
-    Ok(format!(
-        "## Memory (`cargo xtask bench memory`)\n\n{}\n### Idle HTTP sessions\n\n{http}\n### stdio clients\n\n{stdio}",
-        machine(&["mcp-http", "mcp-client-stdio", "rmcp"])
+    Ok((
+        "Memory (`cargo xtask bench memory`)".to_owned(),
+        format!("### Idle HTTP sessions\n\n{http}\n### stdio clients\n\n{stdio}"),
     ))
 }
 
-fn sse(bins: &Bins, quick: bool) -> Result<String, String> {
+fn sse(bins: &Bins, quick: bool) -> Result<Section, String> {
     let table = bins.run("sse-bench", &[], quick)?;
-    let lock = std::fs::read_to_string(steps::root().join("Cargo.lock")).unwrap_or_default();
-    let version = |name: &str| locked_version(&lock, name).unwrap_or_else(|| "?".to_owned());
-    Ok(format!(
-        "## SSE decoding (`cargo xtask bench sse{quick}`)\n\n\
-         - Machine: {cpu}, {nproc} CPUs (`nproc`), shared with other work; figures vary run to run by up to about 20 %.\n\
-         - Date: {date}; {rustc}.\n\
-         - Compared: mcp-sse {ours}, sse-stream {sse_stream} (what rmcp uses), eventsource-stream {eventsource}; all fed the same in-memory chunks.\n\
-         - Goals: (a) at least 3x sse-stream and 2x eventsource-stream; (b) at least 1 GB/s.\n\n\
-         {table}\n",
-        quick = if quick { " --quick" } else { "" },
-        cpu = cpu_model(),
-        nproc = command_output("nproc", &[]),
-        date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
-        rustc = command_output("rustc", &["--version"]),
-        ours = version("mcp-sse"),
-        sse_stream = version("sse-stream"),
-        eventsource = version("eventsource-stream"),
+    Ok((
+        "SSE decoding (`cargo xtask bench sse`)".to_owned(),
+        format!(
+            "Compared: mcp-sse (owned items, and borrowed ones with `decode_with`), sse-stream (what rmcp uses), \
+             eventsource-stream; all fed the same in-memory chunks. Goals: (a) at least 3x sse-stream and 2x \
+             eventsource-stream; (b) at least 1 GB/s.\n\n{table}\n"
+        ),
     ))
 }
 
-/// The machine, date, load and versions line of a section.
-fn machine(crates: &[&str]) -> String {
-    let lock = std::fs::read_to_string(steps::root().join("Cargo.lock")).unwrap_or_default();
-    let versions: Vec<String> = crates
-        .iter()
-        .map(|c| format!("{c} {}", locked_version(&lock, c).unwrap_or_else(|| "?".to_owned())))
-        .collect();
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "?".to_owned());
-    format!(
-        "- Machine: {cpu}, {nproc} CPUs (`nproc`), shared with other work (1-minute load {load} when the measure started): \
-         the clients take turns round by round and the tables show medians, but absolute figures move by 10–20 % between runs.\n\
-         - Date: {date}; {rustc}; release profile (`--quick` runs use the dev profile: their numbers are not results).\n\
-         - Versions: {versions}; server: `mcp-testkit` of this workspace.\n",
-        cpu = cpu_model(),
-        nproc = command_output("nproc", &[]),
-        date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
-        rustc = command_output("rustc", &["--version"]),
-        versions = versions.join(", "),
-    )
-}
-
-/// Writes a measure's section: into `BENCHMARKS.md` (replacing the old one)
-/// in full mode, into `target/bench-quick/<measure>.md` in quick mode.
-fn record(measure: &str, body: &str, quick: bool) -> Result<(), String> {
+/// Writes a measure's two blocks (its summary, made from `details`, and
+/// `details`, its full tables) into `BENCHMARKS.md`, or in quick mode both
+/// into `target/bench-quick/<measure>.md`.
+fn record(measure: &str, details: &str, quick: bool) -> Result<(), String> {
     let root = steps::root();
-    print!("{body}");
+    let summary = benchdoc::summary_block(measure, details);
+    println!("{summary}\n\n{details}");
     if quick {
         let dir = target_dir(&root).join("bench-quick");
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let path = dir.join(format!("{measure}.md"));
-        std::fs::write(&path, body).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, format!("{summary}\n\n{details}\n"))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("xtask: quick mode: wrote {} (BENCHMARKS.md untouched)", path.display());
         return Ok(());
     }
-    let (start, end) = markers(measure);
-    let section = format!("{start}\n{body}\n{end}\n");
     let path = root.join("BENCHMARKS.md");
     let old = std::fs::read_to_string(&path).unwrap_or_else(|_| TITLE.to_owned());
-    let start_prefix = start.split(" (").next().unwrap_or(&start).to_owned();
-    let new = match (old.find(&start_prefix), old.find(&end)) {
-        (Some(a), Some(b)) if a < b => {
-            let rest = old[b + end.len()..].trim_start_matches('\n');
-            let gap = if rest.is_empty() { "" } else { "\n" };
-            format!("{}{section}{gap}{rest}", &old[..a])
-        }
-        _ => format!("{}\n\n{}", old.trim_end(), section),
-    };
+    let new = benchdoc::replace_block(&old, measure, false, &summary)?;
+    let new = benchdoc::replace_block(&new, measure, true, details)?;
     std::fs::write(&path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("xtask: wrote the {measure} section of {}", path.display());
+    println!("xtask: wrote the {measure} blocks of {}", path.display());
     Ok(())
-}
-
-fn markers(measure: &str) -> (String, String) {
-    if measure == "sse" {
-        // The SSE section's markers predate the others; kept as they were.
-        return (
-            "<!-- sse-bench:start (written by `cargo xtask bench sse`) -->".to_owned(),
-            "<!-- sse-bench:end -->".to_owned(),
-        );
-    }
-    (
-        format!("<!-- bench-{measure}:start (written by `cargo xtask bench {measure}`) -->"),
-        format!("<!-- bench-{measure}:end -->"),
-    )
 }
 
 /// One scratch crate of the weight measure.
@@ -311,7 +350,7 @@ struct Scratch {
 /// Dependency weight: distinct crates (`cargo tree -e normal`, unique
 /// package names, the scratch crate itself not counted) and, in full mode,
 /// the clean release build time of each timed scratch crate, one at a time.
-fn weight(quick: bool) -> Result<String, String> {
+fn weight(quick: bool) -> Result<Section, String> {
     let root = steps::root();
     let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
     let rmcp = locked_version(&lock, "rmcp").ok_or("rmcp is not in Cargo.lock")?;
@@ -393,17 +432,18 @@ fn weight(quick: bool) -> Result<String, String> {
         (Some(r), Some(o)) => ratio(r, o),
         _ => "– (quick mode: no builds)".to_owned(),
     };
-    Ok(format!(
-        "## Dependency weight (`cargo xtask bench weight`)\n\n{}\n\
-         | build | crates (`cargo tree -e normal`, unique names) | clean release build |\n|---|---:|---:|\n{}\n\
+    Ok((
+        "Dependency weight (`cargo xtask bench weight`)".to_owned(),
+        format!(
+            "| build | crates (`cargo tree -e normal`, unique names) | clean release build |\n|---|---:|---:|\n{}\n\
          rmcp (no TLS) / ours: {} the crates, {build_ratio} the clean build time.\n\n\
          Each row is a scratch crate generated in `target/weight/<name>/` (never committed) that depends on the crates named; \
          the count is the distinct package names in `cargo tree -e normal` (the scratch crate not counted, the workspace crates counted). \
          Build: `cargo build --release` in an empty target directory, `CARGO_BUILD_JOBS=2`, one build at a time (the time includes downloading any crate not yet in the local cache). \
          Goal: ours at most 60 crates.\n",
-        machine(&["rmcp", "reqwest"]),
-        rows.concat(),
-        ratio(counts[3] as f64, counts[0] as f64),
+            rows.concat(),
+            ratio(counts[3] as f64, counts[0] as f64),
+        ),
     ))
 }
 
@@ -494,4 +534,29 @@ fn command_output(program: &str, args: &[&str]) -> String {
         .filter(|out| out.status.success())
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
         .unwrap_or_else(|| "?".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measures_named_on_the_command_line() {
+        let args = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        let cases: [(&str, Result<Vec<&str>, &str>); 6] = [
+            ("", Ok(MEASURES.to_vec())),
+            ("all --quick", Ok(MEASURES.to_vec())),
+            ("stdio http startup memory", Ok(vec!["stdio", "http", "startup", "memory"])),
+            ("memory stdio memory --no-build", Ok(vec!["memory", "stdio"])),
+            ("sse all", Ok(vec!["sse", "stdio", "http", "startup", "fleet", "memory", "weight"])),
+            ("stdio disk", Err("unknown measure \"disk\"")),
+        ];
+        for (line, want) in cases {
+            match (chosen(&args(line)), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{line}"),
+                (Err(got), Err(want)) => assert!(got.starts_with(want), "{line}: {got}"),
+                (got, want) => panic!("{line}: {got:?}, want {want:?}"),
+            }
+        }
+    }
 }

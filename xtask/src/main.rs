@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod benchdoc;
 mod conformance;
 mod fuzz;
 mod interop;
@@ -36,9 +37,12 @@ commands:
   conformance  the official MCP conformance suite (npm, pinned) against our client
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
-  bench     bench [all|stdio|http|startup|memory|weight|sse] [--quick] [--no-build]:
-            ours, rmcp and the raw limits side by side, into BENCHMARKS.md
-            (--quick: a smoke run whose output goes to target/bench-quick/)
+  bench     bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick] [--no-build]:
+            ours, rmcp and the raw limits side by side; each measure rewrites its
+            summary table at the top of BENCHMARKS.md and its full tables below,
+            dated, with the load at the start and the end (--quick: a smoke run
+            whose output goes to target/bench-quick/; --summaries-only: measure
+            nothing, make the summaries again from the full tables in the file)
   soak      soak [--quick] [--calls N]: many calls over stdio and HTTP in both
             eras with a server restart, checking RSS, descriptors and tasks
   mutants   mutants [--list] [--jobs N] [FILE...]: cargo-mutants over the parsers,
