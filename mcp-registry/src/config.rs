@@ -479,7 +479,7 @@ impl Config {
                         "the configuration is empty: it declares no servers".into(),
                     );
                 }
-                ctx.finish_servers(Vec::new(), true)
+                ctx.finish_servers(Vec::new(), true)?
             }
         };
         Ok(Loaded { config, warnings: ctx.warnings })
@@ -504,7 +504,7 @@ impl Config {
                 Location::default(),
                 "the configuration is empty: it declares no servers".into(),
             );
-            let config = ctx.finish_servers(Vec::new(), true);
+            let config = ctx.finish_servers(Vec::new(), true)?;
             return Ok(Loaded { config, warnings: ctx.warnings });
         }
         let root: JsonRoot = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
@@ -534,7 +534,7 @@ impl Config {
                     servers.push(server);
                 }
             }
-            ctx.finish_servers(servers, true)
+            ctx.finish_servers(servers, true)?
         };
         Ok(Loaded { config, warnings: ctx.warnings })
     }
@@ -844,18 +844,31 @@ impl<'a> Ctx<'a> {
             }
             Some(_) => return Err(invalid(top("servers"), "must be an array of tables")),
         }
-        let mut config = self.finish_servers(servers, true);
+        let mut config = self.finish_servers(servers, true)?;
         config.client_identity = identity;
         Ok(config)
     }
 
     /// Host defaults first, then the file's entries: a duplicate replaces
     /// the earlier entry in place (with a warning unless the earlier one was
-    /// a default).
-    fn finish_servers(&mut self, declared: Vec<(usize, ServerConfig)>, enabled: bool) -> Config {
+    /// a default). Each entry's transport options are built once here
+    /// ([`mapping::check`](crate::mapping::check)), so what they refuse is
+    /// an error of the file, at the entry's key.
+    fn finish_servers(
+        &mut self,
+        declared: Vec<(usize, ServerConfig)>,
+        enabled: bool,
+    ) -> Result<Config, ConfigError> {
         let mut servers: Vec<ServerConfig> = self.options.defaults.clone();
         let mut from_file = vec![false; servers.len()];
         for (index, server) in declared {
+            crate::mapping::check(&server).map_err(|e| match e {
+                ConfigError::Invalid { mut location, reason } => {
+                    location.index = Some(index);
+                    ConfigError::Invalid { location, reason }
+                }
+                other => other,
+            })?;
             match servers.iter().position(|s| s.name == server.name) {
                 Some(i) => {
                     if from_file[i] {
@@ -879,11 +892,11 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Config {
+        Ok(Config {
             enabled,
             client_identity: self.options.client_identity.clone(),
             servers: if enabled { servers } else { Vec::new() },
-        }
+        })
     }
 
     /// One `[[mcp_client.servers]]` entry: `None` when skipped.

@@ -144,8 +144,10 @@
 //! `cargo run -p mcp-host-registry --example servers -- mcp.toml`.
 
 mod config;
+mod connector;
 mod digest;
 mod error;
+mod mapping;
 mod names;
 mod pins;
 mod policy;
@@ -160,6 +162,9 @@ pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
     Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig,
 };
+pub use connector::{Connector, DefaultConnector};
+#[cfg(feature = "http")]
+pub use connector::{Revocation, default_token_dir};
 pub use error::{
     ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
 };
@@ -173,12 +178,7 @@ pub use pins::{
     ToolPin, UnknownPinPolicy,
 };
 pub use policy::ToolPolicy;
-pub use registry::{
-    Connector, DefaultConnector, Registry, RegistryOptions, ReloadReport, ServerResult,
-    ServerStatus,
-};
-#[cfg(feature = "http")]
-pub use registry::{Revocation, default_token_dir};
+pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus};
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
 pub use spec::{SpecError, parse_server_spec};

@@ -1,0 +1,349 @@
+//! The configuration of a server as the transports' options: HTTP options
+//! (network settings, static credentials and headers, OAuth), checked when
+//! the configuration is loaded ([`check`]) and built when connecting.
+
+#[cfg(feature = "http")]
+use std::sync::Arc;
+
+#[cfg(feature = "http")]
+use base64::Engine as _;
+#[cfg(feature = "http")]
+use mcp_http::mcp_auth::{
+    self, ClientRegistration, FileTokenStore, MemoryTokenStore, TokenEndpointAuthMethod, TokenStore,
+};
+#[cfg(feature = "http")]
+use mcp_http::{HttpOptions, OAuthHandler, OAuthOptions, ProxyConfig, StaticAuth};
+
+use crate::config::ServerConfig;
+#[cfg(feature = "http")]
+use crate::config::{AuthConfig, ClientIdentity, OAuthConfig, TransportConfig};
+#[cfg(feature = "http")]
+use crate::connector::{DefaultConnector, default_token_dir};
+use crate::error::ConfigError;
+#[cfg(feature = "http")]
+use crate::error::{Error, Location};
+
+/// Builds the transport options of `server` and throws them away, so what
+/// the mapping refuses (headers beside OAuth, a client secret without a
+/// client id, a client metadata URL that is not one, query credentials
+/// beside headers) is found when the configuration is loaded, named by
+/// file and key, not at the first connection. Reads and writes nothing
+/// (the tokens would go to a store in memory). Without the `http` feature
+/// there is nothing to map: such a server is refused when used.
+pub(crate) fn check(server: &ServerConfig) -> Result<(), ConfigError> {
+    #[cfg(feature = "http")]
+    if let TransportConfig::Http { headers, auth, .. } = &server.transport {
+        let connector = DefaultConnector {
+            token_store: Some(Arc::new(MemoryTokenStore::new())),
+            ..DefaultConnector::default()
+        };
+        let identity = ClientIdentity::default();
+        if let Err(Error::Config(e)) =
+            connector.http_options(server, &identity, headers, auth, None)
+        {
+            return Err(e);
+        }
+    }
+    #[cfg(not(feature = "http"))]
+    let _ = server;
+    Ok(())
+}
+
+#[cfg(feature = "http")]
+impl DefaultConnector {
+    /// The token store: the host's, else the default file store.
+    pub(crate) fn store(&self) -> Option<Arc<dyn TokenStore>> {
+        if let Some(store) = &self.token_store {
+            return Some(store.clone());
+        }
+        let dir = default_token_dir("mcp-registry")?;
+        Some(Arc::new(FileTokenStore::new(dir)))
+    }
+
+    /// The HTTP options of an endpoint server; `handler` overrides
+    /// [`oauth_handler`](Self::oauth_handler) for an OAuth server.
+    pub(crate) fn http_options(
+        &self,
+        server: &ServerConfig,
+        identity: &ClientIdentity,
+        headers: &[(String, crate::Secret)],
+        auth: &AuthConfig,
+        handler: Option<OAuthHandler>,
+    ) -> Result<HttpOptions, Error> {
+        let mut options = HttpOptions::new(server.name.clone());
+        options.client_info = identity.to_implementation();
+        options.request_timeout = server.timeout;
+        options.handlers = self.handlers.clone();
+        if let TransportConfig::Http { network, .. } = &server.transport {
+            options.ca_file.clone_from(&network.ca_file);
+            match (&network.proxy, &network.no_proxy) {
+                (Some(proxy), _) if proxy.expose().trim().eq_ignore_ascii_case("none") => {
+                    options.proxy = ProxyConfig::None;
+                }
+                (Some(proxy), no_proxy) => {
+                    options.proxy = ProxyConfig::Url {
+                        url: proxy.expose().trim().to_owned(),
+                        no_proxy: no_proxy.clone(),
+                    };
+                }
+                (None, _) => {}
+            }
+        }
+        if let AuthConfig::OAuth(oauth) = auth {
+            if !headers.is_empty() {
+                return Err(invalid_at(
+                    server,
+                    "headers",
+                    "`headers` cannot be combined with OAuth",
+                ));
+            }
+            let handler = handler.unwrap_or_else(|| self.oauth_handler.clone());
+            options.oauth = Some(oauth_options(server, identity, oauth, handler, self.store())?);
+        } else {
+            options.auth = static_auth(server, headers, auth)?;
+        }
+        Ok(options)
+    }
+}
+
+/// A configuration error at `auth.<key>` of `server`.
+#[cfg(feature = "http")]
+fn invalid_auth(server: &ServerConfig, key: &str, reason: &str) -> Error {
+    invalid_at(server, &format!("auth.{key}"), reason)
+}
+
+/// A configuration error at `key` of `server`.
+#[cfg(feature = "http")]
+fn invalid_at(server: &ServerConfig, key: &str, reason: &str) -> Error {
+    Error::Config(ConfigError::Invalid {
+        location: Location {
+            server: Some(server.name.clone()),
+            index: None,
+            key: Some(key.into()),
+        },
+        reason: reason.into(),
+    })
+}
+
+/// The registry's OAuth settings as the HTTP transport's [`OAuthOptions`].
+/// `scopes` become `mcp-auth`'s configured scopes: asked for when the
+/// server's challenge names none.
+#[cfg(feature = "http")]
+pub(crate) fn oauth_options(
+    server: &ServerConfig,
+    identity: &ClientIdentity,
+    oauth: &OAuthConfig,
+    handler: OAuthHandler,
+    store: Option<Arc<dyn TokenStore>>,
+) -> Result<OAuthOptions, Error> {
+    let mut config = mcp_auth::OAuthConfig::new(String::new(), identity.name.clone());
+    if let Some(url) = &oauth.client_metadata_url {
+        config = config
+            .with_client_metadata_url(url.clone())
+            .map_err(|e| invalid_auth(server, "client_metadata_url", &e.to_string()))?;
+    }
+    match (&oauth.client_id, &oauth.client_secret) {
+        (Some(id), Some(secret)) => {
+            config = config.with_pre_registered(ClientRegistration::confidential(
+                id.clone(),
+                secret.expose(),
+                TokenEndpointAuthMethod::ClientSecretBasic,
+            ));
+        }
+        (Some(id), None) => {
+            config = config.with_pre_registered(ClientRegistration::public(id.clone()))
+        }
+        (None, Some(_)) => {
+            return Err(invalid_auth(
+                server,
+                "client_secret",
+                "a client secret needs a `client_id`",
+            ));
+        }
+        (None, None) => {}
+    }
+    config = config.with_scopes(oauth.scopes.iter().cloned());
+    let handler = match (handler, &oauth.redirect_uri) {
+        (OAuthHandler::Headless(None), Some(uri)) => OAuthHandler::Headless(Some(uri.clone())),
+        (h, _) => h,
+    };
+    let mut options = OAuthOptions::from_config(config);
+    options.handler = handler;
+    options.store = store;
+    Ok(options)
+}
+
+/// The configured headers and credentials as the HTTP transport's
+/// [`StaticAuth`].
+#[cfg(feature = "http")]
+pub(crate) fn static_auth(
+    server: &ServerConfig,
+    headers: &[(String, crate::Secret)],
+    auth: &AuthConfig,
+) -> Result<StaticAuth, Error> {
+    let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+    let mut list: Vec<(String, String)> =
+        headers.iter().map(|(n, v)| pair(n, v.expose())).collect();
+    let single = match auth {
+        AuthConfig::None => None,
+        AuthConfig::Bearer { token } => Some(StaticAuth::Bearer(token.expose().to_owned())),
+        AuthConfig::Basic { username, password } => Some(StaticAuth::Basic {
+            username: username.clone(),
+            password: password.expose().to_owned(),
+        }),
+        AuthConfig::Header { name, value } => {
+            Some(StaticAuth::Header { name: name.clone(), value: value.expose().to_owned() })
+        }
+        AuthConfig::Headers(h) => {
+            Some(StaticAuth::Headers(h.iter().map(|(n, v)| pair(n, v.expose())).collect()))
+        }
+        AuthConfig::QueryParam { name, value } => {
+            Some(StaticAuth::Query { name: name.clone(), value: value.expose().to_owned() })
+        }
+        AuthConfig::OAuth(_) => {
+            return Err(invalid_auth(server, "kind", "OAuth is not a static credential"));
+        }
+    };
+    if list.is_empty() {
+        return Ok(single.unwrap_or_default());
+    }
+    // Headers and a credential together: everything becomes headers.
+    match single {
+        None => {}
+        Some(StaticAuth::Bearer(token)) => {
+            list.push(pair("Authorization", &format!("Bearer {}", token.trim())));
+        }
+        Some(StaticAuth::Basic { username, password }) => {
+            let encoded =
+                base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+            list.push(pair("Authorization", &format!("Basic {encoded}")));
+        }
+        Some(StaticAuth::Header { name, value }) => list.push((name, value)),
+        Some(StaticAuth::Headers(h)) => list.extend(h),
+        Some(_) => {
+            return Err(invalid_auth(
+                server,
+                "kind",
+                "query_param credentials cannot be combined with `headers`",
+            ));
+        }
+    }
+    Ok(StaticAuth::Headers(list))
+}
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+    use crate::LoadOptions;
+    use crate::config::Config;
+
+    /// The configuration's `proxy`, `no_proxy` and `ca_file` become the
+    /// HTTP transport's options (which `mcp-http`'s tests exercise against
+    /// a proxy and a TLS server of their own).
+    #[test]
+    fn network_keys_reach_the_http_options() {
+        let toml = r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "a"
+endpoint = "https://e.test/mcp"
+proxy = " socks5h://u:p@proxy.test:1080 "
+no_proxy = ".internal"
+ca_file = "/etc/corp/ca.pem"
+[[mcp_client.servers]]
+name = "b"
+endpoint = "https://e.test/mcp"
+proxy = "NONE"
+[[mcp_client.servers]]
+name = "c"
+endpoint = "https://e.test/mcp"
+"#;
+        let loaded = Config::from_toml_str(toml, &LoadOptions::default()).unwrap();
+        let connector = DefaultConnector::default();
+        let identity = ClientIdentity::default();
+        let options = |server: &ServerConfig| {
+            let TransportConfig::Http { headers, auth, .. } = &server.transport else {
+                panic!("{server:?}")
+            };
+            connector.http_options(server, &identity, headers, auth, None).unwrap()
+        };
+        let a = options(&loaded.config.servers[0]);
+        assert_eq!(
+            a.proxy,
+            ProxyConfig::Url {
+                url: "socks5h://u:p@proxy.test:1080".into(),
+                no_proxy: Some(".internal".into())
+            }
+        );
+        assert_eq!(a.ca_file.as_deref(), Some(std::path::Path::new("/etc/corp/ca.pem")));
+        assert_eq!(options(&loaded.config.servers[1]).proxy, ProxyConfig::None);
+        let c = options(&loaded.config.servers[2]);
+        assert_eq!((c.proxy, c.ca_file), (ProxyConfig::FromEnv, None));
+    }
+}
+
+#[cfg(all(test, feature = "http"))]
+mod load_tests {
+    use crate::LoadOptions;
+    use crate::config::Config;
+    use crate::error::ConfigError;
+
+    /// What the transport options refuse is an error of the file when it is
+    /// loaded, at the entry's key, not of the first connection.
+    #[test]
+    fn the_mapping_runs_when_the_configuration_is_loaded() {
+        let entry = |extra: &str| {
+            format!(
+                "[mcp_client]\n[[mcp_client.servers]]\nname = \"ok\"\nendpoint = \"https://a.test/mcp\"\n\
+                 [[mcp_client.servers]]\nname = \"bad\"\nendpoint = \"https://e.test/mcp\"\n{extra}\n"
+            )
+        };
+        let cases = [
+            (
+                "headers = { X-A = \"1\" }\nauth = { kind = \"oauth\" }",
+                "headers",
+                "cannot be combined with OAuth",
+            ),
+            (
+                "auth = { kind = \"oauth\", client_secret = \"s\" }",
+                "auth.client_secret",
+                "needs a `client_id`",
+            ),
+            (
+                "auth = { kind = \"oauth\", client_metadata_url = \"http://insecure.test/c\" }",
+                "auth.client_metadata_url",
+                "",
+            ),
+            (
+                "headers = { X-A = \"1\" }\nauth = { kind = \"query_param\", name = \"k\", value = \"v\" }",
+                "auth.kind",
+                "cannot be combined with `headers`",
+            ),
+        ];
+        for (extra, key, reason_part) in cases {
+            let toml = entry(extra);
+            let e = Config::from_toml_str(&toml, &LoadOptions::default()).unwrap_err();
+            let ConfigError::Invalid { location, reason } = &e else { panic!("{extra}: {e:?}") };
+            assert_eq!(location.server.as_deref(), Some("bad"), "{extra}");
+            assert_eq!(location.index, Some(1), "{extra}");
+            assert_eq!(location.key.as_deref(), Some(key), "{extra}: {e}");
+            assert!(reason.contains(reason_part), "{extra}: {reason}");
+            // Loaded from a file, the error names the file and the line.
+            let dir = std::env::temp_dir().join(format!(
+                "mcp-registry-mapping-{}-{}",
+                std::process::id(),
+                key
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("mcp.toml");
+            std::fs::write(&path, &toml).unwrap();
+            let e = Config::load(&path, &LoadOptions::default()).unwrap_err();
+            assert_eq!(e.path(), Some(path.as_path()), "{e}");
+            let shown = e.to_string();
+            assert!(shown.contains("mcp.toml") && shown.contains("bad"), "{shown}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        // Good entries load.
+        assert!(Config::from_toml_str(&entry(""), &LoadOptions::default()).is_ok());
+    }
+}
