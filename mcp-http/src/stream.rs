@@ -179,7 +179,7 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
                 return;
             }
             Err(GetError::Retry(e)) => {
-                tracing::warn!(endpoint = %shared.endpoint.redacted, error = %e, attempts = retries.attempts(), "the standalone event stream ended and could not be reopened; giving up");
+                tracing::debug!(endpoint = %shared.endpoint.redacted, error = %e, attempts = retries.attempts(), "the standalone event stream ended and could not be reopened");
                 format!(
                     "it ended {} times in a row without a message and was given up \
                      (HttpOptions::max_reconnects); last: {e}",
