@@ -223,7 +223,8 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
     #[command(subcommand)]
     Tasks(TasksCommand),
     /// Print the server's notifications (list changes, resource updates, log
-    /// messages, ...) until Ctrl-C
+    /// messages, ...) until Ctrl-C; exits 3 when no more can arrive (the
+    /// stream carrying them ended for good)
     Listen {
         /// The server
         server: Option<String>,

@@ -5,11 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_host_registry::ServerClient;
+use mcp_host_registry::{DynTransport, ServerClient, TransportError};
+use mcp_http::{EventStreamState, HttpTransport};
 use mcp_proto::client::ServerNotification;
 use mcp_proto::types::{CallToolResult, CompleteRequestParams, JsonObject, SubscriptionFilter};
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use crate::cli::{CompleteArgs, Output, PromptsCommand, ResourcesCommand, TasksCommand};
 use crate::commands::{Ctx, pairs, print_tool_result};
@@ -236,7 +238,7 @@ async fn subscribe(ctx: &Ctx<'_>, server: &str, uri: &str) -> Result<u8, Failure
         }
         let notifications = c.notifications();
         c.subscribe_resource(&owned).await?;
-        Ok(Feed::Stream(notifications))
+        Ok(Feed::Stream(notifications, event_stream(&c)))
     })
     .await?;
     let read = |uri: String| async move {
@@ -258,8 +260,7 @@ async fn subscribe(ctx: &Ctx<'_>, server: &str, uri: &str) -> Result<u8, Failure
             print_contents(ctx.output(), server, &to_json(&again));
         }
     }
-    Err(Failure::new(Kind::Connection, format!("MCP server {server:?} closed the connection"))
-        .with_server(server))
+    Err(feed.ended(server))
 }
 
 /// `mcpc prompts ...`.
@@ -483,7 +484,8 @@ async fn task_result(ctx: &Ctx<'_>, server: &str, id: String) -> Result<u8, Fail
 const LISTEN_OPEN_LIMIT: Duration = Duration::from_secs(30);
 
 /// `mcpc listen`: every notification the server sends, one per line, until
-/// Ctrl-C.
+/// Ctrl-C, or until no more can arrive (the stream that carries them ended
+/// for good: then a connection failure, exit 3).
 pub(crate) async fn listen(
     ctx: &Ctx<'_>,
     server: Option<&str>,
@@ -506,7 +508,7 @@ pub(crate) async fn listen(
         for uri in &uris {
             c.subscribe_resource(uri).await?;
         }
-        Ok(Feed::Stream(notifications))
+        Ok(Feed::Stream(notifications, event_stream(&c)))
     });
     let mut feed = tokio::time::timeout(LISTEN_OPEN_LIMIT, open).await.map_err(|_| {
         Failure::new(
@@ -538,23 +540,64 @@ pub(crate) async fn listen(
             }
         }
     }
-    Err(Failure::new(Kind::Connection, format!("MCP server {server:?} closed the connection"))
-        .with_server(&server))
+    Err(feed.ended(&server))
 }
 
 /// Where the notifications come from: the client's stream (the handshake
-/// era), or an open `subscriptions/listen` (the stateless era).
+/// era; over HTTP with the state of the GET stream that carries them), or
+/// an open `subscriptions/listen` (the stateless era).
 enum Feed {
-    Stream(mcp_host_registry::mcp_peer::Notifications),
+    Stream(mcp_host_registry::mcp_peer::Notifications, Option<watch::Receiver<EventStreamState>>),
     Listen(mcp_host_registry::mcp_peer::Subscription),
 }
 
+/// The state of an HTTP server's standalone GET stream (none for stdio).
+fn event_stream(c: &ServerClient) -> Option<watch::Receiver<EventStreamState>> {
+    let transport: &dyn DynTransport<TransportError> = &**c.transport();
+    transport.as_any().downcast_ref::<HttpTransport>().map(HttpTransport::watch_event_stream)
+}
+
+/// Whether no notification can come any more over that stream: it was
+/// given up, or the server has none.
+fn gone(state: &EventStreamState) -> bool {
+    matches!(state, EventStreamState::Ended { .. } | EventStreamState::NotOffered)
+}
+
 impl Feed {
+    /// The next notification; `None` when no more can come.
     async fn recv(&mut self) -> Option<ServerNotification> {
         match self {
-            Feed::Stream(n) => n.recv().await,
+            Feed::Stream(n, None) => n.recv().await,
+            Feed::Stream(n, Some(state)) => tokio::select! {
+                biased;
+                next = n.recv() => next,
+                _ = state.wait_for(gone) => None,
+            },
             Feed::Listen(s) => s.recv().await,
         }
+    }
+
+    /// The failure to report once [`recv`](Self::recv) gave `None`.
+    fn ended(&self, server: &str) -> Failure {
+        let reason = match self {
+            Feed::Stream(_, Some(state)) => match &*state.borrow() {
+                EventStreamState::Ended { reason } => Some(reason.clone()),
+                EventStreamState::NotOffered => {
+                    Some("the server offers none (it answers GET with 405)".to_owned())
+                }
+                _ => None,
+            },
+            Feed::Stream(_, None) => None,
+            Feed::Listen(s) => s.end_reason(),
+        };
+        let message = match reason {
+            Some(reason) => format!(
+                "the notification stream of MCP server {server:?} ended, no more notifications \
+                 can arrive: {reason}"
+            ),
+            None => format!("MCP server {server:?} closed the connection"),
+        };
+        Failure::new(Kind::Connection, message).with_server(server)
     }
 }
 

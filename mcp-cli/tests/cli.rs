@@ -1225,6 +1225,37 @@ fn listen_and_subscribe_run_until_ctrl_c() {
     assert_eq!(listen.stop_with("-TERM"), Some(143));
 }
 
+/// Over HTTP, `listen` reads the standalone GET stream; when that stream is
+/// given up (here: every GET brings only an event with a fresh id and
+/// `retry: 0`, so the reconnections run out), `listen` says so and exits 3
+/// instead of running on in silence.
+#[test]
+fn listen_over_http_says_when_its_stream_is_given_up_and_exits_3() {
+    let s = Sandbox::new("listen-given-up");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let config = HttpConfig { id_only_events: true, ..Default::default() };
+    let http = rt.block_on(serve_http(config)).unwrap();
+    let url = http.url();
+    let start = Instant::now();
+    let r = s.run(&["--server", &url, "listen"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("listening to server"), "{r:?}");
+    assert!(r.stderr.contains("the notification stream of MCP server \"server\" ended"), "{r:?}");
+    assert!(r.stderr.contains("5 times in a row without a message"), "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
+    // Five reconnections, at least 100 ms apart, well under a minute.
+    assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
+    // The first GET and `max_reconnects` (5) more.
+    assert_eq!(http.request_count(&hyper::Method::GET), 6);
+    // The same failure as JSON.
+    let r = s.run(&["--server", &url, "--output", "json", "listen"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let v = json_of(&r);
+    assert_eq!(v["error"]["kind"], "connection", "{r:?}");
+    assert_eq!(v["error"]["exit_code"], 3, "{r:?}");
+    rt.block_on(http.shutdown());
+}
+
 /// The elicitation form on a terminal: a pseudo-terminal is mcpc's stdin
 /// and stderr; the answers are typed into it.
 #[cfg(target_os = "linux")]

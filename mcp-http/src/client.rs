@@ -99,9 +99,11 @@ impl HttpClient {
     /// task reads it; when the stream ends it is reopened (with
     /// `Last-Event-ID` when the server gave event ids, in the current
     /// session), after the server's `retry` delay or a jittered backoff, at
-    /// most [`HttpOptions::max_reconnects`] times in a row without an event.
-    /// It stops on an HTTP error, at [`close`](Client::close), or when the
-    /// last clone of the client is dropped.
+    /// most [`HttpOptions::max_reconnects`] times in a row without a
+    /// message. It stops then, on an HTTP error, at
+    /// [`close`](Client::close), or when the last clone of the client is
+    /// dropped; [`HttpTransport::watch_event_stream`](crate::HttpTransport::watch_event_stream)
+    /// says when it ended and why.
     pub async fn open_event_stream(&self) -> Result<bool, Error> {
         self.initialize().await?;
         self.transport().open_event_stream().await

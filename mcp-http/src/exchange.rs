@@ -168,23 +168,25 @@ impl Shared {
         let weak = Arc::downgrade(self);
         let mut decoder = Decoder::with_max_event_size(self.options.max_event_size);
         let mut body = body;
-        let mut failures = 0u32;
-        let mut attempts = 0u32;
+        let mut retries = self.reconnects();
         loop {
             let pumped = crate::stream::pump(&weak, &mut decoder, &mut body, |s| !s.is_pending(id));
-            let (progress, end) = match pumped.await {
+            let (messages, end) = match pumped.await {
                 Pumped::Done => {
                     crate::stream::drain(weak.clone(), std::mem::take(&mut decoder), body);
                     return Ok(());
                 }
                 Pumped::Gone => return Ok(()),
-                Pumped::Ended { progress, reason, .. } => (progress, reason),
+                Pumped::Ended { messages, reason } => (messages, reason),
             };
             if !self.is_pending(id) {
                 return Ok(());
             }
-            if progress {
-                failures = 0;
+            // Only a message is progress: a stream that ends after each
+            // event carrying nothing but a new id (and `retry: 0`) uses up
+            // `max_reconnects` like one that fails to open.
+            if messages {
+                retries.succeeded();
             }
             let lost = |reason: String, attempts: u32| Error::StreamLost {
                 endpoint: self.endpoint.redacted.clone(),
@@ -198,7 +200,7 @@ impl Shared {
                     format!(
                         "the stream ended ({end}) before the reply; 2026-07-28 streams are not resumed"
                     ),
-                    attempts,
+                    retries.attempts(),
                 ));
             }
             let last = decoder.last_event_id().to_owned();
@@ -207,14 +209,11 @@ impl Shared {
                     format!(
                         "the stream ended ({end}) before the reply, with no event id to resume from"
                     ),
-                    attempts,
+                    retries.attempts(),
                 ));
             }
             let retry = decoder.retry();
-            body = match self
-                .reopen(method, Some(&last), retry, snap, &mut failures, &mut attempts)
-                .await
-            {
+            body = match self.reopen(method, Some(&last), retry, snap, &mut retries).await {
                 Ok(body) => body,
                 // The server has the request: only a read may be sent again
                 // in a new session.
@@ -231,13 +230,13 @@ impl Shared {
                     return Err(lost(
                         "the server does not allow GET (405), so the stream cannot be resumed"
                             .into(),
-                        attempts,
+                        retries.attempts(),
                     ));
                 }
                 Err(GetError::Retry(_)) => {
                     return Err(lost(
                         format!("the stream ended ({end}) and could not be resumed"),
-                        attempts,
+                        retries.attempts(),
                     ));
                 }
             };

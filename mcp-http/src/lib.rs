@@ -45,9 +45,11 @@
 //!   a `tools/call` gets [`Error::SessionLost`] rather than running twice);
 //!   [`close`](mcp_peer::Client::close) deletes the session;
 //! - **resumption**: a reply stream that ends before its reply is resumed
-//!   with GET and `Last-Event-ID`, after the server's `retry` delay or a
-//!   jittered backoff, a bounded number of times; the reply is delivered
-//!   once;
+//!   with GET and `Last-Event-ID`, after the server's `retry` delay (at
+//!   least 100 ms) or a jittered backoff ([`mcp_proto::backoff`]), at most
+//!   [`HttpOptions::max_reconnects`] times in a row without a message (an
+//!   event with no data, such as a new id and `retry: 0`, is no progress),
+//!   then [`Error::StreamLost`]; the reply is delivered once;
 //! - **errors**: [`Error`] says what happened (timeout, HTTP status with a
 //!   body excerpt, 401 with the parsed challenges and `resource_metadata`,
 //!   403 `insufficient_scope`, JSON-RPC error, ...). The endpoint is always
@@ -183,6 +185,7 @@ mod wire;
 
 pub use auth::StaticAuth;
 pub use client::HttpClient;
+pub use stream::EventStreamState;
 pub use transport::HttpTransport;
 
 pub use endpoint::{REDACTED, redact_endpoint};

@@ -17,8 +17,8 @@ pub const DEFAULT_MAX_BODY: usize = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_EVENT_SIZE: usize = mcp_sse::sse::DEFAULT_MAX_EVENT_SIZE;
 /// The default connect timeout (10 s).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// The default number of reconnections of a reply stream in a row without
-/// an event (5).
+/// The default number of reconnections of an event stream in a row without
+/// a message (5).
 pub const DEFAULT_MAX_RECONNECTS: u32 = 5;
 
 /// The certificate authorities a server's (or an `https://` proxy's)
@@ -108,8 +108,11 @@ pub struct HttpOptions {
     /// The largest server-sent event accepted (16 MiB); larger ones are
     /// skipped and logged.
     pub max_event_size: usize,
-    /// How many times in a row a reply stream is resumed (GET with
-    /// `Last-Event-ID`) without receiving an event, before giving up (5).
+    /// How many times in a row an event stream (a reply stream resumed with
+    /// GET and `Last-Event-ID`, or the standalone GET stream) is reopened
+    /// without receiving a message, before giving up (5). Events that carry
+    /// no JSON-RPC message (a priming event, a new id, a `retry`) are no
+    /// progress.
     pub max_reconnects: u32,
     /// How long an idle pooled connection is kept (90 s).
     pub pool_idle_timeout: Duration,

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Incoming};
+use mcp_proto::backoff::Retries;
 use mcp_sse::{DecodeError, Decoder, ItemRef};
 
 use crate::error::{Error, chain};
@@ -34,10 +35,37 @@ pub(crate) enum GetError {
 pub(crate) enum Seen {
     /// A comment, an error item, ...
     Nothing,
-    /// An event that carried no message (a priming event, another type).
+    /// An event that carried no message (a priming event, one with only an
+    /// id or a `retry`, another type): no progress.
     Event,
     /// A JSON-RPC message, handed to the client.
     Message,
+}
+
+/// What became of the standalone GET stream, the server's channel for
+/// messages that belong to no request
+/// ([`HttpTransport::watch_event_stream`](crate::HttpTransport::watch_event_stream)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventStreamState {
+    /// Not open: not asked for yet (before the handshake, or with
+    /// [`HttpOptions::event_stream`](crate::HttpOptions::event_stream)
+    /// off), the stateless era (which has none), or a 2024-11-05
+    /// connection (whose one stream carries everything).
+    NotOpen,
+    /// Open, or being reopened after it ended.
+    Open,
+    /// The server offers none (405 to the GET).
+    NotOffered,
+    /// It ended for good: it was reopened
+    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) times in a
+    /// row without delivering a message, reopening met a failure another
+    /// try cannot mend, or the client was closed. Only a new session (after
+    /// a renewal) opens it again.
+    Ended {
+        /// Why, as a person reads it (endpoint redacted, no secret).
+        reason: String,
+    },
 }
 
 /// How pumping one stream ended.
@@ -48,9 +76,9 @@ pub(crate) enum Pumped {
     Gone,
     /// The body ended (or failed) first.
     Ended {
-        /// Whether any event arrived (a priming event included).
-        progress: bool,
-        /// Whether a JSON-RPC message arrived.
+        /// Whether a JSON-RPC message arrived (an event without one, a
+        /// priming event or one carrying only an id and a `retry`, is no
+        /// progress).
         messages: bool,
         /// How it ended, scrubbed of secrets.
         reason: String,
@@ -68,12 +96,8 @@ pub(crate) async fn pump(
     body: &mut Incoming,
     mut done: impl FnMut(&Shared) -> bool,
 ) -> Pumped {
-    let mut progress = false;
     let mut messages = false;
-    let mut seen = |kind: Seen| {
-        progress |= kind != Seen::Nothing;
-        messages |= kind == Seen::Message;
-    };
+    let mut seen = |kind: Seen| messages |= kind == Seen::Message;
     let reason = loop {
         let frame = body.frame().await;
         let Some(shared) = weak.upgrade() else { return Pumped::Gone };
@@ -92,7 +116,7 @@ pub(crate) async fn pump(
     decoder.finish();
     let Some(shared) = weak.upgrade() else { return Pumped::Gone };
     decoder.decode_with(b"", |item| seen(shared.on_item(item)));
-    Pumped::Ended { progress, messages, reason }
+    Pumped::Ended { messages, reason }
 }
 
 /// Reads what follows a reply on its stream, for a bounded time, in the
@@ -110,16 +134,15 @@ pub(crate) fn drain(weak: Weak<Shared>, mut decoder: Decoder, mut body: Incoming
     });
 }
 
-/// Reads the standalone GET stream, and reopens it when it ends.
+/// Reads the standalone GET stream, and reopens it when it ends; says in
+/// [`EventStreamState`] when it gives up.
 pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
-    let max_event = match weak.upgrade() {
-        Some(shared) => shared.options.max_event_size,
+    let (max_event, mut retries) = match weak.upgrade() {
+        Some(shared) => (shared.options.max_event_size, shared.reconnects()),
         None => return,
     };
     let mut decoder = Decoder::with_max_event_size(max_event);
     let mut body = body;
-    let mut failures = 0u32;
-    let mut attempts = 0u32;
     loop {
         // Only a message counts: a server that sends a fresh event id (or
         // a priming event) on every connection and nothing else must not
@@ -130,7 +153,7 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
             Pumped::Done | Pumped::Gone => return,
         };
         if messages {
-            failures = 0;
+            retries.succeeded();
         }
         let Some(shared) = weak.upgrade() else { return };
         let snap = shared.snapshot();
@@ -145,20 +168,31 @@ pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
         // Boxed: the reopening (a whole request, OAuth rounds and redirects
         // included) is a large future; a reader spends its life pumping, so
         // it holds the space only while it reopens.
-        let reopen =
-            Box::pin(shared.reopen("GET", last, retry, &snap, &mut failures, &mut attempts));
-        match reopen.await {
-            Ok(next) => body = next,
-            Err(GetError::NotAllowed) => return,
-            Err(GetError::Retry(e)) => {
-                tracing::debug!(error = %e, "the standalone event stream ended and could not be reopened");
+        let reopen = Box::pin(shared.reopen("GET", last, retry, &snap, &mut retries));
+        let reason = match reopen.await {
+            Ok(next) => {
+                body = next;
+                continue;
+            }
+            Err(GetError::NotAllowed) => {
+                shared.event_stream.send_replace(EventStreamState::NotOffered);
                 return;
+            }
+            Err(GetError::Retry(e)) => {
+                tracing::debug!(endpoint = %shared.endpoint.redacted, error = %e, attempts = retries.attempts(), "the standalone event stream ended and could not be reopened");
+                format!(
+                    "it ended {} times in a row without a message and was given up \
+                     (HttpOptions::max_reconnects); last: {e}",
+                    retries.failures()
+                )
             }
             Err(GetError::Fatal(e)) => {
-                tracing::warn!(error = %e, "the standalone event stream stopped");
-                return;
+                tracing::warn!(endpoint = %shared.endpoint.redacted, error = %e, "the standalone event stream stopped");
+                e.to_string()
             }
-        }
+        };
+        shared.event_stream.send_replace(EventStreamState::Ended { reason });
+        return;
     }
 }
 
@@ -209,34 +243,36 @@ impl Shared {
         }
     }
 
+    /// A stream's reconnection accounting: at most
+    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) reopenings
+    /// in a row that bring no message, waiting
+    /// [`RECONNECT_BACKOFF`](wire::RECONNECT_BACKOFF) between them.
+    pub(crate) fn reconnects(&self) -> Retries {
+        Retries::new(wire::RECONNECT_BACKOFF, Some(self.options.max_reconnects))
+    }
+
     /// The reconnect loop: GETs the stream again (with `Last-Event-ID` when
-    /// given), after the server's `retry` delay (ms) or a jittered backoff, until
-    /// it opens, a failure that another try cannot mend, or
-    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) failures in a
-    /// row (`failures` counts across calls; the caller resets it when a
-    /// stream delivered an event). Gives up when the client is closed.
+    /// given), after the server's `retry` delay (ms; at least 100) or a
+    /// jittered backoff, until it opens, a failure that another try cannot
+    /// mend, or the failures in a row that `retries` allows (it counts
+    /// across calls; the caller tells it when a stream delivered a
+    /// message). Gives up when the client is closed.
     pub(crate) async fn reopen(
         &self,
         method: &str,
         last: Option<&str>,
         retry: Option<u64>,
         snap: &Snapshot,
-        failures: &mut u32,
-        attempts: &mut u32,
+        retries: &mut Retries,
     ) -> Result<Incoming, GetError> {
         let mut last_error = None;
         loop {
-            *failures += 1;
-            if *failures > self.options.max_reconnects {
-                return Err(GetError::Retry(
-                    last_error.unwrap_or_else(|| {
-                        self.invalid(method, "the stream could not be reopened")
-                    }),
-                ));
-            }
-            *attempts += 1;
-            let delay = wire::reconnect_delay(*failures, retry, wire::entropy());
-            tracing::debug!(endpoint = %self.endpoint.redacted, method, ?delay, attempt = *attempts, "reopening an event stream");
+            let Some(delay) = retries.next(retry.map(Duration::from_millis)) else {
+                return Err(GetError::Retry(last_error.unwrap_or_else(|| {
+                    self.invalid(method, "the stream kept ending without a message")
+                })));
+            };
+            tracing::debug!(endpoint = %self.endpoint.redacted, method, ?delay, attempt = retries.attempts(), "reopening an event stream");
             tokio::time::sleep(delay).await;
             if lock(&self.state).closed {
                 return Err(GetError::Fatal(Error::Closed {

@@ -23,7 +23,7 @@ use crate::legacy::Legacy;
 use crate::oauth::{Fetcher, OAUTH_FETCH_TIMEOUT};
 use crate::options::HttpOptions;
 use crate::send::EXCERPT_WAIT;
-use crate::stream::GetError;
+use crate::stream::{EventStreamState, GetError};
 use crate::wire::{self, ACCEPT_BOTH, MCP_METHOD, MCP_NAME};
 
 /// Headers a request carries besides the fixed ones (`Mcp-Name`,
@@ -70,6 +70,9 @@ pub(crate) struct Shared {
     pub(crate) opening: tokio::sync::Mutex<()>,
     /// Set when the server speaks the 2024-11-05 HTTP+SSE transport.
     pub(crate) legacy: Mutex<Option<Arc<Legacy>>>,
+    /// What became of the standalone GET stream (always written with
+    /// `send_replace`: there may be nobody watching).
+    pub(crate) event_stream: tokio::sync::watch::Sender<EventStreamState>,
 }
 
 impl Drop for Shared {
@@ -195,6 +198,7 @@ impl HttpTransport {
             listener: Mutex::new(None),
             opening: tokio::sync::Mutex::new(()),
             legacy: Mutex::new(None),
+            event_stream: tokio::sync::watch::channel(EventStreamState::NotOpen).0,
         });
         Ok(HttpTransport { inner })
     }
@@ -229,6 +233,15 @@ impl HttpTransport {
     /// call it once the handshake finished.
     pub async fn open_event_stream(&self) -> Result<bool, Error> {
         self.inner.open_event_stream().await
+    }
+
+    /// The standalone GET stream's state, and each change of it: a host
+    /// that waits for the server's notifications (`mcpc listen`) learns
+    /// here that none will come, because the stream was given up
+    /// ([`EventStreamState::Ended`]) or the server has none
+    /// ([`EventStreamState::NotOffered`]).
+    pub fn watch_event_stream(&self) -> tokio::sync::watch::Receiver<EventStreamState> {
+        self.inner.event_stream.subscribe()
     }
 }
 
@@ -366,12 +379,14 @@ impl Shared {
                 if let Some(old) = lock(&self.listener).replace(task.abort_handle()) {
                     old.abort();
                 }
+                self.event_stream.send_replace(EventStreamState::Open);
                 Ok(true)
             }
             Err(GetError::NotAllowed) => {
                 let mut state = lock(&self.state);
                 if state.epoch == snap.epoch {
                     state.no_event_stream = true;
+                    self.event_stream.send_replace(EventStreamState::NotOffered);
                 }
                 Ok(false)
             }
@@ -470,6 +485,14 @@ impl Transport for HttpTransport {
         if let Some(task) = lock(&inner.listener).take() {
             task.abort();
         }
+        inner.event_stream.send_if_modified(|state| {
+            let open = *state == EventStreamState::Open;
+            if open {
+                let reason = "the client was closed".to_owned();
+                *state = EventStreamState::Ended { reason };
+            }
+            open
+        });
         if let Some(legacy) = lock(&inner.legacy).take() {
             // Ending the GET stream ends a 2024-11-05 session.
             legacy.stop();

@@ -1,9 +1,10 @@
 //! Pure pieces of the Streamable HTTP exchange: header names, media types,
-//! `Mcp-Name` values, body excerpts, reconnection delays.
+//! `Mcp-Name` values, body excerpts, the reconnection backoff.
 
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
+use mcp_proto::backoff::Backoff;
 use serde_json::Value;
 
 /// `Mcp-Session-Id`.
@@ -134,62 +135,11 @@ pub(crate) fn excerpt(body: &[u8]) -> String {
     out
 }
 
-/// The first reconnection delay when the server set no `retry`.
-pub(crate) const BACKOFF_BASE: Duration = Duration::from_millis(200);
-/// The longest reconnection delay.
-pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(10);
-
-/// The shortest reconnection delay, whatever the server's `retry` says (a
-/// `retry: 0` must not make a storm of GETs).
-pub(crate) const RECONNECT_FLOOR: Duration = Duration::from_millis(100);
-
-/// The delay before reconnection attempt `attempt` (1-based, counting the
-/// attempts in a row that brought nothing): without a server `retry`,
-/// exponential backoff from [`BACKOFF_BASE`] with "equal jitter" (half
-/// fixed, half random from `entropy`), capped at [`BACKOFF_CAP`]. With one,
-/// the server's `retry` (at least [`RECONNECT_FLOOR`], at most the cap) for
-/// the first two attempts, as the server asked; from the third on it
-/// doubles each time, with equal jitter but never below the server's
-/// value, up to the cap (or the server's value when that is larger).
-pub(crate) fn reconnect_delay(
-    attempt: u32,
-    server_retry_ms: Option<u64>,
-    entropy: u64,
-) -> Duration {
-    let jittered = |full: Duration| {
-        let half = full / 2;
-        let half_ms = half.as_millis() as u64;
-        half + Duration::from_millis(entropy % (half_ms + 1))
-    };
-    match server_retry_ms {
-        Some(ms) => {
-            let asked = Duration::from_millis(ms).clamp(RECONNECT_FLOOR, BACKOFF_CAP);
-            if attempt <= 2 {
-                return asked;
-            }
-            let exp = (attempt - 2).min(16);
-            let full = asked.saturating_mul(1 << exp).min(BACKOFF_CAP.max(asked));
-            jittered(full).max(asked)
-        }
-        None => {
-            let exp = attempt.saturating_sub(1).min(16);
-            jittered(BACKOFF_BASE.saturating_mul(1 << exp).min(BACKOFF_CAP))
-        }
-    }
-}
-
-/// A random-enough number for jitter, without a random-number crate: the
-/// standard library seeds every `RandomState` from the OS.
-pub(crate) fn entropy() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish()
-}
+/// How event streams are reopened: 200 ms doubling to 10 s, full jitter;
+/// a server's `retry` is honoured, never below 100 ms (a `retry: 0` must not
+/// make a storm of GETs).
+pub(crate) const RECONNECT_BACKOFF: Backoff =
+    Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
 
 /// Whether a session id is acceptable: visible ASCII only (0x21 to 0x7E),
 /// not empty, at most 1 KiB.
@@ -263,12 +213,6 @@ mod tests {
     }
 
     #[test]
-    fn entropy_varies_between_calls() {
-        let values: std::collections::HashSet<u64> = (0..8).map(|_| entropy()).collect();
-        assert!(values.len() > 1, "{values:?}");
-    }
-
-    #[test]
     fn mcp_name_per_method() {
         let p = serde_json::json!({"name": "echo", "uri": "file:///a"});
         let name = |m| mcp_name(m, Some(&p)).map(|v| v.to_str().unwrap().to_owned());
@@ -299,43 +243,6 @@ mod tests {
         let over = vec![b'y'; EXCERPT_BYTES + 1];
         assert_eq!(excerpt(&over), format!("{}…", "y".repeat(EXCERPT_BYTES)));
         assert_eq!(excerpt(&[0xff, b'a']), "\u{fffd}a");
-    }
-
-    #[test]
-    fn reconnect_delays() {
-        assert_eq!(reconnect_delay(1, Some(1500), 7), Duration::from_millis(1500));
-        assert_eq!(reconnect_delay(2, Some(1500), 7), Duration::from_millis(1500));
-        assert_eq!(reconnect_delay(1, Some(10_000_000), 7), BACKOFF_CAP);
-        // `retry: 0` gets the floor, then backoff: no storm.
-        assert_eq!(reconnect_delay(1, Some(0), 7), RECONNECT_FLOOR);
-        let third = reconnect_delay(3, Some(0), 0);
-        assert_eq!(third, RECONNECT_FLOOR);
-        assert_eq!(reconnect_delay(3, Some(0), 100), Duration::from_millis(200));
-        for attempt in 3..=20 {
-            for entropy in [0, 1, 99, 12_345, u64::MAX] {
-                let d = reconnect_delay(attempt, Some(0), entropy);
-                let full =
-                    RECONNECT_FLOOR.saturating_mul(1 << (attempt - 2).min(16)).min(BACKOFF_CAP);
-                assert!(
-                    d >= full / 2 && d <= full && d >= RECONNECT_FLOOR,
-                    "{attempt} {entropy} {d:?}"
-                );
-            }
-        }
-        // The jitter uses the entropy: different values, different delays.
-        assert_ne!(reconnect_delay(8, Some(0), 1), reconnect_delay(8, Some(0), 2_000));
-        assert_ne!(reconnect_delay(4, None, 1), reconnect_delay(4, None, 777));
-        // Its top is reached: entropy ≡ half (mod half + 1).
-        assert_eq!(reconnect_delay(1, None, 100), Duration::from_millis(200));
-        for attempt in 1..=8 {
-            let full = BACKOFF_BASE.saturating_mul(1 << (attempt - 1)).min(BACKOFF_CAP);
-            for entropy in [0, 1, 99, u64::MAX] {
-                let d = reconnect_delay(attempt, None, entropy);
-                assert!(d >= full / 2 && d <= full, "{attempt} {entropy} {d:?}");
-            }
-        }
-        assert_eq!(reconnect_delay(1, None, 0), Duration::from_millis(100));
-        assert_eq!(reconnect_delay(u32::MAX, None, 0), BACKOFF_CAP / 2);
     }
 
     #[test]

@@ -1537,6 +1537,78 @@ async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
     .await;
 }
 
+/// A reply stream that ends after each event carrying only a new id and
+/// `retry: 0` (no data) is resumed `max_reconnects` times, at least 100 ms
+/// apart, then the request fails with the typed error, long before its
+/// timeout (it used to be resumed about ten times a second until then:
+/// such an event counted as progress).
+#[tokio::test]
+async fn a_reply_stream_of_id_only_events_is_lost_after_max_reconnects() {
+    bounded(async {
+        let server = server(HttpConfig { id_only_events: true, ..HttpConfig::default() }).await;
+        let mut o = options();
+        o.max_reconnects = 3;
+        o.request_timeout = Duration::from_secs(25);
+        // Only the reply stream's GETs.
+        o.event_stream = false;
+        let client = HttpClient::connect(&server.url(), o).unwrap();
+        client.initialize().await.unwrap();
+        let start = tokio::time::Instant::now();
+        let outcome = tokio::time::timeout(Duration::from_secs(10), client.ping()).await;
+        let err = outcome.expect("the request failed well before its timeout").unwrap_err();
+        let took = start.elapsed();
+        let Error::StreamLost { attempts, .. } = &err else { panic!("{err:?}") };
+        assert_eq!(*attempts, 3);
+        let text = err.to_string();
+        assert!(
+            text.contains("ping lost its reply stream after 3 reconnection attempts"),
+            "{text}"
+        );
+        // Three resumptions (GET with Last-Event-ID), after the backoff's
+        // 100 ms floor each; nothing more.
+        let gets: Vec<_> =
+            server.requests().into_iter().filter(|r| r.method == Method::GET).collect();
+        assert_eq!(gets.len(), 3, "{gets:?}");
+        assert!(gets.iter().all(|g| g.headers.contains_key("last-event-id")), "{gets:?}");
+        assert!(took >= Duration::from_millis(300), "{took:?}");
+        assert_eq!(server.rpc_methods().iter().filter(|m| *m == "ping").count(), 1);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+/// The standalone GET stream under the same fault is reopened
+/// `max_reconnects` times and given up, and the transport says so.
+#[tokio::test]
+async fn a_standalone_stream_of_id_only_events_is_given_up_and_reported_ended() {
+    bounded(async {
+        let server = server(HttpConfig { id_only_events: true, ..HttpConfig::default() }).await;
+        let mut o = options();
+        o.max_reconnects = 2;
+        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let mut state = client.transport().watch_event_stream();
+        assert_eq!(*state.borrow(), mcp_http::EventStreamState::NotOpen);
+        client.initialize().await.unwrap();
+        let ended = tokio::time::timeout(
+            Duration::from_secs(10),
+            state.wait_for(|s| matches!(s, mcp_http::EventStreamState::Ended { .. })),
+        )
+        .await
+        .expect("the stream was given up in time")
+        .expect("the transport is alive")
+        .clone();
+        let mcp_http::EventStreamState::Ended { reason } = ended else { unreachable!() };
+        assert!(reason.contains("2 times in a row without a message"), "{reason}");
+        assert!(reason.contains("max_reconnects"), "{reason}");
+        // The first GET and two more; then nothing.
+        assert_eq!(server.request_count(&Method::GET), 3);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(server.request_count(&Method::GET), 3);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_sse_answer_that_is_not_json_rpc_fails_its_call_at_once() {
     bounded(async {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_proto::backoff::{Backoff, Retries};
 use mcp_proto::client::{ClientError, RequestOptions, ServerNotification};
 use mcp_proto::jsonrpc::{Notification, RequestId};
 use mcp_proto::methods;
@@ -22,9 +23,9 @@ pub const SUBSCRIPTION_BUFFER: usize = 256;
 /// subscription ends.
 pub const MAX_RELISTENS: u32 = 5;
 
-/// The first wait before opening a broken stream again; it doubles each
-/// time (with jitter).
-const RELISTEN_BACKOFF: Duration = Duration::from_millis(200);
+/// The waits before opening a broken stream again: 200 ms doubling (full
+/// jitter), at most 10 s.
+const RELISTEN_BACKOFF: Backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
 
 /// A listen request waits this long for its end: as long as the stream
 /// stays open (ten years: no deadline in practice, and no overflow).
@@ -89,10 +90,10 @@ impl Sender {
 /// stream (Streamable HTTP) or sends `notifications/cancelled` (stdio).
 ///
 /// A stream that breaks (a connection lost, a server process restarted) is
-/// opened again, up to [`MAX_RELISTENS`] times in a row with a growing
-/// pause; as notifications may have been lost meanwhile, each list the
-/// subscription listens to is then reported changed once (the host
-/// re-lists). The subscription ends (`recv` gives `None`) when the server
+/// opened again, up to [`MAX_RELISTENS`] times in a row with a growing,
+/// jittered pause ([`mcp_proto::backoff`]); as notifications may have been
+/// lost meanwhile, each list the subscription listens to is then reported
+/// changed once (the host re-lists). The subscription ends (`recv` gives `None`) when the server
 /// ends it, when it cannot be opened again, or when the client closes.
 #[derive(Debug)]
 pub struct Subscription {
@@ -276,12 +277,11 @@ impl<T: Transport> Client<T> {
         ended: Arc<std::sync::Mutex<Option<String>>>,
     ) {
         let mut opened = Some(opened);
-        let mut breaks = 0u32;
+        let mut retries = Retries::new(RELISTEN_BACKOFF, Some(MAX_RELISTENS));
+        let mut pause = None;
         let reason = loop {
-            if breaks > 0 {
-                let pause = RELISTEN_BACKOFF * 2u32.pow(breaks - 1);
-                let jitter = pause.mul_f64(jitter_fraction());
-                tokio::time::sleep(pause + jitter).await;
+            if let Some(pause) = pause.take() {
+                tokio::time::sleep(pause).await;
                 if let Err(e) = self.initialize().await {
                     break format!("the connection could not be opened again: {e}");
                 }
@@ -292,11 +292,12 @@ impl<T: Transport> Client<T> {
                 Ended::Final(reason) => break reason,
                 Ended::Broken(reason) if opened.is_some() => break reason,
                 Ended::Broken(reason) => {
-                    breaks += 1;
-                    if breaks > MAX_RELISTENS {
+                    let Some(wait) = retries.next(None) else {
+                        let breaks = retries.failures() + 1;
                         break format!("the stream broke {breaks} times in a row; last: {reason}");
-                    }
-                    tracing::info!(server = %self.name(), %reason, attempt = breaks, "a subscription's stream broke; listening again");
+                    };
+                    pause = Some(wait);
+                    tracing::info!(server = %self.name(), %reason, attempt = retries.attempts(), "a subscription's stream broke; listening again");
                     // Whatever changed meanwhile is unknown: each list
                     // listened to is reported changed.
                     for (wanted, method) in [
@@ -411,16 +412,6 @@ impl<T: Transport> Client<T> {
         }
         Ended::Broken(reason)
     }
-}
-
-/// A fraction in [0, 0.5) from the clock's low bits: enough to spread
-/// clients that broke together.
-fn jitter_fraction() -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    f64::from(nanos % 1000) / 2000.0
 }
 
 #[cfg(test)]

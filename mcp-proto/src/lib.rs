@@ -73,7 +73,16 @@
 //! );
 //! assert!(!rendered.is_error);
 //! ```
+//!
+//! ## Retries
+//!
+//! [`backoff`]: the one backoff of the workspace (exponential, full jitter,
+//! capped, a server's `retry` honoured above a floor, the randomness passed
+//! in) and [`backoff::Retries`], the count of failures in a row against a
+//! limit; the HTTP transport's stream reconnections, the stateless era's
+//! re-listening and the registry's supervision all wait by it.
 
+pub mod backoff;
 pub mod client;
 pub mod display;
 pub mod jsonrpc;

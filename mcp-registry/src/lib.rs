@@ -171,6 +171,8 @@ pub use error::{
 #[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};
+/// The waits of supervision: the workspace's one backoff, from `mcp-proto`.
+pub use mcp_proto::backoff::Backoff;
 pub use mcp_spawn_env::ServerCommand;
 pub use names::{DEFAULT_SEPARATOR, MAX_TOOL_NAME_LEN, NameError, ToolNames};
 pub use pins::{
@@ -182,7 +184,7 @@ pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, Server
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
 pub use spec::{SpecError, parse_server_spec};
-pub use supervisor::{Backoff, Health, HealthEvent, Keepalive, Supervision, WhileDown};
+pub use supervisor::{Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;
 pub use transport::{BoxTransport, ServerClient};

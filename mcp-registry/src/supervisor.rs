@@ -3,10 +3,10 @@
 //! keepalive), and that task.
 
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use mcp_proto::backoff::Backoff;
 use tokio::time::Instant;
 
 use crate::registry::{Shared, Slot, round_trip};
@@ -88,64 +88,6 @@ pub struct HealthEvent {
     pub server: String,
     /// Its new health.
     pub health: Health,
-}
-
-/// Exponential backoff with jitter and a cap: the wait before attempt `n`
-/// (from 1) is `initial * multiplier^(n-1)`, at most `max`, less a random
-/// part of up to `jitter` of it (so servers that failed together do not
-/// retry together, and no wait exceeds `max`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct Backoff {
-    /// The first wait (200 ms).
-    pub initial: Duration,
-    /// The longest wait (30 s).
-    pub max: Duration,
-    /// The growth factor between attempts (2.0; values below 1 count as 1).
-    pub multiplier: f64,
-    /// The share of each wait that is random, from 0 (none) to 1 (0.2).
-    pub jitter: f64,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff {
-            initial: Duration::from_millis(200),
-            max: Duration::from_secs(30),
-            multiplier: 2.0,
-            jitter: 0.2,
-        }
-    }
-}
-
-impl Backoff {
-    /// A backoff from `initial` to `max`, doubling, with 20 % jitter.
-    pub fn new(initial: Duration, max: Duration) -> Self {
-        Backoff { initial, max, ..Backoff::default() }
-    }
-
-    /// The wait before attempt `attempt` (from 1), with fresh jitter.
-    pub fn delay(&self, attempt: u32) -> Duration {
-        self.delay_with(attempt, random_unit())
-    }
-
-    /// The wait before attempt `attempt` for a random draw `unit` in
-    /// `[0, 1)`.
-    pub(crate) fn delay_with(&self, attempt: u32, unit: f64) -> Duration {
-        let max = self.max.as_secs_f64();
-        let exponent = attempt.saturating_sub(1).min(64) as i32;
-        let base = (self.initial.as_secs_f64() * self.multiplier.max(1.0).powi(exponent)).min(max);
-        let jitter = self.jitter.clamp(0.0, 1.0) * unit.clamp(0.0, 1.0);
-        Duration::from_secs_f64((base * (1.0 - jitter)).clamp(0.0, max))
-    }
-}
-
-/// A number in `[0, 1)` from the standard library's randomly keyed hasher
-/// (jitter needs no more than that).
-fn random_unit() -> f64 {
-    let mut hasher = std::hash::RandomState::new().build_hasher();
-    hasher.write_u64(0x9e37_79b9_7f4a_7c15);
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Keepalive pings of a supervised server: every `interval` a round trip
@@ -403,57 +345,4 @@ fn process_ended(conn: &crate::ServerClient) -> bool {
     }
     let _ = conn;
     false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_grows_is_capped_and_jitter_only_shortens() {
-        let b = Backoff {
-            initial: Duration::from_millis(100),
-            max: Duration::from_secs(1),
-            multiplier: 2.0,
-            jitter: 0.5,
-        };
-        let ms = Duration::from_millis;
-        // (attempt, unit, expected)
-        let cases = [
-            (1, 0.0, ms(100)),
-            (2, 0.0, ms(200)),
-            (3, 0.0, ms(400)),
-            (4, 0.0, ms(800)),
-            (5, 0.0, ms(1000)),
-            (40, 0.0, ms(1000)),
-            (u32::MAX, 0.0, ms(1000)),
-            (1, 0.5, ms(75)),
-            (5, 0.999_999, ms(500)),
-            (0, 0.0, ms(100)),
-        ];
-        for (attempt, unit, expected) in cases {
-            let got = b.delay_with(attempt, unit);
-            let diff = got.abs_diff(expected);
-            assert!(diff < Duration::from_micros(10), "{attempt} {unit}: {got:?} != {expected:?}");
-        }
-        for attempt in 1..100 {
-            let d = b.delay(attempt);
-            assert!(d <= b.max, "{attempt}: {d:?}");
-        }
-    }
-
-    #[test]
-    fn odd_backoff_settings_stay_bounded() {
-        let b = Backoff { multiplier: 0.1, jitter: 7.0, ..Backoff::default() };
-        assert!(b.delay_with(3, 0.5) <= Backoff::default().initial);
-        let b = Backoff { initial: Duration::from_secs(100), ..Backoff::default() };
-        assert_eq!(b.delay_with(1, 0.0), b.max);
-    }
-
-    #[test]
-    fn random_units_are_in_range_and_vary() {
-        let draws: Vec<f64> = (0..64).map(|_| random_unit()).collect();
-        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)));
-        assert!(draws.windows(2).any(|w| w[0] != w[1]));
-    }
 }

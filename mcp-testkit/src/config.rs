@@ -176,6 +176,13 @@ pub struct HttpConfig {
     /// event counts), without ending the chunked body properly
     /// (`--close-after-events`). Applies to resumed connections too.
     pub close_after_events: Option<usize>,
+    /// Answer every request but `initialize` with an SSE stream holding one
+    /// event that carries only a fresh id and `retry: 0` (no data), then
+    /// end it; every GET (the standalone stream, a resumption with any
+    /// `Last-Event-ID`) gets the same. The request never reaches the
+    /// server core, so its reply never comes: a client that counts such
+    /// events as progress reconnects until its timeout (`--id-only-events`).
+    pub id_only_events: bool,
     /// Answer 404 to a session once it has seen this many POSTs
     /// (`--expire-session-after`).
     pub expire_session_after: Option<u64>,
@@ -298,6 +305,7 @@ impl Default for HttpConfig {
             retry_ms: None,
             close_after_priming: false,
             close_after_events: None,
+            id_only_events: false,
             expire_session_after: None,
             sessions: true,
             get_stream: true,
@@ -398,6 +406,8 @@ Options of `http`:
   --retry-ms N                      a `retry: N` field in the priming event
   --close-after-priming             close SSE replies after the priming event (resume with GET)
   --close-after-events N            cut each SSE reply connection after N events
+  --id-only-events                  answer requests (not initialize) and GETs with one event
+                                    carrying only a fresh id and `retry: 0`, then end it
   --expire-session-after N          answer 404 to a session after N POSTs in it
   --no-sessions                     no Mcp-Session-Id; one server core shared by all
   --no-get                          405 on GET without Last-Event-ID
@@ -521,6 +531,7 @@ where
                 }
                 "--priming" => config.priming = true,
                 "--close-after-priming" => config.close_after_priming = true,
+                "--id-only-events" => config.id_only_events = true,
                 "--no-sessions" => config.sessions = false,
                 "--no-get" => config.get_stream = false,
                 "--no-delete" => config.delete = false,
@@ -653,6 +664,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--retry-ms", Kind::Value, true),
     ("--close-after-priming", Kind::Flag, true),
     ("--close-after-events", Kind::Value, true),
+    ("--id-only-events", Kind::Flag, true),
     ("--expire-session-after", Kind::Value, true),
     ("--no-sessions", Kind::Flag, true),
     ("--no-get", Kind::Flag, true),
@@ -749,6 +761,7 @@ mod tests {
             "sse",
             "--close-after-events",
             "3",
+            "--id-only-events",
             "--no-sessions",
             "--no-get",
             "--no-delete",
@@ -770,6 +783,8 @@ mod tests {
         assert_eq!(c.threads, 2);
         assert_eq!(c.reply, ReplyMode::Sse);
         assert_eq!(c.close_after_events, Some(3));
+        assert!(c.id_only_events);
+        assert!(!HttpConfig::default().id_only_events);
         assert!(!c.sessions && !c.get_stream && !c.delete && c.legacy);
         assert_eq!(c.require_auth.as_deref(), Some("tok"));
         assert_eq!(c.status, Some(502));

@@ -289,6 +289,7 @@
 //! | `--retry-ms N` (`retry_ms`) | a `retry: N` field in the priming event |
 //! | `--close-after-priming` (`close_after_priming`) | end each SSE reply right after the priming event; the client resumes with GET + `Last-Event-ID` (SSE polling, the conformance `sse-retry` scenario) |
 //! | `--close-after-events N` (`close_after_events`) | cut each SSE reply connection (resumed ones too) after N events, the priming event included, without ending the chunked body |
+//! | `--id-only-events` (`id_only_events`) | every request but `initialize`, and every GET (standalone or resuming, whatever its `Last-Event-ID`), gets an SSE stream of one event carrying only a fresh id and `retry: 0`, then its end; the request never reaches the core, so no reply ever comes (a reconnect storm for a client that counts such events as progress) |
 //! | `--expire-session-after N` (`expire_session_after`) | the session's POST number N+1 gets 404 and the session is gone |
 //! | `--no-sessions` (`sessions: false`) | no `Mcp-Session-Id`; one shared core |
 //! | `--no-get` (`get_stream: false`) | 405 on a GET without `Last-Event-ID` (resumption still works) |

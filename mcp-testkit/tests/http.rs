@@ -320,6 +320,46 @@ async fn close_after_priming_is_resumed_with_last_event_id() {
 }
 
 #[tokio::test]
+async fn id_only_events_end_every_stream_after_a_fresh_id_and_retry_0() {
+    let server = start(HttpConfig { id_only_events: true, ..HttpConfig::default() }).await;
+    let addr = server.local_addr();
+    // The handshake is served as usual (a JSON reply).
+    let session = open_session(addr).await;
+    let only_id = |events: &[Event]| {
+        assert_eq!(events.len(), 1, "{events:?}");
+        let e = &events[0];
+        assert!(e.data.is_empty() && e.event.is_none(), "{e:?}");
+        assert_eq!(e.retry, Some(0));
+        e.id.clone().expect("an id")
+    };
+    // A request: one event, then the clean end; no reply.
+    let mut sse =
+        Sse::new(post(addr, Some(&session), &call(1, "echo", json!({"message": "x"}))).await);
+    let first = only_id(&sse.rest().await);
+    assert!(!sse.cut);
+    // Its resumption, and the next: the same, each with a new id.
+    let mut ids = vec![first];
+    for _ in 0..2 {
+        let last = ids.last().unwrap().clone();
+        let mut resumed = Sse::new(resume(addr, &session, &last).await);
+        ids.push(only_id(&resumed.rest().await));
+    }
+    // The standalone stream too.
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let mut standalone = Sse::new(send(addr, Method::GET, "/mcp", &headers, None).await);
+    ids.push(only_id(&standalone.rest().await));
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    // The request never reached the core.
+    assert_eq!(server.rpc_methods(), ["initialize", "notifications/initialized", "tools/call"]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn close_after_events_cuts_each_connection() {
     let config =
         HttpConfig { reply: ReplyMode::Sse, close_after_events: Some(2), ..HttpConfig::default() };

@@ -70,6 +70,14 @@ async fn events_until(
     seen
 }
 
+/// `backoff` with at most a fifth of each wait random (the default is full
+/// jitter: anything from nothing to the whole wait), for tests that
+/// measure the waits.
+fn twenty_percent(mut backoff: Backoff) -> Backoff {
+    backoff.jitter = 0.2;
+    backoff
+}
+
 /// The (attempt, wait) of each `BackingOff` among `seen`.
 fn backoffs(seen: &[Health]) -> Vec<(u32, Duration)> {
     let wait = |h: &Health| match h {
@@ -217,8 +225,12 @@ async fn a_crash_loop_backs_off_exponentially_up_to_the_cap() {
         vec![ServerConfig::stdio("loop", testkit(&["--exit-after", "3"]))],
         Arc::new(stdio_connector()),
         // The cap is well above a connection's life (about 50 ms), so the
-        // count never starts again even on a busy machine.
-        supervision(Backoff::new(ms(10), ms(1000)), Some(Keepalive::new(ms(30), ms(500)))),
+        // count never starts again even on a busy machine. A fifth of each
+        // wait at most is random, so the growth shows.
+        supervision(
+            twenty_percent(Backoff::new(ms(10), ms(1000))),
+            Some(Keepalive::new(ms(30), ms(500))),
+        ),
     );
     let mut events = registry.health_events();
     registry.initialize("loop").await.unwrap();
@@ -336,11 +348,9 @@ async fn backoff_is_exponential_capped_and_calls_fail_fast_meanwhile() {
 async fn calls_wait_for_a_reconnect_up_to_the_servers_timeout() {
     let connector = Arc::new(MemoryConnector::default());
     connector.failures.store(2, Ordering::SeqCst);
-    let registry = memory_registry(
-        connector.clone(),
-        supervision(Backoff::new(Duration::from_secs(1), Duration::from_secs(4)), None),
-        Duration::from_secs(10),
-    );
+    let backoff = twenty_percent(Backoff::new(Duration::from_secs(1), Duration::from_secs(4)));
+    let registry =
+        memory_registry(connector.clone(), supervision(backoff, None), Duration::from_secs(10));
     assert!(registry.ping("m").await.is_err());
     assert!(matches!(registry.health("m").unwrap(), Health::BackingOff { attempt: 1, .. }));
     // Waits through the second failure and the next wait, then succeeds.
@@ -374,15 +384,13 @@ async fn calls_wait_for_a_reconnect_up_to_the_servers_timeout() {
 async fn a_call_that_waited_has_the_rest_of_its_timeout() {
     let connector = Arc::new(MemoryConnector::default());
     connector.failures.store(1, Ordering::SeqCst);
-    let registry = memory_registry(
-        connector.clone(),
-        supervision(Backoff::new(Duration::from_secs(1), Duration::from_secs(4)), None),
-        Duration::from_secs(30),
-    );
+    let backoff = twenty_percent(Backoff::new(Duration::from_secs(1), Duration::from_secs(4)));
+    let registry =
+        memory_registry(connector.clone(), supervision(backoff, None), Duration::from_secs(30));
     assert!(registry.ping("m").await.is_err());
     let start = tokio::time::Instant::now();
-    // About 1 s of waiting (less the jitter), then a 1 s tool: 1.5 s is
-    // not enough for both.
+    // About 1 s of waiting (less the jitter, at most a fifth), then a 1 s
+    // tool: 1.5 s is not enough for both.
     let options = RequestOptions::with_timeout(ms(1500));
     let slow = args(json!({"ms": 1000}));
     let err = registry.call_tool_with("m", "slow", slow.clone(), options).await.unwrap_err();

@@ -184,6 +184,10 @@ async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
         session.server.handle(message);
         return Ok(accepted());
     };
+    if config.id_only_events && !is_initialize {
+        // Never handed to the core: the reply never comes.
+        return Ok(id_only_event(shared));
+    }
     let id = rpc.id.clone();
     let session_header = session.id.as_deref().filter(|_| is_initialize);
     match config.reply {
@@ -261,6 +265,9 @@ fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
     if let Some(refusal) = check_version(headers) {
         return refusal;
     }
+    if shared.config.id_only_events {
+        return id_only_event(shared);
+    }
     let (tx, body) = ResponseBody::events();
     match headers.get(LAST_EVENT_ID).map(|v| v.to_str().ok().and_then(parse_event_id)) {
         Some(Some((name, n))) => {
@@ -276,6 +283,13 @@ fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
         None => session.standalone().attach(tx, None, None),
     }
     event_stream(body)
+}
+
+/// `--id-only-events`: an event stream of one event that carries a fresh
+/// id and `retry: 0` and no data, then its end.
+fn id_only_event(shared: &Shared) -> Reply {
+    let event = format!("id: {}-0\nretry: 0\n\n", shared.stream_name());
+    event_stream(ResponseBody::full(event))
 }
 
 fn delete(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
