@@ -1338,55 +1338,9 @@ async fn client_credentials_private_key_jwt_es256() {
 
 // ------------------------------------------------------------ secrecy
 
-/// Every `tracing` line written while the guard lives.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
-    type Writer = Logs;
-    fn make_writer(&'a self) -> Logs {
-        self.clone()
-    }
-}
-
-impl Logs {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-/// Captures all `tracing` output at TRACE on this thread until the guards
-/// drop.
-fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard, tracing::Dispatch) {
-    let buf = Logs::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(buf.clone())
-        .finish();
-    let guard = tracing::subscriber::set_default(subscriber);
-    // A second live dispatcher: with only one, `tracing` computes the
-    // interest of a callsite first hit on another test's thread from that
-    // thread's empty default, caches `never`, and this test's events at
-    // that callsite are lost.
-    let second =
-        tracing::Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
-    tracing::callsite::rebuild_interest_cache();
-    (buf, guard, second)
-}
-
 #[tokio::test]
 async fn secrets_never_reach_logs_errors_or_other_origins() {
-    let (buf, _guard, _second) = capture_logs();
+    let buf = mcp_test_support::LogCapture::start(tracing::Level::TRACE);
     let net = Arc::new(Net::default());
     let log = refreshing_as(&net, rotating(Arc::new(Mutex::new(vec!["rt-2".to_owned()]))));
     let cfg = config().with_pre_registered(ClientRegistration::confidential(
@@ -1710,7 +1664,7 @@ fn wif_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
 
 #[tokio::test]
 async fn workload_identity_presents_the_current_assertion() {
-    let (logs, _guard, _second) = capture_logs();
+    let logs = mcp_test_support::LogCapture::start(tracing::Level::TRACE);
     let net = Arc::new(Net::default());
     let log = wif_as(&net, Arc::new(|_, _| None));
     let dir = std::env::temp_dir().join(format!("mcp-auth-wif-flow-{}", std::process::id()));
@@ -1746,7 +1700,7 @@ async fn workload_identity_presents_the_current_assertion() {
 
 #[tokio::test]
 async fn a_refused_workload_assertion_is_reported_not_retried() {
-    let (logs, _guard, _second) = capture_logs();
+    let logs = mcp_test_support::LogCapture::start(tracing::Level::TRACE);
     for error in ["invalid_grant", "invalid_scope", "unauthorized_client"] {
         let net = Arc::new(Net::default());
         let log = wif_as(
@@ -1886,7 +1840,7 @@ async fn a_dpop_token_error_with_a_nonce_is_not_retried() {
 
 #[tokio::test]
 async fn dpop_bound_tokens_proofs_and_nonces() {
-    let (logs, _guard, _second) = capture_logs();
+    let logs = mcp_test_support::LogCapture::start(tracing::Level::TRACE);
     let net = dpop_net();
     dpop_token_endpoint(&net, Arc::default());
     let (c, clock, store) = clocked_client(&net);

@@ -1124,42 +1124,10 @@ async fn the_log_level_rides_on_each_request_in_the_stateless_era() {
     assert!(!text(&r).starts_with("not sent"), "{}", text(&r));
 }
 
-/// Log lines written while the returned guard lives (on this thread).
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn install(&self) -> tracing::subscriber::DefaultGuard {
-        let me = self.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || me.clone())
-            .with_ansi(false)
-            .with_max_level(tracing::Level::WARN)
-            .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
-
-    fn lines_with(&self, text: &str) -> Vec<String> {
-        let all = String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned();
-        all.lines().filter(|l| l.contains(text)).map(str::to_owned).collect()
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_flood_into_an_unread_subscription_is_one_warning_per_second() {
     use mcp_proto::types::SubscriptionFilter;
-    let logs = Captured::default();
-    let _guard = logs.install();
+    let logs = mcp_test_support::LogCapture::start(tracing::Level::WARN);
     let Pair { client, .. } =
         pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
     let tools = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
@@ -1183,8 +1151,7 @@ async fn a_flood_into_an_unread_subscription_is_one_warning_per_second() {
 
 #[tokio::test(start_paused = true)]
 async fn a_subscriber_that_keeps_falling_behind_is_one_warning_per_second() {
-    let logs = Captured::default();
-    let _guard = logs.install();
+    let logs = mcp_test_support::LogCapture::start(tracing::Level::WARN);
     let Pair { client, .. } = pair(options());
     let mut notifications = client.notifications();
     // Ten floods, each read from once: ten lags.

@@ -13,7 +13,8 @@ use mcp_host_registry::{
     TransportConfig, TransportError,
 };
 use mcp_proto::client::{BoxFuture, RequestOptions};
-use mcp_proto::types::{CallToolResult, JsonObject};
+use mcp_proto::types::JsonObject;
+use mcp_test_support::text;
 use mcp_testkit::{HttpConfig, serve_http};
 use serde_json::{Value, json};
 
@@ -67,10 +68,6 @@ fn registry(
     options.connector = connector.clone();
     let config = Config { servers, ..Default::default() };
     (Registry::new(config, options), connector)
-}
-
-fn text(result: &CallToolResult) -> String {
-    mcp_proto::render_tool_result(result).text
 }
 
 fn args(v: Value) -> Option<JsonObject> {
