@@ -295,19 +295,17 @@ impl Shared {
     /// POSTs what the core queued (notifications, answers to server
     /// requests), in order, one message per POST. Every message is tried;
     /// the first failure is returned.
+    ///
+    /// In the stateless era a request given up on has its answer's stream
+    /// closed (its exchange future is dropped), which the spec makes the
+    /// cancellation signal; its `notifications/cancelled` is POSTed too,
+    /// for a server that answered with JSON and never saw a stream close.
     async fn flush(&self) -> Result<(), Error> {
         let _guard = self.flush_lock.lock().await;
         let link = self.link();
         let mut first = None;
         while let Some(message) = link.poll_transmit() {
             let snap = self.snapshot();
-            if snap.version.is_some_and(ProtocolVersion::is_modern)
-                && message.method() == Some(methods::NOTIFICATION_CANCELLED)
-            {
-                // Stateless era over HTTP: closing the answer's stream (the
-                // request's future was dropped) is the cancellation.
-                continue;
-            }
             if let Err(e) = self.post_message(&message, &snap).await {
                 tracing::debug!(endpoint = %self.endpoint.redacted, error = %e, "sending a message to the MCP server failed");
                 first.get_or_insert(e);

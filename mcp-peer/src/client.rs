@@ -27,6 +27,9 @@ use crate::transport::{Link, LinkTarget, OutgoingRequest, Transport, TransportEr
 pub(crate) type Outcome = Result<Box<RawValue>, ClientError>;
 type Waiter = oneshot::Sender<Outcome>;
 
+/// How long [`Client::close`] waits for what the core queued to be sent.
+const CLOSE_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How many notifications a slow [`notifications`](Client::notifications)
 /// subscriber may fall behind before it skips the oldest.
 const NOTIFICATION_BUFFER: usize = 256;
@@ -297,7 +300,9 @@ impl<T: Transport> Client<T> {
         self.inner.transport.flush().await
     }
 
-    /// Ends the connection: waiting requests fail, the server's requests in
+    /// Ends the connection: what the core queued (the
+    /// `notifications/cancelled` of requests given up on just before) is
+    /// sent first, waiting requests fail, the server's requests in
     /// progress are abandoned, and the transport closes (a child process is
     /// shut down, an HTTP session deleted). Idempotent.
     pub async fn close(&self) -> Result<(), T::Error> {
@@ -307,6 +312,19 @@ impl<T: Transport> Client<T> {
                 return Ok(());
             }
             state.closed = true;
+        }
+        // A timeout or a dropped call queues its cancellation for a flush
+        // of its own, which may not have run yet: the server is told before
+        // the connection ends (bounded: a server that stopped reading does
+        // not hold the close).
+        match tokio::time::timeout(CLOSE_FLUSH_WAIT, self.inner.transport.flush()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::debug!(server = %self.name(), error = %e, "sending the messages queued before closing failed");
+            }
+            Err(_) => {
+                tracing::debug!(server = %self.name(), "the messages queued before closing were not sent in time");
+            }
         }
         for (_, task) in lock(&self.inner.server_tasks).drain() {
             task.abort();

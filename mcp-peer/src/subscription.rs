@@ -77,7 +77,7 @@ impl Sender {
 /// [`recv`](Self::recv) gives the notifications the server sends on it (its
 /// acknowledgment is read by `listen` itself), typed. Dropping it, or
 /// [`close`](Self::close), ends the subscription: the client closes the
-/// stream (Streamable HTTP) or sends `notifications/cancelled` (stdio).
+/// stream (Streamable HTTP) and sends `notifications/cancelled`.
 ///
 /// A stream that breaks (a connection lost, a server process restarted) is
 /// opened again, up to [`MAX_RELISTENS`] times in a row with a growing
