@@ -273,10 +273,21 @@ impl Shared {
             ClientError::Timeout { method, after } => Error::Timeout { endpoint, method, after },
             ClientError::Closed { .. } if lock(&self.state).closed => Error::Closed { endpoint },
             ClientError::ConnectionLost { method } => Error::SessionLost { endpoint, method },
-            ClientError::UnsupportedProtocolVersion { method, supported, requested, error } => {
+            ClientError::UnsupportedProtocolVersion {
+                method,
+                supported,
+                requested,
+                client_versions,
+                error,
+            } => {
                 let error = Box::new(self.scrub_error(*error));
-                let source =
-                    ClientError::UnsupportedProtocolVersion { method, supported, requested, error };
+                let source = ClientError::UnsupportedProtocolVersion {
+                    method,
+                    supported,
+                    requested,
+                    client_versions,
+                    error,
+                };
                 Error::Protocol { endpoint, source }
             }
             ClientError::HeaderMismatch { method, error } => {

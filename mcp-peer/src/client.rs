@@ -433,6 +433,7 @@ impl<T: Transport> Client<T> {
                                         method: methods::SERVER_DISCOVER.into(),
                                         supported: d.supported_versions.clone(),
                                         requested: version.as_str().into(),
+                                        client_versions: self.probe_versions().into(),
                                         error: Box::new(mcp_proto::jsonrpc::ErrorObject::new(
                                             mcp_proto::jsonrpc::error_code::UNSUPPORTED_PROTOCOL_VERSION,
                                             "no protocol version in common",
@@ -477,9 +478,16 @@ impl<T: Transport> Client<T> {
             }
             if protocol.is_some_and(ClientError::is_modern_error) {
                 // A stateless-era server that will not serve this client.
+                let ours = self.probe_versions();
                 return Err(match error {
-                    Fail::Client(e) => self.fatal(e),
-                    Fail::Transport(e) => e,
+                    Fail::Client(e) => self.fatal(e.with_client_versions(&ours, Some(version))),
+                    Fail::Transport(e) => match e.protocol_error() {
+                        Some(p @ ClientError::UnsupportedProtocolVersion { .. }) => {
+                            let p = p.clone().with_client_versions(&ours, Some(version));
+                            inner.transport.client_error(p)
+                        }
+                        _ => e,
+                    },
                 });
             }
             let legacy_sign = match &error {
@@ -508,6 +516,14 @@ impl<T: Transport> Client<T> {
             tracing::debug!(server = %options.name, "the era probe found a handshake-era server");
             return Ok(Probed::Legacy);
         }
+    }
+
+    /// The versions the probe may settle on: every accepted version, or
+    /// only the stateless era's when the options pin it.
+    fn probe_versions(&self) -> Vec<ProtocolVersion> {
+        let options = &self.inner.options;
+        let pinned = options.era == EraChoice::Modern;
+        options.supported_versions.iter().copied().filter(|v| !pinned || v.is_modern()).collect()
     }
 
     /// One `server/discover` exchange under the probe timeout.

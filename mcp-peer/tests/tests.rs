@@ -565,6 +565,61 @@ async fn a_silent_probe_times_out_into_the_handshake_era() {
     assert_eq!(text(&log), "[]");
 }
 
+/// A server that answers every `server/discover` with `-32022`, listing
+/// the versions `lists` gives for each try in turn (the last one again
+/// once they run out); returns the client and the number of probes.
+fn refusing_versions(lists: Vec<Vec<&'static str>>) -> (Client<MemoryTransport>, Arc<AtomicUsize>) {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, ClientOptions::new("refusing"));
+    let probes = Arc::new(AtomicUsize::new(0));
+    let counter = probes.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let listed = lists.get(n).or(lists.last()).cloned().unwrap_or_default();
+            let requested = &msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"];
+            let reply = json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": listed, "requested": requested}}});
+            end.send(reply.to_string().as_bytes());
+        }
+    });
+    (client, probes)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_refusing_a_version_it_lists_is_named_correctly() {
+    let (client, probes) = refusing_versions(vec![vec!["2026-07-28"]]);
+    let err = client.ping().await.unwrap_err();
+    // Asked again once with the version it lists, then given up.
+    assert_eq!(probes.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        err.to_string(),
+        "server/discover failed: the server refused protocol version \"2026-07-28\" \
+         (the server lists: 2026-07-28; this client speaks: 2024-11-05, 2025-03-26, \
+         2025-06-18, 2025-11-25, 2026-07-28; in common: 2026-07-28)"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_alternates_its_versions_is_named_correctly() {
+    let (client, probes) =
+        refusing_versions(vec![vec!["2026-07-28"], vec!["2027-01-01"], vec!["2026-07-28"]]);
+    let err = client.ping().await.unwrap_err();
+    assert_eq!(probes.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        err.to_string(),
+        "server/discover failed: the server refused protocol version \"2026-07-28\" \
+         (the server lists: 2027-01-01; this client speaks: 2024-11-05, 2025-03-26, \
+         2025-06-18, 2025-11-25, 2026-07-28; in common: none)"
+    );
+    // Remembered: a later request fails the same way without probing.
+    assert_eq!(client.ping().await.unwrap_err().to_string(), err.to_string());
+    assert_eq!(probes.load(Ordering::SeqCst), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_stateless_era_pinned_refuses_a_handshake_era_server_s_methods() {
     let mut o = ClientOptions::new("testkit");
