@@ -89,20 +89,29 @@ pub mod blocking;
 pub mod cache;
 mod client;
 pub mod era;
+mod inner;
+mod input;
+mod listeners;
 pub mod memory;
 mod notifications;
+mod open;
 mod options;
 #[cfg(feature = "otel")]
 pub mod otel;
+mod request;
+mod send;
 mod shape;
 mod subscription;
+mod sync;
 pub mod tasks;
+mod tools;
 mod transport;
 
 pub use client::Client;
 pub use notifications::{CallError, CallHandle, Notifications};
 pub use options::{
-    ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, DEFAULT_TASK_TIMEOUT, EraChoice,
+    ClientOptions, DEFAULT_MAX_INPUT_ANSWER_BYTES, DEFAULT_MAX_INPUT_REQUESTS,
+    DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, DEFAULT_TASK_TIMEOUT, EraChoice,
 };
 pub use subscription::{MAX_RELISTENS, SUBSCRIPTION_BUFFER, Subscription};
 pub use transport::{DynTransport, Link, OutgoingRequest, Transport, TransportError};

@@ -134,6 +134,25 @@ pub enum ClientError {
         /// How many rounds were made.
         rounds: usize,
     },
+    /// An `input_required` result (or a task's status) held more input
+    /// requests than one round may (refused before any was decoded or
+    /// handed to a handler).
+    TooManyInputRequests {
+        /// The method of the request.
+        method: String,
+        /// How many the server sent.
+        count: usize,
+        /// How many one round may hold.
+        max: usize,
+    },
+    /// The answers built for one round of input requests grew over the
+    /// configured size (no more handlers were asked).
+    InputAnswersTooLarge {
+        /// The method of the request.
+        method: String,
+        /// The most bytes one round's answers may take.
+        max_bytes: usize,
+    },
     /// An input request of an `input_required` result could not be
     /// fulfilled (no handler for it, or the handler failed).
     InputRequestFailed {
@@ -345,6 +364,14 @@ impl fmt::Display for ClientError {
             ClientError::TooManyInputRounds { method, rounds } => {
                 write!(f, "{method} failed: the server still asked for input after {rounds} rounds")
             }
+            ClientError::TooManyInputRequests { method, count, max } => write!(
+                f,
+                "{method} failed: the server asked for {count} inputs in one round, more than the {max} allowed"
+            ),
+            ClientError::InputAnswersTooLarge { method, max_bytes } => write!(
+                f,
+                "{method} failed: the answers to the server's input requests grew over {max_bytes} bytes"
+            ),
             ClientError::InputRequestFailed { method, key, input_method, error } => write!(
                 f,
                 "{method} failed: the server's input request {key:?} ({input_method}) could not be fulfilled: {}",
