@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cache::{MemoryCache, ResultCache};
+use crate::era::EraMemory;
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::decide::InputLimits;
@@ -90,6 +91,12 @@ pub struct ClientOptions {
     /// fresh (see [`crate::cache`]). A [`MemoryCache`] of its own by
     /// default; `None` turns caching off; a host may bring its own.
     pub cache: Option<Arc<dyn ResultCache>>,
+    /// Which servers were found to speak the handshake era, so their
+    /// connections send `initialize` without probing (see [`crate::era`]):
+    /// the process's shared table by default
+    /// ([`era::shared`](crate::era::shared)); a host may bring its own
+    /// store, or `None` to probe every connection.
+    pub era_memory: Option<Arc<dyn EraMemory>>,
     /// Stateless era, tasks extension: how long a call answered with a task
     /// handle is followed (polling `tasks/get`) before it fails with a
     /// timeout (10 minutes by default; the task is then cancelled).
@@ -114,6 +121,7 @@ impl fmt::Debug for ClientOptions {
             .field("max_input_answer_bytes", &self.max_input_answer_bytes)
             .field("log_level", &self.log_level)
             .field("cache", &self.cache)
+            .field("era_memory", &self.era_memory)
             .field("task_timeout", &self.task_timeout)
             .finish()
     }
@@ -139,6 +147,7 @@ impl ClientOptions {
             max_input_answer_bytes: DEFAULT_MAX_INPUT_ANSWER_BYTES,
             log_level: None,
             cache: Some(Arc::new(MemoryCache::default())),
+            era_memory: Some(crate::era::shared()),
             task_timeout: DEFAULT_TASK_TIMEOUT,
         }
     }

@@ -1359,3 +1359,83 @@ async fn a_task_status_with_too_many_input_requests_is_refused_and_the_task_canc
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(methods_seen(&seen).last().map(String::as_str), Some("tasks/cancel"));
 }
+
+// The era memory is the caller's: passed in the options, the process's
+// shared table by default.
+
+/// The in-memory transport under an era key, as an HTTP origin is.
+struct Keyed(MemoryTransport, &'static str);
+
+impl mcp_peer::Transport for Keyed {
+    type Error = MemoryError;
+
+    fn attach(&self, link: mcp_peer::Link) {
+        self.0.attach(link)
+    }
+
+    async fn send_request(&self, r: mcp_peer::OutgoingRequest<'_>) -> Result<(), MemoryError> {
+        self.0.send_request(r).await
+    }
+
+    async fn flush(&self) -> Result<(), MemoryError> {
+        self.0.flush().await
+    }
+
+    async fn close(&self) -> Result<(), MemoryError> {
+        self.0.close().await
+    }
+
+    fn client_error(&self, error: ClientError) -> MemoryError {
+        self.0.client_error(error)
+    }
+
+    fn era_cache_key(&self) -> Option<String> {
+        Some(self.1.into())
+    }
+}
+
+/// A handshake-era testkit server behind `key`; the methods it received
+/// once the client pinged.
+async fn methods_of_a_ping(key: &'static str, options: ClientOptions) -> Vec<String> {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(Keyed(transport, key), options);
+    let sender = end.sender();
+    let (server, queue) = Server::new(Config::default());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let m: Value = serde_json::from_slice(&bytes).unwrap();
+            log.lock().unwrap().push(m["method"].as_str().unwrap_or("").to_owned());
+            server.handle_json(&bytes);
+        }
+    });
+    forward(queue, sender);
+    client.ping().await.unwrap();
+    client.close().await.unwrap();
+    seen.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_era_memory_is_the_one_the_options_give() {
+    let key = "test://era-memory-passed-in";
+    let table = Arc::new(mcp_peer::era::EraTable::default());
+    let mut own = ClientOptions::new("own");
+    own.era_memory = Some(table.clone());
+    // The first client probes and remembers, in its own table only.
+    let first = methods_of_a_ping(key, own.clone()).await;
+    assert_eq!(first[..2], ["server/discover", "initialize"]);
+    assert!(mcp_peer::era::EraMemory::known_legacy(&*table, key));
+    assert!(!mcp_peer::era::EraMemory::known_legacy(&*mcp_peer::era::shared(), key));
+    // A second client sharing that table sends initialize at once.
+    let second = methods_of_a_ping(key, own).await;
+    assert_eq!(second[0], "initialize");
+    // One with the shared default, or with no memory, probes.
+    let shared = methods_of_a_ping(key, ClientOptions::new("shared")).await;
+    assert_eq!(shared[0], "server/discover");
+    let mut none = ClientOptions::new("none");
+    none.era_memory = None;
+    let forgetful = methods_of_a_ping(key, none.clone()).await;
+    assert_eq!(forgetful[0], "server/discover");
+    assert_eq!(methods_of_a_ping(key, none).await[0], "server/discover");
+}

@@ -68,16 +68,20 @@ fn opened<T: Transport>(inner: &Inner<T>) -> Option<Arc<InitializeResult>> {
 /// they leave it open). Called under `init_lock`.
 async fn open<T: Transport>(inner: &Inner<T>) -> Result<Arc<InitializeResult>, T::Error> {
     let options = &inner.options;
-    let key = inner.transport.era_cache_key();
-    let remembered = key.as_deref().is_some_and(crate::era::known_legacy);
+    let memory = options.era_memory.as_deref();
+    let key = memory.and_then(|_| inner.transport.era_cache_key());
+    let remembered = match (memory, &key) {
+        (Some(memory), Some(key)) => memory.known_legacy(key),
+        _ => false,
+    };
     let step = first_step(options.era, &options.supported_versions, remembered);
     if let OpenStep::Handshake { .. } = step {
         let outcome = handshake::open(inner).await;
         match &outcome {
             Err(e) if probe_after_failed_handshake(step, failure_of(e)) => {
                 // A remembered era that no longer holds is probed again.
-                if let Some(key) = &key {
-                    crate::era::forget(key);
+                if let (Some(memory), Some(key)) = (memory, &key) {
+                    memory.forget(key);
                 }
                 tracing::info!(server = %options.name, "the server no longer answers initialize; probing its era again");
             }
@@ -87,8 +91,8 @@ async fn open<T: Transport>(inner: &Inner<T>) -> Result<Arc<InitializeResult>, T
     match stateless::probe(inner).await? {
         Probed::Modern(result) => Ok(result),
         Probed::Legacy => {
-            if let Some(key) = &key {
-                crate::era::remember_legacy(key);
+            if let (Some(memory), Some(key)) = (memory, &key) {
+                memory.remember_legacy(key);
             }
             handshake::open(inner).await
         }
