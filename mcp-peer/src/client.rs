@@ -122,9 +122,7 @@ impl<T: Transport> Client<T> {
         params: Option<serde_json::Value>,
     ) -> Result<(), T::Error> {
         self.initialize().await?;
-        let queued = lock(&self.inner.core).queue_notification(Notification::new(method, params));
-        queued.map_err(|e| self.inner.transport.client_error(e))?;
-        self.inner.transport.flush().await
+        self.inner.notify(Notification::new(method, params)).await
     }
 
     /// Ends the connection: what the core queued (the

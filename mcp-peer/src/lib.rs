@@ -25,6 +25,13 @@
 //!   templates, subscriptions, prompts, completion, logging, tasks, each
 //!   paginated list whole or by page.
 //!
+//! The client performs what [`mcp_proto::client::decide`] decides (which
+//! era to open, the probe, what a failed attempt leads to, the bounds of
+//! input rounds, what a result asks for): every request kind goes out
+//! through one private send path. State that belongs to the caller is
+//! passed in the [`ClientOptions`]: the result cache ([`cache`]) and the
+//! memory of handshake-era servers ([`era`]), each with a default.
+//!
 //! A [`Transport`] only moves messages: it sends a request
 //! ([`Transport::send_request`]) and what the core queued
 //! ([`Transport::flush`]), and hands what the server sends to its

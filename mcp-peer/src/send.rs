@@ -2,7 +2,8 @@
 //! path writes typed parameters straight into the message), encoded,
 //! handed to the transport, waited for under its deadline, cancelled when
 //! the caller stops waiting. The probe, `initialize`, calls, listens and
-//! task polls all go through [`Inner::send`].
+//! task polls all go through [`Inner::send`]; notifications through
+//! [`Inner::notify`].
 //!
 //! It decides nothing of the protocol: the core and
 //! [`mcp_proto::client::decide`] do; the modules above act on what the
@@ -15,7 +16,7 @@ use std::time::Duration;
 use mcp_proto::ProtocolVersion;
 use mcp_proto::client::decide::{Failure, TransportFacts, rules};
 use mcp_proto::client::{ClientCore, ClientError, RequestOptions};
-use mcp_proto::jsonrpc::{Request, RequestId};
+use mcp_proto::jsonrpc::{Notification, Request, RequestId};
 use mcp_proto::types::Tool;
 use serde::Serialize;
 use serde_json::Value;
@@ -83,6 +84,15 @@ pub(crate) enum Start<'a, P: ?Sized> {
 pub(crate) type Sent<'a, P, E> = (Result<Box<RawValue>, Fail<E>>, Params<'a, P>);
 
 impl<T: Transport> Inner<T> {
+    /// Sends a notification: queued in the core (after what is queued
+    /// already, so messages leave in the order they were made) and
+    /// flushed.
+    pub(crate) async fn notify(&self, notification: Notification) -> Result<(), T::Error> {
+        let queued = lock(&self.core).queue_notification(notification);
+        queued.map_err(|e| self.transport.client_error(e))?;
+        self.transport.flush().await
+    }
+
     /// The one send path of every request: starts it in the core (the
     /// typed fast path writes typed parameters straight into the message
     /// when the transport needs no value), encodes it, calls
