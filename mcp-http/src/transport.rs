@@ -286,10 +286,21 @@ impl Shared {
             ClientError::Timeout { method, after } => Error::Timeout { endpoint, method, after },
             ClientError::Closed { .. } if lock(&self.state).closed => Error::Closed { endpoint },
             ClientError::ConnectionLost { method } => Error::SessionLost { endpoint, method },
-            ClientError::UnsupportedProtocolVersion { method, supported, requested, error } => {
+            ClientError::UnsupportedProtocolVersion {
+                method,
+                supported,
+                requested,
+                client_versions,
+                error,
+            } => {
                 let error = Box::new(self.scrub_error(*error));
-                let source =
-                    ClientError::UnsupportedProtocolVersion { method, supported, requested, error };
+                let source = ClientError::UnsupportedProtocolVersion {
+                    method,
+                    supported,
+                    requested,
+                    client_versions,
+                    error,
+                };
                 Error::Protocol { endpoint, source }
             }
             ClientError::HeaderMismatch { method, error } => {
@@ -308,19 +319,17 @@ impl Shared {
     /// POSTs what the core queued (notifications, answers to server
     /// requests), in order, one message per POST. Every message is tried;
     /// the first failure is returned.
+    ///
+    /// In the stateless era a request given up on has its answer's stream
+    /// closed (its exchange future is dropped), which the spec makes the
+    /// cancellation signal; its `notifications/cancelled` is POSTed too,
+    /// for a server that answered with JSON and never saw a stream close.
     async fn flush(&self) -> Result<(), Error> {
         let _guard = self.flush_lock.lock().await;
         let link = self.link();
         let mut first = None;
         while let Some(message) = link.poll_transmit() {
             let snap = self.snapshot();
-            if snap.version.is_some_and(ProtocolVersion::is_modern)
-                && message.method() == Some(methods::NOTIFICATION_CANCELLED)
-            {
-                // Stateless era over HTTP: closing the answer's stream (the
-                // request's future was dropped) is the cancellation.
-                continue;
-            }
             if let Err(e) = self.post_message(&message, &snap).await {
                 tracing::debug!(endpoint = %self.endpoint.redacted, error = %e, "sending a message to the MCP server failed");
                 first.get_or_insert(e);

@@ -18,6 +18,9 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::client::Client;
+use crate::request::Answer;
+use crate::send::Params;
+use crate::tasks::ToolCallStart;
 use crate::transport::Transport;
 
 /// `tools/call` parameters with arguments of any serialisable type, encoded
@@ -32,6 +35,71 @@ struct CallParams<'a, A: ?Sized> {
 }
 
 impl<T: Transport> Client<T> {
+    /// Sends a request and waits for its result (initializing first if
+    /// needed), as a JSON value. Dropping the future sends
+    /// `notifications/cancelled`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<serde_json::Value>,
+        options: RequestOptions,
+    ) -> Result<serde_json::Value, T::Error> {
+        let tool = match method {
+            methods::TOOLS_CALL if self.transport().wants_params() => {
+                let name = params.as_ref().and_then(|p| p.get("name"));
+                match name.and_then(serde_json::Value::as_str) {
+                    Some(name) => self.tool_list_with(name).await,
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        let raw = self.request_raw::<()>(method, Params::Value(params), tool, options).await?;
+        ops::parse_result(method, &raw).map_err(|e| self.error(e))
+    }
+
+    /// Sends a request whose parameters are any serialisable value and
+    /// decodes its result into `R`.
+    pub async fn request_typed<P, R>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<R, T::Error>
+    where
+        P: Serialize + Sync + ?Sized,
+        R: DeserializeOwned,
+    {
+        let raw = self.request_raw(method, Params::Typed(params), None, options).await?;
+        ops::parse_result(method, &raw).map_err(|e| self.error(e))
+    }
+
+    /// A request's result as JSON text, a task handle followed to its end
+    /// (or, without `follow`, given back as it came).
+    async fn request_raw<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Params<'_, P>,
+        tool: Option<(Arc<[Tool]>, usize)>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
+        self.request_following(method, params, tool, options, true).await
+    }
+
+    async fn request_following<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Params<'_, P>,
+        tool: Option<(Arc<[Tool]>, usize)>,
+        options: RequestOptions,
+        follow: bool,
+    ) -> Result<Box<RawValue>, T::Error> {
+        match self.request_inner(method, params, tool, options).await? {
+            Answer::Task(raw) if follow => self.follow_task(method, raw).await,
+            answer => Ok(answer.into_raw()),
+        }
+    }
+
     /// `ping`: succeeds when the server answers.
     pub async fn ping(&self) -> Result<(), T::Error> {
         ops::ping(self, RequestOptions::default()).await
@@ -94,7 +162,7 @@ impl<T: Transport> Client<T> {
         options: RequestOptions,
     ) -> Result<CallToolResult, T::Error> {
         let raw = self.call_raw(name, arguments, None, options).await?;
-        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
+        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
     }
 
     /// Calls a tool as a task (experimental, 2025-11-25): the server answers
@@ -114,7 +182,7 @@ impl<T: Transport> Client<T> {
             ..Default::default()
         };
         let raw = self.call_raw(name, arguments, Some(task), RequestOptions::default()).await?;
-        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.transport().client_error(e))
+        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
     }
 
     /// `tools/call`, its result as JSON text. The arguments are written
@@ -132,7 +200,7 @@ impl<T: Transport> Client<T> {
 
     /// `tools/call` as JSON text; with `poll_tasks` false, a task handle
     /// (tasks extension) comes back as it came.
-    pub(crate) async fn call_raw_with<A: Serialize>(
+    async fn call_raw_with<A: Serialize>(
         &self,
         name: &str,
         arguments: A,
@@ -184,8 +252,33 @@ impl<T: Transport> Client<T> {
             true => self.tool_list_with(name).await,
             false => None,
         };
-        let params = crate::client::Params::Typed(&params);
-        self.request_inner(methods::TOOLS_CALL, params, tool, options, poll).await
+        self.request_following(methods::TOOLS_CALL, Params::Typed(&params), tool, options, poll)
+            .await
+    }
+
+    /// Calls a tool without following a task the server may make of it
+    /// (tasks extension, 2026-07-28; declare it first): the result, or the
+    /// task handle to follow yourself. `call_tool` follows tasks to their
+    /// end by itself.
+    pub async fn call_tool_start(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<ToolCallStart, T::Error> {
+        let raw = self.call_raw_with(name, arguments, options, false).await?;
+        let parse = |e: serde_json::Error| {
+            self.error(ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.into(),
+                reason: e.to_string(),
+            })
+        };
+        match mcp_proto::types::result_kind(raw.get()) {
+            Ok(mcp_proto::types::ResultKind::Task) => serde_json::from_str(raw.get())
+                .map(|t| ToolCallStart::Task(Box::new(t)))
+                .map_err(parse),
+            _ => serde_json::from_str(raw.get()).map(ToolCallStart::Complete).map_err(parse),
+        }
     }
 
     fn not_an_object(&self) -> T::Error {
@@ -205,10 +298,7 @@ impl<T: Transport> Client<T> {
     ) -> Result<R, T::Error> {
         let result = self.call_tool(name, arguments).await?;
         let invalid = |reason: String| {
-            self.transport().client_error(ClientError::InvalidResult {
-                method: methods::TOOLS_CALL.into(),
-                reason,
-            })
+            self.error(ClientError::InvalidResult { method: methods::TOOLS_CALL.into(), reason })
         };
         if result.is_error == Some(true) {
             let text = mcp_proto::render_tool_result(&result).text;
@@ -235,7 +325,7 @@ impl<T: Transport> Client<T> {
         .await?;
         match checked {
             None | Some(Ok(())) => Ok(()),
-            Some(Err(e)) => Err(self.transport().client_error(ClientError::InvalidResult {
+            Some(Err(e)) => Err(self.error(ClientError::InvalidResult {
                 method: methods::TOOLS_CALL.into(),
                 reason: format!("the result of {name:?} does not match its outputSchema: {e}"),
             })),
@@ -395,10 +485,11 @@ impl<T: Transport> Client<T> {
     /// call does nothing.
     pub async fn notify_roots_changed(&self) -> Result<(), T::Error> {
         self.initialize().await?;
-        if self.protocol_version().is_some_and(|v| v.is_modern()) {
+        let method = methods::NOTIFICATION_ROOTS_LIST_CHANGED;
+        if self.inner.rules().is_some_and(|rules| !rules.sends_notification(method)) {
             return Ok(());
         }
-        self.notify(methods::NOTIFICATION_ROOTS_LIST_CHANGED, None).await
+        self.notify(method, None).await
     }
 
     /// Starts a tool call as a task of its own: the handle is awaited for
@@ -431,6 +522,46 @@ impl<T: Transport> Client<T> {
     }
 
     fn invalid_params(&self, method: &str, reason: String) -> T::Error {
-        self.transport().client_error(ClientError::InvalidParams { method: method.into(), reason })
+        self.error(ClientError::InvalidParams { method: method.into(), reason })
+    }
+}
+
+impl<T: Transport> ops::Requester for Client<T> {
+    type Error = T::Error;
+
+    fn client_error(&self, error: ClientError) -> T::Error {
+        self.error(error)
+    }
+
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<serde_json::Value>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
+        self.request_raw::<()>(method, Params::Value(params), None, options).await
+    }
+
+    async fn request_with_params<P: Serialize + Sync>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, T::Error> {
+        self.request_raw(method, Params::Typed(params), None, options).await
+    }
+
+    /// In the stateless era the assembled list is not kept: its pages are,
+    /// in the result cache, for as long as their `ttlMs` says.
+    fn cached_tools(&self) -> Option<Arc<[Tool]>> {
+        self.kept_tools()
+    }
+
+    fn tools_generation(&self) -> u64 {
+        crate::request::Plain(self).tools_generation()
+    }
+
+    fn store_tools(&self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]> {
+        crate::request::Plain(self).store_tools(generation, tools)
     }
 }

@@ -82,18 +82,7 @@ pub trait ResultCache: Send + Sync + fmt::Debug {
     fn invalidate(&self, what: &Invalidation);
 }
 
-/// The methods whose results the stateless era marks cacheable (beside
-/// `server/discover`, which the client asks only once a connection).
-pub fn is_cacheable(method: &str) -> bool {
-    matches!(
-        method,
-        methods::TOOLS_LIST
-            | methods::PROMPTS_LIST
-            | methods::RESOURCES_LIST
-            | methods::RESOURCES_TEMPLATES_LIST
-            | methods::RESOURCES_READ
-    )
-}
+pub use mcp_proto::client::decide::result::is_cacheable;
 
 /// The default cache: in memory, bounded, for one client.
 #[derive(Debug)]
@@ -185,25 +174,6 @@ impl ResultCache for MemoryCache {
     }
 }
 
-/// The caching hint of a result's JSON text (`ttlMs`, `cacheScope`), read
-/// without decoding the rest.
-pub(crate) fn hint_of(result: &RawValue) -> CacheHint {
-    #[derive(serde::Deserialize)]
-    struct Peek {
-        #[serde(rename = "ttlMs", default)]
-        ttl: Option<serde_json::Value>,
-        #[serde(rename = "cacheScope", default)]
-        scope: Option<String>,
-    }
-    match serde_json::from_str::<Peek>(result.get()) {
-        Ok(p) => CacheHint {
-            ttl_ms: p.ttl.as_ref().and_then(serde_json::Value::as_u64),
-            private: p.scope.as_deref() != Some("public"),
-        },
-        Err(_) => CacheHint::default(),
-    }
-}
-
 /// The parameters of a key: the request's, as compact JSON, without
 /// `_meta`.
 pub(crate) fn key_params(params: Option<&serde_json::Value>) -> String {
@@ -279,10 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn hints_and_key_parameters() {
-        let h = hint_of(&raw(r#"{"tools":[],"ttlMs":500,"cacheScope":"public"}"#));
-        assert_eq!(h, CacheHint { ttl_ms: Some(500), private: false });
-        assert_eq!(hint_of(&raw(r#"{"ttlMs":-3}"#)).ttl_ms, None);
+    fn key_parameters_leave_meta_out() {
         let p = serde_json::json!({"cursor": "c", "_meta": {"x": 1}});
         assert_eq!(key_params(Some(&p)), r#"{"cursor":"c"}"#);
         assert_eq!(key_params(None), "null");

@@ -25,6 +25,13 @@
 //!   templates, subscriptions, prompts, completion, logging, tasks, each
 //!   paginated list whole or by page.
 //!
+//! The client performs what [`mcp_proto::client::decide`] decides (which
+//! era to open, the probe, what a failed attempt leads to, the bounds of
+//! input rounds, what a result asks for): every request kind goes out
+//! through one private send path. State that belongs to the caller is
+//! passed in the [`ClientOptions`]: the result cache ([`cache`]) and the
+//! memory of handshake-era servers ([`era`]), each with a default.
+//!
 //! A [`Transport`] only moves messages: it sends a request
 //! ([`Transport::send_request`]) and what the core queued
 //! ([`Transport::flush`]), and hands what the server sends to its
@@ -89,21 +96,30 @@ pub mod blocking;
 pub mod cache;
 mod client;
 pub mod era;
+mod inner;
+mod input;
+mod listeners;
 pub mod memory;
 mod notifications;
+mod open;
 mod options;
 #[cfg(feature = "otel")]
 pub mod otel;
+mod request;
+mod send;
 mod shape;
 mod subscription;
+mod sync;
 pub mod tasks;
 mod throttle;
+mod tools;
 mod transport;
 
 pub use client::Client;
 pub use notifications::{CallError, CallHandle, Notifications};
 pub use options::{
-    ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, DEFAULT_TASK_TIMEOUT, EraChoice,
+    ClientOptions, DEFAULT_MAX_INPUT_ANSWER_BYTES, DEFAULT_MAX_INPUT_REQUESTS,
+    DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_PROBE_TIMEOUT, DEFAULT_TASK_TIMEOUT, EraChoice,
 };
 pub use subscription::{MAX_RELISTENS, SUBSCRIPTION_BUFFER, Subscription};
 pub use throttle::DropReport;

@@ -9,7 +9,7 @@ use mcp_proto::client::ClientError;
 use mcp_proto::jsonrpc::Message;
 use tokio::sync::mpsc;
 
-use crate::client::lock;
+use crate::sync::lock;
 use crate::transport::{Link, OutgoingRequest, Transport, TransportError};
 
 /// A client-side transport whose peer is a [`MemoryServer`] in the same

@@ -48,13 +48,13 @@ impl Notifications {
             loop {
                 match rx.recv().await {
                     Ok(event) => {
-                        if let Some(n) = skipped.dropped(0, crate::client::now()) {
+                        if let Some(n) = skipped.dropped(0, crate::sync::now()) {
                             report_skipped(n);
                         }
                         return Some((event, (rx, skipped)));
                     }
                     Err(broadcast::error::RecvError::Lagged(n)) => {
-                        if let Some(n) = skipped.dropped(n, crate::client::now()) {
+                        if let Some(n) = skipped.dropped(n, crate::sync::now()) {
                             report_skipped(n);
                         }
                     }

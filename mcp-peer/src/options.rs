@@ -5,30 +5,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cache::{MemoryCache, ResultCache};
+use crate::era::EraMemory;
 
 use mcp_proto::ProtocolVersion;
+use mcp_proto::client::decide::InputLimits;
 use mcp_proto::client::{CoreConfig, DEFAULT_REQUEST_TIMEOUT, EventCallback, Handlers};
 use mcp_proto::types::{ClientCapabilities, Implementation, LoggingLevel};
 
-/// Which protocol era a client speaks (see [`ClientOptions::era`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum EraChoice {
-    /// Find out: probe with `server/discover` (the stateless era's request)
-    /// and fall back to the `initialize` handshake when the answer is not
-    /// one only a stateless-era server gives. Over HTTP a server found to
-    /// speak the handshake era is remembered per origin for the life of
-    /// the process (re-probed if that later fails).
-    #[default]
-    Auto,
-    /// The handshake era only (`initialize`; 2024-11-05 to 2025-11-25).
-    Legacy,
-    /// The stateless era only (2026-07-28): no fallback to `initialize`.
-    Modern,
-}
-
-/// The default for [`ClientOptions::max_input_rounds`].
-pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 8;
+pub use mcp_proto::client::decide::EraChoice;
+pub use mcp_proto::client::decide::input::{
+    DEFAULT_MAX_INPUT_ANSWER_BYTES, DEFAULT_MAX_INPUT_REQUESTS, DEFAULT_MAX_INPUT_ROUNDS,
+};
 
 /// The default for [`ClientOptions::task_timeout`].
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -81,8 +68,19 @@ pub struct ClientOptions {
     pub probe_timeout: Duration,
     /// Stateless era: how many `input_required` rounds one request may
     /// take (each fulfilled by the [`handlers`](Self::handlers) and sent
-    /// again) before it fails with `ClientError::TooManyInputRounds`.
+    /// again) before it fails with `ClientError::TooManyInputRounds`; the
+    /// input requests of a task count the same way (8 by default).
     pub max_input_rounds: usize,
+    /// Stateless era: how many input requests one round (or one task
+    /// status) may hold; more fail the request with
+    /// `ClientError::TooManyInputRequests` before any is decoded or handed
+    /// to a handler (64 by default).
+    pub max_input_requests: usize,
+    /// Stateless era: how many bytes (as JSON text) the handlers' answers
+    /// of one round may take; more fail the request with
+    /// `ClientError::InputAnswersTooLarge`, and no further handler is
+    /// asked (4 MiB by default).
+    pub max_input_answer_bytes: usize,
     /// Stateless era: the least level of the log messages the server may
     /// send for each request (`_meta` `io.modelcontextprotocol/logLevel`;
     /// `None`, the default, asks for none). A call can set its own through
@@ -93,6 +91,12 @@ pub struct ClientOptions {
     /// fresh (see [`crate::cache`]). A [`MemoryCache`] of its own by
     /// default; `None` turns caching off; a host may bring its own.
     pub cache: Option<Arc<dyn ResultCache>>,
+    /// Which servers were found to speak the handshake era, so their
+    /// connections send `initialize` without probing (see [`crate::era`]):
+    /// the process's shared table by default
+    /// ([`era::shared`](crate::era::shared)); a host may bring its own
+    /// store, or `None` to probe every connection.
+    pub era_memory: Option<Arc<dyn EraMemory>>,
     /// Stateless era, tasks extension: how long a call answered with a task
     /// handle is followed (polling `tasks/get`) before it fails with a
     /// timeout (10 minutes by default; the task is then cancelled).
@@ -113,8 +117,11 @@ impl fmt::Debug for ClientOptions {
             .field("era", &self.era)
             .field("probe_timeout", &self.probe_timeout)
             .field("max_input_rounds", &self.max_input_rounds)
+            .field("max_input_requests", &self.max_input_requests)
+            .field("max_input_answer_bytes", &self.max_input_answer_bytes)
             .field("log_level", &self.log_level)
             .field("cache", &self.cache)
+            .field("era_memory", &self.era_memory)
             .field("task_timeout", &self.task_timeout)
             .finish()
     }
@@ -136,8 +143,11 @@ impl ClientOptions {
             era: EraChoice::Auto,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            max_input_requests: DEFAULT_MAX_INPUT_REQUESTS,
+            max_input_answer_bytes: DEFAULT_MAX_INPUT_ANSWER_BYTES,
             log_level: None,
             cache: Some(Arc::new(MemoryCache::default())),
+            era_memory: Some(crate::era::shared()),
             task_timeout: DEFAULT_TASK_TIMEOUT,
         }
     }
@@ -195,6 +205,21 @@ impl ClientOptions {
             caps.extra.insert(k.clone(), v.clone());
         }
         caps
+    }
+
+    /// The bounds of `input_required` rounds.
+    pub fn input_limits(&self) -> InputLimits {
+        InputLimits {
+            max_rounds: self.max_input_rounds,
+            max_requests: self.max_input_requests,
+            max_answer_bytes: self.max_input_answer_bytes,
+        }
+    }
+
+    /// Whether the capabilities declare the extension `id`
+    /// (`io.modelcontextprotocol/tasks`, ...).
+    pub(crate) fn declares_extension(&self, id: &str) -> bool {
+        self.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(id))
     }
 
     /// The protocol core's configuration.

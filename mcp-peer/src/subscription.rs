@@ -6,14 +6,17 @@ use std::time::Duration;
 
 use mcp_proto::backoff::{Backoff, Retries};
 use mcp_proto::client::{ClientError, RequestOptions, ServerNotification};
-use mcp_proto::jsonrpc::{Notification, RequestId};
+use mcp_proto::jsonrpc::Notification;
 use mcp_proto::methods;
 use mcp_proto::types::{SubscriptionFilter, SubscriptionsListenRequestParams};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::client::{Client, lock};
-use crate::transport::{OutgoingRequest, Transport, TransportError};
+use crate::client::Client;
+use crate::listeners::Sender;
+use crate::send::{Fail, Params, Start};
+use crate::sync::lock;
+use crate::transport::{Transport, TransportError};
 
 /// How many notifications a [`Subscription`] holds for a host that does
 /// not read them; beyond that the newest are dropped (and logged).
@@ -31,63 +34,12 @@ const RELISTEN_BACKOFF: Backoff = Backoff::new(Duration::from_millis(200), Durat
 /// stays open (ten years: no deadline in practice, and no overflow).
 const LISTEN_DEADLINE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
-/// Where the notifications of one open stream go, by its request id.
-pub(crate) type Listeners = std::sync::Mutex<std::collections::HashMap<RequestId, Sender>>;
-
-#[derive(Clone)]
-pub(crate) struct Sender {
-    tx: mpsc::Sender<ServerNotification>,
-    /// How many acknowledgments came: only the first (which `listen`
-    /// reads) reaches the host; those of the streams opened again after a
-    /// break are checked and dropped.
-    acks: Arc<std::sync::atomic::AtomicU32>,
-    /// Notifications dropped on a full buffer, and notifications of the
-    /// wrong shape: reported once per interval, not one line each.
-    full: Arc<crate::DropReport>,
-    misshapen: Arc<crate::DropReport>,
-}
-
-impl Sender {
-    fn new(tx: mpsc::Sender<ServerNotification>) -> Sender {
-        Sender { tx, acks: Arc::default(), full: Arc::default(), misshapen: Arc::default() }
-    }
-
-    /// Hands a notification to the subscription; a full buffer drops it
-    /// (the host is not reading), counted in one warning per second.
-    pub(crate) fn deliver(&self, notification: &Notification) {
-        if notification.method == methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED
-            && self.acks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
-        {
-            tracing::debug!("a subscription's stream was acknowledged again");
-            return;
-        }
-        let now = crate::client::now();
-        let typed = match ServerNotification::from_notification(notification) {
-            Ok(typed) => typed,
-            Err(e) => {
-                if let Some(count) = self.misshapen.dropped(1, now) {
-                    tracing::warn!(error = %e, count, "subscription notifications of the wrong shape; passed on as they came");
-                }
-                ServerNotification::Other(notification.clone())
-            }
-        };
-        let full = matches!(self.tx.try_send(typed), Err(mpsc::error::TrySendError::Full(_)));
-        if let Some(dropped) = self.full.dropped(u64::from(full), now) {
-            tracing::warn!(
-                method = %notification.method,
-                dropped,
-                "a subscription's buffer is full (the host is not reading it); notifications dropped"
-            );
-        }
-    }
-}
-
 /// An open `subscriptions/listen` stream ([`Client::listen`]).
 ///
 /// [`recv`](Self::recv) gives the notifications the server sends on it (its
 /// acknowledgment is read by `listen` itself), typed. Dropping it, or
 /// [`close`](Self::close), ends the subscription: the client closes the
-/// stream (Streamable HTTP) or sends `notifications/cancelled` (stdio).
+/// stream (Streamable HTTP) and sends `notifications/cancelled`.
 ///
 /// A stream that breaks (a connection lost, a server process restarted) is
 /// opened again, up to [`MAX_RELISTENS`] times in a row with a growing,
@@ -201,9 +153,11 @@ impl<T: Transport> Client<T> {
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, T::Error> {
         let transport = &self.inner.transport;
         self.initialize().await?;
-        let version = self.protocol_version();
-        if let Some(version) = version.filter(|v| !v.is_modern()) {
-            let e = ClientError::NotInEra { method: methods::SUBSCRIPTIONS_LISTEN.into(), version };
+        let method = methods::SUBSCRIPTIONS_LISTEN;
+        if let Some(version) = self.protocol_version()
+            && !self.inner.rules().is_some_and(|rules| rules.has_request(method))
+        {
+            let e = ClientError::NotInEra { method: method.into(), version };
             return Err(transport.client_error(e));
         }
         let (tx, mut rx) = mpsc::channel(SUBSCRIPTION_BUFFER);
@@ -340,63 +294,49 @@ impl<T: Transport> Client<T> {
             Err(e) => return Ended::Final(format!("the filter could not be encoded: {e}")),
         };
         let options = RequestOptions::with_timeout(LISTEN_DEADLINE);
-        let (tx, rx) = oneshot::channel();
-        let (started, modern) = {
-            let mut core = lock(&inner.core);
-            let modern = core.protocol_version().filter(|_| core.is_modern());
-            let started = core.start_request(
-                methods::SUBSCRIPTIONS_LISTEN,
-                Some(params),
-                &options,
-                tx,
-                crate::client::now(),
-            );
-            (started, modern)
+        let start: Start<'_, ()> = Start::Request {
+            method: methods::SUBSCRIPTIONS_LISTEN,
+            params: Params::Value(Some(params)),
+            options: &options,
         };
-        let request = match started {
-            Ok(r) => r,
-            Err(e) => return self.failed(opened, e),
-        };
+        let mut sent = None;
         // Registered before the request leaves: the acknowledgment cannot
         // arrive before its listener.
-        lock(&inner.listeners).insert(request.id.clone(), sender.clone());
-        let body = match serde_json::to_vec(&request) {
-            Ok(b) => b,
-            Err(e) => {
-                lock(&inner.listeners).remove(&request.id);
-                return Ended::Final(format!("the request could not be encoded: {e}"));
-            }
+        let (outcome, _) = inner
+            .send(start, None, |id| {
+                lock(&inner.listeners).insert(id.clone(), sender.clone());
+                sent = Some(id.clone());
+                if let Some(opened) = opened.take() {
+                    let _ = opened.send(Ok(()));
+                }
+            })
+            .await;
+        let Some(id) = sent else {
+            // It never left.
+            return match outcome {
+                Err(Fail::Client(e)) => self.failed(opened, e),
+                Err(Fail::Transport(e)) => {
+                    Ended::Final(format!("the request could not be sent: {e}"))
+                }
+                Ok(_) => Ended::Graceful,
+            };
         };
-        let outgoing = OutgoingRequest {
-            id: &request.id,
-            method: methods::SUBSCRIPTIONS_LISTEN,
-            body,
-            params: if inner.transport.wants_params() { request.params.as_ref() } else { None },
-            tool: None,
-            protocol_version: modern,
-        };
-        if let Some(opened) = opened.take() {
-            let _ = opened.send(Ok(()));
-        }
-        let outcome = inner.exchange(&request.id, rx, outgoing).await;
-        lock(&inner.listeners).remove(&request.id);
+        lock(&inner.listeners).remove(&id);
         match outcome {
             Ok(_) => Ended::Graceful,
-            Err(crate::client::Fail::Client(ClientError::Cancelled { .. })) => {
+            Err(Fail::Client(ClientError::Cancelled { .. })) => {
                 Ended::Final("the server cancelled the subscription".into())
             }
             // The connection went: listen again.
-            Err(crate::client::Fail::Client(
+            Err(Fail::Client(
                 e @ (ClientError::Closed { .. } | ClientError::ConnectionLost { .. }),
             )) => Ended::Broken(e.to_string()),
             // The server refused the request: no point asking again.
-            Err(crate::client::Fail::Client(e)) => Ended::Final(e.to_string()),
-            Err(crate::client::Fail::Transport(e))
-                if e.is_refusal() || e.protocol_error().is_some() =>
-            {
+            Err(Fail::Client(e)) => Ended::Final(e.to_string()),
+            Err(Fail::Transport(e)) if e.is_refusal() || e.protocol_error().is_some() => {
                 Ended::Final(e.to_string())
             }
-            Err(crate::client::Fail::Transport(e)) => Ended::Broken(e.to_string()),
+            Err(Fail::Transport(e)) => Ended::Broken(e.to_string()),
         }
     }
 

@@ -5,31 +5,31 @@
 //! (`tasks/update`), and gives the caller the result the call would have
 //! given. Only when the client declared the extension
 //! ([`ClientOptions::with_extension`](crate::ClientOptions::with_extension)
-//! with [`TASKS_EXTENSION`]); a handle to a client that did not is an
-//! invalid result.
+//! with [`TASKS_EXTENSION`](mcp_proto::types::TASKS_EXTENSION)); a handle
+//! to a client that did not is an invalid result.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
-use mcp_proto::client::{BoxFuture, ClientError, RequestOptions};
+use mcp_proto::client::decide::InputRounds;
+use mcp_proto::client::decide::result::poll_interval;
+use mcp_proto::client::{BoxFuture, ClientError, RequestOptions, ops};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{
-    CallToolResult, DetailedTask, TASKS_EXTENSION, TaskRequestParams, TaskStatus,
-    UpdateTaskRequestParams,
+    CallToolResult, DetailedTask, TaskRequestParams, TaskStatus, UpdateTaskRequestParams,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::client::{Client, Params};
+use crate::client::Client;
+use crate::input::answer_inputs;
+use crate::request::Answer;
+use crate::send::Params;
 use crate::transport::Transport;
 
-/// The polling interval when the server suggests none.
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
-/// The shortest polling interval followed, whatever the server suggests.
-pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// The longest polling interval followed, whatever the server suggests.
-pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(60);
+pub use mcp_proto::client::decide::result::{
+    DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MIN_POLL_INTERVAL,
+};
 
 /// What a tool call gave when its task is not followed
 /// ([`Client::call_tool_start`]).
@@ -42,6 +42,16 @@ pub enum ToolCallStart {
     /// [`Client::task_status`], answer it with [`Client::task_update`],
     /// stop it with [`Client::task_cancel`].
     Task(Box<DetailedTask>),
+}
+
+/// The `taskId` of a task's JSON text, read without decoding the rest.
+fn task_id_of(raw: &RawValue) -> Result<String, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        #[serde(rename = "taskId")]
+        task_id: String,
+    }
+    serde_json::from_str::<Peek>(raw.get()).map(|p| p.task_id)
 }
 
 /// Cancels a task whose follower stopped before its end (the call's future
@@ -65,35 +75,33 @@ impl<T: Transport> Drop for CancelOnDrop<T> {
 }
 
 impl<T: Transport> Client<T> {
-    /// Whether the client declares the tasks extension.
-    pub(crate) fn declares_tasks(&self) -> bool {
-        self.inner
-            .options
-            .declared_capabilities()
-            .extensions
-            .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
-    }
-
     /// Follows a task handle to its end and gives the result the request
-    /// would have given (boxed: it makes requests of its own).
+    /// would have given (boxed: it makes requests of its own). Each status
+    /// that asks for new input is a round, bounded as the rounds of
+    /// `input_required` are; a status holding more input requests than
+    /// one round may is refused before it is decoded.
     pub(crate) fn follow_task<'a>(
         &'a self,
         method: &'a str,
         raw: Box<RawValue>,
     ) -> BoxFuture<'a, Result<Box<RawValue>, T::Error>> {
         Box::pin(async move {
-            let transport = &self.inner.transport;
             let invalid = |reason: String| {
-                transport.client_error(ClientError::InvalidResult { method: method.into(), reason })
+                self.error(ClientError::InvalidResult { method: method.into(), reason })
             };
-            let mut task: DetailedTask =
-                serde_json::from_str(raw.get()).map_err(|e| invalid(e.to_string()))?;
+            let mut rounds = InputRounds::new(self.inner.options.input_limits());
             let started = tokio::time::Instant::now();
             let limit = self.inner.options.task_timeout;
-            let mut guard =
-                CancelOnDrop { client: self.clone(), task_id: Some(task.task_id.clone()) };
+            // Armed before anything else is read: a status refused below
+            // still cancels the task.
+            let task_id = task_id_of(&raw).map_err(|e| invalid(e.to_string()))?;
+            let mut guard = CancelOnDrop { client: self.clone(), task_id: Some(task_id) };
             let mut answered: HashSet<String> = HashSet::new();
+            let mut raw = raw;
             loop {
+                rounds.check_task_status(method, raw.get()).map_err(|e| self.error(e))?;
+                let mut task: DetailedTask =
+                    serde_json::from_str(raw.get()).map_err(|e| invalid(e.to_string()))?;
                 match &task.status {
                     TaskStatus::Completed => {
                         guard.task_id = None;
@@ -109,12 +117,11 @@ impl<T: Transport> Client<T> {
                         let error = task.error.take().unwrap_or_else(|| {
                             ErrorObject::new(error_code::INTERNAL_ERROR, "the task failed")
                         });
-                        return Err(transport.client_error(ClientError::from_rpc(method, error)));
+                        return Err(self.error(ClientError::from_rpc(method, error)));
                     }
                     TaskStatus::Cancelled => {
                         guard.task_id = None;
-                        let e = ClientError::Cancelled { method: method.into() };
-                        return Err(transport.client_error(e));
+                        return Err(self.error(ClientError::Cancelled { method: method.into() }));
                     }
                     TaskStatus::InputRequired => {
                         // Each key is answered once over the task's life.
@@ -125,10 +132,13 @@ impl<T: Transport> Client<T> {
                             .filter(|(key, _)| !answered.contains(*key))
                             .collect();
                         if !fresh.is_empty() {
-                            let responses = self
-                                .answer_inputs(method, fresh.iter().map(|(k, r)| (*k, *r)))
-                                .await
-                                .map_err(|e| transport.client_error(e))?;
+                            rounds.task_round(method).map_err(|e| self.error(e))?;
+                            let mut budget = rounds.answer_budget(method);
+                            let requests = fresh.iter().map(|(k, r)| (*k, *r));
+                            let responses =
+                                answer_inputs(&self.inner, method, requests, &mut budget)
+                                    .await
+                                    .map_err(|e| self.error(e))?;
                             answered.extend(responses.keys().cloned());
                             self.task_update(&task.task_id, responses).await?;
                         }
@@ -136,54 +146,35 @@ impl<T: Transport> Client<T> {
                     _ => {}
                 }
                 let elapsed = started.elapsed();
-                if elapsed >= limit {
+                let Some(interval) = poll_interval(task.poll_interval_ms, elapsed, limit) else {
                     // The guard cancels the task.
                     let e = ClientError::Timeout { method: method.into(), after: elapsed };
-                    return Err(transport.client_error(e));
-                }
-                let interval = task
-                    .poll_interval_ms
-                    .map(Duration::from_millis)
-                    .unwrap_or(DEFAULT_POLL_INTERVAL)
-                    .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
-                    .min(limit - elapsed);
+                    return Err(self.error(e));
+                };
                 tokio::time::sleep(interval).await;
-                task = self.task_status(&task.task_id).await?;
+                raw = self
+                    .task_request(methods::TASKS_GET, &TaskRequestParams::new(&task.task_id))
+                    .await?;
             }
         })
     }
 
-    /// Calls a tool without following a task the server may make of it
-    /// (tasks extension, 2026-07-28; declare it first): the result, or the
-    /// task handle to follow yourself. `call_tool` follows tasks to their
-    /// end by itself.
-    pub async fn call_tool_start(
+    /// A request of the tasks extension, its result as JSON text.
+    async fn task_request<P: Serialize + ?Sized>(
         &self,
-        name: &str,
-        arguments: impl Serialize,
-        options: RequestOptions,
-    ) -> Result<ToolCallStart, T::Error> {
-        let raw = self.call_raw_with(name, arguments, options, false).await?;
-        let transport = &self.inner.transport;
-        let parse = |e: serde_json::Error| {
-            transport.client_error(ClientError::InvalidResult {
-                method: methods::TOOLS_CALL.into(),
-                reason: e.to_string(),
-            })
-        };
-        match mcp_proto::types::result_kind(raw.get()) {
-            Ok(mcp_proto::types::ResultKind::Task) => serde_json::from_str(raw.get())
-                .map(|t| ToolCallStart::Task(Box::new(t)))
-                .map_err(parse),
-            _ => serde_json::from_str(raw.get()).map(ToolCallStart::Complete).map_err(parse),
-        }
+        method: &str,
+        params: &P,
+    ) -> Result<Box<RawValue>, T::Error> {
+        let answer =
+            self.request_inner(method, Params::Typed(params), None, RequestOptions::default());
+        answer.await.map(Answer::into_raw)
     }
 
     /// `tasks/get` (tasks extension, 2026-07-28): the task's state, and by
     /// status its input requests, result or error.
     pub async fn task_status(&self, task_id: &str) -> Result<DetailedTask, T::Error> {
-        let params = TaskRequestParams::new(task_id);
-        self.request_typed(methods::TASKS_GET, &params, RequestOptions::default()).await
+        let raw = self.task_request(methods::TASKS_GET, &TaskRequestParams::new(task_id)).await?;
+        ops::parse_result(methods::TASKS_GET, &raw).map_err(|e| self.error(e))
     }
 
     /// `tasks/update` (tasks extension, 2026-07-28): answers to the task's
@@ -194,29 +185,13 @@ impl<T: Transport> Client<T> {
         input_responses: serde_json::Map<String, serde_json::Value>,
     ) -> Result<(), T::Error> {
         let params = UpdateTaskRequestParams { task_id: task_id.into(), input_responses };
-        let raw = self
-            .request_raw(
-                methods::TASKS_UPDATE,
-                Params::Typed(&params),
-                None,
-                RequestOptions::default(),
-            )
-            .await?;
-        drop(raw);
-        Ok(())
+        self.task_request(methods::TASKS_UPDATE, &params).await.map(drop)
     }
 
     /// `tasks/cancel` (tasks extension, 2026-07-28): asks the server to stop
     /// the task (cooperative: it may still end otherwise).
     pub async fn task_cancel(&self, task_id: &str) -> Result<(), T::Error> {
         let params = TaskRequestParams::new(task_id);
-        self.request_raw(
-            methods::TASKS_CANCEL,
-            Params::Typed(&params),
-            None,
-            RequestOptions::default(),
-        )
-        .await
-        .map(drop)
+        self.task_request(methods::TASKS_CANCEL, &params).await.map(drop)
     }
 }

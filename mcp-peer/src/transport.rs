@@ -190,7 +190,7 @@ impl Link {
 
     /// A link to nothing (every call does nothing), until `attach`.
     pub fn detached() -> Link {
-        Link { target: Weak::<crate::client::Detached>::new() }
+        Link { target: Weak::<Detached>::new() }
     }
 
     fn with<R>(&self, f: impl FnOnce(&dyn LinkTarget) -> R) -> Option<R> {
@@ -418,5 +418,33 @@ impl<T: Transport> Transport for Arc<T> {
     }
     fn era_cache_key(&self) -> Option<String> {
         (**self).era_cache_key()
+    }
+}
+
+/// The target of a link that was never attached.
+struct Detached;
+
+impl LinkTarget for Detached {
+    fn feed(&self, _: IncomingOf<Box<RawValue>>) {}
+    fn answer_undecodable(&self, _: mcp_proto::jsonrpc::ErrorResponse) {}
+    fn poll_transmit(&self) -> Option<Message> {
+        None
+    }
+    fn has_transmit(&self) -> bool {
+        false
+    }
+    fn is_pending(&self, _: &RequestId) -> bool {
+        false
+    }
+    fn protocol_version(&self) -> Option<ProtocolVersion> {
+        None
+    }
+    fn connection_lost(&self) {}
+    fn is_closed(&self) -> bool {
+        true
+    }
+    fn flush_soon(&self) {}
+    fn fail_unreadable(&self, _: &RequestId, _: &str) -> bool {
+        false
     }
 }

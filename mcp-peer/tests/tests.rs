@@ -565,6 +565,61 @@ async fn a_silent_probe_times_out_into_the_handshake_era() {
     assert_eq!(text(&log), "[]");
 }
 
+/// A server that answers every `server/discover` with `-32022`, listing
+/// the versions `lists` gives for each try in turn (the last one again
+/// once they run out); returns the client and the number of probes.
+fn refusing_versions(lists: Vec<Vec<&'static str>>) -> (Client<MemoryTransport>, Arc<AtomicUsize>) {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, ClientOptions::new("refusing"));
+    let probes = Arc::new(AtomicUsize::new(0));
+    let counter = probes.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let listed = lists.get(n).or(lists.last()).cloned().unwrap_or_default();
+            let requested = &msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"];
+            let reply = json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": listed, "requested": requested}}});
+            end.send(reply.to_string().as_bytes());
+        }
+    });
+    (client, probes)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_refusing_a_version_it_lists_is_named_correctly() {
+    let (client, probes) = refusing_versions(vec![vec!["2026-07-28"]]);
+    let err = client.ping().await.unwrap_err();
+    // Asked again once with the version it lists, then given up.
+    assert_eq!(probes.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        err.to_string(),
+        "server/discover failed: the server refused protocol version \"2026-07-28\" \
+         (the server lists: 2026-07-28; this client speaks: 2024-11-05, 2025-03-26, \
+         2025-06-18, 2025-11-25, 2026-07-28; in common: 2026-07-28)"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_alternates_its_versions_is_named_correctly() {
+    let (client, probes) =
+        refusing_versions(vec![vec!["2026-07-28"], vec!["2027-01-01"], vec!["2026-07-28"]]);
+    let err = client.ping().await.unwrap_err();
+    assert_eq!(probes.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        err.to_string(),
+        "server/discover failed: the server refused protocol version \"2026-07-28\" \
+         (the server lists: 2027-01-01; this client speaks: 2024-11-05, 2025-03-26, \
+         2025-06-18, 2025-11-25, 2026-07-28; in common: none)"
+    );
+    // Remembered: a later request fails the same way without probing.
+    assert_eq!(client.ping().await.unwrap_err().to_string(), err.to_string());
+    assert_eq!(probes.load(Ordering::SeqCst), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_stateless_era_pinned_refuses_a_handshake_era_server_s_methods() {
     let mut o = ClientOptions::new("testkit");
@@ -1168,4 +1223,265 @@ async fn a_subscriber_that_keeps_falling_behind_is_one_warning_per_second() {
     assert_eq!(notifications.recv().await, Some(ServerNotification::ToolListChanged));
     let lines = logs.lines_with(behind);
     assert_eq!(lines.len(), 2, "{lines:?}");
+}
+
+// Bounds on what a stateless-era server may ask of the host in input
+// rounds: the number of input requests (counted before any is decoded or
+// handed to a handler), the size of the answers built, and the rounds a
+// task may take.
+
+/// An elicitation handler that counts its calls and answers with a name
+/// of `size` bytes.
+struct Counting(Arc<AtomicUsize>, usize);
+
+impl ElicitationHandler for Counting {
+    fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let name = "x".repeat(self.1);
+        Box::pin(async move { Ok(ElicitResult::accept([("name", name)])) })
+    }
+}
+
+/// A stateless-era server in memory answering every request but
+/// `server/discover` with `answer(method, n)`, `n` counting the requests
+/// of that method; the client counts its elicitations in the returned
+/// counter.
+fn asking_server(
+    mut options: ClientOptions,
+    answer_size: usize,
+    answer: impl Fn(&str, usize) -> String + Send + 'static,
+) -> (Client<MemoryTransport>, Seen, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    options.handlers.elicitation = Some(Arc::new(Counting(asked.clone(), answer_size)));
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        let mut counts = std::collections::HashMap::<String, usize>::new();
+        while let Some(bytes) = end.recv().await {
+            let m: Value = serde_json::from_slice(&bytes).unwrap();
+            log.lock().unwrap().push(json!({"method": m["method"], "id": m["id"]}));
+            let Some(id) = m.get("id").cloned() else { continue };
+            let method = m["method"].as_str().unwrap_or_default().to_owned();
+            let result = if method == "server/discover" {
+                json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}}})
+                .to_string()
+            } else {
+                let n = counts.entry(method.clone()).or_default();
+                *n += 1;
+                answer(&method, *n)
+            };
+            let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+            end.send(reply.as_bytes());
+        }
+    });
+    (client, seen, asked)
+}
+
+/// `count` elicitation requests keyed `{prefix}{i}`, as JSON members.
+fn input_requests(prefix: &str, count: usize) -> String {
+    let one = r#"{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}"#;
+    let members: Vec<String> = (0..count).map(|i| format!(r#""{prefix}{i}":{one}"#)).collect();
+    format!("{{{}}}", members.join(","))
+}
+
+fn methods_seen(seen: &Seen) -> Vec<String> {
+    seen.lock().unwrap().iter().map(|m| m["method"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_input_requests_is_refused_before_any_handler_runs() {
+    // One answer of about 16 MB holding 440,000 input requests.
+    let flood = format!(
+        r#"{{"resultType":"input_required","inputRequests":{},"requestState":"s"}}"#,
+        input_requests("k", 440_000)
+    );
+    assert!(flood.len() > 16_000_000);
+    let (client, seen, asked) =
+        asking_server(ClientOptions::new("flood"), 3, move |_, _| flood.clone());
+    let err = client.call_tool("ask", ()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MemoryError::Protocol(ClientError::TooManyInputRequests {
+                count: 440_000,
+                max: 64,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    assert_eq!(methods_seen(&seen), ["server/discover", "tools/call"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_answers_of_an_input_round_are_bounded_in_size() {
+    let mut o = ClientOptions::new("big answers");
+    o.max_input_answer_bytes = 1000;
+    let ten =
+        format!(r#"{{"resultType":"input_required","inputRequests":{}}}"#, input_requests("k", 10));
+    let (client, seen, asked) = asking_server(o, 400, move |_, n| match n {
+        1 => ten.clone(),
+        _ => r#"{"resultType":"complete","content":[]}"#.to_owned(),
+    });
+    let err = client.call_tool("ask", ()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MemoryError::Protocol(ClientError::InputAnswersTooLarge { max_bytes: 1000, .. })
+        ),
+        "{err:?}"
+    );
+    // Each answer is over 400 bytes: the third one went over, and no
+    // handler was asked after it; the request was not sent again.
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    assert_eq!(methods_seen(&seen), ["server/discover", "tools/call"]);
+}
+
+/// A task that asks for new input at every poll (`inputs` requests each
+/// time), as a `tasks/get` answer.
+fn asking_task(n: usize, inputs: usize) -> String {
+    format!(
+        r#"{{"resultType":"complete","taskId":"t-1","status":"input_required","createdAt":"2026-12-01T00:00:00Z","lastUpdatedAt":"2026-12-01T00:00:00Z","pollIntervalMs":100,"inputRequests":{}}}"#,
+        input_requests(&format!("r{n}-"), inputs)
+    )
+}
+
+fn task_options(rounds: usize) -> ClientOptions {
+    let mut o =
+        ClientOptions::new("tasks").with_extension(mcp_proto::types::TASKS_EXTENSION, json!({}));
+    o.max_input_rounds = rounds;
+    o
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_that_keeps_asking_for_input_is_bounded_by_the_round_limit() {
+    let (client, seen, asked) = asking_server(task_options(3), 3, |method, n| match method {
+        "tools/call" => {
+            asking_task(0, 1).replacen(r#""resultType":"complete""#, r#""resultType":"task""#, 1)
+        }
+        "tasks/get" => asking_task(n, 1),
+        _ => r#"{"resultType":"complete"}"#.to_owned(),
+    });
+    let started = tokio::time::Instant::now();
+    let err = client.call_tool("job", ()).await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::TooManyInputRounds { rounds: 3, .. })),
+        "{err:?}"
+    );
+    // Three rounds answered, then refused: long before the task's own
+    // limit (ten minutes).
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The task abandoned is cancelled.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let methods = methods_seen(&seen);
+    assert_eq!(methods.iter().filter(|m| *m == "tasks/update").count(), 3, "{methods:?}");
+    assert_eq!(methods.last().map(String::as_str), Some("tasks/cancel"), "{methods:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_status_with_too_many_input_requests_is_refused_and_the_task_cancelled() {
+    let (client, seen, asked) = asking_server(task_options(8), 3, |method, n| match method {
+        "tools/call" => {
+            asking_task(0, 1).replacen(r#""resultType":"complete""#, r#""resultType":"task""#, 1)
+        }
+        "tasks/get" => asking_task(n, 65),
+        _ => r#"{"resultType":"complete"}"#.to_owned(),
+    });
+    let err = client.call_tool("job", ()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MemoryError::Protocol(ClientError::TooManyInputRequests { count: 65, max: 64, .. })
+        ),
+        "{err:?}"
+    );
+    // Only the first status's one request was answered.
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(methods_seen(&seen).last().map(String::as_str), Some("tasks/cancel"));
+}
+
+// The era memory is the caller's: passed in the options, the process's
+// shared table by default.
+
+/// The in-memory transport under an era key, as an HTTP origin is.
+struct Keyed(MemoryTransport, &'static str);
+
+impl mcp_peer::Transport for Keyed {
+    type Error = MemoryError;
+
+    fn attach(&self, link: mcp_peer::Link) {
+        self.0.attach(link)
+    }
+
+    async fn send_request(&self, r: mcp_peer::OutgoingRequest<'_>) -> Result<(), MemoryError> {
+        self.0.send_request(r).await
+    }
+
+    async fn flush(&self) -> Result<(), MemoryError> {
+        self.0.flush().await
+    }
+
+    async fn close(&self) -> Result<(), MemoryError> {
+        self.0.close().await
+    }
+
+    fn client_error(&self, error: ClientError) -> MemoryError {
+        self.0.client_error(error)
+    }
+
+    fn era_cache_key(&self) -> Option<String> {
+        Some(self.1.into())
+    }
+}
+
+/// A handshake-era testkit server behind `key`; the methods it received
+/// once the client pinged.
+async fn methods_of_a_ping(key: &'static str, options: ClientOptions) -> Vec<String> {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(Keyed(transport, key), options);
+    let sender = end.sender();
+    let (server, queue) = Server::new(Config::default());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let m: Value = serde_json::from_slice(&bytes).unwrap();
+            log.lock().unwrap().push(m["method"].as_str().unwrap_or("").to_owned());
+            server.handle_json(&bytes);
+        }
+    });
+    forward(queue, sender);
+    client.ping().await.unwrap();
+    client.close().await.unwrap();
+    seen.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_era_memory_is_the_one_the_options_give() {
+    let key = "test://era-memory-passed-in";
+    let table = Arc::new(mcp_peer::era::EraTable::default());
+    let mut own = ClientOptions::new("own");
+    own.era_memory = Some(table.clone());
+    // The first client probes and remembers, in its own table only.
+    let first = methods_of_a_ping(key, own.clone()).await;
+    assert_eq!(first[..2], ["server/discover", "initialize"]);
+    assert!(mcp_peer::era::EraMemory::known_legacy(&*table, key));
+    assert!(!mcp_peer::era::EraMemory::known_legacy(&*mcp_peer::era::shared(), key));
+    // A second client sharing that table sends initialize at once.
+    let second = methods_of_a_ping(key, own).await;
+    assert_eq!(second[0], "initialize");
+    // One with the shared default, or with no memory, probes.
+    let shared = methods_of_a_ping(key, ClientOptions::new("shared")).await;
+    assert_eq!(shared[0], "server/discover");
+    let mut none = ClientOptions::new("none");
+    none.era_memory = None;
+    let forgetful = methods_of_a_ping(key, none.clone()).await;
+    assert_eq!(forgetful[0], "server/discover");
+    assert_eq!(methods_of_a_ping(key, none).await[0], "server/discover");
 }

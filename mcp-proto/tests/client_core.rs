@@ -1,6 +1,10 @@
 //! The client core driven with a virtual clock and no process: a scripted
 //! server answers through plain values.
 
+/// The decisions of `mcp_proto::client::decide`, on tables of cases.
+#[path = "client_core/decide.rs"]
+mod decide;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -600,3 +600,86 @@ async fn an_answer_that_is_not_utf8_fails_its_call_at_once() {
     assert_eq!(c.dropped_lines(), 1);
     c.close().await.unwrap();
 }
+
+// `notifications/cancelled` reaches the server on every timeout and every
+// dropped call, in both eras, even when the host closes the client at once
+// (as `mcpc` does after a failed call).
+
+/// How a test stops waiting for a call.
+#[derive(Clone, Copy, Debug)]
+enum GiveUp {
+    /// The call's own timeout expires.
+    Timeout,
+    /// The caller drops the call's future.
+    Drop,
+}
+
+/// Runs `hang` on a testkit whose stdin is copied to a file as it arrives,
+/// gives up on it, closes the client at once, and returns the `requestId`s
+/// of the `notifications/cancelled` the server received and the call's id.
+async fn cancelled_after_close(era: &str, how: GiveUp) -> (Vec<Value>, Value) {
+    let log = std::env::temp_dir()
+        .join(format!("mcp-stdio-cancel-{}-{era}-{how:?}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let testkit = mcp_testkit::binary_path().to_string_lossy().into_owned();
+    let command = ServerCommand::new("sh")
+        .arg("-c")
+        .arg("log=$1; shift; tee \"$log\" | exec \"$@\"")
+        .arg("sh")
+        .arg(log.to_string_lossy().into_owned())
+        .arg(testkit)
+        .args(["stdio", "--era", era]);
+    let mut o = options();
+    o.shutdown_grace = Duration::from_secs(2);
+    let c = StdioClient::spawn(command, o).await.unwrap();
+    c.initialize().await.unwrap();
+    let quick = RequestOptions::with_timeout(Duration::from_millis(300));
+    match how {
+        GiveUp::Timeout => {
+            let err = c.call_tool_with("hang", args(json!({})), quick).await.unwrap_err();
+            assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+        }
+        GiveUp::Drop => {
+            let call = c.call_tool_with("hang", args(json!({})), RequestOptions::default());
+            assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err());
+        }
+    }
+    c.close().await.unwrap();
+    let received = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let messages: Vec<Value> = received.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let call = messages
+        .iter()
+        .find(|m| m["method"] == "tools/call" && m["params"]["name"] == "hang")
+        .unwrap_or_else(|| panic!("no call in {received}"));
+    let cancelled = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/cancelled")
+        .map(|m| m["params"]["requestId"].clone())
+        .collect();
+    (cancelled, call["id"].clone())
+}
+
+#[tokio::test]
+async fn a_timed_out_call_is_cancelled_before_the_client_closes() {
+    let (cancelled, id) = cancelled_after_close("legacy", GiveUp::Timeout).await;
+    assert_eq!(cancelled, [id]);
+}
+
+#[tokio::test]
+async fn a_dropped_call_is_cancelled_before_the_client_closes() {
+    let (cancelled, id) = cancelled_after_close("legacy", GiveUp::Drop).await;
+    assert_eq!(cancelled, [id]);
+}
+
+#[tokio::test]
+async fn a_timed_out_stateless_call_is_cancelled_before_the_client_closes() {
+    let (cancelled, id) = cancelled_after_close("modern", GiveUp::Timeout).await;
+    assert_eq!(cancelled, [id]);
+}
+
+#[tokio::test]
+async fn a_dropped_stateless_call_is_cancelled_before_the_client_closes() {
+    let (cancelled, id) = cancelled_after_close("modern", GiveUp::Drop).await;
+    assert_eq!(cancelled, [id]);
+}

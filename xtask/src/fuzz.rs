@@ -32,9 +32,11 @@ const TARGETS: &[(&str, Option<&str>)] = &[
     ("oauth_documents", Some("fuzz-smoke oauth_documents")),
     ("oauth_urls", Some("fuzz-smoke oauth_urls")),
     ("stdio_lines", Some("fuzz-smoke stdio_lines")),
+    ("terminal_text", Some("fuzz-smoke terminal_text")),
+    ("openable_url", Some("fuzz-smoke openable_url")),
 ];
 
-/// How long each target runs in `cargo xtask ci` (nine targets: under a
+/// How long each target runs in `cargo xtask ci` (twelve targets: about a
 /// minute in all, besides the build).
 const SMOKE_SECONDS: u64 = 5;
 

@@ -99,6 +99,10 @@ pub enum ClientError {
         supported: Vec<String>,
         /// The version the request asked for.
         requested: String,
+        /// The versions this client would have spoken instead (empty when
+        /// not known: the error as decoded, before the client added them
+        /// with [`with_client_versions`](ClientError::with_client_versions)).
+        client_versions: Box<[ProtocolVersion]>,
         /// The error as the server sent it.
         error: Box<ErrorObject>,
     },
@@ -129,6 +133,25 @@ pub enum ClientError {
         method: String,
         /// How many rounds were made.
         rounds: usize,
+    },
+    /// An `input_required` result (or a task's status) held more input
+    /// requests than one round may (refused before any was decoded or
+    /// handed to a handler).
+    TooManyInputRequests {
+        /// The method of the request.
+        method: String,
+        /// How many the server sent.
+        count: usize,
+        /// How many one round may hold.
+        max: usize,
+    },
+    /// The answers built for one round of input requests grew over the
+    /// configured size (no more handlers were asked).
+    InputAnswersTooLarge {
+        /// The method of the request.
+        method: String,
+        /// The most bytes one round's answers may take.
+        max_bytes: usize,
     },
     /// An input request of an `input_required` result could not be
     /// fulfilled (no handler for it, or the handler failed).
@@ -162,6 +185,7 @@ impl ClientError {
                     method,
                     supported: data.supported,
                     requested: data.requested,
+                    client_versions: Box::default(),
                     error: Box::new(error),
                 }
             }
@@ -174,6 +198,35 @@ impl ClientError {
                 ClientError::MissingClientCapability { method, required, error: Box::new(error) }
             }
             _ => ClientError::Rpc { method, error },
+        }
+    }
+
+    /// An [`UnsupportedProtocolVersion`](ClientError::UnsupportedProtocolVersion)
+    /// error with the versions this client speaks added (and the version
+    /// it asked for, when the server's error did not say); any other
+    /// error unchanged.
+    pub fn with_client_versions(
+        self,
+        versions: &[ProtocolVersion],
+        asked: Option<ProtocolVersion>,
+    ) -> ClientError {
+        match self {
+            ClientError::UnsupportedProtocolVersion {
+                method, supported, requested, error, ..
+            } => {
+                let requested = match asked {
+                    Some(asked) if requested.is_empty() => asked.as_str().to_owned(),
+                    _ => requested,
+                };
+                ClientError::UnsupportedProtocolVersion {
+                    method,
+                    supported,
+                    requested,
+                    client_versions: versions.into(),
+                    error,
+                }
+            }
+            other => other,
         }
     }
 
@@ -266,16 +319,32 @@ impl fmt::Display for ClientError {
             ClientError::NotInEra { method, version } => {
                 write!(f, "{method} does not exist in protocol revision {version}")
             }
-            ClientError::UnsupportedProtocolVersion { method, supported, requested, .. } => {
-                write!(
-                    f,
-                    "{method} failed: the server does not speak protocol version {requested:?}; it speaks {}, and this client none of those",
-                    if supported.is_empty() {
-                        "none it named".to_owned()
-                    } else {
-                        supported.join(", ")
-                    }
-                )
+            ClientError::UnsupportedProtocolVersion {
+                method,
+                supported,
+                requested,
+                client_versions,
+                ..
+            } => {
+                write!(f, "{method} failed: the server refused ")?;
+                if requested.is_empty() {
+                    f.write_str("the protocol version asked for")?;
+                } else {
+                    write!(f, "protocol version {requested:?}")?;
+                }
+                f.write_str(" (the server lists: ")?;
+                list(f, supported.iter().map(String::as_str))?;
+                if !client_versions.is_empty() {
+                    f.write_str("; this client speaks: ")?;
+                    list(f, client_versions.iter().map(|v| v.as_str()))?;
+                    f.write_str("; in common: ")?;
+                    let common = client_versions
+                        .iter()
+                        .map(|v| v.as_str())
+                        .filter(|v| supported.iter().any(|s| s == v));
+                    list(f, common)?;
+                }
+                f.write_str(")")
             }
             ClientError::HeaderMismatch { method, error } => write!(
                 f,
@@ -295,6 +364,14 @@ impl fmt::Display for ClientError {
             ClientError::TooManyInputRounds { method, rounds } => {
                 write!(f, "{method} failed: the server still asked for input after {rounds} rounds")
             }
+            ClientError::TooManyInputRequests { method, count, max } => write!(
+                f,
+                "{method} failed: the server asked for {count} inputs in one round, more than the {max} allowed"
+            ),
+            ClientError::InputAnswersTooLarge { method, max_bytes } => write!(
+                f,
+                "{method} failed: the answers to the server's input requests grew over {max_bytes} bytes"
+            ),
             ClientError::InputRequestFailed { method, key, input_method, error } => write!(
                 f,
                 "{method} failed: the server's input request {key:?} ({input_method}) could not be fulfilled: {}",
@@ -304,4 +381,117 @@ impl fmt::Display for ClientError {
     }
 }
 
+/// Writes `items` separated by commas, or `none`.
+fn list<'a>(f: &mut fmt::Formatter<'_>, items: impl Iterator<Item = &'a str>) -> fmt::Result {
+    let mut empty = true;
+    for item in items {
+        if !empty {
+            f.write_str(", ")?;
+        }
+        f.write_str(item)?;
+        empty = false;
+    }
+    if empty {
+        f.write_str("none")?;
+    }
+    Ok(())
+}
+
 impl std::error::Error for ClientError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::error_code;
+
+    fn refusal(supported: &[&str], requested: &str) -> ClientError {
+        let data = serde_json::json!({"supported": supported, "requested": requested});
+        let mut error = ErrorObject::new(error_code::UNSUPPORTED_PROTOCOL_VERSION, "unsupported");
+        error.data = Some(data);
+        ClientError::from_rpc("tools/list", error)
+    }
+
+    /// A `-32022` refusal: the server's list, what it says was requested,
+    /// the client's versions, what the client asked for, and the message's
+    /// text after "tools/list failed: the server refused ".
+    type Case<'a> =
+        (&'a [&'a str], &'a str, &'a [ProtocolVersion], Option<ProtocolVersion>, &'a str);
+
+    #[test]
+    fn unsupported_protocol_version_names_both_sides() {
+        use ProtocolVersion as V;
+        let cases: &[Case<'_>] = &[
+            // Decoded as it came: only the server's side is known.
+            (
+                &["2026-07-28"],
+                "2025-01-01",
+                &[],
+                None,
+                "protocol version \"2025-01-01\" (the server lists: 2026-07-28)",
+            ),
+            (
+                &[],
+                "2026-07-28",
+                &[],
+                None,
+                "protocol version \"2026-07-28\" (the server lists: none)",
+            ),
+            // Nothing in common.
+            (
+                &["2027-01-01", "2028-01-01"],
+                "2026-07-28",
+                &[V::V2026_07_28],
+                None,
+                "protocol version \"2026-07-28\" (the server lists: 2027-01-01, 2028-01-01; this client speaks: 2026-07-28; in common: none)",
+            ),
+            // A version both speak, refused anyway.
+            (
+                &["2026-07-28"],
+                "2026-07-28",
+                &[V::V2025_11_25, V::V2026_07_28],
+                None,
+                "protocol version \"2026-07-28\" (the server lists: 2026-07-28; this client speaks: 2025-11-25, 2026-07-28; in common: 2026-07-28)",
+            ),
+            // The server did not say what was asked: the client does.
+            (
+                &["2026-07-28"],
+                "",
+                &[V::V2026_07_28],
+                Some(V::V2026_07_28),
+                "protocol version \"2026-07-28\" (the server lists: 2026-07-28; this client speaks: 2026-07-28; in common: 2026-07-28)",
+            ),
+            // What the server said was asked is kept.
+            (
+                &[],
+                "2020-01-01",
+                &[V::V2026_07_28],
+                Some(V::V2026_07_28),
+                "protocol version \"2020-01-01\" (the server lists: none; this client speaks: 2026-07-28; in common: none)",
+            ),
+            // Neither says.
+            (&[], "", &[], None, "the protocol version asked for (the server lists: none)"),
+        ];
+        for (supported, requested, ours, asked, expected) in cases {
+            let e = refusal(supported, requested);
+            let e = if ours.is_empty() { e } else { e.with_client_versions(ours, *asked) };
+            assert_eq!(
+                e.to_string(),
+                format!("tools/list failed: the server refused {expected}"),
+                "{supported:?} {requested:?} {ours:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn client_versions_are_added_only_to_version_refusals() {
+        let timeout = ClientError::Timeout { method: "ping".into(), after: Duration::from_secs(1) };
+        let same = timeout.clone().with_client_versions(&[ProtocolVersion::LATEST], None);
+        assert_eq!(same, timeout);
+        let refused = refusal(&[], "x").with_client_versions(&[ProtocolVersion::LATEST], None);
+        let ClientError::UnsupportedProtocolVersion { client_versions, requested, .. } = refused
+        else {
+            panic!("{refused:?}")
+        };
+        assert_eq!((&*client_versions, requested.as_str()), (&[ProtocolVersion::LATEST][..], "x"));
+    }
+}

@@ -6,6 +6,10 @@
 //!   `sampling/createMessage` and `elicitation/create`.
 //! - [`headers`]: `x-mcp-header` annotations (which tools are valid, the
 //!   `Mcp-Param-*` headers of a call).
+//! - [`decide`]: the client's decisions on data (which era to open, the
+//!   era probe, recovery after a failed attempt, input-round bounds,
+//!   result kinds and caching), one module per protocol era behind
+//!   [`decide::EraRules`].
 //! - [`ops`]: the typed operations (`list_tools` with pagination and cache,
 //!   `call_tool`, ...) over any transport that implements [`ops::Requester`].
 //!
@@ -14,6 +18,7 @@
 //! [`Event`]s.
 
 mod core;
+pub mod decide;
 mod error;
 mod handler;
 pub mod headers;

@@ -1,0 +1,391 @@
+//! The state a client's clones share: the protocol core behind its lock,
+//! the connection's state, and the delivery of what the server sends
+//! (replies to their waiters, notifications to their listeners, the
+//! server's requests to the host's handlers). What goes out is in `send`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use mcp_proto::client::decide::{EraRules, rules};
+use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, ListKind, ServerNotification};
+use mcp_proto::jsonrpc::{IncomingOf, Message, RequestId};
+use mcp_proto::methods;
+use mcp_proto::{Era, ProtocolVersion};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{broadcast, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::listeners::Listeners;
+use crate::options::ClientOptions;
+use crate::sync::{lock, now};
+use crate::transport::{Link, LinkTarget, Transport};
+
+/// A request's outcome as the core delivers it.
+pub(crate) type Outcome = Result<Box<RawValue>, ClientError>;
+pub(crate) type Waiter = oneshot::Sender<Outcome>;
+
+/// The state a client's clones share.
+pub(crate) struct Inner<T: Transport> {
+    pub(crate) me: Weak<Inner<T>>,
+    pub(crate) transport: T,
+    pub(crate) options: ClientOptions,
+    pub(crate) core: Mutex<ClientCore<Waiter>>,
+    /// The open `subscriptions/listen` streams, by request id.
+    pub(crate) listeners: Listeners,
+    /// The server, as the result cache's keys name it.
+    pub(crate) cache_server: String,
+    /// Whether the options declare the tasks extension.
+    pub(crate) tasks_declared: bool,
+    /// What listing the tools for a call's headers found missing.
+    pub(crate) tool_misses: Mutex<ToolMisses>,
+    pub(crate) state: Mutex<State>,
+    /// One opening of the conversation at a time.
+    pub(crate) init_lock: tokio::sync::Mutex<()>,
+    server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// Made on the first `Client::notifications` call: the channel's ring
+    /// of 256 slots is most of a client's memory, and most hosts never
+    /// subscribe.
+    pub(crate) notifications: std::sync::OnceLock<broadcast::Sender<ServerNotification>>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) closed: bool,
+    /// A handshake failure that no new handshake can mend.
+    pub(crate) fatal: Option<ClientError>,
+    /// Counts connections: a request knows which one it was sent in.
+    pub(crate) epoch: u64,
+}
+
+impl<T: Transport> Drop for Inner<T> {
+    fn drop(&mut self) {
+        for (_, task) in lock(&self.server_tasks).drain() {
+            task.abort();
+        }
+    }
+}
+
+/// Tools a call's headers could not be read from, for one tool-list
+/// generation (a `list_changed` or a new connection forgets them).
+#[derive(Debug, Default)]
+pub(crate) struct ToolMisses {
+    generation: u64,
+    /// Names the server's list does not have.
+    pub(crate) names: HashSet<String>,
+    /// When listing last failed.
+    pub(crate) failed_at: Option<Instant>,
+}
+
+impl ToolMisses {
+    /// Forgets what belongs to another generation.
+    pub(crate) fn at(&mut self, generation: u64) -> &mut ToolMisses {
+        if self.generation != generation {
+            *self = ToolMisses { generation, ..ToolMisses::default() };
+        }
+        self
+    }
+}
+
+impl<T: Transport> Inner<T> {
+    /// A client's shared state over `transport`, attached to it.
+    pub(crate) fn new(transport: T, options: ClientOptions) -> Arc<Inner<T>> {
+        let core = ClientCore::new(options.core_config());
+        let cache_server =
+            format!("{}|{}", options.name, transport.era_cache_key().unwrap_or_default());
+        let tasks_declared = options.declares_extension(mcp_proto::types::TASKS_EXTENSION);
+        let inner = Arc::new_cyclic(|me: &Weak<Inner<T>>| Inner {
+            me: me.clone(),
+            transport,
+            options,
+            core: Mutex::new(core),
+            state: Mutex::new(State::default()),
+            init_lock: tokio::sync::Mutex::new(()),
+            server_tasks: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(HashMap::new()),
+            cache_server,
+            tasks_declared,
+            tool_misses: Mutex::new(ToolMisses::default()),
+            notifications: std::sync::OnceLock::new(),
+        });
+        let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
+        inner.transport.attach(Link::new(weak));
+        inner
+    }
+
+    /// The era the connection speaks, once opened.
+    pub(crate) fn era(&self) -> Option<Era> {
+        lock(&self.core).protocol_version().map(ProtocolVersion::era)
+    }
+
+    /// The rules of the era the connection speaks, once opened.
+    pub(crate) fn rules(&self) -> Option<&'static dyn EraRules> {
+        self.era().map(rules)
+    }
+
+    /// Stops waiting for a request (sending `notifications/cancelled`).
+    pub(crate) fn forget(&self, id: &RequestId, reason: &str) {
+        let (events, flush) = {
+            let mut core = lock(&self.core);
+            if core.deadline(id).is_none() {
+                return;
+            }
+            core.cancel(id, reason);
+            (drain_events(&mut core), core.has_transmit())
+        };
+        self.deliver(events);
+        if flush {
+            self.spawn_flush();
+        }
+    }
+
+    pub(crate) fn spawn_flush(&self) {
+        let Some(me) = self.me.upgrade() else { return };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        handle.spawn(async move {
+            if let Err(e) = me.transport.flush().await {
+                tracing::debug!(server = %me.options.name, error = %e, "sending a message to the server failed");
+            }
+        });
+    }
+
+    /// Ends the connection in the core: waiting requests fail, the
+    /// server's requests in progress are abandoned.
+    pub(crate) fn close_core(&self) {
+        for (_, task) in lock(&self.server_tasks).drain() {
+            task.abort();
+        }
+        let events = {
+            let mut core = lock(&self.core);
+            core.close();
+            drain_events(&mut core)
+        };
+        self.deliver(events);
+    }
+
+    /// Starts over in the core (a new connection): waiting requests fail,
+    /// the handshake and the caches are forgotten.
+    pub(crate) fn reset_core(&self) {
+        let events = {
+            let mut core = lock(&self.core);
+            core.reset();
+            drain_events(&mut core)
+        };
+        self.deliver(events);
+    }
+
+    /// Remembers a failure no new attempt can mend, and returns it.
+    pub(crate) fn fatal(&self, e: ClientError) -> T::Error {
+        if e.is_fatal_handshake() {
+            lock(&self.state).fatal = Some(e.clone());
+        }
+        self.transport.client_error(e)
+    }
+
+    /// The remembered fatal failure, or the client's being closed.
+    pub(crate) fn check_open(&self) -> Result<(), T::Error> {
+        let state = lock(&self.state);
+        if let Some(fatal) = &state.fatal {
+            return Err(self.transport.client_error(fatal.clone()));
+        }
+        if state.closed {
+            let e = ClientError::Closed { method: methods::INITIALIZE.into() };
+            return Err(self.transport.client_error(e));
+        }
+        Ok(())
+    }
+
+    /// Which connection requests go out in now.
+    pub(crate) fn epoch(&self) -> u64 {
+        lock(&self.state).epoch
+    }
+
+    /// Whether the connection `epoch` counted is gone (and the client is
+    /// not closed).
+    pub(crate) fn lost_since(&self, epoch: u64) -> bool {
+        let state = lock(&self.state);
+        !state.closed && state.epoch != epoch
+    }
+
+    /// Drops the cached results an event says changed.
+    fn invalidate(&self, event: &Event<Waiter>) {
+        use crate::cache::Invalidation;
+        let Some(cache) = &self.options.cache else { return };
+        let server = self.cache_server.clone();
+        let what = match event {
+            Event::ListChanged(ListKind::Tools) => {
+                Invalidation::Method { server, method: methods::TOOLS_LIST }
+            }
+            Event::ListChanged(ListKind::Prompts) => {
+                Invalidation::Method { server, method: methods::PROMPTS_LIST }
+            }
+            Event::ListChanged(ListKind::Resources) => {
+                cache.invalidate(&Invalidation::Method {
+                    server: server.clone(),
+                    method: methods::RESOURCES_TEMPLATES_LIST,
+                });
+                Invalidation::Method { server, method: methods::RESOURCES_LIST }
+            }
+            Event::Notification(n) if n.method == methods::NOTIFICATION_RESOURCES_UPDATED => {
+                let uri = n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str);
+                match uri {
+                    Some(uri) => Invalidation::Resource { server, uri: uri.to_owned() },
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        cache.invalidate(&what);
+    }
+
+    /// Acts on the core's events outside its lock.
+    pub(crate) fn deliver(&self, events: Vec<Event<Waiter>>) {
+        for event in events {
+            self.invalidate(&event);
+            if let Some(sender) = self.notifications.get()
+                && sender.receiver_count() > 0
+                && let Some(notification) = notification_of(&event)
+            {
+                let _ = sender.send(notification);
+            }
+            let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
+                let _ = waiter.send(outcome);
+            });
+            match work {
+                Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
+                Some(DriverWork::StopServerRequest(id)) => {
+                    if let Some(task) = lock(&self.server_tasks).remove(&id) {
+                        task.abort();
+                    }
+                }
+                Some(DriverWork::Subscription { id, notification }) => {
+                    let listener = lock(&self.listeners).get(&id).cloned();
+                    match listener {
+                        Some(listener) => listener.deliver(&notification),
+                        None => {
+                            tracing::debug!(server = %self.options.name, %id, method = %notification.method, "a notification for a subscription that is not open")
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Runs the host's handler for a server request as a task that answers
+    /// through the core.
+    fn answer(&self, request: mcp_proto::client::ServerRequest) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let weak = self.me.clone();
+        let handlers = self.options.handlers.clone();
+        let id = request.id.clone();
+        // Held while spawning, so the task cannot remove its entry before it
+        // is inserted (which would leave a stale entry).
+        let mut tasks = lock(&self.server_tasks);
+        let task = handle.spawn(async move {
+            let outcome = handlers.handle(&request.method, request.params).await;
+            let Some(inner) = weak.upgrade() else { return };
+            lock(&inner.server_tasks).remove(&request.id);
+            lock(&inner.core).respond(request.id, outcome);
+            if let Err(e) = inner.transport.flush().await {
+                tracing::debug!(server = %inner.options.name, error = %e, "sending an answer to the server failed");
+            }
+        });
+        tasks.insert(id, task.abort_handle());
+    }
+}
+
+impl<T: Transport> LinkTarget for Inner<T> {
+    fn feed(&self, incoming: IncomingOf<Box<RawValue>>) {
+        let (events, flush) = {
+            let mut core = lock(&self.core);
+            core.handle_incoming(incoming, now());
+            (drain_events(&mut core), core.has_transmit())
+        };
+        self.deliver(events);
+        if flush {
+            self.spawn_flush();
+        }
+    }
+
+    fn answer_undecodable(&self, reply: mcp_proto::jsonrpc::ErrorResponse) {
+        tracing::warn!(server = %self.options.name, "the server sent a request whose id cannot be read; answering -32600");
+        lock(&self.core).queue_error_response(reply);
+        self.spawn_flush();
+    }
+
+    fn poll_transmit(&self) -> Option<Message> {
+        lock(&self.core).poll_transmit()
+    }
+
+    fn has_transmit(&self) -> bool {
+        lock(&self.core).has_transmit()
+    }
+
+    fn is_pending(&self, id: &RequestId) -> bool {
+        lock(&self.core).deadline(id).is_some()
+    }
+
+    fn protocol_version(&self) -> Option<ProtocolVersion> {
+        lock(&self.core).protocol_version()
+    }
+
+    fn connection_lost(&self) {
+        {
+            let mut state = lock(&self.state);
+            if state.closed {
+                return;
+            }
+            state.epoch += 1;
+        }
+        for (_, task) in lock(&self.server_tasks).drain() {
+            task.abort();
+        }
+        self.reset_core();
+    }
+
+    fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
+    fn flush_soon(&self) {
+        self.spawn_flush();
+    }
+
+    fn fail_unreadable(&self, id: &RequestId, reason: &str) -> bool {
+        let (failed, events) = {
+            let mut core = lock(&self.core);
+            let failed = core.fail_unreadable(id, reason);
+            (failed, drain_events(&mut core))
+        };
+        self.deliver(events);
+        failed
+    }
+}
+
+/// The typed notification an event carries, for the notification streams.
+fn notification_of(event: &Event<Waiter>) -> Option<ServerNotification> {
+    Some(match event {
+        Event::ListChanged(ListKind::Tools) => ServerNotification::ToolListChanged,
+        Event::ListChanged(ListKind::Prompts) => ServerNotification::PromptListChanged,
+        Event::ListChanged(ListKind::Resources) => ServerNotification::ResourceListChanged,
+        Event::Log(params) => ServerNotification::LogMessage(params.clone()),
+        Event::Progress { params, .. } => ServerNotification::Progress(params.clone()),
+        Event::ServerRequestCancelled { id, reason } => ServerNotification::Cancelled(
+            mcp_proto::types::CancelledNotificationParams::new(id.clone(), reason.clone()),
+        ),
+        Event::Notification(n) => match ServerNotification::from_notification(n) {
+            Ok(typed) => typed,
+            Err(e) => {
+                tracing::warn!(error = %e, "a notification of the wrong shape; passed on as it came");
+                ServerNotification::Other(n.clone())
+            }
+        },
+        _ => return None,
+    })
+}
+
+pub(crate) fn drain_events(core: &mut ClientCore<Waiter>) -> Vec<Event<Waiter>> {
+    std::iter::from_fn(|| core.poll_event()).collect()
+}

@@ -1,0 +1,320 @@
+//! The one path every request takes: started in the core (the typed fast
+//! path writes typed parameters straight into the message), encoded,
+//! handed to the transport, waited for under its deadline, cancelled when
+//! the caller stops waiting. The probe, `initialize`, calls, listens and
+//! task polls all go through [`Inner::send`]; notifications through
+//! [`Inner::notify`].
+//!
+//! It decides nothing of the protocol: the core and
+//! [`mcp_proto::client::decide`] do; the modules above act on what the
+//! decisions say.
+
+use std::future::Future;
+use std::sync::Weak;
+use std::time::Duration;
+
+use mcp_proto::ProtocolVersion;
+use mcp_proto::client::decide::{Failure, TransportFacts, rules};
+use mcp_proto::client::{ClientCore, ClientError, RequestOptions};
+use mcp_proto::jsonrpc::{Notification, Request, RequestId};
+use mcp_proto::types::Tool;
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use crate::inner::{Inner, Outcome, Waiter, drain_events};
+use crate::sync::{lock, now};
+use crate::transport::{OutgoingRequest, Transport, TransportError};
+
+/// How one attempt at a request failed.
+pub(crate) enum Fail<E> {
+    /// The transport failed to carry it.
+    Transport(E),
+    /// The protocol says no (or the connection closed under it).
+    Client(ClientError),
+}
+
+impl<E: TransportError> Fail<E> {
+    /// The failure as the decisions read it.
+    pub(crate) fn failure(&self) -> Failure<'_> {
+        match self {
+            Fail::Client(e) => Failure::core(e),
+            Fail::Transport(e) => failure_of(e),
+        }
+    }
+
+    /// The error the caller gets when the request is given up as it came.
+    pub(crate) fn into_error<T: Transport<Error = E>>(self, transport: &T) -> E {
+        match self {
+            Fail::Client(e) => transport.client_error(e),
+            Fail::Transport(e) => e,
+        }
+    }
+}
+
+/// A transport's error as the decisions read it.
+pub(crate) fn failure_of<E: TransportError>(e: &E) -> Failure<'_> {
+    let facts = TransportFacts {
+        refusal: e.is_refusal(),
+        stream_lost: e.is_stream_lost(),
+        session_expired: e.is_session_expired(),
+    };
+    Failure::transport(e.protocol_error(), facts)
+}
+
+/// A request's parameters: a value, or any serialisable type encoded
+/// straight into the message when the transport does not need a value.
+pub(crate) enum Params<'a, P: ?Sized> {
+    Value(Option<Value>),
+    Typed(&'a P),
+}
+
+/// What to start in the core.
+pub(crate) enum Start<'a, P: ?Sized> {
+    /// The era probe, `server/discover` asking for `version`.
+    Probe { version: ProtocolVersion, timeout: Duration },
+    /// The `initialize` handshake.
+    Initialize,
+    /// Any other request.
+    Request { method: &'a str, params: Params<'a, P>, options: &'a RequestOptions },
+}
+
+/// One attempt's outcome, and the parameters back for another.
+pub(crate) type Sent<'a, P, E> = (Result<Box<RawValue>, Fail<E>>, Params<'a, P>);
+
+impl<T: Transport> Inner<T> {
+    /// Sends a notification: queued in the core (after what is queued
+    /// already, so messages leave in the order they were made) and
+    /// flushed.
+    pub(crate) async fn notify(&self, notification: Notification) -> Result<(), T::Error> {
+        let queued = lock(&self.core).queue_notification(notification);
+        queued.map_err(|e| self.transport.client_error(e))?;
+        self.transport.flush().await
+    }
+
+    /// The one send path of every request: starts it in the core (the
+    /// typed fast path writes typed parameters straight into the message
+    /// when the transport needs no value), encodes it, calls
+    /// `before_sending` with its id, hands it to the transport and waits
+    /// for its answer under its deadline (cancelling it if the caller stops
+    /// waiting). Gives the parameters back for another attempt.
+    pub(crate) async fn send<'p, P: Serialize + ?Sized>(
+        &self,
+        start: Start<'p, P>,
+        tool: Option<&Tool>,
+        before_sending: impl FnOnce(&RequestId),
+    ) -> Sent<'p, P, T::Error> {
+        let (tx, rx) = oneshot::channel();
+        let wants = self.transport.wants_params();
+        let (method, options, params) = match start {
+            Start::Probe { version, timeout } => {
+                let started =
+                    self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
+                let outcome = match started {
+                    Ok(request) => {
+                        self.exchange_request(
+                            request,
+                            rx,
+                            wants,
+                            None,
+                            Some(version),
+                            before_sending,
+                        )
+                        .await
+                        .0
+                    }
+                    Err(e) => Err(e),
+                };
+                return (outcome, Params::Value(None));
+            }
+            Start::Initialize => {
+                let started = self.start_opening(|core| core.initialize(tx, now()));
+                let outcome = match started {
+                    Ok(request) => {
+                        self.exchange_request(request, rx, wants, None, None, before_sending)
+                            .await
+                            .0
+                    }
+                    Err(e) => Err(e),
+                };
+                return (outcome, Params::Value(None));
+            }
+            Start::Request { method, params, options } => (method, options, params),
+        };
+        if !wants && let Params::Typed(p) = &params {
+            let started = {
+                let mut core = lock(&self.core);
+                let version = wire_version(&core);
+                core.start_request_encoded(method, p, options, tx, now()).map(|s| (s, version))
+            };
+            let ((id, body), version) = match started {
+                Ok(s) => s,
+                Err(e) => return (Err(Fail::Client(e)), params),
+            };
+            before_sending(&id);
+            let outgoing = OutgoingRequest {
+                id: &id,
+                method,
+                body,
+                params: None,
+                tool: None,
+                protocol_version: version,
+            };
+            return (self.exchange(&id, rx, outgoing).await, params);
+        }
+        let value = match params {
+            Params::Value(v) => v,
+            Params::Typed(p) => match serde_json::to_value(p) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    let e =
+                        ClientError::InvalidParams { method: method.into(), reason: e.to_string() };
+                    return (Err(Fail::Client(e)), params);
+                }
+            },
+        };
+        let started = {
+            let mut core = lock(&self.core);
+            let version = wire_version(&core);
+            core.start_request(method, value, options, tx, now()).map(|r| (r, version))
+        };
+        let (request, version) = match started {
+            Ok(s) => s,
+            Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
+        };
+        let (outcome, request) =
+            self.exchange_request(request, rx, wants, tool, version, before_sending).await;
+        (outcome, Params::Value(request.params))
+    }
+
+    /// Starts the probe or the handshake on a fresh core (a connection
+    /// that was lost starts again from one).
+    fn start_opening(
+        &self,
+        start: impl FnOnce(&mut ClientCore<Waiter>) -> Result<Request, ClientError>,
+    ) -> Result<Request, Fail<T::Error>> {
+        let (request, events) = {
+            let mut core = lock(&self.core);
+            if !core.is_fresh() {
+                core.reset();
+            }
+            let request = start(&mut core);
+            (request, drain_events(&mut core))
+        };
+        self.deliver(events);
+        request.map_err(Fail::Client)
+    }
+
+    /// Encodes a request started by value and exchanges it; gives the
+    /// request back (its parameters serve another attempt).
+    async fn exchange_request(
+        &self,
+        request: Request,
+        rx: oneshot::Receiver<Outcome>,
+        wants: bool,
+        tool: Option<&Tool>,
+        version: Option<ProtocolVersion>,
+        before_sending: impl FnOnce(&RequestId),
+    ) -> (Result<Box<RawValue>, Fail<T::Error>>, Request) {
+        let body = match serde_json::to_vec(&request) {
+            Ok(b) => b,
+            Err(e) => {
+                self.forget(&request.id, "the request could not be encoded");
+                let e = ClientError::InvalidParams {
+                    method: request.method.clone(),
+                    reason: e.to_string(),
+                };
+                return (Err(Fail::Transport(self.transport.client_error(e))), request);
+            }
+        };
+        before_sending(&request.id);
+        let outgoing = OutgoingRequest {
+            id: &request.id,
+            method: &request.method,
+            body,
+            params: if wants { request.params.as_ref() } else { None },
+            tool,
+            protocol_version: version,
+        };
+        let outcome = self.exchange(&request.id, rx, outgoing).await;
+        (outcome, request)
+    }
+
+    /// Sends a started request and waits for its answer under its
+    /// deadline; cancels it when the caller stops waiting.
+    async fn exchange(
+        &self,
+        id: &RequestId,
+        rx: oneshot::Receiver<Outcome>,
+        outgoing: OutgoingRequest<'_>,
+    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+        let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
+        let exchange = self.transport.send_request(outgoing);
+        let outcome = self.wait(id, rx, exchange).await;
+        guard.id = None;
+        if let Err(Fail::Transport(_)) = &outcome {
+            self.forget(id, "the transport failed to carry the request");
+        }
+        outcome
+    }
+
+    /// Waits for a request's outcome while its exchange runs, expiring
+    /// deadlines as they pass.
+    async fn wait(
+        &self,
+        id: &RequestId,
+        mut rx: oneshot::Receiver<Outcome>,
+        exchange: impl Future<Output = Result<(), T::Error>>,
+    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+        let closed = || ClientError::Closed { method: String::new() };
+        tokio::pin!(exchange);
+        let mut running = true;
+        loop {
+            let deadline = lock(&self.core).deadline(id);
+            let Some(deadline) = deadline else { break };
+            tokio::select! {
+                biased;
+                outcome = &mut rx => {
+                    return outcome.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client);
+                }
+                result = &mut exchange, if running => {
+                    running = false;
+                    if let Err(e) = result {
+                        return Err(Fail::Transport(e));
+                    }
+                }
+                () = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
+                    let (events, flush) = {
+                        let mut core = lock(&self.core);
+                        core.handle_timeout(now());
+                        (drain_events(&mut core), core.has_transmit())
+                    };
+                    self.deliver(events);
+                    if flush {
+                        self.spawn_flush();
+                    }
+                }
+            }
+        }
+        rx.await.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client)
+    }
+}
+
+/// The version a request names outside its body, by the era's rules.
+fn wire_version(core: &ClientCore<Waiter>) -> Option<ProtocolVersion> {
+    core.protocol_version().and_then(|v| rules(v.era()).wire_version(v))
+}
+
+/// Cancels a request whose caller stopped waiting (its future was dropped).
+struct CancelOnDrop<T: Transport> {
+    inner: Weak<Inner<T>>,
+    id: Option<RequestId>,
+}
+
+impl<T: Transport> Drop for CancelOnDrop<T> {
+    fn drop(&mut self) {
+        let (Some(id), Some(inner)) = (self.id.take(), self.inner.upgrade()) else { return };
+        inner.forget(&id, "the client stopped waiting");
+    }
+}

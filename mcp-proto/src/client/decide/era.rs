@@ -1,0 +1,63 @@
+//! What differs between the protocol eras, behind one interface.
+//!
+//! Each era is a module with a type implementing [`EraRules`]
+//! ([`Handshake`](super::handshake::Handshake) for 2024-11-05 to
+//! 2025-11-25, [`Stateless`](super::stateless::Stateless) for 2026-07-28);
+//! [`rules`] is the one place that maps an [`Era`] to its rules. The
+//! driver asks these rules instead of testing the era in shared paths: a
+//! next revision is a new module and one arm here.
+//!
+//! What the eras differ in beyond these rules lives where it is done: how
+//! a conversation opens (`initialize`, or the `server/discover` probe of
+//! [`probe`](super::probe)) in the session layer's module of each era, and
+//! the `_meta` every stateless-era request carries in the
+//! [`ClientCore`](crate::client::ClientCore) (`enter_modern`).
+
+use std::fmt;
+
+use super::recovery::{Action, Attempt};
+use super::result::{ResultContext, ResultStep};
+use crate::version::{Era, ProtocolVersion};
+
+/// The rules of one protocol era, as the session layer asks them.
+pub trait EraRules: Send + Sync + fmt::Debug {
+    /// The era these rules are for.
+    fn era(&self) -> Era;
+
+    /// The version a request names outside its body (Streamable HTTP: the
+    /// `MCP-Protocol-Version` header) when the connection speaks
+    /// `spoken`; `None` when the transport uses the negotiated version of
+    /// its session.
+    fn wire_version(&self, spoken: ProtocolVersion) -> Option<ProtocolVersion>;
+
+    /// The era's own recovery from a failed attempt, decided before the
+    /// rules every era shares ([`recovery::decide`](super::recovery::decide));
+    /// `None` leaves it to those.
+    fn recover(&self, attempt: &Attempt<'_>) -> Option<Action>;
+
+    /// What a result (its JSON text) asks for.
+    fn on_result(&self, method: &str, raw: &str, context: ResultContext) -> ResultStep;
+
+    /// Whether results may be answered from (and kept in) the result cache.
+    fn caches_results(&self) -> bool;
+
+    /// Whether the client keeps the assembled tool list (the stateless era
+    /// keeps only the cached pages, for as long as their `ttlMs` says).
+    fn keeps_tool_list(&self) -> bool;
+
+    /// Whether the client sends notification `method` in this era (the
+    /// stateless era has no `notifications/initialized` and no
+    /// `notifications/roots/list_changed`).
+    fn sends_notification(&self, method: &str) -> bool;
+
+    /// Whether request `method` exists in this era.
+    fn has_request(&self, method: &str) -> bool;
+}
+
+/// The rules of `era`.
+pub fn rules(era: Era) -> &'static dyn EraRules {
+    match era {
+        Era::Legacy => &super::handshake::Handshake,
+        Era::Modern => &super::stateless::Stateless,
+    }
+}

@@ -1,0 +1,52 @@
+//! The handshake era (2024-11-05 to 2025-11-25): `initialize` opens a
+//! session; results are final as they come; a session the server ended
+//! is started again.
+
+use super::era::EraRules;
+use super::recovery::{Action, Attempt};
+use super::result::{ResultContext, ResultStep};
+use crate::methods;
+use crate::version::{Era, ProtocolVersion};
+
+/// The rules of the handshake era.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Handshake;
+
+impl EraRules for Handshake {
+    fn era(&self) -> Era {
+        Era::Legacy
+    }
+
+    /// The session's negotiated version (the transport knows it).
+    fn wire_version(&self, _: ProtocolVersion) -> Option<ProtocolVersion> {
+        None
+    }
+
+    /// A request the server refused because its session is gone (and did
+    /// not act on) is sent again once in a new session.
+    fn recover(&self, attempt: &Attempt<'_>) -> Option<Action> {
+        let expired = attempt.failure.transport_facts().is_some_and(|f| f.session_expired);
+        (expired && !attempt.already_retried).then_some(Action::NewSession)
+    }
+
+    /// Results have no kind: each is final.
+    fn on_result(&self, _: &str, _: &str, _: ResultContext) -> ResultStep {
+        ResultStep::Deliver { cache: None }
+    }
+
+    fn caches_results(&self) -> bool {
+        false
+    }
+
+    fn keeps_tool_list(&self) -> bool {
+        true
+    }
+
+    fn sends_notification(&self, _: &str) -> bool {
+        true
+    }
+
+    fn has_request(&self, method: &str) -> bool {
+        !matches!(method, methods::SERVER_DISCOVER | methods::SUBSCRIPTIONS_LISTEN)
+    }
+}
