@@ -20,7 +20,7 @@ use crate::failure::{EXIT_TOOL_ERROR, Failure, Kind, unknown_server};
 use crate::methods;
 use crate::output::{
     add_protocol, emit, emit_json, note, offer_url, one_line, plural, protocol_suffix,
-    stderr_color, summary, table,
+    show_progress, stderr_color, summary, table,
 };
 use crate::progress::Progress;
 
@@ -673,17 +673,17 @@ async fn call(ctx: &Ctx<'_>, args: &CallArgs) -> Result<u8, Failure> {
     if args.task {
         return methods::start_task(ctx, &server, &tool, arguments, args.detach).await;
     }
-    let show_progress = match ctx.g.progress {
+    let draw_progress = match ctx.g.progress {
         ProgressMode::Always => true,
         ProgressMode::Never => false,
         ProgressMode::Auto => std::io::stderr().is_terminal(),
     };
     let progress =
-        show_progress.then(|| Progress::start(format!("{server}/{tool}"), stderr_color()));
+        draw_progress.then(|| Progress::start(format!("{server}/{tool}"), stderr_color()));
     let mut options = ctx.request_options();
     if let Some(p) = &progress {
         let p = p.clone();
-        options.on_progress = Some(Arc::new(move |params| p.update(params)));
+        options.on_progress = Some(Arc::new(move |params| show_progress(&p, params)));
     }
     let result = registry.call_tool_with(&server, &tool, Some(arguments), options).await;
     if let Some(p) = &progress {

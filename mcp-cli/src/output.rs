@@ -1,5 +1,6 @@
 //! Everything `mcpc` writes for a person or a program: stdout lines (text
-//! or JSON), notes and errors on stderr, tables, and the URLs it opens.
+//! or JSON), notes, errors and questions on stderr, tables, the progress
+//! bar's messages, and the URLs it opens.
 //!
 //! Text a server controls (names, descriptions, instructions, errors,
 //! prompts, log messages, results) is untrusted: every text-mode line
@@ -13,10 +14,12 @@ use std::io::{IsTerminal as _, Write as _};
 
 use mcp_host_registry::ServerStatus;
 use mcp_proto::display::{Lines, openable_url, terminal_safe};
+use mcp_proto::types::ProgressNotificationParams;
 use serde_json::{Value, json};
 
 use crate::cli::Output;
 use crate::failure::Failure;
+use crate::progress::Progress;
 
 /// Colours on stderr: when it is a terminal and `NO_COLOR` is unset or empty.
 pub(crate) fn stderr_color() -> bool {
@@ -45,6 +48,24 @@ fn write_stdout(text: &str) {
 pub(crate) fn note(text: &str) {
     let text = terminal_safe(text, Lines::Keep);
     crate::progress::suspend(|| eprintln!("{text}"));
+}
+
+/// A question on stderr, left open for the answer on the same line, made
+/// safe for a terminal; stderr is not held after it (notes may need it
+/// while the answer is awaited). The caller takes the progress bar off the
+/// screen first: the answer may be long in coming.
+pub(crate) fn prompt(text: &str) {
+    let text = terminal_safe(text, Lines::Keep);
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{text}");
+    let _ = err.flush();
+}
+
+/// A progress notification on the progress bar: its message on one line,
+/// made safe for a terminal.
+pub(crate) fn show_progress(bar: &Progress, params: &ProgressNotificationParams) {
+    let message = params.message.as_deref().map(one_line);
+    bar.update(params.progress, params.total, message.as_deref());
 }
 
 /// Server text that belongs on one line: controls and line breaks shown
