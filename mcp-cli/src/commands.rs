@@ -28,6 +28,8 @@ use crate::progress::Progress;
 pub(crate) struct Ctx<'a> {
     pub(crate) g: &'a Global,
     pub(crate) registry: &'a Registry,
+    /// Whether tool pins outlive this run (see `setup::Setup::pins_kept`).
+    pub(crate) pins_kept: bool,
 }
 
 impl Ctx<'_> {
@@ -166,8 +168,12 @@ impl Ctx<'_> {
 }
 
 /// Runs the command.
-pub(crate) async fn execute(cli: &Cli, registry: &Registry) -> Result<u8, Failure> {
-    let ctx = Ctx { g: &cli.global, registry };
+pub(crate) async fn execute(
+    cli: &Cli,
+    registry: &Registry,
+    pins_kept: bool,
+) -> Result<u8, Failure> {
+    let ctx = Ctx { g: &cli.global, registry, pins_kept };
     match &cli.command {
         Command::Servers { connect } => servers(&ctx, *connect).await,
         Command::Tools { server, search: Some(query), limit } => {
@@ -485,7 +491,9 @@ async fn tools(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
                             .map(|t| {
                                 vec![
                                     format!("  {}", t.name),
-                                    pin_of(&t.name).map(pin_mark).unwrap_or_default(),
+                                    pin_of(&t.name)
+                                        .map(|p| pin_mark(p, ctx.pins_kept))
+                                        .unwrap_or_default(),
                                     summary(t.description.as_deref()),
                                 ]
                             })
@@ -493,7 +501,7 @@ async fn tools(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
                         rows.extend(withheld.iter().map(|(t, p)| {
                             vec![
                                 format!("  {}", t.name),
-                                format!("{}, withheld", pin_mark(p)),
+                                format!("{}, withheld", pin_mark(p, ctx.pins_kept)),
                                 format!("approve: mcpc pins approve {name} {}", t.name),
                             ]
                         }));
@@ -523,8 +531,7 @@ async fn tools(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
 type PinnedTool = (Tool, PinStatus);
 
 /// A tool's pin as shown in the listing: nothing when it matches.
-fn pin_mark(pin: &PinStatus) -> String {
-    let kept = crate::PINS_KEPT.load(std::sync::atomic::Ordering::Relaxed);
+fn pin_mark(pin: &PinStatus, kept: bool) -> String {
     match pin {
         PinStatus::Pinned => String::new(),
         PinStatus::New if !kept => String::new(),
