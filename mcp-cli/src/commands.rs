@@ -19,7 +19,7 @@ use crate::cli::{CallArgs, Cli, Command, Global, Output, PinsCommand, ProgressMo
 use crate::failure::{EXIT_TOOL_ERROR, Failure, Kind, unknown_server};
 use crate::methods;
 use crate::output::{
-    add_protocol, emit, emit_json, note, offer_url, one_line, plural, protocol_suffix,
+    add_protocol, emit, emit_json, log_text, note, offer_url, one_line, plural, protocol_suffix,
     show_progress, stderr_color, summary, table,
 };
 use crate::progress::Progress;
@@ -126,21 +126,9 @@ impl Ctx<'_> {
         tokio::spawn(async move {
             while let Some(n) = notifications.recv().await {
                 if let ServerNotification::LogMessage(m) = n {
-                    let data = match &m.data {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    let logger = m.logger.as_deref().map(|l| format!(" {l}:")).unwrap_or_default();
                     let line = match output {
                         Output::Json => json!({"server": name, "log": m}).to_string(),
-                        Output::Text => {
-                            format!(
-                                "{name}: [{}]{} {}",
-                                m.level,
-                                one_line(&logger),
-                                one_line(&data)
-                            )
-                        }
+                        Output::Text => format!("{name}: {}", one_line(&log_text(&m))),
                     };
                     note(&line);
                 }

@@ -7,14 +7,20 @@ use std::time::Duration;
 
 use mcp_host_registry::ServerClient;
 use mcp_proto::client::ServerNotification;
-use mcp_proto::types::{CallToolResult, CompleteRequestParams, JsonObject, SubscriptionFilter};
+use mcp_proto::types::{
+    CallToolResult, CompleteArgument, CompleteContext, CompleteRequestParams, ContentBlock,
+    JsonObject, PromptReference, ReadResourceResult, Reference, ResourceContents,
+    ResourceTemplateReference, ServerCapabilities, SubscriptionFilter, Task,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cli::{CompleteArgs, Output, PromptsCommand, ResourcesCommand, TasksCommand};
 use crate::commands::{Ctx, pairs, print_tool_result};
 use crate::failure::{Failure, Kind};
-use crate::output::{add_protocol, emit, emit_json, note, one_line, plural, summary, table};
+use crate::output::{
+    add_protocol, emit, emit_json, log_text, note, one_line, plural, summary, table,
+};
 
 /// Runs `op` on the connected server's client.
 async fn with<T, F, Fut>(ctx: &Ctx<'_>, server: &str, op: F) -> Result<T, Failure>
@@ -26,17 +32,9 @@ where
     ctx.registry.with_client(server, op).await.map_err(|e| ctx.fail(e))
 }
 
-fn to_json<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
 /// `{"server": ..., key: value}` on stdout.
 fn emit_keyed(server: &str, key: &str, value: Value) {
     emit_json(&json!({"server": server, key: value}));
-}
-
-fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_owned()
 }
 
 /// `mcpc info`: who the server is, what it offers, what it asks of us.
@@ -45,50 +43,28 @@ pub(crate) async fn info(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fail
     ctx.connect(&server).await?;
     let init = ctx.registry.initialize(&server).await.map_err(|e| ctx.fail(e))?;
     let status = ctx.registry.status(&server).await.map_err(|e| ctx.fail(e))?;
-    let capabilities = to_json(&init.capabilities);
     match ctx.output() {
         Output::Json => {
             let mut v = json!({
                 "server": server,
                 "server_info": init.server_info,
-                "capabilities": capabilities,
+                "capabilities": init.capabilities,
                 "instructions": init.instructions,
             });
             add_protocol(&mut v, &status);
             emit_json(&v);
         }
         Output::Text => {
-            let info = to_json(&init.server_info);
-            let mut name = text(&info, "name");
-            if let Some(version) = info.get("version").and_then(Value::as_str) {
-                name.push_str(&format!(" {version}"));
-            }
-            if let Some(title) = info.get("title").and_then(Value::as_str) {
+            let info = &init.server_info;
+            let mut name = format!("{} {}", info.name, info.version);
+            if let Some(title) = &info.title {
                 name.push_str(&format!(" ({title})"));
             }
             emit(&format!("{server}: {}", one_line(&name)));
             if let (Some(version), Some(era)) = (status.protocol_version, status.era) {
                 emit(&format!("  protocol      {version} ({era} era)"));
             }
-            let mut caps = Vec::new();
-            if let Some(map) = capabilities.as_object() {
-                for (name, value) in map {
-                    let flags: Vec<&str> = value
-                        .as_object()
-                        .map(|o| {
-                            o.iter()
-                                .filter(|(_, v)| v.as_bool() == Some(true) || v.is_object())
-                                .map(|(k, _)| k.as_str())
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    if flags.is_empty() {
-                        caps.push(name.clone());
-                    } else {
-                        caps.push(format!("{name} ({})", flags.join(", ")));
-                    }
-                }
-            }
+            let caps = capabilities(&init.capabilities);
             emit(&format!(
                 "  capabilities  {}",
                 if caps.is_empty() {
@@ -111,31 +87,100 @@ pub(crate) async fn info(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fail
     Ok(0)
 }
 
+/// The capabilities a server declares, by name (sorted), each with the
+/// features it turns on in brackets: the members set to `true` or given
+/// as objects (`resources (listChanged, subscribe)`).
+fn capabilities(caps: &ServerCapabilities) -> Vec<String> {
+    // The members of an object that turn something on.
+    fn on(object: &JsonObject) -> impl Iterator<Item = &str> {
+        object
+            .iter()
+            .filter(|(_, v)| v.as_bool() == Some(true) || v.is_object())
+            .map(|(k, _)| k.as_str())
+    }
+    let flag = |name: &'static str, set: Option<bool>| (set == Some(true)).then_some(name);
+    let present = |name: &'static str, set: bool| set.then_some(name);
+    let mut all: Vec<(&str, Vec<&str>)> = Vec::new();
+    let objects = [
+        ("completions", &caps.completions),
+        ("experimental", &caps.experimental),
+        ("extensions", &caps.extensions),
+        ("logging", &caps.logging),
+    ];
+    for (name, object) in objects {
+        if let Some(object) = object {
+            all.push((name, on(object).collect()));
+        }
+    }
+    if let Some(p) = &caps.prompts {
+        all.push((
+            "prompts",
+            flag("listChanged", p.list_changed).into_iter().chain(on(&p.extra)).collect(),
+        ));
+    }
+    if let Some(r) = &caps.resources {
+        let known = [flag("listChanged", r.list_changed), flag("subscribe", r.subscribe)];
+        all.push(("resources", known.into_iter().flatten().chain(on(&r.extra)).collect()));
+    }
+    if let Some(t) = &caps.tasks {
+        let known = [
+            present("cancel", t.cancel.is_some()),
+            present("list", t.list.is_some()),
+            present("requests", t.requests.is_some()),
+        ];
+        all.push(("tasks", known.into_iter().flatten().chain(on(&t.extra)).collect()));
+    }
+    if let Some(t) = &caps.tools {
+        all.push((
+            "tools",
+            flag("listChanged", t.list_changed).into_iter().chain(on(&t.extra)).collect(),
+        ));
+    }
+    for (name, value) in &caps.extra {
+        all.push((name, value.as_object().map(|o| on(o).collect()).unwrap_or_default()));
+    }
+    all.sort();
+    all.into_iter()
+        .map(|(name, mut flags)| {
+            flags.sort_unstable();
+            if flags.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{name} ({})", flags.join(", "))
+            }
+        })
+        .collect()
+}
+
 /// `mcpc resources ...`.
 pub(crate) async fn resources(ctx: &Ctx<'_>, command: &ResourcesCommand) -> Result<u8, Failure> {
     match command {
         ResourcesCommand::List { server } => {
             let server = ctx.pick(server.as_deref())?;
             let list = with(ctx, &server, |c| async move { c.list_resources().await }).await?;
-            let list = to_json(&list);
             print_list(ctx, &server, "resources", "resource", &list, |r| {
-                vec![format!("  {}", text(r, "uri")), text(r, "mimeType"), describe(r)]
+                let about = describe(&r.name, r.title.as_deref(), r.description.as_deref());
+                vec![format!("  {}", r.uri), r.mime_type.clone().unwrap_or_default(), about]
             });
         }
         ResourcesCommand::Templates { server } => {
             let server = ctx.pick(server.as_deref())?;
             let list =
                 with(ctx, &server, |c| async move { c.list_resource_templates().await }).await?;
-            let list = to_json(&list);
             print_list(ctx, &server, "resourceTemplates", "template", &list, |r| {
-                vec![format!("  {}", text(r, "uriTemplate")), text(r, "mimeType"), describe(r)]
+                let about = describe(&r.name, r.title.as_deref(), r.description.as_deref());
+                vec![
+                    format!("  {}", r.uri_template),
+                    r.mime_type.clone().unwrap_or_default(),
+                    about,
+                ]
             });
         }
         ResourcesCommand::Read { words } => {
             let (server, rest) = ctx.split(words, 1)?;
             let uri = rest[0].clone();
             let result = with(ctx, &server, |c| async move { c.read_resource(&uri).await }).await?;
-            print_contents(ctx.output(), &server, &to_json(&result));
+            print_contents(ctx.output(), &server, &result);
         }
         ResourcesCommand::Subscribe { words } => {
             let (server, rest) = ctx.split(words, 1)?;
@@ -146,38 +191,35 @@ pub(crate) async fn resources(ctx: &Ctx<'_>, command: &ResourcesCommand) -> Resu
 }
 
 /// The name, title and first line of the description of a listed item.
-fn describe(item: &Value) -> String {
-    let name = text(item, "name");
-    match about(item) {
-        about if about.is_empty() => name,
+fn describe(name: &str, title: Option<&str>, description: Option<&str>) -> String {
+    match about(name, title, description) {
+        about if about.is_empty() => name.to_owned(),
         about => format!("{name}: {about}"),
     }
 }
 
 /// The title (when it is not the name) and first line of the description.
-fn about(item: &Value) -> String {
-    let name = text(item, "name");
-    let title = text(item, "title");
-    let description = summary(item.get("description").and_then(Value::as_str));
+fn about(name: &str, title: Option<&str>, description: Option<&str>) -> String {
+    let title = title.unwrap_or("");
+    let description = summary(description);
     match (title.is_empty() || title == name, description.is_empty()) {
         (true, _) => description,
-        (false, true) => title,
+        (false, true) => title.to_owned(),
         (false, false) => format!("{title}: {description}"),
     }
 }
 
 /// A list: `server: N things` and a table, or `{"server", key: [...]}`.
-fn print_list(
+fn print_list<T: Serialize>(
     ctx: &Ctx<'_>,
     server: &str,
     key: &str,
     noun: &str,
-    list: &Value,
-    row: impl Fn(&Value) -> Vec<String>,
+    items: &[T],
+    row: impl Fn(&T) -> Vec<String>,
 ) {
-    let items = list.as_array().cloned().unwrap_or_default();
     match ctx.output() {
-        Output::Json => emit_keyed(server, key, list.clone()),
+        Output::Json => emit_keyed(server, key, json!(items)),
         Output::Text => {
             emit(&format!("{server}: {} {noun}{}", items.len(), plural(items.len())));
             let rows: Vec<Vec<String>> = items.iter().map(row).collect();
@@ -189,35 +231,29 @@ fn print_list(
 }
 
 /// The contents of a read resource: text as it is, a blob as its size.
-fn print_contents(output: Output, server: &str, result: &Value) {
+fn print_contents(output: Output, server: &str, result: &ReadResourceResult) {
     if output == Output::Json {
-        let mut v = result.clone();
+        let mut v = json!(result);
         v["server"] = json!(server);
         emit_json(&v);
         return;
     }
-    let contents = result.get("contents").and_then(Value::as_array).cloned().unwrap_or_default();
-    let several = contents.len() > 1;
-    for item in &contents {
+    let several = result.contents.len() > 1;
+    for item in &result.contents {
         if several {
             emit(&format!(
                 "--- {} ({})",
-                one_line(&text(item, "uri")),
-                one_line(&text(item, "mimeType"))
+                one_line(item.uri()),
+                one_line(item.mime_type().unwrap_or(""))
             ));
         }
-        match (item.get("text").and_then(Value::as_str), item.get("blob").and_then(Value::as_str)) {
-            (Some(t), _) => emit(t.strip_suffix('\n').unwrap_or(t)),
-            (None, Some(b)) => emit(&format!(
+        match item {
+            ResourceContents::Text(t) => emit(t.text.strip_suffix('\n').unwrap_or(&t.text)),
+            ResourceContents::Blob(b) => emit(&format!(
                 "[blob: {}, {} bytes base64-encoded; --output json shows it]",
-                one_line(
-                    item.get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("application/octet-stream")
-                ),
-                b.len()
+                one_line(b.mime_type.as_deref().unwrap_or("application/octet-stream")),
+                b.blob.len()
             )),
-            (None, None) => emit("[no content]"),
         }
     }
 }
@@ -246,7 +282,7 @@ async fn subscribe(ctx: &Ctx<'_>, server: &str, uri: &str) -> Result<u8, Failure
     if ctx.output() == Output::Text {
         emit(&format!("{server}: subscribed to {uri} (Ctrl-C ends)"));
     }
-    print_contents(ctx.output(), server, &to_json(&first));
+    print_contents(ctx.output(), server, &first);
     while let Some(n) = feed.recv().await {
         if let ServerNotification::ResourceUpdated(p) = n
             && p.uri == uri
@@ -255,7 +291,7 @@ async fn subscribe(ctx: &Ctx<'_>, server: &str, uri: &str) -> Result<u8, Failure
                 emit(&format!("--- updated: {uri}"));
             }
             let again = read(uri.to_owned()).await?;
-            print_contents(ctx.output(), server, &to_json(&again));
+            print_contents(ctx.output(), server, &again);
         }
     }
     Err(Failure::new(Kind::Connection, format!("MCP server {server:?} closed the connection"))
@@ -268,25 +304,18 @@ pub(crate) async fn prompts(ctx: &Ctx<'_>, command: &PromptsCommand) -> Result<u
         PromptsCommand::List { server } => {
             let server = ctx.pick(server.as_deref())?;
             let list = with(ctx, &server, |c| async move { c.list_prompts().await }).await?;
-            let list = to_json(&list);
             print_list(ctx, &server, "prompts", "prompt", &list, |p| {
                 let args: Vec<String> = p
-                    .get("arguments")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .map(|arg| {
-                                let star = if arg.get("required") == Some(&json!(true)) {
-                                    ""
-                                } else {
-                                    "?"
-                                };
-                                format!("{}{star}", text(arg, "name"))
-                            })
-                            .collect()
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .map(|arg| {
+                        let star = if arg.required == Some(true) { "" } else { "?" };
+                        format!("{}{star}", arg.name)
                     })
-                    .unwrap_or_default();
-                vec![format!("  {}", text(p, "name")), args.join(" "), about(p)]
+                    .collect();
+                let about = about(&p.name, p.title.as_deref(), p.description.as_deref());
+                vec![format!("  {}", p.name), args.join(" "), about]
             });
         }
         PromptsCommand::Get { words } => {
@@ -303,23 +332,21 @@ pub(crate) async fn prompts(ctx: &Ctx<'_>, command: &PromptsCommand) -> Result<u
             let arguments = (!arguments.is_empty()).then_some(arguments);
             let result =
                 with(ctx, &server, |c| async move { c.get_prompt(&name, arguments).await }).await?;
-            let result = to_json(&result);
             match ctx.output() {
                 Output::Json => {
-                    let mut v = result;
+                    let mut v = json!(result);
                     v["server"] = json!(server);
                     emit_json(&v);
                 }
                 Output::Text => {
-                    if let Some(d) = result.get("description").and_then(Value::as_str) {
+                    if let Some(d) = &result.description {
                         emit(&format!("{server}: {d}"));
                     }
-                    for m in result.get("messages").and_then(Value::as_array).into_iter().flatten()
-                    {
+                    for m in &result.messages {
                         emit(&format!(
                             "[{}] {}",
-                            one_line(&text(m, "role")),
-                            content_text(&m["content"])
+                            one_line(m.role.as_str()),
+                            content_text(&m.content)
                         ));
                     }
                 }
@@ -330,19 +357,23 @@ pub(crate) async fn prompts(ctx: &Ctx<'_>, command: &PromptsCommand) -> Result<u
 }
 
 /// A content block as text: text as it is, anything else by its kind.
-fn content_text(c: &Value) -> String {
-    match c.get("type").and_then(Value::as_str) {
-        Some("text") => text(c, "text"),
-        Some("resource") => {
-            let r = &c["resource"];
-            match r.get("text").and_then(Value::as_str) {
-                Some(t) => format!("[resource {}]\n{t}", text(r, "uri")),
-                None => format!("[resource {}]", text(r, "uri")),
+fn content_text(c: &ContentBlock) -> String {
+    match c {
+        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::Text(t) => format!("[resource {}]\n{}", t.uri, t.text),
+            ResourceContents::Blob(b) => format!("[resource {}]", b.uri),
+        },
+        ContentBlock::ResourceLink(link) => format!("[link: {}]", link.uri),
+        ContentBlock::Image(i) => format!("[image: {}]", i.mime_type),
+        ContentBlock::Audio(a) => format!("[audio: {}]", a.mime_type),
+        // A kind this client does not know: its type and media type.
+        ContentBlock::Unknown(v) => match v.get("type").and_then(Value::as_str) {
+            Some(kind) => {
+                format!("[{kind}: {}]", v.get("mimeType").and_then(Value::as_str).unwrap_or(""))
             }
-        }
-        Some("resource_link") => format!("[link: {}]", text(c, "uri")),
-        Some(kind) => format!("[{kind}: {}]", text(c, "mimeType")),
-        None => c.to_string(),
+            None => v.to_string(),
+        },
     }
 }
 
@@ -362,28 +393,35 @@ pub(crate) async fn complete(ctx: &Ctx<'_>, args: &CompleteArgs) -> Result<u8, F
     };
     let context: BTreeMap<String, String> = given.collect();
     let reference = match (&args.prompt, &args.resource) {
-        (Some(name), _) => json!({"type": "ref/prompt", "name": name}),
-        (None, Some(uri)) => json!({"type": "ref/resource", "uri": uri}),
+        (Some(name), _) => {
+            Reference::Prompt(PromptReference { name: name.clone(), ..Default::default() })
+        }
+        (None, Some(uri)) => Reference::Resource(ResourceTemplateReference {
+            uri: uri.clone(),
+            ..Default::default()
+        }),
         (None, None) => {
             return Err(Failure::usage("complete needs --prompt NAME or --resource URI"));
         }
     };
-    let mut params = json!({"ref": reference, "argument": {"name": argument, "value": value}});
-    if !context.is_empty() {
-        params["context"] = json!({"arguments": context});
-    }
-    let params: CompleteRequestParams = serde_json::from_value(params)
-        .map_err(|e| Failure::usage(format!("cannot build the request: {e}")))?;
+    let params = CompleteRequestParams {
+        reference,
+        argument: CompleteArgument { name: argument, value, ..Default::default() },
+        context: (!context.is_empty())
+            .then(|| CompleteContext { arguments: Some(context), ..Default::default() }),
+        meta: None,
+        extra: JsonObject::new(),
+    };
     let result = with(ctx, &server, |c| async move { c.complete(&params).await }).await?;
-    let completion = to_json(&result)["completion"].clone();
+    let completion = &result.completion;
     match ctx.output() {
-        Output::Json => emit_keyed(&server, "completion", completion),
+        Output::Json => emit_keyed(&server, "completion", json!(completion)),
         Output::Text => {
-            for v in completion.get("values").and_then(Value::as_array).into_iter().flatten() {
-                emit(&one_line(v.as_str().unwrap_or_default()));
+            for v in &completion.values {
+                emit(&one_line(v));
             }
-            if completion.get("hasMore") == Some(&json!(true)) {
-                let total = completion.get("total").map(Value::to_string).unwrap_or_default();
+            if completion.has_more == Some(true) {
+                let total = completion.total.map(|t| t.to_string()).unwrap_or_default();
                 note(&format!("mcpc: more values exist ({total} in all)"));
             }
         }
@@ -397,7 +435,6 @@ pub(crate) async fn tasks(ctx: &Ctx<'_>, command: &TasksCommand) -> Result<u8, F
         TasksCommand::List { server } => {
             let server = ctx.pick(server.as_deref())?;
             let list = with(ctx, &server, |c| async move { c.list_tasks().await }).await?;
-            let list = to_json(&list);
             print_list(ctx, &server, "tasks", "task", &list, task_row);
             return Ok(0);
         }
@@ -415,24 +452,24 @@ pub(crate) async fn tasks(ctx: &Ctx<'_>, command: &TasksCommand) -> Result<u8, F
                 if cancel { c.cancel_task(&id).await } else { c.get_task(&id).await }
             })
             .await?;
-            print_task(ctx.output(), &server, &to_json(&task));
+            print_task(ctx.output(), &server, &task);
             Ok(0)
         }
     }
 }
 
-fn task_row(t: &Value) -> Vec<String> {
+fn task_row(t: &Task) -> Vec<String> {
     vec![
-        format!("  {}", text(t, "taskId")),
-        text(t, "status"),
-        text(t, "lastUpdatedAt"),
-        text(t, "statusMessage"),
+        format!("  {}", t.task_id),
+        t.status.to_string(),
+        t.last_updated_at.clone(),
+        t.status_message.clone().unwrap_or_default(),
     ]
 }
 
-fn print_task(output: Output, server: &str, task: &Value) {
+fn print_task(output: Output, server: &str, task: &Task) {
     match output {
-        Output::Json => emit_keyed(server, "task", task.clone()),
+        Output::Json => emit_keyed(server, "task", json!(task)),
         Output::Text => {
             for line in table(&[task_row(task)]) {
                 emit(line.trim_start());
@@ -454,17 +491,13 @@ pub(crate) async fn start_task(
     let created =
         with(ctx, server, |c| async move { c.call_tool_as_task(&tool, arguments, None).await })
             .await?;
-    let task = to_json(&created.task);
+    let task = created.task;
     if detach {
         print_task(ctx.output(), server, &task);
         return Ok(0);
     }
-    note(&format!(
-        "mcpc: task {} {}",
-        one_line(&text(&task, "taskId")),
-        one_line(&text(&task, "status"))
-    ));
-    task_result(ctx, server, text(&task, "taskId")).await
+    note(&format!("mcpc: task {} {}", one_line(&task.task_id), one_line(task.status.as_str())));
+    task_result(ctx, server, task.task_id).await
 }
 
 /// Waits for a task's result (`tasks/result`, up to `--max-time`) and
@@ -528,14 +561,11 @@ pub(crate) async fn listen(
             // The stream's opening, already reported above.
             continue;
         }
-        let (method, params) = notification_parts(&n);
         match ctx.output() {
-            Output::Json => {
-                emit_json(&json!({"server": server, "method": method, "params": params}))
-            }
-            Output::Text => {
-                emit(&format!("{server}: {}", one_line(&notification_text(method, &params))))
-            }
+            Output::Json => emit_json(
+                &json!({"server": server, "method": n.method(), "params": notification_params(&n)}),
+            ),
+            Output::Text => emit(&format!("{server}: {}", one_line(&notification_text(&n)))),
         }
     }
     Err(Failure::new(Kind::Connection, format!("MCP server {server:?} closed the connection"))
@@ -558,52 +588,33 @@ impl Feed {
     }
 }
 
-/// A notification's method and parameters.
-fn notification_parts(n: &ServerNotification) -> (&str, Value) {
-    use mcp_proto::methods as m;
+/// A notification's parameters as JSON (`{}` for the list changes).
+fn notification_params(n: &ServerNotification) -> Value {
     match n {
-        ServerNotification::Progress(p) => (m::NOTIFICATION_PROGRESS, to_json(p)),
-        ServerNotification::LogMessage(p) => (m::NOTIFICATION_MESSAGE, to_json(p)),
-        ServerNotification::ResourceUpdated(p) => (m::NOTIFICATION_RESOURCES_UPDATED, to_json(p)),
-        ServerNotification::ToolListChanged => (m::NOTIFICATION_TOOLS_LIST_CHANGED, json!({})),
-        ServerNotification::PromptListChanged => (m::NOTIFICATION_PROMPTS_LIST_CHANGED, json!({})),
-        ServerNotification::ResourceListChanged => {
-            (m::NOTIFICATION_RESOURCES_LIST_CHANGED, json!({}))
-        }
-        ServerNotification::Cancelled(p) => (m::NOTIFICATION_CANCELLED, to_json(p)),
-        ServerNotification::TaskStatus(p) => ("notifications/tasks/status", to_json(p)),
-        ServerNotification::ElicitationComplete(p) => {
-            ("notifications/elicitation/complete", to_json(p))
-        }
-        ServerNotification::SubscriptionsAcknowledged(p) => {
-            (m::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED, to_json(p))
-        }
-        ServerNotification::Other(raw) => {
-            (raw.method.as_str(), raw.params.clone().unwrap_or(Value::Null))
-        }
-        #[allow(unreachable_patterns)]
-        _ => ("unknown", Value::Null),
+        ServerNotification::Progress(p) => json!(p),
+        ServerNotification::LogMessage(p) => json!(p),
+        ServerNotification::ResourceUpdated(p) => json!(p),
+        ServerNotification::ToolListChanged
+        | ServerNotification::PromptListChanged
+        | ServerNotification::ResourceListChanged => json!({}),
+        ServerNotification::Cancelled(p) => json!(p),
+        ServerNotification::TaskStatus(p) => json!(p),
+        ServerNotification::ElicitationComplete(p) => json!(p),
+        ServerNotification::SubscriptionsAcknowledged(p) => json!(p),
+        ServerNotification::Other(raw) => raw.params.clone().unwrap_or(Value::Null),
+        _ => Value::Null,
     }
 }
 
-/// One line for a person.
-fn notification_text(method: &str, params: &Value) -> String {
-    use mcp_proto::methods as m;
-    match method {
-        m::NOTIFICATION_TOOLS_LIST_CHANGED => "the tool list changed".into(),
-        m::NOTIFICATION_PROMPTS_LIST_CHANGED => "the prompt list changed".into(),
-        m::NOTIFICATION_RESOURCES_LIST_CHANGED => "the resource list changed".into(),
-        m::NOTIFICATION_RESOURCES_UPDATED => format!("resource updated: {}", text(params, "uri")),
-        m::NOTIFICATION_MESSAGE => {
-            let data = match &params["data"] {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let logger = params.get("logger").and_then(Value::as_str);
-            let logger = logger.map(|l| format!(" {l}:")).unwrap_or_default();
-            format!("[{}]{logger} {data}", text(params, "level"))
-        }
-        _ => format!("{method} {params}"),
+/// One line for a person (not yet made safe for a terminal).
+fn notification_text(n: &ServerNotification) -> String {
+    match n {
+        ServerNotification::ToolListChanged => "the tool list changed".into(),
+        ServerNotification::PromptListChanged => "the prompt list changed".into(),
+        ServerNotification::ResourceListChanged => "the resource list changed".into(),
+        ServerNotification::ResourceUpdated(p) => format!("resource updated: {}", p.uri),
+        ServerNotification::LogMessage(m) => log_text(m),
+        other => format!("{} {}", other.method(), notification_params(other)),
     }
 }
 
@@ -630,20 +641,55 @@ mod tests {
             ),
         ];
         for (n, expected) in cases {
-            let (method, params) = notification_parts(&n);
-            assert_eq!(notification_text(method, &params), expected);
+            assert_eq!(notification_text(&n), expected);
         }
     }
 
     #[test]
+    fn capabilities_by_name_with_what_they_turn_on() {
+        let check = |caps: Value, expected: &[&str]| {
+            let caps: ServerCapabilities = serde_json::from_value(caps.clone()).unwrap();
+            assert_eq!(capabilities(&caps), expected, "{caps:?}");
+        };
+        check(json!({}), &[]);
+        check(
+            json!({
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": false},
+                "prompts": {"listChanged": true, "paged": {}},
+                "logging": {},
+                "completions": {"x": false},
+                "tasks": {"list": {}, "requests": {"tools": {"call": {}}}},
+                "experimental": {"x": {}, "y": false, "z": true},
+                "zeta": true,
+                "alpha": {"on": true, "off": false, "n": 3},
+            }),
+            &[
+                "alpha (on)",
+                "completions",
+                "experimental (x, z)",
+                "logging",
+                "prompts (listChanged, paged)",
+                "resources (subscribe)",
+                "tasks (list, requests)",
+                "tools (listChanged)",
+                "zeta",
+            ],
+        );
+    }
+
+    #[test]
     fn content_blocks_as_text() {
-        assert_eq!(content_text(&json!({"type": "text", "text": "hi"})), "hi");
+        let block = |v: Value| serde_json::from_value::<ContentBlock>(v).unwrap();
+        assert_eq!(content_text(&block(json!({"type": "text", "text": "hi"}))), "hi");
         assert_eq!(
-            content_text(&json!({"type": "image", "mimeType": "image/png", "data": ""})),
+            content_text(&block(json!({"type": "image", "mimeType": "image/png", "data": ""}))),
             "[image: image/png]"
         );
         assert_eq!(
-            content_text(&json!({"type": "resource", "resource": {"uri": "u", "text": "t"}})),
+            content_text(&block(
+                json!({"type": "resource", "resource": {"uri": "u", "text": "t"}})
+            )),
             "[resource u]\nt"
         );
     }

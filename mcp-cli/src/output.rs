@@ -14,7 +14,7 @@ use std::io::{IsTerminal as _, Write as _};
 
 use mcp_host_registry::ServerStatus;
 use mcp_proto::display::{Lines, openable_url, terminal_safe};
-use mcp_proto::types::ProgressNotificationParams;
+use mcp_proto::types::{LoggingMessageNotificationParams, ProgressNotificationParams};
 use serde_json::{Value, json};
 
 use crate::cli::Output;
@@ -131,6 +131,17 @@ pub(crate) fn add_protocol(v: &mut Value, status: &ServerStatus) {
 
 pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// A server's log message as a person reads it, `[level] logger: data`
+/// (not yet made safe for a terminal: the caller shows it on one line).
+pub(crate) fn log_text(m: &LoggingMessageNotificationParams) -> String {
+    let data = match &m.data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let logger = m.logger.as_deref().map(|l| format!(" {l}:")).unwrap_or_default();
+    format!("[{}]{logger} {data}", m.level)
 }
 
 /// The first line of a description, at most 100 characters.
