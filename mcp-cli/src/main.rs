@@ -46,10 +46,10 @@
 
 mod cli;
 mod commands;
+mod ctx;
 mod failure;
 mod form;
 mod host;
-mod methods;
 // The one module that prints (the workspace denies `print!`, `println!`,
 // `eprint!`, `eprintln!` everywhere else): what a server sends reaches the
 // terminal through it, made safe.
@@ -201,7 +201,8 @@ async fn run(cli: Cli) -> u8 {
     // sessions) before leaving, rather than dying with them open, whatever
     // the command was doing (connecting included).
     let outcome = {
-        let exec = commands::execute(&cli, &registry, pins_kept);
+        let ctx = ctx::Ctx { g: &cli.global, registry: &registry, pins_kept };
+        let exec = commands::execute(&ctx, &cli.command);
         tokio::pin!(exec);
         tokio::select! {
             outcome = &mut exec => outcome,

@@ -14,11 +14,14 @@ use std::io::{IsTerminal as _, Write as _};
 
 use mcp_host_registry::ServerStatus;
 use mcp_proto::display::{Lines, openable_url, terminal_safe};
-use mcp_proto::types::{LoggingMessageNotificationParams, ProgressNotificationParams};
+use mcp_proto::types::{
+    CallToolResult, LoggingMessageNotificationParams, ProgressNotificationParams,
+};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cli::Output;
-use crate::failure::Failure;
+use crate::failure::{EXIT_TOOL_ERROR, Failure};
 use crate::progress::Progress;
 
 /// Colours on stderr: when it is a terminal and `NO_COLOR` is unset or empty.
@@ -35,6 +38,11 @@ pub(crate) fn emit(text: &str) {
 /// Writes a JSON value to stdout as one line.
 pub(crate) fn emit_json(value: &Value) {
     write_stdout(&value.to_string());
+}
+
+/// `{"server": ..., key: value}` on stdout.
+pub(crate) fn emit_keyed(server: &str, key: &str, value: Value) {
+    emit_json(&json!({"server": server, key: value}));
 }
 
 fn write_stdout(text: &str) {
@@ -154,6 +162,75 @@ pub(crate) fn summary(description: Option<&str>) -> String {
     } else {
         text
     }
+}
+
+/// A listing: `server: N things` and a table of one row per item, or
+/// `{"server": ..., key: [items]}`.
+pub(crate) fn listing<T: Serialize>(
+    output: Output,
+    server: &str,
+    (key, noun): (&str, &str),
+    items: &[T],
+    row: impl Fn(&T) -> Vec<String>,
+) {
+    match output {
+        Output::Json => emit_keyed(server, key, json!(items)),
+        Output::Text => {
+            emit(&format!("{server}: {} {noun}{}", items.len(), plural(items.len())));
+            let rows: Vec<Vec<String>> = items.iter().map(row).collect();
+            for line in table(&rows) {
+                emit(&line);
+            }
+        }
+    }
+}
+
+/// A listed item's name, then its title (when it is not the name) and the
+/// first line of its description.
+pub(crate) fn describe(name: &str, title: Option<&str>, description: Option<&str>) -> String {
+    match about(name, title, description) {
+        about if about.is_empty() => name.to_owned(),
+        about => format!("{name}: {about}"),
+    }
+}
+
+/// The title (when it is not the name) and first line of the description.
+pub(crate) fn about(name: &str, title: Option<&str>, description: Option<&str>) -> String {
+    let title = title.unwrap_or("");
+    let description = summary(description);
+    match (title.is_empty() || title == name, description.is_empty()) {
+        (true, _) => description,
+        (false, true) => title.to_owned(),
+        (false, false) => format!("{title}: {description}"),
+    }
+}
+
+/// Prints a tool's result (of a call, or of a task that ran one): its
+/// content as text, its structured content as pretty JSON; the exit code:
+/// 1 when the tool reported an error.
+pub(crate) fn tool_result(output: Output, result: &CallToolResult) -> u8 {
+    let rendered = mcp_proto::render_tool_result(result);
+    match output {
+        Output::Json => emit_json(&rendered.raw),
+        Output::Text => {
+            let pretty = rendered
+                .structured_content
+                .as_ref()
+                .map(|v| serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+            match (result.content.is_empty(), pretty) {
+                // No blocks: the text is the structured content, compact.
+                (true, Some(pretty)) => emit(&pretty),
+                (false, Some(pretty)) => {
+                    emit(&rendered.text);
+                    emit("");
+                    emit("structuredContent:");
+                    emit(&pretty);
+                }
+                (_, None) => emit(&rendered.text),
+            }
+        }
+    }
+    if rendered.is_error { EXIT_TOOL_ERROR } else { 0 }
 }
 
 /// Shows a URL a server (or its authorization server) wants the user to
