@@ -150,7 +150,7 @@ fn init_tracing(verbose: u8) {
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(output::diagnostics)
         .with_ansi(false)
         .with_target(true)
         .without_time()

@@ -51,6 +51,31 @@ fn write_stdout(text: &str) {
     let _ = out.flush();
 }
 
+/// Where `tracing` writes its diagnostics (`-v`, `RUST_LOG`): stderr, each
+/// event made safe for a terminal (a stdio server's own stderr lines are
+/// among them) and written above the progress bar.
+pub(crate) fn diagnostics() -> Diagnostics {
+    Diagnostics
+}
+
+/// The writer of [`diagnostics`]: `tracing` writes each event whole, in
+/// one call.
+#[derive(Debug)]
+pub(crate) struct Diagnostics;
+
+impl std::io::Write for Diagnostics {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let text = terminal_safe(&text, Lines::Keep);
+        crate::progress::suspend(|| std::io::stderr().lock().write_all(text.as_bytes()))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// A note on stderr (above a progress bar if one is drawn), made safe for
 /// a terminal.
 pub(crate) fn note(text: &str) {
