@@ -24,6 +24,12 @@
 //! the terminal, built from the request's schema), sampling (declined:
 //! there is no model here).
 //!
+//! Everything it prints goes through one module (`output.rs`), which
+//! shows what a server sends (names, descriptions, results, log messages,
+//! questions) with every control character made visible, so no server can
+//! write escape sequences to the terminal; `--output json` prints the
+//! typed results as JSON.
+//!
 //! Errors name the server (and an HTTP server's URL with its path, never
 //! its credentials or query); with `--output json` they are a JSON object
 //! on stdout (`failure.rs`). Exit codes: 0 success, 1 the tool reported
