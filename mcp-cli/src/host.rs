@@ -2,7 +2,7 @@
 //! and the answers to the server's requests: roots, elicitation (a form on the terminal), sampling
 //! (declined: mcpc has no model).
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -234,15 +234,7 @@ fn accepted(answers: serde_json::Map<String, serde_json::Value>) -> ElicitResult
 /// wait may be long.)
 async fn ask_line(prompt: String) -> Option<String> {
     tokio::task::spawn_blocking(move || {
-        {
-            // Not held while the line is awaited: notes and the exit
-            // message may need stderr meanwhile.
-            let mut err = std::io::stderr().lock();
-            let prompt =
-                mcp_proto::display::terminal_safe(&prompt, mcp_proto::display::Lines::Keep);
-            let _ = write!(err, "{prompt}");
-            let _ = err.flush();
-        }
+        crate::output::prompt(&prompt);
         let mut line = String::new();
         match std::io::stdin().read_line(&mut line) {
             Ok(0) | Err(_) => None,

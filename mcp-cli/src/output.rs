@@ -1,5 +1,6 @@
 //! Everything `mcpc` writes for a person or a program: stdout lines (text
-//! or JSON), notes and errors on stderr, tables, and the URLs it opens.
+//! or JSON), notes, errors and questions on stderr, tables, the progress
+//! bar's messages, and the URLs it opens.
 //!
 //! Text a server controls (names, descriptions, instructions, errors,
 //! prompts, log messages, results) is untrusted: every text-mode line
@@ -13,10 +14,15 @@ use std::io::{IsTerminal as _, Write as _};
 
 use mcp_host_registry::ServerStatus;
 use mcp_proto::display::{Lines, openable_url, terminal_safe};
+use mcp_proto::types::{
+    CallToolResult, LoggingMessageNotificationParams, ProgressNotificationParams,
+};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cli::Output;
-use crate::failure::Failure;
+use crate::failure::{EXIT_TOOL_ERROR, Failure};
+use crate::progress::Progress;
 
 /// Colours on stderr: when it is a terminal and `NO_COLOR` is unset or empty.
 pub(crate) fn stderr_color() -> bool {
@@ -34,10 +40,40 @@ pub(crate) fn emit_json(value: &Value) {
     write_stdout(&value.to_string());
 }
 
+/// `{"server": ..., key: value}` on stdout.
+pub(crate) fn emit_keyed(server: &str, key: &str, value: Value) {
+    emit_json(&json!({"server": server, key: value}));
+}
+
 fn write_stdout(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
     let _ = out.flush();
+}
+
+/// Where `tracing` writes its diagnostics (`-v`, `RUST_LOG`): stderr, each
+/// event made safe for a terminal (a stdio server's own stderr lines are
+/// among them) and written above the progress bar.
+pub(crate) fn diagnostics() -> Diagnostics {
+    Diagnostics
+}
+
+/// The writer of [`diagnostics`]: `tracing` writes each event whole, in
+/// one call.
+#[derive(Debug)]
+pub(crate) struct Diagnostics;
+
+impl std::io::Write for Diagnostics {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let text = terminal_safe(&text, Lines::Keep);
+        crate::progress::suspend(|| std::io::stderr().lock().write_all(text.as_bytes()))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// A note on stderr (above a progress bar if one is drawn), made safe for
@@ -45,6 +81,24 @@ fn write_stdout(text: &str) {
 pub(crate) fn note(text: &str) {
     let text = terminal_safe(text, Lines::Keep);
     crate::progress::suspend(|| eprintln!("{text}"));
+}
+
+/// A question on stderr, left open for the answer on the same line, made
+/// safe for a terminal; stderr is not held after it (notes may need it
+/// while the answer is awaited). The caller takes the progress bar off the
+/// screen first: the answer may be long in coming.
+pub(crate) fn prompt(text: &str) {
+    let text = terminal_safe(text, Lines::Keep);
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{text}");
+    let _ = err.flush();
+}
+
+/// A progress notification on the progress bar: its message on one line,
+/// made safe for a terminal.
+pub(crate) fn show_progress(bar: &Progress, params: &ProgressNotificationParams) {
+    let message = params.message.as_deref().map(one_line);
+    bar.update(params.progress, params.total, message.as_deref());
 }
 
 /// Server text that belongs on one line: controls and line breaks shown
@@ -112,6 +166,17 @@ pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// A server's log message as a person reads it, `[level] logger: data`
+/// (not yet made safe for a terminal: the caller shows it on one line).
+pub(crate) fn log_text(m: &LoggingMessageNotificationParams) -> String {
+    let data = match &m.data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let logger = m.logger.as_deref().map(|l| format!(" {l}:")).unwrap_or_default();
+    format!("[{}]{logger} {data}", m.level)
+}
+
 /// The first line of a description, at most 100 characters.
 pub(crate) fn summary(description: Option<&str>) -> String {
     let first = description.unwrap_or("").lines().next().unwrap_or("");
@@ -122,6 +187,75 @@ pub(crate) fn summary(description: Option<&str>) -> String {
     } else {
         text
     }
+}
+
+/// A listing: `server: N things` and a table of one row per item, or
+/// `{"server": ..., key: [items]}`.
+pub(crate) fn listing<T: Serialize>(
+    output: Output,
+    server: &str,
+    (key, noun): (&str, &str),
+    items: &[T],
+    row: impl Fn(&T) -> Vec<String>,
+) {
+    match output {
+        Output::Json => emit_keyed(server, key, json!(items)),
+        Output::Text => {
+            emit(&format!("{server}: {} {noun}{}", items.len(), plural(items.len())));
+            let rows: Vec<Vec<String>> = items.iter().map(row).collect();
+            for line in table(&rows) {
+                emit(&line);
+            }
+        }
+    }
+}
+
+/// A listed item's name, then its title (when it is not the name) and the
+/// first line of its description.
+pub(crate) fn describe(name: &str, title: Option<&str>, description: Option<&str>) -> String {
+    match about(name, title, description) {
+        about if about.is_empty() => name.to_owned(),
+        about => format!("{name}: {about}"),
+    }
+}
+
+/// The title (when it is not the name) and first line of the description.
+pub(crate) fn about(name: &str, title: Option<&str>, description: Option<&str>) -> String {
+    let title = title.unwrap_or("");
+    let description = summary(description);
+    match (title.is_empty() || title == name, description.is_empty()) {
+        (true, _) => description,
+        (false, true) => title.to_owned(),
+        (false, false) => format!("{title}: {description}"),
+    }
+}
+
+/// Prints a tool's result (of a call, or of a task that ran one): its
+/// content as text, its structured content as pretty JSON; the exit code:
+/// 1 when the tool reported an error.
+pub(crate) fn tool_result(output: Output, result: &CallToolResult) -> u8 {
+    let rendered = mcp_proto::render_tool_result(result);
+    match output {
+        Output::Json => emit_json(&rendered.raw),
+        Output::Text => {
+            let pretty = rendered
+                .structured_content
+                .as_ref()
+                .map(|v| serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+            match (result.content.is_empty(), pretty) {
+                // No blocks: the text is the structured content, compact.
+                (true, Some(pretty)) => emit(&pretty),
+                (false, Some(pretty)) => {
+                    emit(&rendered.text);
+                    emit("");
+                    emit("structuredContent:");
+                    emit(&pretty);
+                }
+                (_, None) => emit(&rendered.text),
+            }
+        }
+    }
+    if rendered.is_error { EXIT_TOOL_ERROR } else { 0 }
 }
 
 /// Shows a URL a server (or its authorization server) wants the user to

@@ -1,6 +1,7 @@
 //! The progress of a call on stderr, drawn by indicatif: a bar when the
 //! server gives a total, a spinner otherwise (it appears only for calls
-//! slower than a moment).
+//! slower than a moment). The bar only draws: the server's progress
+//! message reaches it through `output::show_progress`, made safe there.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,7 +9,6 @@ use std::time::Duration;
 use std::io::Write as _;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
-use mcp_proto::types::ProgressNotificationParams;
 
 /// How long a call runs before the spinner appears.
 const SPINNER_AFTER: Duration = Duration::from_millis(800);
@@ -91,9 +91,13 @@ impl Progress {
         progress
     }
 
-    /// Takes a progress notification.
-    pub(crate) fn update(&self, params: &ProgressNotificationParams) {
-        match params.total.filter(|t| *t > 0.0) {
+    /// Takes a progress notification: how far the call is, of what total
+    /// (when the server gives one), and its message, which must already be
+    /// safe for a terminal and on one line (`output::show_progress` makes
+    /// it so).
+    pub(crate) fn update(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let message = message.map(|m| format!(" {m}")).unwrap_or_default();
+        match total.filter(|t| *t > 0.0) {
             Some(total) => {
                 let mut has_total = self.has_total.lock().unwrap_or_else(|e| e.into_inner());
                 if !*has_total {
@@ -103,16 +107,11 @@ impl Progress {
                 // indicatif counts in whole units: the server's numbers
                 // are kept to a thousandth.
                 self.bar.set_length((total * 1000.0) as u64);
-                self.bar.set_position((params.progress.min(total) * 1000.0) as u64);
-                self.bar.set_message(format!(
-                    "{}/{}{}",
-                    number(params.progress),
-                    number(total),
-                    message(params)
-                ));
+                self.bar.set_position((progress.min(total) * 1000.0) as u64);
+                self.bar.set_message(format!("{}/{}{message}", number(progress), number(total)));
             }
             None => {
-                self.bar.set_message(format!("{}{}", number(params.progress), message(params)));
+                self.bar.set_message(format!("{}{message}", number(progress)));
                 self.bar.tick();
             }
         }
@@ -186,14 +185,6 @@ fn bar_style(color: bool) -> ProgressStyle {
 fn style(template: &str, color: bool) -> ProgressStyle {
     let template = if color { template.to_owned() } else { template.replace(".cyan", "") };
     ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar())
-}
-
-fn message(params: &ProgressNotificationParams) -> String {
-    params
-        .message
-        .as_deref()
-        .map(|m| format!(" {}", crate::output::one_line(m)))
-        .unwrap_or_default()
 }
 
 fn number(n: f64) -> String {

@@ -1,0 +1,90 @@
+//! `mcpc login` and `mcpc logout`: a server's OAuth tokens, got in the
+//! browser and kept for later runs, or revoked and deleted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_auth::loopback::LoopbackHandler;
+use mcp_host_registry::{OAuthHandler, Revocation, ServerConfig};
+use serde_json::json;
+
+use crate::cli::Output;
+use crate::ctx::Ctx;
+use crate::failure::{Failure, Kind};
+use crate::output::{emit, emit_json, note, offer_url};
+
+/// How long the token exchanges of a login may take beyond the user's
+/// part (`--timeout`).
+const LOGIN_GRACE: Duration = Duration::from_secs(60);
+/// How long `mcpc login` waits for the user by default.
+const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// `mcpc login SERVER`: the loopback handler (or the hidden headless one),
+/// the tokens into the file store.
+pub(crate) async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result<u8, Failure> {
+    let server = ctx.pick(Some(server))?;
+    if !ctx.registry.get(&server).is_some_and(ServerConfig::uses_oauth) {
+        return Err(Failure::usage(format!(
+            "server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log in to"
+        ))
+        .with_server(&server));
+    }
+    let wait = ctx.g.timeout.map_or(DEFAULT_LOGIN_TIMEOUT, Duration::from_secs_f64);
+    let handler = if headless {
+        OAuthHandler::Headless(None)
+    } else {
+        let handler = LoopbackHandler::bind(wait)
+            .await
+            .map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?
+            .on_url(|url| {
+                note("Open this URL to log in:");
+                offer_url(url, true);
+            });
+        OAuthHandler::Custom(Arc::new(handler))
+    };
+    ctx.registry
+        .login(&server, Some(handler), wait + LOGIN_GRACE)
+        .await
+        .map_err(|e| ctx.fail(e))?;
+    match ctx.output() {
+        Output::Text => emit(&format!("logged in to {server}")),
+        Output::Json => emit_json(&json!({"server": server, "logged_in": true})),
+    }
+    Ok(0)
+}
+
+/// How long a logout (discovery and revocation) may take.
+const LOGOUT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `mcpc logout SERVER`: revocation where offered, then the tokens deleted
+/// from the store (also when the revocation failed: that is a warning).
+pub(crate) async fn logout(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
+    let server = ctx.pick(server)?;
+    if !ctx.registry.get(&server).is_some_and(ServerConfig::uses_oauth) {
+        return Err(Failure::usage(format!(
+            "server {server:?} is not configured for OAuth (auth = {{ kind = \"oauth\" }}); nothing to log out of"
+        ))
+        .with_server(&server));
+    }
+    let revocation = ctx.registry.logout(&server, LOGOUT_TIMEOUT).await.map_err(|e| ctx.fail(e))?;
+    let revoked = match &revocation {
+        Revocation::Revoked => Some(true),
+        Revocation::NotOffered => None,
+        Revocation::Failed(e) => {
+            note(&format!("mcpc: warning: {server}: the tokens could not be revoked: {e}"));
+            Some(false)
+        }
+        _ => None,
+    };
+    match ctx.output() {
+        Output::Text => emit(&match revoked {
+            Some(true) => format!("logged out of {server} (tokens revoked and deleted)"),
+            Some(false) => format!("logged out of {server} (tokens deleted; not revoked)"),
+            None => format!("logged out of {server} (tokens deleted)"),
+        }),
+        Output::Json => {
+            emit_json(&json!({"server": server, "logged_out": true, "revoked": revoked}))
+        }
+    }
+    Ok(0)
+}
