@@ -173,19 +173,18 @@ mod client;
 mod conn;
 mod endpoint;
 mod error;
-mod exchange;
 mod guard;
 mod legacy;
 mod oauth;
 mod options;
-mod send;
-mod stream;
+mod request;
+mod streamable;
 mod transport;
 mod wire;
 
 pub use auth::StaticAuth;
 pub use client::HttpClient;
-pub use stream::EventStreamState;
+pub use streamable::EventStreamState;
 pub use transport::HttpTransport;
 
 pub use endpoint::{REDACTED, redact_endpoint};
