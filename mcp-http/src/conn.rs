@@ -37,7 +37,7 @@ pub(crate) use hyper_util::client::proxy::matcher::Intercept as Proxy;
 pub(crate) enum Proxy {}
 
 use crate::guard::{Guard, GuardedResolver};
-use crate::options::{HttpOptions, ProxyConfig};
+use crate::options::{HttpOptions, ProxyConfig, Roots};
 
 /// The request body type: every message is one buffer.
 pub(crate) type Body = Full<Bytes>;
@@ -647,7 +647,7 @@ fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
         return Ok(config);
     }
     let mut roots = match options.roots {
-        crate::Roots::Mozilla => mozilla_roots(),
+        Roots::Mozilla => mozilla_roots(),
         _ => platform_roots(),
     };
     if let Some(path) = &options.ca_file {

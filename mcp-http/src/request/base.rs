@@ -19,9 +19,11 @@ use crate::conn::{self, Pool};
 use crate::endpoint::Endpoint;
 use crate::error::Error;
 use crate::guard::Guard;
-use crate::oauth::{Fetcher, OAUTH_FETCH_TIMEOUT};
+use crate::oauth::OAUTH_FETCH_TIMEOUT;
 use crate::options::HttpOptions;
 use crate::wire::{ACCEPT_BOTH, PROTOCOL_VERSION, SESSION_ID};
+
+use super::fetch::Fetcher;
 
 /// Headers a request carries besides the fixed ones (`Mcp-Name`,
 /// `Mcp-Param-*`).
