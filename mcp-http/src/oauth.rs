@@ -35,7 +35,7 @@ pub enum OAuthHandler {
 ///
 /// The client builds an [`OAuthClient`] for its endpoint that talks through
 /// the client's own connection pool ([`HttpFetch`]: no redirects followed,
-/// bodies capped at [`MAX_BODY`], each exchange bounded by
+/// bodies capped at [`MAX_BODY`](mcp_auth::MAX_BODY), each exchange bounded by
 /// [`OAUTH_FETCH_TIMEOUT`], nothing added to the requests), behind an SSRF
 /// guard ([`address_policy`](Self::address_policy)).
 #[derive(Clone)]

@@ -20,7 +20,7 @@ use crate::guard::Guard;
 pub(crate) struct Fetcher {
     pub(crate) pool: Pool,
     pub(crate) timeout: Duration,
-    /// The SSRF guard (`None`: [`AddressPolicy::AllowAll`]).
+    /// The SSRF guard (`None`: [`AddressPolicy::AllowAll`](crate::AddressPolicy::AllowAll)).
     pub(crate) guard: Option<Guard>,
 }
 

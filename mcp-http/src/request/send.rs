@@ -126,7 +126,7 @@ impl Http {
         }
     }
 
-    /// Sends a request; with [`HttpOptions::follow_redirects`], follows
+    /// Sends a request; with [`HttpOptions::follow_redirects`](crate::HttpOptions::follow_redirects), follows
     /// same-origin 307 and 308 redirects (same method, body and headers), at
     /// most [`MAX_REDIRECTS`] times. A redirect elsewhere is an error: the
     /// credentials never leave the endpoint's origin. A request with a DPoP
