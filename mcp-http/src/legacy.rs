@@ -14,10 +14,16 @@ use crate::auth::StaticAuth;
 use crate::conn;
 use crate::endpoint::Endpoint;
 use crate::error::Error;
-use crate::send::EXCERPT_WAIT;
-use crate::stream::{GetError, Pumped};
-use crate::transport::{ExtraHeaders, Shared, Snapshot, lock};
+use crate::request::{EXCERPT_WAIT, ExtraHeaders, GetError, Http, Pumped, Snapshot, lock, pump};
 use crate::wire::{self, MCP_METHOD};
+
+/// Why the 2024-11-05 transport could not be set up.
+pub(crate) enum LegacyFail {
+    /// The server has no legacy SSE stream at the URL.
+    NoStream(Error),
+    /// It has one, but it is unusable.
+    Broken(Error),
+}
 
 /// A 2024-11-05 connection: POSTs go to `post_uri`, replies come as
 /// `message` events on the GET stream a task reads.
@@ -28,46 +34,37 @@ pub(crate) struct Legacy {
 }
 
 impl Legacy {
+    /// Where POSTs go.
+    pub(crate) fn post_uri(&self) -> &http::Uri {
+        &self.post_uri
+    }
+
     /// Ends the stream (which ends a 2024-11-05 session).
     pub(crate) fn stop(&self) {
         if let Some(task) = lock(&self.reader).take() {
             task.abort();
         }
     }
-}
 
-/// Why the 2024-11-05 transport could not be set up.
-pub(crate) enum LegacyFail {
-    /// The server has no legacy SSE stream at the URL.
-    NoStream(Error),
-    /// It has one, but it is unusable.
-    Broken(Error),
-}
-
-/// Where POSTs go, when the server speaks the 2024-11-05 transport.
-pub(crate) fn post_uri(shared: &Shared) -> Option<http::Uri> {
-    lock(&shared.legacy).as_ref().map(|l| l.post_uri.clone())
-}
-
-impl Shared {
     /// POSTs a request over the 2024-11-05 transport: the server accepts it
     /// and the reply comes on the GET stream, so this never returns `Ok`
     /// (the client's deadline bounds the wait).
-    pub(crate) async fn legacy_exchange(
+    pub(crate) async fn exchange(
         &self,
+        http: &Http,
         method: &str,
         body: Bytes,
         extra: ExtraHeaders,
         snap: &Snapshot,
     ) -> Result<(), Error> {
-        let req = self.build(Method::POST, &self.post_headers, body, snap, |h| {
+        let req = http.build(Method::POST, &self.post_uri, &http.post_headers, body, snap, |h| {
             h.insert(MCP_METHOD.clone(), wire::method_value(method));
             for (name, value) in extra {
                 h.insert(name, value);
             }
         });
-        let resp = self.send(req, method).await?;
-        let resp = self.check_status(resp, method, false).await?;
+        let resp = http.send(req, method).await?;
+        let resp = http.check_status(resp, method, false).await?;
         let body = resp.into_body();
         if !body.is_end_stream() {
             let _ = tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
@@ -77,18 +74,26 @@ impl Shared {
 
     /// Opens the 2024-11-05 SSE stream at the endpoint URL, reads its
     /// `endpoint` event (bounded by the request timeout), and starts the
-    /// task that reads the rest.
-    pub(crate) async fn open_legacy(self: &Arc<Self>, method: &str) -> Result<(), LegacyFail> {
-        let snap = Snapshot { session: None, version: None, epoch: lock(&self.state).epoch };
-        let mut body = match self.open_get(method, None, &snap).await {
+    /// task that reads the rest. When that stream ends, the task calls
+    /// `retire`, which says whether this connection was still the one in
+    /// use (and stops using it): only then is the client told that the
+    /// connection was lost.
+    pub(crate) async fn open(
+        http: &Arc<Http>,
+        method: &str,
+        retire: impl FnOnce(&Arc<Legacy>) -> bool + Send + 'static,
+    ) -> Result<Arc<Legacy>, LegacyFail> {
+        // No session, no version: nothing was negotiated yet.
+        let snap = Snapshot { session: None, version: None, epoch: 0 };
+        let mut body = match http.open_get(method, None, &snap).await {
             Ok(body) => body,
             Err(GetError::NotAllowed) => {
-                return Err(LegacyFail::NoStream(self.invalid(method, "GET is not allowed (405)")));
+                return Err(LegacyFail::NoStream(http.invalid(method, "GET is not allowed (405)")));
             }
             Err(GetError::Fatal(e) | GetError::Retry(e)) => return Err(LegacyFail::NoStream(e)),
         };
-        let mut decoder = Decoder::with_max_event_size(self.options.max_event_size);
-        let found = tokio::time::timeout(self.options.request_timeout, async {
+        let mut decoder = Decoder::with_max_event_size(http.options.max_event_size);
+        let found = tokio::time::timeout(http.options.request_timeout, async {
             use http_body_util::BodyExt as _;
             while let Some(Ok(frame)) = body.frame().await {
                 let Ok(data) = frame.into_data() else { continue };
@@ -109,37 +114,37 @@ impl Shared {
             Ok(Some(reference)) => reference,
             Ok(None) => {
                 return Err(LegacyFail::Broken(
-                    self.invalid(method, "the SSE stream ended before its endpoint event"),
+                    http.invalid(method, "the SSE stream ended before its endpoint event"),
                 ));
             }
             Err(_) => {
                 return Err(LegacyFail::Broken(Error::Timeout {
-                    endpoint: self.endpoint.redacted.clone(),
+                    endpoint: http.endpoint.redacted.clone(),
                     method: method.into(),
-                    after: self.options.request_timeout,
+                    after: http.options.request_timeout,
                 }));
             }
         };
         let mut post = Endpoint {
-            uri: crate::endpoint::resolve_same_origin(&self.endpoint.uri, &reference).map_err(
+            uri: crate::endpoint::resolve_same_origin(&http.endpoint.uri, &reference).map_err(
                 |reason| {
                     LegacyFail::Broken(
-                        self.invalid(method, &format!("the endpoint event: {reason}")),
+                        http.invalid(method, &format!("the endpoint event: {reason}")),
                     )
                 },
             )?,
-            redacted: self.endpoint.redacted.clone(),
+            redacted: http.endpoint.redacted.clone(),
         };
-        if let StaticAuth::Query { name, value } = &self.options.auth {
+        if let StaticAuth::Query { name, value } = &http.options.auth {
             post = post
                 .with_query_param(name, value)
-                .map_err(|reason| LegacyFail::Broken(self.invalid(method, &reason)))?;
+                .map_err(|reason| LegacyFail::Broken(http.invalid(method, &reason)))?;
         }
         let legacy = Arc::new(Legacy { post_uri: post.uri, reader: Mutex::new(None) });
-        let task = tokio::spawn(legacy_reader(Arc::downgrade(self), legacy.clone(), decoder, body));
+        let reader = read(Arc::downgrade(http), legacy.clone(), decoder, body, retire);
+        let task = tokio::spawn(reader);
         *lock(&legacy.reader) = Some(task.abort_handle());
-        *lock(&self.legacy) = Some(legacy);
-        Ok(())
+        Ok(legacy)
     }
 }
 
@@ -147,33 +152,26 @@ impl Shared {
 /// events go to the client. When it ends, the session is over: the client
 /// is told the connection was lost (waiting reads are sent again in a new
 /// session, other requests fail).
-async fn legacy_reader(
-    weak: Weak<Shared>,
+async fn read(
+    weak: Weak<Http>,
     legacy: Arc<Legacy>,
     mut decoder: Decoder,
     mut body: Incoming,
+    retire: impl FnOnce(&Arc<Legacy>) -> bool,
 ) {
     // What the endpoint event's chunk held after it (an empty chunk reads
     // what the decoder holds).
-    if let Some(shared) = weak.upgrade() {
+    if let Some(http) = weak.upgrade() {
         decoder.decode_with(b"", |item| {
-            shared.on_item(item);
+            http.on_item(item);
         });
     }
-    if let Pumped::Gone = crate::stream::pump(&weak, &mut decoder, &mut body, |_| false).await {
+    if let Pumped::Gone = pump(&weak, &mut decoder, &mut body, |_| false).await {
         return;
     }
-    let Some(shared) = weak.upgrade() else { return };
-    tracing::info!(endpoint = %shared.endpoint.redacted, "the 2024-11-05 SSE stream ended");
-    let current = {
-        let mut current = lock(&shared.legacy);
-        let is_current = current.as_ref().is_some_and(|l| Arc::ptr_eq(l, &legacy));
-        if is_current {
-            *current = None;
-        }
-        is_current
-    };
-    if current && !lock(&shared.state).closed {
-        shared.link().connection_lost();
+    let Some(http) = weak.upgrade() else { return };
+    tracing::info!(endpoint = %http.endpoint.redacted, "the 2024-11-05 SSE stream ended");
+    if retire(&legacy) && !http.is_closed() {
+        http.link().connection_lost();
     }
 }

@@ -129,11 +129,9 @@
 //!
 //! No OAuth logic of its own (that is `mcp-auth`'s: this crate moves its
 //! requests and the token). It follows no redirect unless asked, never sends a
-//! credential to another origin, and never writes to stdout. It does not
-//! speak the 2026-07-28 stateless revision. Plain `http://` endpoints are
-//! tunnelled with `CONNECT` as well rather than forwarded to an HTTP proxy;
-//! SOCKS4 is not spoken; the platform's certificate store is not read
-//! (add its roots with [`HttpOptions::ca_file`]).
+//! credential to another origin, and never writes to stdout. Plain
+//! `http://` endpoints are tunnelled with `CONNECT` as well rather than
+//! forwarded to an HTTP proxy; SOCKS4 is not spoken.
 //!
 //! ## Optional features
 //!
@@ -173,19 +171,18 @@ mod client;
 mod conn;
 mod endpoint;
 mod error;
-mod exchange;
 mod guard;
 mod legacy;
 mod oauth;
 mod options;
-mod send;
-mod stream;
+mod request;
+mod streamable;
 mod transport;
 mod wire;
 
 pub use auth::StaticAuth;
 pub use client::HttpClient;
-pub use stream::EventStreamState;
+pub use streamable::EventStreamState;
 pub use transport::HttpTransport;
 
 pub use endpoint::{REDACTED, redact_endpoint};

@@ -1,6 +1,6 @@
-//! Event streams: the one pump that feeds a stream's messages to the
-//! client, the one reconnect loop (GET, with `Last-Event-ID` when there is
-//! one), and the standalone GET stream's reader.
+//! Reading replies under their bounds: a JSON body's messages, an event
+//! stream's messages (the one pump every stream kind uses), and a GET for
+//! an event stream.
 
 use std::sync::Weak;
 use std::time::Duration;
@@ -9,12 +9,16 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Incoming};
-use mcp_proto::backoff::Retries;
+use mcp_proto::RequestId;
+use mcp_proto::jsonrpc;
 use mcp_sse::{DecodeError, Decoder, ItemRef};
+use serde_json::value::RawValue;
 
+use crate::conn;
 use crate::error::{Error, chain};
-use crate::transport::{Shared, Snapshot, lock};
 use crate::wire::{self, LAST_EVENT_ID, MediaType};
+
+use super::base::{Http, Snapshot};
 
 /// The longest a reply stream is drained after its reply arrived (so the
 /// connection can go back to the pool and late messages are still seen).
@@ -42,32 +46,6 @@ pub(crate) enum Seen {
     Message,
 }
 
-/// What became of the standalone GET stream, the server's channel for
-/// messages that belong to no request
-/// ([`HttpTransport::watch_event_stream`](crate::HttpTransport::watch_event_stream)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum EventStreamState {
-    /// Not open: not asked for yet (before the handshake, or with
-    /// [`HttpOptions::event_stream`](crate::HttpOptions::event_stream)
-    /// off), the stateless era (which has none), or a 2024-11-05
-    /// connection (whose one stream carries everything).
-    NotOpen,
-    /// Open, or being reopened after it ended.
-    Open,
-    /// The server offers none (405 to the GET).
-    NotOffered,
-    /// It ended for good: it was reopened
-    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) times in a
-    /// row without delivering a message, reopening met a failure another
-    /// try cannot mend, or the client was closed. Only a new session (after
-    /// a renewal) opens it again.
-    Ended {
-        /// Why, as a person reads it (endpoint redacted, no secret).
-        reason: String,
-    },
-}
-
 /// How pumping one stream ended.
 pub(crate) enum Pumped {
     /// The caller's condition was met (the reply arrived).
@@ -91,10 +69,10 @@ pub(crate) enum Pumped {
 /// says so, or when the body ends (then what the decoder still holds is
 /// dispatched).
 pub(crate) async fn pump(
-    weak: &Weak<Shared>,
+    weak: &Weak<Http>,
     decoder: &mut Decoder,
     body: &mut Incoming,
-    mut done: impl FnMut(&Shared) -> bool,
+    mut done: impl FnMut(&Http) -> bool,
 ) -> Pumped {
     let mut messages = false;
     let mut seen = |kind: Seen| messages |= kind == Seen::Message;
@@ -121,7 +99,7 @@ pub(crate) async fn pump(
 
 /// Reads what follows a reply on its stream, for a bounded time, in the
 /// background.
-pub(crate) fn drain(weak: Weak<Shared>, mut decoder: Decoder, mut body: Incoming) {
+pub(crate) fn drain(weak: Weak<Http>, mut decoder: Decoder, mut body: Incoming) {
     if body.is_end_stream() {
         return;
     }
@@ -134,69 +112,37 @@ pub(crate) fn drain(weak: Weak<Shared>, mut decoder: Decoder, mut body: Incoming
     });
 }
 
-/// Reads the standalone GET stream, and reopens it when it ends; says in
-/// [`EventStreamState`] when it gives up.
-pub(crate) async fn listen(weak: Weak<Shared>, body: Incoming, mut epoch: u64) {
-    let (max_event, mut retries) = match weak.upgrade() {
-        Some(shared) => (shared.options.max_event_size, shared.reconnects()),
-        None => return,
-    };
-    let mut decoder = Decoder::with_max_event_size(max_event);
-    let mut body = body;
-    loop {
-        // Only a message counts: a server that sends a fresh event id (or
-        // a priming event) on every connection and nothing else must not
-        // keep the reconnect loop going for ever (the failures in a row are
-        // capped by `max_reconnects`, with a growing delay).
-        let messages = match pump(&weak, &mut decoder, &mut body, |_| false).await {
-            Pumped::Ended { messages, .. } => messages,
-            Pumped::Done | Pumped::Gone => return,
-        };
-        if messages {
-            retries.succeeded();
+impl Http {
+    /// Reads a JSON reply body (at most
+    /// [`max_body`](crate::HttpOptions::max_body)) and hands its messages
+    /// to the client; the request `id` must be answered by it.
+    pub(crate) async fn read_json(
+        &self,
+        id: &RequestId,
+        method: &str,
+        body: Incoming,
+    ) -> Result<(), Error> {
+        let bytes = conn::read_limited(body, self.options.max_body)
+            .await
+            .map_err(|e| self.read_error(method, e))?;
+        let incoming = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
+            .map_err(|e| self.invalid(method, &format!("the body is not JSON-RPC: {e}")))?;
+        // An error the server could not tie to the request (a parse
+        // error, say) still answers it.
+        if let Some(error) = jsonrpc::unaddressed_error(&incoming) {
+            return Err(Error::Rpc {
+                endpoint: self.endpoint.redacted.clone(),
+                method: method.into(),
+                error: self.scrub_error(error.clone()),
+            });
         }
-        let Some(shared) = weak.upgrade() else { return };
-        let snap = shared.snapshot();
-        if snap.epoch != epoch {
-            // A new session: the old stream's event ids mean nothing.
-            decoder = Decoder::with_max_event_size(max_event);
-            epoch = snap.epoch;
+        self.link().feed(incoming);
+        if self.is_pending(id) {
+            return Err(self.invalid(method, "the JSON body does not answer the request"));
         }
-        let last = decoder.last_event_id().to_owned();
-        let last = (!last.is_empty()).then_some(last.as_str());
-        let retry = decoder.retry();
-        // Boxed: the reopening (a whole request, OAuth rounds and redirects
-        // included) is a large future; a reader spends its life pumping, so
-        // it holds the space only while it reopens.
-        let reopen = Box::pin(shared.reopen("GET", last, retry, &snap, &mut retries));
-        let reason = match reopen.await {
-            Ok(next) => {
-                body = next;
-                continue;
-            }
-            Err(GetError::NotAllowed) => {
-                shared.event_stream.send_replace(EventStreamState::NotOffered);
-                return;
-            }
-            Err(GetError::Retry(e)) => {
-                tracing::debug!(endpoint = %shared.endpoint.redacted, error = %e, attempts = retries.attempts(), "the standalone event stream ended and could not be reopened");
-                format!(
-                    "it ended {} times in a row without a message and was given up \
-                     (HttpOptions::max_reconnects); last: {e}",
-                    retries.failures()
-                )
-            }
-            Err(GetError::Fatal(e)) => {
-                tracing::warn!(endpoint = %shared.endpoint.redacted, error = %e, "the standalone event stream stopped");
-                e.to_string()
-            }
-        };
-        shared.event_stream.send_replace(EventStreamState::Ended { reason });
-        return;
+        Ok(())
     }
-}
 
-impl Shared {
     /// Acts on one stream item and says what it was. Items come borrowed
     /// (`Decoder::decode_with`): an event's JSON is parsed straight from
     /// the body frame when it lies whole in it.
@@ -243,53 +189,6 @@ impl Shared {
         }
     }
 
-    /// A stream's reconnection accounting: at most
-    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) reopenings
-    /// in a row that bring no message, waiting
-    /// [`RECONNECT_BACKOFF`](wire::RECONNECT_BACKOFF) between them.
-    pub(crate) fn reconnects(&self) -> Retries {
-        Retries::new(wire::RECONNECT_BACKOFF, Some(self.options.max_reconnects))
-    }
-
-    /// The reconnect loop: GETs the stream again (with `Last-Event-ID` when
-    /// given), after the server's `retry` delay (ms; at least 100) or a
-    /// jittered backoff, until it opens, a failure that another try cannot
-    /// mend, or the failures in a row that `retries` allows (it counts
-    /// across calls; the caller tells it when a stream delivered a
-    /// message). Gives up when the client is closed.
-    pub(crate) async fn reopen(
-        &self,
-        method: &str,
-        last: Option<&str>,
-        retry: Option<u64>,
-        snap: &Snapshot,
-        retries: &mut Retries,
-    ) -> Result<Incoming, GetError> {
-        let mut last_error = None;
-        loop {
-            let Some(delay) = retries.next(retry.map(Duration::from_millis)) else {
-                return Err(GetError::Retry(last_error.unwrap_or_else(|| {
-                    self.invalid(method, "the stream kept ending without a message")
-                })));
-            };
-            tracing::debug!(endpoint = %self.endpoint.redacted, method, ?delay, attempt = retries.attempts(), "reopening an event stream");
-            tokio::time::sleep(delay).await;
-            if lock(&self.state).closed {
-                return Err(GetError::Fatal(Error::Closed {
-                    endpoint: self.endpoint.redacted.clone(),
-                }));
-            }
-            match self.open_get(method, last, snap).await {
-                Ok(body) => return Ok(body),
-                Err(GetError::Retry(e)) => {
-                    tracing::debug!(method, error = %e, "reopening an event stream failed");
-                    last_error = Some(e);
-                }
-                Err(other) => return Err(other),
-            }
-        }
-    }
-
     /// A GET for an event stream (with `Last-Event-ID` when resuming).
     pub(crate) async fn open_get(
         &self,
@@ -308,11 +207,18 @@ impl Shared {
                 })
             })?),
         };
-        let req = self.build(Method::GET, &self.get_headers, Bytes::new(), snap, |h| {
-            if let Some(last) = last {
-                h.insert(LAST_EVENT_ID.clone(), last);
-            }
-        });
+        let req = self.build(
+            Method::GET,
+            &self.endpoint.uri,
+            &self.get_headers,
+            Bytes::new(),
+            snap,
+            |h| {
+                if let Some(last) = last {
+                    h.insert(LAST_EVENT_ID.clone(), last);
+                }
+            },
+        );
         let resp = match self.send_bounded(req, method).await {
             Ok(r) => r,
             Err(e) => return Err(GetError::Retry(e)),

@@ -1,10 +1,11 @@
-//! One request's exchange: the POST, and its reply as a JSON body or an
-//! event stream (resumed when it breaks before the reply).
+//! One request's exchange over Streamable HTTP: the POST, and its reply as
+//! a JSON body or an event stream (resumed when it breaks before the
+//! reply).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, StatusCode};
+use http::{Method, Response, StatusCode};
 use hyper::body::Incoming;
 use mcp_proto::RequestId;
 use mcp_proto::jsonrpc;
@@ -13,59 +14,50 @@ use serde_json::value::RawValue;
 
 use crate::conn;
 use crate::error::Error;
-use crate::legacy::LegacyFail;
-use crate::stream::{GetError, Pumped};
-use crate::transport::{ExtraHeaders, Shared, Snapshot, lock};
+use crate::request::{EXCERPT_WAIT, ExtraHeaders, GetError, Pumped, Snapshot, drain, lock, pump};
 use crate::wire::{self, MCP_METHOD, MediaType, SESSION_ID};
+
+use super::session::Streamable;
 
 /// The most of an error body read for its JSON-RPC error.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-impl Shared {
-    /// POSTs one request and reads its reply (JSON or a stream, resuming
-    /// the stream when it breaks). Returns once the client has the reply.
-    pub(crate) async fn exchange(
-        self: &Arc<Self>,
-        id: &RequestId,
+impl Streamable {
+    /// POSTs one request to the endpoint; its reply is for
+    /// [`reply`](Self::reply).
+    pub(crate) async fn post(
+        &self,
         method: &str,
         body: Bytes,
         extra: ExtraHeaders,
         snap: &Snapshot,
-        initialize: bool,
-    ) -> Result<(), Error> {
-        if crate::legacy::post_uri(self).is_some() {
-            return self.legacy_exchange(method, body, extra, snap).await;
-        }
-        // Kept for a fallback to the 2024-11-05 transport (a cheap clone).
-        let again = initialize.then(|| body.clone());
-        let mut req = self.build(Method::POST, &self.post_headers, body, snap, |h| {
-            h.insert(MCP_METHOD.clone(), wire::method_value(method));
-            for (name, value) in extra {
-                h.insert(name, value);
-            }
-        });
+    ) -> Result<Response<Incoming>, Error> {
+        let http = &self.http;
+        let mut req =
+            http.build(Method::POST, &http.endpoint.uri, &http.post_headers, body, snap, |h| {
+                h.insert(MCP_METHOD.clone(), wire::method_value(method));
+                for (name, value) in extra {
+                    h.insert(name, value);
+                }
+            });
         if mcp_proto::methods::is_idempotent(method) {
             req.extensions_mut().insert(conn::Replayable);
         }
-        let resp = self.send(req, method).await?;
-        if let Some(body) = again
-            && matches!(resp.status().as_u16(), 400 | 404 | 405)
-        {
-            let refusal = match self.check_status(resp, method, false).await {
-                Err(e) => e,
-                Ok(_) => self.invalid(method, "unexpected status"),
-            };
-            tracing::info!(endpoint = %self.endpoint.redacted, error = %refusal, "initialize was refused; trying the 2024-11-05 HTTP+SSE transport");
-            return match self.open_legacy(method).await {
-                Ok(()) => self.legacy_exchange(method, body, Vec::new(), snap).await,
-                // No legacy server either: the POST's refusal says more.
-                Err(LegacyFail::NoStream(e)) => {
-                    tracing::debug!(error = %e, "no 2024-11-05 SSE stream either");
-                    Err(refusal)
-                }
-                Err(LegacyFail::Broken(e)) => Err(e),
-            };
-        }
+        http.send(req, method).await
+    }
+
+    /// Reads a request's reply (JSON or a stream, resuming the stream when
+    /// it breaks), keeping the session id an `initialize` reply gives.
+    /// Returns once the client has the reply.
+    pub(crate) async fn reply(
+        &self,
+        id: &RequestId,
+        method: &str,
+        resp: Response<Incoming>,
+        snap: &Snapshot,
+        initialize: bool,
+    ) -> Result<(), Error> {
+        let http = &self.http;
         let modern = snap.version.is_some_and(mcp_proto::ProtocolVersion::is_modern);
         if modern
             && !resp.status().is_success()
@@ -73,12 +65,12 @@ impl Shared {
         {
             return Err(self.modern_refusal(resp, method).await);
         }
-        let resp = self.check_status(resp, method, snap.session.is_some()).await?;
+        let resp = http.check_status(resp, method, snap.session.is_some()).await?;
         if initialize && let Some(session) = resp.headers().get(&SESSION_ID) {
             if wire::valid_session_id(session) {
                 lock(&self.state).session = Some(session.clone());
             } else {
-                return Err(self.invalid(method, "the Mcp-Session-Id header is not visible ASCII"));
+                return Err(http.invalid(method, "the Mcp-Session-Id header is not visible ASCII"));
             }
         }
         // The initialize reply's stream is resumed within the new session.
@@ -91,38 +83,18 @@ impl Shared {
         };
         let status = resp.status();
         match wire::media_type(resp.headers()) {
-            MediaType::Json => {
-                let bytes = conn::read_limited(resp.into_body(), self.options.max_body)
-                    .await
-                    .map_err(|e| self.read_error(method, e))?;
-                let incoming = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
-                    .map_err(|e| self.invalid(method, &format!("the body is not JSON-RPC: {e}")))?;
-                // An error the server could not tie to the request (a parse
-                // error, say) still answers it.
-                if let Some(error) = jsonrpc::unaddressed_error(&incoming) {
-                    return Err(Error::Rpc {
-                        endpoint: self.endpoint.redacted.clone(),
-                        method: method.into(),
-                        error: self.scrub_error(error.clone()),
-                    });
-                }
-                self.link().feed(incoming);
-                if self.is_pending(id) {
-                    return Err(self.invalid(method, "the JSON body does not answer the request"));
-                }
-                Ok(())
-            }
+            MediaType::Json => http.read_json(id, method, resp.into_body()).await,
             MediaType::EventStream => {
                 self.read_reply_stream(id, method, resp.into_body(), snap).await
             }
             _ if status == StatusCode::ACCEPTED => {
-                Err(self
+                Err(http
                     .invalid(method, "the server accepted the request (202) without answering it"))
             }
             MediaType::Other(t) => {
-                Err(self.invalid(method, &format!("unexpected content type {t:?}")))
+                Err(http.invalid(method, &format!("unexpected content type {t:?}")))
             }
-            MediaType::Missing => Err(self.invalid(method, "the response has no content type")),
+            MediaType::Missing => Err(http.invalid(method, "the response has no content type")),
         }
     }
 
@@ -131,10 +103,11 @@ impl Shared {
     /// (`-32022`, `-32020`, `-32021` become their own `ClientError`s; a
     /// `404` with `-32601` says the method is unknown), else the status
     /// with an excerpt of the body.
-    async fn modern_refusal(&self, resp: http::Response<Incoming>, method: &str) -> Error {
+    async fn modern_refusal(&self, resp: Response<Incoming>, method: &str) -> Error {
+        let http = &self.http;
         let status = resp.status();
         let body = tokio::time::timeout(
-            crate::send::EXCERPT_WAIT,
+            EXCERPT_WAIT,
             conn::read_limited(resp.into_body(), MAX_ERROR_BODY),
         )
         .await;
@@ -145,13 +118,13 @@ impl Shared {
         if let Ok(incoming) = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
             && let jsonrpc::IncomingOf::Single(jsonrpc::MessageOf::Error(e)) = incoming
         {
-            return self.map_error(mcp_proto::client::ClientError::from_rpc(method, e.error));
+            return http.map_error(mcp_proto::client::ClientError::from_rpc(method, e.error));
         }
         Error::Status {
-            endpoint: self.endpoint.redacted.clone(),
+            endpoint: http.endpoint.redacted.clone(),
             method: method.into(),
             status,
-            body: self.secrets.scrub(&wire::excerpt(&bytes)),
+            body: http.secrets.scrub(&wire::excerpt(&bytes)),
         }
     }
 
@@ -159,27 +132,28 @@ impl Shared {
     /// resumes it with GET and `Last-Event-ID` (the one reconnect loop,
     /// [`reopen`](Self::reopen)).
     async fn read_reply_stream(
-        self: &Arc<Self>,
+        &self,
         id: &RequestId,
         method: &str,
         body: Incoming,
         snap: &Snapshot,
     ) -> Result<(), Error> {
-        let weak = Arc::downgrade(self);
-        let mut decoder = Decoder::with_max_event_size(self.options.max_event_size);
+        let http = &self.http;
+        let weak = Arc::downgrade(http);
+        let mut decoder = Decoder::with_max_event_size(http.options.max_event_size);
         let mut body = body;
         let mut retries = self.reconnects();
         loop {
-            let pumped = crate::stream::pump(&weak, &mut decoder, &mut body, |s| !s.is_pending(id));
+            let pumped = pump(&weak, &mut decoder, &mut body, |s| !s.is_pending(id));
             let (messages, end) = match pumped.await {
                 Pumped::Done => {
-                    crate::stream::drain(weak.clone(), std::mem::take(&mut decoder), body);
+                    drain(weak.clone(), std::mem::take(&mut decoder), body);
                     return Ok(());
                 }
                 Pumped::Gone => return Ok(()),
                 Pumped::Ended { messages, reason } => (messages, reason),
             };
-            if !self.is_pending(id) {
+            if !http.is_pending(id) {
                 return Ok(());
             }
             // Only a message is progress: a stream that ends after each
@@ -189,7 +163,7 @@ impl Shared {
                 retries.succeeded();
             }
             let lost = |reason: String, attempts: u32| Error::StreamLost {
-                endpoint: self.endpoint.redacted.clone(),
+                endpoint: http.endpoint.redacted.clone(),
                 method: method.into(),
                 attempts,
                 reason,
@@ -221,7 +195,7 @@ impl Shared {
                     if !mcp_proto::methods::is_idempotent(method) =>
                 {
                     return Err(Error::SessionLost {
-                        endpoint: self.endpoint.redacted.clone(),
+                        endpoint: http.endpoint.redacted.clone(),
                         method: method.into(),
                     });
                 }

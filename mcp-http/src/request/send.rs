@@ -1,21 +1,23 @@
-//! Sending one HTTP request: building it with the session's headers, the
-//! OAuth token and its 401/403 rounds, same-origin redirects, status checks.
+//! Sending one HTTP request: the OAuth token and its 401/403 rounds,
+//! same-origin redirects, the pool, status checks; and a message POSTed
+//! for a 2xx with nothing to read.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, HeaderName, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
-use http_body_util::Full;
+use http::{HeaderValue, Method, Response, StatusCode, Uri};
 use hyper::body::{Body as _, Incoming};
+use mcp_proto::jsonrpc::Message;
 use mcp_sse::www_authenticate;
 
 use crate::auth::StaticAuth;
 use crate::conn::{self, ReadError};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, chain};
-use crate::transport::{Shared, Snapshot};
-use crate::wire::{self, PROTOCOL_VERSION, SESSION_ID};
+use crate::wire::{self, MCP_METHOD};
+
+use super::base::{Http, Snapshot};
 
 /// The DPoP proof header (RFC 9449).
 static DPOP: HeaderName = HeaderName::from_static("dpop");
@@ -34,32 +36,7 @@ pub(crate) const MAX_REDIRECTS: u32 = 5;
 /// one HTTP request; `mcp-auth`'s own per-request bounds stop sooner.
 pub(crate) const MAX_AUTH_ROUNDS: u32 = 8;
 
-impl Shared {
-    /// Builds a request to the endpoint with the session headers.
-    pub(crate) fn build(
-        &self,
-        method: Method,
-        headers: &HeaderMap,
-        body: Bytes,
-        snap: &Snapshot,
-        extra: impl FnOnce(&mut HeaderMap),
-    ) -> http::Request<conn::Body> {
-        let mut req = http::Request::new(Full::new(body));
-        let legacy = if method == Method::POST { crate::legacy::post_uri(self) } else { None };
-        *req.method_mut() = method;
-        *req.uri_mut() = legacy.unwrap_or_else(|| self.endpoint.uri.clone());
-        let h = req.headers_mut();
-        h.clone_from(headers);
-        if let Some(session) = &snap.session {
-            h.insert(SESSION_ID.clone(), session.clone());
-        }
-        if let Some(v) = snap.version.filter(|v| v.sends_protocol_version_header()) {
-            h.insert(PROTOCOL_VERSION.clone(), HeaderValue::from_static(v.as_str()));
-        }
-        extra(h);
-        req
-    }
-
+impl Http {
     /// Sends a request with the OAuth token, when OAuth is configured: the
     /// token held (refreshed first when it is about to expire) goes on the
     /// request; a 401 runs [`on_unauthorized`](mcp_auth::OAuthClient::on_unauthorized),
@@ -149,7 +126,7 @@ impl Shared {
         }
     }
 
-    /// Sends a request; with [`HttpOptions::follow_redirects`], follows
+    /// Sends a request; with [`HttpOptions::follow_redirects`](crate::HttpOptions::follow_redirects), follows
     /// same-origin 307 and 308 redirects (same method, body and headers), at
     /// most [`MAX_REDIRECTS`] times. A redirect elsewhere is an error: the
     /// credentials never leave the endpoint's origin. A request with a DPoP
@@ -308,6 +285,37 @@ impl Shared {
         .unwrap_or_default();
         let body = self.secrets.scrub(&wire::excerpt(&prefix));
         Err(Error::Status { endpoint, method, status, body })
+    }
+
+    /// POSTs a notification or a response to `uri`; the server answers
+    /// 202.
+    pub(crate) async fn post_message(
+        &self,
+        uri: &Uri,
+        message: &Message,
+        snap: &Snapshot,
+    ) -> Result<(), Error> {
+        let label = message.method().unwrap_or("response");
+        let req = self.build(
+            Method::POST,
+            uri,
+            &self.post_headers,
+            Bytes::from(message.to_vec()),
+            snap,
+            |h| {
+                if let Some(m) = message.method() {
+                    h.insert(MCP_METHOD.clone(), wire::method_value(m));
+                }
+            },
+        );
+        let resp = self.send_bounded(req, label).await?;
+        let resp = self.check_status(resp, label, snap.session.is_some()).await?;
+        let body = resp.into_body();
+        if !body.is_end_stream() {
+            // Read what a server sent anyway, so the connection is reused.
+            let _ = tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
+        }
+        Ok(())
     }
 
     pub(crate) fn invalid(&self, method: &str, reason: &str) -> Error {

@@ -1,0 +1,90 @@
+//! The TLS configuration of a pool: the caller's, or rustls with the
+//! `ring` provider and the roots the options name.
+
+use std::sync::Arc;
+
+use crate::options::{HttpOptions, Roots};
+
+/// The TLS configuration: the caller's (ALPN cleared: the connector sets
+/// it), or rustls with the `ring` provider, the roots of
+/// [`HttpOptions::roots`] and the certificates of [`HttpOptions::ca_file`].
+pub(crate) fn tls_config(options: &HttpOptions) -> Result<rustls::ClientConfig, String> {
+    if let Some(config) = &options.tls {
+        if options.ca_file.is_some() {
+            return Err("`ca_file` and `tls` cannot be used together: add the roots to the given TLS configuration".into());
+        }
+        // ALPN is the client's to set (HTTP/1.1, and h2 with `http2`):
+        // hyper-rustls refuses a configuration that already has some.
+        let mut config = rustls::ClientConfig::clone(config);
+        config.alpn_protocols.clear();
+        return Ok(config);
+    }
+    let mut roots = match options.roots {
+        Roots::Mozilla => mozilla_roots(),
+        _ => platform_roots(),
+    };
+    if let Some(path) = &options.ca_file {
+        let added = extra_roots(Arc::make_mut(&mut roots), path)?;
+        tracing::debug!(added, "extra CA roots loaded");
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+}
+
+/// The Mozilla roots of `webpki-roots`, made once per process (a client
+/// shares them: nothing is copied per client).
+fn mozilla_roots() -> Arc<rustls::RootCertStore> {
+    static ROOTS: std::sync::OnceLock<Arc<rustls::RootCertStore>> = std::sync::OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            Arc::new(rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() })
+        })
+        .clone()
+}
+
+/// The operating system's trust anchors, loaded once per process and
+/// shared by every client; the Mozilla roots when it has none that rustls
+/// can use.
+fn platform_roots() -> Arc<rustls::RootCertStore> {
+    static ROOTS: std::sync::OnceLock<Arc<rustls::RootCertStore>> = std::sync::OnceLock::new();
+    let roots = ROOTS.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        for error in &found.errors {
+            tracing::debug!(%error, "reading the platform's certificate store");
+        }
+        let mut roots = rustls::RootCertStore::empty();
+        let (added, unusable) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            tracing::warn!(
+                errors = found.errors.len(),
+                unusable,
+                "the platform's certificate store has no usable CA certificate; trusting the Mozilla roots instead"
+            );
+            return mozilla_roots();
+        }
+        tracing::debug!(added, unusable, "the platform's CA certificates loaded");
+        Arc::new(roots)
+    });
+    roots.clone()
+}
+
+/// Adds the certificates of a PEM file to `roots`; returns how many. A
+/// file that cannot be read, holds no certificate or a certificate rustls
+/// cannot use as a root is an error.
+fn extra_roots(roots: &mut rustls::RootCertStore, path: &std::path::Path) -> Result<usize, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let what = || format!("the CA file {}", path.display());
+    let mut added = 0;
+    for cert in CertificateDer::pem_file_iter(path).map_err(|e| format!("{}: {e}", what()))? {
+        let cert = cert.map_err(|e| format!("{}: {e}", what()))?;
+        roots.add(cert).map_err(|e| format!("{}: {e}", what()))?;
+        added += 1;
+    }
+    if added == 0 {
+        return Err(format!("{} holds no PEM certificate", what()));
+    }
+    Ok(added)
+}

@@ -1,0 +1,234 @@
+//! What every request to the endpoint is made from: the options, the
+//! endpoint, the fixed headers and credentials, the connection pool, the
+//! OAuth client and the client's [`Link`]; building a request from them;
+//! mapping the client's errors.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
+use http_body_util::Full;
+use mcp_peer::Link;
+use mcp_proto::ProtocolVersion;
+use mcp_proto::client::ClientError;
+
+use crate::auth::{Secrets, StaticAuth};
+use crate::conn::{self, Pool};
+use crate::endpoint::Endpoint;
+use crate::error::Error;
+use crate::guard::Guard;
+use crate::oauth::OAUTH_FETCH_TIMEOUT;
+use crate::options::HttpOptions;
+use crate::wire::{ACCEPT_BOTH, PROTOCOL_VERSION, SESSION_ID};
+
+use super::fetch::Fetcher;
+
+/// Headers a request carries besides the fixed ones (`Mcp-Name`,
+/// `Mcp-Param-*`).
+pub(crate) type ExtraHeaders = Vec<(HeaderName, HeaderValue)>;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The endpoint and what every request to it is sent with, whichever
+/// protocol variant the server speaks.
+pub(crate) struct Http {
+    pub(crate) options: HttpOptions,
+    pub(crate) endpoint: Endpoint,
+    /// Content-Type, Accept (both) and the credentials.
+    pub(crate) post_headers: HeaderMap,
+    /// Accept: text/event-stream and the credentials.
+    pub(crate) get_headers: HeaderMap,
+    /// The credentials alone.
+    pub(crate) plain_headers: HeaderMap,
+    pub(crate) secrets: Secrets,
+    pub(crate) pool: Pool,
+    /// The OAuth client, when the host configured OAuth.
+    pub(crate) oauth: Option<Arc<mcp_auth::OAuthClient>>,
+    pub(crate) link: OnceLock<Link>,
+    /// Set once, when the client closes the transport.
+    closed: AtomicBool,
+}
+
+/// What a request is sent with: the session id and the protocol version
+/// its headers carry, and the epoch of the session it belongs to (which a
+/// request never sends: a stream keeps it to know its session).
+#[derive(Clone)]
+pub(crate) struct Snapshot {
+    pub(crate) session: Option<HeaderValue>,
+    pub(crate) version: Option<ProtocolVersion>,
+    pub(crate) epoch: u64,
+}
+
+impl Http {
+    /// Checks the URL, the credentials and the TLS configuration, and
+    /// prepares the connection pool (and the OAuth client's own, guarded).
+    pub(crate) fn new(url: &str, options: HttpOptions) -> Result<Http, Error> {
+        let mut endpoint =
+            Endpoint::parse(url).map_err(|reason| Error::InvalidEndpoint { reason })?;
+        let mut auth = options.auth.to_parts().map_err(|reason| Error::InvalidAuth { reason })?;
+        // What the URL itself carries (query values) is as secret as the
+        // configured credentials.
+        auth.secrets.add_url(url);
+        if let Some((name, value)) = &auth.query {
+            endpoint = endpoint
+                .with_query_param(name, value)
+                .map_err(|reason| Error::InvalidAuth { reason })?;
+        }
+        let mut plain_headers = HeaderMap::new();
+        for (name, value) in auth.headers {
+            plain_headers.append(name, value);
+        }
+        let mut get_headers = plain_headers.clone();
+        get_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let mut post_headers = plain_headers.clone();
+        post_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        post_headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        let proxy = conn::proxy_for(&options.proxy, &endpoint.uri)
+            .map_err(|reason| Error::InvalidProxy { reason })?;
+        if proxy.is_some() {
+            endpoint = endpoint.with_explicit_port();
+        }
+        let pool = conn::build_pool(&options, proxy.as_ref(), None)
+            .map_err(|reason| Error::Tls { reason })?;
+        let oauth = match &options.oauth {
+            None => None,
+            Some(_) if options.auth != StaticAuth::None => {
+                return Err(Error::InvalidAuth {
+                    reason: "static credentials and OAuth cannot be used together".into(),
+                });
+            }
+            Some(o) => {
+                // The OAuth requests get a pool of their own whose resolver
+                // the SSRF guard checks (through a proxy, the proxy
+                // resolves: the client's pool, literal addresses checked).
+                let guard = Guard::new(o.address_policy, &endpoint.uri, proxy.is_some());
+                let oauth_pool = match (&guard, &proxy) {
+                    (Some(guard), None) => conn::build_pool(&options, None, Some(guard))
+                        .map_err(|reason| Error::Tls { reason })?,
+                    _ => pool.clone(),
+                };
+                let fetch =
+                    Arc::new(Fetcher { pool: oauth_pool, timeout: OAUTH_FETCH_TIMEOUT, guard });
+                let client = o
+                    .build(url, fetch)
+                    .map_err(|e| Error::InvalidAuth { reason: format!("OAuth: {e}") })?;
+                Some(Arc::new(client))
+            }
+        };
+        Ok(Http {
+            options,
+            endpoint,
+            post_headers,
+            get_headers,
+            plain_headers,
+            secrets: auth.secrets,
+            pool,
+            oauth,
+            link: OnceLock::new(),
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// Marks the transport closed; says whether it was open until now.
+    pub(crate) fn close(&self) -> bool {
+        !self.closed.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether the client closed the transport.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Builds a request to `uri` with the session headers.
+    pub(crate) fn build(
+        &self,
+        method: Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: Bytes,
+        snap: &Snapshot,
+        extra: impl FnOnce(&mut HeaderMap),
+    ) -> http::Request<conn::Body> {
+        let mut req = http::Request::new(Full::new(body));
+        *req.method_mut() = method;
+        *req.uri_mut() = uri.clone();
+        let h = req.headers_mut();
+        h.clone_from(headers);
+        if let Some(session) = &snap.session {
+            h.insert(SESSION_ID.clone(), session.clone());
+        }
+        if let Some(v) = snap.version.filter(|v| v.sends_protocol_version_header()) {
+            h.insert(PROTOCOL_VERSION.clone(), HeaderValue::from_static(v.as_str()));
+        }
+        extra(h);
+        req
+    }
+
+    /// A JSON-RPC error from the server with the client's secrets taken
+    /// out of its message and data (a server may echo what it was sent).
+    pub(crate) fn scrub_error(&self, mut error: mcp_proto::ErrorObject) -> mcp_proto::ErrorObject {
+        if self.secrets.is_empty() {
+            return error;
+        }
+        error.message = self.secrets.scrub(&error.message);
+        if let Some(data) = &error.data {
+            let text = data.to_string();
+            let scrubbed = self.secrets.scrub(&text);
+            if scrubbed != text {
+                error.data = serde_json::from_str(&scrubbed).ok();
+            }
+        }
+        error
+    }
+
+    pub(crate) fn link(&self) -> Link {
+        self.link.get().cloned().unwrap_or_else(Link::detached)
+    }
+
+    pub(crate) fn is_pending(&self, id: &mcp_proto::RequestId) -> bool {
+        self.link.get().is_some_and(|l| l.is_pending(id))
+    }
+
+    pub(crate) fn map_error(&self, e: ClientError) -> Error {
+        let endpoint = self.endpoint.redacted.clone();
+        match e {
+            ClientError::Rpc { method, error } => {
+                Error::Rpc { endpoint, method, error: self.scrub_error(error) }
+            }
+            ClientError::Timeout { method, after } => Error::Timeout { endpoint, method, after },
+            ClientError::Closed { .. } if self.is_closed() => Error::Closed { endpoint },
+            ClientError::ConnectionLost { method } => Error::SessionLost { endpoint, method },
+            ClientError::UnsupportedProtocolVersion {
+                method,
+                supported,
+                requested,
+                client_versions,
+                error,
+            } => {
+                let error = Box::new(self.scrub_error(*error));
+                let source = ClientError::UnsupportedProtocolVersion {
+                    method,
+                    supported,
+                    requested,
+                    client_versions,
+                    error,
+                };
+                Error::Protocol { endpoint, source }
+            }
+            ClientError::HeaderMismatch { method, error } => {
+                let error = Box::new(self.scrub_error(*error));
+                Error::Protocol { endpoint, source: ClientError::HeaderMismatch { method, error } }
+            }
+            ClientError::MissingClientCapability { method, required, error } => {
+                let error = Box::new(self.scrub_error(*error));
+                let source = ClientError::MissingClientCapability { method, required, error };
+                Error::Protocol { endpoint, source }
+            }
+            other => Error::Protocol { endpoint, source: other },
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The standalone GET stream: the server's channel for messages that
+//! belong to no request, opened once after the handshake, read and
+//! reopened by a task of its own, its fate published as
+//! [`EventStreamState`].
+
+use std::sync::{Arc, Weak};
+
+use hyper::body::Incoming;
+use mcp_proto::ProtocolVersion;
+use mcp_sse::Decoder;
+
+use crate::error::Error;
+use crate::request::{GetError, Pumped, lock, pump};
+
+use super::session::{EventStreamState, Streamable};
+
+impl Streamable {
+    /// Opens the standalone GET stream unless it is open (or the server
+    /// has none, or the era has none).
+    pub(crate) async fn open_event_stream(self: &Arc<Self>) -> Result<bool, Error> {
+        let _opening = self.opening.lock().await;
+        if self.http.link().protocol_version().is_some_and(ProtocolVersion::is_modern) {
+            // The stateless era has no standalone stream
+            // (`subscriptions/listen` replaces it).
+            return Ok(false);
+        }
+        if lock(&self.listener).as_ref().is_some_and(|t| !t.is_finished()) {
+            return Ok(true);
+        }
+        if lock(&self.state).no_event_stream {
+            return Ok(false);
+        }
+        let snap = self.snapshot();
+        match self.http.open_get("GET", None, &snap).await {
+            Ok(body) => {
+                let task = tokio::spawn(listen(Arc::downgrade(self), body, snap.epoch));
+                if let Some(old) = lock(&self.listener).replace(task.abort_handle()) {
+                    old.abort();
+                }
+                self.event_stream.send_replace(EventStreamState::Open);
+                Ok(true)
+            }
+            Err(GetError::NotAllowed) => {
+                let mut state = lock(&self.state);
+                if state.epoch == snap.epoch {
+                    state.no_event_stream = true;
+                    self.event_stream.send_replace(EventStreamState::NotOffered);
+                }
+                Ok(false)
+            }
+            Err(GetError::Fatal(e) | GetError::Retry(e)) => Err(e),
+        }
+    }
+}
+
+/// Reads the standalone GET stream, and reopens it when it ends; says in
+/// [`EventStreamState`] when it gives up.
+async fn listen(weak: Weak<Streamable>, body: Incoming, mut epoch: u64) {
+    let (http, max_event, mut retries) = match weak.upgrade() {
+        Some(shared) => {
+            (Arc::downgrade(&shared.http), shared.http.options.max_event_size, shared.reconnects())
+        }
+        None => return,
+    };
+    let mut decoder = Decoder::with_max_event_size(max_event);
+    let mut body = body;
+    loop {
+        // Only a message counts: a server that sends a fresh event id (or
+        // a priming event) on every connection and nothing else must not
+        // keep the reconnect loop going for ever (the failures in a row are
+        // capped by `max_reconnects`, with a growing delay).
+        let messages = match pump(&http, &mut decoder, &mut body, |_| false).await {
+            Pumped::Ended { messages, .. } => messages,
+            Pumped::Done | Pumped::Gone => return,
+        };
+        if messages {
+            retries.succeeded();
+        }
+        let Some(shared) = weak.upgrade() else { return };
+        let snap = shared.snapshot();
+        if snap.epoch != epoch {
+            // A new session: the old stream's event ids mean nothing.
+            decoder = Decoder::with_max_event_size(max_event);
+            epoch = snap.epoch;
+        }
+        let last = decoder.last_event_id().to_owned();
+        let last = (!last.is_empty()).then_some(last.as_str());
+        let retry = decoder.retry();
+        // Boxed: the reopening (a whole request, OAuth rounds and redirects
+        // included) is a large future; a reader spends its life pumping, so
+        // it holds the space only while it reopens.
+        let reopen = Box::pin(shared.reopen("GET", last, retry, &snap, &mut retries));
+        let reason = match reopen.await {
+            Ok(next) => {
+                body = next;
+                continue;
+            }
+            Err(GetError::NotAllowed) => {
+                shared.event_stream.send_replace(EventStreamState::NotOffered);
+                return;
+            }
+            Err(GetError::Retry(e)) => {
+                tracing::debug!(endpoint = %shared.http.endpoint.redacted, error = %e, attempts = retries.attempts(), "the standalone event stream ended and could not be reopened");
+                format!(
+                    "it ended {} times in a row without a message and was given up \
+                     (HttpOptions::max_reconnects); last: {e}",
+                    retries.failures()
+                )
+            }
+            Err(GetError::Fatal(e)) => {
+                tracing::warn!(endpoint = %shared.http.endpoint.redacted, error = %e, "the standalone event stream stopped");
+                e.to_string()
+            }
+        };
+        shared.event_stream.send_replace(EventStreamState::Ended { reason });
+        return;
+    }
+}

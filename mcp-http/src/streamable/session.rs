@@ -1,0 +1,175 @@
+//! The Streamable HTTP variant's state: the session (`Mcp-Session-Id`,
+//! counted in epochs), the standalone GET stream and what became of it,
+//! and the session's end (`DELETE`).
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode};
+use mcp_peer::Link;
+use mcp_proto::ProtocolVersion;
+use tokio::task::AbortHandle;
+
+use crate::error::Error;
+use crate::request::{Http, Snapshot, lock};
+
+/// The Streamable HTTP transport of one endpoint, over the shared
+/// request layer.
+pub(crate) struct Streamable {
+    pub(crate) http: Arc<Http>,
+    pub(crate) state: Mutex<State>,
+    /// The standalone GET stream's task.
+    pub(crate) listener: Mutex<Option<AbortHandle>>,
+    /// Held while the standalone stream is being opened, so concurrent
+    /// openers share one GET.
+    pub(crate) opening: tokio::sync::Mutex<()>,
+    /// What became of the standalone GET stream (always written with
+    /// `send_replace`: there may be nobody watching).
+    pub(crate) event_stream: tokio::sync::watch::Sender<EventStreamState>,
+}
+
+impl Drop for Streamable {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) session: Option<HeaderValue>,
+    /// Counts sessions (each `initialize` starts one): a stream knows which
+    /// session it belongs to.
+    pub(crate) epoch: u64,
+    /// The server answered the standalone GET with 405 in this session:
+    /// it has no such stream, and is not asked again.
+    pub(crate) no_event_stream: bool,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("session", &self.session.as_ref().map(|_| "<set>"))
+            .field("epoch", &self.epoch)
+            .field("no_event_stream", &self.no_event_stream)
+            .finish()
+    }
+}
+
+/// What became of the standalone GET stream, the server's channel for
+/// messages that belong to no request
+/// ([`HttpTransport::watch_event_stream`](crate::HttpTransport::watch_event_stream)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventStreamState {
+    /// Not open: not asked for yet (before the handshake, or with
+    /// [`HttpOptions::event_stream`](crate::HttpOptions::event_stream)
+    /// off), the stateless era (which has none), or a 2024-11-05
+    /// connection (whose one stream carries everything).
+    NotOpen,
+    /// Open, or being reopened after it ended.
+    Open,
+    /// The server offers none (405 to the GET).
+    NotOffered,
+    /// It ended for good: it was reopened
+    /// [`max_reconnects`](crate::HttpOptions::max_reconnects) times in a
+    /// row without delivering a message, reopening met a failure another
+    /// try cannot mend, or the client was closed. Only a new session (after
+    /// a renewal) opens it again.
+    Ended {
+        /// Why, as a person reads it (endpoint redacted, no secret).
+        reason: String,
+    },
+}
+
+impl Streamable {
+    pub(crate) fn new(http: Arc<Http>) -> Streamable {
+        Streamable {
+            http,
+            state: Mutex::new(State::default()),
+            listener: Mutex::new(None),
+            opening: tokio::sync::Mutex::new(()),
+            event_stream: tokio::sync::watch::channel(EventStreamState::NotOpen).0,
+        }
+    }
+
+    /// What the next request goes with: the current session.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let version = self.http.link.get().and_then(Link::protocol_version);
+        let state = lock(&self.state);
+        Snapshot { session: state.session.clone(), version, epoch: state.epoch }
+    }
+
+    /// What a request goes with: an `initialize` starts a new session (a
+    /// new epoch, no session id, no version header); a stateless-era
+    /// request (`modern`, the version its `_meta` names) has no session.
+    pub(crate) fn request_snapshot(
+        &self,
+        initialize: bool,
+        modern: Option<ProtocolVersion>,
+    ) -> Snapshot {
+        if initialize {
+            let mut state = lock(&self.state);
+            state.session = None;
+            state.no_event_stream = false;
+            state.epoch += 1;
+            Snapshot { session: None, version: None, epoch: state.epoch }
+        } else if let Some(version) = modern {
+            // The stateless era: no session; the version header is the one
+            // the request's `_meta` names.
+            Snapshot { session: None, version: Some(version), epoch: lock(&self.state).epoch }
+        } else {
+            self.snapshot()
+        }
+    }
+
+    /// Whether the server gave a session id.
+    pub(crate) fn has_session(&self) -> bool {
+        lock(&self.state).session.is_some()
+    }
+
+    /// Stops the standalone stream (its state becomes
+    /// [`Ended`](EventStreamState::Ended) when it was open) and forgets
+    /// the session, returning its id.
+    pub(crate) fn stop(&self) -> Option<HeaderValue> {
+        let session = lock(&self.state).session.take();
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
+        }
+        self.event_stream.send_if_modified(|state| {
+            let open = *state == EventStreamState::Open;
+            if open {
+                let reason = "the client was closed".to_owned();
+                *state = EventStreamState::Ended { reason };
+            }
+            open
+        });
+        session
+    }
+
+    /// Deletes a session (`DELETE`; 405 and 404 are accepted).
+    pub(crate) async fn delete(&self, session: HeaderValue) -> Result<(), Error> {
+        let http = &self.http;
+        let version = http.link.get().and_then(Link::protocol_version);
+        let snap = Snapshot { session: Some(session), version, epoch: 0 };
+        let req = http.build(
+            Method::DELETE,
+            &http.endpoint.uri,
+            &http.plain_headers,
+            Bytes::new(),
+            &snap,
+            |_| {},
+        );
+        let resp = http.send_bounded(req, "DELETE").await?;
+        let status = resp.status();
+        if status.is_success()
+            || status == StatusCode::METHOD_NOT_ALLOWED
+            || status == StatusCode::NOT_FOUND
+        {
+            tracing::debug!(endpoint = %http.endpoint.redacted, %status, "MCP session deleted");
+            return Ok(());
+        }
+        http.check_status(resp, "DELETE", false).await.map(drop)
+    }
+}
