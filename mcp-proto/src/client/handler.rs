@@ -1,8 +1,10 @@
 //! The host's answers to server requests: roots, sampling, elicitation.
 //!
-//! The handlers are runtime-agnostic async traits; a transport spawns
-//! [`Handlers::handle`] for each [`ServerRequest`](crate::client::ServerRequest)
-//! and passes the outcome to [`ClientCore::respond`](crate::client::ClientCore::respond).
+//! The handlers are runtime-agnostic async traits; the client's driver
+//! (`mcp-peer`) runs [`Handlers::handle`] for each
+//! [`ServerRequest`](crate::client::ServerRequest) (and for each input
+//! request of a stateless-era round) and passes the outcome to
+//! [`ClientCore::respond`](crate::client::ClientCore::respond).
 
 use std::fmt;
 use std::future::Future;

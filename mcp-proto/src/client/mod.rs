@@ -10,12 +10,13 @@
 //!   era probe, recovery after a failed attempt, input-round bounds,
 //!   result kinds and caching), one module per protocol era behind
 //!   [`decide::EraRules`].
-//! - [`ops`]: the typed operations (`list_tools` with pagination and cache,
-//!   `call_tool`, ...) over any transport that implements [`ops::Requester`].
+//! - [`ops`]: list and lookup operations the typed API shares (pagination,
+//!   the tool cache, result decoding), over [`ops::Requester`].
 //!
-//! A transport is a small driver: it owns the bytes (a pipe, HTTP requests),
-//! feeds what arrives to the core, sends what the core gives, and delivers
-//! [`Event`]s.
+//! Nothing here runs: `mcp-peer` drives the core (it feeds what a transport
+//! receives, sends what the core queues, waits under the core's deadlines,
+//! performs what [`decide`] decides and delivers the [`Event`]s); the
+//! transports (`mcp-stdio`, `mcp-http`) only move messages.
 
 mod core;
 pub mod decide;

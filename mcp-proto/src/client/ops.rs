@@ -1,9 +1,12 @@
-//! The typed operations of an MCP client, written once for every transport.
+//! The list and lookup operations shared by the client's typed API:
+//! following pagination (bounded by [`MAX_PAGES`]), keeping the tool list
+//! in the core's cache with invalid `x-mcp-header` tools dropped, looking a
+//! tool up, and decoding a result once into its type ([`parse_result`]).
 //!
-//! A transport implements [`Requester`] (send one request, wait for its
-//! answer; reach the tool cache of its [`ClientCore`](crate::client::ClientCore))
-//! and gets pagination, caching, result decoding and tool lookup from these
-//! functions. They are plain async functions with no runtime of their own.
+//! `mcp-peer`'s client is the one [`Requester`] (send one request through
+//! its single send path, reach the core's tool cache); calls themselves
+//! (`tools/call` with its `Mcp-Param-*` headers, relisting, input rounds)
+//! are made there, not here. Plain async functions with no runtime.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -17,9 +20,8 @@ use serde_json::{Map, Value};
 use crate::client::{ClientError, RequestOptions};
 use crate::methods;
 use crate::types::{
-    CallToolRequestParams, CallToolResult, Cursor, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListTasksResult, ListToolsResult, Prompt,
-    Resource, ResourceTemplate, Task, Tool,
+    Cursor, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListTasksResult,
+    ListToolsResult, Prompt, Resource, ResourceTemplate, Task, Tool,
 };
 
 /// The most pages a list operation follows before giving up: a server that
@@ -125,17 +127,9 @@ async fn list_and_store_tools<R: Requester>(
     Ok(r.store_tools(generation, crate::client::headers::retain_valid_tools(tools)))
 }
 
-/// Looks a tool up by name in the cached tool list; when the cache is empty
-/// or does not have it, lists the tools from the server once.
-pub async fn find_tool<R: Requester>(
-    r: &R,
-    name: &str,
-    options: RequestOptions,
-) -> Result<Option<Tool>, R::Error> {
-    with_tool(r, name, options, Tool::clone).await
-}
-
-/// [`find_tool`], lending the tool to `f` instead of cloning it.
+/// Looks a tool up by name in the cached tool list (listing the tools from
+/// the server once when the cache is empty or does not have it), lending it
+/// to `f`.
 pub async fn with_tool<R: Requester, T>(
     r: &R,
     name: &str,
@@ -149,18 +143,6 @@ pub async fn with_tool<R: Requester, T>(
     }
     let tools = list_tools_fresh(r, options).await?;
     Ok(tools.iter().find(|t| t.name == name).map(f))
-}
-
-/// `tools/call`: calls `name` with `arguments` and decodes the result.
-pub async fn call_tool<R: Requester>(
-    r: &R,
-    name: &str,
-    arguments: Option<JsonObject>,
-    options: RequestOptions,
-) -> Result<CallToolResult, R::Error> {
-    let params = CallToolRequestParams::new(name, arguments);
-    let raw = r.request_with_params(methods::TOOLS_CALL, &params, options).await?;
-    parse_result(methods::TOOLS_CALL, &raw).map_err(|e| r.client_error(e))
 }
 
 /// Every resource the server lists (all pages).
