@@ -123,6 +123,17 @@ async fn echo(client: &HttpClient, message: &str) -> Result<String, Error> {
         .collect())
 }
 
+/// The full name of this module's test `name`, as the test binary knows
+/// it (for a run of one test in a child process).
+fn in_this_module(name: &str) -> String {
+    // `module_path!()` starts with the binary's crate name, which the
+    // harness leaves out.
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
     tokio::time::timeout(TEST_TIMEOUT, f).await.expect("the test finished in time");
 }
@@ -273,7 +284,7 @@ async fn the_platforms_roots_are_trusted_by_default() {
     let bundle = temp_file("platform-ca.pem", &pem(&root.der));
     let mut child = std::process::Command::new(std::env::current_exe().unwrap());
     child
-        .args(["--exact", "the_platforms_roots_are_trusted_by_default"])
+        .args(["--exact", &in_this_module("the_platforms_roots_are_trusted_by_default")])
         .args(["--nocapture", "--test-threads", "1"])
         .env(CHILD, "1")
         .env("MCP_HTTP_TEST_ENDPOINT", server.url())
@@ -715,7 +726,10 @@ async fn proxies_come_from_the_environment_and_no_proxy_bypasses_them() {
     let run = |expect: &str, no_proxy: &str| {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child
-            .args(["--exact", "proxies_come_from_the_environment_and_no_proxy_bypasses_them"])
+            .args([
+                "--exact",
+                &in_this_module("proxies_come_from_the_environment_and_no_proxy_bypasses_them"),
+            ])
             .args(["--nocapture", "--test-threads", "1"])
             .env(CHILD, expect)
             .env("MCP_HTTP_TEST_ENDPOINT", &endpoint)
