@@ -11,3 +11,5 @@ mod cli;
 mod interop;
 #[path = "it/login.rs"]
 mod login;
+#[path = "it/run.rs"]
+mod run;

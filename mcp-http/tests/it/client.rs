@@ -17,7 +17,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use mcp_http::{Error, HttpClient, HttpOptions, StaticAuth};
 use mcp_proto::client::{ListKind, RequestOptions, ServerEvent, StaticRoots};
-use mcp_proto::types::{ContentBlock, Root};
+use mcp_proto::types::Root;
+use mcp_test_support::{bounded_by, text_blocks};
 use mcp_testkit::{HttpConfig, HttpServerHandle, ReplyMode, serve_http};
 use serde_json::{Value, json};
 
@@ -41,28 +42,11 @@ fn args(v: Value) -> Option<serde_json::Map<String, Value>> {
     v.as_object().cloned()
 }
 
-fn text_of(result: &mcp_proto::types::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn echo(client: &HttpClient, message: &str) -> Result<String, Error> {
     let r = client
         .call_tool_with("echo", args(json!({"message": message})), RequestOptions::default())
         .await?;
-    Ok(text_of(&r))
-}
-
-/// Runs a test body with the global bound.
-async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
-    tokio::time::timeout(TEST_TIMEOUT, f).await.expect("the test finished in time");
+    Ok(text_blocks(&r))
 }
 
 fn header<'a>(h: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
@@ -71,7 +55,7 @@ fn header<'a>(h: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
 
 #[tokio::test]
 async fn json_replies_carry_the_streamable_http_headers() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         let init = client.initialize().await.unwrap();
@@ -115,7 +99,7 @@ async fn json_replies_carry_the_streamable_http_headers() {
 
 #[tokio::test]
 async fn sse_replies_with_priming_events() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, priming: true, ..HttpConfig::default() };
         let server = server(config).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
@@ -136,7 +120,7 @@ async fn sse_replies_with_priming_events() {
 
 #[tokio::test]
 async fn server_requests_on_the_stream_are_answered_by_post() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, priming: true, ..HttpConfig::default() };
         let server = server(config).await;
         let mut o = options();
@@ -145,16 +129,16 @@ async fn server_requests_on_the_stream_are_answered_by_post() {
         let client = HttpClient::connect(&server.url(), o).unwrap();
 
         let pong = client.call_tool_with("ask", args(json!({"what": "ping"})), Default::default());
-        let pong = text_of(&pong.await.unwrap());
+        let pong = text_blocks(&pong.await.unwrap());
         assert!(pong.contains("\"result\""), "{pong}");
         let roots =
             client.call_tool_with("ask", args(json!({"what": "roots"})), Default::default());
-        let roots = text_of(&roots.await.unwrap());
+        let roots = text_blocks(&roots.await.unwrap());
         assert!(roots.contains("file:///work/project"), "{roots}");
         // Not declared: the core answers -32601 itself, and that goes back too.
         let elicit =
             client.call_tool_with("ask", args(json!({"what": "elicit"})), Default::default());
-        let elicit = text_of(&elicit.await.unwrap());
+        let elicit = text_blocks(&elicit.await.unwrap());
         assert!(elicit.contains("-32601"), "{elicit}");
         assert_eq!(server.rpc_methods().iter().filter(|m| *m == "(response)").count(), 3);
     })
@@ -163,7 +147,7 @@ async fn server_requests_on_the_stream_are_answered_by_post() {
 
 #[tokio::test]
 async fn a_stream_closed_after_priming_is_resumed_with_get() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig {
             reply: ReplyMode::Sse,
             close_after_priming: true,
@@ -190,7 +174,7 @@ async fn a_stream_closed_after_priming_is_resumed_with_get() {
 
 #[tokio::test]
 async fn a_cut_stream_is_resumed_and_the_reply_delivered_once() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig {
             reply: ReplyMode::Sse,
             priming: true,
@@ -210,7 +194,7 @@ async fn a_cut_stream_is_resumed_and_the_reply_delivered_once() {
 
 #[tokio::test]
 async fn an_expired_session_is_renewed_and_the_request_retried() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { expire_session_after: Some(4), ..HttpConfig::default() };
         let server = server(config).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
@@ -225,7 +209,7 @@ async fn an_expired_session_is_renewed_and_the_request_retried() {
 
 #[tokio::test]
 async fn a_session_that_expires_again_at_once_is_an_error() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // initialize and notifications/initialized use up the session.
         let config = HttpConfig { expire_session_after: Some(2), ..HttpConfig::default() };
         let server = server(config).await;
@@ -239,7 +223,7 @@ async fn a_session_that_expires_again_at_once_is_an_error() {
 
 #[tokio::test]
 async fn unauthorized_reports_the_parsed_challenge() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let challenge = r#"Bearer resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#;
         let config = HttpConfig {
             require_auth: Some("s3cr3t-token".into()),
@@ -273,7 +257,7 @@ async fn unauthorized_reports_the_parsed_challenge() {
 
 #[tokio::test]
 async fn forbidden_scope_is_its_own_error() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig {
             require_auth: Some("tok-abcd".into()),
             forbid_scope: true,
@@ -293,7 +277,7 @@ async fn forbidden_scope_is_its_own_error() {
 
 #[tokio::test]
 async fn status_errors_are_redacted_and_carry_an_excerpt() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { status: Some(500), ..HttpConfig::default() };
         let server = server(config).await;
         let mut o = options();
@@ -317,7 +301,7 @@ async fn status_errors_are_redacted_and_carry_an_excerpt() {
 
 #[tokio::test]
 async fn custom_headers_go_on_every_request() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let mut o = options();
         o.auth = StaticAuth::Headers(vec![
@@ -353,7 +337,7 @@ async fn bad_configuration_is_refused_up_front() {
 
 #[tokio::test]
 async fn a_timeout_names_the_method_and_cancels() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         let err = client
@@ -385,7 +369,7 @@ async fn a_timeout_names_the_method_and_cancels() {
 
 #[tokio::test]
 async fn an_oversized_body_is_refused() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { oversized_body: Some(200_000), ..HttpConfig::default() };
         let server = server(config).await;
         let mut o = options();
@@ -399,7 +383,7 @@ async fn an_oversized_body_is_refused() {
 
 #[tokio::test]
 async fn redirects_are_not_followed() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config =
             HttpConfig { redirect: mcp_testkit::Redirect::SameOrigin, ..HttpConfig::default() };
         let server = server(config).await;
@@ -412,7 +396,7 @@ async fn redirects_are_not_followed() {
 
 #[tokio::test]
 async fn close_accepts_405_for_delete() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { delete: false, ..HttpConfig::default() }).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
@@ -425,7 +409,7 @@ async fn close_accepts_405_for_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_requests_in_flight() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, ..HttpConfig::default() };
         let server = server(config).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
@@ -443,7 +427,7 @@ async fn many_requests_in_flight() {
 
 #[tokio::test]
 async fn the_get_stream_carries_messages_that_belong_to_no_reply_stream() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // JSON replies: what the server sends during a call goes on the GET stream.
         let server = server(HttpConfig::default()).await;
         let mut o = options();
@@ -462,7 +446,7 @@ async fn the_get_stream_carries_messages_that_belong_to_no_reply_stream() {
 
         let roots =
             client.call_tool_with("ask", args(json!({"what": "roots"})), Default::default());
-        let roots = text_of(&roots.await.unwrap());
+        let roots = text_blocks(&roots.await.unwrap());
         assert!(roots.contains("file:///srv"), "{roots}");
 
         client.call_tool_with("change", (), Default::default()).await.unwrap();
@@ -476,7 +460,7 @@ async fn the_get_stream_carries_messages_that_belong_to_no_reply_stream() {
 
 #[tokio::test]
 async fn no_get_stream_is_not_an_error_and_not_retried() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { get_stream: false, ..HttpConfig::default() }).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         assert!(!client.open_event_stream().await.unwrap());
@@ -489,7 +473,7 @@ async fn no_get_stream_is_not_an_error_and_not_retried() {
 
 #[tokio::test]
 async fn falls_back_to_the_2024_11_05_transport() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { legacy: true, ..HttpConfig::default() };
         let server = server(config).await;
         let mut o = options();
@@ -499,7 +483,7 @@ async fn falls_back_to_the_2024_11_05_transport() {
         assert!(client.list_tools().await.unwrap().iter().any(|t| t.name == "add"));
         assert_eq!(echo(&client, "old").await.unwrap(), "old");
         let pong = client.call_tool_with("ask", args(json!({"what": "ping"})), Default::default());
-        assert!(text_of(&pong.await.unwrap()).contains("\"result\""));
+        assert!(text_blocks(&pong.await.unwrap()).contains("\"result\""));
         let requests = server.requests();
         assert_eq!(requests[0].target, "/mcp");
         assert_eq!(requests[1].method, Method::GET);
@@ -521,7 +505,7 @@ async fn falls_back_to_the_2024_11_05_transport() {
 
 #[tokio::test]
 async fn a_cross_origin_legacy_endpoint_is_refused() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig {
             legacy: true,
             legacy_endpoint: Some("http://localhost:1/message?token=leak".into()),
@@ -596,7 +580,7 @@ async fn answer(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
 
 #[tokio::test]
 async fn sequential_calls_reuse_one_connection() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, connections) = counting_server().await;
         // Connections are counted: no standalone stream to hold one open.
         let mut o = options();
@@ -616,7 +600,7 @@ async fn sequential_calls_reuse_one_connection() {
 
 #[tokio::test]
 async fn concurrent_calls_open_connections_that_later_calls_reuse() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, connections) = counting_server().await;
         let mut o = options();
         o.event_stream = false;
@@ -648,7 +632,7 @@ async fn concurrent_calls_open_connections_that_later_calls_reuse() {
 
 #[tokio::test]
 async fn a_connection_idle_longer_than_the_pool_timeout_is_not_reused() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, connections) = counting_server().await;
         let mut o = options();
         o.event_stream = false;
@@ -732,7 +716,7 @@ async fn one_shot_server(linger: Duration) -> (SocketAddr, Arc<AtomicUsize>) {
 
 #[tokio::test]
 async fn a_kept_connection_the_server_closed_is_replaced() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // The server closes each connection after its reply (at once, or a
         // little later) without saying so; by the next call the client has
         // seen the close, drops the connection and opens another.
@@ -759,7 +743,7 @@ async fn a_kept_connection_the_server_closed_is_replaced() {
 
 #[tokio::test]
 async fn a_read_that_met_a_closing_kept_connection_is_sent_again() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // Back to back, with no pause: a ping often goes out on the
         // connection the server is closing (the keep-alive race). A ping is
         // idempotent, so it is sent again on a new connection, and every
@@ -778,7 +762,7 @@ async fn a_read_that_met_a_closing_kept_connection_is_sent_again() {
 
 #[tokio::test]
 async fn a_reply_stream_that_cannot_be_resumed_is_reported() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, _) = counting_server().await;
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         let err = client.request("lose_reply", None, RequestOptions::default()).await.unwrap_err();
@@ -793,7 +777,7 @@ async fn a_reply_stream_that_cannot_be_resumed_is_reported() {
 
 #[tokio::test]
 async fn a_caller_tls_config_is_used_and_connect_errors_are_typed() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // A port nothing listens on (bound, then released).
         let port = {
             let l = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
@@ -870,7 +854,7 @@ async fn connect_proxy() -> (SocketAddr, Arc<std::sync::Mutex<Vec<(String, Optio
 #[cfg(feature = "proxy")]
 #[tokio::test]
 async fn a_configured_proxy_tunnels_with_connect() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let (proxy, log) = connect_proxy().await;
         let mut o = options();
@@ -914,7 +898,7 @@ async fn a_configured_proxy_tunnels_with_connect() {
 #[cfg(feature = "proxy")]
 #[tokio::test]
 async fn a_refused_tunnel_is_a_connect_error() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (proxy, _) = connect_proxy().await;
         let mut o = options();
         o.proxy = mcp_http::ProxyConfig::Url { url: format!("http://{proxy}"), no_proxy: None };
@@ -929,7 +913,7 @@ async fn a_refused_tunnel_is_a_connect_error() {
 
 #[tokio::test]
 async fn progress_arrives_on_the_reply_stream() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, ..HttpConfig::default() };
         let server = server(config).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
@@ -942,7 +926,7 @@ async fn progress_arrives_on_the_reply_stream() {
             ..RequestOptions::default()
         };
         let r = client.call_tool_with("slow", args(json!({"ms": 60, "steps": 3})), options);
-        assert_eq!(text_of(&r.await.unwrap()), "done");
+        assert_eq!(text_blocks(&r.await.unwrap()), "done");
         assert_eq!(seen.load(Ordering::SeqCst), 3);
     })
     .await;
@@ -950,7 +934,7 @@ async fn progress_arrives_on_the_reply_stream() {
 
 #[tokio::test]
 async fn dropping_a_call_cancels_it() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.initialize().await.unwrap();
@@ -971,7 +955,7 @@ async fn dropping_a_call_cancels_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_share_one_session_renewal() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { expire_session_after: Some(12), ..HttpConfig::default() };
         let server = server(config).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
@@ -998,7 +982,7 @@ async fn concurrent_requests_share_one_session_renewal() {
 
 #[tokio::test]
 async fn a_refused_initialize_without_a_legacy_server_reports_the_refusal() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { status: Some(400), ..HttpConfig::default() }).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         let err = client.initialize().await.unwrap_err();
@@ -1013,7 +997,7 @@ async fn a_refused_initialize_without_a_legacy_server_reports_the_refusal() {
 
 #[tokio::test]
 async fn a_session_the_server_ended_is_replaced() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
@@ -1028,7 +1012,7 @@ async fn a_session_the_server_ended_is_replaced() {
 
 #[tokio::test]
 async fn a_legacy_session_the_server_ended_is_replaced() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { legacy: true, ..HttpConfig::default() }).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
@@ -1043,7 +1027,7 @@ async fn a_legacy_session_the_server_ended_is_replaced() {
 
 #[tokio::test]
 async fn an_error_without_an_id_answers_the_request() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, _) = counting_server().await;
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         let err = client.request("unparsable", None, RequestOptions::default()).await.unwrap_err();
@@ -1055,7 +1039,7 @@ async fn an_error_without_an_id_answers_the_request() {
 
 #[tokio::test]
 async fn x_mcp_header_arguments_become_mcp_param_headers() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         // No list_tools first: the call lists the tools once to find the schema.
@@ -1083,7 +1067,7 @@ async fn x_mcp_header_arguments_become_mcp_param_headers() {
                 .await
                 .unwrap();
             // The body is unchanged: the server got the arguments as sent.
-            let echoed: Value = serde_json::from_str(&text_of(&result)).unwrap();
+            let echoed: Value = serde_json::from_str(&text_blocks(&result)).unwrap();
             assert_eq!(echoed, arguments);
             let post = server
                 .requests()
@@ -1119,7 +1103,7 @@ async fn x_mcp_header_arguments_become_mcp_param_headers() {
 
 #[tokio::test]
 async fn same_origin_redirects_are_followed_when_asked() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig {
             redirect: mcp_testkit::Redirect::SameOrigin,
             require_auth: Some("redirect-token".into()),
@@ -1152,7 +1136,7 @@ async fn same_origin_redirects_are_followed_when_asked() {
 
 #[tokio::test]
 async fn cross_origin_redirects_are_refused_and_get_no_credentials() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let elsewhere = server(HttpConfig::default()).await;
         let config = HttpConfig {
             redirect: mcp_testkit::Redirect::CrossOrigin(format!("{}?stolen=1", elsewhere.url())),
@@ -1178,7 +1162,7 @@ async fn cross_origin_redirects_are_refused_and_get_no_credentials() {
 
 #[tokio::test]
 async fn redirect_loops_are_bounded() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // A Location that names the endpoint itself: a loop.
         let config = HttpConfig {
             redirect: mcp_testkit::Redirect::CrossOrigin("/mcp".into()),
@@ -1206,7 +1190,7 @@ fn auto() -> HttpOptions {
 
 #[tokio::test]
 async fn a_stateless_server_gets_stateless_posts() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let mut config = HttpConfig::default();
         config.server.era = mcp_testkit::ServeEra::Modern;
         let server = server(config).await;
@@ -1236,7 +1220,7 @@ async fn a_stateless_server_gets_stateless_posts() {
 
 #[tokio::test]
 async fn the_probe_falls_back_to_a_session_and_to_the_2024_11_05_transport() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let legacy = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&legacy.url(), auto()).unwrap();
         assert_eq!(echo(&client, "old").await.unwrap(), "old");
@@ -1263,7 +1247,7 @@ async fn the_probe_falls_back_to_a_session_and_to_the_2024_11_05_transport() {
 
 #[tokio::test]
 async fn a_dual_era_server_is_spoken_to_statelessly_unless_pinned() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let mut config = HttpConfig::default();
         config.server.era = mcp_testkit::ServeEra::Both;
         let server = server(config).await;
@@ -1280,7 +1264,7 @@ async fn a_dual_era_server_is_spoken_to_statelessly_unless_pinned() {
 
 #[tokio::test]
 async fn subscriptions_listen_on_a_post_stream_of_their_own() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         use mcp_proto::client::ServerNotification;
         use mcp_proto::types::SubscriptionFilter;
         let mut config = HttpConfig::default();
@@ -1405,14 +1389,14 @@ async fn changing_header_server() -> (SocketAddr, Arc<AtomicUsize>) {
 
 #[tokio::test]
 async fn a_header_mismatch_relists_the_tools_and_sends_once_more() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, lists) = changing_header_server().await;
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
         let r = client
             .call_tool_with("t", args(json!({"region": "eu-west"})), Default::default())
             .await
             .unwrap();
-        assert_eq!(text_of(&r), "ok");
+        assert_eq!(text_blocks(&r), "ok");
         // Listed before the call (for its headers), then again after -32020.
         assert_eq!(lists.load(Ordering::SeqCst), 2);
         // A mismatch that a new listing does not explain is the caller's.
@@ -1462,7 +1446,7 @@ async fn breaking_stream_server() -> (SocketAddr, Arc<std::sync::Mutex<Vec<Strin
 
 #[tokio::test]
 async fn a_broken_answer_stream_is_sent_again_with_a_new_id_only_when_safe() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, seen) = breaking_stream_server().await;
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
         let err = client.list_tools().await.unwrap_err();
@@ -1519,7 +1503,7 @@ async fn storm_server() -> (SocketAddr, Arc<AtomicUsize>) {
 
 #[tokio::test]
 async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let (addr, gets) = storm_server().await;
         let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         client.initialize().await.unwrap();
@@ -1544,7 +1528,7 @@ async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
 /// such an event counted as progress).
 #[tokio::test]
 async fn a_reply_stream_of_id_only_events_is_lost_after_max_reconnects() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { id_only_events: true, ..HttpConfig::default() }).await;
         let mut o = options();
         o.max_reconnects = 3;
@@ -1581,7 +1565,7 @@ async fn a_reply_stream_of_id_only_events_is_lost_after_max_reconnects() {
 /// `max_reconnects` times and given up, and the transport says so.
 #[tokio::test]
 async fn a_standalone_stream_of_id_only_events_is_given_up_and_reported_ended() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { id_only_events: true, ..HttpConfig::default() }).await;
         let mut o = options();
         o.max_reconnects = 2;
@@ -1611,7 +1595,7 @@ async fn a_standalone_stream_of_id_only_events_is_given_up_and_reported_ended() 
 
 #[tokio::test]
 async fn an_sse_answer_that_is_not_json_rpc_fails_its_call_at_once() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // The answer event's JSON is cut short: its id can still be read.
         let addr = serve_fn(|req: Request<Incoming>| async move {
             let body = req.into_body().collect().await.unwrap().to_bytes();
@@ -1642,7 +1626,7 @@ async fn an_sse_answer_that_is_not_json_rpc_fails_its_call_at_once() {
 
 #[tokio::test]
 async fn a_stalled_body_ends_at_the_deadline() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         // Headers and half a JSON body (or half an SSE reply), then nothing.
         for kind in ["application/json", "text/event-stream"] {
@@ -1680,7 +1664,7 @@ async fn a_stalled_body_ends_at_the_deadline() {
 
 #[tokio::test]
 async fn calls_to_an_unlisted_tool_do_not_list_the_tools_each_time() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
         let client = HttpClient::connect(&server.url(), options()).unwrap();
         for _ in 0..3 {
@@ -1725,7 +1709,7 @@ impl hyper::body::Body for Held {
 
 #[tokio::test]
 async fn an_oversized_sse_answer_fails_its_call_at_once() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         // A stateless-era server whose answer event is over the client's
         // event size cap, on a stream it keeps open: the answer's id is at
         // its start, so the call fails with the cause, not at its deadline.
@@ -1830,7 +1814,7 @@ async fn cancelled_after_close(era: mcp_testkit::ServeEra, how: GiveUp) -> bool 
 
 #[tokio::test]
 async fn a_timed_out_call_is_cancelled_before_the_client_closes() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         assert!(cancelled_after_close(mcp_testkit::ServeEra::Legacy, GiveUp::Timeout).await);
     })
     .await;
@@ -1838,7 +1822,7 @@ async fn a_timed_out_call_is_cancelled_before_the_client_closes() {
 
 #[tokio::test]
 async fn a_dropped_call_is_cancelled_before_the_client_closes() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         assert!(cancelled_after_close(mcp_testkit::ServeEra::Legacy, GiveUp::Drop).await);
     })
     .await;
@@ -1846,7 +1830,7 @@ async fn a_dropped_call_is_cancelled_before_the_client_closes() {
 
 #[tokio::test]
 async fn a_timed_out_stateless_call_is_cancelled_before_the_client_closes() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         assert!(cancelled_after_close(mcp_testkit::ServeEra::Modern, GiveUp::Timeout).await);
     })
     .await;
@@ -1854,7 +1838,7 @@ async fn a_timed_out_stateless_call_is_cancelled_before_the_client_closes() {
 
 #[tokio::test]
 async fn a_dropped_stateless_call_is_cancelled_before_the_client_closes() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         assert!(cancelled_after_close(mcp_testkit::ServeEra::Modern, GiveUp::Drop).await);
     })
     .await;

@@ -5,10 +5,9 @@ use std::time::{Duration, Instant};
 
 use mcp_client_stdio::{EnvMode, Error, RestartPolicy, ServerCommand, StdioClient, StdioOptions};
 use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RequestOptions, StaticRoots};
-use mcp_proto::types::{
-    CallToolResult, ContentBlock, ElicitAction, ElicitRequestParams, ElicitResult, JsonObject, Root,
-};
+use mcp_proto::types::{CallToolResult, ElicitRequestParams, ElicitResult, JsonObject, Root};
 use mcp_proto::{ErrorObject, ProtocolVersion};
+use mcp_test_support::text_blocks;
 use serde_json::{Value, json};
 
 fn testkit(args: &[&str]) -> ServerCommand {
@@ -32,17 +31,6 @@ fn args(v: Value) -> Option<JsonObject> {
     v.as_object().cloned()
 }
 
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn call(c: &StdioClient, tool: &str, a: Value) -> CallToolResult {
     c.call_tool_with(tool, args(a), RequestOptions::default())
         .await
@@ -63,7 +51,7 @@ async fn handshake_paginated_tools_and_calls() {
         assert!(names.contains(&expected), "{expected} missing from {names:?}");
     }
     assert!(tools.len() > 2, "all pages are followed");
-    assert_eq!(text(&call(&c, "echo", json!({"message": "hi there"})).await), "hi there");
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "hi there"})).await), "hi there");
     let sum = call(&c, "add", json!({"a": 2, "b": 40})).await;
     assert_eq!(
         sum.structured_content,
@@ -73,7 +61,7 @@ async fn handshake_paginated_tools_and_calls() {
     let failed = call(&c, "fail", json!({"message": "nope"})).await;
     assert_eq!(failed.is_error, Some(true));
     let big = call(&c, "big", json!({"bytes": 200_000})).await;
-    assert_eq!(text(&big).len(), 200_000);
+    assert_eq!(text_blocks(&big).len(), 200_000);
     c.ping().await.unwrap();
     c.close().await.unwrap();
     c.close().await.unwrap();
@@ -99,7 +87,7 @@ async fn a_slow_tool_does_not_block_a_ping() {
     let t = Instant::now();
     c.ping().await.unwrap();
     assert!(t.elapsed() < Duration::from_millis(500), "ping took {:?}", t.elapsed());
-    assert_eq!(text(&slow.await.unwrap().unwrap()), "done");
+    assert_eq!(text_blocks(&slow.await.unwrap().unwrap()), "done");
     c.close().await.unwrap();
 }
 
@@ -123,7 +111,7 @@ async fn many_requests_in_flight_on_one_pipe() {
     }
     for t in tasks {
         let (i, r) = t.await.unwrap();
-        assert_eq!(text(&r.unwrap()), format!("m{i}"));
+        assert_eq!(text_blocks(&r.unwrap()), format!("m{i}"));
     }
     c.close().await.unwrap();
 }
@@ -182,7 +170,7 @@ async fn a_hang_times_out_and_the_server_sees_the_cancellation() {
     assert!(err.to_string().contains("tools/call timed out"));
     // The cancellation reaches the server before the next request.
     let log: Value =
-        serde_json::from_str(&text(&call(&c, "cancelled_log", json!({})).await)).unwrap();
+        serde_json::from_str(&text_blocks(&call(&c, "cancelled_log", json!({})).await)).unwrap();
     assert_eq!(log.as_array().map(Vec::len), Some(1), "{log}");
 
     // A caller that stops waiting cancels too.
@@ -194,7 +182,7 @@ async fn a_hang_times_out_and_the_server_sees_the_cancellation() {
     assert!(dropped.is_err());
     tokio::time::sleep(Duration::from_millis(100)).await;
     let log: Value =
-        serde_json::from_str(&text(&call(&c, "cancelled_log", json!({})).await)).unwrap();
+        serde_json::from_str(&text_blocks(&call(&c, "cancelled_log", json!({})).await)).unwrap();
     assert_eq!(log.as_array().map(Vec::len), Some(2), "{log}");
     c.close().await.unwrap();
 }
@@ -225,26 +213,11 @@ async fn progress_reaches_the_callback() {
     };
     // 900 ms in all, but progress every 300 ms keeps the 400 ms timeout from firing.
     let r = c.call_tool_with("slow", args(json!({"ms": 900, "steps": 3})), opts).await.unwrap();
-    assert_eq!(text(&r), "done");
+    assert_eq!(text_blocks(&r), "done");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert_eq!(seen[2].1, Some(3.0));
     c.close().await.unwrap();
-}
-
-struct Elicit;
-impl ElicitationHandler for Elicit {
-    fn elicit(
-        &self,
-        params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
-        let _ = params;
-        Box::pin(async {
-            let mut r = ElicitResult::new(ElicitAction::Accept);
-            r.content = serde_json::from_value(json!({"name": "Ada"})).ok();
-            Ok(r)
-        })
-    }
 }
 
 #[tokio::test]
@@ -255,11 +228,11 @@ async fn server_requests_mid_call_are_answered() {
             uri: "file:///work".into(),
             ..Default::default()
         }]))),
-        elicitation: Some(Arc::new(Elicit)),
+        elicitation: Some(Arc::new(Ada)),
         ..Default::default()
     };
     let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
-    let answer = |r: CallToolResult| -> Value { serde_json::from_str(&text(&r)).unwrap() };
+    let answer = |r: CallToolResult| -> Value { serde_json::from_str(&text_blocks(&r)).unwrap() };
     assert_eq!(answer(call(&c, "ask", json!({"what": "ping"})).await), json!({"result": {}}));
     assert_eq!(
         answer(call(&c, "ask", json!({"what": "roots"})).await),
@@ -317,7 +290,7 @@ async fn gone_within(pid: i32, limit: Duration) -> bool {
 #[tokio::test]
 async fn close_leaves_no_grandchild_behind() {
     let c = start(&[]).await;
-    let child: i32 = text(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
+    let child: i32 = text_blocks(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
     let server = c.pid().unwrap() as i32;
     assert!(alive(child) && alive(server));
     c.close().await.unwrap();
@@ -328,7 +301,7 @@ async fn close_leaves_no_grandchild_behind() {
 #[tokio::test]
 async fn dropping_the_client_kills_the_group() {
     let c = start(&[]).await;
-    let child: i32 = text(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
+    let child: i32 = text_blocks(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
     let server = c.pid().unwrap() as i32;
     drop(c);
     assert!(gone_within(server, Duration::from_secs(3)).await, "server {server} still runs");
@@ -344,8 +317,10 @@ async fn clean_environment_keeps_only_the_allowlist_and_the_configured_env() {
     let env = |name: &'static str| {
         let c = c.clone();
         async move {
-            serde_json::from_str::<Value>(&text(&call(&c, "env", json!({"name": name})).await))
-                .unwrap()
+            serde_json::from_str::<Value>(&text_blocks(
+                &call(&c, "env", json!({"name": name})).await,
+            ))
+            .unwrap()
         }
     };
     assert_eq!(env("MCP_TEST_CONFIGURED").await, json!("yes"));
@@ -358,9 +333,10 @@ async fn clean_environment_keeps_only_the_allowlist_and_the_configured_env() {
     c.close().await.unwrap();
 
     let c = StdioClient::spawn(testkit(&[]), options()).await.unwrap();
-    let inherited: Value =
-        serde_json::from_str(&text(&call(&c, "env", json!({"name": "CARGO_PKG_NAME"})).await))
-            .unwrap();
+    let inherited: Value = serde_json::from_str(&text_blocks(
+        &call(&c, "env", json!({"name": "CARGO_PKG_NAME"})).await,
+    ))
+    .unwrap();
     assert_eq!(
         inherited,
         json!(env!("CARGO_PKG_NAME")),
@@ -411,7 +387,7 @@ async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
         assert!(c.call_tool_with("crash", (), RequestOptions::default()).await.is_err());
         // The next call starts a fresh child and handshake.
         assert_eq!(
-            text(&call(&c, "echo", json!({"message": "back"})).await),
+            text_blocks(&call(&c, "echo", json!({"message": "back"})).await),
             "back",
             "round {round}"
         );
@@ -546,7 +522,7 @@ async fn a_stateless_server_process_is_probed_and_spoken_to_in_its_era() {
     assert_eq!(c.protocol_version(), Some(ProtocolVersion::V2026_07_28));
     // One input round through the elicitation handler.
     let r = call(&c, "ask", json!({"what": "elicit"})).await;
-    assert!(text(&r).contains("Ada"), "{}", text(&r));
+    assert!(text_blocks(&r).contains("Ada"), "{}", text_blocks(&r));
     c.close().await.unwrap();
 }
 
@@ -576,7 +552,7 @@ async fn an_answer_over_the_line_limit_fails_its_call_at_once_with_the_reason() 
     assert!(message.contains("over the 2000-byte line limit"), "{message}");
     assert_eq!(c.dropped_lines(), 1);
     // The connection goes on.
-    assert_eq!(text(&call(&c, "echo", json!({"message": "after"})).await), "after");
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "after"})).await), "after");
     c.close().await.unwrap();
 }
 
