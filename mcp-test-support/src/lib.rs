@@ -6,6 +6,9 @@
 //! record what they were asked ([`Seen`], [`Model`], [`User`],
 //! [`MovingRoots`]).
 //!
+//! With the feature `interop`, the interop suites ([`interop`]), each
+//! written once and run over every transport.
+//!
 //! A dev-dependency only; never published.
 
 use std::future::Future;
@@ -21,6 +24,9 @@ use mcp_proto::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ListRootsResult, Root, StopReason,
 };
+
+#[cfg(feature = "interop")]
+pub mod interop;
 
 /// How long a test body may take before [`bounded`] fails it.
 pub const TEST_LIMIT: Duration = Duration::from_secs(60);
@@ -224,12 +230,15 @@ impl SamplingHandler for Model {
 }
 
 /// The person at the host: answers each elicitation with what `answer`
-/// gives for it (URL mode is supported), recording each in `seen`.
+/// gives for it, recording each in `seen`.
 pub struct User {
     /// Where the requests are recorded.
     pub seen: Arc<Seen>,
     /// The answer to a request.
     pub answer: Box<dyn Fn(&ElicitRequestParams) -> ElicitResult + Send + Sync>,
+    /// Whether the host declares URL-mode elicitation (form mode only
+    /// otherwise).
+    pub url_mode: bool,
 }
 
 impl std::fmt::Debug for User {
@@ -249,7 +258,7 @@ impl ElicitationHandler for User {
     }
 
     fn supports_url_mode(&self) -> bool {
-        true
+        self.url_mode
     }
 }
 
