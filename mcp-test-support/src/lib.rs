@@ -6,7 +6,7 @@
 //! record what they were asked ([`Seen`], [`Model`], [`User`],
 //! [`MovingRoots`]).
 //!
-//! With the feature `interop`, the interop suites ([`interop`]), each
+//! With the feature `interop`, the interop suites (module `interop`), each
 //! written once and run over every transport.
 //!
 //! A dev-dependency only; never published.
