@@ -1,9 +1,13 @@
 //! What the workspace's tests share, written once: a bound on every test
 //! body ([`bounded`]), waiting for one notification among others
-//! ([`next_matching`]), the text a host shows a model ([`text`]), log lines
-//! captured on the test's thread ([`LogCapture`]), and host handlers that
+//! ([`next_matching`]), the text a host shows a model ([`text`]) and a
+//! tool's own words ([`text_blocks`]), log lines captured on the test's
+//! thread or a runtime's ([`LogCapture`]), and host handlers that
 //! record what they were asked ([`Seen`], [`Model`], [`User`],
 //! [`MovingRoots`]).
+//!
+//! With the feature `interop`, the interop suites (module `interop`), each
+//! written once and run over every transport.
 //!
 //! A dev-dependency only; never published.
 
@@ -17,9 +21,12 @@ use mcp_proto::client::ServerNotification;
 use mcp_proto::client::{BoxFuture, ElicitationHandler, RootsHandler, SamplingHandler};
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::types::{
-    CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ListRootsResult, Root, StopReason,
+    CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ListRootsResult, Root, StopReason,
 };
+
+#[cfg(feature = "interop")]
+pub mod interop;
 
 /// How long a test body may take before [`bounded`] fails it.
 pub const TEST_LIMIT: Duration = Duration::from_secs(60);
@@ -66,16 +73,33 @@ pub fn text(result: &CallToolResult) -> String {
     mcp_proto::render_tool_result(result).text
 }
 
+/// The result's text blocks alone, one a line: what a test that checks a
+/// tool's own words compares (no other block is rendered, and structured
+/// content never stands in for them as it does in [`text`]).
+pub fn text_blocks(result: &CallToolResult) -> String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Every `tracing` event at `level` and above, written as text while the
 /// capture lives, on the thread that made it (a current-thread runtime's
-/// tasks included).
+/// tasks included) and on the threads of the runtimes it builds
+/// ([`multi_thread_runtime`](Self::multi_thread_runtime)).
 pub struct LogCapture {
     buffer: Buffer,
-    _guard: tracing::subscriber::DefaultGuard,
+    dispatch: tracing::Dispatch,
+    _guard: tracing::dispatcher::DefaultGuard,
     // A second live dispatcher: with only one, `tracing` computes the
     // interest of a callsite first hit on another test's thread from that
     // thread's empty default, caches `never`, and this test's events at
@@ -120,11 +144,33 @@ impl LogCapture {
             .with_ansi(false)
             .with_writer(buffer.clone())
             .finish();
-        let guard = tracing::subscriber::set_default(subscriber);
+        let dispatch = tracing::Dispatch::new(subscriber);
+        let guard = tracing::dispatcher::set_default(&dispatch);
         let second =
             tracing::Dispatch::new(tracing_subscriber::fmt().with_writer(io::sink).finish());
         tracing::callsite::rebuild_interest_cache();
-        LogCapture { buffer, _guard: guard, _second: second }
+        LogCapture { buffer, dispatch, _guard: guard, _second: second }
+    }
+
+    /// A multi-thread runtime with `workers` worker threads whose every
+    /// thread (workers and blocking ones) logs into this capture: for a
+    /// test whose tasks run off the test's thread.
+    pub fn multi_thread_runtime(&self, workers: usize) -> tokio::runtime::Runtime {
+        thread_local! {
+            static CAPTURING: std::cell::RefCell<Option<tracing::dispatcher::DefaultGuard>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let dispatch = self.dispatch.clone();
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .on_thread_start(move || {
+                let guard = tracing::dispatcher::set_default(&dispatch);
+                CAPTURING.with(|c| *c.borrow_mut() = Some(guard));
+            })
+            .on_thread_stop(|| CAPTURING.with(|c| drop(c.borrow_mut().take())))
+            .build()
+            .expect("a multi-thread runtime")
     }
 
     /// Everything captured so far.
@@ -184,12 +230,15 @@ impl SamplingHandler for Model {
 }
 
 /// The person at the host: answers each elicitation with what `answer`
-/// gives for it (URL mode is supported), recording each in `seen`.
+/// gives for it, recording each in `seen`.
 pub struct User {
     /// Where the requests are recorded.
     pub seen: Arc<Seen>,
     /// The answer to a request.
     pub answer: Box<dyn Fn(&ElicitRequestParams) -> ElicitResult + Send + Sync>,
+    /// Whether the host declares URL-mode elicitation (form mode only
+    /// otherwise).
+    pub url_mode: bool,
 }
 
 impl std::fmt::Debug for User {
@@ -209,7 +258,7 @@ impl ElicitationHandler for User {
     }
 
     fn supports_url_mode(&self) -> bool {
-        true
+        self.url_mode
     }
 }
 

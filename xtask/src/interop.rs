@@ -3,10 +3,12 @@
 //! Installs the pinned npm packages of `xtask/interop/` into
 //! `.tools/interop/` (git-ignored) with `npm ci`, copies the server written
 //! with the TypeScript SDK v2 (`xtask/interop/ts-server.mjs`) beside them (its
-//! imports resolve from there), then runs each crate's interop test targets
-//! with the servers' entry points in the environment: `interop` against
-//! `server-everything` (the handshake era), `interop_modern` against the SDK
-//! v2 server (the stateless era, 2026-07-28, and its handshake-era leg).
+//! imports resolve from there), then runs each crate's interop tests (the
+//! modules of its one test binary, `tests`, compiled with the
+//! `interop-tests` feature) with the servers' entry points in the
+//! environment: `interop::` against `server-everything` (the handshake era),
+//! `interop_modern::` against the SDK v2 server (the stateless era,
+//! 2026-07-28, and its handshake-era leg).
 
 use std::path::PathBuf;
 
@@ -73,11 +75,13 @@ fn install_packages() -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo test -p <krate> --features interop-tests --test <test>`, with the
-/// servers' entry points in the environment.
-fn interop_test(krate: &str, test: &str) -> Result<(), String> {
+/// `cargo test -p <krate> --features interop-tests --test tests --
+/// <module>::`: the tests of one interop module of the crate's test
+/// binary, with the servers' entry points in the environment.
+fn interop_test(krate: &str, module: &str) -> Result<(), String> {
     let mut cmd = cargo();
-    cmd.args(["test", "--locked", "-p", krate, "--features", "interop-tests", "--test", test]);
+    cmd.args(["test", "--locked", "-p", krate, "--features", "interop-tests", "--test", "tests"]);
+    cmd.args(["--", &format!("{module}::")]);
     cmd.env("MCP_EVERYTHING_JS", everything_js());
     cmd.env("MCP_TS_SERVER_JS", ts_server_js());
     run(cmd)

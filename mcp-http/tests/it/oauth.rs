@@ -9,7 +9,6 @@
 //! server (another origin), a log line or an error.
 
 use std::convert::Infallible;
-use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,10 +22,10 @@ use hyper_util::rt::TokioIo;
 use mcp_http::mcp_auth::s256_challenge;
 use mcp_http::mcp_auth::url::query_params;
 use mcp_http::{Error, HttpClient, HttpOptions, OAuthOptions, StaticAuth};
+use mcp_test_support::{LogCapture, bounded_by};
 use mcp_testkit::{HttpConfig, HttpServerHandle, serve_http};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tracing_subscriber::fmt::MakeWriter;
 
 const TOKEN: &str = "oauth-access-token-secret-1";
 
@@ -219,56 +218,14 @@ fn options() -> HttpOptions {
     options
 }
 
-/// Everything the subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
-
 /// Runs `f` on a current-thread runtime with every `tracing` event captured
 /// at TRACE; returns the log text.
 fn captured<F: std::future::Future<Output = ()>>(f: F) -> String {
-    let captured = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(captured.clone())
-        .finish();
-    {
-        let _guard = tracing::subscriber::set_default(subscriber);
-        // A second live dispatcher: with only one, `tracing` computes the
-        // interest of a callsite first hit on another test's thread from that
-        // thread's empty default, caches `never`, and this test's events at
-        // that callsite are lost.
-        let _second =
-            tracing::Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
-        tracing::callsite::rebuild_interest_cache();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            tokio::time::timeout(Duration::from_secs(60), f)
-                .await
-                .expect("the run finished in time");
-        });
-        drop(runtime);
-    }
-    let bytes = captured.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    String::from_utf8_lossy(&bytes).into_owned()
+    let logs = LogCapture::start(tracing::Level::TRACE);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(bounded_by(Duration::from_secs(60), f));
+    drop(runtime);
+    logs.text()
 }
 
 #[test]

@@ -11,24 +11,10 @@ use mcp_testkit::oauth::FakeAuthServer;
 use mcp_testkit::{HttpConfig, serve_http};
 use serde_json::{Value, json};
 
+use crate::run::{Run, json_of, run_bounded};
+
 /// How long one `mcpc` run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
 
 /// A scratch directory used as the working directory and the home, so no
 /// real configuration is picked up.
@@ -76,46 +62,13 @@ impl Sandbox {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        run_bounded(cmd)
+        run_bounded(cmd, RUN_LIMIT)
     }
 }
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn run_bounded(mut cmd: Command) -> Run {
-    let mut child = cmd.spawn().expect("mcpc starts");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + RUN_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpc did not finish within {RUN_LIMIT:?}: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: out_thread.join().unwrap(),
-        stderr: err_thread.join().unwrap(),
     }
 }
 
@@ -810,11 +763,6 @@ fn every_terminating_signal_while_connecting_closes_the_server_and_exits() {
         // The server it spawned is gone (its process group was killed).
         assert!(process_ends(server), "SIG{signal}: the server {server} is still running");
     }
-}
-
-/// The JSON on stdout, which must be one document.
-fn json_of(r: &Run) -> Value {
-    serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"))
 }
 
 #[test]

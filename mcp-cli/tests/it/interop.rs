@@ -7,10 +7,11 @@
 //! `MCP_EVERYTHING_JS` and `MCP_TS_SERVER_JS` set to their entry points
 //! (compiled only with the `interop-tests` feature).
 
-use std::io::Read as _;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::run::{Run, json_of, run_bounded};
 
 /// How long one `mcpc` run may take (npm servers start slowly).
 const RUN_LIMIT: Duration = Duration::from_secs(90);
@@ -23,64 +24,16 @@ fn everything_js() -> String {
     )
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
 fn mcpc(args: &[&str]) -> Run {
     let dir = std::env::temp_dir().join(format!("mcpc-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpc"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
+    cmd.args(args)
         .current_dir(&dir)
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcpc starts");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + RUN_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpc {args:?} did not finish within {RUN_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: out_thread.join().unwrap(),
-        stderr: err_thread.join().unwrap(),
-    }
+        .stdin(Stdio::null());
+    run_bounded(cmd, RUN_LIMIT)
 }
 
 #[test]
@@ -201,11 +154,6 @@ fn the_ts_sdk_v2_server_is_shown_in_the_stateless_era() {
     let r = mcpc(&["--server", &spec, "call", "add", "a=19", "b=23"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("\"sum\": 42"), "{r:?}");
-}
-
-/// The JSON document on stdout.
-fn json_of(r: &Run) -> serde_json::Value {
-    serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"))
 }
 
 #[test]

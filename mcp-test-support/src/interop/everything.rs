@@ -1,211 +1,128 @@
-//! Interop: the stdio client against `@modelcontextprotocol/server-everything`
-//! from npm, a server nobody in this project wrote. Every request the server
-//! answers is driven through the typed API of `mcp_peer::Client`, and every
-//! request the server makes (roots, sampling, elicitation) is answered by the
-//! host's handlers.
+//! Interop in the handshake era: the client against
+//! `@modelcontextprotocol/server-everything` from npm, a server nobody in
+//! this project wrote. Every request the server answers is driven through
+//! the typed API of `mcp_peer::Client`, and every request the server makes
+//! (roots, sampling, elicitation) is answered by the host's handlers.
 //!
-//! `cargo xtask interop` installs the pinned version and runs this file with
-//! `MCP_EVERYTHING_JS` set to its entry point.
+//! [`everything_tests!`](crate::everything_tests) runs every test over a
+//! [`Connect`] to the server: its `stdio` mode, and over HTTP its
+//! `streamableHttp` and `sse` (2024-11-05) modes, where the server's
+//! requests made inside a tool call (sampling, elicitation) and progress
+//! come on that call's reply stream, and its unrelated messages
+//! (`roots/list`, log messages, resource updates, task status) on the
+//! standalone GET stream or the one SSE stream.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_client_stdio::{EnvMode, Error, Notifications, ServerCommand, StdioClient, StdioOptions};
-use mcp_peer::CallError;
-use mcp_proto::client::{
-    BoxFuture, ElicitationHandler, Handlers, RequestOptions, RootsHandler, SamplingHandler,
-    ServerNotification, StaticRoots,
-};
-use mcp_proto::jsonrpc::{ErrorObject, error_code};
-use mcp_proto::render_tool_result;
+use mcp_peer::{CallError, Client, Handlers, RequestOptions};
+use mcp_proto::client::{ServerNotification, StaticRoots};
+use mcp_proto::jsonrpc::error_code;
 use mcp_proto::types::{
     CallToolResult, ClientCapabilities, CompleteArgument, CompleteContext, CompleteRequestParams,
-    ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitValue, ListRootsResult, LoggingLevel, PromptReference, Reference,
-    ResourceContents, ResourceTemplateReference, Role, Root, RootsCapability,
-    SamplingMessageContentBlock, StopReason, TaskStatus, TaskSupport,
+    ContentBlock, ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, LoggingLevel,
+    PromptReference, Reference, ResourceContents, ResourceTemplateReference, Role, Root,
+    RootsCapability, SamplingMessageContentBlock, TaskStatus, TaskSupport,
 };
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
+
+use super::{Connect, base64_decode, log_text, resource_updated, rpc_error};
+use crate::{Model, MovingRoots, Seen, User, bounded_by, next_matching, text};
 
 /// How long one test may take in all.
 const TEST_LIMIT: Duration = Duration::from_secs(90);
 /// How long to wait for one notification. The server's timers tick every
 /// 5 s and send once at once, so this is generous.
 const NOTIFICATION_LIMIT: Duration = Duration::from_secs(20);
-/// An environment variable given to the server only.
-const MARKER: (&str, &str) = ("MCP_INTEROP_MARKER", "stdio-env-ok");
 /// The model the sampling handler claims to be, and what it answers.
 const MODEL: &str = "interop-model-7";
 const REPLY: &str = "Forty-two, said the interop model.";
+/// A URL the user declines to open, and one the user opens.
+const DECLINED_URL: &str = "https://example.com/interop-consent";
+const OPENED_URL: &str = "https://example.com/interop-opened";
 
-fn everything() -> ServerCommand {
-    let js = std::env::var("MCP_EVERYTHING_JS")
-        .expect("MCP_EVERYTHING_JS must point at server-everything's dist/index.js: run `cargo xtask interop`");
-    ServerCommand::new("node").arg(js).arg("stdio").env(MARKER.0, MARKER.1)
-}
+/// The name the clients give the server.
+pub const SERVER_NAME: &str = "everything";
+/// An environment variable the [`Connect`] gives the server (and only it):
+/// `get-env` must show it.
+pub const MARKER: (&str, &str) = ("MCP_INTEROP_MARKER", "interop-env-ok");
 
-/// Spawns the server with these handlers and extra capabilities, and runs
-/// the handshake.
-async fn start_with(handlers: Handlers, capabilities: ClientCapabilities) -> StdioClient {
-    let mut options = StdioOptions::new("everything");
-    options.request_timeout = Duration::from_secs(20);
-    options.env = EnvMode::Clean;
-    options.handlers = handlers;
-    options.capabilities = capabilities;
-    let c = StdioClient::spawn(everything(), options).await.expect("server-everything starts");
+/// A client of `server` with these handlers and extra capabilities, the
+/// handshake done.
+async fn start_with<S: Connect>(
+    server: &S,
+    handlers: Handlers,
+    capabilities: ClientCapabilities,
+) -> Client<S::Transport> {
+    let c = server
+        .connect(|o| {
+            o.request_timeout = Duration::from_secs(20);
+            o.handlers = handlers;
+            o.capabilities = capabilities;
+        })
+        .await;
     c.initialize().await.expect("the handshake");
+    server.opened(&c).await;
     c
 }
 
-async fn start() -> StdioClient {
-    start_with(Handlers::default(), ClientCapabilities::default()).await
+/// A plain client (no handlers), with the server's unrelated messages
+/// flowing.
+async fn start<S: Connect>(server: &S) -> Client<S::Transport> {
+    let c = start_with(server, Handlers::default(), ClientCapabilities::default()).await;
+    server.server_stream(&c).await;
+    c
 }
 
-/// Runs a test body under [`TEST_LIMIT`], so no await can hang the suite.
-async fn bounded(body: impl Future<Output = ()>) {
-    tokio::time::timeout(TEST_LIMIT, body)
-        .await
-        .unwrap_or_else(|_| panic!("the test did not finish within {TEST_LIMIT:?}"));
-}
-
-/// The first notification `pick` accepts, skipping the others; panics after
-/// [`NOTIFICATION_LIMIT`] with what was skipped.
-async fn next_matching<T>(
-    notifications: &mut Notifications,
-    what: &str,
-    mut pick: impl FnMut(&ServerNotification) -> Option<T>,
-) -> (T, Vec<ServerNotification>) {
-    let mut skipped = Vec::new();
-    let wait = async {
-        loop {
-            let n = notifications.recv().await.expect("the client is alive");
-            match pick(&n) {
-                Some(found) => return found,
-                None => skipped.push(n),
-            }
+/// A user who fills in forms, opens [`OPENED_URL`] and declines to open
+/// any other.
+fn user(seen: &Arc<Seen>) -> User {
+    let answer = |params: &ElicitRequestParams| match params {
+        // simulate-research-query's clarification.
+        ElicitRequestParams::Form(f)
+            if f.requested_schema.properties.contains_key("interpretation") =>
+        {
+            ElicitResult::accept([("interpretation", "snake")])
         }
+        ElicitRequestParams::Form(_) => ElicitResult::accept([
+            ("name", ElicitValue::from("Ada Lovelace")),
+            ("check", ElicitValue::from(true)),
+            ("email", ElicitValue::from("ada@example.com")),
+            ("integer", ElicitValue::from(7)),
+            ("untitledMultipleSelectEnum", ElicitValue::from(vec!["Piano".to_owned()])),
+        ]),
+        ElicitRequestParams::Url(u) if u.url == OPENED_URL => {
+            ElicitResult::new(ElicitAction::Accept)
+        }
+        ElicitRequestParams::Url(_) => ElicitResult::decline(),
     };
-    match tokio::time::timeout(NOTIFICATION_LIMIT, wait).await {
-        Ok(found) => (found, skipped),
-        Err(_) => panic!("no {what} within {NOTIFICATION_LIMIT:?}; received {skipped:#?}"),
-    }
-}
-
-fn resource_updated(n: &ServerNotification) -> Option<String> {
-    match n {
-        ServerNotification::ResourceUpdated(p) => Some(p.uri.clone()),
-        _ => None,
-    }
-}
-
-fn log_text(n: &ServerNotification) -> Option<(LoggingLevel, String)> {
-    match n {
-        ServerNotification::LogMessage(p) => Some((p.level.clone(), p.data.as_str()?.to_owned())),
-        _ => None,
-    }
-}
-
-/// The text a host would show a model.
-fn text(result: &CallToolResult) -> String {
-    render_tool_result(result).text
-}
-
-/// The JSON-RPC error a request failed with.
-fn rpc_error(e: Error) -> ErrorObject {
-    match e {
-        Error::Rpc { error, .. } => error,
-        other => panic!("expected a JSON-RPC error, got {other:?}"),
-    }
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let (mut out, mut acc, mut bits) = (Vec::new(), 0u32, 0u32);
-    for c in s.bytes().filter(|&c| c != b'=') {
-        let v = ALPHABET.iter().position(|&a| a == c).expect("base64") as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    out
-}
-
-/// What the host's handlers were asked.
-#[derive(Default)]
-struct Seen {
-    sampling: Mutex<Vec<CreateMessageRequestParams>>,
-    elicitation: Mutex<Vec<ElicitRequestParams>>,
+    User { seen: seen.clone(), answer: Box::new(answer), url_mode: true }
 }
 
 /// A model that always gives [`REPLY`].
-struct Model(Arc<Seen>);
+fn model(seen: &Arc<Seen>) -> Model {
+    Model { seen: seen.clone(), model: MODEL.into(), reply: REPLY.into() }
+}
 
-impl SamplingHandler for Model {
-    fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
-        self.0.sampling.lock().unwrap().push(params);
-        Box::pin(async {
-            Ok(CreateMessageResult::text(MODEL, REPLY).with_stop_reason(StopReason::EndTurn))
-        })
+fn completion(reference: Reference, name: &str, value: &str) -> CompleteRequestParams {
+    CompleteRequestParams {
+        reference,
+        argument: CompleteArgument { name: name.into(), value: value.into(), ..Default::default() },
+        context: None,
+        meta: None,
+        extra: Default::default(),
     }
 }
 
-/// A user who fills in forms and declines to open URLs.
-struct User(Arc<Seen>);
-
-impl ElicitationHandler for User {
-    fn elicit(
-        &self,
-        params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
-        let result = match &params {
-            // simulate-research-query's clarification.
-            ElicitRequestParams::Form(f)
-                if f.requested_schema.properties.contains_key("interpretation") =>
-            {
-                ElicitResult::accept([("interpretation", "snake")])
-            }
-            ElicitRequestParams::Form(_) => ElicitResult::accept([
-                ("name", ElicitValue::from("Ada Lovelace")),
-                ("check", ElicitValue::from(true)),
-                ("email", ElicitValue::from("ada@example.com")),
-                ("integer", ElicitValue::from(7)),
-                ("untitledMultipleSelectEnum", ElicitValue::from(vec!["Piano".to_owned()])),
-            ]),
-            ElicitRequestParams::Url(_) => ElicitResult::decline(),
-        };
-        self.0.elicitation.lock().unwrap().push(params);
-        Box::pin(async move { Ok(result) })
-    }
-
-    fn supports_url_mode(&self) -> bool {
-        true
-    }
-}
-
-/// Roots the test can change.
-struct MovingRoots(Mutex<Vec<Root>>);
-
-impl RootsHandler for MovingRoots {
-    fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
-        let roots = self.0.lock().unwrap().clone();
-        Box::pin(async move { Ok(ListRootsResult::new(roots)) })
-    }
-}
-
-#[tokio::test]
-async fn handshake_tools_echo_and_sum() {
-    bounded(async {
-        let c = start().await;
+/// The handshake (its reply comes after a notification), the server's
+/// info, capabilities and instructions; tools listed whole, by page and
+/// fresh, no tool that needs an undeclared capability; text and image
+/// results.
+pub async fn handshake_tools_echo_and_sum<S: Connect>(server: &S) {
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         // server-everything sends notifications/tools/list_changed before its
         // initialize reply: the handshake must not take it as the reply.
         let info = c.server_info().unwrap();
@@ -217,7 +134,15 @@ async fn handshake_tools_echo_and_sum() {
 
         let tools = c.list_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        for expected in ["echo", "get-sum", "trigger-long-running-operation", "get-tiny-image"] {
+        for expected in [
+            "echo",
+            "get-sum",
+            "trigger-long-running-operation",
+            "get-tiny-image",
+            "get-structured-content",
+            "get-env",
+            "get-resource-links",
+        ] {
             assert!(names.contains(&expected), "{expected} missing from {names:?}");
         }
         // No handler, no capability, no tool that needs one.
@@ -252,16 +177,17 @@ async fn handshake_tools_echo_and_sum() {
     .await;
 }
 
-#[tokio::test]
-async fn typed_and_structured_tool_results() {
+/// Structured content typed and as exact values, typed results from a
+/// text block, tool errors, annotations, resource links and references.
+pub async fn typed_and_structured_tool_results<S: Connect>(server: &S) {
     #[derive(Debug, Deserialize, PartialEq)]
     struct Weather {
         temperature: f64,
         conditions: String,
         humidity: f64,
     }
-    bounded(async {
-        let c = start().await;
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let tools = c.list_tools().await.unwrap();
         let weather_tool = tools.iter().find(|t| t.name == "get-structured-content").unwrap();
         assert!(weather_tool.output_schema.is_some(), "{weather_tool:?}");
@@ -277,12 +203,16 @@ async fn typed_and_structured_tool_results() {
                 humidity: 82.0
             }
         );
+        let los_angeles: BTreeMap<String, Value> = c
+            .call_tool_as("get-structured-content", json!({"location": "Los Angeles"}))
+            .await
+            .unwrap();
+        let expected = json!({"temperature": 73, "conditions": "Sunny / Clear", "humidity": 48});
+        assert_eq!(json!(los_angeles), expected);
         // From the JSON text of the single text block (get-env has no
-        // structured content): the server got the variable we gave it, and
-        // nothing else of ours (EnvMode::Clean).
+        // structured content): the server got the variable we gave it.
         let env: BTreeMap<String, String> = c.call_tool_as("get-env", ()).await.unwrap();
         assert_eq!(env.get(MARKER.0).map(String::as_str), Some(MARKER.1), "{env:?}");
-        assert!(!env.contains_key("CARGO_MANIFEST_DIR"), "the host's environment leaked");
         // A tool error is an error of call_tool_as, and a result of call_tool.
         let err = c
             .call_tool_as::<Weather>("get-structured-content", json!({"location": "Atlantis"}))
@@ -351,10 +281,11 @@ async fn typed_and_structured_tool_results() {
     .await;
 }
 
-#[tokio::test]
-async fn long_running_tool_reports_progress() {
-    bounded(async {
-        let c = start().await;
+/// Progress of a long-running tool reaches the call's callback, one per
+/// step, and the notification stream.
+pub async fn long_running_tool_reports_progress<S: Connect>(server: &S) {
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let mut notifications = c.notifications();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
@@ -377,21 +308,23 @@ async fn long_running_tool_reports_progress() {
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen, [1.0, 2.0, 3.0, 4.0], "one progress notification per step");
         // The notification stream hears the same progress.
-        let (last, _) = next_matching(&mut notifications, "progress 4/4", |n| match n {
-            ServerNotification::Progress(p) if p.progress == 4.0 => Some(p.total),
-            _ => None,
-        })
-        .await;
+        let (last, _) =
+            next_matching(&mut notifications, "progress 4/4", NOTIFICATION_LIMIT, |n| match n {
+                ServerNotification::Progress(p) if p.progress == 4.0 => Some(p.total),
+                _ => None,
+            })
+            .await;
         assert_eq!(last, Some(4.0));
         c.close().await.unwrap();
     })
     .await;
 }
 
-#[tokio::test]
-async fn a_spawned_call_is_cancelled_and_the_session_goes_on() {
-    bounded(async {
-        let c = start().await;
+/// A call running on its own is cancelled once it runs; the session goes
+/// on.
+pub async fn a_spawned_call_is_cancelled_and_the_session_goes_on<S: Connect>(server: &S) {
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let mut notifications = c.notifications();
         let options = RequestOptions { on_progress: Some(Arc::new(|_| {})), ..Default::default() };
         let handle = c.spawn_call_tool(
@@ -400,7 +333,7 @@ async fn a_spawned_call_is_cancelled_and_the_session_goes_on() {
             options,
         );
         // It runs: its first progress arrives.
-        next_matching(&mut notifications, "progress", |n| {
+        next_matching(&mut notifications, "progress", NOTIFICATION_LIMIT, |n| {
             matches!(n, ServerNotification::Progress(_)).then_some(())
         })
         .await;
@@ -414,10 +347,12 @@ async fn a_spawned_call_is_cancelled_and_the_session_goes_on() {
     .await;
 }
 
-#[tokio::test]
-async fn resources_pages_templates_and_reads() {
-    bounded(async {
-        let c = start().await;
+/// Resources whole and by page, templates, static, template-made text and
+/// blob reads, a read error, and a resource a tool registers (the list
+/// changes).
+pub async fn resources_pages_templates_and_reads<S: Connect>(server: &S) {
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let all = c.list_resources().await.unwrap();
         // Page by page to the end gives the same list.
         let mut paged = Vec::new();
@@ -498,7 +433,7 @@ async fn resources_pages_templates_and_reads() {
             }
             other => panic!("{other:?}"),
         }
-        next_matching(&mut notifications, "resources/list_changed", |n| {
+        next_matching(&mut notifications, "resources/list_changed", NOTIFICATION_LIMIT, |n| {
             matches!(n, ServerNotification::ResourceListChanged).then_some(())
         })
         .await;
@@ -515,12 +450,13 @@ async fn resources_pages_templates_and_reads() {
     .await;
 }
 
-#[tokio::test]
-async fn subscriptions_bring_updates_until_unsubscribed() {
+/// Resource updates come for each subscription, and stop for one
+/// unsubscribed.
+pub async fn subscriptions_bring_updates_until_unsubscribed<S: Connect>(server: &S) {
     let kept = "demo://resource/dynamic/text/1";
     let dropped = "demo://resource/static/document/features.md";
-    bounded(async {
-        let c = start().await;
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         c.subscribe_resource(dropped).await.unwrap();
         c.subscribe_resource(kept).await.unwrap();
 
@@ -531,8 +467,13 @@ async fn subscriptions_bring_updates_until_unsubscribed() {
         assert!(text(&on).starts_with("Started"), "{on:?}");
         let mut updated = Vec::new();
         while updated.len() < 2 {
-            let (uri, _) =
-                next_matching(&mut notifications, "resources/updated", resource_updated).await;
+            let (uri, _) = next_matching(
+                &mut notifications,
+                "resources/updated",
+                NOTIFICATION_LIMIT,
+                resource_updated,
+            )
+            .await;
             if !updated.contains(&uri) {
                 updated.push(uri);
             }
@@ -549,8 +490,13 @@ async fn subscriptions_bring_updates_until_unsubscribed() {
         // had the unsubscription not worked it would come before this.
         let mut notifications = c.notifications();
         c.call_tool("toggle-subscriber-updates", ()).await.unwrap();
-        let (uri, skipped) =
-            next_matching(&mut notifications, "resources/updated", resource_updated).await;
+        let (uri, skipped) = next_matching(
+            &mut notifications,
+            "resources/updated",
+            NOTIFICATION_LIMIT,
+            resource_updated,
+        )
+        .await;
         assert_eq!(uri, kept);
         assert!(skipped.iter().all(|n| resource_updated(n).is_none()), "{skipped:?}");
         c.call_tool("toggle-subscriber-updates", ()).await.unwrap();
@@ -560,16 +506,19 @@ async fn subscriptions_bring_updates_until_unsubscribed() {
     .await;
 }
 
-#[tokio::test]
-async fn prompts_and_completion() {
-    bounded(async {
-        let c = start().await;
+/// Prompts whole and by page, with and without arguments, with an
+/// embedded resource; an unknown prompt; completion of prompt arguments
+/// (with and without context) and of a template variable.
+pub async fn prompts_and_completion<S: Connect>(server: &S) {
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let prompts = c.list_prompts().await.unwrap();
         let mut names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
         names.sort();
         assert_eq!(names, ["args-prompt", "completable-prompt", "resource-prompt", "simple-prompt"]);
         let page = c.list_prompts_page(None).await.unwrap();
-        assert_eq!((page.prompts.len(), page.next_cursor), (prompts.len(), None));
+        assert_eq!(page.next_cursor, None);
+        assert_eq!(page.prompts, prompts);
         let args_prompt = prompts.iter().find(|p| p.name == "args-prompt").unwrap();
         let required: Vec<(&str, Option<bool>)> = args_prompt
             .arguments
@@ -583,7 +532,9 @@ async fn prompts_and_completion() {
         match simple.messages.as_slice() {
             [m] => {
                 assert_eq!(m.role, Role::User);
-                assert!(matches!(&m.content, ContentBlock::Text(t) if t.text == "This is a simple prompt without arguments."));
+                assert!(
+                    matches!(&m.content, ContentBlock::Text(t) if t.text == "This is a simple prompt without arguments.")
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -595,6 +546,16 @@ async fn prompts_and_completion() {
         assert!(
             matches!(&weather.messages[0].content, ContentBlock::Text(t) if t.text == "What's weather in Paris, Texas?"),
             "{weather:?}"
+        );
+        let arguments = BTreeMap::from([
+            ("department".to_owned(), "Sales".to_owned()),
+            ("name".to_owned(), "Eve".to_owned()),
+        ]);
+        let promoted = c.get_prompt("completable-prompt", Some(arguments)).await.unwrap();
+        assert!(
+            matches!(&promoted.messages[..], [m] if matches!(&m.content,
+                ContentBlock::Text(t) if t.text == "Please promote Eve to the head of the Sales team.")),
+            "{promoted:?}"
         );
         let arguments = BTreeMap::from([
             ("resourceType".to_owned(), "Blob".to_owned()),
@@ -618,65 +579,72 @@ async fn prompts_and_completion() {
         let prompt = |name: &str| {
             Reference::Prompt(PromptReference { name: name.into(), ..Default::default() })
         };
-        let complete = |reference: Reference, name: &str, value: &str| CompleteRequestParams {
-            reference,
-            argument: CompleteArgument { name: name.into(), value: value.into(), ..Default::default() },
-            context: None,
-            meta: None,
-            extra: Default::default(),
-        };
         let departments =
-            c.complete(&complete(prompt("completable-prompt"), "department", "S")).await.unwrap();
+            c.complete(&completion(prompt("completable-prompt"), "department", "S")).await.unwrap();
         assert_eq!(departments.completion.values, ["Sales", "Support"]);
-        let mut params = complete(prompt("completable-prompt"), "name", "");
-        params.context = Some(CompleteContext {
-            arguments: Some(BTreeMap::from([("department".into(), "Engineering".into())])),
-            ..Default::default()
-        });
-        assert_eq!(c.complete(&params).await.unwrap().completion.values, ["Alice", "Bob", "Charlie"]);
-        let kinds = c.complete(&complete(prompt("resource-prompt"), "resourceType", "B")).await;
+        let departments =
+            c.complete(&completion(prompt("completable-prompt"), "department", "M")).await.unwrap();
+        assert_eq!(departments.completion.values, ["Marketing"]);
+        for (department, people) in
+            [("Engineering", ["Alice", "Bob", "Charlie"]), ("Support", ["John", "Kim", "Lee"])]
+        {
+            let mut params = completion(prompt("completable-prompt"), "name", "");
+            params.context = Some(CompleteContext {
+                arguments: Some(BTreeMap::from([("department".into(), department.into())])),
+                ..Default::default()
+            });
+            assert_eq!(c.complete(&params).await.unwrap().completion.values, people);
+        }
+        let kinds = c.complete(&completion(prompt("resource-prompt"), "resourceType", "B")).await;
         assert_eq!(kinds.unwrap().completion.values, ["Blob"]);
 
         // Completion of a resource template variable.
-        let template = Reference::Resource(ResourceTemplateReference {
-            uri: "demo://resource/dynamic/text/{resourceId}".into(),
-            ..Default::default()
-        });
-        let ids = c.complete(&complete(template.clone(), "resourceId", "12")).await.unwrap();
-        assert_eq!(ids.completion.values, ["12"]);
-        let none = c.complete(&complete(template, "resourceId", "twelve")).await.unwrap();
-        assert!(none.completion.values.is_empty(), "{none:?}");
+        for kind in ["text", "blob"] {
+            let template = Reference::Resource(ResourceTemplateReference {
+                uri: format!("demo://resource/dynamic/{kind}/{{resourceId}}"),
+                ..Default::default()
+            });
+            let ids = c.complete(&completion(template.clone(), "resourceId", "12")).await.unwrap();
+            assert_eq!(ids.completion.values, ["12"]);
+            let none = c.complete(&completion(template, "resourceId", "twelve")).await.unwrap();
+            assert!(none.completion.values.is_empty(), "{none:?}");
+        }
         c.close().await.unwrap();
     })
     .await;
 }
 
-#[tokio::test]
-async fn log_level_decides_what_the_server_logs() {
+/// The log level decides what the server logs: the info log that
+/// acknowledges a subscription is dropped above info and sent at info;
+/// simulated logging at debug.
+pub async fn log_level_decides_what_the_server_logs<S: Connect>(server: &S) {
     let quiet = "demo://resource/dynamic/text/101";
     let loud = "demo://resource/dynamic/text/102";
-    bounded(async {
-        let c = start().await;
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let mut notifications = c.notifications();
         // The server acknowledges a subscription with an info log: not at
-        // emergency, but at debug.
+        // emergency, but at info; both logs would travel the same stream,
+        // in order.
         c.set_log_level(LoggingLevel::Emergency).await.unwrap();
         c.subscribe_resource(quiet).await.unwrap();
-        c.set_log_level(LoggingLevel::Debug).await.unwrap();
+        c.set_log_level(LoggingLevel::Info).await.unwrap();
         c.subscribe_resource(loud).await.unwrap();
         let ((level, data), skipped) =
-            next_matching(&mut notifications, "a log message", log_text).await;
+            next_matching(&mut notifications, "a log message", NOTIFICATION_LIMIT, log_text).await;
         assert_eq!(level, LoggingLevel::Info);
         assert!(data.contains(loud), "the first log is for {data:?}, not for {loud}");
         assert!(skipped.iter().all(|n| log_text(n).is_none()), "{skipped:?}");
 
         // Simulated logging: a random level at once, then every 5 s.
+        c.set_log_level(LoggingLevel::Debug).await.unwrap();
         let on = c.call_tool("toggle-simulated-logging", ()).await.unwrap();
         assert!(text(&on).starts_with("Started"), "{on:?}");
-        let ((level, data), _) = next_matching(&mut notifications, "a simulated log", |n| {
-            log_text(n).filter(|(_, d)| d.contains("message"))
-        })
-        .await;
+        let ((level, data), _) =
+            next_matching(&mut notifications, "a simulated log", NOTIFICATION_LIMIT, |n| {
+                log_text(n).filter(|(_, d)| d.contains("message"))
+            })
+            .await;
         assert!(data.to_lowercase().starts_with(level.as_str()), "{level} {data}");
         let off = c.call_tool("toggle-simulated-logging", ()).await.unwrap();
         assert!(text(&off).starts_with("Stopped"), "{off:?}");
@@ -685,15 +653,16 @@ async fn log_level_decides_what_the_server_logs() {
     .await;
 }
 
-#[tokio::test]
-async fn static_roots_reach_the_server() {
+/// A fixed roots list (no `listChanged`) reaches the server, named and
+/// unnamed.
+pub async fn static_roots_reach_the_server<S: Connect>(server: &S) {
     let roots = StaticRoots(vec![
         Root::new("file:///work/interop-a").with_name("Project A"),
         Root::new("file:///work/interop-b"),
     ]);
     let handlers = Handlers { roots: Some(Arc::new(roots)), ..Default::default() };
-    bounded(async {
-        let c = start_with(handlers, ClientCapabilities::default()).await;
+    bounded_by(TEST_LIMIT, async {
+        let c = start_with(server, handlers, ClientCapabilities::default()).await;
         let listed = c.call_tool("get-roots-list", ()).await.unwrap();
         let shown = text(&listed);
         assert!(shown.contains("Current MCP Roots (2 total)"), "{shown}");
@@ -704,27 +673,30 @@ async fn static_roots_reach_the_server() {
     .await;
 }
 
-#[tokio::test]
-async fn changed_roots_are_fetched_again() {
-    let roots = Arc::new(MovingRoots(Mutex::new(vec![Root::new("file:///before")])));
+/// The server asks for the roots on its own (after the handshake, over
+/// HTTP on the stream that opened by itself: nothing here opens it), and
+/// again when told they changed.
+pub async fn changed_roots_are_fetched_again<S: Connect>(server: &S) {
+    let roots = Arc::new(MovingRoots::default());
+    roots.set(vec![Root::new("file:///before").with_name("Before")]);
     let handlers = Handlers { roots: Some(roots.clone()), ..Default::default() };
     let capabilities = ClientCapabilities {
         roots: Some(RootsCapability { list_changed: Some(true), ..Default::default() }),
         ..Default::default()
     };
-    bounded(async {
-        let c = start_with(handlers, capabilities).await;
+    bounded_by(TEST_LIMIT, async {
+        let c = start_with(server, handlers, capabilities).await;
         let shown = text(&c.call_tool("get-roots-list", ()).await.unwrap());
-        assert!(shown.contains("URI: file:///before"), "{shown}");
+        assert!(shown.contains("1. Before\n   URI: file:///before"), "{shown}");
 
         let mut notifications = c.notifications();
-        *roots.0.lock().unwrap() = vec![
+        roots.set(vec![
             Root::new("file:///after/one").with_name("one"),
             Root::new("file:///after/two").with_name("two"),
-        ];
+        ]);
         c.notify_roots_changed().await.unwrap();
         // The server asks again, and says so in a log.
-        next_matching(&mut notifications, "the roots-updated log", |n| {
+        next_matching(&mut notifications, "the roots-updated log", NOTIFICATION_LIMIT, |n| {
             log_text(n).filter(|(_, d)| d.contains("2 root(s) received"))
         })
         .await;
@@ -736,12 +708,13 @@ async fn changed_roots_are_fetched_again() {
     .await;
 }
 
-#[tokio::test]
-async fn sampling_answers_reach_the_tool() {
+/// The model's answer to the server's sampling request inside a tool call
+/// reaches the tool; the request is what the tool asked.
+pub async fn sampling_answers_reach_the_tool<S: Connect>(server: &S) {
     let seen = Arc::new(Seen::default());
-    let handlers = Handlers { sampling: Some(Arc::new(Model(seen.clone()))), ..Default::default() };
-    bounded(async {
-        let c = start_with(handlers, ClientCapabilities::default()).await;
+    let handlers = Handlers { sampling: Some(Arc::new(model(&seen))), ..Default::default() };
+    bounded_by(TEST_LIMIT, async {
+        let c = start_with(server, handlers, ClientCapabilities::default()).await;
         let result = c
             .call_tool(
                 "trigger-sampling-request",
@@ -754,7 +727,7 @@ async fn sampling_answers_reach_the_tool() {
         assert!(shown.contains(MODEL) && shown.contains(REPLY), "{shown}");
         assert!(shown.contains("endTurn"), "{shown}");
 
-        let asked = seen.sampling.lock().unwrap().clone();
+        let asked = seen.sampling();
         let [params] = asked.as_slice() else { panic!("{asked:?}") };
         assert_eq!(params.max_tokens, 33);
         assert_eq!(params.system_prompt.as_deref(), Some("You are a helpful test server."));
@@ -770,13 +743,18 @@ async fn sampling_answers_reach_the_tool() {
     .await;
 }
 
-#[tokio::test]
-async fn elicitation_answers_reach_the_tool() {
+/// The user's answers to the server's elicitations inside a tool call (a
+/// form, a URL declined, a URL opened) reach the tool; a host that also
+/// samples.
+pub async fn elicitation_answers_reach_the_tool<S: Connect>(server: &S) {
     let seen = Arc::new(Seen::default());
-    let handlers =
-        Handlers { elicitation: Some(Arc::new(User(seen.clone()))), ..Default::default() };
-    bounded(async {
-        let c = start_with(handlers, ClientCapabilities::default()).await;
+    let handlers = Handlers {
+        elicitation: Some(Arc::new(user(&seen))),
+        sampling: Some(Arc::new(model(&seen))),
+        ..Default::default()
+    };
+    bounded_by(TEST_LIMIT, async {
+        let c = start_with(server, handlers, ClientCapabilities::default()).await;
         let result = c.call_tool("trigger-elicitation-request", ()).await.unwrap();
         let shown = text(&result);
         assert!(shown.contains("User provided the requested information!"), "{shown}");
@@ -790,21 +768,31 @@ async fn elicitation_answers_reach_the_tool() {
         }
         assert!(shown.contains("Piano"), "{shown}");
 
-        // URL mode (declared because the handler supports it): declined.
-        let url = "https://example.com/interop-consent";
-        let result = c.call_tool("trigger-url-elicitation", json!({"url": url})).await.unwrap();
-        let shown = text(&result);
+        // URL mode (declared because the handler supports it): declined,
+        // then opened.
+        let declined =
+            c.call_tool("trigger-url-elicitation", json!({"url": DECLINED_URL})).await.unwrap();
+        let shown = text(&declined);
         assert!(shown.contains("User declined to open the URL"), "{shown}");
+        let opened =
+            c.call_tool("trigger-url-elicitation", json!({"url": OPENED_URL})).await.unwrap();
+        let shown = text(&opened);
+        assert!(shown.contains("User completed the URL elicitation flow"), "{shown}");
+        assert!(shown.contains(OPENED_URL), "{shown}");
 
-        let asked = seen.elicitation.lock().unwrap().clone();
-        match asked.as_slice() {
-            [ElicitRequestParams::Form(form), ElicitRequestParams::Url(link)] => {
+        match seen.elicitation().as_slice() {
+            [
+                ElicitRequestParams::Form(form),
+                ElicitRequestParams::Url(declined),
+                ElicitRequestParams::Url(opened),
+            ] => {
                 assert_eq!(
                     form.requested_schema.required.as_deref(),
                     Some(&["name".to_owned()][..])
                 );
                 assert!(form.requested_schema.properties.contains_key("email"));
-                assert_eq!(link.url, url);
+                assert_eq!(declined.url, DECLINED_URL);
+                assert_eq!(opened.url, OPENED_URL);
             }
             other => panic!("{other:?}"),
         }
@@ -813,13 +801,17 @@ async fn elicitation_answers_reach_the_tool() {
     .await;
 }
 
-#[tokio::test]
-async fn a_tool_call_as_a_task_asks_for_input_and_completes() {
+/// A tool that requires a task is refused as a plain call; as a task it is
+/// polled, listed, asks its question through `tasks/result` (status
+/// `input_required`), completes, has every status change notified in
+/// order, and cannot be cancelled once complete.
+pub async fn a_tool_call_as_a_task_asks_for_input_and_completes<S: Connect>(server: &S) {
     let seen = Arc::new(Seen::default());
-    let handlers =
-        Handlers { elicitation: Some(Arc::new(User(seen.clone()))), ..Default::default() };
-    bounded(async {
-        let c = start_with(handlers, ClientCapabilities::default()).await;
+    let handlers = Handlers { elicitation: Some(Arc::new(user(&seen))), ..Default::default() };
+    bounded_by(TEST_LIMIT, async {
+        let c = start_with(server, handlers, ClientCapabilities::default()).await;
+        // Status changes come as unrelated messages.
+        server.server_stream(&c).await;
         let caps = c.server_capabilities().unwrap().tasks.expect("tasks declared");
         assert!(caps.list.is_some() && caps.cancel.is_some());
         assert!(caps.requests.and_then(|r| r.tools).is_some());
@@ -857,7 +849,7 @@ async fn a_tool_call_as_a_task_asks_for_input_and_completes() {
         let report = text(&result);
         assert!(report.contains("# Research Report: python (snake)"), "{report}");
         assert_eq!(c.get_task(&id).await.unwrap().status, TaskStatus::Completed);
-        match seen.elicitation.lock().unwrap().as_slice() {
+        match seen.elicitation().as_slice() {
             [ElicitRequestParams::Form(f)] => {
                 assert!(f.requested_schema.properties.contains_key("interpretation"), "{f:?}")
             }
@@ -867,24 +859,34 @@ async fn a_tool_call_as_a_task_asks_for_input_and_completes() {
         // Every status change was notified, in order.
         let mut statuses = Vec::new();
         while statuses.last() != Some(&TaskStatus::Completed) {
-            let (status, _) = next_matching(&mut notifications, "a task status", |n| match n {
-                ServerNotification::TaskStatus(t) if t.task_id == id => Some(t.status.clone()),
-                _ => None,
-            })
+            let (status, _) = next_matching(
+                &mut notifications,
+                "a task status",
+                NOTIFICATION_LIMIT,
+                |n| match n {
+                    ServerNotification::TaskStatus(t) if t.task_id == id => Some(t.status.clone()),
+                    _ => None,
+                },
+            )
             .await;
             statuses.push(status);
         }
         assert!(statuses.contains(&TaskStatus::InputRequired), "{statuses:?}");
         assert_eq!(statuses[0], TaskStatus::Working, "{statuses:?}");
+
+        // A completed task cannot be cancelled.
+        let err = rpc_error(c.cancel_task(&id).await.unwrap_err());
+        assert!(err.message.contains("terminal status"), "{err:?}");
         c.close().await.unwrap();
     })
     .await;
 }
 
-#[tokio::test]
-async fn tasks_are_listed_by_page_and_cancelled() {
-    bounded(async {
-        let c = start().await;
+/// Twelve tasks over two pages of ten, listed whole the same; each
+/// cancelled, and not again; unknown tasks are errors.
+pub async fn tasks_are_listed_by_page_and_cancelled<S: Connect>(server: &S) {
+    bounded_by(TEST_LIMIT, async {
+        let c = start(server).await;
         let mut ids = Vec::new();
         for i in 0..12 {
             let topic = json!({"topic": format!("topic {i}")});
@@ -925,4 +927,38 @@ async fn tasks_are_listed_by_page_and_cancelled() {
         c.close().await.unwrap();
     })
     .await;
+}
+
+/// One `#[tokio::test]` per test of [`everything`](crate::interop::everything),
+/// each over the [`Connect`](crate::interop::Connect) that `$server`
+/// makes (evaluated once per test).
+#[macro_export]
+macro_rules! everything_tests {
+    ($server:expr) => {
+        $crate::everything_tests!(@each $server;
+            handshake_tools_echo_and_sum,
+            typed_and_structured_tool_results,
+            long_running_tool_reports_progress,
+            a_spawned_call_is_cancelled_and_the_session_goes_on,
+            resources_pages_templates_and_reads,
+            subscriptions_bring_updates_until_unsubscribed,
+            prompts_and_completion,
+            log_level_decides_what_the_server_logs,
+            static_roots_reach_the_server,
+            changed_roots_are_fetched_again,
+            sampling_answers_reach_the_tool,
+            elicitation_answers_reach_the_tool,
+            a_tool_call_as_a_task_asks_for_input_and_completes,
+            tasks_are_listed_by_page_and_cancelled,
+        );
+    };
+    (@each $server:expr; $($test:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $test() {
+                let server = $server;
+                $crate::interop::everything::$test(&server).await
+            }
+        )*
+    };
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use http::Version;
 use mcp_http::{Error, HttpClient, HttpOptions};
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::ContentBlock;
+use mcp_test_support::{bounded_by, text_blocks};
 use mcp_testkit::{HttpConfig, HttpServerHandle, ReplyMode, TlsConfig, serve_http};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::CertificateDer;
@@ -113,18 +113,18 @@ fn options(tls: Option<Arc<rustls::ClientConfig>>) -> HttpOptions {
 async fn echo(client: &HttpClient, message: &str) -> Result<String, Error> {
     let args = json!({ "message": message }).as_object().cloned();
     let result = client.call_tool_with("echo", args, RequestOptions::default()).await?;
-    Ok(result
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect())
+    Ok(text_blocks(&result))
 }
 
-async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
-    tokio::time::timeout(TEST_TIMEOUT, f).await.expect("the test finished in time");
+/// The full name of this module's test `name`, as the test binary knows
+/// it (for a run of one test in a child process).
+fn in_this_module(name: &str) -> String {
+    // `module_path!()` starts with the binary's crate name, which the
+    // harness leaves out.
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
 }
 
 /// Connects with `tls` to a server presenting `chain`, expects the
@@ -177,7 +177,7 @@ async fn refused(
 
 #[tokio::test]
 async fn a_valid_chain_connects_and_calls_a_tool() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let intermediate = root.intermediate("mcp test intermediate");
         let (leaf, key) = intermediate.leaf(LOOPBACK, None);
@@ -206,7 +206,7 @@ async fn a_valid_chain_connects_and_calls_a_tool() {
 
 #[tokio::test]
 async fn a_configuration_that_already_lists_alpn_protocols_is_taken() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Json).await;
@@ -223,7 +223,7 @@ async fn a_configuration_that_already_lists_alpn_protocols_is_taken() {
 
 #[tokio::test]
 async fn a_certificate_from_an_unknown_ca_is_refused() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let trusted = Ca::new("mcp test root");
         let stranger = Ca::new("someone else's root");
         let (leaf, key) = stranger.leaf(LOOPBACK, None);
@@ -250,7 +250,7 @@ async fn the_platforms_roots_are_trusted_by_default() {
     const CHILD: &str = "MCP_HTTP_TEST_PLATFORM_ROOTS_CHILD";
     if std::env::var_os(CHILD).is_some() {
         let endpoint = std::env::var("MCP_HTTP_TEST_ENDPOINT").unwrap();
-        bounded(async {
+        bounded_by(TEST_TIMEOUT, async {
             let client = HttpClient::connect(&endpoint, options(None)).unwrap();
             assert_eq!(echo(&client, "platform").await.unwrap(), "platform");
             client.close().await.unwrap();
@@ -273,7 +273,7 @@ async fn the_platforms_roots_are_trusted_by_default() {
     let bundle = temp_file("platform-ca.pem", &pem(&root.der));
     let mut child = std::process::Command::new(std::env::current_exe().unwrap());
     child
-        .args(["--exact", "the_platforms_roots_are_trusted_by_default"])
+        .args(["--exact", &in_this_module("the_platforms_roots_are_trusted_by_default")])
         .args(["--nocapture", "--test-threads", "1"])
         .env(CHILD, "1")
         .env("MCP_HTTP_TEST_ENDPOINT", server.url())
@@ -292,7 +292,7 @@ async fn the_platforms_roots_are_trusted_by_default() {
 
 #[tokio::test]
 async fn an_expired_certificate_is_refused() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let (leaf, key) = root.leaf(LOOPBACK, Some((2020, 2021)));
         // 1609459200 is 2021-01-01T00:00:00Z.
@@ -313,7 +313,7 @@ async fn an_expired_certificate_is_refused() {
 
 #[tokio::test]
 async fn a_certificate_for_another_host_name_is_refused() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let (leaf, key) = root.leaf(&["mcp.example.test"], None);
         let cause = [concat!(
@@ -339,7 +339,7 @@ async fn a_certificate_for_another_host_name_is_refused() {
 #[cfg(feature = "http2")]
 #[tokio::test]
 async fn http2_is_negotiated_by_alpn() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server =
@@ -370,7 +370,7 @@ async fn http2_is_negotiated_by_alpn() {
 #[cfg(not(feature = "http2"))]
 #[tokio::test]
 async fn without_the_http2_feature_an_h2_server_is_spoken_to_in_http1() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server =
@@ -564,7 +564,7 @@ async fn socks5_proxy(upstream: std::net::SocketAddr) -> (std::net::SocketAddr, 
 #[cfg(feature = "proxy")]
 #[tokio::test]
 async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test corporate root");
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Json).await;
@@ -635,7 +635,7 @@ async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
 #[cfg(feature = "proxy")]
 #[tokio::test]
 async fn a_socks5_proxy_with_credentials() {
-    bounded(async {
+    bounded_by(TEST_TIMEOUT, async {
         let root = Ca::new("mcp test root");
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server = https_server(TlsConfig::new(vec![leaf], key), ReplyMode::Sse).await;
@@ -705,7 +705,10 @@ async fn proxies_come_from_the_environment_and_no_proxy_bypasses_them() {
         let client = HttpClient::connect(&endpoint, o).unwrap();
         assert_eq!(client.is_proxied(), expect == "proxied");
         if expect == "proxied" {
-            bounded(async { assert_eq!(echo(&client, "env").await.unwrap(), "env") }).await;
+            bounded_by(TEST_TIMEOUT, async {
+                assert_eq!(echo(&client, "env").await.unwrap(), "env")
+            })
+            .await;
         }
         return;
     }
@@ -715,7 +718,10 @@ async fn proxies_come_from_the_environment_and_no_proxy_bypasses_them() {
     let run = |expect: &str, no_proxy: &str| {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child
-            .args(["--exact", "proxies_come_from_the_environment_and_no_proxy_bypasses_them"])
+            .args([
+                "--exact",
+                &in_this_module("proxies_come_from_the_environment_and_no_proxy_bypasses_them"),
+            ])
             .args(["--nocapture", "--test-threads", "1"])
             .env(CHILD, expect)
             .env("MCP_HTTP_TEST_ENDPOINT", &endpoint)

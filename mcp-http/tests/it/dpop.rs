@@ -11,8 +11,7 @@
 
 use std::collections::HashSet;
 use std::convert::Infallible;
-use std::io;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,6 +26,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcp_http::mcp_auth::access_token_hash;
 use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
+use mcp_test_support::LogCapture;
 use mcp_testkit::oauth::{DpopRefusal, FakeAuthServer, check_dpop_proof};
 use mcp_testkit::{HttpConfig, HttpServerHandle, serve_http};
 use tokio::net::TcpListener;
@@ -196,40 +196,16 @@ fn options(follow_redirects: bool) -> HttpOptions {
     options
 }
 
-/// Everything logged, by every test of this file (one global subscriber:
-/// the runtimes' worker threads log too).
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-fn logs() -> &'static Logs {
-    static LOGS: OnceLock<Logs> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Logs::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
-        logs
-    })
-}
-
 /// Connects to the gate's `path`, initializes, lists the tools, pings and
 /// closes; then checks what the gate and the authorization server saw.
-async fn session_through_the_gate(path: &str, follow_redirects: bool) -> Vec<String> {
-    let logs = logs();
+/// Everything the clients and servers log, on every thread of the runtime
+/// the session runs on, is captured for the test alone.
+fn session_through_the_gate(path: &str, follow_redirects: bool) -> Vec<String> {
+    let logs = LogCapture::start(tracing::Level::TRACE);
+    logs.multi_thread_runtime(2).block_on(session(&logs, path, follow_redirects))
+}
+
+async fn session(logs: &LogCapture, path: &str, follow_redirects: bool) -> Vec<String> {
     let (auth, _mcp, gate) = servers().await;
     let endpoint = gate.url(path);
     auth.set_resource(endpoint.as_str());
@@ -260,8 +236,7 @@ async fn session_through_the_gate(path: &str, follow_redirects: bool) -> Vec<Str
     assert!(auth.dpop_refusals().is_empty(), "{:?}", auth.dpop_refusals());
 
     // The flow was logged, the token and the proofs were not.
-    let text =
-        String::from_utf8_lossy(&logs.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    let text = logs.text();
     assert!(text.contains("running the OAuth flow"), "{text}");
     assert!(log.proofs.len() > log.forwarded, "{} proofs", log.proofs.len());
     for secret in log.proofs.iter().map(String::as_str).chain([TOKEN]) {
@@ -270,15 +245,15 @@ async fn session_through_the_gate(path: &str, follow_redirects: bool) -> Vec<Str
     log.seen.iter().map(|(m, p, _)| format!("{m} {p}")).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_requires_dpop_gets_a_bound_token_and_a_proof_per_request() {
-    let seen = session_through_the_gate("/mcp", false).await;
+#[test]
+fn a_server_that_requires_dpop_gets_a_bound_token_and_a_proof_per_request() {
+    let seen = session_through_the_gate("/mcp", false);
     assert!(seen.iter().all(|s| s.ends_with(" /mcp")), "{seen:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_a_same_origin_redirect_the_proof_names_the_redirect_target() {
-    let seen = session_through_the_gate("/moved", true).await;
+#[test]
+fn after_a_same_origin_redirect_the_proof_names_the_redirect_target() {
+    let seen = session_through_the_gate("/moved", true);
     // Every request went to the old address first, then to the new one,
     // where its proof was checked against the new URL.
     let moved = seen.iter().filter(|s| s.ends_with(" /moved")).count();

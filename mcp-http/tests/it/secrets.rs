@@ -4,44 +4,13 @@
 //! (401, connection refused, timeout, HTTP 500), is captured at TRACE level
 //! and searched.
 
-use std::io;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_http::{HttpClient, HttpOptions, StaticAuth};
 use mcp_proto::client::RequestOptions;
+use mcp_test_support::{LogCapture, bounded_by};
 use mcp_testkit::{HttpConfig, serve_http};
 use serde_json::json;
-use tracing_subscriber::fmt::MakeWriter;
-
-/// Everything the subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
-    }
-}
 
 const USERINFO_SECRET: &str = "userinfo-secret-1";
 const URL_QUERY_SECRET: &str = "url-query-secret-2";
@@ -250,23 +219,12 @@ async fn echo_server(status: u16) -> std::net::SocketAddr {
 
 #[test]
 fn no_secret_reaches_logs_or_errors() {
-    let captured = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(captured.clone())
-        .finish();
+    let captured = LogCapture::start(tracing::Level::TRACE);
     let mut shown = Vec::new();
-    {
-        let _guard = tracing::subscriber::set_default(subscriber);
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            tokio::time::timeout(Duration::from_secs(60), run(&mut shown))
-                .await
-                .expect("the run finished in time");
-        });
-        // Background tasks (drains, pooled connections) end with the runtime.
-        drop(runtime);
-    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(bounded_by(Duration::from_secs(60), run(&mut shown)));
+    // Background tasks (drains, pooled connections) end with the runtime.
+    drop(runtime);
     let logs = captured.text();
     // The capture works: the client's own lines are there, endpoint redacted.
     assert!(logs.lines().count() > 10, "{logs}");

@@ -1,0 +1,15 @@
+//! `mcpc`'s tests, one binary: the built binary end to end (against its
+//! embedded demo, the testkit over stdio and HTTP, configuration files),
+//! `mcpc login` through the real loopback listener, and (feature
+//! `interop-tests`, run by `cargo xtask interop`) against servers nobody
+//! here wrote.
+
+#[path = "it/cli.rs"]
+mod cli;
+#[cfg(feature = "interop-tests")]
+#[path = "it/interop.rs"]
+mod interop;
+#[path = "it/login.rs"]
+mod login;
+#[path = "it/run.rs"]
+mod run;
