@@ -366,6 +366,10 @@ mod tests {
         for attempt in 1..100 {
             assert!(b.delay(attempt) <= b.max, "{attempt}");
         }
+        // Without jitter the draw does not matter: the delay is the ceiling.
+        let b = Backoff { jitter: 0.0, ..HTTP };
+        let delays: Vec<Duration> = [0, 1, 2, 3, 7, 50].map(|n| b.delay(n)).into();
+        assert_eq!(delays, [ms(200), ms(200), ms(400), ms(800), ms(10_000), ms(10_000)]);
     }
 
     #[test]

@@ -294,6 +294,7 @@ mod tests {
             ),
             ("\u{1b}[8mhidden\u{1b}[0m", r"\x1b[8mhidden\x1b[0m", "concealed text"),
             ("\u{9b}2J\u{9d}0;t\u{9c}", r"\u{9b}2J\u{9d}0;t\u{9c}", "C1 CSI, OSC, ST"),
+            ("\u{80}\u{9f}", r"\u{80}\u{9f}", "the first and last C1 controls"),
             ("ok\rEVIL", r"ok\rEVIL", "carriage return"),
             ("a\u{8}\u{8}b", r"a\x08\x08b", "backspace"),
             ("nul\u{0}del\u{7f}", r"nul\x00del\x7f", "NUL and DEL"),
@@ -335,6 +336,9 @@ mod tests {
             ("http://127.1.2.3/", "127.1.2.3"),
             ("http://[::1]:9/", "[::1]"),
             ("https://example.com.", "example.com."),
+            ("https://example.com:65535/", "example.com"),
+            ("https://auth-server.example/", "auth-server.example"),
+            ("https://my_host.example/", "my_host.example"),
         ];
         for (url, host) in ok {
             let got = openable_url(url).unwrap_or_else(|e| panic!("{url}: {e}"));
@@ -363,6 +367,7 @@ mod tests {
             ("https://example.com/\u{202e}", UrlRefusal::Character { at: 20 }),
             (" https://example.com", UrlRefusal::Character { at: 0 }),
             ("https://example.com:99999999/", UrlRefusal::Host),
+            ("https://example.com:443443/", UrlRefusal::Host),
             ("https://example.com:80a/", UrlRefusal::Host),
             ("https://[zz::1]/", UrlRefusal::Host),
             ("https://[::1]x/", UrlRefusal::Host),
@@ -375,9 +380,37 @@ mod tests {
             assert_eq!(openable_url(url), Err(why.clone()), "{url:?}");
             assert!(!why.to_string().is_empty());
         }
-        let long = format!("https://example.com/{}", "a".repeat(MAX_OPENABLE_URL));
-        assert!(matches!(openable_url(&long), Err(UrlRefusal::TooLong { .. })));
+        // At most 8 KiB.
+        let base = "https://example.com/";
+        let longest = format!("{base}{}", "a".repeat(8192 - base.len()));
+        assert_eq!(openable_url(&longest).map(|u| u.host()), Ok("example.com"));
+        let long = format!("{longest}a");
+        assert_eq!(openable_url(&long), Err(UrlRefusal::TooLong { len: 8193 }));
         let refusal = openable_url(&format!("{}://x", "z".repeat(100))).unwrap_err();
         assert_eq!(refusal, UrlRefusal::Scheme { scheme: "z".repeat(32) });
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        // (host as split from the authority, loopback)
+        let cases: &[(&str, bool)] = &[
+            ("localhost", true),
+            ("LocalHost.", true),
+            ("app.localhost", true),
+            ("a.b.LOCALHOST", true),
+            (".localhost", false),
+            ("xlocalhost", false),
+            ("localhost.example", false),
+            ("127.0.0.1", true),
+            ("127.255.0.9", true),
+            ("128.0.0.1", false),
+            ("[::1]", true),
+            ("[::2]", false),
+            ("::1", false),
+            ("example.com", false),
+        ];
+        for (host, loopback) in cases {
+            assert_eq!(is_loopback(host), *loopback, "{host}");
+        }
     }
 }

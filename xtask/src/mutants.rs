@@ -1,7 +1,9 @@
 //! `cargo xtask mutants [--list] [--jobs N] [FILE...]`: mutation testing
 //! (cargo-mutants) of the files where a wrong line is a security or
 //! protocol bug: the parsers, `mcp-auth`, the sans-IO core and version
-//! handling of `mcp-proto`, the stdio framing and `mcp-http`'s wire rules.
+//! handling of `mcp-proto`, its decisions (`client::decide`), backoff and
+//! display filter, the stdio framing, `mcp-peer`'s throttle and
+//! `mcp-http`'s wire rules.
 //! Each file is mutated against its own crate's tests; a file passes at
 //! [`THRESHOLD`] caught (a mutant that times out counts as caught, one that
 //! does not build is not counted). The remaining misses are listed so that
@@ -34,7 +36,19 @@ const FILES: &[(&str, &str)] = &[
     ("mcp-proto", "mcp-proto/src/version.rs"),
     ("mcp-proto", "mcp-proto/src/client/core.rs"),
     ("mcp-proto", "mcp-proto/src/client/headers.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/mod.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/era.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/handshake.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/stateless.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/open.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/probe.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/recovery.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/input.rs"),
+    ("mcp-proto", "mcp-proto/src/client/decide/result.rs"),
+    ("mcp-proto", "mcp-proto/src/backoff.rs"),
+    ("mcp-proto", "mcp-proto/src/display.rs"),
     ("mcp-client-stdio", "mcp-stdio/src/codec.rs"),
+    ("mcp-peer", "mcp-peer/src/throttle.rs"),
     ("mcp-http", "mcp-http/src/wire.rs"),
     ("mcp-auth", "mcp-auth/src/pkce.rs"),
     ("mcp-auth", "mcp-auth/src/url.rs"),

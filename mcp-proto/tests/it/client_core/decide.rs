@@ -603,6 +603,18 @@ fn the_answers_of_a_round_are_bounded_in_size() {
         budget.add(&json!(3)),
         Err(ClientError::InputAnswersTooLarge { method: "tools/call".into(), max_bytes: 20 })
     );
+    // By default the answers of a round may take 4 MiB, not a byte more.
+    let mut budget = InputRounds::new(InputLimits::default()).answer_budget("tools/call");
+    let four_mib = Value::String("x".repeat(4 * 1024 * 1024 - 2));
+    assert_eq!(budget.add(&four_mib), Ok(()));
+    assert_eq!(budget.used(), 4_194_304);
+    assert_eq!(
+        budget.add(&json!(0)),
+        Err(ClientError::InputAnswersTooLarge {
+            method: "tools/call".into(),
+            max_bytes: 4_194_304
+        })
+    );
     let defaults = InputLimits::default();
     assert_eq!(
         (defaults.max_rounds, defaults.max_requests, defaults.max_answer_bytes),
@@ -625,6 +637,9 @@ fn input_requests_are_counted_in_the_text() {
     for (raw, expected) in cases {
         assert_eq!(count_input_requests(raw).ok(), *expected, "{raw}");
     }
+    // Input requests that are not an object are refused saying so.
+    let error = count_input_requests(r#"{"inputRequests":[1,2]}"#).unwrap_err();
+    assert!(error.to_string().contains("expected an object of input requests"), "{error}");
 }
 
 #[test]
