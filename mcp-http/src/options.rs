@@ -126,8 +126,10 @@ pub struct HttpOptions {
     pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
     /// and the certificate authorities of [`roots`](Self::roots) and
-    /// [`ca_file`](Self::ca_file). ALPN is set by the client (h2 and
-    /// http/1.1); protocols the given configuration lists are replaced.
+    /// [`ca_file`](Self::ca_file), keeping the sessions of 4 servers for
+    /// resumption (the endpoint's, a proxy's, OAuth's). ALPN is set by the
+    /// client (h2 and http/1.1); protocols the given configuration lists
+    /// are replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Which certificate authorities are trusted ([`Roots::Platform`], the
     /// operating system's, by default). Ignored when [`tls`](Self::tls) is
