@@ -126,8 +126,10 @@ pub struct HttpOptions {
     pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
     /// and the certificate authorities of [`roots`](Self::roots) and
-    /// [`ca_file`](Self::ca_file). ALPN is set by the client (h2 and
-    /// http/1.1); protocols the given configuration lists are replaced.
+    /// [`ca_file`](Self::ca_file), keeping the sessions of 4 servers for
+    /// resumption (the endpoint's, a proxy's, OAuth's). ALPN is set by the
+    /// client (h2 and http/1.1); protocols the given configuration lists
+    /// are replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Which certificate authorities are trusted ([`Roots::Platform`], the
     /// operating system's, by default). Ignored when [`tls`](Self::tls) is
@@ -223,5 +225,51 @@ impl fmt::Debug for HttpOptions {
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)
             .finish_non_exhaustive()
+    }
+}
+
+/// What a transport keeps of its [`HttpOptions`] once the connection pool
+/// and the OAuth client are made from them: the client's share
+/// ([`HttpOptions::client`]) stays with the [`Client`](mcp_peer::Client),
+/// but for the request timeout, and what only building needs is dropped.
+/// (Keeping the whole options cost every idle session about 1.5 KiB, and a
+/// second copy of the client's strings.)
+pub(crate) struct Settings {
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_body: usize,
+    pub(crate) max_event_size: usize,
+    pub(crate) max_reconnects: u32,
+    /// Read for [`StaticAuth::Query`], which every URL the transport
+    /// makes carries.
+    pub(crate) auth: StaticAuth,
+    pub(crate) follow_redirects: bool,
+    pub(crate) event_stream: bool,
+}
+
+impl From<HttpOptions> for Settings {
+    fn from(options: HttpOptions) -> Settings {
+        Settings {
+            request_timeout: options.client.request_timeout,
+            max_body: options.max_body,
+            max_event_size: options.max_event_size,
+            max_reconnects: options.max_reconnects,
+            auth: options.auth,
+            follow_redirects: options.follow_redirects,
+            event_stream: options.event_stream,
+        }
+    }
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("request_timeout", &self.request_timeout)
+            .field("max_body", &self.max_body)
+            .field("max_event_size", &self.max_event_size)
+            .field("max_reconnects", &self.max_reconnects)
+            .field("auth", &self.auth)
+            .field("follow_redirects", &self.follow_redirects)
+            .field("event_stream", &self.event_stream)
+            .finish()
     }
 }

@@ -121,7 +121,7 @@ impl HttpTransport {
     /// ([`EventStreamState::Ended`]) or the server has none
     /// ([`EventStreamState::NotOffered`]).
     pub fn watch_event_stream(&self) -> tokio::sync::watch::Receiver<EventStreamState> {
-        self.inner.streamable.event_stream.subscribe()
+        self.inner.streamable.watch_event_stream()
     }
 }
 

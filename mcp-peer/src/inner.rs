@@ -53,8 +53,9 @@ pub(crate) struct Inner<T: Transport> {
 #[derive(Debug, Default)]
 pub(crate) struct State {
     pub(crate) closed: bool,
-    /// A handshake failure that no new handshake can mend.
-    pub(crate) fatal: Option<ClientError>,
+    /// A handshake failure that no new handshake can mend (boxed: rare,
+    /// and every client would carry its size).
+    pub(crate) fatal: Option<Box<ClientError>>,
     /// Counts connections: a request knows which one it was sent in.
     pub(crate) epoch: u64,
 }
@@ -178,7 +179,7 @@ impl<T: Transport> Inner<T> {
     /// Remembers a failure no new attempt can mend, and returns it.
     pub(crate) fn fatal(&self, e: ClientError) -> T::Error {
         if e.is_fatal_handshake() {
-            lock(&self.state).fatal = Some(e.clone());
+            lock(&self.state).fatal = Some(Box::new(e.clone()));
         }
         self.transport.client_error(e)
     }
@@ -187,7 +188,7 @@ impl<T: Transport> Inner<T> {
     pub(crate) fn check_open(&self) -> Result<(), T::Error> {
         let state = lock(&self.state);
         if let Some(fatal) = &state.fatal {
-            return Err(self.transport.client_error(fatal.clone()));
+            return Err(self.transport.client_error(ClientError::clone(fatal)));
         }
         if state.closed {
             let e = ClientError::Closed { method: methods::INITIALIZE.into() };

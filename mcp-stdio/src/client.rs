@@ -17,7 +17,7 @@ use tokio_util::codec::FramedRead;
 use crate::codec::{Frame, LineCodec};
 use crate::conn::{self, Conn, lock};
 use crate::error::{Error, ExitInfo};
-use crate::options::{ServerCommand, StdioOptions};
+use crate::options::{ServerCommand, Settings, StdioOptions};
 
 /// How long to wait for the exit status once stdout closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -107,7 +107,7 @@ pub struct StdioTransport {
 }
 
 struct Shared {
-    options: StdioOptions,
+    options: Settings,
     command: ServerCommand,
     program: PathBuf,
     path: OsString,
@@ -184,7 +184,7 @@ impl StdioTransport {
         let program =
             program.map_err(|source| Error::CommandNotFound { server: name.clone(), source })?;
         let inner = Arc::new(Shared {
-            options,
+            options: Settings::from(options),
             command,
             program,
             path,

@@ -16,8 +16,7 @@ use tokio_util::codec::FramedRead;
 
 use crate::codec::{Frame, LineCodec};
 use crate::options::{
-    CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, EnvMode, ServerCommand, StderrMode,
-    StdioOptions,
+    CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, EnvMode, ServerCommand, Settings, StderrMode,
 };
 
 /// The longest stderr line forwarded to `tracing` in one piece.
@@ -91,7 +90,7 @@ pub(crate) fn spawn(
     program: &PathBuf,
     command: &ServerCommand,
     path: &OsString,
-    options: &StdioOptions,
+    options: &Settings,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(program);
     cmd.args(&command.args);

@@ -154,3 +154,36 @@ impl fmt::Debug for StdioOptions {
             .finish_non_exhaustive()
     }
 }
+
+/// What a transport keeps of its [`StdioOptions`]: the client's share
+/// ([`StdioOptions::client`]) stays with the [`Client`](mcp_peer::Client),
+/// but for the server's name and the request timeout, and what only the
+/// first spawn needs (PATH discovery, the host's name) is dropped.
+/// (Keeping the whole options cost every client about 1 KiB, and a second
+/// copy of the client's strings.)
+#[derive(Debug)]
+pub(crate) struct Settings {
+    pub(crate) name: String,
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_line_length: usize,
+    pub(crate) stderr: StderrMode,
+    pub(crate) stderr_tail: usize,
+    pub(crate) env: EnvMode,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) restart: Option<RestartPolicy>,
+}
+
+impl From<StdioOptions> for Settings {
+    fn from(options: StdioOptions) -> Settings {
+        Settings {
+            name: options.client.name,
+            request_timeout: options.client.request_timeout,
+            max_line_length: options.max_line_length,
+            stderr: options.stderr,
+            stderr_tail: options.stderr_tail,
+            env: options.env,
+            shutdown_grace: options.shutdown_grace,
+            restart: options.restart,
+        }
+    }
+}

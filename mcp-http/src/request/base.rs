@@ -20,7 +20,7 @@ use crate::endpoint::Endpoint;
 use crate::error::Error;
 use crate::guard::Guard;
 use crate::oauth::OAUTH_FETCH_TIMEOUT;
-use crate::options::HttpOptions;
+use crate::options::{HttpOptions, Settings};
 use crate::wire::{ACCEPT_BOTH, PROTOCOL_VERSION, SESSION_ID};
 
 use super::fetch::Fetcher;
@@ -36,7 +36,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The endpoint and what every request to it is sent with, whichever
 /// protocol variant the server speaks.
 pub(crate) struct Http {
-    pub(crate) options: HttpOptions,
+    pub(crate) options: Settings,
     pub(crate) endpoint: Endpoint,
     /// Content-Type, Accept (both) and the credentials.
     pub(crate) post_headers: HeaderMap,
@@ -120,7 +120,7 @@ impl Http {
             }
         };
         Ok(Http {
-            options,
+            options: Settings::from(options),
             endpoint,
             post_headers,
             get_headers,

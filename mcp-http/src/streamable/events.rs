@@ -7,6 +7,7 @@ use std::sync::{Arc, Weak};
 
 use hyper::body::Incoming;
 use mcp_proto::ProtocolVersion;
+use mcp_proto::backoff::Retries;
 use mcp_sse::Decoder;
 
 use crate::error::Error;
@@ -37,32 +38,39 @@ impl Streamable {
                 if let Some(old) = lock(&self.listener).replace(task.abort_handle()) {
                     old.abort();
                 }
-                self.event_stream.send_replace(EventStreamState::Open);
+                self.set_event_stream(EventStreamState::Open);
                 Ok(true)
             }
             Err(GetError::NotAllowed) => {
                 let mut state = lock(&self.state);
                 if state.epoch == snap.epoch {
                     state.no_event_stream = true;
-                    self.event_stream.send_replace(EventStreamState::NotOffered);
+                    self.set_event_stream(EventStreamState::NotOffered);
                 }
                 Ok(false)
             }
             Err(GetError::Fatal(e) | GetError::Retry(e)) => Err(e),
         }
     }
+
+    /// A decoder for a new standalone stream.
+    fn decoder(&self) -> Decoder {
+        Decoder::with_max_event_size(self.http.options.max_event_size)
+    }
 }
 
 /// Reads the standalone GET stream, and reopens it when it ends; says in
 /// [`EventStreamState`] when it gives up.
+///
+/// The task lives as long as the session, mostly idle: what it keeps
+/// while it pumps is kept small (the reconnection accounting is made, and
+/// boxed, when the stream first ends).
 async fn listen(weak: Weak<Streamable>, body: Incoming, mut epoch: u64) {
-    let (http, max_event, mut retries) = match weak.upgrade() {
-        Some(shared) => {
-            (Arc::downgrade(&shared.http), shared.http.options.max_event_size, shared.reconnects())
-        }
+    let (http, mut decoder) = match weak.upgrade() {
+        Some(shared) => (Arc::downgrade(&shared.http), shared.decoder()),
         None => return,
     };
-    let mut decoder = Decoder::with_max_event_size(max_event);
+    let mut retries: Option<Box<Retries>> = None;
     let mut body = body;
     loop {
         // Only a message counts: a server that sends a fresh event id (or
@@ -73,14 +81,15 @@ async fn listen(weak: Weak<Streamable>, body: Incoming, mut epoch: u64) {
             Pumped::Ended { messages, .. } => messages,
             Pumped::Done | Pumped::Gone => return,
         };
-        if messages {
+        if messages && let Some(retries) = &mut retries {
             retries.succeeded();
         }
         let Some(shared) = weak.upgrade() else { return };
+        let retries = retries.get_or_insert_with(|| Box::new(shared.reconnects()));
         let snap = shared.snapshot();
         if snap.epoch != epoch {
             // A new session: the old stream's event ids mean nothing.
-            decoder = Decoder::with_max_event_size(max_event);
+            decoder = shared.decoder();
             epoch = snap.epoch;
         }
         let last = decoder.last_event_id().to_owned();
@@ -89,14 +98,14 @@ async fn listen(weak: Weak<Streamable>, body: Incoming, mut epoch: u64) {
         // Boxed: the reopening (a whole request, OAuth rounds and redirects
         // included) is a large future; a reader spends its life pumping, so
         // it holds the space only while it reopens.
-        let reopen = Box::pin(shared.reopen("GET", last, retry, &snap, &mut retries));
+        let reopen = Box::pin(shared.reopen("GET", last, retry, &snap, retries));
         let reason = match reopen.await {
             Ok(next) => {
                 body = next;
                 continue;
             }
             Err(GetError::NotAllowed) => {
-                shared.event_stream.send_replace(EventStreamState::NotOffered);
+                shared.set_event_stream(EventStreamState::NotOffered);
                 return;
             }
             Err(GetError::Retry(e)) => {
@@ -112,7 +121,7 @@ async fn listen(weak: Weak<Streamable>, body: Incoming, mut epoch: u64) {
                 e.to_string()
             }
         };
-        shared.event_stream.send_replace(EventStreamState::Ended { reason });
+        shared.set_event_stream(EventStreamState::Ended { reason });
         return;
     }
 }

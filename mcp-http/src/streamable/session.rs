@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use mcp_peer::Link;
 use mcp_proto::ProtocolVersion;
+use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
 use crate::error::Error;
@@ -23,9 +24,9 @@ pub(crate) struct Streamable {
     /// Held while the standalone stream is being opened, so concurrent
     /// openers share one GET.
     pub(crate) opening: tokio::sync::Mutex<()>,
-    /// What became of the standalone GET stream (always written with
-    /// `send_replace`: there may be nobody watching).
-    pub(crate) event_stream: tokio::sync::watch::Sender<EventStreamState>,
+    /// What became of the standalone GET stream, and the channel that
+    /// tells its watchers.
+    event_stream: Mutex<EventStream>,
 }
 
 impl Drop for Streamable {
@@ -54,6 +55,28 @@ impl std::fmt::Debug for State {
             .field("epoch", &self.epoch)
             .field("no_event_stream", &self.no_event_stream)
             .finish()
+    }
+}
+
+/// The standalone GET stream's state as last published. The watch channel
+/// is made by the first [`HttpTransport::watch_event_stream`](crate::HttpTransport::watch_event_stream)
+/// call: its shared state (nine `Notify`s) costs every session a few
+/// hundred bytes, and most hosts never watch.
+struct EventStream {
+    state: EventStreamState,
+    watch: Option<watch::Sender<EventStreamState>>,
+}
+
+impl EventStream {
+    fn new() -> EventStream {
+        EventStream { state: EventStreamState::NotOpen, watch: None }
+    }
+
+    fn set(&mut self, state: EventStreamState) {
+        if let Some(watch) = &self.watch {
+            watch.send_replace(state.clone());
+        }
+        self.state = state;
     }
 }
 
@@ -90,7 +113,27 @@ impl Streamable {
             state: Mutex::new(State::default()),
             listener: Mutex::new(None),
             opening: tokio::sync::Mutex::new(()),
-            event_stream: tokio::sync::watch::channel(EventStreamState::NotOpen).0,
+            event_stream: Mutex::new(EventStream::new()),
+        }
+    }
+
+    /// Publishes what became of the standalone GET stream.
+    pub(crate) fn set_event_stream(&self, state: EventStreamState) {
+        lock(&self.event_stream).set(state);
+    }
+
+    /// The standalone GET stream's state, and each change of it (the
+    /// channel is made on the first call).
+    pub(crate) fn watch_event_stream(&self) -> watch::Receiver<EventStreamState> {
+        let mut published = lock(&self.event_stream);
+        let published = &mut *published;
+        match &published.watch {
+            Some(watch) => watch.subscribe(),
+            None => {
+                let (watch, receiver) = watch::channel(published.state.clone());
+                published.watch = Some(watch);
+                receiver
+            }
         }
     }
 
@@ -137,14 +180,11 @@ impl Streamable {
         if let Some(task) = lock(&self.listener).take() {
             task.abort();
         }
-        self.event_stream.send_if_modified(|state| {
-            let open = *state == EventStreamState::Open;
-            if open {
-                let reason = "the client was closed".to_owned();
-                *state = EventStreamState::Ended { reason };
-            }
-            open
-        });
+        let mut published = lock(&self.event_stream);
+        if published.state == EventStreamState::Open {
+            let reason = "the client was closed".to_owned();
+            published.set(EventStreamState::Ended { reason });
+        }
         session
     }
 
