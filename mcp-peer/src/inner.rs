@@ -141,6 +141,17 @@ impl<T: Transport> Inner<T> {
         }
     }
 
+    /// Stops waiting for a request whose transport failed to carry it,
+    /// telling the server nothing (see `ClientCore::abandon`).
+    pub(crate) fn abandon(&self, id: &RequestId) {
+        let events = {
+            let mut core = lock(&self.core);
+            core.abandon(id);
+            drain_events(&mut core)
+        };
+        self.deliver(events);
+    }
+
     pub(crate) fn spawn_flush(&self) {
         let Some(me) = self.me.upgrade() else { return };
         let Ok(handle) = tokio::runtime::Handle::try_current() else { return };

@@ -254,7 +254,12 @@ impl<T: Transport> Inner<T> {
         let outcome = self.wait(id, rx, exchange).await;
         guard.id = None;
         if let Err(Fail::Transport(_)) = &outcome {
-            self.forget(id, "the transport failed to carry the request");
+            if lock(&self.core).is_modern() {
+                // The broken exchange is the stateless era's cancellation.
+                self.abandon(id);
+            } else {
+                self.forget(id, "the transport failed to carry the request");
+            }
         }
         outcome
     }

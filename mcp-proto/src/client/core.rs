@@ -837,6 +837,26 @@ impl<W> ClientCore<W> {
         });
     }
 
+    /// Forgets a request whose transport failed to carry it, without
+    /// `notifications/cancelled`: in the stateless era the broken exchange
+    /// is what tells the server, and a notice would only open another
+    /// connection to say it again. Its waiter gets
+    /// [`ClientError::Cancelled`]. Unknown ids are ignored.
+    pub fn abandon(&mut self, id: &RequestId) {
+        let RequestId::Number(n) = id else { return };
+        let Some(p) = self.pending.remove(n) else { return };
+        if self.phase == Phase::Initializing(*n) {
+            self.phase = Phase::Failed;
+        } else if self.phase == Phase::Probing(*n) {
+            self.phase = Phase::Fresh;
+        }
+        self.events.push_back(Event::Reply {
+            id: id.clone(),
+            waiter: p.waiter,
+            outcome: Err(ClientError::Cancelled { method: p.method.into() }),
+        });
+    }
+
     /// Fails a waiting request whose answer arrived but could not be read
     /// (the transport had to drop it: see
     /// [`jsonrpc::response_id_of_prefix`](crate::jsonrpc::response_id_of_prefix)):

@@ -175,6 +175,39 @@ fn replies_are_matched_by_id_in_any_order() {
 }
 
 #[test]
+fn an_abandoned_request_fails_its_waiter_and_tells_the_server_nothing() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let req = core
+        .start_request(
+            "tools/call",
+            Some(json!({"name":"echo"})),
+            &RequestOptions::with_timeout(Duration::from_secs(5)),
+            "c",
+            t0,
+        )
+        .unwrap();
+    transmitted(&mut core);
+    core.abandon(&req.id);
+    match &events(&mut core)[..] {
+        [Event::Reply { waiter: "c", outcome: Err(ClientError::Cancelled { method }), .. }] => {
+            assert_eq!(method, "tools/call");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(transmitted(&mut core).is_empty(), "no notifications/cancelled");
+    assert_eq!(core.poll_timeout(), None);
+    assert_eq!(core.deadline(&req.id), None);
+    // An unknown id, and the same one again, are ignored.
+    core.abandon(&req.id);
+    core.abandon(&RequestId::from("x"));
+    assert!(events(&mut core).is_empty());
+    // A late answer is dropped.
+    core.handle_message(Message::Response(Response::new(req.id, json!({}))), t0);
+    assert!(events(&mut core).is_empty());
+}
+
+#[test]
 fn timeout_sends_cancelled_and_drops_late_reply() {
     let t0 = Instant::now();
     let mut core = ready(t0);
