@@ -45,7 +45,7 @@ pub trait Connector: Send + Sync + fmt::Debug {
         identity: &'a ClientIdentity,
     ) -> BoxFuture<'a, Result<ServerClient, Error>>;
 
-    /// Runs an explicit OAuth login for `server` (see [`Registry::login`]):
+    /// Runs an explicit OAuth login for `server` (see [`Registry::login`](crate::Registry::login)):
     /// `handler` completes the user's part (`None`: the connector's own).
     /// The default refuses with [`Error::OAuthUnavailable`]: a connector
     /// with OAuth support overrides it. Feature `http`.
@@ -60,7 +60,7 @@ pub trait Connector: Send + Sync + fmt::Debug {
         Box::pin(async move { Err(Error::OAuthUnavailable { server: server.name.clone() }) })
     }
 
-    /// Runs an OAuth logout for `server` (see [`Registry::logout`]). The
+    /// Runs an OAuth logout for `server` (see [`Registry::logout`](crate::Registry::logout)). The
     /// default refuses with [`Error::OAuthUnavailable`]. Feature `http`.
     #[cfg(feature = "http")]
     fn logout<'a>(
@@ -93,7 +93,7 @@ pub enum Revocation {
 /// `http`). A server whose transport's feature is off is
 /// [`Error::TransportUnavailable`], before anything is spawned or sent.
 ///
-/// OAuth servers (`auth = { kind = "oauth" }`) get [`HttpOptions::oauth`]:
+/// OAuth servers (`auth = { kind = "oauth" }`) get [`HttpOptions::oauth`](mcp_http::HttpOptions::oauth):
 /// the configured `client_id` (with its secret: `client_secret_basic`) as a
 /// pre-registered client, the `client_metadata_url` as the Client ID
 /// Metadata Document URL, the client name from the [`ClientIdentity`], and
@@ -101,7 +101,7 @@ pub enum Revocation {
 /// user's part is [`oauth_handler`](Self::oauth_handler): by default
 /// nobody, so a server that needs a new authorization in the middle of a
 /// call fails with [`Error::LoginRequired`] instead of prompting; the host
-/// runs [`Registry::login`] with a handler first.
+/// runs [`Registry::login`](crate::Registry::login) with a handler first.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DefaultConnector {
@@ -130,7 +130,7 @@ pub struct DefaultConnector {
     #[cfg(feature = "http")]
     pub oauth_handler: OAuthHandler,
     /// Where OAuth tokens are kept between runs. `None` (the default): a
-    /// [`FileTokenStore`] in [`default_token_dir`]`("mcp-registry")`, or in
+    /// [`FileTokenStore`](mcp_http::mcp_auth::FileTokenStore) in [`default_token_dir`]`("mcp-registry")`, or in
     /// memory when no such directory can be found. Feature `http`.
     #[cfg(feature = "http")]
     pub token_store: Option<Arc<dyn TokenStore>>,

@@ -525,7 +525,7 @@ impl Registry {
     /// progress callback. A tool that fails reports `is_error` in the
     /// result, not an `Err`. A supervised server that is backing off is
     /// waited for within the call's timeout, when it has one
-    /// ([`WhileDown::Wait`]): what the wait took is taken off the time the
+    /// ([`WhileDown::Wait`](crate::WhileDown::Wait)): what the wait took is taken off the time the
     /// server has to answer.
     pub async fn call_tool_with(
         &self,
