@@ -9,9 +9,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub(crate) const DEMO_SERVER: &str = "__demo-server";
 
 const AFTER_HELP: &str = "\
-Servers come from --server, else --config (or $MCPC_CONFIG), else ./mcp.toml, else
-mcpc/mcp.toml in the user's config directory; with none of these, mcpc talks to a
-demo server it embeds:
+Servers come from --server, else --config (or $MCPC_CONFIG), else the project's
+configuration (mcp.toml, .mcp.json, .cursor/mcp.json or .vscode/mcp.json in the working
+directory or above it, up to the repository's root), else mcpc/mcp.toml in the user's
+config directory; with none of these, mcpc talks to a demo server it embeds:
   mcpc tools
   mcpc call demo echo message=hi
   mcpc resources read test://static/text/1
@@ -21,6 +22,10 @@ command, split into words by the POSIX shell's rules (shell-words): quotes and
 backslashes group words, nothing is expanded (no variables, no globs):
   mcpc --server 'node -e \"console.log(1)\"' tools
   mcpc --server \"uvx my-server --root '/path with spaces'\" tools
+
+A project's configuration starts nothing until approved: mcpc shows what it runs and
+asks on a terminal; otherwise it refuses (exit 2) until `mcpc trust` approves it, or
+--trust runs it once. A change to what it runs asks again.
 
 Exit codes: 0 success; 1 the tool reported an error (isError); 2 usage or configuration
 error (a bad option, an unknown server, tool or prompt, a URL with user:password@ in
@@ -50,7 +55,7 @@ pub(crate) struct Global {
         value_name = "PATH",
         env = "MCPC_CONFIG",
         help = "The configuration file: [mcp_client] TOML, or mcpServers JSON (.json) \
-                [default: ./mcp.toml, then mcpc/mcp.toml in the user's config directory]"
+                [default: the project's (approved), then mcpc/mcp.toml in the user's config directory]"
     )]
     pub(crate) config: Option<PathBuf>,
     /// One server instead of a configuration, called `server`: a URL, or a
@@ -100,6 +105,11 @@ pub(crate) struct Global {
     /// Unknown configuration keys and incomplete entries are errors
     #[arg(long, global = true)]
     pub(crate) strict: bool,
+    /// Run a project's configuration (found in or above the working
+    /// directory) for this run without its approval being recorded (for
+    /// scripts; `mcpc trust` approves it for good)
+    #[arg(long, global = true)]
+    pub(crate) trust: bool,
     /// More diagnostics on stderr (repeatable: -v info, -vv debug, -vvv
     /// trace); RUST_LOG takes a full filter
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -246,6 +256,16 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
     Logout {
         /// The server
         server: Option<String>,
+    },
+    /// Approve the project configuration (in or above the working
+    /// directory, or FILE) as it is now, showing what it runs; its servers
+    /// may then start. A change to what it runs needs a new approval
+    Trust {
+        /// The configuration file [default: the project's]
+        file: Option<PathBuf>,
+        /// Forget its approval instead
+        #[arg(long)]
+        revoke: bool,
     },
     /// Print a shell completion script: `mcpc completions bash > /etc/bash_completion.d/mcpc`
     Completions {

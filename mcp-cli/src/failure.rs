@@ -30,6 +30,9 @@ pub(crate) enum Kind {
     Config,
     /// No server, tool or prompt of that name (exit 2).
     NotFound,
+    /// A project's configuration that was not approved: nothing of it ran
+    /// (exit 2).
+    Untrusted,
     /// The server could not be started or reached, or went away (exit 3).
     Connection,
     /// No answer in time (exit 3).
@@ -48,6 +51,7 @@ impl Kind {
             Kind::Usage => "usage",
             Kind::Config => "config",
             Kind::NotFound => "not_found",
+            Kind::Untrusted => "untrusted",
             Kind::Connection => "connection",
             Kind::Timeout => "timeout",
             Kind::Auth => "auth",
@@ -58,7 +62,7 @@ impl Kind {
 
     fn exit_code(self) -> u8 {
         match self {
-            Kind::Usage | Kind::Config | Kind::NotFound => EXIT_USAGE,
+            Kind::Usage | Kind::Config | Kind::NotFound | Kind::Untrusted => EXIT_USAGE,
             Kind::Interrupted => EXIT_INTERRUPTED,
             _ => EXIT_CONNECTION,
         }

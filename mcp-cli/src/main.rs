@@ -52,6 +52,7 @@
 
 mod cli;
 mod commands;
+mod consent;
 mod ctx;
 mod failure;
 mod form;
@@ -187,6 +188,15 @@ fn run_demo_server() -> ExitCode {
 async fn run(cli: Cli) -> u8 {
     let output = cli.global.output;
     // For `login`, --timeout is how long the person has, not a request's.
+    if let Command::Trust { file, revoke } = &cli.command {
+        return match consent::trust_command(&cli.global, file.as_deref(), *revoke) {
+            Ok(code) => code,
+            Err(f) => {
+                report(output, &f);
+                f.code
+            }
+        };
+    }
     let login = matches!(cli.command, Command::Login { .. });
     let setup::Setup { registry, warnings, pins_kept } =
         match setup::build_registry(&cli.global, login) {

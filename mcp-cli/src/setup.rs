@@ -3,7 +3,7 @@
 //! server it embeds; with the command line's settings applied (timeouts,
 //! `-e`, `--cwd`, roots, the host's handlers, tokens and pins).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -62,15 +62,11 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
         return Err(Failure::usage(
             "-H is for a server given with --server URL; put headers of configured servers in the configuration",
         ));
-    } else if let Some(path) = config_path(g.config.as_deref())? {
+    } else if let Some((path, origin)) = crate::consent::locate(g.config.as_deref())? {
         let options =
             LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
-        let loaded = Config::load(&path, &options).map_err(|e| {
-            // Most errors name the file (and line) themselves.
-            let named = e.path().is_some();
-            let message = if named { e.to_string() } else { format!("{}: {e}", path.display()) };
-            Failure::new(Kind::Config, message)
-        })?;
+        // A project's configuration runs nothing until approved.
+        let loaded = crate::consent::load(g, &path, origin, &options)?;
         pins = Some(FilePinStore::beside(&path));
         (loaded.config, loaded.warnings)
     } else {
@@ -171,35 +167,6 @@ fn spec_config(
         _ => {}
     }
     Ok(Config { enabled: true, client_identity: identity, servers: vec![server] })
-}
-
-/// `--config PATH` / `$MCPC_CONFIG` (must exist), else `./mcp.toml`, else
-/// the user's `mcpc/mcp.toml`; `None` means the demo.
-fn config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, Failure> {
-    if let Some(path) = explicit {
-        if !path.is_file() {
-            return Err(Failure::new(
-                Kind::Config,
-                format!("the configuration {} does not exist", path.display()),
-            ));
-        }
-        return Ok(Some(path.to_owned()));
-    }
-    let local = PathBuf::from("mcp.toml");
-    if local.is_file() {
-        return Ok(Some(local));
-    }
-    Ok(user_config_dir().map(|d| d.join("mcpc").join("mcp.toml")).filter(|p| p.is_file()))
-}
-
-/// `$XDG_CONFIG_HOME`, else `~/.config` (on Windows `%APPDATA%`).
-fn user_config_dir() -> Option<PathBuf> {
-    let non_empty =
-        |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if cfg!(windows) {
-        return non_empty("APPDATA");
-    }
-    non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")))
 }
 
 #[cfg(test)]

@@ -13,3 +13,5 @@ mod interop;
 mod login;
 #[path = "it/run.rs"]
 mod run;
+#[path = "it/trust.rs"]
+mod trust;

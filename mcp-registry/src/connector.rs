@@ -161,17 +161,7 @@ impl Default for DefaultConnector {
 /// nor a home directory is known. Feature `http`.
 #[cfg(feature = "http")]
 pub fn default_token_dir(app: &str) -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let base = if let Some(d) = var("XDG_DATA_HOME") {
-        d
-    } else if cfg!(windows) {
-        var("APPDATA")?
-    } else if cfg!(target_os = "macos") {
-        var("HOME")?.join("Library").join("Application Support")
-    } else {
-        var("HOME")?.join(".local").join("share")
-    };
+    let base = crate::private_file::user_base_dir("XDG_DATA_HOME", "APPDATA", ".local/share")?;
     Some(base.join(app).join("oauth"))
 }
 

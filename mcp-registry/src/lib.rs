@@ -14,6 +14,13 @@
 //!   misplaced server list, an unusable server) come back as a list of
 //!   [`Warning`]s; in strict mode they are errors. From a file, errors and
 //!   warnings name it and the line.
+//! - **Consent for project configurations** ([`Review`]): a
+//!   configuration found in or above the working directory
+//!   ([`find_project_config`]) is handed out only once the user approved
+//!   it as it is now, by path and [`consent_digest`] (what it runs), kept
+//!   in a [`ConsentStore`] ([`FileConsentStore`], atomic and owner-only);
+//!   the user's own and explicitly named files ([`ConfigOrigin`]) are
+//!   trusted. Nothing of an unapproved file is spawned or contacted.
 //! - **Tool policy** ([`ToolPolicy`]): allow and deny lists, deny wins,
 //!   exact and case-sensitive; applied before anything is spawned or sent.
 //! - **One transport face** ([`Transport`], object-safe as
@@ -86,8 +93,8 @@
 //! ## What this crate does not do
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
-//! writes to stdout, writes no file but the pin file a host chooses
-//! ([`FilePinStore`]), runs no background task unless supervision is asked
+//! writes to stdout, writes no file but those a host chooses (the pin file,
+//! [`FilePinStore`], and the consent file, [`FileConsentStore`]), runs no background task unless supervision is asked
 //! for, and never puts a secret in an error, a log or a `Debug` output
 //! ([`Secret`]: values from `*_env` keys, `env`, `headers` and `auth`; a
 //! variable expanded into `command`, `args` or `cwd` is part of a command
@@ -151,12 +158,14 @@ mod mapping;
 mod names;
 mod pins;
 mod policy;
+mod private_file;
 mod registry;
 mod relay;
 mod search;
 mod spec;
 mod supervisor;
 mod transport;
+mod trust;
 
 pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
@@ -188,6 +197,11 @@ pub use supervisor::{Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;
 pub use transport::{BoxTransport, ServerClient};
+pub use trust::TrustError;
+pub use trust::consent::{
+    ConfigOrigin, Consent, ConsentStore, FileConsentStore, MemoryConsentStore,
+    PROJECT_CONFIG_NAMES, Review, consent_digest, find_project_config,
+};
 
 /// The README's examples, compiled as doc tests (they use both transports).
 #[cfg(all(doctest, feature = "stdio", feature = "http"))]

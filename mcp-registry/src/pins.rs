@@ -393,9 +393,9 @@ impl FilePinStore {
     }
 
     fn read(&self) -> Result<PinFile, PinError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(PinFile::default()),
+        let text = match crate::private_file::read_capped(&self.path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(PinFile::default()),
             Err(source) => return Err(PinError::Io { path: self.path.clone(), source }),
         };
         let file: PinFile = serde_json::from_str(&text).map_err(|e| PinError::Corrupt {
@@ -417,34 +417,8 @@ impl FilePinStore {
         let io = |source| PinError::Io { path: self.path.clone(), source };
         let mut text = serde_json::to_string_pretty(file).map_err(|e| io(e.into()))?;
         text.push('\n');
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let mut tmp_name = self.path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-        tmp_name.push(format!(".tmp{}", std::process::id()));
-        let tmp = self.path.with_file_name(tmp_name);
-        let written =
-            write_private(&tmp, text.as_bytes()).and_then(|()| std::fs::rename(&tmp, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io(e));
-        }
-        Ok(())
+        crate::private_file::write_atomic(&self.path, text.as_bytes()).map_err(io)
     }
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 impl PinStore for FilePinStore {

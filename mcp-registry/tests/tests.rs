@@ -6,6 +6,8 @@
 mod common;
 #[path = "it/config.rs"]
 mod config;
+#[path = "it/consent.rs"]
+mod consent;
 #[path = "it/features.rs"]
 mod features;
 #[path = "it/names.rs"]

@@ -48,6 +48,7 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Fail
         }
         Command::Login { server, headless } => login::login(ctx, server, *headless).await,
         Command::Logout { server } => login::logout(ctx, server.as_deref()).await,
-        Command::Completions { .. } | Command::DemoServer => Ok(0),
+        // Handled before the registry is built.
+        Command::Completions { .. } | Command::DemoServer | Command::Trust { .. } => Ok(0),
     }
 }
