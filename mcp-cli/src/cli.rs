@@ -110,6 +110,10 @@ pub(crate) struct Global {
     /// scripts; `mcpc trust` approves it for good)
     #[arg(long, global = true)]
     pub(crate) trust: bool,
+    /// Allow tool calls the approval policy asks about when there is no
+    /// terminal to ask on (never those the managed policy pins to `ask`)
+    #[arg(long, global = true)]
+    pub(crate) yes: bool,
     /// More diagnostics on stderr (repeatable: -v info, -vv debug, -vvv
     /// trace); RUST_LOG takes a full filter
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]

@@ -30,6 +30,8 @@ pub(crate) enum Kind {
     Config,
     /// No server, tool or prompt of that name (exit 2).
     NotFound,
+    /// A tool call the approval policy or the user refused (exit 2).
+    Denied,
     /// A project's configuration that was not approved: nothing of it ran
     /// (exit 2).
     Untrusted,
@@ -52,6 +54,7 @@ impl Kind {
             Kind::Config => "config",
             Kind::NotFound => "not_found",
             Kind::Untrusted => "untrusted",
+            Kind::Denied => "denied",
             Kind::Connection => "connection",
             Kind::Timeout => "timeout",
             Kind::Auth => "auth",
@@ -62,7 +65,9 @@ impl Kind {
 
     fn exit_code(self) -> u8 {
         match self {
-            Kind::Usage | Kind::Config | Kind::NotFound | Kind::Untrusted => EXIT_USAGE,
+            Kind::Usage | Kind::Config | Kind::NotFound | Kind::Untrusted | Kind::Denied => {
+                EXIT_USAGE
+            }
             Kind::Interrupted => EXIT_INTERRUPTED,
             _ => EXIT_CONNECTION,
         }
@@ -151,7 +156,9 @@ fn classify(e: &Error) -> Kind {
         Error::ToolNotAllowed { .. } | Error::ToolChanged { .. } | Error::NotOAuth { .. } => {
             Kind::Usage
         }
-        Error::ServerUnusable { .. } | Error::Pins { .. } => Kind::Config,
+        Error::ServerUnusable { .. } | Error::Pins { .. } | Error::Trust { .. } => Kind::Config,
+        // The call policy, the managed policy or the user said no.
+        Error::CallDenied { .. } => Kind::Denied,
         Error::Unavailable { .. } | Error::Reloaded { .. } => Kind::Connection,
         Error::ConnectTimeout { .. } => Kind::Timeout,
         Error::Transport { source, .. } => classify_transport(source),

@@ -232,7 +232,7 @@ fn accepted(answers: serde_json::Map<String, serde_json::Value>) -> ElicitResult
 /// Shows `prompt` on stderr and reads one line from the terminal; `None`
 /// at the end of input. (The progress bar is hidden by the caller: the
 /// wait may be long.)
-async fn ask_line(prompt: String) -> Option<String> {
+pub(crate) async fn ask_line(prompt: String) -> Option<String> {
     tokio::task::spawn_blocking(move || {
         crate::output::prompt(&prompt);
         let mut line = String::new();

@@ -50,6 +50,7 @@
 //! 3) with "run `mcpc login SERVER`". `mcpc logout [SERVER]` revokes and
 //! deletes them.
 
+mod approve;
 mod cli;
 mod commands;
 mod consent;

@@ -10,8 +10,9 @@ use std::time::Duration;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    ClientIdentity, Config, DefaultConnector, FilePinStore, LoadOptions, Registry, RegistryOptions,
-    ServerConfig, TransportConfig, Warning, default_token_dir, parse_server_spec,
+    ClientIdentity, Config, DefaultConnector, FileApprovalStore, FilePinStore, LoadOptions,
+    ManagedPolicy, Registry, RegistryOptions, ServerConfig, TransportConfig, TrustOptions,
+    TrustSettings, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
 
@@ -53,6 +54,7 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     // Tool pins live beside a configuration file; a server given on the
     // command line (or the demo) is pinned for this run only.
     let mut pins = None;
+    let mut trust = trust_options(g)?;
     let (mut config, warnings) = if let Some(spec) = &g.server {
         if g.config.is_some() {
             return Err(Failure::usage("give --config or --server, not both"));
@@ -67,6 +69,8 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
             LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
         // A project's configuration runs nothing until approved.
         let loaded = crate::consent::load(g, &path, origin, &options)?;
+        trust.call_policy =
+            TrustSettings::load(&path).map_err(|e| Failure::new(Kind::Config, e))?.call_policy;
         pins = Some(FilePinStore::beside(&path));
         (loaded.config, loaded.warnings)
     } else {
@@ -119,11 +123,42 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
     let mut options = RegistryOptions::with_connector(inner);
     options.login_command = Some("mcpc login {server}".into());
+    options.trust = trust;
     let pins_kept = pins.is_some();
     if let Some(store) = pins {
         options.pin_store = Arc::new(store);
     }
     Ok(Setup { registry: Registry::new(config, options), warnings, pins_kept })
+}
+
+/// Call approval: the managed policy (`$MCPC_MANAGED_POLICY`, else the
+/// system's file), answers asked on the terminal (or `--yes`) and kept in
+/// the user's state directory. The configuration's own policy is added
+/// where it is read.
+fn trust_options(g: &Global) -> Result<TrustOptions, Failure> {
+    let mut trust = TrustOptions::default();
+    if let Some(path) = managed_policy_path() {
+        let managed = ManagedPolicy::load(&path).map_err(|e| Failure::new(Kind::Config, e))?;
+        trust.managed = Arc::new(managed);
+    }
+    trust.approver = Some(Arc::new(crate::approve::TerminalApprover::new(g.yes)));
+    if let Some(path) = FileApprovalStore::default_path("mcpc") {
+        trust.approval_store = Arc::new(FileApprovalStore::new(path));
+    }
+    Ok(trust)
+}
+
+/// `$MCPC_MANAGED_POLICY`, else `/etc/mcpc/managed.toml`
+/// (`%ProgramData%\mcpc\managed.toml` on Windows).
+fn managed_policy_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("MCPC_MANAGED_POLICY").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    if cfg!(windows) {
+        let data = std::env::var_os("ProgramData").filter(|v| !v.is_empty())?;
+        return Some(PathBuf::from(data).join("mcpc").join("managed.toml"));
+    }
+    Some(PathBuf::from("/etc/mcpc/managed.toml"))
 }
 
 /// `-e KEY=VALUE` pairs.

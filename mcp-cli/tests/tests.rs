@@ -4,6 +4,8 @@
 //! `interop-tests`, run by `cargo xtask interop`) against servers nobody
 //! here wrote.
 
+#[path = "it/approval.rs"]
+mod approval;
 #[path = "it/cli.rs"]
 mod cli;
 #[cfg(feature = "interop-tests")]

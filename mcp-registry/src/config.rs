@@ -688,7 +688,8 @@ fn position_of(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-const CLIENT_KEYS: &[&str] = &["enabled", "client_identity", "servers"];
+/// `[mcp_client]` keys; the trust tables are read by `trust::settings`.
+const CLIENT_KEYS: &[&str] = &["enabled", "client_identity", "servers", "approval"];
 const IDENTITY_KEYS: &[&str] = &["name", "title", "version"];
 const SERVER_KEYS: &[&str] = &[
     "name",

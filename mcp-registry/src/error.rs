@@ -596,6 +596,24 @@ pub enum Error {
         /// What failed.
         source: PinError,
     },
+    /// The call policy (a rule, the managed policy, the approver, or no
+    /// answer in time) refused the call: nothing was sent.
+    CallDenied {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: crate::trust::approval::Reason,
+    },
+    /// A trust record (remembered answers, the audit log) could not be
+    /// used; the call was not made.
+    Trust {
+        /// The server.
+        server: String,
+        /// What failed.
+        source: crate::trust::TrustError,
+    },
 }
 
 impl Error {
@@ -619,7 +637,9 @@ impl Error {
             | Error::TransportUnavailable { server, .. }
             | Error::ServerUnusable { server, .. }
             | Error::ToolChanged { server, .. }
-            | Error::Pins { server, .. } => Some(server),
+            | Error::Pins { server, .. }
+            | Error::CallDenied { server, .. }
+            | Error::Trust { server, .. } => Some(server),
             #[cfg(feature = "http")]
             Error::Login { server, .. } | Error::Logout { server, .. } => Some(server),
         }
@@ -635,6 +655,7 @@ impl Error {
             Error::Config(_)
                 | Error::UnknownServer { .. }
                 | Error::ToolNotAllowed { .. }
+                | Error::CallDenied { .. }
                 | Error::UnknownTool { .. }
                 | Error::NotOAuth { .. }
                 | Error::TransportUnavailable { .. }
@@ -741,6 +762,11 @@ impl fmt::Display for Error {
                 f.write_str("); it is withheld until the new definition is approved")
             }
             Error::Pins { server, source } => write!(f, "MCP server {server:?}: {source}"),
+            Error::CallDenied { server, tool, reason } => write!(
+                f,
+                "the call of tool {tool:?} of MCP server {server:?} was refused ({reason})"
+            ),
+            Error::Trust { server, source } => write!(f, "MCP server {server:?}: {source}"),
         }
     }
 }
@@ -751,6 +777,7 @@ impl std::error::Error for Error {
             Error::Config(e) => Some(e),
             Error::Transport { source, .. } => Some(source),
             Error::Pins { source, .. } => Some(source),
+            Error::Trust { source, .. } => Some(source),
             #[cfg(feature = "http")]
             Error::Login { source, .. } | Error::Logout { source, .. } => Some(source),
             _ => None,

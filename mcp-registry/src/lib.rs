@@ -23,6 +23,15 @@
 //!   trusted. Nothing of an unapproved file is spawned or contacted.
 //! - **Tool policy** ([`ToolPolicy`]): allow and deny lists, deny wins,
 //!   exact and case-sensitive; applied before anything is spawned or sent.
+//! - **Call approval** ([`CallPolicy`], [`RegistryOptions::trust`]):
+//!   `allow`, `ask` or `deny` per call by glob [`Pattern`]s over
+//!   `server__tool`, in one evaluation with the tool policy; `ask` goes to
+//!   the host's [`Approver`] within the call's timeout, answers remembered
+//!   for the session or kept ([`ApprovalStore`]); annotations used only
+//!   for servers the configuration trusts.
+//! - **Managed policy** ([`ManagedPolicy`]): an administrator's file that
+//!   blocks servers by name, command or URL ([`Registry::blocked`]) and
+//!   pins tiers the user's configuration cannot widen.
 //! - **One transport face** ([`Transport`], object-safe as
 //!   [`DynTransport`]): implemented for `mcp-stdio`'s `StdioTransport` and
 //!   `mcp-http`'s `HttpTransport`, open to a host's own through a
@@ -197,11 +206,18 @@ pub use supervisor::{Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]
 pub use transport::AuthorizationInfo;
 pub use transport::{BoxTransport, ServerClient};
-pub use trust::TrustError;
+pub use trust::approval::{
+    ApprovalAnswer, ApprovalRequest, ApprovalStore, Approver, CallPolicy, Decision,
+    FileApprovalStore, MemoryApprovalStore, Reason, Remember, Tier, TierRules,
+};
 pub use trust::consent::{
     ConfigOrigin, Consent, ConsentStore, FileConsentStore, MemoryConsentStore,
     PROJECT_CONFIG_NAMES, Review, consent_digest, find_project_config,
 };
+pub use trust::managed::{Blocked, ManagedPolicy};
+pub use trust::pattern::{MAX_PATTERN_LEN, Pattern};
+pub use trust::settings::TrustSettings;
+pub use trust::{TrustError, TrustOptions};
 
 /// The README's examples, compiled as doc tests (they use both transports).
 #[cfg(all(doctest, feature = "stdio", feature = "http"))]

@@ -1,6 +1,8 @@
 //! The registry's tests: configuration and policy as data, then the
 //! registry against several testkit servers at once.
 
+#[path = "it/approval.rs"]
+mod approval;
 #[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/common.rs"]
 mod common;

@@ -52,12 +52,8 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>, args: &CallArgs) -> Result<ToolCall, 
     };
     let raw_pairs = pairs(rest)?;
     let config = registry.get(&server).ok_or_else(|| ctx.unknown(&server))?;
-    if !config.policy.is_allowed(&tool) {
-        return Err(ctx.fail(mcp_host_registry::Error::ToolNotAllowed {
-            server: server.clone(),
-            tool: tool.clone(),
-        }));
-    }
+    // Refused by the server's lists or a deny rule: before connecting.
+    registry.check_call(&config.name, &tool).map_err(|e| ctx.fail(e))?;
     ctx.connect(&server).await?;
     if !raw_pairs.is_empty() {
         // The tool's schema says which values are strings.

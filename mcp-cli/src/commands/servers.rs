@@ -1,5 +1,5 @@
 //! `mcpc servers`: the configured servers, and with `--connect` the
-//! protocol each speaks.
+//! protocol each speaks; those the managed policy blocked, with why.
 
 use std::time::Duration;
 
@@ -56,7 +56,11 @@ pub(crate) async fn servers(ctx: &Ctx<'_>, connect: bool) -> Result<u8, Failure>
                     v
                 })
                 .collect();
-            emit_json(&Value::Array(list));
+            let blocked = registry
+                .blocked()
+                .into_iter()
+                .map(|b| json!({"name": b.server, "blocked": b.reason}));
+            emit_json(&Value::Array(list.into_iter().chain(blocked).collect()));
         }
         Output::Text => {
             let rows: Vec<Vec<String>> = registry
@@ -78,6 +82,11 @@ pub(crate) async fn servers(ctx: &Ctx<'_>, connect: bool) -> Result<u8, Failure>
                     row
                 })
                 .collect();
+            // What the administrator's policy kept out, and why.
+            let mut rows = rows;
+            for b in registry.blocked() {
+                rows.push(vec![b.server, "blocked".to_owned(), b.reason]);
+            }
             for line in table(&rows) {
                 emit(&line);
             }

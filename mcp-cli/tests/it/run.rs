@@ -110,6 +110,8 @@ impl Sandbox {
             .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
             .env("XDG_DATA_HOME", self.dir.join("data"))
             .env("MCPC_NO_BROWSER", "1")
+            // The administrator's policy of the sandbox (none unless written).
+            .env("MCPC_MANAGED_POLICY", self.dir.join("managed.toml"))
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());
         cmd

@@ -44,6 +44,8 @@ use crate::supervisor::{Health, HealthEvent, Supervision};
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
 use crate::transport::{AuthorizationInfo, authorization_info};
+use crate::trust::gate::CallGate;
+use crate::trust::managed::Blocked;
 use tokio::sync::{broadcast, watch};
 
 /// How a [`Registry`] runs.
@@ -77,6 +79,10 @@ pub struct RegistryOptions {
     /// replaced server finish before it closes that server's connection
     /// (which fails what still runs) (10 s).
     pub drain_timeout: Duration,
+    /// Call approval and the administrator's policy
+    /// ([`TrustOptions`](crate::TrustOptions)): every call allowed by
+    /// default, as before.
+    pub trust: crate::TrustOptions,
 }
 
 impl Default for RegistryOptions {
@@ -89,6 +95,7 @@ impl Default for RegistryOptions {
             pin_policy: PinPolicy::default(),
             supervision: None,
             drain_timeout: Duration::from_secs(10),
+            trust: crate::TrustOptions::default(),
         }
     }
 }
@@ -116,6 +123,7 @@ impl fmt::Debug for RegistryOptions {
             .field("pin_policy", &self.pin_policy)
             .field("supervision", &self.supervision)
             .field("drain_timeout", &self.drain_timeout)
+            .field("trust", &self.trust)
             .finish()
     }
 }
@@ -254,6 +262,8 @@ impl Registry {
     /// disabled). Nothing is spawned or connected yet, and no task runs.
     pub fn new(config: Config, options: RegistryOptions) -> Registry {
         let servers = if config.enabled { config.servers } else { Vec::new() };
+        // What the administrator's policy blocks is never declared.
+        let (servers, blocked) = options.trust.managed.admit(servers);
         let servers: Vec<Arc<ServerConfig>> = servers.into_iter().map(Arc::new).collect();
         let events = broadcast::channel(HEALTH_EVENTS).0;
         let slots: Arc<[Arc<Slot>]> =
@@ -270,8 +280,18 @@ impl Registry {
             notices: broadcast::channel(NOTIFICATION_EVENTS).0,
             reload: tokio::sync::Mutex::new(()),
             pins,
+            gate: CallGate::default(),
+            blocked: std::sync::Mutex::new(blocked),
         });
         Registry { shared }
+    }
+
+    /// The servers the managed policy
+    /// ([`TrustOptions::managed`](crate::TrustOptions::managed)) kept out
+    /// of the configuration (after the last [`reload`](Self::reload)), and
+    /// why; they are not listed and never started.
+    pub fn blocked(&self) -> Vec<Blocked> {
+        lock(&self.shared.blocked).clone()
     }
 
     /// The servers, in declaration order (after the last
@@ -472,8 +492,12 @@ impl Registry {
         let config = slot.config();
         match calls::list_tools(&conn).await {
             Ok(tools) => {
-                let allowed =
-                    tools.iter().filter(|t| config.policy.is_allowed(&t.name)).cloned().collect();
+                let parts = self.shared.options.trust.parts();
+                let allowed = tools
+                    .iter()
+                    .filter(|t| CallGate::visible(parts, &config, t))
+                    .cloned()
+                    .collect();
                 Ok((config, allowed))
             }
             Err(e) => Err(self.failed(&slot, generation, e).await),
@@ -506,6 +530,15 @@ impl Registry {
         .await
     }
 
+    /// Refuses, without any I/O, a call that no answer could allow: the
+    /// server's exact lists ([`Error::ToolNotAllowed`]), a `deny` rule of
+    /// the call policy or the managed policy ([`Error::CallDenied`]). A
+    /// host checks this before work of its own that would connect.
+    pub fn check_call(&self, server: &str, tool: &str) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        CallGate::before_io(self.shared.options.trust.parts(), &slot.config(), tool.trim())
+    }
+
     /// Calls a tool with the server's timeout. See
     /// [`call_tool_with`](Self::call_tool_with).
     pub async fn call_tool(
@@ -518,7 +551,10 @@ impl Registry {
     }
 
     /// Calls a tool. A tool the policy refuses is refused before anything is
-    /// spawned or sent ([`Error::ToolNotAllowed`]); a tool the server does
+    /// spawned or sent ([`Error::ToolNotAllowed`], [`Error::CallDenied`]);
+    /// one it marks `ask` goes to the host's
+    /// [`Approver`](crate::Approver), waited for within the call's timeout
+    /// (the server's unless `options` sets one); a tool the server does
     /// not list is refused before the `tools/call` is sent
     /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
     /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
@@ -537,9 +573,8 @@ impl Registry {
         let slot = self.slot(server)?;
         let tool = tool.trim();
         let config = slot.config();
-        if !config.policy.is_allowed(tool) {
-            return Err(Error::ToolNotAllowed { server: server.to_owned(), tool: tool.to_owned() });
-        }
+        let parts = self.shared.options.trust.parts();
+        CallGate::before_io(parts, &config, tool)?;
         let (generation, conn, waited) = self.shared.connection(&slot, options.timeout).await?;
         if let Some(timeout) = &mut options.timeout {
             *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
@@ -552,6 +587,8 @@ impl Registry {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         };
         self.shared.pins.check_call(&config, definition)?;
+        let ask_within = options.timeout.unwrap_or(config.timeout);
+        self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?;
         match calls::call_tool(&conn, tool, arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),

@@ -40,6 +40,10 @@ pub(crate) struct Shared {
     pub(crate) reload: tokio::sync::Mutex<()>,
     /// The tool pins and their policy.
     pub(crate) pins: PinBook,
+    /// Call approval's answers remembered for the session.
+    pub(crate) gate: crate::trust::gate::CallGate,
+    /// The servers the managed policy kept out.
+    pub(crate) blocked: std::sync::Mutex<Vec<crate::trust::managed::Blocked>>,
 }
 
 /// How many health changes a slow [`Registry::health_events`] subscriber
@@ -230,6 +234,8 @@ impl Shared {
         let declared = self.declared.latest();
         let identity_changed = config.client_identity != declared.identity;
         let servers = if config.enabled { config.servers } else { Vec::new() };
+        let (servers, blocked) = self.options.trust.managed.admit(servers);
+        *lock(&self.blocked) = blocked;
         let old = self.snapshot();
         let mut report = ReloadReport { identity_changed, ..ReloadReport::default() };
         let mut next: Vec<Arc<Slot>> = Vec::with_capacity(servers.len());

@@ -1,12 +1,73 @@
 //! Trust at the host's edge: consent before a project's configuration
-//! runs anything ([`consent`]).
+//! runs anything ([`consent`]), approval before a tool is called
+//! ([`approval`], enforced by [`gate`]), an administrator's policy
+//! ([`managed`]) and the host's settings read from its configuration file
+//! ([`settings`]).
 
+pub(crate) mod approval;
 pub(crate) mod consent;
+pub(crate) mod gate;
+pub(crate) mod managed;
+pub(crate) mod pattern;
+pub(crate) mod settings;
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::error::ConfigError;
+use approval::{ApprovalStore, Approver, CallPolicy, MemoryApprovalStore};
+use managed::ManagedPolicy;
+
+/// How a [`Registry`](crate::Registry) decides about calls
+/// ([`RegistryOptions::trust`](crate::RegistryOptions::trust)).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct TrustOptions {
+    /// The user's call policy (every call allowed by default).
+    pub call_policy: CallPolicy,
+    /// Who is asked about a call whose tier is `ask` (none: refused).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Where answers given for good are kept ([`MemoryApprovalStore`] by
+    /// default).
+    pub approval_store: Arc<dyn ApprovalStore>,
+    /// The administrator's policy (none by default): servers it blocks are
+    /// not started, tiers it pins are never widened.
+    pub managed: Arc<ManagedPolicy>,
+}
+
+impl Default for TrustOptions {
+    fn default() -> Self {
+        TrustOptions {
+            call_policy: CallPolicy::default(),
+            approver: None,
+            approval_store: Arc::new(MemoryApprovalStore::new()),
+            managed: Arc::new(ManagedPolicy::default()),
+        }
+    }
+}
+
+impl fmt::Debug for TrustOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TrustOptions")
+            .field("call_policy", &self.call_policy)
+            .field("approver", &self.approver)
+            .field("approval_store", &self.approval_store)
+            .field("managed", &self.managed)
+            .finish()
+    }
+}
+
+impl TrustOptions {
+    pub(crate) fn parts(&self) -> gate::GateParts<'_> {
+        gate::GateParts {
+            policy: &self.call_policy,
+            managed: &self.managed.tools,
+            approver: self.approver.as_ref(),
+            store: &self.approval_store,
+        }
+    }
+}
 
 /// Why a consent (or other trust) record could not be used, or why a
 /// configuration may not run yet.
