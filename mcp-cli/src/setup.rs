@@ -10,9 +10,9 @@ use std::time::Duration;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    ClientIdentity, Config, DefaultConnector, FileApprovalStore, FilePinStore, LoadOptions,
-    ManagedPolicy, Registry, RegistryOptions, ServerConfig, TransportConfig, TrustOptions,
-    TrustSettings, Warning, default_token_dir, parse_server_spec,
+    AuditLog, ClientIdentity, Config, DefaultConnector, FileApprovalStore, FileConsentStore,
+    FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions, ServerConfig,
+    TransportConfig, TrustOptions, TrustSettings, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
 
@@ -69,8 +69,16 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
             LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
         // A project's configuration runs nothing until approved.
         let loaded = crate::consent::load(g, &path, origin, &options)?;
-        trust.call_policy =
-            TrustSettings::load(&path).map_err(|e| Failure::new(Kind::Config, e))?.call_policy;
+        // The call policy and the audit log kept in the same file.
+        let audit_default =
+            FileConsentStore::default_path("mcpc").map(|p| p.with_file_name("audit.jsonl"));
+        let settings =
+            TrustSettings::load(&path, audit_default).map_err(|e| Failure::new(Kind::Config, e))?;
+        trust.call_policy = settings.call_policy;
+        if let Some(audit) = settings.audit {
+            let log = AuditLog::open(audit).map_err(|e| Failure::new(Kind::Config, e))?;
+            trust.audit = Some(Arc::new(log));
+        }
         pins = Some(FilePinStore::beside(&path));
         (loaded.config, loaded.warnings)
     } else {

@@ -689,7 +689,7 @@ fn position_of(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// `[mcp_client]` keys; the trust tables are read by `trust::settings`.
-const CLIENT_KEYS: &[&str] = &["enabled", "client_identity", "servers", "approval"];
+const CLIENT_KEYS: &[&str] = &["enabled", "client_identity", "servers", "approval", "audit"];
 const IDENTITY_KEYS: &[&str] = &["name", "title", "version"];
 const SERVER_KEYS: &[&str] = &[
     "name",

@@ -32,6 +32,9 @@
 //! - **Managed policy** ([`ManagedPolicy`]): an administrator's file that
 //!   blocks servers by name, command or URL ([`Registry::blocked`]) and
 //!   pins tiers the user's configuration cannot widen.
+//! - **Audit log** ([`AuditLog`], opt-in): a JSON line per tool call
+//!   (argument digest, redacted arguments, duration, outcome, decision),
+//!   rotated by size, never holding a configured secret.
 //! - **One transport face** ([`Transport`], object-safe as
 //!   [`DynTransport`]): implemented for `mcp-stdio`'s `StdioTransport` and
 //!   `mcp-http`'s `HttpTransport`, open to a host's own through a
@@ -103,7 +106,8 @@
 //!
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
 //! writes to stdout, writes no file but those a host chooses (the pin file,
-//! [`FilePinStore`], and the consent file, [`FileConsentStore`]), runs no background task unless supervision is asked
+//! [`FilePinStore`], the consent and answer files, [`FileConsentStore`]
+//! and [`FileApprovalStore`], the audit log, [`AuditLog`]), runs no background task unless supervision is asked
 //! for, and never puts a secret in an error, a log or a `Debug` output
 //! ([`Secret`]: values from `*_env` keys, `env`, `headers` and `auth`; a
 //! variable expanded into `command`, `args` or `cwd` is part of a command
@@ -210,6 +214,7 @@ pub use trust::approval::{
     ApprovalAnswer, ApprovalRequest, ApprovalStore, Approver, CallPolicy, Decision,
     FileApprovalStore, MemoryApprovalStore, Reason, Remember, Tier, TierRules,
 };
+pub use trust::audit::{AuditConfig, AuditLog, MAX_LOGGED_ARGUMENTS, MAX_LOGGED_STRING};
 pub use trust::consent::{
     ConfigOrigin, Consent, ConsentStore, FileConsentStore, MemoryConsentStore,
     PROJECT_CONFIG_NAMES, Review, consent_digest, find_project_config,

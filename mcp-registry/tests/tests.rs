@@ -3,6 +3,8 @@
 
 #[path = "it/approval.rs"]
 mod approval;
+#[path = "it/audit.rs"]
+mod audit;
 #[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/common.rs"]
 mod common;

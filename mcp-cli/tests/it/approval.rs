@@ -87,3 +87,37 @@ fn the_managed_policy_blocks_servers_and_pins_tiers() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("managed.toml is not valid"), "{r:?}");
 }
+
+#[test]
+fn the_audit_log_is_enabled_from_the_configuration() {
+    let s = Sandbox::new("audit");
+    config(
+        &s,
+        "default = \"allow\"\ndeny = [\"a__add\"]\n[mcp_client.audit]\npath = \"logs/audit.jsonl\"",
+    );
+    let c = ["--config", "conf/mcp.toml"];
+    let run = |extra: &[&str]| s.run(&[&c[..], extra].concat());
+    let r = run(&["call", "a", "echo", "message=hi", "api_key=k-123"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run(&["call", "a", "add", "a=1", "b=2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let text = std::fs::read_to_string(s.dir.join("conf/logs/audit.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["outcome"], "ok");
+    assert_eq!(lines[0]["arguments"]["api_key"], "<redacted>");
+    assert_eq!(lines[0]["arguments"]["message"], "hi");
+    assert_eq!(lines[1]["outcome"], "denied");
+    assert!(!text.contains("k-123"), "{text}");
+    // Without a path: the state directory's audit.jsonl.
+    config(&s, "[mcp_client.audit]\nenabled = true");
+    let r = run(&["call", "a", "echo", "message=again"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(s.dir.join(".local/state/mcpc/audit.jsonl").is_file());
+    // A bad table: an error naming the file; nothing runs.
+    config(&s, "[mcp_client.audit]\nmax_bytes = 1");
+    let r = run(&["call", "a", "echo", "message=no"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("[mcp_client.audit]: `max_bytes`"), "{r:?}");
+}

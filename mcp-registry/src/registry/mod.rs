@@ -1,6 +1,7 @@
 //! The registry's public face: the declared servers, their lazy
 //! connections, the tool policy in front of them.
 
+mod audited;
 mod calls;
 mod shared;
 mod slot;
@@ -44,6 +45,7 @@ use crate::supervisor::{Health, HealthEvent, Supervision};
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
 use crate::transport::{AuthorizationInfo, authorization_info};
+use crate::trust::approval::Decision;
 use crate::trust::gate::CallGate;
 use crate::trust::managed::Blocked;
 use tokio::sync::{broadcast, watch};
@@ -530,15 +532,6 @@ impl Registry {
         .await
     }
 
-    /// Refuses, without any I/O, a call that no answer could allow: the
-    /// server's exact lists ([`Error::ToolNotAllowed`]), a `deny` rule of
-    /// the call policy or the managed policy ([`Error::CallDenied`]). A
-    /// host checks this before work of its own that would connect.
-    pub fn check_call(&self, server: &str, tool: &str) -> Result<(), Error> {
-        let slot = self.slot(server)?;
-        CallGate::before_io(self.shared.options.trust.parts(), &slot.config(), tool.trim())
-    }
-
     /// Calls a tool with the server's timeout. See
     /// [`call_tool_with`](Self::call_tool_with).
     pub async fn call_tool(
@@ -550,25 +543,15 @@ impl Registry {
         self.call_tool_with(server, tool, arguments, RequestOptions::default()).await
     }
 
-    /// Calls a tool. A tool the policy refuses is refused before anything is
-    /// spawned or sent ([`Error::ToolNotAllowed`], [`Error::CallDenied`]);
-    /// one it marks `ask` goes to the host's
-    /// [`Approver`](crate::Approver), waited for within the call's timeout
-    /// (the server's unless `options` sets one); a tool the server does
-    /// not list is refused before the `tools/call` is sent
-    /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
-    /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
-    /// progress callback. A tool that fails reports `is_error` in the
-    /// result, not an `Err`. A supervised server that is backing off is
-    /// waited for within the call's timeout, when it has one
-    /// ([`WhileDown::Wait`](crate::WhileDown::Wait)): what the wait took is taken off the time the
-    /// server has to answer.
-    pub async fn call_tool_with(
+    /// [`call_tool_with`](Self::call_tool_with) without the audit log;
+    /// `decision` is set once the call policy has decided.
+    pub(crate) async fn call_unaudited(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
         mut options: RequestOptions,
+        decision: &mut Option<Decision>,
     ) -> Result<CallToolResult, Error> {
         let slot = self.slot(server)?;
         let tool = tool.trim();
@@ -588,7 +571,8 @@ impl Registry {
         };
         self.shared.pins.check_call(&config, definition)?;
         let ask_within = options.timeout.unwrap_or(config.timeout);
-        self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?;
+        *decision =
+            Some(self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?);
         match calls::call_tool(&conn, tool, arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),

@@ -293,7 +293,11 @@ impl Review {
     ) -> Result<Review, TrustError> {
         let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
         let loaded = Config::load(file, options).map_err(TrustError::Config)?;
-        let digest = consent_digest(&loaded.config);
+        let mut digest = consent_digest(&loaded.config);
+        // The call policy and the audit log the file sets are approved too.
+        if let Some(tables) = crate::trust::settings::trust_tables(file)? {
+            digest = sha256_hex(format!("{digest}{}", canonical_json(&tables)).as_bytes());
+        }
         let consent = if !origin.needs_consent() {
             Consent::Approved
         } else {
@@ -311,7 +315,9 @@ impl Review {
         &self.file
     }
 
-    /// The digest of what it runs.
+    /// The digest of what it runs ([`consent_digest`]), and of its
+    /// `[mcp_client.approval]` and `[mcp_client.audit]` tables when it has
+    /// them.
     pub fn digest(&self) -> &str {
         &self.digest
     }

@@ -5,6 +5,7 @@
 //! ([`settings`]).
 
 pub(crate) mod approval;
+pub(crate) mod audit;
 pub(crate) mod consent;
 pub(crate) mod gate;
 pub(crate) mod managed;
@@ -34,6 +35,8 @@ pub struct TrustOptions {
     /// The administrator's policy (none by default): servers it blocks are
     /// not started, tiers it pins are never widened.
     pub managed: Arc<ManagedPolicy>,
+    /// The audit log of every tool call (none by default).
+    pub audit: Option<Arc<audit::AuditLog>>,
 }
 
 impl Default for TrustOptions {
@@ -43,6 +46,7 @@ impl Default for TrustOptions {
             approver: None,
             approval_store: Arc::new(MemoryApprovalStore::new()),
             managed: Arc::new(ManagedPolicy::default()),
+            audit: None,
         }
     }
 }
@@ -54,6 +58,7 @@ impl fmt::Debug for TrustOptions {
             .field("approver", &self.approver)
             .field("approval_store", &self.approval_store)
             .field("managed", &self.managed)
+            .field("audit", &self.audit)
             .finish()
     }
 }

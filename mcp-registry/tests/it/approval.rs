@@ -483,7 +483,7 @@ fn the_approval_table_is_read_beside_the_servers() {
     .unwrap();
     let loaded = Config::load(&path, &mcp_host_registry::LoadOptions::default()).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    let settings = mcp_host_registry::TrustSettings::load(&path).unwrap();
+    let settings = mcp_host_registry::TrustSettings::load(&path, None).unwrap();
     let p = settings.call_policy;
     assert_eq!(p.default, Tier::Ask);
     assert!(p.trusts_annotations_of("files") && !p.trusts_annotations_of("other"));
@@ -494,7 +494,7 @@ fn the_approval_table_is_read_beside_the_servers() {
     assert_eq!(p.decide(&server, "write_file", None, &none).tier, Tier::Ask);
     // None of it: the default policy.
     std::fs::write(&path, "{\"mcpServers\": {}}").unwrap();
-    let settings = mcp_host_registry::TrustSettings::load(&path).unwrap();
+    let settings = mcp_host_registry::TrustSettings::load(&path, None).unwrap();
     assert_eq!(settings.call_policy, CallPolicy::default());
     for bad in [
         "[mcp_client.approval]\ndefault = \"maybe\"\n",
@@ -503,7 +503,7 @@ fn the_approval_table_is_read_beside_the_servers() {
         "[mcp_client.approval]\ntrust_annotations = [\"\"]\n",
     ] {
         std::fs::write(&path, bad).unwrap();
-        let e = mcp_host_registry::TrustSettings::load(&path).unwrap_err();
+        let e = mcp_host_registry::TrustSettings::load(&path, None).unwrap_err();
         assert!(matches!(e, TrustError::Corrupt { .. }), "{bad}: {e:?}");
         assert!(e.to_string().contains("[mcp_client.approval]"), "{e}");
     }

@@ -69,6 +69,22 @@ fn a_project_file_runs_only_once_approved_and_asks_again_when_it_changes() {
     assert!(matches!(e, TrustError::ConsentRequired { changed: true, .. }), "{e:?}");
     assert!(e.to_string().contains("changed what it runs"), "{e}");
 
+    // Approved again; then a looser call policy or a moved audit log is a
+    // change too.
+    review(&file, ConfigOrigin::Project, &store).approve(&store).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let loosened =
+        text.replace("[mcp_client]\n", "[mcp_client]\n[mcp_client.approval]\nallow = [\"*\"]\n");
+    std::fs::write(&file, &loosened).unwrap();
+    assert_eq!(review(&file, ConfigOrigin::Project, &store).consent(), &Consent::Changed);
+    review(&file, ConfigOrigin::Project, &store).approve(&store).unwrap();
+    let moved = loosened.replace(
+        "[[mcp_client.servers]]",
+        "[mcp_client.audit]\npath = \"/dev/null\"\n[[mcp_client.servers]]",
+    );
+    std::fs::write(&file, moved).unwrap();
+    assert_eq!(review(&file, ConfigOrigin::Project, &store).consent(), &Consent::Changed);
+
     // The user's own and explicit files need nothing.
     for origin in [ConfigOrigin::User, ConfigOrigin::Explicit] {
         let r = review(&file, origin, &MemoryConsentStore::new());

@@ -1,0 +1,80 @@
+//! The public tool call: the call itself, then its line in the audit log.
+
+use std::time::Instant;
+
+use mcp_proto::client::RequestOptions;
+use mcp_proto::types::{CallToolResult, JsonObject};
+
+use super::Registry;
+use crate::error::Error;
+use crate::trust::audit::AuditedCall;
+use crate::trust::gate::CallGate;
+
+impl Registry {
+    /// Refuses, without any I/O, a call that no answer could allow: the
+    /// server's exact lists ([`Error::ToolNotAllowed`]), a `deny` rule of
+    /// the call policy or the managed policy ([`Error::CallDenied`]). A
+    /// host checks this before work of its own that would connect; a
+    /// refusal is logged in the audit log as a refused call (without
+    /// arguments: none were given).
+    pub fn check_call(&self, server: &str, tool: &str) -> Result<(), Error> {
+        let slot = self.slot(server)?;
+        let tool = tool.trim();
+        let config = slot.config();
+        let checked = CallGate::before_io(self.shared.options.trust.parts(), &config, tool);
+        if let (Err(e), Some(audit)) = (&checked, &self.shared.options.trust.audit) {
+            audit.record(&AuditedCall {
+                server,
+                config: Some(&config),
+                tool,
+                arguments: None,
+                duration: std::time::Duration::ZERO,
+                result: Err(e),
+                decision: None,
+            });
+        }
+        checked
+    }
+
+    /// Calls a tool. A tool the policy refuses is refused before anything is
+    /// spawned or sent ([`Error::ToolNotAllowed`], [`Error::CallDenied`]);
+    /// one it marks `ask` goes to the host's
+    /// [`Approver`](crate::Approver), waited for within the call's timeout
+    /// (the server's unless `options` sets one); a tool the server does
+    /// not list is refused before the `tools/call` is sent
+    /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
+    /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
+    /// progress callback. A tool that fails reports `is_error` in the
+    /// result, not an `Err`. A supervised server that is backing off is
+    /// waited for within the call's timeout, when it has one
+    /// ([`WhileDown::Wait`](crate::WhileDown::Wait)): what the wait took is taken off the time the
+    /// server has to answer. With an audit log
+    /// ([`TrustOptions::audit`](crate::TrustOptions::audit)), every call,
+    /// refused ones included, is logged once it ends.
+    pub async fn call_tool_with(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let mut decision = None;
+        let Some(audit) = self.shared.options.trust.audit.clone() else {
+            return self.call_unaudited(server, tool, arguments, options, &mut decision).await;
+        };
+        let started = Instant::now();
+        let logged = arguments.clone();
+        let result = self.call_unaudited(server, tool, arguments, options, &mut decision).await;
+        let config = self.get(server);
+        audit.record(&AuditedCall {
+            server,
+            config,
+            tool: tool.trim(),
+            arguments: logged.as_ref(),
+            duration: started.elapsed(),
+            result: result.as_ref(),
+            decision: decision.as_ref(),
+        });
+        result
+    }
+}
