@@ -107,11 +107,12 @@
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
 //! writes to stdout, writes no file but those a host chooses (the pin file,
 //! [`FilePinStore`], the consent and answer files, [`FileConsentStore`]
-//! and [`FileApprovalStore`], the audit log, [`AuditLog`]), runs no background task unless supervision is asked
-//! for, and never puts a secret in an error, a log or a `Debug` output
-//! ([`Secret`]: values from `*_env` keys, `env`, `headers` and `auth`; a
-//! variable expanded into `command`, `args` or `cwd` is part of a command
-//! line, not a secret, so secrets go to spawned servers through `env`).
+//! and [`FileApprovalStore`], the audit log, [`AuditLog`]), runs no
+//! background task unless supervision is asked for, and never puts a
+//! secret in an error, a log or a `Debug` output ([`Secret`]: values from
+//! `*_env` keys, `env`, `headers` and `auth`; a variable expanded into
+//! `command`, `args` or `cwd` is part of a command line, not a secret, so
+//! secrets go to spawned servers through `env`).
 //!
 //! ## OAuth servers
 //!
