@@ -18,6 +18,7 @@ use crate::config::ServerConfig;
 use crate::private_file;
 use crate::trust::TrustError;
 use crate::trust::pattern::Pattern;
+use crate::trust::records::RecordFile;
 
 /// What happens to a call. Ordered from the widest to the narrowest, so
 /// the stricter of two tiers is their `max`.
@@ -382,21 +383,16 @@ impl ApprovalStore for MemoryApprovalStore {
 /// naming it; nothing is written meanwhile.
 #[derive(Debug)]
 pub struct FileApprovalStore {
-    path: PathBuf,
-    write: Mutex<()>,
+    file: RecordFile,
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AnswerFile {
-    version: u64,
-    answers: BTreeMap<String, Tier>,
-}
+/// The records' field in the file.
+const ANSWERS: &str = "answers";
 
 impl FileApprovalStore {
     /// A store in this file (created on the first answer kept).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        FileApprovalStore { path: path.into(), write: Mutex::new(()) }
+        FileApprovalStore { file: RecordFile::new(path.into()) }
     }
 
     /// The default file of `app`: `approvals.json` beside
@@ -409,40 +405,30 @@ impl FileApprovalStore {
 
     /// The file.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn read(&self) -> Result<BTreeMap<String, Tier>, TrustError> {
-        let text = private_file::read_capped(&self.path)
-            .map_err(|source| TrustError::Io { path: self.path.clone(), source })?;
-        let Some(text) = text else { return Ok(BTreeMap::new()) };
-        let file: AnswerFile = serde_json::from_str(&text).map_err(|e| TrustError::Corrupt {
-            path: self.path.clone(),
-            message: format!("line {}, column {}: not an answer file", e.line(), e.column()),
-        })?;
-        if file.version != 1 || file.answers.values().any(|t| *t == Tier::Ask) {
-            return Err(TrustError::Corrupt {
-                path: self.path.clone(),
-                message: "not version 1 of an answer file".into(),
-            });
-        }
-        Ok(file.answers)
+        self.file.path()
     }
 }
 
 impl ApprovalStore for FileApprovalStore {
     fn get(&self, server: &str, tool: &str) -> Result<Option<bool>, TrustError> {
-        Ok(self.read()?.get(&key(server, tool)).map(|t| *t == Tier::Allow))
+        let answers = self.file.read::<String, Answer>(ANSWERS)?;
+        Ok(answers.get(&key(server, tool)).map(|a| *a == Answer::Allow))
     }
 
     fn set(&self, server: &str, tool: &str, allow: bool) -> Result<(), TrustError> {
-        let _guard = lock(&self.write);
-        let mut answers = self.read()?;
-        answers.insert(key(server, tool), if allow { Tier::Allow } else { Tier::Deny });
-        let mut text =
-            serde_json::to_string_pretty(&AnswerFile { version: 1, answers }).unwrap_or_default();
-        text.push('\n');
-        private_file::write_atomic(&self.path, text.as_bytes())
-            .map_err(|source| TrustError::Io { path: self.path.clone(), source })
+        let answer = if allow { Answer::Allow } else { Answer::Deny };
+        self.file
+            .update(ANSWERS, |answers: &mut BTreeMap<String, Answer>| {
+                answers.insert(key(server, tool), answer) != Some(answer)
+            })
+            .map(|_| ())
     }
+}
+
+/// A kept answer, as the file spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Answer {
+    Allow,
+    Deny,
 }

@@ -11,13 +11,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::{Config, LoadOptions, Loaded, TransportConfig};
 use crate::digest::{canonical_json, sha256_hex};
 use crate::private_file;
 use crate::trust::TrustError;
+use crate::trust::records::RecordFile;
 
 /// The names of project configurations, in the order they are looked for
 /// in each folder: this toolkit's TOML, then the `mcpServers`/`servers`
@@ -150,23 +150,16 @@ impl ConsentStore for MemoryConsentStore {
 /// written meanwhile.
 #[derive(Debug)]
 pub struct FileConsentStore {
-    path: PathBuf,
-    write: Mutex<()>,
+    file: RecordFile,
 }
 
-const CONSENT_FILE_VERSION: u64 = 1;
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConsentFile {
-    version: u64,
-    approved: BTreeMap<PathBuf, String>,
-}
+/// The records' field in the file.
+const APPROVED: &str = "approved";
 
 impl FileConsentStore {
     /// A store in this file (created on the first approval).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        FileConsentStore { path: path.into(), write: Mutex::new(()) }
+        FileConsentStore { file: RecordFile::new(path.into()) }
     }
 
     /// The default file of `app`: `trusted-configs.json` in
@@ -182,74 +175,27 @@ impl FileConsentStore {
 
     /// The file.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn read(&self) -> Result<BTreeMap<PathBuf, String>, TrustError> {
-        let text = private_file::read_capped(&self.path)
-            .map_err(|source| TrustError::Io { path: self.path.clone(), source })?;
-        let Some(text) = text else { return Ok(BTreeMap::new()) };
-        let file: ConsentFile = serde_json::from_str(&text).map_err(|e| TrustError::Corrupt {
-            path: self.path.clone(),
-            message: format!("line {}, column {}: {}", e.line(), e.column(), e.classify_name()),
-        })?;
-        if file.version != CONSENT_FILE_VERSION {
-            return Err(TrustError::Corrupt {
-                path: self.path.clone(),
-                message: format!("version {} is not {CONSENT_FILE_VERSION}", file.version),
-            });
-        }
-        Ok(file.approved)
-    }
-
-    fn update(
-        &self,
-        change: impl FnOnce(&mut BTreeMap<PathBuf, String>) -> bool,
-    ) -> Result<bool, TrustError> {
-        let _guard = lock(&self.write);
-        let mut approved = self.read()?;
-        if !change(&mut approved) {
-            return Ok(false);
-        }
-        let file = ConsentFile { version: CONSENT_FILE_VERSION, approved };
-        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
-        text.push('\n');
-        private_file::write_atomic(&self.path, text.as_bytes())
-            .map_err(|source| TrustError::Io { path: self.path.clone(), source })?;
-        Ok(true)
-    }
-}
-
-/// A serde_json error's category, without the text it was reading.
-trait ClassifyName {
-    fn classify_name(&self) -> &'static str;
-}
-
-impl ClassifyName for serde_json::Error {
-    fn classify_name(&self) -> &'static str {
-        match self.classify() {
-            serde_json::error::Category::Io => "cannot be read",
-            serde_json::error::Category::Syntax => "not JSON",
-            serde_json::error::Category::Data => "not a consent file",
-            serde_json::error::Category::Eof => "cut short",
-        }
+        self.file.path()
     }
 }
 
 impl ConsentStore for FileConsentStore {
     fn approved(&self, file: &Path) -> Result<Option<String>, TrustError> {
-        Ok(self.read()?.remove(file))
+        Ok(self.file.read::<PathBuf, String>(APPROVED)?.remove(file))
     }
 
     fn approve(&self, file: &Path, digest: &str) -> Result<(), TrustError> {
-        self.update(|approved| {
-            approved.insert(file.to_owned(), digest.to_owned()).as_deref() != Some(digest)
-        })
-        .map(|_| ())
+        self.file
+            .update(APPROVED, |approved: &mut BTreeMap<PathBuf, String>| {
+                approved.insert(file.to_owned(), digest.to_owned()).as_deref() != Some(digest)
+            })
+            .map(|_| ())
     }
 
     fn revoke(&self, file: &Path) -> Result<bool, TrustError> {
-        self.update(|approved| approved.remove(file).is_some())
+        self.file.update(APPROVED, |approved: &mut BTreeMap<PathBuf, String>| {
+            approved.remove(file).is_some()
+        })
     }
 }
 

@@ -10,6 +10,7 @@ pub(crate) mod consent;
 pub(crate) mod gate;
 pub(crate) mod managed;
 pub(crate) mod pattern;
+pub(crate) mod records;
 pub(crate) mod settings;
 
 use std::fmt;
