@@ -15,5 +15,8 @@ mod interop;
 mod login;
 #[path = "it/run.rs"]
 mod run;
+#[cfg(target_os = "linux")]
+#[path = "it/terminal.rs"]
+mod terminal;
 #[path = "it/trust.rs"]
 mod trust;

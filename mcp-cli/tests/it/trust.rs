@@ -112,3 +112,83 @@ fn a_project_json_url_is_not_contacted_and_an_explicit_config_is_trusted() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(listener.accept().is_err());
 }
+
+/// On a terminal, a project's configuration is shown and asked about:
+/// "no" starts nothing, "yes" starts it and remembers the approval.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_project_configuration_is_asked_about_on_a_terminal() {
+    use crate::terminal::Terminal;
+
+    let s = Sandbox::new("consent-pty");
+    let tk = mcp_testkit::binary_path().to_string_lossy().into_owned();
+    s.write(
+        "mcp.toml",
+        &format!(
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"kit\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\nenv = {{ TOKEN = \"secret-env-value\" }}\n"
+        ),
+    );
+    let ask = |answer: &str| {
+        let mut t = Terminal::start(s.command(&["call", "kit", "echo", "message=hi"]));
+        t.wait_for("Start its servers? [y]es and remember, [o]nce, [N]o: ");
+        let screen = t.screen();
+        assert!(screen.contains("mcp.toml comes with this project and has not been approved"));
+        assert!(screen.contains(&format!("kit: runs {tk} stdio with TOKEN")), "{screen}");
+        assert!(!screen.contains("secret-env-value"), "{screen}");
+        t.type_line(answer);
+        t.finish()
+    };
+    let (code, out) = ask("n");
+    assert_eq!((code, out.as_str()), (2, ""));
+    let (code, out) = ask("y");
+    assert_eq!((code, out.as_str()), (0, "hi\n"));
+    // Remembered: no question any more, even without a terminal.
+    let r = s.run(&["call", "kit", "echo", "message=again"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "again\n"), "{r:?}");
+}
+
+/// On a terminal, a call the policy marks `ask` is asked about once,
+/// always or never; "always" and "never" are kept.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_call_is_asked_about_on_a_terminal_and_always_is_kept() {
+    use crate::terminal::Terminal;
+
+    let s = Sandbox::new("approve-pty");
+    let tk = mcp_testkit::binary_path().to_string_lossy().into_owned();
+    s.write(
+        "conf/mcp.toml",
+        &format!(
+            "[mcp_client]\n[mcp_client.approval]\ndefault = \"ask\"\n[[mcp_client.servers]]\nname = \"kit\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\n"
+        ),
+    );
+    let call = |tool: &str, answer: &str| {
+        let args = ["--config", "conf/mcp.toml", "call", "kit", tool, "message=\u{1b}[2Jx"];
+        let mut t = Terminal::start(s.command(&args));
+        t.wait_for("Allow it? [o]nce, [a]lways, [N]o, ne[v]er: ");
+        let screen = t.screen();
+        assert!(screen.contains(&format!("call tool {tool} of server kit (the default tier)?")));
+        // The arguments are shown, and inert.
+        assert!(screen.contains("arguments: {\"message\":\"\\u001b[2Jx\"}"), "{screen:?}");
+        assert!(!screen.contains("\u{1b}[2J"), "{screen:?}");
+        t.type_line(answer);
+        t.finish()
+    };
+    let (code, _) = call("echo", "n");
+    assert_eq!(code, 2);
+    let (code, out) = call("echo", "o");
+    // The result as output.rs shows it: inert.
+    assert_eq!((code, out.as_str()), (0, "\\x1b[2Jx\n"));
+    let (code, _) = call("echo", "a");
+    assert_eq!(code, 0);
+    let (code, _) = call("add", "v");
+    assert_eq!(code, 2);
+    // Kept: no question, either way, without a terminal.
+    let config = ["--config", "conf/mcp.toml"];
+    let r = s.run(&[&config[..], &["call", "kit", "echo", "message=ok"]].concat());
+    assert_eq!((r.code, r.stdout.as_str()), (0, "ok\n"), "{r:?}");
+    let r = s.run(&[&config[..], &["--yes", "call", "kit", "add", "a=1", "b=1"]].concat());
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("an earlier answer"), "{r:?}");
+    assert!(s.dir.join(".local/state/mcpc/approvals.json").is_file());
+}
