@@ -1,11 +1,11 @@
 //! The registry's public face: the declared servers, their lazy
 //! connections, the tool policy in front of them.
 
-mod audited;
 mod calls;
 mod shared;
 mod slot;
 mod subscriptions;
+mod tool_call;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,8 +15,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 #[cfg(feature = "http")]
 use mcp_http::{HttpTransport, OAuthHandler};
-use mcp_proto::client::RequestOptions;
-use mcp_proto::types::{CallToolResult, Implementation, InitializeResult, JsonObject, Tool};
+use mcp_proto::types::{Implementation, InitializeResult, Tool};
 use mcp_proto::{Era, ProtocolVersion};
 
 pub(crate) use self::calls::round_trip;
@@ -45,7 +44,6 @@ use crate::supervisor::{Health, HealthEvent, Supervision};
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
 use crate::transport::{AuthorizationInfo, authorization_info};
-use crate::trust::approval::Decision;
 use crate::trust::gate::CallGate;
 use crate::trust::managed::Blocked;
 use tokio::sync::{broadcast, watch};
@@ -530,53 +528,6 @@ impl Registry {
         .buffered(limit)
         .collect()
         .await
-    }
-
-    /// Calls a tool with the server's timeout. See
-    /// [`call_tool_with`](Self::call_tool_with).
-    pub async fn call_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<CallToolResult, Error> {
-        self.call_tool_with(server, tool, arguments, RequestOptions::default()).await
-    }
-
-    /// [`call_tool_with`](Self::call_tool_with) without the audit log;
-    /// `decision` is set once the call policy has decided.
-    pub(crate) async fn call_unaudited(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<JsonObject>,
-        mut options: RequestOptions,
-        decision: &mut Option<Decision>,
-    ) -> Result<CallToolResult, Error> {
-        let slot = self.slot(server)?;
-        let tool = tool.trim();
-        let config = slot.config();
-        let parts = self.shared.options.trust.parts();
-        CallGate::before_io(parts, &config, tool)?;
-        let (generation, conn, waited) = self.shared.connection(&slot, options.timeout).await?;
-        if let Some(timeout) = &mut options.timeout {
-            *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
-        }
-        let tools = match calls::list_tools(&conn).await {
-            Ok(tools) => tools,
-            Err(e) => return Err(self.failed(&slot, generation, e).await),
-        };
-        let Some(definition) = tools.iter().find(|t| t.name == tool) else {
-            return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
-        };
-        self.shared.pins.check_call(&config, definition)?;
-        let ask_within = options.timeout.unwrap_or(config.timeout);
-        *decision =
-            Some(self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?);
-        match calls::call_tool(&conn, tool, arguments, options).await {
-            Ok(result) => Ok(result),
-            Err(e) => Err(self.failed(&slot, generation, e).await),
-        }
     }
 
     /// Runs `op` on the server's client (connecting first if needed): the

@@ -1,16 +1,65 @@
-//! The public tool call: the call itself, then its line in the audit log.
+//! Tool calls: the check without I/O, the call (policy, approval, pins,
+//! then `tools/call`), and its line in the audit log.
 
 use std::time::Instant;
 
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::{CallToolResult, JsonObject};
 
-use super::Registry;
+use super::{MIN_CALL_TIME, Registry, calls};
 use crate::error::Error;
+use crate::trust::approval::Decision;
 use crate::trust::audit::AuditedCall;
 use crate::trust::gate::CallGate;
 
 impl Registry {
+    /// Calls a tool with the server's timeout. See
+    /// [`call_tool_with`](Self::call_tool_with).
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(server, tool, arguments, RequestOptions::default()).await
+    }
+
+    /// [`call_tool_with`](Self::call_tool_with) without the audit log;
+    /// `decision` is set once the call policy has decided.
+    pub(crate) async fn call_unaudited(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        mut options: RequestOptions,
+        decision: &mut Option<Decision>,
+    ) -> Result<CallToolResult, Error> {
+        let slot = self.slot(server)?;
+        let tool = tool.trim();
+        let config = slot.config();
+        let parts = self.shared.options.trust.parts();
+        CallGate::before_io(parts, &config, tool)?;
+        let (generation, conn, waited) = self.shared.connection(&slot, options.timeout).await?;
+        if let Some(timeout) = &mut options.timeout {
+            *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
+        }
+        let tools = match calls::list_tools(&conn).await {
+            Ok(tools) => tools,
+            Err(e) => return Err(self.failed(&slot, generation, e).await),
+        };
+        let Some(definition) = tools.iter().find(|t| t.name == tool) else {
+            return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
+        };
+        self.shared.pins.check_call(&config, definition)?;
+        let ask_within = options.timeout.unwrap_or(config.timeout);
+        *decision =
+            Some(self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?);
+        match calls::call_tool(&conn, tool, arguments, options).await {
+            Ok(result) => Ok(result),
+            Err(e) => Err(self.failed(&slot, generation, e).await),
+        }
+    }
+
     /// Refuses, without any I/O, a call that no answer could allow: the
     /// server's exact lists ([`Error::ToolNotAllowed`]), a `deny` rule of
     /// the call policy or the managed policy ([`Error::CallDenied`]). A
