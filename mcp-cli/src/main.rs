@@ -3,9 +3,11 @@
 //! server's notifications, OAuth login.
 //!
 //! It is a thin shell over `mcp-registry`: the servers come from a
-//! configuration (`--config PATH` or `$MCPC_CONFIG`, else `./mcp.toml`,
-//! else `mcpc/mcp.toml` in the user's config directory; `[mcp_client]`
-//! TOML, or the `mcpServers` JSON of Claude Desktop, Cursor and VS Code),
+//! configuration (`--config PATH` or `$MCPC_CONFIG`, else the project's
+//! `mcp.toml`, `.mcp.json`, `.cursor/mcp.json` or `.vscode/mcp.json` in or
+//! above the working directory, which starts nothing until approved, else
+//! `mcpc/mcp.toml` in the user's config directory; `[mcp_client]` TOML, or
+//! the `mcpServers` JSON of Claude Desktop, Cursor and VS Code),
 //! or from one `--server SPEC` (a URL, or a shell-quoted command to
 //! spawn). With neither, it talks to the demo server it embeds (the
 //! `mcp-testkit` server without its `http` feature, run over stdio by
