@@ -12,7 +12,7 @@ use mcp_client_stdio::{StdioOptions, StdioTransport};
 #[cfg(feature = "http")]
 use mcp_http::mcp_auth::TokenStore;
 #[cfg(feature = "http")]
-use mcp_http::{HttpClient, HttpTransport, OAuthHandler};
+use mcp_http::{HttpTransport, OAuthHandler};
 #[cfg(any(feature = "stdio", feature = "http"))]
 use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers};
@@ -243,7 +243,7 @@ impl Connector for DefaultConnector {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
             let options = self.http_options(server, identity, headers, auth, handler)?;
-            let client = HttpClient::connect(endpoint, options)
+            let client = mcp_http::connect(endpoint, options)
                 .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
             let name = server.name.clone();
             // The handshake runs the flow on the server's own 401 (its
@@ -251,7 +251,7 @@ impl Connector for DefaultConnector {
             // let the handshake through without a token is asked through
             // the well-known metadata instead.
             let result = match client.initialize().await {
-                Ok(_) => match client.oauth() {
+                Ok(_) => match client.transport().oauth() {
                     Some(oauth) if oauth.authorization_header().is_none() => oauth
                         .authorize(None)
                         .await
@@ -283,9 +283,9 @@ impl Connector for DefaultConnector {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
             let options = self.http_options(server, identity, headers, auth, None)?;
-            let client = HttpClient::connect(endpoint, options)
+            let client = mcp_http::connect(endpoint, options)
                 .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
-            let Some(oauth) = client.oauth().cloned() else {
+            let Some(oauth) = client.transport().oauth().cloned() else {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
             let name = server.name.clone();
