@@ -97,6 +97,12 @@ pub(crate) struct Global {
     /// The progress bar on stderr (auto: when stderr is a terminal)
     #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
     pub(crate) progress: ProgressMode,
+    /// The protocol revision to speak to every server: auto (probe with
+    /// server/discover, then fall back to the initialize handshake) or a
+    /// revision such as 2025-11-25 or 2026-07-28 [default: each server's
+    /// `protocol`, else auto]
+    #[arg(long, global = true, value_name = "REVISION", value_parser = parse_protocol)]
+    pub(crate) protocol: Option<ProtocolPin>,
     /// Unknown configuration keys and incomplete entries are errors
     #[arg(long, global = true)]
     pub(crate) strict: bool,
@@ -104,6 +110,14 @@ pub(crate) struct Global {
     /// trace); RUST_LOG takes a full filter
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+}
+
+/// `--protocol`: `None` for auto, else the revision.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProtocolPin(pub(crate) Option<mcp_proto::ProtocolVersion>);
+
+fn parse_protocol(text: &str) -> Result<ProtocolPin, String> {
+    mcp_host_registry::parse_protocol(text).map(ProtocolPin)
 }
 
 /// A number of seconds: positive and at most a day.

@@ -98,6 +98,9 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
         if let Some(secs) = g.timeout.filter(|_| !login) {
             server.timeout = Duration::from_secs_f64(secs);
         }
+        if let Some(pin) = g.protocol {
+            server.protocol = pin.0;
+        }
         if let TransportConfig::Stdio(command) = &mut server.transport {
             command.env.extend(env.iter().cloned());
             if let Some(dir) = &cwd {

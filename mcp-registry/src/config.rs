@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_proto::ProtocolVersion;
 use mcp_proto::types::Implementation;
 use mcp_spawn_env::ServerCommand;
 use serde::Deserialize;
@@ -243,6 +244,12 @@ pub struct ServerConfig {
     /// (`pin_policy`); `None`: the registry's default
     /// ([`RegistryOptions::pin_policy`](crate::RegistryOptions::pin_policy)).
     pub pin_policy: Option<PinPolicy>,
+    /// The protocol revision the server is spoken to in (`protocol`);
+    /// `None` (`"auto"`, the default): found out by the era probe. A
+    /// handshake-era revision sends `initialize` offering it, with no
+    /// probe (for servers that stop on a request they do not know); a
+    /// stateless-era one speaks that era only.
+    pub protocol: Option<ProtocolVersion>,
     /// Set when the entry refers to an environment variable that is not
     /// set: the server is listed but every use of it fails with
     /// [`Error::ServerUnusable`](crate::Error::ServerUnusable) (the other
@@ -281,6 +288,7 @@ impl ServerConfig {
             policy: ToolPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
             pin_policy: None,
+            protocol: None,
             unusable: None,
         }
     }
@@ -306,6 +314,12 @@ impl ServerConfig {
     /// Sets the pin policy (instead of the registry's default).
     pub fn with_pin_policy(mut self, policy: PinPolicy) -> Self {
         self.pin_policy = Some(policy);
+        self
+    }
+
+    /// Pins the protocol revision (instead of the era probe).
+    pub fn with_protocol(mut self, version: ProtocolVersion) -> Self {
+        self.protocol = Some(version);
         self
     }
 
@@ -705,6 +719,7 @@ const SERVER_KEYS: &[&str] = &[
     "headers",
     "auth",
     "pin_policy",
+    "protocol",
     "proxy",
     "no_proxy",
     "ca_file",
@@ -724,6 +739,7 @@ const JSON_SERVER_KEYS: &[&str] = &[
     "disallowed_tools",
     "timeout_secs",
     "pin_policy",
+    "protocol",
 ];
 
 /// The validator's state: options and the warnings so far.
@@ -1170,6 +1186,12 @@ impl<'a> Ctx<'a> {
                 invalid(entry.at("pin_policy"), "must be \"warn\", \"block\" or \"allow\"")
             })?),
         };
+        let protocol = match opt_str(map, "protocol", || entry.at("protocol"))? {
+            None => None,
+            Some(text) => {
+                parse_protocol(text).map_err(|reason| invalid(entry.at("protocol"), &reason))?
+            }
+        };
         let unusable = self.missing.take();
         if let Some(missing) = &unusable {
             self.warn(
@@ -1188,6 +1210,7 @@ impl<'a> Ctx<'a> {
             policy: ToolPolicy::new(allowed.unwrap_or_default(), denied.unwrap_or_default()),
             timeout,
             pin_policy,
+            protocol,
             unusable,
         })
     }
@@ -1346,6 +1369,20 @@ impl<'a> Ctx<'a> {
             (None, None) => Err(invalid(at(key), &format!("is missing (or give `{env_key}`)"))),
         }
     }
+}
+
+/// A `protocol` value: `"auto"` (`None`) or a revision this client speaks.
+/// Also what `mcpc --protocol` takes.
+pub fn parse_protocol(text: &str) -> Result<Option<ProtocolVersion>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    ProtocolVersion::parse(text).map(Some).ok_or_else(|| {
+        let known: Vec<String> =
+            ProtocolVersion::SUPPORTED.iter().map(|v| format!("\"{v}\"")).collect();
+        format!("must be \"auto\" or a protocol revision: {}", known.join(", "))
+    })
 }
 
 fn invalid(location: Location, reason: &str) -> ConfigError {

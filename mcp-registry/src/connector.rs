@@ -197,6 +197,7 @@ impl Connector for DefaultConnector {
                     options.discover_path = self.discover_path;
                     options.handlers = self.handlers.clone();
                     options.log_level = self.stdio_log_level.clone();
+                    crate::mapping::pin_protocol(&mut options, server);
                     if let Some(grace) = self.stdio_shutdown_grace {
                         options.shutdown_grace = grace;
                     }

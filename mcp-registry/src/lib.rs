@@ -160,7 +160,7 @@ mod transport;
 
 pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig,
+    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig, parse_protocol,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]

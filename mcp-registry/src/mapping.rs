@@ -23,6 +23,18 @@ use crate::error::ConfigError;
 #[cfg(feature = "http")]
 use crate::error::{Error, Location};
 
+/// Applies a server's `protocol` pin to its client options: a handshake-era
+/// revision opens with `initialize` offering it (no era probe); a
+/// stateless-era one speaks that era only; none leaves the probe.
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub(crate) fn pin_protocol(client: &mut mcp_peer::ClientOptions, server: &ServerConfig) {
+    use mcp_peer::EraChoice;
+    if let Some(version) = server.protocol {
+        client.protocol_version = version;
+        client.era = if version.is_modern() { EraChoice::Modern } else { EraChoice::Legacy };
+    }
+}
+
 /// Builds the transport options of `server` and throws them away, so what
 /// the mapping refuses (headers beside OAuth, a client secret without a
 /// client id, a client metadata URL that is not one, query credentials
@@ -74,6 +86,7 @@ impl DefaultConnector {
         options.client_info = identity.to_implementation();
         options.request_timeout = server.timeout;
         options.handlers = self.handlers.clone();
+        pin_protocol(&mut options, server);
         if let TransportConfig::Http { network, .. } = &server.transport {
             options.ca_file.clone_from(&network.ca_file);
             match (&network.proxy, &network.no_proxy) {

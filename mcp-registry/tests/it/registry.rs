@@ -420,12 +420,18 @@ async fn each_server_reports_its_protocol_version_and_era() {
         ServerConfig::stdio("dual", testkit(&["--era", "both"])),
         ServerConfig::http("old-web", legacy_http.url()),
         ServerConfig::http("new-web", modern_http.url()),
+        // Pinned (`protocol`): a dual-era server spoken to in the pinned
+        // revision, with no probe.
+        ServerConfig::stdio("dual-pinned", testkit(&["--era", "both"]))
+            .with_protocol(ProtocolVersion::V2025_06_18),
+        ServerConfig::http("old-web-pinned", legacy_http.url())
+            .with_protocol(ProtocolVersion::V2025_03_26),
     ];
     let (registry, _) = registry(servers, TestConnector::new());
 
     // Nothing connected yet: nothing known, nothing spawned.
     let before = registry.statuses().await;
-    assert_eq!(before.len(), 5);
+    assert_eq!(before.len(), 7);
     for s in &before {
         assert!(!s.connected && s.protocol_version.is_none() && s.era.is_none(), "{s:?}");
         assert!(s.server_info.is_none(), "{s:?}");
@@ -442,6 +448,8 @@ async fn each_server_reports_its_protocol_version_and_era() {
         ("dual", ProtocolVersion::V2026_07_28, Era::Modern),
         ("old-web", ProtocolVersion::LATEST_LEGACY, Era::Legacy),
         ("new-web", ProtocolVersion::V2026_07_28, Era::Modern),
+        ("dual-pinned", ProtocolVersion::V2025_06_18, Era::Legacy),
+        ("old-web-pinned", ProtocolVersion::V2025_03_26, Era::Legacy),
     ];
     let statuses = registry.statuses().await;
     for (status, (name, version, era)) in statuses.iter().zip(expected) {
