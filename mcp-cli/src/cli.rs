@@ -103,6 +103,11 @@ pub(crate) struct Global {
     /// `protocol`, else auto]
     #[arg(long, global = true, value_name = "REVISION", value_parser = parse_protocol)]
     pub(crate) protocol: Option<ProtocolPin>,
+    /// Declare MCP Apps (io.modelcontextprotocol/ui) to the servers, so
+    /// those that offer interactive views list their app tools and views
+    /// (mcpc shows a view's metadata; it renders none)
+    #[arg(long, global = true)]
+    pub(crate) apps: bool,
     /// Unknown configuration keys and incomplete entries are errors
     #[arg(long, global = true)]
     pub(crate) strict: bool,

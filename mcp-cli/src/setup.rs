@@ -124,8 +124,12 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     inner.handlers = host::handlers(&settings);
     inner.stdio_shutdown_grace = Some(host::CLOSE_GRACE);
     inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
+    inner.apps = g.apps;
     let mut options = RegistryOptions::with_connector(inner);
     options.login_command = Some("mcpc login {server}".into());
+    // A person reads these lists: tools meant only for an MCP App's view
+    // are listed too (marked), and may be called.
+    options.app_only_tools = true;
     let pins_kept = pins.is_some();
     if let Some(store) = pins {
         options.pin_store = Arc::new(store);

@@ -122,6 +122,12 @@ pub struct DefaultConnector {
     /// The server log level asked of stdio servers of the stateless era,
     /// in each request's `_meta` (`None`: none asked).
     pub stdio_log_level: Option<LoggingLevel>,
+    /// Declare MCP Apps (the `io.modelcontextprotocol/ui` extension) to
+    /// every server (`false` by default): a host that can show a server's
+    /// HTML views says so, and servers may then offer tools with views and
+    /// tools meant only for them (see
+    /// [`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)).
+    pub apps: bool,
     /// Who completes the user's part of an OAuth authorization during
     /// normal use ([`OAuthHandler::None`] by default: stored tokens and
     /// refresh only, a needed login is [`Error::LoginRequired`]). With
@@ -144,6 +150,7 @@ impl Default for DefaultConnector {
             handlers: Handlers::default(),
             stdio_shutdown_grace: None,
             stdio_log_level: None,
+            apps: false,
             #[cfg(feature = "http")]
             oauth_handler: OAuthHandler::None,
             #[cfg(feature = "http")]
@@ -197,7 +204,7 @@ impl Connector for DefaultConnector {
                     options.discover_path = self.discover_path;
                     options.handlers = self.handlers.clone();
                     options.log_level = self.stdio_log_level.clone();
-                    crate::mapping::pin_protocol(&mut options, server);
+                    crate::mapping::client_settings(&mut options, server, self.apps);
                     if let Some(grace) = self.stdio_shutdown_grace {
                         options.shutdown_grace = grace;
                     }

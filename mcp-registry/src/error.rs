@@ -481,6 +481,16 @@ pub enum Error {
         /// The tool.
         tool: String,
     },
+    /// The tool is meant only for the server's MCP App view (its `_meta.ui`
+    /// `visibility` leaves out the model), and the registry serves a model
+    /// ([`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)
+    /// is off). Nothing was sent.
+    AppOnlyTool {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+    },
     /// The host's [`Connector`](crate::Connector) cannot run an OAuth login
     /// (its [`login`](crate::Connector::login) is not implemented).
     OAuthUnavailable {
@@ -622,6 +632,7 @@ impl Error {
             Error::UnknownServer { server }
             | Error::ToolNotAllowed { server, .. }
             | Error::UnknownTool { server, .. }
+            | Error::AppOnlyTool { server, .. }
             | Error::OAuthUnavailable { server }
             | Error::NotOAuth { server }
             | Error::LoginRequired { server, .. }
@@ -652,6 +663,7 @@ impl Error {
                 | Error::UnknownServer { .. }
                 | Error::ToolNotAllowed { .. }
                 | Error::UnknownTool { .. }
+                | Error::AppOnlyTool { .. }
                 | Error::NotOAuth { .. }
                 | Error::TransportUnavailable { .. }
                 | Error::ServerUnusable { .. }
@@ -685,6 +697,11 @@ impl fmt::Display for Error {
             Error::UnknownTool { server, tool } => {
                 write!(f, "MCP server {server:?} has no tool named {tool:?}")
             }
+            Error::AppOnlyTool { server, tool } => write!(
+                f,
+                "tool {tool:?} of MCP server {server:?} is meant only for the server's MCP App view \
+                 (visibility [\"app\"]), not for a model"
+            ),
             Error::OAuthUnavailable { server } => write!(
                 f,
                 "MCP server {server:?} uses OAuth, but this host's connector cannot run an OAuth login"

@@ -23,15 +23,23 @@ use crate::error::ConfigError;
 #[cfg(feature = "http")]
 use crate::error::{Error, Location};
 
-/// Applies a server's `protocol` pin to its client options: a handshake-era
-/// revision opens with `initialize` offering it (no era probe); a
-/// stateless-era one speaks that era only; none leaves the probe.
+/// What the configuration and the connector set in a server's client
+/// options: the `protocol` pin (a handshake-era revision opens with
+/// `initialize` offering it, no era probe; a stateless-era one speaks that
+/// era only; none leaves the probe) and the MCP Apps declaration.
 #[cfg(any(feature = "stdio", feature = "http"))]
-pub(crate) fn pin_protocol(client: &mut mcp_peer::ClientOptions, server: &ServerConfig) {
+pub(crate) fn client_settings(
+    client: &mut mcp_peer::ClientOptions,
+    server: &ServerConfig,
+    apps: bool,
+) {
     use mcp_peer::EraChoice;
     if let Some(version) = server.protocol {
         client.protocol_version = version;
         client.era = if version.is_modern() { EraChoice::Modern } else { EraChoice::Legacy };
+    }
+    if apps {
+        client.declare_extension(mcp_proto::apps::EXTENSION_ID, mcp_proto::apps::client_settings());
     }
 }
 
@@ -86,7 +94,7 @@ impl DefaultConnector {
         options.client_info = identity.to_implementation();
         options.request_timeout = server.timeout;
         options.handlers = self.handlers.clone();
-        pin_protocol(&mut options, server);
+        client_settings(&mut options, server, self.apps);
         if let TransportConfig::Http { network, .. } = &server.transport {
             options.ca_file.clone_from(&network.ca_file);
             match (&network.proxy, &network.no_proxy) {

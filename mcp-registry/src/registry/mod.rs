@@ -77,6 +77,12 @@ pub struct RegistryOptions {
     /// replaced server finish before it closes that server's connection
     /// (which fails what still runs) (10 s).
     pub drain_timeout: Duration,
+    /// Whether tools meant only for a server's MCP App view (`_meta.ui`
+    /// `visibility` without `"model"`) are listed and may be called
+    /// (`false`, the default: the lists are the model's, and the MCP Apps
+    /// extension says such tools stay out of them). A host that shows
+    /// every tool to a person (`mcpc`) sets it.
+    pub app_only_tools: bool,
 }
 
 impl Default for RegistryOptions {
@@ -89,6 +95,7 @@ impl Default for RegistryOptions {
             pin_policy: PinPolicy::default(),
             supervision: None,
             drain_timeout: Duration::from_secs(10),
+            app_only_tools: false,
         }
     }
 }
@@ -116,6 +123,7 @@ impl fmt::Debug for RegistryOptions {
             .field("pin_policy", &self.pin_policy)
             .field("supervision", &self.supervision)
             .field("drain_timeout", &self.drain_timeout)
+            .field("app_only_tools", &self.app_only_tools)
             .finish()
     }
 }
@@ -453,8 +461,9 @@ impl Registry {
         self.fan_out(|name| async move { self.initialize(&name).await }).await
     }
 
-    /// The server's tools that its policy allows, less those withheld by
-    /// tool pinning (a definition that changed since it was pinned, under
+    /// The server's tools that its policy allows (and, unless
+    /// [`RegistryOptions::app_only_tools`], that the model may see), less
+    /// those withheld by tool pinning (a definition that changed since it was pinned, under
     /// [`PinPolicy::Block`]; see [`list_tools_with_pins`](Self::list_tools_with_pins)).
     pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, Error> {
         let (config, tools) = self.allowed_tools(server).await?;
@@ -472,8 +481,13 @@ impl Registry {
         let config = slot.config();
         match calls::list_tools(&conn).await {
             Ok(tools) => {
-                let allowed =
-                    tools.iter().filter(|t| config.policy.is_allowed(&t.name)).cloned().collect();
+                let apps = self.shared.options.app_only_tools;
+                let allowed = tools
+                    .iter()
+                    .filter(|t| config.policy.is_allowed(&t.name))
+                    .filter(|t| apps || t.is_visible_to_model())
+                    .cloned()
+                    .collect();
                 Ok((config, allowed))
             }
             Err(e) => Err(self.failed(&slot, generation, e).await),
@@ -520,8 +534,10 @@ impl Registry {
     /// Calls a tool. A tool the policy refuses is refused before anything is
     /// spawned or sent ([`Error::ToolNotAllowed`]); a tool the server does
     /// not list is refused before the `tools/call` is sent
-    /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
-    /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
+    /// ([`Error::UnknownTool`]), and so are a tool withheld by pinning
+    /// ([`Error::ToolChanged`]) and one meant only for the server's MCP App
+    /// view ([`Error::AppOnlyTool`], unless
+    /// [`RegistryOptions::app_only_tools`]). `options` may carry a timeout and a
     /// progress callback. A tool that fails reports `is_error` in the
     /// result, not an `Err`. A supervised server that is backing off is
     /// waited for within the call's timeout, when it has one
@@ -551,6 +567,9 @@ impl Registry {
         let Some(definition) = tools.iter().find(|t| t.name == tool) else {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         };
+        if !self.shared.options.app_only_tools && !definition.is_visible_to_model() {
+            return Err(Error::AppOnlyTool { server: server.to_owned(), tool: tool.to_owned() });
+        }
         self.shared.pins.check_call(&config, definition)?;
         match calls::call_tool(&conn, tool, arguments, options).await {
             Ok(result) => Ok(result),
