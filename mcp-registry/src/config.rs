@@ -243,6 +243,13 @@ pub struct ServerConfig {
     /// (`pin_policy`); `None`: the registry's default
     /// ([`RegistryOptions::pin_policy`](crate::RegistryOptions::pin_policy)).
     pub pin_policy: Option<PinPolicy>,
+    /// The most characters of text a result of this server may give a
+    /// model (`max_result_chars`); `None`: the registry's default
+    /// ([`RegistryOptions::result_limits`](crate::RegistryOptions::result_limits)).
+    pub max_result_chars: Option<usize>,
+    /// The most bytes of binary content a result of this server may give
+    /// a model (`max_result_bytes`); `None`: the registry's default.
+    pub max_result_bytes: Option<u64>,
     /// Set when the entry refers to an environment variable that is not
     /// set: the server is listed but every use of it fails with
     /// [`Error::ServerUnusable`](crate::Error::ServerUnusable) (the other
@@ -281,6 +288,8 @@ impl ServerConfig {
             policy: ToolPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
             pin_policy: None,
+            max_result_chars: None,
+            max_result_bytes: None,
             unusable: None,
         }
     }
@@ -705,6 +714,8 @@ const SERVER_KEYS: &[&str] = &[
     "headers",
     "auth",
     "pin_policy",
+    "max_result_chars",
+    "max_result_bytes",
     "proxy",
     "no_proxy",
     "ca_file",
@@ -724,6 +735,8 @@ const JSON_SERVER_KEYS: &[&str] = &[
     "disallowed_tools",
     "timeout_secs",
     "pin_policy",
+    "max_result_chars",
+    "max_result_bytes",
 ];
 
 /// The validator's state: options and the warnings so far.
@@ -1170,6 +1183,9 @@ impl<'a> Ctx<'a> {
                 invalid(entry.at("pin_policy"), "must be \"warn\", \"block\" or \"allow\"")
             })?),
         };
+        let max_result_chars = result_limit(map, "max_result_chars", entry)?
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let max_result_bytes = result_limit(map, "max_result_bytes", entry)?;
         let unusable = self.missing.take();
         if let Some(missing) = &unusable {
             self.warn(
@@ -1188,6 +1204,8 @@ impl<'a> Ctx<'a> {
             policy: ToolPolicy::new(allowed.unwrap_or_default(), denied.unwrap_or_default()),
             timeout,
             pin_policy,
+            max_result_chars,
+            max_result_bytes,
             unusable,
         })
     }
@@ -1345,6 +1363,21 @@ impl<'a> Ctx<'a> {
             (None, Some(var)) => self.var(var, at(&env_key)).map(Secret),
             (None, None) => Err(invalid(at(key), &format!("is missing (or give `{env_key}`)"))),
         }
+    }
+}
+
+/// `max_result_chars` or `max_result_bytes`: a whole number from 1.
+fn result_limit(
+    map: &Map<String, Value>,
+    key: &str,
+    entry: &Entry,
+) -> Result<Option<u64>, ConfigError> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(invalid(entry.at(key), "must be a whole number from 1")),
+        },
     }
 }
 

@@ -154,6 +154,7 @@ mod policy;
 mod registry;
 mod relay;
 mod search;
+pub mod sizing;
 mod spec;
 mod supervisor;
 mod transport;
@@ -183,6 +184,10 @@ pub use policy::ToolPolicy;
 pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus};
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
+pub use sizing::{
+    CutReport, ResultLimits, SizedResult, SpillDir, SpillError, WholeResult, cut_result,
+    size_result,
+};
 pub use spec::{SpecError, parse_server_spec};
 pub use supervisor::{Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]

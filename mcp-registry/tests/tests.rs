@@ -27,6 +27,8 @@ mod reload;
 mod scripted;
 #[path = "it/search.rs"]
 mod search;
+#[path = "it/sizing.rs"]
+mod sizing;
 #[path = "it/spec.rs"]
 mod spec;
 #[cfg(all(feature = "stdio", feature = "http"))]

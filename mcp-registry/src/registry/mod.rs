@@ -3,6 +3,7 @@
 
 mod calls;
 mod shared;
+mod sized;
 mod slot;
 mod subscriptions;
 
@@ -40,6 +41,7 @@ use crate::connector::{Connector, DefaultConnector};
 use crate::error::{Error, TransportError};
 use crate::pins::{MemoryPinStore, PinBook, PinPolicy, PinStore};
 use crate::relay::{NOTIFICATION_EVENTS, NotificationEvent};
+use crate::sizing::{ResultLimits, SpillDir};
 use crate::supervisor::{Health, HealthEvent, Supervision};
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
@@ -77,6 +79,14 @@ pub struct RegistryOptions {
     /// replaced server finish before it closes that server's connection
     /// (which fails what still runs) (10 s).
     pub drain_timeout: Duration,
+    /// How large a tool result may be when it goes to a model
+    /// ([`Registry::call_tool_sized`]); a server's `max_result_chars` and
+    /// `max_result_bytes` take the place of these (50,000 characters and
+    /// 1 MiB by default).
+    pub result_limits: ResultLimits,
+    /// Where the whole of a result that was cut is kept (none by default:
+    /// the notice then says it was not kept).
+    pub spill: Option<SpillDir>,
 }
 
 impl Default for RegistryOptions {
@@ -89,6 +99,8 @@ impl Default for RegistryOptions {
             pin_policy: PinPolicy::default(),
             supervision: None,
             drain_timeout: Duration::from_secs(10),
+            result_limits: ResultLimits::default(),
+            spill: None,
         }
     }
 }
@@ -116,6 +128,8 @@ impl fmt::Debug for RegistryOptions {
             .field("pin_policy", &self.pin_policy)
             .field("supervision", &self.supervision)
             .field("drain_timeout", &self.drain_timeout)
+            .field("result_limits", &self.result_limits)
+            .field("spill", &self.spill)
             .finish()
     }
 }
