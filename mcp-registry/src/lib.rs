@@ -154,6 +154,7 @@ mod policy;
 mod registry;
 mod relay;
 mod search;
+pub mod shape;
 pub mod sizing;
 mod spec;
 mod supervisor;

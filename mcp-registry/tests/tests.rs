@@ -27,6 +27,8 @@ mod reload;
 mod scripted;
 #[path = "it/search.rs"]
 mod search;
+#[path = "it/shape.rs"]
+mod shape;
 #[path = "it/sizing.rs"]
 mod sizing;
 #[path = "it/spec.rs"]
