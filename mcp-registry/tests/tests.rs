@@ -8,6 +8,9 @@ mod common;
 mod config;
 #[path = "it/features.rs"]
 mod features;
+#[cfg(all(feature = "interop-tests", feature = "stdio"))]
+#[path = "it/interop_shape.rs"]
+mod interop_shape;
 #[path = "it/names.rs"]
 mod names;
 #[cfg(feature = "http")]

@@ -8,7 +8,9 @@
 //! `interop-tests` feature) with the servers' entry points in the
 //! environment: `interop::` against `server-everything` (the handshake era),
 //! `interop_modern::` against the SDK v2 server (the stateless era,
-//! 2026-07-28, and its handshake-era leg).
+//! 2026-07-28, and its handshake-era leg), and `interop_shape::` (the
+//! registry's schema shaping) against the tool schemas of the everything,
+//! filesystem and memory servers.
 
 use std::path::PathBuf;
 
@@ -24,6 +26,16 @@ fn everything_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
+/// The entry point of `@modelcontextprotocol/server-filesystem`.
+fn filesystem_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+/// The entry point of `@modelcontextprotocol/server-memory`.
+fn memory_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+}
+
 /// The entry point of `@modelcontextprotocol/server` (the TypeScript SDK v2).
 fn ts_sdk_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server/dist/index.mjs")
@@ -36,7 +48,7 @@ fn ts_server_js() -> PathBuf {
 
 /// Whether every pinned peer is installed.
 fn installed() -> bool {
-    everything_js().is_file() && ts_sdk_js().is_file()
+    [everything_js(), ts_sdk_js(), filesystem_js(), memory_js()].iter().all(|p| p.is_file())
 }
 
 /// Installs the peers unless the installed lock file matches the pinned one,
@@ -67,7 +79,7 @@ fn install_packages() -> Result<(), String> {
     let mut npm = std::process::Command::new("npm");
     npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&dst);
     run(npm)?;
-    for entry in [everything_js(), ts_sdk_js()] {
+    for entry in [everything_js(), ts_sdk_js(), filesystem_js(), memory_js()] {
         if !entry.is_file() {
             return Err(format!("npm ci did not install {}", entry.display()));
         }
@@ -84,6 +96,8 @@ fn interop_test(krate: &str, module: &str) -> Result<(), String> {
     cmd.args(["--", &format!("{module}::")]);
     cmd.env("MCP_EVERYTHING_JS", everything_js());
     cmd.env("MCP_TS_SERVER_JS", ts_server_js());
+    cmd.env("MCP_FILESYSTEM_JS", filesystem_js());
+    cmd.env("MCP_MEMORY_JS", memory_js());
     run(cmd)
 }
 
@@ -100,6 +114,10 @@ pub(crate) fn steps() -> Vec<Step> {
         Step::new(
             "interop: mcp-cli (mcpc --server) vs server-everything and the TypeScript SDK v2 server",
             || interop_test("mcpc", "interop"),
+        ),
+        Step::new(
+            "interop: mcp-registry schema shaping vs the everything, filesystem and memory servers",
+            || interop_test("mcp-host-registry", "interop_shape"),
         ),
         Step::new("interop: mcp-stdio vs the TypeScript SDK v2 server (2026-07-28)", || {
             interop_test("mcp-client-stdio", "interop_modern")
