@@ -11,7 +11,7 @@ use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
     ClientIdentity, Config, DefaultConnector, FilePinStore, LoadOptions, Registry, RegistryOptions,
-    ServerConfig, TransportConfig, Warning, default_token_dir, parse_server_spec,
+    ServerConfig, SpillDir, TransportConfig, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
 
@@ -98,6 +98,9 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
         if let Some(secs) = g.timeout.filter(|_| !login) {
             server.timeout = Duration::from_secs_f64(secs);
         }
+        if let Some(chars) = g.max_result {
+            server.max_result_chars = Some(usize::try_from(chars).unwrap_or(usize::MAX));
+        }
         if let TransportConfig::Stdio(command) = &mut server.transport {
             command.env.extend(env.iter().cloned());
             if let Some(dir) = &cwd {
@@ -123,6 +126,9 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
     let mut options = RegistryOptions::with_connector(inner);
     options.login_command = Some("mcpc login {server}".into());
+    // Where the whole of a result cut by `--max-result` (or a server's
+    // `max_result_chars`) is kept.
+    options.spill = SpillDir::default_for("mcpc");
     let pins_kept = pins.is_some();
     if let Some(store) = pins {
         options.pin_store = Arc::new(store);
