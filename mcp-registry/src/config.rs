@@ -503,7 +503,7 @@ impl Config {
     /// An entry has `command`, `args`, `env`, `cwd` (stdio) or `url`,
     /// `type`, `headers` (HTTP); also `disabled` or `enabled`,
     /// `description`, `allowed_tools`, `disallowed_tools`, `timeout_secs`,
-    /// `pin_policy`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
+    /// `pin_policy`, `max_result_chars`, `max_result_bytes`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
     /// every string value are replaced by the variable.
     pub fn from_json_str(text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
         if text.trim().is_empty() {
