@@ -105,8 +105,9 @@ impl Walk<'_> {
         }
     }
 
-    /// A `$ref`: its target inlined, with the sibling keywords kept
-    /// (annotations merged in; anything else beside it as `allOf`).
+    /// A `$ref`: its target inlined, with the sibling keywords kept:
+    /// merged into the target when it has none of them (or they only
+    /// annotate), else beside it as `allOf`.
     fn reference(
         &mut self,
         reference: &str,
@@ -133,16 +134,13 @@ impl Walk<'_> {
         if siblings.is_empty() {
             return Ok(inlined);
         }
-        if siblings.keys().all(|k| ANNOTATIONS.contains(&k.as_str()))
-            && let Value::Object(target) = &mut inlined
+        let rest = self.schema(&Value::Object(siblings), depth + 1)?;
+        if let (Value::Object(target), Value::Object(rest)) = (&mut inlined, &rest)
+            && rest.keys().all(|k| ANNOTATIONS.contains(&k.as_str()) || !target.contains_key(k))
         {
-            for (key, value) in siblings {
-                self.count(size_of(&value))?;
-                target.insert(key, value);
-            }
+            target.extend(rest.clone());
             return Ok(inlined);
         }
-        let rest = self.schema(&Value::Object(siblings), depth + 1)?;
         let mut out = Map::new();
         out.insert("allOf".into(), Value::Array(vec![inlined, rest]));
         Ok(Value::Object(out))

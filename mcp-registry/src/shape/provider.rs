@@ -66,6 +66,13 @@ fn close_object(obj: &mut Map<String, Value>, map: &mut ArgumentMap) {
     let properties = obj.entry("properties").or_insert_with(|| json!({}));
     let mut names = Vec::new();
     if let Value::Object(properties) = properties {
+        // A required name with no schema of its own may be anything; it
+        // must be listed to be given at all once the object is closed.
+        for name in &required {
+            if !properties.contains_key(name) {
+                properties.insert(name.clone(), json!({}));
+            }
+        }
         for (name, property) in properties.iter_mut() {
             names.push(Value::String(name.clone()));
             let child = strict(property);

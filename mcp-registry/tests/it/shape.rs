@@ -43,8 +43,13 @@ impl Sampler<'_> {
         if let Some(target) =
             obj.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#'))
         {
-            let target = self.root.pointer(target).expect("a local reference");
-            return self.sample(target, depth + 1);
+            let mut merged = self.root.pointer(target).expect("a local reference").clone();
+            // The keywords beside the reference apply too.
+            if let Value::Object(merged) = &mut merged {
+                let siblings = obj.iter().filter(|(k, _)| *k != "$ref");
+                merged.extend(siblings.map(|(k, v)| (k.clone(), v.clone())));
+            }
+            return self.sample(&merged, depth + 1);
         }
         if let Some(c) = obj.get("const") {
             return c.clone();
@@ -101,6 +106,9 @@ impl Sampler<'_> {
                             out.insert(name.clone(), self.sample(property, depth + 1));
                         }
                     }
+                }
+                for name in required {
+                    out.entry(name).or_insert_with(|| json!("s"));
                 }
                 Value::Object(out)
             }
@@ -182,6 +190,12 @@ fn strict_closes_objects_and_makes_optional_properties_nullable() {
                 "f": {"anyOf": [{"const": "x", "type": "string"}, {"type": "null"}]},
                 "g": {"anyOf": [{}, {"type": "null"}]}
             }, "required": ["a", "b", "c", "d", "e", "f", "g"], "additionalProperties": false}),
+        ),
+        // A required name without a schema is listed, as anything.
+        (
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {}},
+                   "required": ["a", "b"], "additionalProperties": false}),
         ),
         // Nested objects, in properties and array items.
         (
@@ -285,9 +299,19 @@ fn references_with_siblings_and_targets_by_name() {
         "b": {"$ref": "#/properties/a"}
     }, "$defs": {"s": {"type": "string"}}});
     let shaped = plain(schema.clone());
-    let a = json!({"allOf": [{"type": "string"}, {"minLength": 2}]});
+    // Siblings the target lacks are merged into it.
+    let a = json!({"type": "string", "minLength": 2});
     assert_eq!(shaped["properties"]["a"], a);
     assert_eq!(shaped["properties"]["b"], a);
+    check_round_trip("siblings", &schema);
+    // Siblings that clash with the target stand beside it.
+    let clash = json!({"type": "object", "properties": {
+        "a": {"$ref": "#/$defs/s", "type": "integer", "description": "kept"}
+    }, "$defs": {"s": {"type": ["integer", "string"]}}});
+    assert_eq!(
+        plain(clash)["properties"]["a"],
+        json!({"allOf": [{"type": ["integer", "string"]}, {"type": "integer", "description": "kept"}]})
+    );
     for target in ["strict", "Plain", " unchanged "] {
         assert!(target.parse::<SchemaTarget>().is_ok(), "{target}");
     }
