@@ -60,7 +60,8 @@ impl std::error::Error for SpillError {
 }
 
 /// A directory that keeps whole tool results as JSON files
-/// (`result-<time>-<n>-<server>-<tool>.json`, readable by the user alone),
+/// (`result-<time>-<n>-<server>-<tool>.json`, in a directory and files
+/// readable by the user alone),
 /// at most `max_total_bytes` of them in all: after each write the oldest
 /// of its files are removed until the rest fit. Files it did not write are
 /// never touched.
@@ -192,10 +193,17 @@ fn name_part(name: &str) -> String {
         .collect()
 }
 
+/// Creates the directory (`0700`), or makes an existing one private: the
+/// results it holds may carry whatever a tool read.
 #[cfg(unix)]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 #[cfg(not(unix))]

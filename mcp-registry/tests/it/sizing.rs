@@ -288,6 +288,10 @@ fn the_spill_directory_keeps_the_whole_result_within_its_bound() {
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(&paths[5]).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "{mode:o}");
+        // The directory existed (created above) with the usual mode: it is
+        // made private.
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
     }
     // A result larger than the whole bound is not kept.
     let huge = result(vec![ContentBlock::text("y".repeat(one_len as usize * 4))]);
