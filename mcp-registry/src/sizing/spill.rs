@@ -194,12 +194,18 @@ fn name_part(name: &str) -> String {
 }
 
 /// Creates the directory (`0700`), or makes an existing one private: the
-/// results it holds may carry whatever a tool read.
+/// results it holds may carry whatever a tool read. One that everyone may
+/// write to (`/tmp`) is refused, never changed.
 #[cfg(unix)]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o002 != 0 {
+        return Err(std::io::Error::other(
+            "everyone may write to this directory; a spill directory must be the user's own",
+        ));
+    }
     if mode & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }

@@ -292,6 +292,14 @@ fn the_spill_directory_keeps_the_whole_result_within_its_bound() {
         // made private.
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        // A directory everyone may write to is refused, and left as it is.
+        let shared = tmp.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = SpillDir::new(&shared, 1 << 20).keep("s", "t", &one).unwrap_err();
+        assert!(err.to_string().contains("everyone may write"), "{err}");
+        let mode = std::fs::metadata(&shared).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o777, "{mode:o}");
     }
     // A result larger than the whole bound is not kept.
     let huge = result(vec![ContentBlock::text("y".repeat(one_len as usize * 4))]);
