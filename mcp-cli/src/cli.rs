@@ -111,6 +111,12 @@ pub(crate) struct Global {
     /// Unknown configuration keys and incomplete entries are errors
     #[arg(long, global = true)]
     pub(crate) strict: bool,
+    /// Cut a tool's result to this many characters of text, as a host does
+    /// for a model; the whole result is kept in a file under the user's
+    /// cache directory, which the cut result names [default: the server's
+    /// max_result_chars; without either, results are shown whole]
+    #[arg(long, global = true, value_name = "CHARS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_result: Option<u64>,
     /// More diagnostics on stderr (repeatable: -v info, -vv debug, -vvv
     /// trace); RUST_LOG takes a full filter
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -130,6 +136,31 @@ fn parse_secs(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
         _ => Err(format!("expected a number of seconds from 0 to 86400, got {text:?}")),
+    }
+}
+
+/// What `tools --schema-for` shapes schemas for
+/// ([`mcp_host_registry::shape::SchemaTarget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SchemaFor {
+    /// Strict function calling: every property required, no additional
+    /// properties, optional ones nullable.
+    Strict,
+    /// No $ref/$defs, no null among choices, no formats.
+    Plain,
+    /// As the server sent it.
+    Unchanged,
+}
+
+impl SchemaFor {
+    /// The registry's target.
+    pub(crate) fn target(self) -> mcp_host_registry::shape::SchemaTarget {
+        use mcp_host_registry::shape::SchemaTarget;
+        match self {
+            SchemaFor::Strict => SchemaTarget::Strict,
+            SchemaFor::Plain => SchemaTarget::Plain,
+            SchemaFor::Unchanged => SchemaTarget::Unchanged,
+        }
     }
 }
 
@@ -212,6 +243,11 @@ pub(crate) enum Command {
         /// How many tools --search shows
         #[arg(short = 'k', long, value_name = "N", default_value_t = 10, requires = "search")]
         limit: usize,
+        /// Print each tool's input schema shaped for a model provider
+        /// (strict: strict function calling; plain: no $ref, null choices
+        /// or formats; unchanged) instead of listing the tools
+        #[arg(long, value_enum, value_name = "TARGET", conflicts_with = "search")]
+        schema_for: Option<SchemaFor>,
     },
     /// Tool pins: accept tool definitions that changed since they were pinned
     #[command(subcommand)]

@@ -11,7 +11,7 @@ use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
     ClientIdentity, Config, DefaultConnector, FilePinStore, LoadOptions, Registry, RegistryOptions,
-    ServerConfig, TransportConfig, Warning, default_token_dir, parse_server_spec,
+    ServerConfig, SpillDir, TransportConfig, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
 
@@ -101,6 +101,9 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
         if let Some(pin) = g.protocol {
             server.protocol = pin.0;
         }
+        if let Some(chars) = g.max_result {
+            server.max_result_chars = Some(usize::try_from(chars).unwrap_or(usize::MAX));
+        }
         if let TransportConfig::Stdio(command) = &mut server.transport {
             command.env.extend(env.iter().cloned());
             if let Some(dir) = &cwd {
@@ -130,6 +133,9 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     // A person reads these lists: tools meant only for an MCP App's view
     // are listed too (marked), and may be called.
     options.app_only_tools = true;
+    // Where the whole of a result cut by `--max-result` (or a server's
+    // `max_result_chars`) is kept.
+    options.spill = SpillDir::default_for("mcpc");
     let pins_kept = pins.is_some();
     if let Some(store) = pins {
         options.pin_store = Arc::new(store);

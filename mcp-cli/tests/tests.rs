@@ -11,5 +11,7 @@ mod cli;
 mod interop;
 #[path = "it/login.rs"]
 mod login;
+#[path = "it/model.rs"]
+mod model;
 #[path = "it/run.rs"]
 mod run;

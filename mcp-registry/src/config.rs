@@ -250,6 +250,13 @@ pub struct ServerConfig {
     /// probe (for servers that stop on a request they do not know); a
     /// stateless-era one speaks that era only.
     pub protocol: Option<ProtocolVersion>,
+    /// The most characters of text a result of this server may give a
+    /// model (`max_result_chars`); `None`: the registry's default
+    /// ([`RegistryOptions::result_limits`](crate::RegistryOptions::result_limits)).
+    pub max_result_chars: Option<usize>,
+    /// The most bytes of binary content a result of this server may give
+    /// a model (`max_result_bytes`); `None`: the registry's default.
+    pub max_result_bytes: Option<u64>,
     /// Set when the entry refers to an environment variable that is not
     /// set: the server is listed but every use of it fails with
     /// [`Error::ServerUnusable`](crate::Error::ServerUnusable) (the other
@@ -289,6 +296,8 @@ impl ServerConfig {
             timeout: DEFAULT_TIMEOUT,
             pin_policy: None,
             protocol: None,
+            max_result_chars: None,
+            max_result_bytes: None,
             unusable: None,
         }
     }
@@ -508,7 +517,7 @@ impl Config {
     /// An entry has `command`, `args`, `env`, `cwd` (stdio) or `url`,
     /// `type`, `headers` (HTTP); also `disabled` or `enabled`,
     /// `description`, `allowed_tools`, `disallowed_tools`, `timeout_secs`,
-    /// `pin_policy`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
+    /// `pin_policy`, `max_result_chars`, `max_result_bytes`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
     /// every string value are replaced by the variable.
     pub fn from_json_str(text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
         if text.trim().is_empty() {
@@ -720,6 +729,8 @@ const SERVER_KEYS: &[&str] = &[
     "auth",
     "pin_policy",
     "protocol",
+    "max_result_chars",
+    "max_result_bytes",
     "proxy",
     "no_proxy",
     "ca_file",
@@ -740,6 +751,8 @@ const JSON_SERVER_KEYS: &[&str] = &[
     "timeout_secs",
     "pin_policy",
     "protocol",
+    "max_result_chars",
+    "max_result_bytes",
 ];
 
 /// The validator's state: options and the warnings so far.
@@ -1192,6 +1205,9 @@ impl<'a> Ctx<'a> {
                 parse_protocol(text).map_err(|reason| invalid(entry.at("protocol"), &reason))?
             }
         };
+        let max_result_chars = result_limit(map, "max_result_chars", entry)?
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let max_result_bytes = result_limit(map, "max_result_bytes", entry)?;
         let unusable = self.missing.take();
         if let Some(missing) = &unusable {
             self.warn(
@@ -1211,6 +1227,8 @@ impl<'a> Ctx<'a> {
             timeout,
             pin_policy,
             protocol,
+            max_result_chars,
+            max_result_bytes,
             unusable,
         })
     }
@@ -1383,6 +1401,21 @@ pub fn parse_protocol(text: &str) -> Result<Option<ProtocolVersion>, String> {
             ProtocolVersion::SUPPORTED.iter().map(|v| format!("\"{v}\"")).collect();
         format!("must be \"auto\" or a protocol revision: {}", known.join(", "))
     })
+}
+
+/// `max_result_chars` or `max_result_bytes`: a whole number from 1.
+fn result_limit(
+    map: &Map<String, Value>,
+    key: &str,
+    entry: &Entry,
+) -> Result<Option<u64>, ConfigError> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(invalid(entry.at(key), "must be a whole number from 1")),
+        },
+    }
 }
 
 fn invalid(location: Location, reason: &str) -> ConfigError {

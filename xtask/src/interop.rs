@@ -10,7 +10,9 @@
 //! `interop_modern::` against the SDK v2 server (the stateless era,
 //! 2026-07-28, and its handshake-era leg); `mcpc` also against MCP Apps
 //! servers (`server-map`, and `xtask/interop/apps-server.mjs` written with
-//! `@modelcontextprotocol/ext-apps`).
+//! `@modelcontextprotocol/ext-apps`); and `interop_shape::` (the
+//! registry's schema shaping) against the tool schemas of the everything,
+//! filesystem and memory servers.
 
 use std::path::PathBuf;
 
@@ -24,6 +26,16 @@ fn install_dir() -> PathBuf {
 /// The entry point of `@modelcontextprotocol/server-everything`.
 fn everything_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// The entry point of `@modelcontextprotocol/server-filesystem`.
+fn filesystem_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+/// The entry point of `@modelcontextprotocol/server-memory`.
+fn memory_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-memory/dist/index.js")
 }
 
 /// The entry point of `@modelcontextprotocol/server` (the TypeScript SDK v2).
@@ -55,9 +67,14 @@ fn apps_server_js() -> PathBuf {
 /// The scripts of `xtask/interop/` copied beside the installed packages.
 const SCRIPTS: [&str; 2] = ["ts-server.mjs", "apps-server.mjs"];
 
+/// The entry points of every pinned package.
+fn entry_points() -> [PathBuf; 6] {
+    [everything_js(), ts_sdk_js(), map_server_js(), ext_apps_js(), filesystem_js(), memory_js()]
+}
+
 /// Whether every pinned peer is installed.
 fn installed() -> bool {
-    [everything_js(), ts_sdk_js(), map_server_js(), ext_apps_js()].iter().all(|p| p.is_file())
+    entry_points().iter().all(|p| p.is_file())
 }
 
 /// Installs the peers unless the installed lock file matches the pinned one,
@@ -91,7 +108,7 @@ fn install_packages() -> Result<(), String> {
     let mut npm = std::process::Command::new("npm");
     npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&dst);
     run(npm)?;
-    for entry in [everything_js(), ts_sdk_js(), map_server_js(), ext_apps_js()] {
+    for entry in entry_points() {
         if !entry.is_file() {
             return Err(format!("npm ci did not install {}", entry.display()));
         }
@@ -110,6 +127,8 @@ fn interop_test(krate: &str, module: &str) -> Result<(), String> {
     cmd.env("MCP_TS_SERVER_JS", ts_server_js());
     cmd.env("MCP_APPS_SERVER_JS", apps_server_js());
     cmd.env("MCP_MAP_SERVER_JS", map_server_js());
+    cmd.env("MCP_FILESYSTEM_JS", filesystem_js());
+    cmd.env("MCP_MEMORY_JS", memory_js());
     run(cmd)
 }
 
@@ -126,6 +145,10 @@ pub(crate) fn steps() -> Vec<Step> {
         Step::new(
             "interop: mcp-cli (mcpc --server) vs server-everything, the TypeScript SDK v2 server and MCP Apps servers",
             || interop_test("mcpc", "interop"),
+        ),
+        Step::new(
+            "interop: mcp-registry schema shaping vs the everything, filesystem and memory servers",
+            || interop_test("mcp-host-registry", "interop_shape"),
         ),
         Step::new("interop: mcp-stdio vs the TypeScript SDK v2 server (2026-07-28)", || {
             interop_test("mcp-client-stdio", "interop_modern")

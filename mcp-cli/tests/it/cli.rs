@@ -16,28 +16,29 @@ use crate::run::{Run, json_of, run_bounded};
 /// How long one `mcpc` run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
 
-/// A scratch directory used as the working directory and the home, so no
-/// real configuration is picked up.
-struct Sandbox {
-    dir: PathBuf,
+/// A scratch directory used as the working directory and the home (and
+/// the configuration, data and cache directories), so no real
+/// configuration is picked up and nothing is written outside it.
+pub(crate) struct Sandbox {
+    pub(crate) dir: PathBuf,
 }
 
 impl Sandbox {
-    fn new(name: &str) -> Sandbox {
+    pub(crate) fn new(name: &str) -> Sandbox {
         let dir = std::env::temp_dir().join(format!("mcpc-test-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Sandbox { dir }
     }
 
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let path = self.dir.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
         path
     }
 
-    fn run(&self, args: &[&str]) -> Run {
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.run_env(args, &[])
     }
 
@@ -50,6 +51,7 @@ impl Sandbox {
             .env("HOME", &self.dir)
             .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
             .env("XDG_DATA_HOME", self.dir.join("data"))
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
             .env("MCPC_NO_BROWSER", "1")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());

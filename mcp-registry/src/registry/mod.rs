@@ -3,6 +3,7 @@
 
 mod calls;
 mod shared;
+mod sized;
 mod slot;
 mod subscriptions;
 
@@ -40,6 +41,7 @@ use crate::connector::{Connector, DefaultConnector};
 use crate::error::{Error, TransportError};
 use crate::pins::{MemoryPinStore, PinBook, PinPolicy, PinStore};
 use crate::relay::{NOTIFICATION_EVENTS, NotificationEvent};
+use crate::sizing::{ResultLimits, SpillDir};
 use crate::supervisor::{Health, HealthEvent, Supervision};
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
@@ -83,6 +85,14 @@ pub struct RegistryOptions {
     /// extension says such tools stay out of them). A host that shows
     /// every tool to a person (`mcpc`) sets it.
     pub app_only_tools: bool,
+    /// How large a tool result may be when it goes to a model
+    /// ([`Registry::call_tool_sized`]); a server's `max_result_chars` and
+    /// `max_result_bytes` take the place of these (50,000 characters and
+    /// 1 MiB by default).
+    pub result_limits: ResultLimits,
+    /// Where the whole of a result that was cut is kept (none by default:
+    /// the notice then says it was not kept).
+    pub spill: Option<SpillDir>,
 }
 
 impl Default for RegistryOptions {
@@ -96,6 +106,8 @@ impl Default for RegistryOptions {
             supervision: None,
             drain_timeout: Duration::from_secs(10),
             app_only_tools: false,
+            result_limits: ResultLimits::default(),
+            spill: None,
         }
     }
 }
@@ -124,6 +136,8 @@ impl fmt::Debug for RegistryOptions {
             .field("supervision", &self.supervision)
             .field("drain_timeout", &self.drain_timeout)
             .field("app_only_tools", &self.app_only_tools)
+            .field("result_limits", &self.result_limits)
+            .field("spill", &self.spill)
             .finish()
     }
 }
