@@ -102,6 +102,17 @@ pub(crate) struct Global {
     /// The progress bar on stderr (auto: when stderr is a terminal)
     #[arg(long, global = true, value_enum, default_value_t = ProgressMode::Auto)]
     pub(crate) progress: ProgressMode,
+    /// The protocol revision to speak to every server: auto (probe with
+    /// server/discover, then fall back to the initialize handshake) or a
+    /// revision such as 2025-11-25 or 2026-07-28 [default: each server's
+    /// `protocol`, else auto]
+    #[arg(long, global = true, value_name = "REVISION", value_parser = parse_protocol)]
+    pub(crate) protocol: Option<ProtocolPin>,
+    /// Declare MCP Apps (io.modelcontextprotocol/ui) to the servers, so
+    /// those that offer interactive views list their app tools and views
+    /// (mcpc shows a view's metadata; it renders none)
+    #[arg(long, global = true)]
+    pub(crate) apps: bool,
     /// Unknown configuration keys and incomplete entries are errors
     #[arg(long, global = true)]
     pub(crate) strict: bool,
@@ -114,10 +125,24 @@ pub(crate) struct Global {
     /// terminal to ask on (never those the managed policy pins to `ask`)
     #[arg(long, global = true)]
     pub(crate) yes: bool,
+    /// Cut a tool's result to this many characters of text, as a host does
+    /// for a model; the whole result is kept in a file under the user's
+    /// cache directory, which the cut result names [default: the server's
+    /// max_result_chars; without either, results are shown whole]
+    #[arg(long, global = true, value_name = "CHARS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_result: Option<u64>,
     /// More diagnostics on stderr (repeatable: -v info, -vv debug, -vvv
     /// trace); RUST_LOG takes a full filter
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+}
+
+/// `--protocol`: `None` for auto, else the revision.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProtocolPin(pub(crate) Option<mcp_proto::ProtocolVersion>);
+
+fn parse_protocol(text: &str) -> Result<ProtocolPin, String> {
+    mcp_host_registry::parse_protocol(text).map(ProtocolPin)
 }
 
 /// A number of seconds: positive and at most a day.
@@ -125,6 +150,31 @@ fn parse_secs(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
         _ => Err(format!("expected a number of seconds from 0 to 86400, got {text:?}")),
+    }
+}
+
+/// What `tools --schema-for` shapes schemas for
+/// ([`mcp_host_registry::shape::SchemaTarget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SchemaFor {
+    /// Strict function calling: every property required, no additional
+    /// properties, optional ones nullable.
+    Strict,
+    /// No $ref/$defs, no null among choices, no formats.
+    Plain,
+    /// As the server sent it.
+    Unchanged,
+}
+
+impl SchemaFor {
+    /// The registry's target.
+    pub(crate) fn target(self) -> mcp_host_registry::shape::SchemaTarget {
+        use mcp_host_registry::shape::SchemaTarget;
+        match self {
+            SchemaFor::Strict => SchemaTarget::Strict,
+            SchemaFor::Plain => SchemaTarget::Plain,
+            SchemaFor::Unchanged => SchemaTarget::Unchanged,
+        }
     }
 }
 
@@ -207,6 +257,11 @@ pub(crate) enum Command {
         /// How many tools --search shows
         #[arg(short = 'k', long, value_name = "N", default_value_t = 10, requires = "search")]
         limit: usize,
+        /// Print each tool's input schema shaped for a model provider
+        /// (strict: strict function calling; plain: no $ref, null choices
+        /// or formats; unchanged) instead of listing the tools
+        #[arg(long, value_enum, value_name = "TARGET", conflicts_with = "search")]
+        schema_for: Option<SchemaFor>,
     },
     /// Tool pins: accept tool definitions that changed since they were pinned
     #[command(subcommand)]

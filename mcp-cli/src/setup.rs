@@ -11,7 +11,7 @@ use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
     AuditLog, ClientIdentity, Config, DefaultConnector, FileApprovalStore, FileConsentStore,
-    FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions, ServerConfig,
+    FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions, ServerConfig, SpillDir,
     TransportConfig, TrustOptions, TrustSettings, Warning, default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
@@ -106,6 +106,12 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
         if let Some(secs) = g.timeout.filter(|_| !login) {
             server.timeout = Duration::from_secs_f64(secs);
         }
+        if let Some(pin) = g.protocol {
+            server.protocol = pin.0;
+        }
+        if let Some(chars) = g.max_result {
+            server.max_result_chars = Some(usize::try_from(chars).unwrap_or(usize::MAX));
+        }
         if let TransportConfig::Stdio(command) = &mut server.transport {
             command.env.extend(env.iter().cloned());
             if let Some(dir) = &cwd {
@@ -129,9 +135,16 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     inner.handlers = host::handlers(&settings);
     inner.stdio_shutdown_grace = Some(host::CLOSE_GRACE);
     inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
+    inner.apps = g.apps;
     let mut options = RegistryOptions::with_connector(inner);
     options.login_command = Some("mcpc login {server}".into());
     options.trust = trust;
+    // A person reads these lists: tools meant only for an MCP App's view
+    // are listed too (marked), and may be called.
+    options.app_only_tools = true;
+    // Where the whole of a result cut by `--max-result` (or a server's
+    // `max_result_chars`) is kept.
+    options.spill = SpillDir::default_for("mcpc");
     let pins_kept = pins.is_some();
     if let Some(store) = pins {
         options.pin_store = Arc::new(store);

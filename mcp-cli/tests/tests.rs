@@ -13,6 +13,8 @@ mod cli;
 mod interop;
 #[path = "it/login.rs"]
 mod login;
+#[path = "it/model.rs"]
+mod model;
 #[path = "it/run.rs"]
 mod run;
 #[cfg(target_os = "linux")]

@@ -240,7 +240,7 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> anyhow::Result<&'a Tool> {
 async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
     let revision = revision()?;
     let context = context()?;
-    let client = HttpClient::connect(url, options(scenario, revision, &context)?)?;
+    let client = mcp_http::connect(url, options(scenario, revision, &context)?)?;
     client.initialize().await.context("initialize")?;
     // The stateless era at 2026-07-28, the handshake at older revisions.
     if client.protocol_version() != Some(revision) {
@@ -269,7 +269,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
         "elicitation-sep1034-client-defaults" => {
             // This server sends its elicitation request unrelated to the
             // call, so it can only arrive on the standalone GET stream.
-            if !client.open_event_stream().await.context("GET stream")? {
+            if !client.transport().open_event_stream().await.context("GET stream")? {
                 bail!("the server offers no GET stream, so its elicitation cannot arrive");
             }
             client

@@ -6,7 +6,7 @@
 //! (a bearer token, if the server wants one, from `MCP_BEARER_TOKEN`).
 #![allow(clippy::print_stdout)]
 
-use mcp_http::{HttpClient, HttpOptions, StaticAuth, redact_endpoint};
+use mcp_http::{HttpOptions, StaticAuth, redact_endpoint};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,7 +24,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Ok(token) = std::env::var("MCP_BEARER_TOKEN") {
         options.auth = StaticAuth::Bearer(token);
     }
-    let client = HttpClient::connect(&url, options)?;
+    let client = mcp_http::connect(&url, options)?;
     let init = client.initialize().await?;
     // Never print the URL itself: it may carry a key in its query.
     println!(

@@ -24,7 +24,7 @@ use crate::transport::HttpTransport;
 pub type HttpClient = Client<HttpTransport>;
 
 /// Checks the URL, the credentials and the TLS configuration (see
-/// [`HttpClient::connect`](crate::HttpClient::connect)), on a runtime the
+/// [`connect`](crate::connect)), on a runtime the
 /// returned client owns. Must not be called from inside an async runtime.
 pub fn connect(url: &str, options: HttpOptions) -> Result<HttpClient, ConnectError<Error>> {
     let session = options.client_options();

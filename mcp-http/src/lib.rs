@@ -4,7 +4,7 @@
 //! endpoint URL, every client message its own POST, replies as JSON or as a
 //! server-sent event stream.
 //!
-//! [`HttpClient`] is the one [`mcp_peer::Client`] over this crate's
+//! [`connect`] gives an [`HttpClient`], the one [`mcp_peer::Client`] over this crate's
 //! [`HttpTransport`]: the protocol logic (ids, handshake and version
 //! negotiation, timeouts, server requests, notifications) and every typed
 //! method come from [`mcp_peer`] and [`mcp_proto::client`]; event streams
@@ -61,7 +61,7 @@
 //!   authorization spec through [`mcp_auth`] (see below);
 //! - **server-initiated messages**: the standalone GET stream opens by
 //!   itself after the handshake ([`HttpOptions::event_stream`]; also
-//!   [`HttpClient::open_event_stream`]); 405 means none, and is not asked
+//!   [`HttpTransport::open_event_stream`]); 405 means none, and is not asked
 //!   again; requests from the server on it are answered by POST;
 //! - **2024-11-05 fallback**: when the `initialize` POST gets 400, 404 or
 //!   405, the client GETs the same URL, reads the `endpoint` event, refuses
@@ -98,7 +98,7 @@
 //! ([`OAuthOptions::with_handler`], e.g. `mcp_auth`'s loopback listener;
 //! [`OAuthOptions::headless`] for servers that approve at once); the
 //! request timeout bounds a flow run inside a request, so an interactive
-//! login is best run first with [`HttpClient::oauth`]`().authorize(None)`.
+//! login is best run first with `client.transport().`[`oauth`](HttpTransport::oauth)`().authorize(None)`.
 //!
 //! The URLs a server or its metadata names are guarded against
 //! server-side request forgery ([`OAuthOptions::address_policy`],
@@ -110,14 +110,14 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use mcp_http::mcp_auth::{AuthorizationHandler, FileTokenStore};
-//! use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
+//! use mcp_http::{HttpOptions, OAuthOptions};
 //!
 //! # async fn run(handler: Arc<dyn AuthorizationHandler>) -> Result<(), Box<dyn std::error::Error>> {
 //! let oauth = OAuthOptions::new("my-host")
 //!     .with_handler(handler) // opens the browser, receives the callback
 //!     .with_store(Arc::new(FileTokenStore::new("/home/me/.config/my-host/tokens")));
-//! let client = HttpClient::connect("https://mcp.example.com/mcp", HttpOptions::new("remote").with_oauth(oauth))?;
-//! if let Some(oauth) = client.oauth() {
+//! let client = mcp_http::connect("https://mcp.example.com/mcp", HttpOptions::new("remote").with_oauth(oauth))?;
+//! if let Some(oauth) = client.transport().oauth() {
 //!     oauth.authorize(None).await?; // log in now (a stored token is reused)
 //! }
 //! let tools = client.list_tools().await?; // sent with Authorization: Bearer
@@ -148,12 +148,12 @@
 //! ## Example
 //!
 //! ```no_run
-//! use mcp_http::{HttpClient, HttpOptions, StaticAuth};
+//! use mcp_http::{HttpOptions, StaticAuth};
 //!
 //! # async fn run() -> Result<(), mcp_http::Error> {
 //! let mut options = HttpOptions::new("remote");
 //! options.auth = StaticAuth::Bearer(std::env::var("REMOTE_TOKEN").unwrap_or_default());
-//! let client = HttpClient::connect("https://example.com/mcp", options)?;
+//! let client = mcp_http::connect("https://example.com/mcp", options)?;
 //! for tool in client.list_tools().await?.iter() {
 //!     println!("{}", tool.name);
 //! }
@@ -181,7 +181,7 @@ mod transport;
 mod wire;
 
 pub use auth::StaticAuth;
-pub use client::HttpClient;
+pub use client::{HttpClient, connect};
 pub use streamable::EventStreamState;
 pub use transport::HttpTransport;
 

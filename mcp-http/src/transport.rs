@@ -70,7 +70,7 @@ impl std::fmt::Debug for Shared {
 
 impl HttpTransport {
     /// Checks the URL, the credentials and the TLS configuration, and
-    /// prepares the connection pool (see [`HttpClient::connect`](crate::HttpClient::connect)).
+    /// prepares the connection pool (see [`connect`](crate::connect)).
     pub fn connect(url: &str, options: HttpOptions) -> Result<HttpTransport, Error> {
         let http = Arc::new(Http::new(url, options)?);
         let streamable = Arc::new(Streamable::new(http.clone()));
@@ -108,9 +108,24 @@ impl HttpTransport {
         matches!(*lock(&self.inner.variant), Variant::Legacy(_))
     }
 
-    /// Opens the standalone GET stream when it is not open (see
-    /// [`HttpClient::open_event_stream`](crate::HttpClient::open_event_stream));
-    /// call it once the handshake finished.
+    /// Opens the standalone GET stream now, when it is not open: by
+    /// default it opens by itself after the handshake
+    /// ([`HttpOptions::event_stream`](crate::HttpOptions::event_stream));
+    /// call this once the handshake finished
+    /// ([`initialize`](mcp_peer::Client::initialize)).
+    ///
+    /// Returns `Ok(false)` when the server offers no such stream (405); that
+    /// is final, nothing is retried. `Ok(true)` when the stream is open (or
+    /// already was; on a 2024-11-05 connection the SSE stream that carries
+    /// every reply is that stream, and no other GET is made). A background
+    /// task reads it; when the stream ends it is reopened (with
+    /// `Last-Event-ID` when the server gave event ids, in the current
+    /// session), after the server's `retry` delay or a jittered backoff, at
+    /// most [`HttpOptions::max_reconnects`](crate::HttpOptions::max_reconnects)
+    /// times in a row without a message. It stops then, on an HTTP error, at
+    /// [`close`](mcp_peer::Client::close), or when the last clone of the
+    /// client is dropped; [`watch_event_stream`](Self::watch_event_stream)
+    /// says when it ended and why.
     pub async fn open_event_stream(&self) -> Result<bool, Error> {
         self.inner.open_event_stream().await
     }

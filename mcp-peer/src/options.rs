@@ -156,11 +156,27 @@ impl ClientOptions {
     /// carries: `id` (`io.modelcontextprotocol/tasks`, ...) with its
     /// settings (`{}` when it has none).
     pub fn with_extension(mut self, id: &str, settings: serde_json::Value) -> Self {
+        self.declare_extension(id, settings);
+        self
+    }
+
+    /// Declares an extension, as [`with_extension`](Self::with_extension)
+    /// does, in options held by reference.
+    pub fn declare_extension(&mut self, id: &str, settings: serde_json::Value) {
         self.capabilities
             .extensions
             .get_or_insert_with(Default::default)
             .insert(id.into(), settings);
-        self
+    }
+
+    /// Declares MCP Apps (the `io.modelcontextprotocol/ui` extension): the
+    /// host can show a server's HTML views (`text/html;profile=mcp-app`).
+    /// Servers may then name views in their tools' `_meta.ui` (read with
+    /// [`Tool::ui`](mcp_proto::types::Tool::ui)) and list tools meant only
+    /// for those views, which a host keeps from its model
+    /// ([`Tool::is_visible_to_model`](mcp_proto::types::Tool::is_visible_to_model)).
+    pub fn with_apps(self) -> Self {
+        self.with_extension(mcp_proto::apps::EXTENSION_ID, mcp_proto::apps::client_settings())
     }
 
     /// The capabilities declared in `initialize`: the handlers' and the

@@ -254,11 +254,10 @@ impl<T: Transport> Inner<T> {
         let outcome = self.wait(id, rx, exchange).await;
         guard.id = None;
         if let Err(Fail::Transport(_)) = &outcome {
-            if lock(&self.core).is_modern() {
-                // The broken exchange is the stateless era's cancellation.
-                self.abandon(id);
-            } else {
+            if self.rules().is_none_or(|rules| rules.notifies_cancel_after_broken_exchange()) {
                 self.forget(id, "the transport failed to carry the request");
+            } else {
+                self.abandon(id);
             }
         }
         outcome

@@ -74,6 +74,14 @@
 //! assert!(!rendered.is_error);
 //! ```
 //!
+//! ## Extensions
+//!
+//! [`apps`]: MCP Apps (`io.modelcontextprotocol/ui`) read from the wire
+//! types: a tool's view and visibility ([`Tool::ui`](types::Tool::ui),
+//! [`Tool::is_visible_to_model`](types::Tool::is_visible_to_model)), a
+//! view's content security policy and permissions, the capability a host
+//! declares.
+//!
 //! ## Retries
 //!
 //! [`backoff`]: the one backoff of the workspace (exponential, full jitter,
@@ -82,6 +90,7 @@
 //! limit; the HTTP transport's stream reconnections, the stateless era's
 //! re-listening and the registry's supervision all wait by it.
 
+pub mod apps;
 pub mod backoff;
 pub mod client;
 pub mod display;

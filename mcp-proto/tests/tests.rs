@@ -1,8 +1,10 @@
-//! The crate's tests, one binary: the client core driven with a virtual
+//! The crate's tests, one binary: MCP Apps metadata, the client core driven with a virtual
 //! clock (and the decision tables of `client::decide`), the JSON-RPC
 //! envelope, method rules, tool-result rendering, server notifications,
 //! the typed helpers and the wire types' round trips.
 
+#[path = "it/apps.rs"]
+mod apps;
 #[path = "it/client_core.rs"]
 mod client_core;
 #[path = "it/jsonrpc.rs"]

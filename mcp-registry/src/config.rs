@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_proto::ProtocolVersion;
 use mcp_proto::types::Implementation;
 use mcp_spawn_env::ServerCommand;
 use serde::Deserialize;
@@ -243,6 +244,19 @@ pub struct ServerConfig {
     /// (`pin_policy`); `None`: the registry's default
     /// ([`RegistryOptions::pin_policy`](crate::RegistryOptions::pin_policy)).
     pub pin_policy: Option<PinPolicy>,
+    /// The protocol revision the server is spoken to in (`protocol`);
+    /// `None` (`"auto"`, the default): found out by the era probe. A
+    /// handshake-era revision sends `initialize` offering it, with no
+    /// probe (for servers that stop on a request they do not know); a
+    /// stateless-era one speaks that era only.
+    pub protocol: Option<ProtocolVersion>,
+    /// The most characters of text a result of this server may give a
+    /// model (`max_result_chars`); `None`: the registry's default
+    /// ([`RegistryOptions::result_limits`](crate::RegistryOptions::result_limits)).
+    pub max_result_chars: Option<usize>,
+    /// The most bytes of binary content a result of this server may give
+    /// a model (`max_result_bytes`); `None`: the registry's default.
+    pub max_result_bytes: Option<u64>,
     /// Set when the entry refers to an environment variable that is not
     /// set: the server is listed but every use of it fails with
     /// [`Error::ServerUnusable`](crate::Error::ServerUnusable) (the other
@@ -281,6 +295,9 @@ impl ServerConfig {
             policy: ToolPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
             pin_policy: None,
+            protocol: None,
+            max_result_chars: None,
+            max_result_bytes: None,
             unusable: None,
         }
     }
@@ -306,6 +323,12 @@ impl ServerConfig {
     /// Sets the pin policy (instead of the registry's default).
     pub fn with_pin_policy(mut self, policy: PinPolicy) -> Self {
         self.pin_policy = Some(policy);
+        self
+    }
+
+    /// Pins the protocol revision (instead of the era probe).
+    pub fn with_protocol(mut self, version: ProtocolVersion) -> Self {
+        self.protocol = Some(version);
         self
     }
 
@@ -494,7 +517,7 @@ impl Config {
     /// An entry has `command`, `args`, `env`, `cwd` (stdio) or `url`,
     /// `type`, `headers` (HTTP); also `disabled` or `enabled`,
     /// `description`, `allowed_tools`, `disallowed_tools`, `timeout_secs`,
-    /// `pin_policy`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
+    /// `pin_policy`, `max_result_chars`, `max_result_bytes`. `${NAME}`, `${env:NAME}` and `${NAME:-default}` in
     /// every string value are replaced by the variable.
     pub fn from_json_str(text: &str, options: &LoadOptions) -> Result<Loaded, ConfigError> {
         if text.trim().is_empty() {
@@ -706,6 +729,9 @@ const SERVER_KEYS: &[&str] = &[
     "headers",
     "auth",
     "pin_policy",
+    "protocol",
+    "max_result_chars",
+    "max_result_bytes",
     "proxy",
     "no_proxy",
     "ca_file",
@@ -725,6 +751,9 @@ const JSON_SERVER_KEYS: &[&str] = &[
     "disallowed_tools",
     "timeout_secs",
     "pin_policy",
+    "protocol",
+    "max_result_chars",
+    "max_result_bytes",
 ];
 
 /// The validator's state: options and the warnings so far.
@@ -1171,6 +1200,15 @@ impl<'a> Ctx<'a> {
                 invalid(entry.at("pin_policy"), "must be \"warn\", \"block\" or \"allow\"")
             })?),
         };
+        let protocol = match opt_str(map, "protocol", || entry.at("protocol"))? {
+            None => None,
+            Some(text) => {
+                parse_protocol(text).map_err(|reason| invalid(entry.at("protocol"), &reason))?
+            }
+        };
+        let max_result_chars = result_limit(map, "max_result_chars", entry)?
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let max_result_bytes = result_limit(map, "max_result_bytes", entry)?;
         let unusable = self.missing.take();
         if let Some(missing) = &unusable {
             self.warn(
@@ -1189,6 +1227,9 @@ impl<'a> Ctx<'a> {
             policy: ToolPolicy::new(allowed.unwrap_or_default(), denied.unwrap_or_default()),
             timeout,
             pin_policy,
+            protocol,
+            max_result_chars,
+            max_result_bytes,
             unusable,
         })
     }
@@ -1346,6 +1387,35 @@ impl<'a> Ctx<'a> {
             (None, Some(var)) => self.var(var, at(&env_key)).map(Secret),
             (None, None) => Err(invalid(at(key), &format!("is missing (or give `{env_key}`)"))),
         }
+    }
+}
+
+/// A `protocol` value: `"auto"` (`None`) or a revision this client speaks.
+/// Also what `mcpc --protocol` takes.
+pub fn parse_protocol(text: &str) -> Result<Option<ProtocolVersion>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    ProtocolVersion::parse(text).map(Some).ok_or_else(|| {
+        let known: Vec<String> =
+            ProtocolVersion::SUPPORTED.iter().map(|v| format!("\"{v}\"")).collect();
+        format!("must be \"auto\" or a protocol revision: {}", known.join(", "))
+    })
+}
+
+/// `max_result_chars` or `max_result_bytes`: a whole number from 1.
+fn result_limit(
+    map: &Map<String, Value>,
+    key: &str,
+    entry: &Entry,
+) -> Result<Option<u64>, ConfigError> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(invalid(entry.at(key), "must be a whole number from 1")),
+        },
     }
 }
 

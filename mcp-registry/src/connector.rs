@@ -12,7 +12,7 @@ use mcp_client_stdio::{StdioOptions, StdioTransport};
 #[cfg(feature = "http")]
 use mcp_http::mcp_auth::TokenStore;
 #[cfg(feature = "http")]
-use mcp_http::{HttpClient, HttpTransport, OAuthHandler};
+use mcp_http::{HttpTransport, OAuthHandler};
 #[cfg(any(feature = "stdio", feature = "http"))]
 use mcp_peer::Client;
 use mcp_proto::client::{BoxFuture, Handlers};
@@ -122,6 +122,12 @@ pub struct DefaultConnector {
     /// The server log level asked of stdio servers of the stateless era,
     /// in each request's `_meta` (`None`: none asked).
     pub stdio_log_level: Option<LoggingLevel>,
+    /// Declare MCP Apps (the `io.modelcontextprotocol/ui` extension) to
+    /// every server (`false` by default): a host that can show a server's
+    /// HTML views says so, and servers may then offer tools with views and
+    /// tools meant only for them (see
+    /// [`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)).
+    pub apps: bool,
     /// Who completes the user's part of an OAuth authorization during
     /// normal use ([`OAuthHandler::None`] by default: stored tokens and
     /// refresh only, a needed login is [`Error::LoginRequired`]). With
@@ -144,6 +150,7 @@ impl Default for DefaultConnector {
             handlers: Handlers::default(),
             stdio_shutdown_grace: None,
             stdio_log_level: None,
+            apps: false,
             #[cfg(feature = "http")]
             oauth_handler: OAuthHandler::None,
             #[cfg(feature = "http")]
@@ -187,6 +194,7 @@ impl Connector for DefaultConnector {
                     options.discover_path = self.discover_path;
                     options.handlers = self.handlers.clone();
                     options.log_level = self.stdio_log_level.clone();
+                    crate::mapping::client_settings(&mut options, server, self.apps);
                     if let Some(grace) = self.stdio_shutdown_grace {
                         options.shutdown_grace = grace;
                     }
@@ -233,7 +241,7 @@ impl Connector for DefaultConnector {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
             let options = self.http_options(server, identity, headers, auth, handler)?;
-            let client = HttpClient::connect(endpoint, options)
+            let client = mcp_http::connect(endpoint, options)
                 .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
             let name = server.name.clone();
             // The handshake runs the flow on the server's own 401 (its
@@ -241,7 +249,7 @@ impl Connector for DefaultConnector {
             // let the handshake through without a token is asked through
             // the well-known metadata instead.
             let result = match client.initialize().await {
-                Ok(_) => match client.oauth() {
+                Ok(_) => match client.transport().oauth() {
                     Some(oauth) if oauth.authorization_header().is_none() => oauth
                         .authorize(None)
                         .await
@@ -273,9 +281,9 @@ impl Connector for DefaultConnector {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
             let options = self.http_options(server, identity, headers, auth, None)?;
-            let client = HttpClient::connect(endpoint, options)
+            let client = mcp_http::connect(endpoint, options)
                 .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
-            let Some(oauth) = client.oauth().cloned() else {
+            let Some(oauth) = client.transport().oauth().cloned() else {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };
             let name = server.name.clone();

@@ -321,6 +321,22 @@ impl TransportError {
         }
     }
 
+    /// Whether the server ended while the era probe (`server/discover`,
+    /// the first request when the protocol is not pinned) waited: a
+    /// handshake-era server that stops on a request it does not know does
+    /// that, and is usable once its `protocol` is pinned.
+    pub fn exited_on_probe(&self) -> bool {
+        match self {
+            #[cfg(feature = "stdio")]
+            TransportError::Stdio(e) => matches!(
+                &**e,
+                mcp_client_stdio::Error::ServerExited { method, .. }
+                    if method == mcp_proto::methods::SERVER_DISCOVER
+            ),
+            _ => false,
+        }
+    }
+
     /// Whether the OAuth flow needed the user (a new authorization) and no
     /// authorization handler was set to ask them: the host should run its
     /// login ([`Registry::login`](crate::Registry::login)).
@@ -460,6 +476,16 @@ pub enum Error {
     },
     /// The server does not offer this tool (no `tools/call` was sent).
     UnknownTool {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+    },
+    /// The tool is meant only for the server's MCP App view (its `_meta.ui`
+    /// `visibility` leaves out the model), and the registry serves a model
+    /// ([`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)
+    /// is off). Nothing was sent.
+    AppOnlyTool {
         /// The server.
         server: String,
         /// The tool.
@@ -624,6 +650,7 @@ impl Error {
             Error::UnknownServer { server }
             | Error::ToolNotAllowed { server, .. }
             | Error::UnknownTool { server, .. }
+            | Error::AppOnlyTool { server, .. }
             | Error::OAuthUnavailable { server }
             | Error::NotOAuth { server }
             | Error::LoginRequired { server, .. }
@@ -657,6 +684,7 @@ impl Error {
                 | Error::ToolNotAllowed { .. }
                 | Error::CallDenied { .. }
                 | Error::UnknownTool { .. }
+                | Error::AppOnlyTool { .. }
                 | Error::NotOAuth { .. }
                 | Error::TransportUnavailable { .. }
                 | Error::ServerUnusable { .. }
@@ -672,6 +700,12 @@ impl Error {
     }
 }
 
+/// What a server that ended on the era probe is told to do.
+#[cfg(feature = "stdio")]
+const PROBE_HINT: &str = "\nIt ended on the protocol probe (server/discover), as a server of the \
+     initialize handshake era may on a request it does not know: pin its protocol \
+     (protocol = \"2025-11-25\" in its configuration; mcpc: --protocol 2025-11-25).";
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -684,6 +718,11 @@ impl fmt::Display for Error {
             Error::UnknownTool { server, tool } => {
                 write!(f, "MCP server {server:?} has no tool named {tool:?}")
             }
+            Error::AppOnlyTool { server, tool } => write!(
+                f,
+                "tool {tool:?} of MCP server {server:?} is meant only for the server's MCP App view \
+                 (visibility [\"app\"]), not for a model"
+            ),
             Error::OAuthUnavailable { server } => write!(
                 f,
                 "MCP server {server:?} uses OAuth, but this host's connector cannot run an OAuth login"
@@ -732,7 +771,13 @@ impl fmt::Display for Error {
             // The stdio transport names the server itself; the HTTP one
             // names the (redacted) endpoint, which follows the name once.
             #[cfg(feature = "stdio")]
-            Error::Transport { source: source @ TransportError::Stdio(_), .. } => source.fmt(f),
+            Error::Transport { source: source @ TransportError::Stdio(_), .. } => {
+                source.fmt(f)?;
+                if source.exited_on_probe() {
+                    f.write_str(PROBE_HINT)?;
+                }
+                Ok(())
+            }
             #[cfg(feature = "http")]
             Error::Transport { server, source: TransportError::Http(e) } => match e.endpoint() {
                 Some(endpoint) => write!(f, "MCP server {server:?} ({endpoint}): {}", e.detail()),

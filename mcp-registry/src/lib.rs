@@ -56,6 +56,17 @@
 //!   `[A-Za-z0-9_-]`, at most 64 characters, stable, with the way back.
 //! - **Tool search** ([`ToolIndex`], `Registry::search_tools`): BM25 over
 //!   tools' names, titles and descriptions.
+//! - **Results sized for a model** ([`sizing`], `Registry::call_tool_sized`):
+//!   [`ResultLimits`] per server (`max_result_chars`, `max_result_bytes`)
+//!   and a default; text cut at a character boundary, binary blocks
+//!   described, the whole result kept in a bounded [`SpillDir`] under the
+//!   user's cache directory and named in a notice; a server's
+//!   `_meta["anthropic/maxResultSizeChars"]` honoured up to a host maximum.
+//! - **Schemas shaped for a provider** ([`shape`]): a tool's input schema
+//!   for strict function calling, for a provider without `$ref`, `null`
+//!   choices or formats, or unchanged; references inlined within bounds
+//!   (a cycle or an exploding schema is a typed error); the model's
+//!   arguments mapped back.
 //! - **Supervision** (opt-in: [`RegistryOptions::supervision`]): each
 //!   server's [`Health`] (read, watched, or as a stream of
 //!   [`HealthEvent`]s), a stdio server restarted and an HTTP server
@@ -107,12 +118,13 @@
 //! It speaks no protocol itself (the transports and `mcp-proto` do), never
 //! writes to stdout, writes no file but those a host chooses (the pin file,
 //! [`FilePinStore`], the consent and answer files, [`FileConsentStore`]
-//! and [`FileApprovalStore`], the audit log, [`AuditLog`]), runs no
-//! background task unless supervision is asked for, and never puts a
-//! secret in an error, a log or a `Debug` output ([`Secret`]: values from
-//! `*_env` keys, `env`, `headers` and `auth`; a variable expanded into
-//! `command`, `args` or `cwd` is part of a command line, not a secret, so
-//! secrets go to spawned servers through `env`).
+//! and [`FileApprovalStore`], the audit log, [`AuditLog`], the spill
+//! directory, [`SpillDir`]), runs no background task unless supervision is
+//! asked for, and never puts a secret in an error, a log or a `Debug`
+//! output ([`Secret`]: values from `*_env` keys, `env`, `headers` and
+//! `auth`; a variable expanded into `command`, `args` or `cwd` is part of
+//! a command line, not a secret, so secrets go to spawned servers through
+//! `env`).
 //!
 //! ## OAuth servers
 //!
@@ -176,6 +188,8 @@ mod private_file;
 mod registry;
 mod relay;
 mod search;
+pub mod shape;
+pub mod sizing;
 mod spec;
 mod supervisor;
 mod transport;
@@ -183,7 +197,7 @@ mod trust;
 
 pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig,
+    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig, parse_protocol,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]
@@ -206,6 +220,10 @@ pub use policy::ToolPolicy;
 pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus};
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
+pub use sizing::{
+    CutReport, ResultLimits, SizedResult, SpillDir, SpillError, WholeResult, cut_result,
+    size_result,
+};
 pub use spec::{SpecError, parse_server_spec};
 pub use supervisor::{Health, HealthEvent, Keepalive, Supervision, WhileDown};
 #[cfg(feature = "http")]

@@ -23,6 +23,26 @@ use crate::error::ConfigError;
 #[cfg(feature = "http")]
 use crate::error::{Error, Location};
 
+/// What the configuration and the connector set in a server's client
+/// options: the `protocol` pin (a handshake-era revision opens with
+/// `initialize` offering it, no era probe; a stateless-era one speaks that
+/// era only; none leaves the probe) and the MCP Apps declaration.
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub(crate) fn client_settings(
+    client: &mut mcp_peer::ClientOptions,
+    server: &ServerConfig,
+    apps: bool,
+) {
+    use mcp_peer::EraChoice;
+    if let Some(version) = server.protocol {
+        client.protocol_version = version;
+        client.era = if version.is_modern() { EraChoice::Modern } else { EraChoice::Legacy };
+    }
+    if apps {
+        client.declare_extension(mcp_proto::apps::EXTENSION_ID, mcp_proto::apps::client_settings());
+    }
+}
+
 /// Builds the transport options of `server` and throws them away, so what
 /// the mapping refuses (headers beside OAuth, a client secret without a
 /// client id, a client metadata URL that is not one, query credentials
@@ -74,6 +94,7 @@ impl DefaultConnector {
         options.client_info = identity.to_implementation();
         options.request_timeout = server.timeout;
         options.handlers = self.handlers.clone();
+        client_settings(&mut options, server, self.apps);
         if let TransportConfig::Http { network, .. } = &server.transport {
             options.ca_file.clone_from(&network.ca_file);
             match (&network.proxy, &network.no_proxy) {

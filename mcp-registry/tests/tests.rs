@@ -14,6 +14,9 @@ mod config;
 mod consent;
 #[path = "it/features.rs"]
 mod features;
+#[cfg(all(feature = "interop-tests", feature = "stdio"))]
+#[path = "it/interop_shape.rs"]
+mod interop_shape;
 #[path = "it/names.rs"]
 mod names;
 #[cfg(feature = "http")]
@@ -33,6 +36,10 @@ mod reload;
 mod scripted;
 #[path = "it/search.rs"]
 mod search;
+#[path = "it/shape.rs"]
+mod shape;
+#[path = "it/sizing.rs"]
+mod sizing;
 #[path = "it/spec.rs"]
 mod spec;
 #[cfg(all(feature = "stdio", feature = "http"))]

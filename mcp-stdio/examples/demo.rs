@@ -3,7 +3,7 @@
 //! `cargo run -p mcp-client-stdio --example demo`
 #![allow(clippy::print_stdout)]
 
-use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
+use mcp_client_stdio::{ServerCommand, StdioOptions};
 use mcp_proto::client::RequestOptions;
 use mcp_proto::render_tool_result;
 use serde_json::json;
@@ -12,7 +12,7 @@ use serde_json::json;
 async fn main() -> Result<(), mcp_client_stdio::Error> {
     let server = mcp_testkit::binary_path();
     let command = ServerCommand::new(server.to_string_lossy()).arg("stdio");
-    let client = StdioClient::spawn(command, StdioOptions::new("demo")).await?;
+    let client = mcp_client_stdio::spawn(command, StdioOptions::new("demo")).await?;
     let init = client.initialize().await?;
     println!(
         "connected to {} {} (protocol {})",

@@ -24,7 +24,7 @@ use crate::options::{ServerCommand, StdioOptions};
 pub type StdioClient = Client<StdioTransport>;
 
 /// Resolves the command and starts the server (see
-/// [`StdioClient::spawn`](crate::StdioClient::spawn)), on a runtime the
+/// [`spawn`](crate::spawn)), on a runtime the
 /// returned client owns. Must not be called from inside an async runtime.
 pub fn spawn(
     command: ServerCommand,

@@ -29,70 +29,28 @@ const STDERR_DRAIN_WAIT: Duration = Duration::from_millis(200);
 
 /// A client of one MCP server spawned as a child process, speaking
 /// newline-delimited JSON-RPC on its stdin and stdout: the one
-/// [`mcp_peer::Client`] over a [`StdioTransport`], with the process's own
-/// accessors ([`pid`](Self::pid), [`stderr_tail`](Self::stderr_tail)).
+/// [`mcp_peer::Client`] over a [`StdioTransport`], made by [`spawn`].
 ///
-/// Every typed operation of [`mcp_peer::Client`] (`call_tool`,
-/// `read_resource`, `notifications`, ...) is reached through `Deref`.
+/// Every typed operation (`call_tool`, `read_resource`, `notifications`,
+/// ...) is [`mcp_peer::Client`]'s; what only a process has (its
+/// [`pid`](StdioTransport::pid), its [`stderr_tail`](StdioTransport::stderr_tail))
+/// is the transport's, reached with [`transport`](Client::transport).
 ///
 /// Cheap to clone (all clones share the connection). Many requests may be in
 /// flight at once; writes never interleave. Dropping the last clone kills the
 /// server's whole process group; [`close`](Client::close) shuts it down
 /// gracefully.
-#[derive(Clone, Debug)]
-pub struct StdioClient {
-    client: Client<StdioTransport>,
-}
+pub type StdioClient = Client<StdioTransport>;
 
-impl std::ops::Deref for StdioClient {
-    type Target = Client<StdioTransport>;
-
-    fn deref(&self) -> &Client<StdioTransport> {
-        &self.client
-    }
-}
-
-impl From<StdioClient> for Client<StdioTransport> {
-    fn from(c: StdioClient) -> Self {
-        c.client
-    }
-}
-
-impl StdioClient {
-    /// Resolves the command (with the PATH a spawned server should get) and
-    /// starts the server. The handshake happens on the first request, or
-    /// explicitly with [`initialize`](Client::initialize).
-    ///
-    /// Must be called within a Tokio runtime.
-    pub async fn spawn(
-        command: ServerCommand,
-        options: StdioOptions,
-    ) -> Result<StdioClient, Error> {
-        let session = options.client_options();
-        let transport = StdioTransport::spawn(command, options).await?;
-        Ok(StdioClient { client: Client::new(transport, session) })
-    }
-
-    /// The client over the transport (what [`Deref`](std::ops::Deref) reaches).
-    pub fn client(&self) -> &Client<StdioTransport> {
-        &self.client
-    }
-
-    /// The server's process id, while it runs.
-    pub fn pid(&self) -> Option<u32> {
-        self.transport().pid()
-    }
-
-    /// The last bytes the server wrote to stderr (when captured).
-    pub fn stderr_tail(&self) -> String {
-        self.transport().stderr_tail()
-    }
-
-    /// How many lines of the server's stdout were dropped (see
-    /// [`StdioTransport::dropped_lines`]).
-    pub fn dropped_lines(&self) -> u64 {
-        self.transport().dropped_lines()
-    }
+/// Resolves the command (with the PATH a spawned server should get) and
+/// starts the server, giving the client over it. The handshake happens on
+/// the first request, or explicitly with [`initialize`](Client::initialize).
+///
+/// Must be called within a Tokio runtime.
+pub async fn spawn(command: ServerCommand, options: StdioOptions) -> Result<StdioClient, Error> {
+    let session = options.client_options();
+    let transport = StdioTransport::spawn(command, options).await?;
+    Ok(Client::new(transport, session))
 }
 
 /// The stdio transport: one child process at a time, restarted after a
@@ -148,7 +106,7 @@ impl Drop for StdioTransport {
 
 impl StdioTransport {
     /// Resolves the command and starts the server process (see
-    /// [`StdioClient::spawn`]); give it to [`Client::new`] with
+    /// [`spawn`](crate::spawn)); give it to [`Client::new`] with
     /// [`StdioOptions::client_options`].
     pub async fn spawn(
         command: ServerCommand,

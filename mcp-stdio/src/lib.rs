@@ -4,7 +4,7 @@
 //! server as a child process and speak newline-delimited JSON-RPC on its
 //! stdin and stdout.
 //!
-//! [`StdioClient`] is the one [`mcp_peer::Client`] over this crate's
+//! [`spawn`] gives a [`StdioClient`], the one [`mcp_peer::Client`] over this crate's
 //! [`StdioTransport`]: the protocol logic (ids, handshake, timeouts, server
 //! requests) and every typed method come from [`mcp_peer`] and
 //! [`mcp_proto::client`]. A Tokio runtime is required (or the `blocking`
@@ -34,11 +34,11 @@
 //! ## Example
 //!
 //! ```no_run
-//! use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
+//! use mcp_client_stdio::{ServerCommand, StdioOptions};
 //!
 //! # async fn run() -> Result<(), mcp_client_stdio::Error> {
 //! let command = ServerCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
-//! let client = StdioClient::spawn(command, StdioOptions::new("everything")).await?;
+//! let client = mcp_client_stdio::spawn(command, StdioOptions::new("everything")).await?;
 //! for tool in client.list_tools().await?.iter() {
 //!     println!("{}", tool.name);
 //! }
@@ -57,7 +57,7 @@ mod conn;
 mod error;
 mod options;
 
-pub use client::{StdioClient, StdioTransport};
+pub use client::{StdioClient, StdioTransport, spawn};
 
 pub use codec::{Frame, LineCodec};
 pub use error::{Error, ExitInfo};

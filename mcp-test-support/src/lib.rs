@@ -4,7 +4,8 @@
 //! tool's own words ([`text_blocks`]), log lines captured on the test's
 //! thread or a runtime's ([`LogCapture`]), and host handlers that
 //! record what they were asked ([`Seen`], [`Model`], [`User`],
-//! [`MovingRoots`]).
+//! [`MovingRoots`]), and a temporary directory removed when dropped
+//! ([`TempDir`]).
 //!
 //! With the feature `interop`, the interop suites (module `interop`), each
 //! written once and run over every transport.
@@ -277,5 +278,31 @@ impl RootsHandler for MovingRoots {
     fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
         let roots = lock(&self.0).clone();
         Box::pin(async move { Ok(ListRootsResult::new(roots)) })
+    }
+}
+
+/// A fresh directory under the system's temporary directory, named after
+/// the process and `tag`, removed (with what it holds) when dropped.
+#[derive(Debug)]
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    /// Creates it (emptied first if a previous run left it).
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("mcp-test-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("creating a temporary directory");
+        TempDir(dir)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -1,14 +1,18 @@
 //! `cargo xtask interop`: the transports against servers nobody here wrote.
 //!
 //! Installs the pinned npm packages of `xtask/interop/` into
-//! `.tools/interop/` (git-ignored) with `npm ci`, copies the server written
-//! with the TypeScript SDK v2 (`xtask/interop/ts-server.mjs`) beside them (its
+//! `.tools/interop/` (git-ignored) with `npm ci`, copies the servers written
+//! here with the official SDKs (`xtask/interop/*.mjs`) beside them (their
 //! imports resolve from there), then runs each crate's interop tests (the
 //! modules of its one test binary, `tests`, compiled with the
 //! `interop-tests` feature) with the servers' entry points in the
 //! environment: `interop::` against `server-everything` (the handshake era),
 //! `interop_modern::` against the SDK v2 server (the stateless era,
-//! 2026-07-28, and its handshake-era leg).
+//! 2026-07-28, and its handshake-era leg); `mcpc` also against MCP Apps
+//! servers (`server-map`, and `xtask/interop/apps-server.mjs` written with
+//! `@modelcontextprotocol/ext-apps`); and `interop_shape::` (the
+//! registry's schema shaping) against the tool schemas of the everything,
+//! filesystem and memory servers.
 
 use std::path::PathBuf;
 
@@ -24,6 +28,16 @@ fn everything_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
+/// The entry point of `@modelcontextprotocol/server-filesystem`.
+fn filesystem_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+/// The entry point of `@modelcontextprotocol/server-memory`.
+fn memory_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+}
+
 /// The entry point of `@modelcontextprotocol/server` (the TypeScript SDK v2).
 fn ts_sdk_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server/dist/index.mjs")
@@ -34,18 +48,45 @@ fn ts_server_js() -> PathBuf {
     install_dir().join("ts-server.mjs")
 }
 
+/// The entry point of `@modelcontextprotocol/server-map` (an official MCP
+/// Apps example server).
+fn map_server_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/server-map/dist/index.js")
+}
+
+/// The entry point of `@modelcontextprotocol/ext-apps`' server helpers.
+fn ext_apps_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/ext-apps/dist/src/server/index.js")
+}
+
+/// The installed copy of the server written with the MCP Apps SDK.
+fn apps_server_js() -> PathBuf {
+    install_dir().join("apps-server.mjs")
+}
+
+/// The scripts of `xtask/interop/` copied beside the installed packages.
+const SCRIPTS: [&str; 2] = ["ts-server.mjs", "apps-server.mjs"];
+
+/// The entry points of every pinned package.
+fn entry_points() -> [PathBuf; 6] {
+    [everything_js(), ts_sdk_js(), map_server_js(), ext_apps_js(), filesystem_js(), memory_js()]
+}
+
 /// Whether every pinned peer is installed.
 fn installed() -> bool {
-    everything_js().is_file() && ts_sdk_js().is_file()
+    entry_points().iter().all(|p| p.is_file())
 }
 
 /// Installs the peers unless the installed lock file matches the pinned one,
-/// and copies the SDK v2 server script beside them (always: it may change
+/// and copies the server scripts beside them (always: they may change
 /// without the lock changing).
 fn install() -> Result<(), String> {
     install_packages()?;
-    let src = root().join("xtask").join("interop").join("ts-server.mjs");
-    std::fs::copy(&src, ts_server_js()).map_err(|e| format!("copying ts-server.mjs: {e}"))?;
+    for script in SCRIPTS {
+        let src = root().join("xtask").join("interop").join(script);
+        std::fs::copy(&src, install_dir().join(script))
+            .map_err(|e| format!("copying {script}: {e}"))?;
+    }
     Ok(())
 }
 
@@ -67,7 +108,7 @@ fn install_packages() -> Result<(), String> {
     let mut npm = std::process::Command::new("npm");
     npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&dst);
     run(npm)?;
-    for entry in [everything_js(), ts_sdk_js()] {
+    for entry in entry_points() {
         if !entry.is_file() {
             return Err(format!("npm ci did not install {}", entry.display()));
         }
@@ -84,6 +125,10 @@ fn interop_test(krate: &str, module: &str) -> Result<(), String> {
     cmd.args(["--", &format!("{module}::")]);
     cmd.env("MCP_EVERYTHING_JS", everything_js());
     cmd.env("MCP_TS_SERVER_JS", ts_server_js());
+    cmd.env("MCP_APPS_SERVER_JS", apps_server_js());
+    cmd.env("MCP_MAP_SERVER_JS", map_server_js());
+    cmd.env("MCP_FILESYSTEM_JS", filesystem_js());
+    cmd.env("MCP_MEMORY_JS", memory_js());
     run(cmd)
 }
 
@@ -98,8 +143,12 @@ pub(crate) fn steps() -> Vec<Step> {
             interop_test("mcp-http", "interop")
         }),
         Step::new(
-            "interop: mcp-cli (mcpc --server) vs server-everything and the TypeScript SDK v2 server",
+            "interop: mcp-cli (mcpc --server) vs server-everything, the TypeScript SDK v2 server and MCP Apps servers",
             || interop_test("mcpc", "interop"),
+        ),
+        Step::new(
+            "interop: mcp-registry schema shaping vs the everything, filesystem and memory servers",
+            || interop_test("mcp-host-registry", "interop_shape"),
         ),
         Step::new("interop: mcp-stdio vs the TypeScript SDK v2 server (2026-07-28)", || {
             interop_test("mcp-client-stdio", "interop_modern")

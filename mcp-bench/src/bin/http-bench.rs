@@ -217,7 +217,7 @@ async fn connect_ours_with(url: &str, choice: EraChoice) -> Result<HttpClient, S
     let mut o = HttpOptions::new("bench");
     o.client.era = choice;
     o.event_stream = std::env::var_os("BENCH_NO_EVENT_STREAM").is_none();
-    let client = HttpClient::connect(url, o).map_err(|e| format!("ours: {e}"))?;
+    let client = mcp_http::connect(url, o).map_err(|e| format!("ours: {e}"))?;
     client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
     Ok(client)
 }

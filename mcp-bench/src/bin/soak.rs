@@ -137,14 +137,14 @@ async fn soak_stdio(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, Strin
     o.discover_path = false;
     o.era = era;
     o.restart = Some(RestartPolicy { max_restarts: 3, window: Duration::from_secs(600) });
-    let client = StdioClient::spawn(command, o).await.map_err(|e| e.to_string())?;
+    let client = mcp_client_stdio::spawn(command, o).await.map_err(|e| e.to_string())?;
     let any = Any::Stdio(client.clone());
     calls(&any, WARM_UP).await;
     let first = settle_and_sample().await;
     let started = Instant::now();
     let mut failed = calls(&any, n / 2).await;
     // The server dies: the next calls start a new one.
-    if let Some(pid) = client.pid() {
+    if let Some(pid) = client.transport().pid() {
         let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -162,7 +162,7 @@ async fn soak_http(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, String
     let port = port.to_owned();
     let mut o = HttpOptions::new("soak");
     o.era = era;
-    let client = HttpClient::connect(&server.url, o).map_err(|e| e.to_string())?;
+    let client = mcp_http::connect(&server.url, o).map_err(|e| e.to_string())?;
     let any = Any::Http(client);
     calls(&any, WARM_UP).await;
     let first = settle_and_sample().await;

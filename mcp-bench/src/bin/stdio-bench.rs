@@ -348,7 +348,7 @@ async fn spawn_ours_with(
         Era::Modern => EraChoice::Modern,
     });
     let client =
-        StdioClient::spawn(command, options).await.map_err(|e| format!("ours: spawn: {e}"))?;
+        mcp_client_stdio::spawn(command, options).await.map_err(|e| format!("ours: spawn: {e}"))?;
     client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
     Ok(client)
 }

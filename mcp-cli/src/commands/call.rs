@@ -86,7 +86,18 @@ pub(crate) async fn call(ctx: &Ctx<'_>, call: ToolCall) -> Result<u8, Failure> {
         let p = p.clone();
         options.on_progress = Some(Arc::new(move |params| show_progress(&p, params)));
     }
-    let result = ctx.registry.call_tool_with(&server, &tool, Some(arguments), options).await;
+    // Sized as for a model when `--max-result` or the server's
+    // configuration asks for it; whole otherwise.
+    let sized = ctx
+        .registry
+        .get(&server)
+        .is_some_and(|c| c.max_result_chars.is_some() || c.max_result_bytes.is_some());
+    let result = if sized {
+        let result = ctx.registry.call_tool_sized(&server, &tool, Some(arguments), options).await;
+        result.map(|sized| sized.result)
+    } else {
+        ctx.registry.call_tool_with(&server, &tool, Some(arguments), options).await
+    };
     if let Some(p) = &progress {
         p.finish();
     }

@@ -10,6 +10,7 @@ mod login;
 mod ping;
 mod prompts;
 mod resources;
+mod schemas;
 mod servers;
 mod tasks;
 mod tools;
@@ -22,7 +23,10 @@ use crate::failure::Failure;
 pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Failure> {
     match command {
         Command::Servers { connect } => servers::servers(ctx, *connect).await,
-        Command::Tools { server, search: Some(query), limit } => {
+        Command::Tools { server, schema_for: Some(target), .. } => {
+            schemas::schemas(ctx, server.as_deref(), target.target()).await
+        }
+        Command::Tools { server, search: Some(query), limit, .. } => {
             tools::search(ctx, server.as_deref(), query, *limit).await
         }
         Command::Tools { server, search: None, .. } => tools::tools(ctx, server.as_deref()).await,

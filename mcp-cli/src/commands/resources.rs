@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::cli::{Output, ResourcesCommand};
 use crate::ctx::{Ctx, Feed};
 use crate::failure::Failure;
-use crate::output::{describe, emit, emit_json, listing, one_line};
+use crate::output::{describe, emit, emit_json, listing, note, one_line};
 
 /// `mcpc resources ...`.
 pub(crate) async fn resources(ctx: &Ctx<'_>, command: &ResourcesCommand) -> Result<u8, Failure> {
@@ -51,7 +51,8 @@ pub(crate) async fn resources(ctx: &Ctx<'_>, command: &ResourcesCommand) -> Resu
     Ok(0)
 }
 
-/// The contents of a read resource: text as it is, a blob as its size.
+/// The contents of a read resource: text as it is, a blob as its size; an
+/// MCP App's view with its metadata on stderr (so stdout stays the HTML).
 fn print_contents(output: Output, server: &str, result: &ReadResourceResult) {
     if output == Output::Json {
         let mut v = json!(result);
@@ -68,6 +69,9 @@ fn print_contents(output: Output, server: &str, result: &ReadResourceResult) {
                 one_line(item.mime_type().unwrap_or(""))
             ));
         }
+        if item.is_app_view() {
+            view_notes(item);
+        }
         match item {
             ResourceContents::Text(t) => emit(t.text.strip_suffix('\n').unwrap_or(&t.text)),
             ResourceContents::Blob(b) => emit(&format!(
@@ -76,6 +80,30 @@ fn print_contents(output: Output, server: &str, result: &ReadResourceResult) {
                 b.blob.len()
             )),
         }
+    }
+}
+
+/// What an MCP App's view asks of its host (its `_meta.ui`): the origins
+/// it may reach, the browser permissions, its origin and border; absent
+/// lists are the host's restrictive default.
+fn view_notes(item: &ResourceContents) {
+    let ui = item.ui().unwrap_or_default();
+    let csp = ui.csp.clone().unwrap_or_default();
+    let list = |items: &[String]| {
+        if items.is_empty() { "none".to_owned() } else { one_line(&items.join(" ")).into_owned() }
+    };
+    note(&format!("MCP App view {}", one_line(item.uri())));
+    note(&format!("  connect: {}", list(&csp.connect_domains)));
+    note(&format!("  resources: {}", list(&csp.resource_domains)));
+    note(&format!("  frames: {}", list(&csp.frame_domains)));
+    note(&format!("  base URIs: {}", list(&csp.base_uri_domains)));
+    let permissions: Vec<String> = ui.permission_names().into_iter().map(str::to_owned).collect();
+    note(&format!("  permissions: {}", list(&permissions)));
+    if let Some(domain) = &ui.domain {
+        note(&format!("  domain: {}", one_line(domain)));
+    }
+    if let Some(border) = ui.prefers_border {
+        note(&format!("  border: {}", if border { "yes" } else { "no" }));
     }
 }
 

@@ -63,19 +63,24 @@ pub(crate) async fn servers(ctx: &Ctx<'_>, connect: bool) -> Result<u8, Failure>
             emit_json(&Value::Array(list.into_iter().chain(blocked).collect()));
         }
         Output::Text => {
+            let any_pinned = registry.list().any(|s| s.protocol.is_some());
             let rows: Vec<Vec<String>> = registry
                 .list()
                 .zip(&statuses)
                 .map(|(s, status)| {
                     let (kind, target) = target(s);
-                    let protocol = match (status.protocol_version, status.era) {
+                    let mut protocol = match (status.protocol_version, status.era) {
                         (Some(version), Some(era)) => format!("{version} {era}"),
                         _ if errors.contains_key(&s.name) => "unreachable".to_owned(),
                         _ => String::new(),
                     };
+                    if let Some(pinned) = s.protocol {
+                        let sep = if protocol.is_empty() { "" } else { ", " };
+                        protocol = format!("{protocol}{sep}pinned {pinned}");
+                    }
                     let description = s.description.clone().unwrap_or_default();
                     let mut row = vec![s.name.clone(), kind.to_owned(), target];
-                    if connect {
+                    if connect || any_pinned {
                         row.push(protocol);
                     }
                     row.push(description);
@@ -116,6 +121,7 @@ fn server_json(server: &ServerConfig) -> Value {
         "timeout_secs": server.timeout.as_secs(),
         "allowed_tools": server.policy.allowed(),
         "disallowed_tools": server.policy.denied(),
+        "protocol": server.protocol.map_or_else(|| "auto".to_owned(), |v| v.to_string()),
     });
     match &server.transport {
         TransportConfig::Stdio(c) => {

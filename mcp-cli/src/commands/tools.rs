@@ -74,6 +74,12 @@ pub(crate) async fn tools(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fai
                             if let Some(pin) = pin_of(&tool.name) {
                                 t["pin"] = pin_json(pin);
                             }
+                            if let Some(ui) = tool.ui() {
+                                t["app"] = json!({
+                                    "view": ui.resource_uri,
+                                    "app_only": ui.is_app_only(),
+                                });
+                            }
                             listed.push(t);
                         }
                         v["tools"] = Value::Array(listed);
@@ -98,11 +104,16 @@ pub(crate) async fn tools(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fai
                         let mut rows: Vec<Vec<String>> = tools
                             .iter()
                             .map(|t| {
+                                let pin = pin_of(&t.name)
+                                    .map(|p| pin_mark(p, ctx.pins_kept))
+                                    .unwrap_or_default();
+                                let marks: Vec<&str> = [pin.as_str(), app_mark(t)]
+                                    .into_iter()
+                                    .filter(|m| !m.is_empty())
+                                    .collect();
                                 vec![
                                     format!("  {}", t.name),
-                                    pin_of(&t.name)
-                                        .map(|p| pin_mark(p, ctx.pins_kept))
-                                        .unwrap_or_default(),
+                                    marks.join(" "),
                                     summary(t.description.as_deref()),
                                 ]
                             })
@@ -145,6 +156,16 @@ fn pin_mark(pin: &PinStatus, kept: bool) -> String {
         PinStatus::Pinned => String::new(),
         PinStatus::New if !kept => String::new(),
         other => format!("[{other}]"),
+    }
+}
+
+/// An MCP App tool's mark: `[app]` for a tool with a view, `[app only]`
+/// for one only the view may see (a model is not shown it).
+fn app_mark(tool: &Tool) -> &'static str {
+    match tool.ui() {
+        Some(ui) if ui.is_app_only() => "[app only]",
+        Some(ui) if ui.resource_uri.is_some() => "[app]",
+        _ => "",
     }
 }
 

@@ -1437,6 +1437,62 @@ fn hostile_server() -> String {
     format!("python3 {}", script.display())
 }
 
+/// A handshake-era server that exits on a method it does not know
+/// (`tests/data/strict_server.py`), as a `--server` command.
+fn strict_server() -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/strict_server.py");
+    format!("python3 {}", script.display())
+}
+
+#[test]
+fn a_server_that_dies_on_the_probe_is_reached_once_its_protocol_is_pinned() {
+    let s = Sandbox::new("protocol-pin");
+    let server = strict_server();
+    // Unpinned, the era probe ends it: the error says to pin it.
+    let r = s.run(&["--server", &server, "call", "echo", "message=hi"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("server/discover"), "{r:?}");
+    assert!(r.stderr.contains("--protocol 2025-11-25"), "{r:?}");
+    // Pinned on the command line: `initialize` first, no probe.
+    let r = s.run(&["--protocol", "2025-11-25", "--server", &server, "call", "echo", "message=hi"]);
+    assert_eq!((r.code, r.stdout.trim()), (0, "hi"), "{r:?}");
+    // Pinned in the configuration, shown by `servers`, and `auto` on the
+    // command line lifts the pin again.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/strict_server.py");
+    let config = s.write(
+        "pinned.toml",
+        &format!(
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"strict\"\ncommand = \"python3\"\nargs = [{:?}]\nprotocol = \"2025-11-25\"\n",
+            script.display().to_string()
+        ),
+    );
+    let config = config.to_str().unwrap();
+    let r = s.run(&["--config", config, "servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("pinned 2025-11-25"), "{r:?}");
+    let r = s.run(&["--config", config, "--output", "json", "servers", "--connect"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    assert_eq!(
+        (v[0]["protocol"].as_str(), v[0]["protocol_version"].as_str()),
+        (Some("2025-11-25"), Some("2025-11-25")),
+        "{v}"
+    );
+    let r = s.run(&["--config", config, "call", "echo", "message=pinned"]);
+    assert_eq!((r.code, r.stdout.trim()), (0, "pinned"), "{r:?}");
+    let r = s.run(&["--config", config, "--protocol", "auto", "tools"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    // A revision nobody speaks is a usage error naming the known ones.
+    let r = s.run(&["--protocol", "2099-01-01", "--server", &server, "tools"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("2026-07-28"), "{r:?}");
+    // And in the configuration, an error that names the key.
+    let bad = s.write("bad.toml", "[mcp_client]\n[[mcp_client.servers]]\nname = \"x\"\ncommand = \"true\"\nprotocol = \"latest\"\n");
+    let r = s.run(&["--config", bad.to_str().unwrap(), "servers"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("protocol"), "{r:?}");
+}
+
 /// Nothing a terminal would act on reached stdout or stderr.
 fn assert_inert(r: &Run) {
     for (stream, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {

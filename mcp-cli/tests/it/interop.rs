@@ -3,9 +3,14 @@
 //! Streamable HTTP (the handshake era), and against a server written with
 //! the TypeScript SDK v2 (`xtask/interop/ts-server.mjs`, the stateless era).
 //!
+//! MCP Apps: against `@modelcontextprotocol/server-map` (an official example
+//! app server) and a server written with `@modelcontextprotocol/ext-apps`
+//! (`xtask/interop/apps-server.mjs`).
+//!
 //! `cargo xtask interop` installs the pinned versions and runs this file with
-//! `MCP_EVERYTHING_JS` and `MCP_TS_SERVER_JS` set to their entry points
-//! (compiled only with the `interop-tests` feature).
+//! `MCP_EVERYTHING_JS`, `MCP_TS_SERVER_JS`, `MCP_APPS_SERVER_JS` and
+//! `MCP_MAP_SERVER_JS` set to their entry points (compiled only with the
+//! `interop-tests` feature).
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -217,4 +222,86 @@ fn everything_info_resources_prompts_and_completion() {
     assert_eq!(r.code, 0, "{r:?}");
     let v = json_of(&r);
     assert!(v["ms"].is_number() && v["connect_ms"].is_number(), "{r:?}");
+}
+
+fn peer(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| panic!("{var} must be set: run `cargo xtask interop`"))
+}
+
+#[test]
+fn mcp_apps_tools_views_and_the_declared_extension() {
+    let spec = format!("node {}", peer("MCP_APPS_SERVER_JS"));
+    // Tools with a view are marked; the one only the view may call too.
+    let r = mcpc(&["--apps", "--server", &spec, "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let line = |tool: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{tool} ")))
+            .unwrap_or_else(|| panic!("{tool}: {r:?}"))
+            .to_owned()
+    };
+    assert!(line("show-chart").contains("[app]"), "{r:?}");
+    assert!(line("refresh-chart").contains("[app only]"), "{r:?}");
+    assert!(!line("plain").contains("[app"), "{r:?}");
+    let r = mcpc(&["--apps", "--server", &spec, "--output", "json", "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    let tools = v[0]["tools"].as_array().unwrap();
+    let app = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["app"].clone();
+    assert_eq!(
+        app("refresh-chart"),
+        serde_json::json!({"view": "ui://interop/chart.html", "app_only": true})
+    );
+    assert_eq!(
+        app("show-chart"),
+        serde_json::json!({"view": "ui://interop/chart.html", "app_only": false})
+    );
+    assert!(app("plain").is_null());
+    // The extension reaches the server as declared, and only with --apps,
+    // in either era.
+    for era in ["auto", "2025-11-25"] {
+        let r = mcpc(&["--apps", "--protocol", era, "--server", &spec, "call", "ui-capability"]);
+        assert_eq!(
+            (r.code, r.stdout.trim()),
+            (0, r#"{"mimeTypes":["text/html;profile=mcp-app"]}"#),
+            "{era}: {r:?}"
+        );
+        let r = mcpc(&["--protocol", era, "--server", &spec, "call", "ui-capability"]);
+        assert_eq!((r.code, r.stdout.trim()), (0, "null"), "{era}: {r:?}");
+    }
+    // The view: its HTML on stdout, what it asks of the host on stderr.
+    let r = mcpc(&["--apps", "--server", &spec, "resources", "read", "ui://interop/chart.html"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("<!doctype html>"), "{r:?}");
+    for shown in [
+        "MCP App view ui://interop/chart.html",
+        "connect: https://api.example.com",
+        "resources: https://cdn.example.com",
+        "frames: none",
+        "permissions: clipboardWrite geolocation",
+        "border: yes",
+    ] {
+        assert!(r.stderr.contains(shown), "{shown}: {r:?}");
+    }
+    // A person may call a tool only the view may call.
+    let r = mcpc(&["--apps", "--server", &spec, "call", "refresh-chart"]);
+    assert_eq!((r.code, r.stdout.trim()), (0, "refreshed"), "{r:?}");
+}
+
+#[test]
+fn the_official_map_app_server() {
+    let spec = format!("node {} --stdio", peer("MCP_MAP_SERVER_JS"));
+    let r = mcpc(&["--apps", "--server", &spec, "--output", "json", "tools"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = json_of(&r);
+    let tools = v[0]["tools"].as_array().unwrap();
+    let map = tools.iter().find(|t| t["name"] == "show-map").unwrap_or_else(|| panic!("{v}"));
+    let view = map["app"]["view"].as_str().unwrap_or_else(|| panic!("{map}"));
+    assert!(view.starts_with("ui://"), "{map}");
+    assert_eq!(map["app"]["app_only"], false);
+    let r = mcpc(&["--apps", "--server", &spec, "resources", "read", view]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains(&format!("MCP App view {view}")), "{r:?}");
+    assert!(r.stdout.to_ascii_lowercase().contains("<html"), "{}", &r.stderr);
 }

@@ -109,6 +109,7 @@ impl Sandbox {
             .env("HOME", &self.dir)
             .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
             .env("XDG_DATA_HOME", self.dir.join("data"))
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
             .env("MCPC_NO_BROWSER", "1")
             // The administrator's policy of the sandbox (none unless written).
             .env("MCPC_MANAGED_POLICY", self.dir.join("managed.toml"))

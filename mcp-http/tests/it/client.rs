@@ -57,10 +57,10 @@ fn header<'a>(h: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
 async fn json_replies_carry_the_streamable_http_headers() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let init = client.initialize().await.unwrap();
         assert_eq!(init.protocol_version, "2025-11-25");
-        assert!(client.has_session());
+        assert!(client.transport().has_session());
         let tools = client.list_tools().await.unwrap();
         assert!(tools.iter().any(|t| t.name == "echo"));
         assert_eq!(echo(&client, "hello").await.unwrap(), "hello");
@@ -102,7 +102,7 @@ async fn sse_replies_with_priming_events() {
     bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, priming: true, ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         for i in 0..5 {
             assert_eq!(echo(&client, &format!("m{i}")).await.unwrap(), format!("m{i}"));
         }
@@ -126,7 +126,7 @@ async fn server_requests_on_the_stream_are_answered_by_post() {
         let mut o = options();
         let root: Root = serde_json::from_value(json!({"uri": "file:///work/project"})).unwrap();
         o.handlers.roots = Some(Arc::new(StaticRoots(vec![root])));
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
 
         let pong = client.call_tool_with("ask", args(json!({"what": "ping"})), Default::default());
         let pong = text_blocks(&pong.await.unwrap());
@@ -155,7 +155,7 @@ async fn a_stream_closed_after_priming_is_resumed_with_get() {
             ..HttpConfig::default()
         };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         assert_eq!(echo(&client, "again").await.unwrap(), "again");
         let gets: Vec<_> =
             server.requests().into_iter().filter(|r| r.method == Method::GET).collect();
@@ -183,7 +183,7 @@ async fn a_cut_stream_is_resumed_and_the_reply_delivered_once() {
             ..HttpConfig::default()
         };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         for i in 0..3 {
             assert_eq!(echo(&client, &format!("cut{i}")).await.unwrap(), format!("cut{i}"));
         }
@@ -197,7 +197,7 @@ async fn an_expired_session_is_renewed_and_the_request_retried() {
     bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { expire_session_after: Some(4), ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         for i in 0..6 {
             assert_eq!(echo(&client, &format!("s{i}")).await.unwrap(), format!("s{i}"));
         }
@@ -213,7 +213,7 @@ async fn a_session_that_expires_again_at_once_is_an_error() {
         // initialize and notifications/initialized use up the session.
         let config = HttpConfig { expire_session_after: Some(2), ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let err = client.list_tools().await.unwrap_err();
         assert!(matches!(err, Error::SessionExpired { .. }), "{err:?}");
         assert_eq!(server.rpc_methods().iter().filter(|m| *m == "initialize").count(), 2);
@@ -231,7 +231,7 @@ async fn unauthorized_reports_the_parsed_challenge() {
             ..HttpConfig::default()
         };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let err = client.initialize().await.unwrap_err();
         let Error::Unauthorized { ref bearer, ref challenges, .. } = err else {
             panic!("{err:?}")
@@ -246,7 +246,7 @@ async fn unauthorized_reports_the_parsed_challenge() {
 
         let mut o = options();
         o.auth = StaticAuth::Bearer("s3cr3t-token".into());
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         assert_eq!(echo(&client, "in").await.unwrap(), "in");
         for r in server.requests().iter().rev().take(3) {
             assert_eq!(header(&r.headers, "authorization"), Some("Bearer s3cr3t-token"));
@@ -266,7 +266,7 @@ async fn forbidden_scope_is_its_own_error() {
         let server = server(config).await;
         let mut o = options();
         o.auth = StaticAuth::Bearer("tok-abcd".into());
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let err = client.initialize().await.unwrap_err();
         assert!(matches!(err, Error::InsufficientScope { .. }), "{err:?}");
         assert!(err.bearer_challenge().unwrap().is_insufficient_scope());
@@ -282,7 +282,7 @@ async fn status_errors_are_redacted_and_carry_an_excerpt() {
         let server = server(config).await;
         let mut o = options();
         o.auth = StaticAuth::Query { name: "api_key".into(), value: "qu3ry-s3cret".into() };
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let err = client.initialize().await.unwrap_err();
         assert_eq!(err.status(), Some(StatusCode::INTERNAL_SERVER_ERROR), "{err:?}");
         let text = err.to_string();
@@ -308,7 +308,7 @@ async fn custom_headers_go_on_every_request() {
             ("X-Api-Key".into(), "k-1234".into()),
             ("X-Tenant".into(), "blue".into()),
         ]);
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         client.ping().await.unwrap();
         client.close().await.unwrap();
         let requests = server.requests();
@@ -325,13 +325,13 @@ async fn custom_headers_go_on_every_request() {
 async fn bad_configuration_is_refused_up_front() {
     let mut o = options();
     o.auth = StaticAuth::Bearer("abc\r\nInjected: yes".into());
-    let err = HttpClient::connect("http://127.0.0.1:9/mcp", o).unwrap_err();
+    let err = mcp_http::connect("http://127.0.0.1:9/mcp", o).unwrap_err();
     assert!(matches!(err, Error::InvalidAuth { .. }), "{err:?}");
     assert!(!err.to_string().contains("Injected"));
-    let err = HttpClient::connect("http://user:pw@127.0.0.1:9/mcp", options()).unwrap_err();
+    let err = mcp_http::connect("http://user:pw@127.0.0.1:9/mcp", options()).unwrap_err();
     assert!(matches!(err, Error::InvalidEndpoint { .. }));
     assert!(!err.to_string().contains("pw"));
-    let err = HttpClient::connect("ftp://127.0.0.1/", options()).unwrap_err();
+    let err = mcp_http::connect("ftp://127.0.0.1/", options()).unwrap_err();
     assert!(matches!(err, Error::InvalidEndpoint { .. }));
 }
 
@@ -339,7 +339,7 @@ async fn bad_configuration_is_refused_up_front() {
 async fn a_timeout_names_the_method_and_cancels() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let err = client
             .call_tool_with(
                 "slow",
@@ -374,7 +374,7 @@ async fn an_oversized_body_is_refused() {
         let server = server(config).await;
         let mut o = options();
         o.max_body = 50_000;
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let err = client.initialize().await.unwrap_err();
         assert!(matches!(err, Error::BodyTooLarge { limit: 50_000, .. }), "{err:?}");
     })
@@ -387,7 +387,7 @@ async fn redirects_are_not_followed() {
         let config =
             HttpConfig { redirect: mcp_testkit::Redirect::SameOrigin, ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let err = client.initialize().await.unwrap_err();
         assert_eq!(err.status(), Some(StatusCode::TEMPORARY_REDIRECT), "{err:?}");
     })
@@ -398,7 +398,7 @@ async fn redirects_are_not_followed() {
 async fn close_accepts_405_for_delete() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { delete: false, ..HttpConfig::default() }).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
         client.close().await.unwrap();
         client.close().await.unwrap();
@@ -412,7 +412,7 @@ async fn many_requests_in_flight() {
     bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let calls = (0..32).map(|i| {
             let client = client.clone();
             tokio::spawn(async move { (i, echo(&client, &format!("c{i}")).await) })
@@ -437,9 +437,10 @@ async fn the_get_stream_carries_messages_that_belong_to_no_reply_stream() {
         o.on_event = Some(Arc::new(move |e: &ServerEvent| {
             let _ = tx.send(e.clone());
         }));
-        let client = HttpClient::connect(&server.url(), o).unwrap();
-        assert!(client.open_event_stream().await.unwrap());
-        assert!(client.open_event_stream().await.unwrap());
+        let client = mcp_http::connect(&server.url(), o).unwrap();
+        client.initialize().await.unwrap();
+        assert!(client.transport().open_event_stream().await.unwrap());
+        assert!(client.transport().open_event_stream().await.unwrap());
         let get = server.requests().into_iter().find(|r| r.method == Method::GET).unwrap();
         assert!(get.headers.get("mcp-session-id").is_some());
         assert!(get.headers.get("last-event-id").is_none());
@@ -462,8 +463,9 @@ async fn the_get_stream_carries_messages_that_belong_to_no_reply_stream() {
 async fn no_get_stream_is_not_an_error_and_not_retried() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { get_stream: false, ..HttpConfig::default() }).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
-        assert!(!client.open_event_stream().await.unwrap());
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
+        client.initialize().await.unwrap();
+        assert!(!client.transport().open_event_stream().await.unwrap());
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(server.request_count(&Method::GET), 1);
         assert_eq!(echo(&client, "still").await.unwrap(), "still");
@@ -478,7 +480,7 @@ async fn falls_back_to_the_2024_11_05_transport() {
         let server = server(config).await;
         let mut o = options();
         o.auth = StaticAuth::Header { name: "X-Key".into(), value: "legacy-key".into() };
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         client.initialize().await.unwrap();
         assert!(client.list_tools().await.unwrap().iter().any(|t| t.name == "add"));
         assert_eq!(echo(&client, "old").await.unwrap(), "old");
@@ -495,8 +497,8 @@ async fn falls_back_to_the_2024_11_05_transport() {
         }
         // The SSE stream that carries every reply is the event stream: asking
         // for one opens no second GET (which would start an orphan session).
-        assert!(client.is_legacy());
-        assert!(client.open_event_stream().await.unwrap());
+        assert!(client.transport().is_legacy());
+        assert!(client.transport().open_event_stream().await.unwrap());
         assert_eq!(server.request_count(&Method::GET), 1);
         client.close().await.unwrap();
     })
@@ -514,7 +516,7 @@ async fn a_cross_origin_legacy_endpoint_is_refused() {
         let server = server(config).await;
         let mut o = options();
         o.auth = StaticAuth::Bearer("never-sent-elsewhere".into());
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let err = client.initialize().await.unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, Error::InvalidResponse { .. }), "{err:?}");
@@ -585,13 +587,13 @@ async fn sequential_calls_reuse_one_connection() {
         // Connections are counted: no standalone stream to hold one open.
         let mut o = options();
         o.event_stream = false;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
         for _ in 0..50 {
             client.ping().await.unwrap();
         }
         assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2025_06_18));
         // No session id was given: none is sent, and close sends no DELETE.
-        assert!(!client.has_session());
+        assert!(!client.transport().has_session());
         client.close().await.unwrap();
         assert_eq!(connections.load(Ordering::SeqCst), 1);
     })
@@ -604,7 +606,7 @@ async fn concurrent_calls_open_connections_that_later_calls_reuse() {
         let (addr, connections) = counting_server().await;
         let mut o = options();
         o.event_stream = false;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
         client.ping().await.unwrap();
         let burst = || async {
             let mut calls = tokio::task::JoinSet::new();
@@ -637,7 +639,7 @@ async fn a_connection_idle_longer_than_the_pool_timeout_is_not_reused() {
         let mut o = options();
         o.event_stream = false;
         o.pool_idle_timeout = Duration::from_millis(50);
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
         client.ping().await.unwrap();
         client.ping().await.unwrap();
         assert_eq!(connections.load(Ordering::SeqCst), 1);
@@ -722,7 +724,7 @@ async fn a_kept_connection_the_server_closed_is_replaced() {
         // seen the close, drops the connection and opens another.
         for linger in [Duration::ZERO, Duration::from_millis(5)] {
             let (addr, connections) = one_shot_server(linger).await;
-            let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+            let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
             client.initialize().await.unwrap();
             for i in 0..10 {
                 tokio::time::sleep(linger + Duration::from_millis(20)).await;
@@ -749,7 +751,7 @@ async fn a_read_that_met_a_closing_kept_connection_is_sent_again() {
         // idempotent, so it is sent again on a new connection, and every
         // one is answered.
         let (addr, connections) = one_shot_server(Duration::ZERO).await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         client.initialize().await.unwrap();
         for i in 0..50 {
             client.ping().await.unwrap_or_else(|e| panic!("ping {i}: {e}"));
@@ -764,7 +766,7 @@ async fn a_read_that_met_a_closing_kept_connection_is_sent_again() {
 async fn a_reply_stream_that_cannot_be_resumed_is_reported() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, _) = counting_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         let err = client.request("lose_reply", None, RequestOptions::default()).await.unwrap_err();
         let Error::StreamLost { ref method, attempts, .. } = err else { panic!("{err:?}") };
         assert_eq!((method.as_str(), attempts), ("lose_reply", 0));
@@ -793,7 +795,7 @@ async fn a_caller_tls_config_is_used_and_connect_errors_are_typed() {
         o.tls = Some(Arc::new(tls));
         o.auth = StaticAuth::Bearer("tls-token".into());
         let url = format!("https://127.0.0.1:{port}/mcp?k=v");
-        let client = HttpClient::connect(&url, o).unwrap();
+        let client = mcp_http::connect(&url, o).unwrap();
         let err = client.ping().await.unwrap_err();
         assert!(matches!(err, Error::Connect { .. }), "{err:?}");
         let text = err.to_string();
@@ -864,8 +866,8 @@ async fn a_configured_proxy_tunnels_with_connect() {
         };
         // Tunnels are counted: the standalone stream would hold one of its own.
         o.event_stream = false;
-        let client = HttpClient::connect(&server.url(), o).unwrap();
-        assert!(client.is_proxied());
+        let client = mcp_http::connect(&server.url(), o).unwrap();
+        assert!(client.transport().is_proxied());
         for i in 0..5 {
             assert_eq!(echo(&client, &format!("p{i}")).await.unwrap(), format!("p{i}"));
         }
@@ -881,15 +883,15 @@ async fn a_configured_proxy_tunnels_with_connect() {
             url: format!("http://{proxy}"),
             no_proxy: Some("127.0.0.1".into()),
         };
-        let client = HttpClient::connect(&server.url(), o).unwrap();
-        assert!(!client.is_proxied());
+        let client = mcp_http::connect(&server.url(), o).unwrap();
+        assert!(!client.transport().is_proxied());
         client.ping().await.unwrap();
         let mut o = options();
         o.proxy = mcp_http::ProxyConfig::Url {
             url: "socks4://u:hidden@127.0.0.1:1".into(),
             no_proxy: None,
         };
-        let err = HttpClient::connect(&server.url(), o).unwrap_err();
+        let err = mcp_http::connect(&server.url(), o).unwrap_err();
         assert!(matches!(err, Error::InvalidProxy { .. }) && !err.to_string().contains("hidden"));
     })
     .await;
@@ -903,7 +905,7 @@ async fn a_refused_tunnel_is_a_connect_error() {
         let mut o = options();
         o.proxy = mcp_http::ProxyConfig::Url { url: format!("http://{proxy}"), no_proxy: None };
         // The test proxy only tunnels to 127.0.0.1; nothing is contacted there.
-        let client = HttpClient::connect("http://localhost:9/mcp", o).unwrap();
+        let client = mcp_http::connect("http://localhost:9/mcp", o).unwrap();
         let err = client.ping().await.unwrap_err();
         assert!(matches!(err, Error::Connect { .. }), "{err:?}");
         assert!(err.to_string().starts_with("MCP server http://localhost:9: "), "{err}");
@@ -916,7 +918,7 @@ async fn progress_arrives_on_the_reply_stream() {
     bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { reply: ReplyMode::Sse, ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let seen = Arc::new(AtomicUsize::new(0));
         let counter = seen.clone();
         let options = RequestOptions {
@@ -936,7 +938,7 @@ async fn progress_arrives_on_the_reply_stream() {
 async fn dropping_a_call_cancels_it() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         client.initialize().await.unwrap();
         let call = client.call_tool_with("hang", (), RequestOptions::default());
         assert!(tokio::time::timeout(Duration::from_millis(200), call).await.is_err());
@@ -958,7 +960,7 @@ async fn concurrent_requests_share_one_session_renewal() {
     bounded_by(TEST_TIMEOUT, async {
         let config = HttpConfig { expire_session_after: Some(12), ..HttpConfig::default() };
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         client.initialize().await.unwrap();
         for round in 0..3 {
             // Pings: a read may be sent again when a concurrent renewal
@@ -984,7 +986,7 @@ async fn concurrent_requests_share_one_session_renewal() {
 async fn a_refused_initialize_without_a_legacy_server_reports_the_refusal() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { status: Some(400), ..HttpConfig::default() }).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         let err = client.initialize().await.unwrap_err();
         let Error::Status { status, ref body, ref method, .. } = err else { panic!("{err:?}") };
         assert_eq!((status, method.as_str()), (StatusCode::BAD_REQUEST, "initialize"));
@@ -999,7 +1001,7 @@ async fn a_refused_initialize_without_a_legacy_server_reports_the_refusal() {
 async fn a_session_the_server_ended_is_replaced() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
         // `crash` ends the server's session (and the connection of the call).
         let crashed = client.call_tool_with("crash", (), RequestOptions::default()).await;
@@ -1014,7 +1016,7 @@ async fn a_session_the_server_ended_is_replaced() {
 async fn a_legacy_session_the_server_ended_is_replaced() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig { legacy: true, ..HttpConfig::default() }).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         client.ping().await.unwrap();
         let crashed = client.call_tool_with("crash", (), RequestOptions::default()).await;
         // A tools/call is never sent twice.
@@ -1029,7 +1031,7 @@ async fn a_legacy_session_the_server_ended_is_replaced() {
 async fn an_error_without_an_id_answers_the_request() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, _) = counting_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         let err = client.request("unparsable", None, RequestOptions::default()).await.unwrap_err();
         assert_eq!(err.rpc_error().map(|e| e.code), Some(-32700), "{err:?}");
         client.ping().await.unwrap();
@@ -1041,7 +1043,7 @@ async fn an_error_without_an_id_answers_the_request() {
 async fn x_mcp_header_arguments_become_mcp_param_headers() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         // No list_tools first: the call lists the tools once to find the schema.
         let calls = [
             (
@@ -1113,7 +1115,7 @@ async fn same_origin_redirects_are_followed_when_asked() {
         let mut o = options();
         o.follow_redirects = true;
         o.auth = StaticAuth::Bearer("redirect-token".into());
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         assert_eq!(echo(&client, "moved").await.unwrap(), "moved");
         client.close().await.unwrap();
 
@@ -1146,7 +1148,7 @@ async fn cross_origin_redirects_are_refused_and_get_no_credentials() {
         let mut o = options();
         o.follow_redirects = true;
         o.auth = StaticAuth::Bearer("stay-home-token".into());
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let err = client.initialize().await.unwrap_err();
         assert!(matches!(err, Error::Redirect { .. }), "{err:?}");
         assert_eq!(err.status(), Some(StatusCode::TEMPORARY_REDIRECT));
@@ -1171,7 +1173,7 @@ async fn redirect_loops_are_bounded() {
         let server = server(config).await;
         let mut o = options();
         o.follow_redirects = true;
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let err = client.initialize().await.unwrap_err();
         assert!(matches!(err, Error::Redirect { .. }), "{err:?}");
         assert!(err.to_string().contains("more than 5 redirects"), "{err}");
@@ -1194,11 +1196,11 @@ async fn a_stateless_server_gets_stateless_posts() {
         let mut config = HttpConfig::default();
         config.server.era = mcp_testkit::ServeEra::Modern;
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), auto()).unwrap();
+        let client = mcp_http::connect(&server.url(), auto()).unwrap();
         assert_eq!(echo(&client, "stateless").await.unwrap(), "stateless");
         assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
-        assert!(!client.has_session());
-        assert!(!client.open_event_stream().await.unwrap());
+        assert!(!client.transport().has_session());
+        assert!(!client.transport().open_event_stream().await.unwrap());
         client.close().await.unwrap();
         let methods = server.rpc_methods();
         assert_eq!(methods[0], "server/discover");
@@ -1222,13 +1224,13 @@ async fn a_stateless_server_gets_stateless_posts() {
 async fn the_probe_falls_back_to_a_session_and_to_the_2024_11_05_transport() {
     bounded_by(TEST_TIMEOUT, async {
         let legacy = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&legacy.url(), auto()).unwrap();
+        let client = mcp_http::connect(&legacy.url(), auto()).unwrap();
         assert_eq!(echo(&client, "old").await.unwrap(), "old");
         assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
-        assert!(client.has_session());
+        assert!(client.transport().has_session());
         client.close().await.unwrap();
         // The origin is remembered: the next client sends initialize first.
-        let again = HttpClient::connect(&legacy.url(), auto()).unwrap();
+        let again = mcp_http::connect(&legacy.url(), auto()).unwrap();
         let before = legacy.request_count(&Method::POST);
         again.initialize().await.unwrap();
         let first = &legacy.requests()[before as usize..];
@@ -1237,7 +1239,7 @@ async fn the_probe_falls_back_to_a_session_and_to_the_2024_11_05_transport() {
 
         let config = HttpConfig { legacy: true, ..HttpConfig::default() };
         let sse = server(config).await;
-        let client = HttpClient::connect(&sse.url(), auto()).unwrap();
+        let client = mcp_http::connect(&sse.url(), auto()).unwrap();
         assert_eq!(echo(&client, "older").await.unwrap(), "older");
         assert!(client.transport().is_legacy());
         client.close().await.unwrap();
@@ -1251,13 +1253,13 @@ async fn a_dual_era_server_is_spoken_to_statelessly_unless_pinned() {
         let mut config = HttpConfig::default();
         config.server.era = mcp_testkit::ServeEra::Both;
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), auto()).unwrap();
+        let client = mcp_http::connect(&server.url(), auto()).unwrap();
         client.list_tools().await.unwrap();
         assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
-        let pinned = HttpClient::connect(&server.url(), options()).unwrap();
+        let pinned = mcp_http::connect(&server.url(), options()).unwrap();
         pinned.list_tools().await.unwrap();
         assert_eq!(pinned.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
-        assert!(pinned.has_session());
+        assert!(pinned.transport().has_session());
     })
     .await;
 }
@@ -1270,7 +1272,7 @@ async fn subscriptions_listen_on_a_post_stream_of_their_own() {
         let mut config = HttpConfig::default();
         config.server.era = mcp_testkit::ServeEra::Modern;
         let server = server(config).await;
-        let client = HttpClient::connect(&server.url(), auto()).unwrap();
+        let client = mcp_http::connect(&server.url(), auto()).unwrap();
         let filter = SubscriptionFilter {
             tools_list_changed: Some(true),
             prompts_list_changed: Some(true),
@@ -1391,7 +1393,7 @@ async fn changing_header_server() -> (SocketAddr, Arc<AtomicUsize>) {
 async fn a_header_mismatch_relists_the_tools_and_sends_once_more() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, lists) = changing_header_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
         let r = client
             .call_tool_with("t", args(json!({"region": "eu-west"})), Default::default())
             .await
@@ -1448,7 +1450,7 @@ async fn breaking_stream_server() -> (SocketAddr, Arc<std::sync::Mutex<Vec<Strin
 async fn a_broken_answer_stream_is_sent_again_with_a_new_id_only_when_safe() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, seen) = breaking_stream_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), auto()).unwrap();
         let err = client.list_tools().await.unwrap_err();
         assert!(matches!(err, Error::StreamLost { .. }), "{err:?}");
         let count = |m: &str| seen.lock().unwrap().iter().filter(|s| *s == m).count();
@@ -1505,7 +1507,7 @@ async fn storm_server() -> (SocketAddr, Arc<AtomicUsize>) {
 async fn a_stream_that_brings_nothing_but_fresh_ids_and_retry_0_is_no_storm() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, gets) = storm_server().await;
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
         client.initialize().await.unwrap();
         tokio::time::sleep(Duration::from_secs(4)).await;
         // The first GET and at most `max_reconnects` (5) more, each after a
@@ -1535,7 +1537,7 @@ async fn a_reply_stream_of_id_only_events_is_lost_after_max_reconnects() {
         o.request_timeout = Duration::from_secs(25);
         // Only the reply stream's GETs.
         o.event_stream = false;
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         client.initialize().await.unwrap();
         let start = tokio::time::Instant::now();
         let outcome = tokio::time::timeout(Duration::from_secs(10), client.ping()).await;
@@ -1569,7 +1571,7 @@ async fn a_standalone_stream_of_id_only_events_is_given_up_and_reported_ended() 
         let server = server(HttpConfig { id_only_events: true, ..HttpConfig::default() }).await;
         let mut o = options();
         o.max_reconnects = 2;
-        let client = HttpClient::connect(&server.url(), o).unwrap();
+        let client = mcp_http::connect(&server.url(), o).unwrap();
         let mut state = client.transport().watch_event_stream();
         assert_eq!(*state.borrow(), mcp_http::EventStreamState::NotOpen);
         client.initialize().await.unwrap();
@@ -1614,7 +1616,7 @@ async fn an_sse_answer_that_is_not_json_rpc_fails_its_call_at_once() {
         .await;
         let mut o = auto();
         o.request_timeout = Duration::from_secs(30);
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
         client.initialize().await.unwrap();
         let started = std::time::Instant::now();
         let err = client.call_tool_with("x", args(json!({})), Default::default()).await.unwrap_err();
@@ -1652,7 +1654,7 @@ async fn a_stalled_body_ends_at_the_deadline() {
             });
             let mut o = options();
             o.request_timeout = Duration::from_millis(500);
-            let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+            let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
             let started = std::time::Instant::now();
             let err = client.initialize().await.unwrap_err();
             assert!(err.is_timeout(), "{kind}: {err:?}");
@@ -1666,7 +1668,7 @@ async fn a_stalled_body_ends_at_the_deadline() {
 async fn calls_to_an_unlisted_tool_do_not_list_the_tools_each_time() {
     bounded_by(TEST_TIMEOUT, async {
         let server = server(HttpConfig::default()).await;
-        let client = HttpClient::connect(&server.url(), options()).unwrap();
+        let client = mcp_http::connect(&server.url(), options()).unwrap();
         for _ in 0..3 {
             let r =
                 client.call_tool_with("no-such-tool", args(json!({})), Default::default()).await;
@@ -1748,7 +1750,7 @@ async fn an_oversized_sse_answer_fails_its_call_at_once() {
         let mut o = auto();
         o.max_event_size = 4096;
         o.request_timeout = Duration::from_secs(8);
-        let client = HttpClient::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
         let started = std::time::Instant::now();
         let err =
             client.call_tool_with("x", args(json!({})), Default::default()).await.unwrap_err();
@@ -1789,7 +1791,7 @@ async fn cancelled_after_close(era: mcp_testkit::ServeEra, how: GiveUp) -> bool 
     let mut config = HttpConfig::default();
     config.server.era = era;
     let server = server(config).await;
-    let client = HttpClient::connect(&server.url(), auto()).unwrap();
+    let client = mcp_http::connect(&server.url(), auto()).unwrap();
     client.initialize().await.unwrap();
     let quick = RequestOptions::with_timeout(Duration::from_millis(300));
     match how {

@@ -25,7 +25,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcp_http::mcp_auth::access_token_hash;
-use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
+use mcp_http::{HttpOptions, OAuthOptions};
 use mcp_test_support::LogCapture;
 use mcp_testkit::oauth::{DpopRefusal, FakeAuthServer, check_dpop_proof};
 use mcp_testkit::{HttpConfig, HttpServerHandle, serve_http};
@@ -210,12 +210,12 @@ async fn session(logs: &LogCapture, path: &str, follow_redirects: bool) -> Vec<S
     let endpoint = gate.url(path);
     auth.set_resource(endpoint.as_str());
     let run = async {
-        let client = HttpClient::connect(&endpoint, options(follow_redirects)).expect("connect");
+        let client = mcp_http::connect(&endpoint, options(follow_redirects)).expect("connect");
         client.initialize().await.expect("initialize through the gate");
         let tools = client.list_tools().await.expect("tools/list");
         assert!(!tools.is_empty());
         client.ping().await.expect("ping");
-        let oauth = client.oauth().expect("OAuth is configured");
+        let oauth = client.transport().oauth().expect("OAuth is configured");
         let header = oauth.authorization_header().expect("a token");
         assert_eq!(header.to_str().ok(), Some(format!("DPoP {TOKEN}").as_str()));
         client.close().await.expect("close");

@@ -22,7 +22,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_http::{HttpClient, HttpOptions, HttpTransport};
+use mcp_http::{HttpOptions, HttpTransport};
 use mcp_peer::{Client, ClientOptions};
 use mcp_test_support::interop::everything::{MARKER, SERVER_NAME};
 use mcp_test_support::interop::{Connect, Over};
@@ -117,7 +117,7 @@ impl Connect for Everything {
     async fn connect(&self, configure: impl FnOnce(&mut ClientOptions)) -> Client<HttpTransport> {
         let mut options = HttpOptions::new(SERVER_NAME);
         configure(&mut options.client);
-        HttpClient::connect(&self.url(), options).expect("a valid endpoint").into()
+        mcp_http::connect(&self.url(), options).expect("a valid endpoint")
     }
 
     /// The transport found is the server's mode; Streamable HTTP has a

@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use mcp_http::{HttpClient, HttpOptions, HttpTransport};
+use mcp_http::{HttpOptions, HttpTransport};
 use mcp_peer::{Client, ClientOptions};
 use mcp_test_support::interop::{Connect, Over, sdk_v2};
 
@@ -87,7 +87,7 @@ impl Connect for TsServer {
     async fn connect(&self, configure: impl FnOnce(&mut ClientOptions)) -> Client<HttpTransport> {
         let mut options = HttpOptions::new(sdk_v2::SERVER_NAME);
         configure(&mut options.client);
-        HttpClient::connect(&self.url, options).expect("a valid endpoint").into()
+        mcp_http::connect(&self.url, options).expect("a valid endpoint")
     }
 
     /// No session, not the 2024-11-05 transport, no GET stream (405).

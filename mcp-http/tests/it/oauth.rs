@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use mcp_http::mcp_auth::s256_challenge;
 use mcp_http::mcp_auth::url::query_params;
-use mcp_http::{Error, HttpClient, HttpOptions, OAuthOptions, StaticAuth};
+use mcp_http::{Error, HttpOptions, OAuthOptions, StaticAuth};
 use mcp_test_support::{LogCapture, bounded_by};
 use mcp_testkit::{HttpConfig, HttpServerHandle, serve_http};
 use serde_json::{Value, json};
@@ -233,12 +233,12 @@ fn a_401_runs_the_flow_and_the_request_is_sent_again_with_the_token() {
     let mut secrets: Vec<String> = vec![TOKEN.into()];
     let logs = captured(async {
         let (auth, server) = servers(false).await;
-        let client = HttpClient::connect(&server.url(), options()).expect("connect");
+        let client = mcp_http::connect(&server.url(), options()).expect("connect");
         client.initialize().await.expect("initialize after the OAuth flow");
         let tools = client.list_tools().await.expect("tools/list");
         assert!(!tools.is_empty());
         client.ping().await.expect("ping");
-        let oauth = client.oauth().expect("OAuth is configured");
+        let oauth = client.transport().oauth().expect("OAuth is configured");
         assert_eq!(oauth.granted_scopes(), vec!["mcp".to_owned()]);
         client.close().await.expect("close");
 
@@ -286,7 +286,7 @@ fn a_401_runs_the_flow_and_the_request_is_sent_again_with_the_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn insufficient_scope_steps_up_a_bounded_number_of_times() {
     let (auth, server) = servers(true).await;
-    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let client = mcp_http::connect(&server.url(), options()).expect("connect");
     let err = tokio::time::timeout(Duration::from_secs(30), client.initialize())
         .await
         .expect("bounded")
@@ -304,14 +304,14 @@ async fn insufficient_scope_steps_up_a_bounded_number_of_times() {
 async fn static_credentials_and_oauth_are_exclusive() {
     let mut options = options();
     options.auth = StaticAuth::Bearer("static-bearer-secret-2".into());
-    let err = HttpClient::connect("http://127.0.0.1:9/mcp", options).expect_err("refused");
+    let err = mcp_http::connect("http://127.0.0.1:9/mcp", options).expect_err("refused");
     assert!(matches!(err, Error::InvalidAuth { .. }), "{err:?}");
     assert!(!format!("{err} {err:?}").contains("static-bearer-secret-2"), "{err}");
 }
 
 #[tokio::test]
 async fn oauth_refuses_a_non_loopback_http_endpoint() {
-    let err = HttpClient::connect("http://mcp.example.com/mcp", options()).expect_err("refused");
+    let err = mcp_http::connect("http://mcp.example.com/mcp", options()).expect_err("refused");
     assert!(matches!(err, Error::InvalidAuth { .. }), "{err:?}");
 }
 
@@ -333,7 +333,7 @@ async fn metadata_may_not_send_the_client_to_cloud_metadata() {
     // address: refused before anything is sent, with a typed error that
     // names the (redacted) URL and the reason.
     let server = mcp_server("https://169.254.169.254/latest/meta-data/iam?x=secret-q", false).await;
-    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let client = mcp_http::connect(&server.url(), options()).expect("connect");
     let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
         .await
         .expect("refused at once, not timed out")
@@ -350,7 +350,7 @@ async fn metadata_may_not_name_a_private_authorization_server_for_a_loopback_ser
     // authorization server it names on a private network is not.
     let (auth, server) = servers(false).await;
     lock(&auth).names = Some(vec!["https://10.1.2.3/".into(), "https://[fd00::1]/".into()]);
-    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let client = mcp_http::connect(&server.url(), options()).expect("connect");
     let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
         .await
         .expect("refused at once")
@@ -366,7 +366,7 @@ async fn a_redirect_to_cloud_metadata_is_not_followed() {
     // no redirect: a 307 to the metadata service ends discovery there.
     let (auth, server) = servers(false).await;
     lock(&auth).redirect_metadata = Some("http://169.254.169.254/latest/meta-data/".into());
-    let client = HttpClient::connect(&server.url(), options()).expect("connect");
+    let client = mcp_http::connect(&server.url(), options()).expect("connect");
     let err = tokio::time::timeout(Duration::from_secs(10), client.initialize())
         .await
         .expect("at once")

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_http::{HttpClient, HttpOptions, StaticAuth};
+use mcp_http::{HttpOptions, StaticAuth};
 use mcp_proto::client::RequestOptions;
 use mcp_test_support::{LogCapture, bounded_by};
 use mcp_testkit::{HttpConfig, serve_http};
@@ -83,13 +83,13 @@ async fn run(shown: &mut Vec<String>) {
     // Userinfo in the URL: refused up front.
     let port = server.local_addr().port();
     let userinfo = format!("http://alice:{USERINFO_SECRET}@127.0.0.1:{port}/mcp");
-    let err = HttpClient::connect(&userinfo, options(StaticAuth::None)).unwrap_err();
+    let err = mcp_http::connect(&userinfo, options(StaticAuth::None)).unwrap_err();
     show(format!("{err} {err:?}"));
 
     // A working session, then 401 for every credential the server refuses.
     for auth in all_auths() {
         show(format!("{auth:?} {:?}", options(auth.clone())));
-        let client = HttpClient::connect(&with_query, options(auth)).unwrap();
+        let client = mcp_http::connect(&with_query, options(auth)).unwrap();
         match client.initialize().await {
             Ok(_) => {
                 let tools = client.list_tools().await.unwrap();
@@ -135,7 +135,7 @@ async fn run(shown: &mut Vec<String>) {
     let failing_url = format!("{}?token={URL_QUERY_SECRET}", failing.url());
     for url in [failing_url, dead] {
         for auth in all_auths() {
-            let client = HttpClient::connect(&url, options(auth)).unwrap();
+            let client = mcp_http::connect(&url, options(auth)).unwrap();
             let err = client.ping().await.unwrap_err();
             show(format!("{err} {err:?}"));
         }
@@ -150,7 +150,7 @@ async fn run(shown: &mut Vec<String>) {
             name: "Authorization".into(),
             value: format!("Bearer {RAW_HEADER_TOKEN}"),
         };
-        let client = HttpClient::connect(&url, options(auth)).unwrap();
+        let client = mcp_http::connect(&url, options(auth)).unwrap();
         let err = client.initialize().await.unwrap_err();
         let text = format!("{err} {err:?}");
         assert!(text.contains("<redacted>"), "the echo is there, scrubbed: {text}");
@@ -166,8 +166,7 @@ async fn run(shown: &mut Vec<String>) {
     .expect("the test server starts");
     let mut o = options(StaticAuth::Query { name: "api_key".into(), value: PARAM_SECRET.into() });
     o.request_timeout = Duration::from_millis(300);
-    let client =
-        HttpClient::connect(&format!("{}?token={URL_QUERY_SECRET}", slow.url()), o).unwrap();
+    let client = mcp_http::connect(&format!("{}?token={URL_QUERY_SECRET}", slow.url()), o).unwrap();
     let err = client.initialize().await.unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
     show(format!("{err} {err:?}"));

@@ -139,7 +139,7 @@ async fn refused(
     cause: fn(&rustls::Error) -> bool,
 ) {
     let server = https_server(TlsConfig::new(chain, key), ReplyMode::Json).await;
-    let client = HttpClient::connect(&server.url(), options(tls)).unwrap();
+    let client = mcp_http::connect(&server.url(), options(tls)).unwrap();
     let endpoint = format!("https://{}", server.local_addr());
     let check = |err: &Error| {
         // The TLS error itself is kept: in the source chain, and found by
@@ -189,7 +189,7 @@ async fn a_valid_chain_connects_and_calls_a_tool() {
         )
         .await;
         for url in [server.url(), server.url().replace("127.0.0.1", "localhost")] {
-            let client = HttpClient::connect(&url, options(Some(root.client_config()))).unwrap();
+            let client = mcp_http::connect(&url, options(Some(root.client_config()))).unwrap();
             let init = client.initialize().await.unwrap();
             assert_eq!(init.protocol_version, "2025-11-25");
             assert_eq!(echo(&client, "over tls").await.unwrap(), "over tls");
@@ -213,7 +213,7 @@ async fn a_configuration_that_already_lists_alpn_protocols_is_taken() {
         let mut config = rustls::ClientConfig::clone(&root.client_config());
         config.alpn_protocols = vec![b"spdy/3".to_vec()];
         // The client sets ALPN itself (it used to panic in the connector).
-        let client = HttpClient::connect(&server.url(), options(Some(Arc::new(config)))).unwrap();
+        let client = mcp_http::connect(&server.url(), options(Some(Arc::new(config)))).unwrap();
         assert_eq!(echo(&client, "alpn").await.unwrap(), "alpn");
         client.close().await.unwrap();
         server.shutdown().await;
@@ -251,12 +251,12 @@ async fn the_platforms_roots_are_trusted_by_default() {
     if std::env::var_os(CHILD).is_some() {
         let endpoint = std::env::var("MCP_HTTP_TEST_ENDPOINT").unwrap();
         bounded_by(TEST_TIMEOUT, async {
-            let client = HttpClient::connect(&endpoint, options(None)).unwrap();
+            let client = mcp_http::connect(&endpoint, options(None)).unwrap();
             assert_eq!(echo(&client, "platform").await.unwrap(), "platform");
             client.close().await.unwrap();
             let mut mozilla = options(None);
             mozilla.roots = mcp_http::Roots::Mozilla;
-            let client = HttpClient::connect(&endpoint, mozilla).unwrap();
+            let client = mcp_http::connect(&endpoint, mozilla).unwrap();
             let err = echo(&client, "mozilla").await.unwrap_err();
             let unknown = matches!(
                 err.tls_error(),
@@ -344,8 +344,7 @@ async fn http2_is_negotiated_by_alpn() {
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server =
             https_server(TlsConfig::new(vec![leaf], key).with_http2(), ReplyMode::Sse).await;
-        let client =
-            HttpClient::connect(&server.url(), options(Some(root.client_config()))).unwrap();
+        let client = mcp_http::connect(&server.url(), options(Some(root.client_config()))).unwrap();
         client.initialize().await.unwrap();
         let mut calls = tokio::task::JoinSet::new();
         for i in 0..8 {
@@ -375,8 +374,7 @@ async fn without_the_http2_feature_an_h2_server_is_spoken_to_in_http1() {
         let (leaf, key) = root.leaf(LOOPBACK, None);
         let server =
             https_server(TlsConfig::new(vec![leaf], key).with_http2(), ReplyMode::Sse).await;
-        let client =
-            HttpClient::connect(&server.url(), options(Some(root.client_config()))).unwrap();
+        let client = mcp_http::connect(&server.url(), options(Some(root.client_config()))).unwrap();
         client.initialize().await.unwrap();
         assert_eq!(echo(&client, "h1").await.unwrap(), "h1");
         client.close().await.unwrap();
@@ -582,8 +580,8 @@ async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
             };
             o
         };
-        let client = HttpClient::connect(&server.url(), proxied(Some(ca_file.clone()))).unwrap();
-        assert!(client.is_proxied());
+        let client = mcp_http::connect(&server.url(), proxied(Some(ca_file.clone()))).unwrap();
+        assert!(client.transport().is_proxied());
         for i in 0..3 {
             assert_eq!(
                 echo(&client, &format!("tls proxy {i}")).await.unwrap(),
@@ -597,7 +595,7 @@ async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
 
         // The proxy's certificate is unknown without the extra roots.
         let before = log.lock().unwrap().len();
-        let client = HttpClient::connect(&server.url(), proxied(None)).unwrap();
+        let client = mcp_http::connect(&server.url(), proxied(None)).unwrap();
         let err = client.initialize().await.expect_err("the proxy is not trusted");
         let Error::Connect { reason, .. } = &err else { panic!("{err:?}") };
         assert!(reason.contains("UnknownIssuer"), "{reason}");
@@ -616,12 +614,12 @@ async fn an_https_proxy_tunnels_over_tls_trusting_the_ca_file() {
         // refused when the client is built.
         let empty = temp_file("empty.pem", "no certificate here\n");
         for path in [empty.clone(), ca_file.with_extension("missing")] {
-            let err = HttpClient::connect(&server.url(), proxied(Some(path))).unwrap_err();
+            let err = mcp_http::connect(&server.url(), proxied(Some(path))).unwrap_err();
             assert!(matches!(err, Error::Tls { .. }), "{err:?}");
         }
         let mut both = proxied(Some(ca_file.clone()));
         both.tls = Some(root.client_config());
-        assert!(matches!(HttpClient::connect(&server.url(), both), Err(Error::Tls { .. })));
+        assert!(matches!(mcp_http::connect(&server.url(), both), Err(Error::Tls { .. })));
         let _ = std::fs::remove_file(ca_file);
         let _ = std::fs::remove_file(empty);
         server.shutdown().await;
@@ -654,8 +652,8 @@ async fn a_socks5_proxy_with_credentials() {
         ] {
             log.lock().unwrap().clear();
             let o = via(format!("{scheme}://scott:tiger@127.0.0.1:{}", proxy.port()));
-            let client = HttpClient::connect(&url, o).unwrap();
-            assert!(client.is_proxied());
+            let client = mcp_http::connect(&url, o).unwrap();
+            assert!(client.transport().is_proxied());
             assert_eq!(echo(&client, scheme).await.unwrap(), scheme);
             client.close().await.unwrap();
             let seen = log.lock().unwrap().clone();
@@ -674,7 +672,7 @@ async fn a_socks5_proxy_with_credentials() {
             }
         }
         let o = via(format!("socks5h://scott:wrong-secret@127.0.0.1:{}", proxy.port()));
-        let client = HttpClient::connect(&url, o).unwrap();
+        let client = mcp_http::connect(&url, o).unwrap();
         let started = Instant::now();
         let err = client.initialize().await.expect_err("refused credentials");
         assert!(started.elapsed() < FAIL_FAST, "took {:?}", started.elapsed());
@@ -702,8 +700,8 @@ async fn proxies_come_from_the_environment_and_no_proxy_bypasses_them() {
         o.request_timeout = Duration::from_secs(10);
         o.client.era = mcp_peer::EraChoice::Legacy;
         o.event_stream = false;
-        let client = HttpClient::connect(&endpoint, o).unwrap();
-        assert_eq!(client.is_proxied(), expect == "proxied");
+        let client = mcp_http::connect(&endpoint, o).unwrap();
+        assert_eq!(client.transport().is_proxied(), expect == "proxied");
         if expect == "proxied" {
             bounded_by(TEST_TIMEOUT, async {
                 assert_eq!(echo(&client, "env").await.unwrap(), "env")

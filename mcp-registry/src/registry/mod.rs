@@ -3,6 +3,7 @@
 
 mod calls;
 mod shared;
+mod sized;
 mod slot;
 mod subscriptions;
 mod tool_call;
@@ -40,6 +41,7 @@ use crate::connector::{Connector, DefaultConnector};
 use crate::error::{Error, TransportError};
 use crate::pins::{MemoryPinStore, PinBook, PinPolicy, PinStore};
 use crate::relay::{NOTIFICATION_EVENTS, NotificationEvent};
+use crate::sizing::{ResultLimits, SpillDir};
 use crate::supervisor::{Health, HealthEvent, Supervision};
 use crate::transport::ServerClient;
 #[cfg(feature = "http")]
@@ -83,6 +85,20 @@ pub struct RegistryOptions {
     /// ([`TrustOptions`](crate::TrustOptions)): every call allowed by
     /// default, as before.
     pub trust: crate::TrustOptions,
+    /// Whether tools meant only for a server's MCP App view (`_meta.ui`
+    /// `visibility` without `"model"`) are listed and may be called
+    /// (`false`, the default: the lists are the model's, and the MCP Apps
+    /// extension says such tools stay out of them). A host that shows
+    /// every tool to a person (`mcpc`) sets it.
+    pub app_only_tools: bool,
+    /// How large a tool result may be when it goes to a model
+    /// ([`Registry::call_tool_sized`]); a server's `max_result_chars` and
+    /// `max_result_bytes` take the place of these (50,000 characters and
+    /// 1 MiB by default).
+    pub result_limits: ResultLimits,
+    /// Where the whole of a result that was cut is kept (none by default:
+    /// the notice then says it was not kept).
+    pub spill: Option<SpillDir>,
 }
 
 impl Default for RegistryOptions {
@@ -96,6 +112,9 @@ impl Default for RegistryOptions {
             supervision: None,
             drain_timeout: Duration::from_secs(10),
             trust: crate::TrustOptions::default(),
+            app_only_tools: false,
+            result_limits: ResultLimits::default(),
+            spill: None,
         }
     }
 }
@@ -124,6 +143,9 @@ impl fmt::Debug for RegistryOptions {
             .field("supervision", &self.supervision)
             .field("drain_timeout", &self.drain_timeout)
             .field("trust", &self.trust)
+            .field("app_only_tools", &self.app_only_tools)
+            .field("result_limits", &self.result_limits)
+            .field("spill", &self.spill)
             .finish()
     }
 }
@@ -473,8 +495,9 @@ impl Registry {
         self.fan_out(|name| async move { self.initialize(&name).await }).await
     }
 
-    /// The server's tools that its policy allows, less those withheld by
-    /// tool pinning (a definition that changed since it was pinned, under
+    /// The server's tools that its policy allows (and, unless
+    /// [`RegistryOptions::app_only_tools`], that the model may see), less
+    /// those withheld by tool pinning (a definition that changed since it was pinned, under
     /// [`PinPolicy::Block`]; see [`list_tools_with_pins`](Self::list_tools_with_pins)).
     pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, Error> {
         let (config, tools) = self.allowed_tools(server).await?;
@@ -493,9 +516,11 @@ impl Registry {
         match calls::list_tools(&conn).await {
             Ok(tools) => {
                 let parts = self.shared.options.trust.parts();
+                let apps = self.shared.options.app_only_tools;
                 let allowed = tools
                     .iter()
                     .filter(|t| CallGate::visible(parts, &config, t))
+                    .filter(|t| apps || t.is_visible_to_model())
                     .cloned()
                     .collect();
                 Ok((config, allowed))

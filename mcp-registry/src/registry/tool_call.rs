@@ -50,6 +50,9 @@ impl Registry {
         let Some(definition) = tools.iter().find(|t| t.name == tool) else {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         };
+        if !self.shared.options.app_only_tools && !definition.is_visible_to_model() {
+            return Err(Error::AppOnlyTool { server: server.to_owned(), tool: tool.to_owned() });
+        }
         self.shared.pins.check_call(&config, definition)?;
         let ask_within = options.timeout.unwrap_or(config.timeout);
         *decision =
@@ -91,8 +94,11 @@ impl Registry {
     /// [`Approver`](crate::Approver), waited for within the call's timeout
     /// (the server's unless `options` sets one); a tool the server does
     /// not list is refused before the `tools/call` is sent
-    /// ([`Error::UnknownTool`]), and so is a tool withheld by pinning
-    /// ([`Error::ToolChanged`]). `options` may carry a timeout and a
+    /// ([`Error::UnknownTool`]), and so are a tool withheld by pinning
+    /// ([`Error::ToolChanged`]) and one meant only for the server's MCP App
+    /// view ([`Error::AppOnlyTool`], unless
+    /// [`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)).
+    /// `options` may carry a timeout and a
     /// progress callback. A tool that fails reports `is_error` in the
     /// result, not an `Err`. A supervised server that is backing off is
     /// waited for within the call's timeout, when it has one

@@ -94,6 +94,9 @@ fn server_line(s: &ServerConfig) -> String {
     if let Some(policy) = s.pin_policy {
         line.push_str(&format!(" pins={policy}"));
     }
+    if let Some(version) = s.protocol {
+        line.push_str(&format!(" protocol={version}"));
+    }
     if let Some(missing) = &s.unusable {
         line.push_str(&format!(" unusable={}", missing.variable));
     }
@@ -927,6 +930,39 @@ fn errors_and_warnings_name_the_file_and_line() {
         "{w}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn protocol_per_server() {
+    let toml = "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\nprotocol = \"2025-11-25\"\n[[mcp_client.servers]]\nname = \"b\"\ncommand = \"y\"\nprotocol = \"auto\"\n[[mcp_client.servers]]\nname = \"c\"\nendpoint = \"https://c.example/mcp\"\nprotocol = \" 2026-07-28 \"\n";
+    let loaded = Config::from_toml_str(toml, &options(true)).unwrap();
+    assert_eq!(
+        summary(Ok(loaded)),
+        [
+            "server a stdio x protocol=2025-11-25",
+            "server b stdio y",
+            "server c http https://c.example/mcp protocol=2026-07-28"
+        ]
+    );
+    let json = r#"{"mcpServers": {"a": {"command": "x", "protocol": "2024-11-05"}}}"#;
+    assert_eq!(
+        summary(Config::from_json_str(json, &options(true))),
+        ["server a stdio x protocol=2024-11-05"]
+    );
+    for (value, error) in [
+        (
+            "\"latest\"",
+            "must be \"auto\" or a protocol revision: \"2024-11-05\", \"2025-03-26\", \"2025-06-18\", \"2025-11-25\", \"2026-07-28\"",
+        ),
+        ("20251125", "must be a string"),
+    ] {
+        let bad = format!(
+            "[mcp_client]\n[[mcp_client.servers]]\nname = \"a\"\ncommand = \"x\"\nprotocol = {value}\n"
+        );
+        let got = summary(Config::from_toml_str(&bad, &options(false)));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].contains("key `protocol`") && got[0].contains(error), "{got:?}");
+    }
 }
 
 #[test]

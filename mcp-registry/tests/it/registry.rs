@@ -420,12 +420,18 @@ async fn each_server_reports_its_protocol_version_and_era() {
         ServerConfig::stdio("dual", testkit(&["--era", "both"])),
         ServerConfig::http("old-web", legacy_http.url()),
         ServerConfig::http("new-web", modern_http.url()),
+        // Pinned (`protocol`): a dual-era server spoken to in the pinned
+        // revision, with no probe.
+        ServerConfig::stdio("dual-pinned", testkit(&["--era", "both"]))
+            .with_protocol(ProtocolVersion::V2025_06_18),
+        ServerConfig::http("old-web-pinned", legacy_http.url())
+            .with_protocol(ProtocolVersion::V2025_03_26),
     ];
     let (registry, _) = registry(servers, TestConnector::new());
 
     // Nothing connected yet: nothing known, nothing spawned.
     let before = registry.statuses().await;
-    assert_eq!(before.len(), 5);
+    assert_eq!(before.len(), 7);
     for s in &before {
         assert!(!s.connected && s.protocol_version.is_none() && s.era.is_none(), "{s:?}");
         assert!(s.server_info.is_none(), "{s:?}");
@@ -442,6 +448,8 @@ async fn each_server_reports_its_protocol_version_and_era() {
         ("dual", ProtocolVersion::V2026_07_28, Era::Modern),
         ("old-web", ProtocolVersion::LATEST_LEGACY, Era::Legacy),
         ("new-web", ProtocolVersion::V2026_07_28, Era::Modern),
+        ("dual-pinned", ProtocolVersion::V2025_06_18, Era::Legacy),
+        ("old-web-pinned", ProtocolVersion::V2025_03_26, Era::Legacy),
     ];
     let statuses = registry.statuses().await;
     for (status, (name, version, era)) in statuses.iter().zip(expected) {
@@ -463,4 +471,63 @@ async fn each_server_reports_its_protocol_version_and_era() {
     registry.close_all().await;
     modern_http.shutdown().await;
     legacy_http.shutdown().await;
+}
+
+/// `tests/data/apps_server.py`, pinned to the handshake era (it knows no
+/// `server/discover`).
+fn apps_server() -> ServerConfig {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/apps_server.py");
+    ServerConfig::stdio(
+        "apps",
+        ServerCommand::new("python3").arg(script.to_string_lossy().into_owned()),
+    )
+    .with_protocol(mcp_proto::ProtocolVersion::V2025_11_25)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_only_an_app_s_view_may_call_stay_away_from_the_model() {
+    // The default: the lists are the model's.
+    let (registry, _) = registry(vec![apps_server()], TestConnector::new());
+    let names =
+        |tools: Vec<mcp_proto::types::Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+    assert_eq!(
+        names(registry.list_tools("apps").await.unwrap()),
+        ["show", "plain", "caps", "calls"]
+    );
+    let err = registry.call_tool("apps", "refresh", None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::AppOnlyTool { server, tool } if server == "apps" && tool == "refresh"),
+        "{err}"
+    );
+    assert!(err.is_usage() && err.to_string().contains("MCP App view"), "{err}");
+    assert_eq!(text(&registry.call_tool("apps", "show", None).await.unwrap()), "show");
+    // Nothing of the refused call reached the server.
+    let calls = registry.call_tool("apps", "calls", None).await.unwrap();
+    assert_eq!(text(&calls), r#"["show", "calls"]"#);
+    // The extension is not declared unless the connector says so.
+    assert_eq!(text(&registry.call_tool("apps", "caps", None).await.unwrap()), "{}");
+    registry.close_all().await;
+
+    // A host that shows every tool to a person, and declares MCP Apps.
+    let mut connector = TestConnector::new();
+    connector.inner.apps = true;
+    let connector = Arc::new(connector);
+    let mut options = RegistryOptions::default();
+    options.connector = connector.clone();
+    options.app_only_tools = true;
+    let registry =
+        Registry::new(Config { servers: vec![apps_server()], ..Default::default() }, options);
+    assert_eq!(
+        names(registry.list_tools("apps").await.unwrap()),
+        ["show", "refresh", "plain", "caps", "calls"]
+    );
+    assert_eq!(text(&registry.call_tool("apps", "refresh", None).await.unwrap()), "refresh");
+    let caps: Value =
+        serde_json::from_str(&text(&registry.call_tool("apps", "caps", None).await.unwrap()))
+            .unwrap();
+    assert_eq!(
+        caps["extensions"]["io.modelcontextprotocol/ui"],
+        json!({"mimeTypes": ["text/html;profile=mcp-app"]})
+    );
+    registry.close_all().await;
 }

@@ -24,7 +24,7 @@ fn options() -> StdioOptions {
 }
 
 async fn start(args: &[&str]) -> StdioClient {
-    StdioClient::spawn(testkit(args), options()).await.expect("the testkit starts")
+    mcp_client_stdio::spawn(testkit(args), options()).await.expect("the testkit starts")
 }
 
 fn args(v: Value) -> Option<JsonObject> {
@@ -191,12 +191,16 @@ async fn a_hang_times_out_and_the_server_sees_the_cancellation() {
 async fn garbage_and_over_long_lines_are_survived() {
     let mut o = options();
     o.max_line_length = 4096;
-    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     c.initialize().await.unwrap();
     let r = call(&c, "noisy", json!({"lines": 5, "long_line_bytes": 100_000})).await;
     assert_eq!(r.is_error, None);
     c.ping().await.unwrap();
-    assert!(c.stderr_tail().lines().count() >= 5, "stderr is captured: {:?}", c.stderr_tail());
+    assert!(
+        c.transport().stderr_tail().lines().count() >= 5,
+        "stderr is captured: {:?}",
+        c.transport().stderr_tail()
+    );
     c.close().await.unwrap();
 }
 
@@ -231,7 +235,7 @@ async fn server_requests_mid_call_are_answered() {
         elicitation: Some(Arc::new(Ada)),
         ..Default::default()
     };
-    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     let answer = |r: CallToolResult| -> Value { serde_json::from_str(&text_blocks(&r)).unwrap() };
     assert_eq!(answer(call(&c, "ask", json!({"what": "ping"})).await), json!({"result": {}}));
     assert_eq!(
@@ -253,7 +257,7 @@ async fn list_changed_invalidates_the_tool_cache() {
     let events2 = events.clone();
     let mut o = options();
     o.on_event = Some(Arc::new(move |_| *events2.lock().unwrap() += 1));
-    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     let before = c.list_tools().await.unwrap();
     assert!(!before.iter().any(|t| t.name == "extra"));
     assert!(
@@ -291,7 +295,7 @@ async fn gone_within(pid: i32, limit: Duration) -> bool {
 async fn close_leaves_no_grandchild_behind() {
     let c = start(&[]).await;
     let child: i32 = text_blocks(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
-    let server = c.pid().unwrap() as i32;
+    let server = c.transport().pid().unwrap() as i32;
     assert!(alive(child) && alive(server));
     c.close().await.unwrap();
     assert!(gone_within(server, Duration::from_secs(3)).await, "server {server} still runs");
@@ -302,7 +306,7 @@ async fn close_leaves_no_grandchild_behind() {
 async fn dropping_the_client_kills_the_group() {
     let c = start(&[]).await;
     let child: i32 = text_blocks(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
-    let server = c.pid().unwrap() as i32;
+    let server = c.transport().pid().unwrap() as i32;
     drop(c);
     assert!(gone_within(server, Duration::from_secs(3)).await, "server {server} still runs");
     assert!(gone_within(child, Duration::from_secs(3)).await, "grandchild {child} still runs");
@@ -313,7 +317,7 @@ async fn clean_environment_keeps_only_the_allowlist_and_the_configured_env() {
     let mut o = options();
     o.env = EnvMode::Clean;
     let cmd = testkit(&[]).env("MCP_TEST_CONFIGURED", "yes");
-    let c = StdioClient::spawn(cmd, o).await.unwrap();
+    let c = mcp_client_stdio::spawn(cmd, o).await.unwrap();
     let env = |name: &'static str| {
         let c = c.clone();
         async move {
@@ -332,7 +336,7 @@ async fn clean_environment_keeps_only_the_allowlist_and_the_configured_env() {
     assert!(env("PATH").await.is_string());
     c.close().await.unwrap();
 
-    let c = StdioClient::spawn(testkit(&[]), options()).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), options()).await.unwrap();
     let inherited: Value = serde_json::from_str(&text_blocks(
         &call(&c, "env", json!({"name": "CARGO_PKG_NAME"})).await,
     ))
@@ -350,7 +354,7 @@ async fn a_missing_command_says_what_to_install() {
     let mut o = options();
     o.host_name = "Acme IDE".into();
     let cmd = ServerCommand::new("npx").env("PATH", "/nonexistent-dir");
-    let err = StdioClient::spawn(cmd, o).await.unwrap_err();
+    let err = mcp_client_stdio::spawn(cmd, o).await.unwrap_err();
     assert!(matches!(err, Error::CommandNotFound { .. }), "{err:?}");
     let text = err.to_string();
     assert!(text.contains("Node.js") && text.contains("Acme IDE"), "{text}");
@@ -371,7 +375,7 @@ async fn an_unsupported_version_fails_with_both_sides_named() {
 async fn older_protocol_versions_are_negotiated() {
     let mut o = options();
     o.protocol_version = ProtocolVersion::V2025_03_26;
-    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     c.initialize().await.unwrap();
     assert_eq!(c.protocol_version(), Some(ProtocolVersion::V2025_03_26));
     c.close().await.unwrap();
@@ -381,8 +385,8 @@ async fn older_protocol_versions_are_negotiated() {
 async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
     let mut o = options();
     o.restart = Some(RestartPolicy { max_restarts: 2, window: Duration::from_secs(60) });
-    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
-    let first = c.pid().unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
+    let first = c.transport().pid().unwrap();
     for round in 0..2 {
         assert!(c.call_tool_with("crash", (), RequestOptions::default()).await.is_err());
         // The next call starts a fresh child and handshake.
@@ -391,7 +395,7 @@ async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
             "back",
             "round {round}"
         );
-        assert_ne!(c.pid().unwrap(), first);
+        assert_ne!(c.transport().pid().unwrap(), first);
     }
     assert!(c.call_tool_with("crash", (), RequestOptions::default()).await.is_err());
     let err = c.ping().await.unwrap_err();
@@ -403,7 +407,7 @@ async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
 async fn an_exit_after_the_answer_is_reported_on_the_next_call() {
     // The handshake era: `--exit-after` counts initialize and one ping.
     let args = ["--exit-after", "2", "--stderr-banner", "hello from testkit"];
-    let c = StdioClient::spawn(testkit(&args), legacy()).await.expect("the testkit starts");
+    let c = mcp_client_stdio::spawn(testkit(&args), legacy()).await.expect("the testkit starts");
     c.initialize().await.unwrap();
     c.ping().await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -437,7 +441,7 @@ fn deaf_server() -> ServerCommand {
 async fn a_write_the_server_never_reads_ends_at_the_deadline_and_the_connection() {
     let mut o = legacy();
     o.shutdown_grace = Duration::from_millis(100);
-    let client = StdioClient::spawn(deaf_server(), o).await.unwrap();
+    let client = mcp_client_stdio::spawn(deaf_server(), o).await.unwrap();
     client.initialize().await.unwrap();
     // About 1 MB of arguments: far more than a pipe holds.
     let big = "x".repeat(1 << 20);
@@ -467,7 +471,7 @@ async fn a_server_whose_grandchild_keeps_stdout_open_is_seen_to_exit() {
         let mut o = options();
         o.request_timeout = Duration::from_secs(20);
         let command = ServerCommand::new("sh").arg("-c").arg(script);
-        let client = StdioClient::spawn(command, o).await.unwrap();
+        let client = mcp_client_stdio::spawn(command, o).await.unwrap();
         let started = std::time::Instant::now();
         let err = tokio::time::timeout(Duration::from_secs(15), client.initialize())
             .await
@@ -490,7 +494,7 @@ async fn a_notification_the_server_never_reads_ends_at_the_request_timeout() {
     let mut o = legacy();
     o.request_timeout = Duration::from_millis(500);
     o.shutdown_grace = Duration::from_millis(100);
-    let client = StdioClient::spawn(deaf_server(), o).await.unwrap();
+    let client = mcp_client_stdio::spawn(deaf_server(), o).await.unwrap();
     client.initialize().await.unwrap();
     // No request's deadline covers a notification; the flush has its own.
     let big = "x".repeat(1 << 20);
@@ -516,7 +520,7 @@ impl ElicitationHandler for Ada {
 async fn a_stateless_server_process_is_probed_and_spoken_to_in_its_era() {
     let mut o = options();
     o.handlers.elicitation = Some(Arc::new(Ada));
-    let c = StdioClient::spawn(testkit(&["--era", "modern"]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&["--era", "modern"]), o).await.unwrap();
     let tools = c.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "ask"));
     assert_eq!(c.protocol_version(), Some(ProtocolVersion::V2026_07_28));
@@ -531,7 +535,7 @@ async fn a_server_silent_on_the_probe_is_spoken_to_with_initialize_after_the_pro
     let mut o = options();
     o.probe_timeout = Duration::from_millis(300);
     let started = Instant::now();
-    let c = StdioClient::spawn(testkit(&["--silent-discover"]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&["--silent-discover"]), o).await.unwrap();
     c.ping().await.unwrap();
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert_eq!(c.protocol_version(), Some(ProtocolVersion::LATEST_LEGACY));
@@ -543,14 +547,14 @@ async fn an_answer_over_the_line_limit_fails_its_call_at_once_with_the_reason() 
     let mut o = options();
     o.max_line_length = 2_000;
     o.request_timeout = Duration::from_secs(20);
-    let c = StdioClient::spawn(testkit(&[]), o).await.unwrap();
+    let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     let started = Instant::now();
     let err = c.call_tool_with("big", args(json!({"bytes": 10_000})), RequestOptions::default());
     let err = err.await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10), "not a timeout");
     let message = err.to_string();
     assert!(message.contains("over the 2000-byte line limit"), "{message}");
-    assert_eq!(c.dropped_lines(), 1);
+    assert_eq!(c.transport().dropped_lines(), 1);
     // The connection goes on.
     assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "after"})).await), "after");
     c.close().await.unwrap();
@@ -567,13 +571,14 @@ async fn an_answer_that_is_not_utf8_fails_its_call_at_once() {
     let mut o = legacy();
     o.shutdown_grace = Duration::from_millis(100);
     o.request_timeout = Duration::from_secs(20);
-    let c = StdioClient::spawn(ServerCommand::new("sh").arg("-c").arg(script), o).await.unwrap();
+    let c =
+        mcp_client_stdio::spawn(ServerCommand::new("sh").arg("-c").arg(script), o).await.unwrap();
     c.initialize().await.unwrap();
     let started = Instant::now();
     let err = c.call_tool_with("x", args(json!({})), RequestOptions::default()).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10), "not a timeout: {err}");
     assert!(err.to_string().contains("not a valid JSON-RPC message"), "{err}");
-    assert_eq!(c.dropped_lines(), 1);
+    assert_eq!(c.transport().dropped_lines(), 1);
     c.close().await.unwrap();
 }
 
@@ -607,7 +612,7 @@ async fn cancelled_after_close(era: &str, how: GiveUp) -> (Vec<Value>, Value) {
         .args(["stdio", "--era", era]);
     let mut o = options();
     o.shutdown_grace = Duration::from_secs(2);
-    let c = StdioClient::spawn(command, o).await.unwrap();
+    let c = mcp_client_stdio::spawn(command, o).await.unwrap();
     c.initialize().await.unwrap();
     let quick = RequestOptions::with_timeout(Duration::from_millis(300));
     match how {

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_client_stdio::{EnvMode, ServerCommand, StdioClient, StdioOptions, StdioTransport};
+use mcp_client_stdio::{EnvMode, ServerCommand, StdioOptions, StdioTransport};
 use mcp_peer::{Client, ClientOptions};
 use mcp_test_support::bounded;
 use mcp_test_support::interop::everything::{MARKER, SERVER_NAME};
@@ -35,7 +35,7 @@ impl Connect for Everything {
         let mut options = StdioOptions::new(SERVER_NAME);
         options.env = EnvMode::Clean;
         configure(&mut options.client);
-        StdioClient::spawn(command, options).await.expect("server-everything starts").into()
+        mcp_client_stdio::spawn(command, options).await.expect("server-everything starts")
     }
 }
 

@@ -6,7 +6,7 @@
 //! `cargo xtask interop` installs the pinned SDK and runs this module with
 //! `MCP_TS_SERVER_JS` set to the script's installed copy.
 
-use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions, StdioTransport};
+use mcp_client_stdio::{ServerCommand, StdioOptions, StdioTransport};
 use mcp_peer::{Client, ClientOptions};
 use mcp_test_support::interop::{Connect, Over, sdk_v2};
 
@@ -28,7 +28,7 @@ impl Connect for TsServer {
         let mut options = StdioOptions::new(sdk_v2::SERVER_NAME);
         configure(&mut options.client);
         let command = ServerCommand::new("node").arg(js).arg("stdio");
-        StdioClient::spawn(command, options).await.expect("the server starts").into()
+        mcp_client_stdio::spawn(command, options).await.expect("the server starts")
     }
 }
 

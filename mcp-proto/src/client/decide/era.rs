@@ -52,6 +52,14 @@ pub trait EraRules: Send + Sync + fmt::Debug {
 
     /// Whether request `method` exists in this era.
     fn has_request(&self, method: &str) -> bool;
+
+    /// Whether a request whose transport failed to carry it (the exchange
+    /// broke: a refused connection, a reset stream) is cancelled with
+    /// `notifications/cancelled`, or abandoned without a word. A session
+    /// may still hold the request, so the handshake era tells it; in the
+    /// stateless era the broken exchange is the cancellation, and a notice
+    /// would be one more exchange with a server that may be gone.
+    fn notifies_cancel_after_broken_exchange(&self) -> bool;
 }
 
 /// The rules of `era`.

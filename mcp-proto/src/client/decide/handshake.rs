@@ -49,4 +49,9 @@ impl EraRules for Handshake {
     fn has_request(&self, method: &str) -> bool {
         !matches!(method, methods::SERVER_DISCOVER | methods::SUBSCRIPTIONS_LISTEN)
     }
+
+    /// The session may still run the request: tell it.
+    fn notifies_cancel_after_broken_exchange(&self) -> bool {
+        true
+    }
 }

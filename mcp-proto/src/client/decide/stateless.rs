@@ -96,4 +96,9 @@ impl EraRules for Stateless {
     fn has_request(&self, method: &str) -> bool {
         methods::exists_in_modern_era(method)
     }
+
+    /// The broken exchange is the cancellation.
+    fn notifies_cancel_after_broken_exchange(&self) -> bool {
+        false
+    }
 }

@@ -830,6 +830,9 @@ fn each_era_s_rules() {
     assert_eq!(modern.wire_version(V::V2026_07_28), Some(V::V2026_07_28));
     assert!(!legacy.caches_results() && modern.caches_results());
     assert!(legacy.keeps_tool_list() && !modern.keeps_tool_list());
+    // A broken exchange: the session is told, the stateless server is not.
+    assert!(legacy.notifies_cancel_after_broken_exchange());
+    assert!(!modern.notifies_cancel_after_broken_exchange());
     // (method, a handshake-era request, a stateless-era request)
     let requests: &[(&str, bool, bool)] = &[
         ("tools/call", true, true),
