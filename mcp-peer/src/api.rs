@@ -426,7 +426,14 @@ impl<T: Transport> Client<T> {
         self.request_typed(methods::COMPLETION_COMPLETE, params, RequestOptions::default()).await
     }
 
-    /// `logging/setLevel`: the least severe level the server should send.
+    /// `logging/setLevel`: the least severe level the server should send
+    /// (the handshake era).
+    ///
+    /// **Deprecated by the protocol** (SEP-2577, from 2026-07-28): logging
+    /// keeps working in every revision that has it; a server's own log
+    /// belongs on its stderr or in its telemetry. The stateless era has no
+    /// `logging/setLevel`: each request carries the level in its `_meta`
+    /// ([`ClientOptions::log_level`](crate::ClientOptions::log_level)).
     pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), T::Error> {
         #[derive(Serialize)]
         struct Params {
@@ -478,7 +485,9 @@ impl<T: Transport> Client<T> {
         self.request_typed(methods::TASKS_RESULT, &params, options).await
     }
 
-    /// Sends `notifications/roots/list_changed` (declare
+    /// Sends `notifications/roots/list_changed` (roots are deprecated by the
+    /// protocol, SEP-2577: see
+    /// [`RootsHandler`](mcp_proto::client::RootsHandler)) (declare
     /// `roots.listChanged` in [`ClientOptions::capabilities`](crate::ClientOptions::capabilities)).
     /// In the stateless era there is nothing to send: a server that needs
     /// the roots asks for them in each request that needs them, so the

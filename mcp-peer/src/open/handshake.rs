@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use mcp_proto::client::ClientError;
+use mcp_proto::client::decide::handshake::deprecated_features;
 use mcp_proto::methods;
 use mcp_proto::types::InitializeResult;
 
@@ -30,6 +31,11 @@ pub(super) async fn open<T: Transport>(
                 inner.transport.client_error(e)
             })?;
             inner.transport.initialized().await;
+            let client = inner.options.declared_capabilities();
+            let deprecated = deprecated_features(&client, &result.capabilities);
+            if !deprecated.is_empty() {
+                tracing::debug!(server = %inner.options.name, features = ?deprecated, "negotiated features the protocol deprecates (SEP-2577); they keep working");
+            }
             Ok(result)
         }
         Err(Fail::Transport(e)) => Err(e),

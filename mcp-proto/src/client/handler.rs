@@ -27,12 +27,24 @@ use crate::types::{
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Answers `roots/list`.
+///
+/// **Deprecated by the protocol** (SEP-2577, from 2026-07-28): roots
+/// keep working in every revision that has them; nothing new should be
+/// built on them. A server that needs paths takes them as tool arguments
+/// or configuration. In the stateless era a server asks for the roots in
+/// an `input_required` round, which this same handler answers.
 pub trait RootsHandler: Send + Sync {
     /// The roots the server may work in.
     fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>>;
 }
 
 /// Answers `sampling/createMessage` (the server asks the host's model).
+///
+/// **Deprecated by the protocol** (SEP-2577, from 2026-07-28): sampling
+/// keeps working in every revision that has it; nothing new should be
+/// built on it (a server that needs a model calls its provider itself). In
+/// the stateless era a server asks for a sample in an `input_required`
+/// round, which this same handler answers.
 pub trait SamplingHandler: Send + Sync {
     /// Runs the model on the server's messages. A user's refusal is
     /// `ErrorObject::new(error_code::USER_REJECTED, ...)`.
@@ -79,9 +91,11 @@ impl RootsHandler for StaticRoots {
 /// cannot answer.
 #[derive(Clone, Default)]
 pub struct Handlers {
-    /// Answers `roots/list`.
+    /// Answers `roots/list` (deprecated by the protocol, SEP-2577: see
+    /// [`RootsHandler`]).
     pub roots: Option<Arc<dyn RootsHandler>>,
-    /// Answers `sampling/createMessage`.
+    /// Answers `sampling/createMessage` (deprecated by the protocol,
+    /// SEP-2577: see [`SamplingHandler`]).
     pub sampling: Option<Arc<dyn SamplingHandler>>,
     /// Answers `elicitation/create`.
     pub elicitation: Option<Arc<dyn ElicitationHandler>>,

@@ -1,4 +1,8 @@
 //! Logging: `logging/setLevel` and the levels of `notifications/message`.
+//!
+//! Deprecated by the protocol (SEP-2577, from 2026-07-28): kept working
+//! in every revision that has it; the stateless era carries the level in
+//! each request's `_meta` instead of `logging/setLevel`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,7 @@
 //! Roots: the directories and files a client lets a server operate on.
+//!
+//! Deprecated by the protocol (SEP-2577, from 2026-07-28): kept working
+//! in every revision that has them; build nothing new on them.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,7 @@
 //! Sampling (`sampling/createMessage`, server → client), with tool use.
+//!
+//! Deprecated by the protocol (SEP-2577, from 2026-07-28): kept working
+//! in every revision that has it; build nothing new on it.
 
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};

@@ -55,3 +55,21 @@ impl EraRules for Handshake {
         true
     }
 }
+
+/// The features SEP-2577 deprecates (from 2026-07-28) that a handshake
+/// negotiated: `"roots"` and `"sampling"` when the client declared them,
+/// `"logging"` when the server did. They keep working; the protocol asks
+/// implementations to say so (the session layer logs it at debug level).
+pub fn deprecated_features(
+    client: &crate::types::ClientCapabilities,
+    server: &crate::types::ServerCapabilities,
+) -> Vec<&'static str> {
+    [
+        ("roots", client.roots.is_some()),
+        ("sampling", client.sampling.is_some()),
+        ("logging", server.logging.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, negotiated)| negotiated.then_some(name))
+    .collect()
+}

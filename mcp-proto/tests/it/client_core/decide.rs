@@ -869,3 +869,31 @@ fn each_era_s_rules() {
     assert!(matches!(expired.origin, Origin::Transport(_)));
     assert_eq!(Failure::core(&closed()).transport_facts(), None);
 }
+
+#[test]
+fn the_deprecated_features_a_handshake_negotiated() {
+    use mcp_proto::client::decide::handshake::deprecated_features;
+    use mcp_proto::types::{ClientCapabilities, ServerCapabilities};
+    let client =
+        |v: serde_json::Value| -> ClientCapabilities { serde_json::from_value(v).unwrap() };
+    let server =
+        |v: serde_json::Value| -> ServerCapabilities { serde_json::from_value(v).unwrap() };
+    let cases: &[(serde_json::Value, serde_json::Value, &[&str])] = &[
+        (json!({}), json!({}), &[]),
+        (json!({"elicitation": {}}), json!({"tools": {}}), &[]),
+        (json!({"roots": {"listChanged": true}}), json!({}), &["roots"]),
+        (json!({"sampling": {}}), json!({"logging": {}}), &["sampling", "logging"]),
+        (
+            json!({"roots": {}, "sampling": {}}),
+            json!({"logging": {}}),
+            &["roots", "sampling", "logging"],
+        ),
+    ];
+    for (c, s, expected) in cases {
+        assert_eq!(
+            deprecated_features(&client(c.clone()), &server(s.clone())),
+            *expected,
+            "{c} {s}"
+        );
+    }
+}
