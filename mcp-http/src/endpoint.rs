@@ -17,12 +17,25 @@ pub const REDACTED: &str = "<redacted>";
 /// assert_eq!(redact_endpoint("https://api.example.com:8443/mcp?key=s3cret"), "https://api.example.com:8443");
 /// assert_eq!(redact_endpoint("https://user:pw@example.com/mcp"), "<redacted>");
 /// assert_eq!(redact_endpoint("ftp://example.com/"), "<redacted>");
+/// assert_eq!(redact_endpoint("unix:/run/mcp.sock#/mcp"), "unix:/run/mcp.sock");
 /// ```
 pub fn redact_endpoint(url: &str) -> String {
+    if let Some(unix) = unix_endpoint(url) {
+        return match unix {
+            Ok((socket, _)) => redact_socket(&socket),
+            Err(_) => REDACTED.to_owned(),
+        };
+    }
     match url.parse::<Uri>() {
         Ok(uri) => redact_uri(&uri),
         Err(_) => REDACTED.to_owned(),
     }
+}
+
+/// How a socket endpoint shows: `unix:` and its path (no secret is
+/// written in a socket's path; a path that is not valid UTF-8 shows lossily).
+pub(crate) fn redact_socket(socket: &std::path::Path) -> String {
+    format!("{UNIX_SCHEME}{}", socket.display())
 }
 
 /// [`redact_endpoint`] for a parsed URI.
@@ -37,6 +50,32 @@ pub(crate) fn redact_uri(uri: &Uri) -> String {
         }
         _ => REDACTED.to_owned(),
     }
+}
+
+/// The scheme of an endpoint on a Unix domain socket.
+pub(crate) const UNIX_SCHEME: &str = "unix:";
+
+/// The request path of a `unix:` endpoint that names none.
+const UNIX_DEFAULT_PATH: &str = "/mcp";
+
+/// A `unix:/path/to/socket[#/request/path]` endpoint as the socket's path
+/// and the URL its requests name (`http://localhost` and the request path,
+/// `/mcp` when none is given); `None` when `url` is not of that form.
+/// An error says what is wrong without repeating the text.
+pub fn unix_endpoint(url: &str) -> Option<Result<(std::path::PathBuf, String), String>> {
+    let rest = url.strip_prefix(UNIX_SCHEME)?;
+    let rest = rest.strip_prefix("//").unwrap_or(rest);
+    let (socket, path) = match rest.split_once('#') {
+        Some((socket, path)) => (socket, path),
+        None => (rest, UNIX_DEFAULT_PATH),
+    };
+    Some(if socket.is_empty() {
+        Err("a unix: endpoint names no socket (unix:/path/to/socket)".into())
+    } else if !path.starts_with('/') || path.contains(char::is_whitespace) {
+        Err("the request path after # must start with / and hold no spaces".into())
+    } else {
+        Ok((std::path::PathBuf::from(socket), format!("http://localhost{path}")))
+    })
 }
 
 /// A validated endpoint.

@@ -63,6 +63,11 @@
 //!   itself after the handshake ([`HttpOptions::event_stream`]; also
 //!   [`HttpTransport::open_event_stream`]); 405 means none, and is not asked
 //!   again; requests from the server on it are answered by POST;
+//! - **Unix domain sockets**: an endpoint written
+//!   `unix:/path/to/socket[#/request/path]` ([`unix_endpoint`]; the path
+//!   defaults to `/mcp`) sends every request over that socket
+//!   ([`HttpOptions::unix_socket`]), HTTP/1.1 without TLS or proxy, with
+//!   `Host: localhost`; errors show the socket, not a URL;
 //! - **2024-11-05 fallback**: when the `initialize` POST gets 400, 404 or
 //!   405, the client GETs the same URL, reads the `endpoint` event, refuses
 //!   another origin, POSTs there and reads replies as `message` events;
@@ -185,7 +190,7 @@ pub use client::{HttpClient, connect};
 pub use streamable::EventStreamState;
 pub use transport::HttpTransport;
 
-pub use endpoint::{REDACTED, redact_endpoint};
+pub use endpoint::{REDACTED, redact_endpoint, unix_endpoint};
 pub use error::Error;
 pub use guard::AddressPolicy;
 pub use mcp_auth;

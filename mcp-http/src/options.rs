@@ -116,6 +116,13 @@ pub struct HttpOptions {
     pub max_reconnects: u32,
     /// How long an idle pooled connection is kept (90 s).
     pub pool_idle_timeout: Duration,
+    /// Connect to this Unix domain socket instead of the URL's host and
+    /// port (the URL still gives the request path and the `Host` header);
+    /// no proxy and no TLS then. Set by an endpoint written
+    /// `unix:/path/to/socket` (see [`connect`](crate::connect)). Unix only:
+    /// elsewhere such a client fails to connect with
+    /// [`Error::Connect`](crate::Error::Connect).
+    pub unix_socket: Option<std::path::PathBuf>,
     /// Static credentials sent with every request.
     pub auth: StaticAuth,
     /// OAuth (the MCP authorization spec, through `mcp-auth`): the token
@@ -181,6 +188,7 @@ impl HttpOptions {
             max_event_size: DEFAULT_MAX_EVENT_SIZE,
             max_reconnects: DEFAULT_MAX_RECONNECTS,
             pool_idle_timeout: Duration::from_secs(90),
+            unix_socket: None,
             auth: StaticAuth::None,
             oauth: None,
             tls: None,
@@ -216,6 +224,7 @@ impl fmt::Debug for HttpOptions {
             .field("max_event_size", &self.max_event_size)
             .field("max_reconnects", &self.max_reconnects)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
+            .field("unix_socket", &self.unix_socket)
             .field("auth", &self.auth)
             .field("oauth", &self.oauth)
             .field("tls", &self.tls.as_ref().map(|_| "<custom>"))

@@ -1,7 +1,7 @@
 //! The HTTP client's tests, one binary: against the project's testkit and
 //! small servers written here on loopback (sessions, resumption, faults,
 //! both eras), OAuth and DPoP, secrets kept out of logs and errors, TLS and
-//! proxies, the blocking client (feature `blocking`), and (feature
+//! proxies, Unix domain sockets, the blocking client (feature `blocking`), and (feature
 //! `interop-tests`, run by `cargo xtask interop`) against servers nobody
 //! here wrote.
 
@@ -24,3 +24,6 @@ mod oauth;
 mod secrets;
 #[path = "it/tls.rs"]
 mod tls;
+#[cfg(unix)]
+#[path = "it/unix.rs"]
+mod unix;

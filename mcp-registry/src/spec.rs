@@ -48,7 +48,9 @@ impl std::error::Error for SpecError {}
 /// Turns a command-line server spec into a server called `name`.
 ///
 /// The spec is trimmed. One that starts with `http://` or `https://`
-/// (in any case) is that URL verbatim, path and query kept; anything else is
+/// (in any case) is that URL verbatim, path and query kept, and so is a
+/// Unix domain socket endpoint, `unix:/path/to/socket[#/request/path]`
+/// (Streamable HTTP over the socket); anything else is
 /// split on whitespace and spawned (a URL is never spawned, and nothing else
 /// is ever treated as a URL). Headers are `Name: value`, split at the first
 /// colon and trimmed; a repeated name (in any case) keeps the last value.
@@ -63,6 +65,9 @@ impl std::error::Error for SpecError {}
 /// let s = parse_server_spec("server", "npx -y  @modelcontextprotocol/server-everything", &[] as &[&str]).unwrap();
 /// assert!(matches!(&s.transport, TransportConfig::Stdio(c) if c.command == "npx" && c.args.len() == 2));
 ///
+/// let s = parse_server_spec("server", "unix:/run/mcp.sock", &[] as &[&str]).unwrap();
+/// assert!(matches!(&s.transport, TransportConfig::Http { endpoint, .. } if endpoint == "unix:/run/mcp.sock"));
+///
 /// assert!(parse_server_spec("server", "npx x", &["X-Key: k1"]).is_err());
 /// assert!(parse_server_spec("server", "  ", &[] as &[&str]).is_err());
 /// ```
@@ -75,7 +80,7 @@ pub fn parse_server_spec<S: AsRef<str>>(
     if spec.is_empty() {
         return Err(SpecError::Empty);
     }
-    let is_url = ["http://", "https://"].iter().any(|scheme| {
+    let is_url = ["http://", "https://", "unix:"].iter().any(|scheme| {
         // Bytes, not a `str` slice: a non-ASCII spec may have no character
         // boundary where the scheme would end.
         spec.as_bytes()

@@ -306,3 +306,27 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Listens on the Unix domain socket `socket` and carries each connection
+/// to the TCP address `tcp`, byte for byte: a server that listens on TCP
+/// (the testkit) reached through a socket. The receiver counts the
+/// connections as they come; the relay runs until the runtime ends.
+#[cfg(unix)]
+pub fn unix_relay(
+    socket: &std::path::Path,
+    tcp: std::net::SocketAddr,
+) -> std::io::Result<tokio::sync::watch::Receiver<usize>> {
+    let listener = tokio::net::UnixListener::bind(socket)?;
+    let (count, seen) = tokio::sync::watch::channel(0);
+    tokio::spawn(async move {
+        while let Ok((mut unix, _)) = listener.accept().await {
+            count.send_modify(|n| *n += 1);
+            tokio::spawn(async move {
+                if let Ok(mut server) = tokio::net::TcpStream::connect(tcp).await {
+                    let _ = tokio::io::copy_bidirectional(&mut unix, &mut server).await;
+                }
+            });
+        }
+    });
+    Ok(seen)
+}

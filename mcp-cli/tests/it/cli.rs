@@ -1437,6 +1437,30 @@ fn hostile_server() -> String {
     format!("python3 {}", script.display())
 }
 
+#[cfg(unix)]
+#[test]
+fn a_server_behind_a_unix_socket() {
+    let s = Sandbox::new("unix-socket");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let http = rt.block_on(serve_http(HttpConfig::default())).unwrap();
+    let socket = s.dir.join("mcp.sock");
+    let _relay = rt.block_on(async { mcp_test_support::unix_relay(&socket, http.local_addr()) });
+    let spec = format!("unix:{}", socket.display());
+    let r = s.run(&["--server", &spec, "call", "echo", "message=over a socket"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "over a socket\n"), "{r:?}");
+    // In a configuration, shown as the socket.
+    let config = s.write_approved(
+        "mcp.toml",
+        &format!("[mcp_client]\n[[mcp_client.servers]]\nname = \"sock\"\nendpoint = {spec:?}\n"),
+    );
+    let r = s.run(&["--config", config.to_str().unwrap(), "servers"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains(&spec), "{r:?}");
+    let r = s.run(&["--config", config.to_str().unwrap(), "call", "echo", "message=configured"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "configured\n"), "{r:?}");
+    drop(http);
+}
+
 /// A handshake-era server that exits on a method it does not know
 /// (`tests/data/strict_server.py`), as a `--server` command.
 fn strict_server() -> String {

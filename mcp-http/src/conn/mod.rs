@@ -88,6 +88,8 @@ enum Connector {
     Direct(HttpsConnector<HttpConnector>),
     /// Direct, through the SSRF guard's resolver (the OAuth requests).
     Guarded(HttpsConnector<HttpConnector<GuardedResolver>>),
+    /// A Unix domain socket (HTTP/1.1, no TLS), with the connect timeout.
+    Unix(std::path::PathBuf, Duration),
     /// `http://` proxy: CONNECT over TCP.
     #[cfg(feature = "proxy")]
     Tunnel(HttpsConnector<Tunnel<HttpConnector>>),
@@ -239,7 +241,10 @@ impl Pool {
 
     /// Whether requests go through a proxy.
     pub(crate) fn is_proxied(&self) -> bool {
-        !matches!(self.inner.connector, Connector::Direct(_) | Connector::Guarded(_))
+        !matches!(
+            self.inner.connector,
+            Connector::Direct(_) | Connector::Guarded(_) | Connector::Unix(..)
+        )
     }
 
     /// A kept connection of this origin that can take a request now; closed
@@ -292,6 +297,9 @@ impl Pool {
         match &self.inner.connector {
             Connector::Direct(c) => handshake(call(c.clone(), uri.clone()).await?).await,
             Connector::Guarded(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+            Connector::Unix(socket, timeout) => {
+                handshake_http1(connect_unix(socket, *timeout).await?).await
+            }
             // A proxy is asked for host and port: the scheme's port when
             // the URI has none.
             #[cfg(feature = "proxy")]
@@ -361,6 +369,15 @@ where
     }
     #[cfg(not(feature = "http2"))]
     let _ = io.connected();
+    handshake_http1(io).await
+}
+
+/// The HTTP/1.1 handshake on a new connection; its task runs until it
+/// closes.
+async fn handshake_http1<T>(io: T) -> Result<Sender, PoolError>
+where
+    T: Read + Write + Unpin + Send + 'static,
+{
     let (send, conn) = http1::Builder::new().handshake(io).await.map_err(PoolError::Http)?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
@@ -368,6 +385,35 @@ where
         }
     });
     Ok(Sender::Http1(send))
+}
+
+/// Opens a Unix domain socket within `timeout`.
+#[cfg(unix)]
+async fn connect_unix(
+    socket: &std::path::Path,
+    timeout: Duration,
+) -> Result<hyper_util::rt::TokioIo<tokio::net::UnixStream>, PoolError> {
+    let connect = tokio::net::UnixStream::connect(socket);
+    match tokio::time::timeout(timeout, connect).await {
+        Ok(Ok(stream)) => Ok(hyper_util::rt::TokioIo::new(stream)),
+        Ok(Err(e)) => Err(PoolError::Connect(Box::new(e))),
+        Err(_) => Err(PoolError::Connect(Box::new(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "connecting to the socket timed out",
+        )))),
+    }
+}
+
+/// Unix domain sockets exist on Unix only.
+#[cfg(not(unix))]
+async fn connect_unix(
+    _socket: &std::path::Path,
+    _timeout: Duration,
+) -> Result<hyper_util::rt::TokioIo<tokio::io::DuplexStream>, PoolError> {
+    Err(PoolError::Connect(Box::new(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "Unix domain sockets are not available on this platform",
+    ))))
 }
 
 /// The `Host` header for a URI: its host, and its port unless it is the
@@ -426,7 +472,10 @@ pub(crate) fn build_pool(
             builder
                 .wrap_connector(tcp(HttpConnector::new_with_resolver(guard.resolver()), options)),
         ),
-        (None, None) => Connector::Direct(builder.wrap_connector(http)),
+        (None, None) => match &options.unix_socket {
+            Some(socket) => Connector::Unix(socket.clone(), options.connect_timeout),
+            None => Connector::Direct(builder.wrap_connector(http)),
+        },
         #[cfg(feature = "proxy")]
         (Some(proxy), _) => {
             let kind = proxy_kind(proxy.uri()).ok_or("unsupported proxy scheme")?;

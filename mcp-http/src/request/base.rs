@@ -66,9 +66,25 @@ pub(crate) struct Snapshot {
 impl Http {
     /// Checks the URL, the credentials and the TLS configuration, and
     /// prepares the connection pool (and the OAuth client's own, guarded).
-    pub(crate) fn new(url: &str, options: HttpOptions) -> Result<Http, Error> {
+    pub(crate) fn new(url: &str, mut options: HttpOptions) -> Result<Http, Error> {
+        // `unix:/path/to/socket#/path`: the socket, and an http URL for
+        // the request path and Host header.
+        let unix = crate::endpoint::unix_endpoint(url)
+            .transpose()
+            .map_err(|reason| Error::InvalidEndpoint { reason })?;
+        let url = match unix {
+            Some((socket, http_url)) => {
+                options.unix_socket = Some(socket);
+                std::borrow::Cow::Owned(http_url)
+            }
+            None => std::borrow::Cow::Borrowed(url),
+        };
+        let url = url.as_ref();
         let mut endpoint =
             Endpoint::parse(url).map_err(|reason| Error::InvalidEndpoint { reason })?;
+        if let Some(socket) = &options.unix_socket {
+            endpoint.redacted = crate::endpoint::redact_socket(socket);
+        }
         let mut auth = options.auth.to_parts().map_err(|reason| Error::InvalidAuth { reason })?;
         // What the URL itself carries (query values) is as secret as the
         // configured credentials.
@@ -87,8 +103,12 @@ impl Http {
         let mut post_headers = plain_headers.clone();
         post_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         post_headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        let proxy = conn::proxy_for(&options.proxy, &endpoint.uri)
-            .map_err(|reason| Error::InvalidProxy { reason })?;
+        // A socket is reached directly: no proxy.
+        let proxy = match &options.unix_socket {
+            Some(_) => None,
+            None => conn::proxy_for(&options.proxy, &endpoint.uri)
+                .map_err(|reason| Error::InvalidProxy { reason })?,
+        };
         if proxy.is_some() {
             endpoint = endpoint.with_explicit_port();
         }
@@ -109,6 +129,13 @@ impl Http {
                 let oauth_pool = match (&guard, &proxy) {
                     (Some(guard), None) => conn::build_pool(&options, None, Some(guard))
                         .map_err(|reason| Error::Tls { reason })?,
+                    // The authorization server is not behind the socket.
+                    (None, None) if options.unix_socket.is_some() => {
+                        let mut tcp = options.clone();
+                        tcp.unix_socket = None;
+                        conn::build_pool(&tcp, None, None)
+                            .map_err(|reason| Error::Tls { reason })?
+                    }
                     _ => pool.clone(),
                 };
                 let fetch =
