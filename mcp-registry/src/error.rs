@@ -289,6 +289,7 @@ impl TransportError {
                 mcp_client_stdio::Error::ServerExited { .. }
                     | mcp_client_stdio::Error::RestartLimit { .. }
                     | mcp_client_stdio::Error::Closed { .. }
+                    | mcp_client_stdio::Error::StreamEnded { .. }
                     | mcp_client_stdio::Error::Io { .. }
             ),
             #[cfg(feature = "http")]

@@ -14,9 +14,10 @@ use mcp_proto::client::ClientError;
 use tokio::process::ChildStdout;
 use tokio_util::codec::FramedRead;
 
-use crate::codec::{Frame, LineCodec};
+use crate::codec::LineCodec;
 use crate::conn::{self, Conn, lock};
 use crate::error::{Error, ExitInfo};
+use crate::lines::{Next, Reader, write_queued};
 use crate::options::{ServerCommand, Settings, StdioOptions};
 
 /// How long to wait for the exit status once stdout closed.
@@ -355,26 +356,11 @@ async fn flush(link: &Link, conn: &Conn, line: Option<&[u8]>) -> std::io::Result
     let pipe = stdin
         .as_mut()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-    let mut queued = Vec::new();
-    while let Some(m) = link.poll_transmit() {
-        queued.extend_from_slice(&m.to_vec());
-        queued.push(b'\n');
-    }
-    let bytes: &[u8] = match (queued.is_empty(), line) {
-        (true, None) => return Ok(()),
-        (true, Some(line)) => line,
-        (false, None) => &queued,
-        (false, Some(line)) => {
-            queued.extend_from_slice(line);
-            &queued
-        }
-    };
     // A write abandoned half-way (its request's deadline passed while a
     // server that stopped reading left the pipe full) would leave half a
     // line in the pipe: the connection is broken then, and is ended.
     let mut unfinished = Unfinished { conn: Some(conn) };
-    use tokio::io::AsyncWriteExt;
-    let written = pipe.write_all(bytes).await;
+    let written = write_queued(link, pipe, line).await;
     unfinished.conn = None;
     written
 }
@@ -405,6 +391,8 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         (Some(i), Some(c)) => (i.options.name.clone(), c.exit.clone()),
         _ => return,
     };
+    let count = || note_dropped(&inner);
+    let reader = Reader { server: &server, max_line, garbage: &garbage, note_dropped: &count };
     // The end of stdout is how a server's death is usually seen; but a
     // grandchild that inherited stdout keeps it open after the server
     // exited. So the exit is watched too: once the server ended, stdout has
@@ -437,44 +425,17 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
                 continue;
             }
         };
-        let Some(frame) = frame else { break };
-        let line = match frame {
-            Ok(Frame::Line(line)) => line,
-            Ok(Frame::TooLong { len, head }) => {
-                let dropped = note_dropped(&inner);
-                tracing::error!(server = %server, len, max = max_line, dropped, "dropped an over-long line from the server");
-                if let Some(link) = inner.upgrade().and_then(|s| s.link.get().cloned()) {
-                    let reason = format!("it was {len} bytes, over the {max_line}-byte line limit");
-                    link.fail_unreadable_text(&head, &reason);
-                }
-                continue;
-            }
-            Err(e) => {
+        let frame = match frame {
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => {
                 tracing::debug!(server = %server, error = %e, "reading the server's stdout failed");
                 break;
             }
+            None => break,
         };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
         let Some(shared) = inner.upgrade() else { return };
-        // A transport is attached to its client right after the spawn; what
-        // a server says before that (unprompted) has no one to hear it.
-        let Some(link) = shared.link.get() else {
-            tracing::debug!(server = %server, "dropping a message that came before the transport had a client");
-            continue;
-        };
-        if !link.is_alive() {
+        if let Next::Stop = reader.deliver(frame, shared.link.get()) {
             return;
-        }
-        if let Err(e) = link.feed_slice(&line) {
-            let dropped = note_dropped(&inner);
-            // A server that floods its stdout with garbage gets one line
-            // per second, with the count.
-            if let Some(skipped) = garbage.dropped(1, tokio::time::Instant::now().into_std()) {
-                tracing::warn!(server = %server, error = %e, skipped, dropped, "skipping lines that are not JSON-RPC messages");
-            }
-            link.fail_unreadable_text(&line, &format!("it is not a valid JSON-RPC message: {e}"));
         }
     }
     let (Some(inner), Some(conn)) = (inner.upgrade(), conn.upgrade()) else { return };

@@ -91,6 +91,15 @@ pub enum Error {
         /// The server's name.
         server: String,
     },
+    /// The stream of a [`StreamTransport`](crate::StreamTransport) ended
+    /// (the peer closed it, or reading it failed) while the request
+    /// waited, or before it was made.
+    StreamEnded {
+        /// The server's name.
+        server: String,
+        /// The request's method.
+        method: String,
+    },
     /// Any other protocol failure (version negotiation, invalid results, ...).
     Protocol {
         /// The server's name.
@@ -118,6 +127,7 @@ impl Error {
             | Error::ServerExited { server, .. }
             | Error::RestartLimit { server, .. }
             | Error::Closed { server }
+            | Error::StreamEnded { server, .. }
             | Error::Protocol { server, .. }
             | Error::Io { server, .. } => server,
         }
@@ -165,6 +175,9 @@ impl fmt::Display for Error {
                 )
             }
             Error::Closed { server } => write!(f, "MCP server {server:?}: the client is closed"),
+            Error::StreamEnded { server, method } => {
+                write!(f, "MCP server {server:?}: {method} failed: the stream to the server ended")
+            }
             Error::Protocol { server, source } => write!(f, "MCP server {server:?}: {source}"),
             Error::Io { server, source } => {
                 write!(f, "MCP server {server:?}: writing to its stdin failed: {source}")

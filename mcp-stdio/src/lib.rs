@@ -26,6 +26,12 @@
 //!   stdin, then sends SIGTERM, then SIGKILL to the group, and dropping the
 //!   client kills the group too.
 //!
+//! The same framing runs over any reader and writer a host already holds
+//! (a pipe, a socket, an SSH channel): [`connect_stream`] gives a
+//! [`StreamClient`] over a [`StreamTransport`], with the same line limit,
+//! garbage handling and one-write-per-message rule, and no process to
+//! mind; the end of the stream fails what waits ([`Error::StreamEnded`]).
+//!
 //! ## What this crate does not do
 //!
 //! No HTTP, no OAuth (stdio servers take credentials from their
@@ -55,7 +61,9 @@ mod client;
 mod codec;
 mod conn;
 mod error;
+mod lines;
 mod options;
+mod stream;
 
 pub use client::{StdioClient, StdioTransport, spawn};
 
@@ -68,6 +76,7 @@ pub use options::{
     EnvMode, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
 };
 pub use serde_json;
+pub use stream::{StreamClient, StreamOptions, StreamTransport, connect_stream};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

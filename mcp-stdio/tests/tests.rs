@@ -1,5 +1,6 @@
 //! The stdio client's tests, one binary: against the project's testkit
-//! (process handling, faults, both eras), the blocking client (feature
+//! (process handling, faults, both eras), the transport over any reader and
+//! writer, the blocking client (feature
 //! `blocking`), and (feature `interop-tests`, run by `cargo xtask interop`)
 //! against servers nobody here wrote.
 
@@ -14,3 +15,5 @@ mod interop;
 #[cfg(feature = "interop-tests")]
 #[path = "it/interop_modern.rs"]
 mod interop_modern;
+#[path = "it/stream.rs"]
+mod stream;
