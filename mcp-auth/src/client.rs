@@ -669,8 +669,10 @@ impl OAuthClient {
     /// authorization server is (unreachable, or without usable metadata),
     /// the tokens stored for it are revoked at the issuer kept with them
     /// (its metadata read from there). `Ok(false)` when there is nothing to
-    /// revoke or the server offers no revocation endpoint; `Ok(true)` when
-    /// every token was revoked. The tokens are kept: call
+    /// revoke, the server offers no revocation endpoint, or it cannot revoke
+    /// one of the tokens (`unsupported_token_type`, as for self-contained
+    /// JWT access tokens, which live until they expire: the others are
+    /// revoked all the same); `Ok(true)` when every token was revoked. The tokens are kept: call
     /// [`logout`](Self::logout) after (whatever this returned).
     pub async fn revoke(&self) -> Result<bool, Error> {
         let _flow = self.flow.lock().await;
@@ -756,6 +758,7 @@ impl OAuthClient {
             TokenType::Dpop => dpop_key.map(|key| self.dpop_call(key)),
             _ => None,
         };
+        let mut every = true;
         for (token, hint) in list {
             let build = || {
                 let mut params: Vec<(&'static str, String)> =
@@ -771,10 +774,21 @@ impl OAuthClient {
             };
             // RFC 7009 §2.2: 200 also for a token that was already invalid.
             let names = ("revocation endpoint", "revocation");
-            post_with_dpop(&*self.fetch, names, endpoint, dpop.as_ref(), self.now(), build).await?;
-            tracing::debug!(hint, "token revoked");
+            match post_with_dpop(&*self.fetch, names, endpoint, dpop.as_ref(), self.now(), build)
+                .await
+            {
+                Ok(_) => tracing::debug!(hint, "token revoked"),
+                // RFC 7009 §2.2.1: this kind of token cannot be revoked
+                // there (a self-contained JWT access token lives until it
+                // expires); the others still are.
+                Err(Error::OAuth { error, .. }) if error == "unsupported_token_type" => {
+                    tracing::debug!(hint, "the server cannot revoke this kind of token");
+                    every = false;
+                }
+                Err(e) => return Err(e),
+            }
         }
-        Ok(true)
+        Ok(every)
     }
 
     /// Forgets the tokens of this server (memory and store), keeping the
