@@ -9,7 +9,7 @@ use http::HeaderValue;
 use mcp_sse::www_authenticate::{self, BearerChallenge};
 
 use crate::discovery::{
-    AuthorizationServerMetadata, Discovery, discover, fetch_authorization_server_metadata,
+    AuthorizationServerMetadata, Discovery, discover_at, fetch_authorization_server_metadata,
 };
 use crate::dpop::{
     DPOP, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash, alg_allowed,
@@ -19,6 +19,7 @@ use crate::fetch::{FormPost, HttpFetch, form_post};
 use crate::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::jwt::PrivateKeyJwt;
 use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
+use crate::quirks::ProviderQuirks;
 use crate::registration::{ClientMetadata, register};
 use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
@@ -97,6 +98,10 @@ pub struct OAuthConfig {
     /// When tokens are DPoP-bound (RFC 9449). Default:
     /// [`DpopMode::WhenRequired`].
     pub dpop: DpopMode,
+    /// What this authorization server needs beyond the specification
+    /// (`resource` left out or replaced, a metadata URL, more
+    /// authorization parameters, fixed scopes). Default: nothing.
+    pub quirks: ProviderQuirks,
 }
 
 impl OAuthConfig {
@@ -115,7 +120,14 @@ impl OAuthConfig {
             identity_provider: None,
             assertion: None,
             dpop: DpopMode::WhenRequired,
+            quirks: ProviderQuirks::default(),
         }
+    }
+
+    /// Sets the [`quirks`](Self::quirks) of the authorization server.
+    pub fn with_quirks(mut self, quirks: ProviderQuirks) -> Self {
+        self.quirks = quirks;
+        self
     }
 
     /// When to use DPoP (see [`DpopMode`]).
@@ -328,6 +340,7 @@ impl OAuthClient {
     pub fn new(config: OAuthConfig, fetch: Arc<dyn HttpFetch>) -> Result<Self, Error> {
         parse_url("MCP server", &config.server_url)?;
         require_secure("MCP server", &config.server_url)?;
+        config.quirks.check()?;
         if config.grant != GrantKind::AuthorizationCode && config.pre_registered.is_none() {
             return Err(Error::InvalidCredentials("this grant needs a pre-registered client"));
         }
@@ -839,7 +852,8 @@ impl OAuthClient {
                 return Ok(d.clone());
             }
         }
-        let d = discover(&*self.fetch, &self.config.server_url, challenge).await?;
+        let metadata_url = self.config.quirks.metadata_url.as_deref();
+        let d = discover_at(&*self.fetch, &self.config.server_url, challenge, metadata_url).await?;
         tracing::debug!(issuer = %redact(&d.issuer), mode = ?d.mode, "discovered authorization server");
         let old = self.state().discovery.clone();
         let changed =
@@ -951,7 +965,7 @@ impl OAuthClient {
             metadata: &disc.metadata,
             client: &client,
             signer: self.config.signing_key.as_deref(),
-            resource: &disc.resource,
+            resource: self.config.quirks.resource.resolve(&disc.resource),
             scopes: &tokens.scopes,
             now: self.now(),
             dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
@@ -1016,8 +1030,10 @@ impl OAuthClient {
             Mode::StepUp(s) => s,
             _ => {
                 let offline = self.config.offline_access && disc.metadata.offers_offline_access();
+                let challenged = challenge.and_then(|c| c.scope.as_deref());
+                let overridden = self.config.quirks.scopes_override.as_deref();
                 initial_scopes(
-                    challenge.and_then(|c| c.scope.as_deref()),
+                    overridden.or(challenged),
                     &self.config.scopes,
                     disc.protected_resource.as_ref().and_then(|p| p.scopes_supported.as_deref()),
                     offline,
@@ -1065,7 +1081,7 @@ impl OAuthClient {
             metadata: &disc.metadata,
             client: &client,
             signer: self.config.signing_key.as_deref(),
-            resource: &disc.resource,
+            resource: self.config.quirks.resource.resolve(&disc.resource),
             scopes,
             now: self.now(),
             dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
@@ -1149,10 +1165,15 @@ impl OAuthClient {
             ("code_challenge", pkce.challenge()),
             ("code_challenge_method", pkce.method()),
             ("state", &state),
-            ("resource", &disc.resource),
         ];
+        if let Some(resource) = self.config.quirks.resource.resolve(&disc.resource) {
+            params.push(("resource", resource));
+        }
         if let Some(s) = &scope {
             params.push(("scope", s));
+        }
+        for (name, value) in &self.config.quirks.authorization_params {
+            params.push((name, value));
         }
         let request = AuthorizationRequest {
             url: append_query(endpoint, params),
@@ -1187,7 +1208,7 @@ impl OAuthClient {
             metadata: &disc.metadata,
             client: &client,
             signer: self.config.signing_key.as_deref(),
-            resource: &disc.resource,
+            resource: self.config.quirks.resource.resolve(&disc.resource),
             scopes,
             now: self.now(),
             dpop: dpop.as_deref().map(|key| self.dpop_call(key)),

@@ -16,6 +16,9 @@ mod dpop;
 #[cfg(feature = "idp-tests")]
 #[path = "it/idp.rs"]
 mod idp;
+#[cfg(feature = "idp-tests")]
+#[path = "it/idp_quirks.rs"]
+mod idp_quirks;
 #[cfg(feature = "interop-tests")]
 #[path = "it/interop.rs"]
 mod interop;

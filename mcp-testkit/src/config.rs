@@ -348,12 +348,27 @@ pub struct JwtAuth {
     /// The audience a token must name; `None`: the MCP endpoint's URL
     /// (`<base>/mcp`, the resource indicator a client sends).
     pub audience: Option<String>,
+    /// Serve the protected resource metadata and name it in the 401's
+    /// challenge; `false`: neither (a server whose client must be told
+    /// where the authorization server's metadata is).
+    pub publish_metadata: bool,
 }
 
 impl JwtAuth {
     /// Tokens of `issuer`, its keys at `jwks_uri`, for the endpoint's URL.
     pub fn new(issuer: impl Into<String>, jwks_uri: impl Into<String>) -> Self {
-        JwtAuth { issuer: issuer.into(), jwks_uri: jwks_uri.into(), audience: None }
+        JwtAuth {
+            issuer: issuer.into(),
+            jwks_uri: jwks_uri.into(),
+            audience: None,
+            publish_metadata: true,
+        }
+    }
+
+    /// Publishes no protected resource metadata.
+    pub fn without_metadata(mut self) -> Self {
+        self.publish_metadata = false;
+        self
     }
 
     /// Requires this audience instead of the endpoint's URL.

@@ -63,7 +63,12 @@ pub(crate) async fn guard<B>(
 ) -> Option<Response<Bytes>> {
     let auth = auth?;
     let endpoint = format!("{base}/mcp");
-    if request.uri().path().starts_with("/.well-known/oauth-protected-resource") {
+    let prm_path = "/.well-known/oauth-protected-resource";
+    let is_prm = request.uri().path().starts_with(prm_path);
+    if is_prm && !auth.publish_metadata {
+        return Some(reply(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", "not found\n".into(), None));
+    }
+    if is_prm {
         let metadata = json!({
             "resource": endpoint,
             "authorization_servers": [auth.issuer],
@@ -78,9 +83,11 @@ pub(crate) async fn guard<B>(
         Ok(_) => return None,
         Err(refusal) => refusal,
     };
-    let mut challenge = format!(
-        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource\", scope=\"mcp\""
-    );
+    let mut challenge = if auth.publish_metadata {
+        format!("Bearer resource_metadata=\"{base}{prm_path}\", scope=\"mcp\"")
+    } else {
+        "Bearer scope=\"mcp\"".to_owned()
+    };
     if let Refusal::Invalid(why) = &refusal {
         challenge.push_str(&format!(", error=\"invalid_token\", error_description=\"{why}\""));
     }

@@ -3,7 +3,7 @@
 //! Installs the pinned `oidc-provider` and Node.js 22 of `xtask/idp/` into
 //! `.tools/idp/` (git-ignored) with `npm ci`, copies the provider's script
 //! (`xtask/idp/provider.mjs`) beside them (its imports resolve from there),
-//! then runs the `idp::` tests of each crate that has them (compiled with
+//! then runs the `idp::` and `idp_quirks::` tests of each crate that has them (compiled with
 //! the `idp-tests` feature) with `MCP_IDP_NODE` and `MCP_IDP_JS` set. Each
 //! test starts its own provider on a free loopback port.
 
@@ -50,12 +50,13 @@ fn install() -> Result<(), String> {
     Ok(())
 }
 
-/// The `idp::` tests of a crate, with the provider in the environment.
+/// The `idp::` and `idp_quirks::` tests of a crate, with the provider in
+/// the environment.
 fn idp_test(krate: &str) -> Result<(), String> {
     module_tests(
         krate,
         "idp-tests",
-        "idp",
+        &["idp", "idp_quirks"],
         &[("MCP_IDP_NODE", node()), ("MCP_IDP_JS", provider_js())],
     )
 }

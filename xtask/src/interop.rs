@@ -58,7 +58,7 @@ fn install_packages() -> Result<(), String> {
 /// servers' entry points in the environment.
 fn interop_test(krate: &str, module: &str) -> Result<(), String> {
     let env = [("MCP_EVERYTHING_JS", everything_js()), ("MCP_TS_SERVER_JS", ts_server_js())];
-    module_tests(krate, "interop-tests", module, &env)
+    module_tests(krate, "interop-tests", &[module], &env)
 }
 
 /// The interop steps: install, then each transport's interop tests.

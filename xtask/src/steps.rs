@@ -101,18 +101,18 @@ pub(crate) fn npm_ci_pinned(
     }
 }
 
-/// `cargo test -p <krate> --features <feature> --test tests -- <module>::`:
-/// one module of a crate's test binary that a feature compiles in, with
-/// `env` set (where the peers it runs against are).
+/// `cargo test -p <krate> --features <feature> --test tests -- <module>::...`:
+/// modules of a crate's test binary that a feature compiles in, with `env`
+/// set (where the peers they run against are).
 pub(crate) fn module_tests(
     krate: &str,
     feature: &str,
-    module: &str,
+    modules: &[&str],
     env: &[(&str, PathBuf)],
 ) -> Result<(), String> {
     let mut cmd = cargo();
     cmd.args(["test", "--locked", "-p", krate, "--features", feature, "--test", "tests"]);
-    cmd.args(["--", &format!("{module}::")]);
+    cmd.arg("--").args(modules.iter().map(|m| format!("{m}::")));
     cmd.envs(env.iter().map(|(k, v)| (*k, v.as_os_str())));
     run(cmd)
 }

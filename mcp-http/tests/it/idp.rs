@@ -28,10 +28,10 @@ use mcp_testkit::{HttpConfig, HttpServerHandle, JwtAuth, serve_http};
 use serde_json::{Value, json};
 
 /// The results of the browser's logins.
-type Logins = Arc<Mutex<Vec<Result<(String, u16), String>>>>;
+pub(crate) type Logins = Arc<Mutex<Vec<Result<(String, u16), String>>>>;
 
 /// An MCP server that takes the provider's tokens for its endpoint.
-async fn mcp_server(idp: &Provider) -> HttpServerHandle {
+pub(crate) async fn mcp_server(idp: &Provider) -> HttpServerHandle {
     let config = HttpConfig {
         jwt_auth: Some(JwtAuth::new(idp.issuer(), idp.jwks_uri())),
         ..HttpConfig::default()
@@ -40,9 +40,14 @@ async fn mcp_server(idp: &Provider) -> HttpServerHandle {
 }
 
 /// A loopback handler whose URL this test opens as the browser would.
-async fn browser_handler(logins: &Logins) -> Arc<LoopbackHandler> {
-    let logins = logins.clone();
+pub(crate) async fn browser_handler(logins: &Logins) -> Arc<LoopbackHandler> {
     let handler = LoopbackHandler::bind(Duration::from_secs(30)).await.expect("bind");
+    as_browser(handler, logins)
+}
+
+/// `handler`, with this test opening its URL as the browser would.
+pub(crate) fn as_browser(handler: LoopbackHandler, logins: &Logins) -> Arc<LoopbackHandler> {
+    let logins = logins.clone();
     Arc::new(handler.on_url(move |url| {
         let (url, logins) = (url.to_owned(), logins.clone());
         tokio::spawn(async move {
@@ -53,7 +58,7 @@ async fn browser_handler(logins: &Logins) -> Arc<LoopbackHandler> {
 }
 
 /// Options with the browser's handler and `store`.
-fn options(
+pub(crate) fn options(
     config: OAuthConfig,
     handler: Option<Arc<LoopbackHandler>>,
     store: &Arc<MemoryTokenStore>,
@@ -68,7 +73,10 @@ fn options(
 }
 
 /// Connects, calls `echo` and closes; the error's text when a step fails.
-async fn call_echo(server: &HttpServerHandle, options: HttpOptions) -> Result<(), String> {
+pub(crate) async fn call_echo(
+    server: &HttpServerHandle,
+    options: HttpOptions,
+) -> Result<(), String> {
     let client = HttpClient::connect(&server.url(), options).map_err(|e| e.to_string())?;
     client.initialize().await.map_err(|e| e.to_string())?;
     let result = client
@@ -80,7 +88,7 @@ async fn call_echo(server: &HttpServerHandle, options: HttpOptions) -> Result<()
 }
 
 /// The one entry of the store, with its key.
-fn stored(store: &MemoryTokenStore) -> (StoreKey, StoredAuth) {
+pub(crate) fn stored(store: &MemoryTokenStore) -> (StoreKey, StoredAuth) {
     let keys = store.keys().expect("keys");
     assert_eq!(keys.len(), 1, "{keys:?}");
     let value = store.load(&keys[0]).expect("load").expect("an entry");
@@ -103,7 +111,9 @@ async fn refresh_at_provider(idp: &Provider, client_id: &str, refresh_token: &st
 
 /// Runs `f` on a multi-thread runtime with every event captured at TRACE;
 /// returns the log text.
-fn captured<F: std::future::Future<Output = Vec<String>>>(f: F) -> (String, Vec<String>) {
+pub(crate) fn captured<F: std::future::Future<Output = Vec<String>>>(
+    f: F,
+) -> (String, Vec<String>) {
     let logs = LogCapture::start(tracing::Level::TRACE);
     let runtime = logs.multi_thread_runtime(2);
     let secrets = runtime.block_on(bounded_by(Duration::from_secs(120), f));
@@ -111,7 +121,7 @@ fn captured<F: std::future::Future<Output = Vec<String>>>(f: F) -> (String, Vec<
     (logs.text(), secrets)
 }
 
-fn assert_secret_free(logs: &str, secrets: &[String]) {
+pub(crate) fn assert_secret_free(logs: &str, secrets: &[String]) {
     assert!(!logs.is_empty(), "events were captured");
     for secret in secrets.iter().filter(|s| s.len() > 8) {
         assert!(!logs.contains(secret.as_str()), "a secret reached the log");
