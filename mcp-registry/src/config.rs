@@ -95,8 +95,49 @@ pub struct OAuthConfig {
     pub scopes: Vec<String>,
     /// A Client ID Metadata Document URL (`client_metadata_url`).
     pub client_metadata_url: Option<String>,
-    /// The redirect URI to register (`redirect_uri`).
+    /// The redirect URI to register (`redirect_uri`); with `mcpc login`,
+    /// the loopback URI listened on (a client pre-registered with one
+    /// exact URI).
     pub redirect_uri: Option<String>,
+    /// The loopback redirect port (`redirect_port`):
+    /// `http://127.0.0.1:PORT/callback` when no `redirect_uri` is given.
+    pub redirect_port: Option<u16>,
+    /// The RFC 8707 `resource` parameter (`resource`: `false` leaves it
+    /// out, a string replaces it).
+    pub resource: OAuthResource,
+    /// The authorization server metadata URL (`metadata_url`), read
+    /// instead of the well-known ones.
+    pub metadata_url: Option<String>,
+    /// More authorization request parameters (`authorization_params =
+    /// { prompt = "consent", audience = "..." }`).
+    pub authorization_params: Vec<(String, String)>,
+    /// `scopes` asked for whatever the server's challenge names
+    /// (`scopes_override = true`).
+    pub scopes_override: bool,
+}
+
+impl OAuthConfig {
+    /// The loopback redirect URI a login listens on: `redirect_uri`, else
+    /// `http://127.0.0.1:<redirect_port>/callback`; `None`: any free port.
+    pub fn loopback_redirect_uri(&self) -> Option<String> {
+        self.redirect_uri
+            .clone()
+            .or_else(|| self.redirect_port.map(|p| format!("http://127.0.0.1:{p}/callback")))
+    }
+}
+
+/// What the `resource` parameter of a server's OAuth requests carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthResource {
+    /// The server's own (the specification's rule; no `resource` key).
+    #[default]
+    Server,
+    /// None (`resource = false`), for authorization servers that refuse
+    /// it.
+    Omit,
+    /// This value (`resource = "api://..."`).
+    Value(String),
 }
 
 /// How a remote server is authenticated (`auth`, tagged by `kind`).
@@ -136,8 +177,8 @@ pub enum AuthConfig {
         /// Its value.
         value: Secret,
     },
-    /// `kind = "oauth"`.
-    OAuth(OAuthConfig),
+    /// `kind = "oauth"` (boxed: the largest settings by far).
+    OAuth(Box<OAuthConfig>),
 }
 
 /// How to reach a server.
@@ -316,7 +357,15 @@ impl ServerConfig {
 
     /// Whether the server uses OAuth.
     pub fn uses_oauth(&self) -> bool {
-        matches!(self.transport, TransportConfig::Http { auth: AuthConfig::OAuth(_), .. })
+        self.oauth().is_some()
+    }
+
+    /// Its OAuth settings, when it uses OAuth.
+    pub fn oauth(&self) -> Option<&OAuthConfig> {
+        match &self.transport {
+            TransportConfig::Http { auth: AuthConfig::OAuth(oauth), .. } => Some(oauth),
+            _ => None,
+        }
     }
 }
 
@@ -1293,13 +1342,45 @@ impl<'a> Ctx<'a> {
                 let client_id = auth_string("client_id")?;
                 let client_metadata_url = auth_string("client_metadata_url")?;
                 let redirect_uri = auth_string("redirect_uri")?;
+                let metadata_url = auth_string("metadata_url")?;
+                let resource = match map.get("resource") {
+                    None => OAuthResource::Server,
+                    Some(Value::Bool(false)) => OAuthResource::Omit,
+                    Some(Value::String(text)) => {
+                        OAuthResource::Value(self.expand(text, at("resource"))?)
+                    }
+                    Some(_) => return Err(type_error(at("resource"), "false or a string")),
+                };
+                let redirect_port = match map.get("redirect_port") {
+                    None => None,
+                    Some(v) => Some(
+                        v.as_u64()
+                            .and_then(|p| u16::try_from(p).ok())
+                            .filter(|p| *p > 0)
+                            .ok_or_else(|| {
+                                type_error(at("redirect_port"), "a port (1 to 65535)")
+                            })?,
+                    ),
+                };
+                let authorization_params =
+                    self.string_map(map, "authorization_params", |k| at(k))?;
+                let scopes_override =
+                    opt_bool(map, "scopes_override", || at("scopes_override"))?.unwrap_or(false);
                 let scopes = self.string_list(map, "scopes", || at("scopes"))?.unwrap_or_default();
+                if scopes_override && scopes.is_empty() {
+                    return Err(invalid(at("scopes_override"), "needs `scopes`"));
+                }
                 let oauth = OAuthConfig {
                     client_id,
                     client_secret,
                     scopes,
                     client_metadata_url,
                     redirect_uri,
+                    redirect_port,
+                    resource,
+                    metadata_url,
+                    authorization_params,
+                    scopes_override,
                 };
                 (
                     &[
@@ -1310,8 +1391,13 @@ impl<'a> Ctx<'a> {
                         "scopes",
                         "client_metadata_url",
                         "redirect_uri",
+                        "redirect_port",
+                        "resource",
+                        "metadata_url",
+                        "authorization_params",
+                        "scopes_override",
                     ],
-                    AuthConfig::OAuth(oauth),
+                    AuthConfig::OAuth(Box::new(oauth)),
                 )
             }
             _ => {

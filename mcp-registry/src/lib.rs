@@ -102,7 +102,11 @@
 //! pre-registered client, `client_metadata_url` to the Client ID Metadata
 //! Document URL, `redirect_uri` to the headless handler's redirect URI, and
 //! `scopes` to the scopes asked for when the server's challenge names none
-//! (instead of everything its metadata lists). Tokens are kept in a
+//! (instead of everything its metadata lists), and the provider quirks
+//! (`resource`, `metadata_url`, `authorization_params`, `scopes_override`)
+//! to `mcp_auth::ProviderQuirks`; `redirect_uri` or `redirect_port` is the
+//! loopback URI a login listens on
+//! ([`OAuthConfig::loopback_redirect_uri`]). Tokens are kept in a
 //! `mcp_auth::FileTokenStore` (`default_token_dir`, `0600`) unless the host
 //! sets `DefaultConnector::token_store`. During normal calls nobody is
 //! asked to authorize (`DefaultConnector::oauth_handler` is
@@ -160,7 +164,7 @@ mod transport;
 
 pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig,
+    Loaded, OAuthConfig, OAuthResource, Secret, ServerConfig, TransportConfig,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]

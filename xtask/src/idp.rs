@@ -68,5 +68,8 @@ pub(crate) fn steps() -> Vec<Step> {
         Step::new("idp: mcp-http vs oidc-provider (login, refresh, DPoP, revoke, quirks)", || {
             idp_test("mcp-http")
         }),
+        Step::new("idp: mcpc login/logout vs oidc-provider (configured quirks)", || {
+            idp_test("mcpc")
+        }),
     ]
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_auth::loopback::LoopbackHandler;
-use mcp_host_registry::{OAuthHandler, Revocation, ServerConfig};
+use mcp_host_registry::{OAuthConfig, OAuthHandler, Revocation, ServerConfig};
 use serde_json::json;
 
 use crate::cli::Output;
@@ -33,10 +33,18 @@ pub(crate) async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result
     let handler = if headless {
         OAuthHandler::Headless(None)
     } else {
-        let handler = LoopbackHandler::bind(wait)
-            .await
-            .map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?
-            .on_url(|url| {
+        // A client pre-registered with one exact redirect URI listens on it.
+        let redirect = ctx
+            .registry
+            .get(&server)
+            .and_then(ServerConfig::oauth)
+            .and_then(OAuthConfig::loopback_redirect_uri);
+        let bound = match redirect {
+            Some(uri) => LoopbackHandler::bind_redirect_uri(&uri, wait).await,
+            None => LoopbackHandler::bind(wait).await,
+        };
+        let handler =
+            bound.map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?.on_url(|url| {
                 note("Open this URL to log in:");
                 offer_url(url, true);
             });
