@@ -66,7 +66,12 @@ pub(crate) async fn guard<B>(
     let prm_path = "/.well-known/oauth-protected-resource";
     let is_prm = request.uri().path().starts_with(prm_path);
     if is_prm && !auth.publish_metadata {
-        return Some(reply(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", "not found\n".into(), None));
+        return Some(reply(
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            "not found\n".into(),
+            None,
+        ));
     }
     if is_prm {
         let metadata = json!({
