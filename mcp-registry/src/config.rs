@@ -114,6 +114,44 @@ pub struct OAuthConfig {
     /// `scopes` asked for whatever the server's challenge names
     /// (`scopes_override = true`).
     pub scopes_override: bool,
+    /// Which addresses the OAuth requests may reach (`address_policy`:
+    /// `"same_network"`, the default, `"allow_private"` or `"allow_all"`).
+    pub address_policy: OAuthAddressPolicy,
+    /// When tokens are DPoP-bound (`dpop`: `"when_required"`, the
+    /// default, `"always"` or `"never"`).
+    pub dpop: OAuthDpop,
+    /// Ask for `offline_access` (refresh tokens) when offered
+    /// (`offline_access`, default `true`).
+    pub offline_access: bool,
+}
+
+/// The SSRF guard of a server's OAuth requests (`address_policy`); the
+/// HTTP transport's `AddressPolicy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthAddressPolicy {
+    /// Public addresses and the classes of the MCP server's own
+    /// (`"same_network"`).
+    #[default]
+    SameNetwork,
+    /// Private networks too (`"allow_private"`).
+    AllowPrivate,
+    /// No check (`"allow_all"`).
+    AllowAll,
+}
+
+/// When a server's tokens are DPoP-bound (`dpop`); `mcp-auth`'s
+/// `DpopMode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthDpop {
+    /// When the server requires it (`"when_required"`).
+    #[default]
+    WhenRequired,
+    /// Always (`"always"`).
+    Always,
+    /// Never (`"never"`).
+    Never,
 }
 
 impl OAuthConfig {
@@ -1366,6 +1404,29 @@ impl<'a> Ctx<'a> {
                     self.string_map(map, "authorization_params", |k| at(k))?;
                 let scopes_override =
                     opt_bool(map, "scopes_override", || at("scopes_override"))?.unwrap_or(false);
+                let word = |key: &str, words: &[&str]| -> Result<usize, ConfigError> {
+                    match opt_str(map, key, || at(key))? {
+                        None => Ok(0),
+                        Some(w) => words.iter().position(|x| *x == w).ok_or_else(|| {
+                            invalid(at(key), &format!("must be one of {}", words.join(", ")))
+                        }),
+                    }
+                };
+                let address_policy = match word(
+                    "address_policy",
+                    &["same_network", "allow_private", "allow_all"],
+                )? {
+                    1 => OAuthAddressPolicy::AllowPrivate,
+                    2 => OAuthAddressPolicy::AllowAll,
+                    _ => OAuthAddressPolicy::SameNetwork,
+                };
+                let dpop = match word("dpop", &["when_required", "always", "never"])? {
+                    1 => OAuthDpop::Always,
+                    2 => OAuthDpop::Never,
+                    _ => OAuthDpop::WhenRequired,
+                };
+                let offline_access =
+                    opt_bool(map, "offline_access", || at("offline_access"))?.unwrap_or(true);
                 let scopes = self.string_list(map, "scopes", || at("scopes"))?.unwrap_or_default();
                 if scopes_override && scopes.is_empty() {
                     return Err(invalid(at("scopes_override"), "needs `scopes`"));
@@ -1381,6 +1442,9 @@ impl<'a> Ctx<'a> {
                     metadata_url,
                     authorization_params,
                     scopes_override,
+                    address_policy,
+                    dpop,
+                    offline_access,
                 };
                 (
                     &[
@@ -1396,6 +1460,9 @@ impl<'a> Ctx<'a> {
                         "metadata_url",
                         "authorization_params",
                         "scopes_override",
+                        "address_policy",
+                        "dpop",
+                        "offline_access",
                     ],
                     AuthConfig::OAuth(Box::new(oauth)),
                 )

@@ -164,7 +164,8 @@ mod transport;
 
 pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthConfig, OAuthResource, Secret, ServerConfig, TransportConfig,
+    Loaded, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource, Secret, ServerConfig,
+    TransportConfig,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]

@@ -9,15 +9,18 @@ use std::sync::Arc;
 use base64::Engine as _;
 #[cfg(feature = "http")]
 use mcp_http::mcp_auth::{
-    self, ClientRegistration, FileTokenStore, MemoryTokenStore, ProviderQuirks, ResourceParam,
-    TokenEndpointAuthMethod, TokenStore,
+    self, ClientRegistration, DpopMode, FileTokenStore, MemoryTokenStore, ProviderQuirks,
+    ResourceParam, TokenEndpointAuthMethod, TokenStore,
 };
 #[cfg(feature = "http")]
-use mcp_http::{HttpOptions, OAuthHandler, OAuthOptions, ProxyConfig, StaticAuth};
+use mcp_http::{AddressPolicy, HttpOptions, OAuthHandler, OAuthOptions, ProxyConfig, StaticAuth};
 
 use crate::config::ServerConfig;
 #[cfg(feature = "http")]
-use crate::config::{AuthConfig, ClientIdentity, OAuthConfig, OAuthResource, TransportConfig};
+use crate::config::{
+    AuthConfig, ClientIdentity, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource,
+    TransportConfig,
+};
 #[cfg(feature = "http")]
 use crate::connector::{DefaultConnector, default_token_dir};
 use crate::error::ConfigError;
@@ -164,7 +167,12 @@ pub(crate) fn oauth_options(
         (None, None) => {}
     }
     config = config.with_scopes(oauth.scopes.iter().cloned());
-    config = config.with_quirks(quirks(oauth));
+    config = config.with_quirks(quirks(oauth)).with_offline_access(oauth.offline_access);
+    config = config.with_dpop(match oauth.dpop {
+        OAuthDpop::Always => DpopMode::Always,
+        OAuthDpop::Never => DpopMode::Never,
+        _ => DpopMode::WhenRequired,
+    });
     config.quirks.check().map_err(|e| {
         let key = match &e {
             mcp_auth::Error::InvalidQuirk(_) => "authorization_params",
@@ -176,7 +184,12 @@ pub(crate) fn oauth_options(
         (OAuthHandler::Headless(None), Some(uri)) => OAuthHandler::Headless(Some(uri)),
         (h, _) => h,
     };
-    let mut options = OAuthOptions::from_config(config);
+    let mut options =
+        OAuthOptions::from_config(config).with_address_policy(match oauth.address_policy {
+            OAuthAddressPolicy::AllowPrivate => AddressPolicy::AllowPrivate,
+            OAuthAddressPolicy::AllowAll => AddressPolicy::AllowAll,
+            _ => AddressPolicy::SameNetwork,
+        });
     options.handler = handler;
     options.store = store;
     Ok(options)
@@ -320,7 +333,7 @@ endpoint = "https://e.test/mcp"
 [[mcp_client.servers]]
 name = "entra"
 endpoint = "https://e.test/mcp"
-auth = { kind = "oauth", resource = false, redirect_port = 8765, metadata_url = "https://login.test/t/v2.0/.well-known/openid-configuration" }
+auth = { kind = "oauth", resource = false, redirect_port = 8765, metadata_url = "https://login.test/t/v2.0/.well-known/openid-configuration", address_policy = "allow_private", dpop = "always", offline_access = false }
 [[mcp_client.servers]]
 name = "auth0"
 endpoint = "https://e.test/mcp"
@@ -333,14 +346,24 @@ auth = { kind = "oauth" }
         let loaded = Config::from_toml_str(toml, &LoadOptions::default()).unwrap();
         let connector = DefaultConnector::default();
         let identity = ClientIdentity::default();
-        let quirks = |i: usize| {
+        let oauth_options = |i: usize| {
             let server = &loaded.config.servers[i];
             let TransportConfig::Http { headers, auth, .. } = &server.transport else {
                 panic!("{server:?}")
             };
             let options = connector.http_options(server, &identity, headers, auth, None).unwrap();
-            options.oauth.expect("oauth").config.quirks
+            options.oauth.expect("oauth")
         };
+        let quirks = |i: usize| oauth_options(i).config.quirks;
+        let entra = oauth_options(0);
+        assert_eq!(entra.address_policy, AddressPolicy::AllowPrivate);
+        assert_eq!((entra.config.dpop, entra.config.offline_access), (DpopMode::Always, false));
+        let plain = oauth_options(2);
+        assert_eq!(plain.address_policy, AddressPolicy::SameNetwork);
+        assert_eq!(
+            (plain.config.dpop, plain.config.offline_access),
+            (DpopMode::WhenRequired, true)
+        );
         let entra = quirks(0);
         assert_eq!(entra.resource, ResourceParam::Omit);
         assert_eq!(
@@ -368,6 +391,9 @@ auth = { kind = "oauth" }
             ("redirect_port = 70000", "auth.redirect_port"),
             ("scopes_override = true", "auth.scopes_override"),
             ("authorization_params = { prompt = 1 }", "auth.authorization_params"),
+            ("address_policy = \"open\"", "auth.address_policy"),
+            ("dpop = \"sometimes\"", "auth.dpop"),
+            ("offline_access = \"no\"", "auth.offline_access"),
         ] {
             let toml = format!(
                 "[mcp_client]\n[[mcp_client.servers]]\nname = \"x\"\nendpoint = \"https://e.test/mcp\"\nauth = {{ kind = \"oauth\", {bad} }}\n"
