@@ -242,11 +242,14 @@ pub enum TransportConfig {
     },
 }
 
-/// How an HTTP server is reached: the proxy and the certificates trusted
-/// besides the platform's.
+/// How an HTTP server is reached: the proxy, the certificates trusted
+/// besides the platform's, and the command that makes headers at run time.
 #[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpNetwork {
+    /// The command whose output gives headers for the requests
+    /// (`headers_helper`).
+    pub headers_helper: Option<HeadersHelper>,
     /// The proxy (`proxy`): `http://`, `https://`, `socks5://` or
     /// `socks5h://[user:password@]host:port`, or `none` for no proxy at
     /// all; unset, the environment's (`HTTPS_PROXY`, `ALL_PROXY`, ...).
@@ -266,7 +269,47 @@ impl fmt::Debug for HttpNetwork {
             .field("proxy", &self.proxy.as_ref().map(|_| "<redacted>"))
             .field("no_proxy", &self.no_proxy)
             .field("ca_file", &self.ca_file)
+            .field("headers_helper", &self.headers_helper)
             .finish()
+    }
+}
+
+/// A command that prints headers for a server's requests
+/// (`headers_helper = { command = "...", args = [...], timeout_secs = 10 }`):
+/// run at connect, at each reconnect, and once more when the server
+/// refuses its headers with 401 or 403. Its stdout is a JSON object of
+/// header names to values (or `{"headers": {...}, "expires_in": SECONDS}`,
+/// which also says how long they may be reused), or `Name: value` lines.
+/// Its output and error stream are never shown or logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeadersHelper {
+    /// The program (looked up in `PATH`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// How long one run may take (`timeout_secs`, default 10 s); it is
+    /// killed beyond.
+    pub timeout: Duration,
+    /// The largest output accepted, in bytes (`max_output_bytes`, default
+    /// 64 KiB).
+    pub max_output: usize,
+}
+
+impl HeadersHelper {
+    /// The default bound of one run.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The default bound of the output.
+    pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024;
+
+    /// `command` with `args`, and the default bounds.
+    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
+        HeadersHelper {
+            command: command.into(),
+            args,
+            timeout: Self::DEFAULT_TIMEOUT,
+            max_output: Self::DEFAULT_MAX_OUTPUT,
+        }
     }
 }
 
@@ -795,6 +838,7 @@ const SERVER_KEYS: &[&str] = &[
     "proxy",
     "no_proxy",
     "ca_file",
+    "headers_helper",
 ];
 const JSON_SERVER_KEYS: &[&str] = &[
     "command",
@@ -1029,7 +1073,7 @@ impl<'a> Ctx<'a> {
                 if map.get("auth").is_some() {
                     self.ignored(&entry, "auth", "auth applies to HTTP servers only")?;
                 }
-                for key in ["proxy", "no_proxy", "ca_file"] {
+                for key in ["proxy", "no_proxy", "ca_file", "headers_helper"] {
                     if map.contains_key(key) {
                         self.ignored(&entry, key, "the server is spawned, not reached over HTTP")?;
                     }
@@ -1057,7 +1101,11 @@ impl<'a> Ctx<'a> {
                     no_proxy = None;
                 }
                 let ca_file = self.string(map, "ca_file", &entry)?.map(PathBuf::from);
-                let network = HttpNetwork { proxy, no_proxy, ca_file };
+                let headers_helper = match map.get("headers_helper") {
+                    None => None,
+                    Some(helper) => Some(self.headers_helper(helper, &entry)?),
+                };
+                let network = HttpNetwork { proxy, no_proxy, ca_file, headers_helper };
                 TransportConfig::Http { endpoint, headers, auth, network }
             }
             _ => {
@@ -1162,6 +1210,43 @@ impl<'a> Ctx<'a> {
             Some(text) => self.expand(text, entry.at(key)).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// `headers_helper = { command, args, timeout_secs, max_output_bytes }`.
+    fn headers_helper(
+        &mut self,
+        value: &Value,
+        entry: &Entry,
+    ) -> Result<HeadersHelper, ConfigError> {
+        let at = |k: &str| entry.at(format!("headers_helper.{k}"));
+        let Value::Object(map) = value else {
+            return Err(type_error(entry.at("headers_helper"), "a table"));
+        };
+        let command = required_str(map, "command", || at("command"))?;
+        let command = self.expand(&command, at("command"))?;
+        let args = self.string_list(map, "args", || at("args"))?.unwrap_or_default();
+        let mut helper = HeadersHelper::new(command, args);
+        let positive = |key: &str| match map.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n > 0)
+                .map(Some)
+                .ok_or_else(|| type_error(at(key), "a positive whole number")),
+        };
+        if let Some(secs) = positive("timeout_secs")? {
+            helper.timeout = Duration::from_secs(secs.min(600));
+        }
+        if let Some(bytes) = positive("max_output_bytes")? {
+            helper.max_output = usize::try_from(bytes).unwrap_or(usize::MAX).min(1024 * 1024);
+        }
+        self.check_keys(
+            map,
+            &["command", "args", "timeout_secs", "max_output_bytes"],
+            "headers_helper.",
+            Some(entry),
+        )?;
+        Ok(helper)
     }
 
     /// A list of strings, each `${VAR}` expanded.

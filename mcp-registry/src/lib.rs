@@ -151,6 +151,8 @@ mod config;
 mod connector;
 mod digest;
 mod error;
+#[cfg(feature = "http")]
+mod headers_helper;
 mod mapping;
 mod names;
 mod pins;
@@ -163,9 +165,9 @@ mod supervisor;
 mod transport;
 
 pub use config::{
-    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource, Secret, ServerConfig,
-    TransportConfig,
+    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HeadersHelper, HttpNetwork,
+    LoadOptions, Loaded, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource, Secret,
+    ServerConfig, TransportConfig,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]
@@ -173,6 +175,8 @@ pub use connector::{Revocation, default_token_dir};
 pub use error::{
     ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
 };
+#[cfg(feature = "http")]
+pub use headers_helper::HelperError;
 #[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};

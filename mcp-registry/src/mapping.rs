@@ -80,6 +80,12 @@ impl DefaultConnector {
         options.handlers = self.handlers.clone();
         if let TransportConfig::Http { network, .. } = &server.transport {
             options.ca_file.clone_from(&network.ca_file);
+            if let Some(helper) = &network.headers_helper {
+                options.header_source = Some(Arc::new(crate::headers_helper::CommandHeaders {
+                    server: server.name.clone(),
+                    helper: helper.clone(),
+                }));
+            }
             match (&network.proxy, &network.no_proxy) {
                 (Some(proxy), _) if proxy.expose().trim().eq_ignore_ascii_case("none") => {
                     options.proxy = ProxyConfig::None;

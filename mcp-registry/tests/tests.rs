@@ -8,6 +8,9 @@ mod common;
 mod config;
 #[path = "it/features.rs"]
 mod features;
+#[cfg(feature = "http")]
+#[path = "it/headers_helper.rs"]
+mod headers_helper;
 #[path = "it/names.rs"]
 mod names;
 #[cfg(feature = "http")]

@@ -47,7 +47,37 @@ impl Http {
     /// [`on_insufficient_scope`](mcp_auth::OAuthClient::on_insufficient_scope),
     /// and the request is sent again, as often as `mcp-auth`'s per-request
     /// bounds allow (and never more than [`MAX_AUTH_ROUNDS`] times).
+    /// Run-time headers go on first; a 401 or 403 gets fresh ones and the
+    /// request once more (once per request).
     pub(crate) async fn send(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        let Some(cache) = &self.run_time_headers else {
+            return self.send_authorized(req, method).await;
+        };
+        let endpoint = &self.endpoint.redacted;
+        let headers = cache.current(false, endpoint).await?;
+        let mut first = conn::copy_request(&req);
+        crate::header_source::apply(&mut first, &headers);
+        let resp = self.send_authorized(first, method).await?;
+        if !matches!(resp.status(), StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            return Ok(resp);
+        }
+        tracing::debug!(endpoint = %endpoint, method, status = %resp.status(), "run-time headers refused; making them again");
+        let body = resp.into_body();
+        if !body.is_end_stream() {
+            let _ = tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
+        }
+        let headers = cache.current(true, endpoint).await?;
+        let mut again = req;
+        crate::header_source::apply(&mut again, &headers);
+        self.send_authorized(again, method).await
+    }
+
+    /// [`send`](Self::send) without the run-time headers: the OAuth rounds.
+    async fn send_authorized(
         &self,
         req: http::Request<conn::Body>,
         method: &str,
