@@ -98,6 +98,10 @@ pub struct OAuthConfig {
     /// When tokens are DPoP-bound (RFC 9449). Default:
     /// [`DpopMode::WhenRequired`].
     pub dpop: DpopMode,
+    /// Which account's tokens (a label such as `work`; `None`: the default
+    /// account): kept apart in the store, so one server can be used as
+    /// several users.
+    pub account: Option<String>,
     /// What this authorization server needs beyond the specification
     /// (`resource` left out or replaced, a metadata URL, more
     /// authorization parameters, fixed scopes). Default: nothing.
@@ -121,7 +125,14 @@ impl OAuthConfig {
             assertion: None,
             dpop: DpopMode::WhenRequired,
             quirks: ProviderQuirks::default(),
+            account: None,
         }
+    }
+
+    /// Uses the tokens of `account` (see [`account`](Self::account)).
+    pub fn with_account(mut self, account: impl Into<String>) -> Self {
+        self.account = Some(account.into());
+        self
     }
 
     /// Sets the [`quirks`](Self::quirks) of the authorization server.
@@ -696,7 +707,7 @@ impl OAuthClient {
                 return self.revoke_stored(None).await?.ok_or(e);
             }
         };
-        let key = key_of(&disc);
+        let key = self.key_of(&disc);
         self.load_stored(&key)?;
         let (client, tokens, dpop_key) = {
             let st = self.state();
@@ -712,14 +723,16 @@ impl OAuthClient {
         self.revoke_at(&disc.metadata, &client, &tokens, dpop_key.as_deref()).await
     }
 
-    /// The store's entries for this server whatever their issuer, found
-    /// without asking it: those whose resource identifies the server URL.
+    /// The store's entries for this server and account whatever their
+    /// issuer, found without asking it: those whose resource identifies
+    /// the server URL.
     fn stored_keys(&self) -> Result<Vec<StoreKey>, Error> {
         let mut keys: Vec<StoreKey> = self
             .store
             .keys()?
             .into_iter()
             .filter(|k| resource_matches(&k.resource, &self.config.server_url))
+            .filter(|k| k.account == self.config.account)
             .collect();
         keys.sort_by(|a, b| (&a.resource, &a.issuer).cmp(&(&b.resource, &b.issuer)));
         Ok(keys)
@@ -815,7 +828,7 @@ impl OAuthClient {
             st.header = None;
             st.dpop_key = None;
             st.generation += 1;
-            st.discovery.as_ref().map(key_of)
+            st.discovery.as_ref().map(|d| self.key_of(d))
         };
         let mut keys = self.stored_keys()?;
         if let Some(key) = discovered.filter(|k| !keys.contains(k)) {
@@ -871,7 +884,7 @@ impl OAuthClient {
                 "the authorization server changed; forgetting what the previous one issued"
             );
             if old.issuer != d.issuer {
-                self.store.remove(&key_of(old))?;
+                self.store.remove(&self.key_of(old))?;
             }
         }
         let mut st = self.state();
@@ -921,6 +934,12 @@ impl OAuthClient {
         Ok(())
     }
 
+    /// The store key of this discovery, for the configured account.
+    fn key_of(&self, d: &Discovery) -> StoreKey {
+        StoreKey::new(d.resource.clone(), d.issuer.clone())
+            .with_account(self.config.account.clone())
+    }
+
     fn save(&self, key: &StoreKey) -> Result<(), Error> {
         let value = {
             let st = self.state();
@@ -950,7 +969,7 @@ impl OAuthClient {
             (st.discovery.clone(), st.client.clone(), st.tokens.clone())
         };
         let Some(disc) = disc else { return Ok(false) };
-        let key = key_of(&disc);
+        let key = self.key_of(&disc);
         if self.config.grant != GrantKind::AuthorizationCode {
             let scopes = tokens.map(|t| t.scopes).unwrap_or_default();
             self.machine_grant(&disc, &scopes).await?;
@@ -996,7 +1015,7 @@ impl OAuthClient {
         rediscover: bool,
     ) -> Result<Outcome, Error> {
         let disc = self.ensure_discovery(challenge, rediscover).await?;
-        let key = key_of(&disc);
+        let key = self.key_of(&disc);
         self.load_stored(&key)?;
         let now = self.now();
         let (valid, refreshable) = {
@@ -1222,10 +1241,6 @@ impl OAuthClient {
         tracing::debug!(scopes = %tokens.scopes.join(" "), "obtained token with authorization code");
         self.set_tokens(Some(tokens))
     }
-}
-
-fn key_of(d: &Discovery) -> StoreKey {
-    StoreKey::new(d.resource.clone(), d.issuer.clone())
 }
 
 /// A redirect URI must be `https`, or `http` on a loopback host.

@@ -123,6 +123,9 @@ pub struct OAuthConfig {
     /// Ask for `offline_access` (refresh tokens) when offered
     /// (`offline_access`, default `true`).
     pub offline_access: bool,
+    /// Whose tokens (`account`, a label such as `"work"`; unset: the
+    /// default account): each account logs in and keeps its tokens apart.
+    pub account: Option<String>,
 }
 
 /// The SSRF guard of a server's OAuth requests (`address_policy`); the
@@ -1466,6 +1469,7 @@ impl<'a> Ctx<'a> {
                 let client_metadata_url = auth_string("client_metadata_url")?;
                 let redirect_uri = auth_string("redirect_uri")?;
                 let metadata_url = auth_string("metadata_url")?;
+                let account = auth_string("account")?.filter(|a| !a.trim().is_empty());
                 let resource = match map.get("resource") {
                     None => OAuthResource::Server,
                     Some(Value::Bool(false)) => OAuthResource::Omit,
@@ -1530,6 +1534,7 @@ impl<'a> Ctx<'a> {
                     address_policy,
                     dpop,
                     offline_access,
+                    account,
                 };
                 (
                     &[
@@ -1548,6 +1553,7 @@ impl<'a> Ctx<'a> {
                         "address_policy",
                         "dpop",
                         "offline_access",
+                        "account",
                     ],
                     AuthConfig::OAuth(Box::new(oauth)),
                 )

@@ -174,6 +174,9 @@ pub(crate) fn oauth_options(
     }
     config = config.with_scopes(oauth.scopes.iter().cloned());
     config = config.with_quirks(quirks(oauth)).with_offline_access(oauth.offline_access);
+    if let Some(account) = &oauth.account {
+        config = config.with_account(account.clone());
+    }
     config = config.with_dpop(match oauth.dpop {
         OAuthDpop::Always => DpopMode::Always,
         OAuthDpop::Never => DpopMode::Never,
@@ -339,7 +342,7 @@ endpoint = "https://e.test/mcp"
 [[mcp_client.servers]]
 name = "entra"
 endpoint = "https://e.test/mcp"
-auth = { kind = "oauth", resource = false, redirect_port = 8765, metadata_url = "https://login.test/t/v2.0/.well-known/openid-configuration", address_policy = "allow_private", dpop = "always", offline_access = false }
+auth = { kind = "oauth", resource = false, redirect_port = 8765, metadata_url = "https://login.test/t/v2.0/.well-known/openid-configuration", address_policy = "allow_private", dpop = "always", offline_access = false, account = "work" }
 [[mcp_client.servers]]
 name = "auth0"
 endpoint = "https://e.test/mcp"
@@ -364,12 +367,14 @@ auth = { kind = "oauth" }
         let entra = oauth_options(0);
         assert_eq!(entra.address_policy, AddressPolicy::AllowPrivate);
         assert_eq!((entra.config.dpop, entra.config.offline_access), (DpopMode::Always, false));
+        assert_eq!(entra.config.account.as_deref(), Some("work"));
         let plain = oauth_options(2);
         assert_eq!(plain.address_policy, AddressPolicy::SameNetwork);
         assert_eq!(
             (plain.config.dpop, plain.config.offline_access),
             (DpopMode::WhenRequired, true)
         );
+        assert_eq!(plain.config.account, None);
         let entra = quirks(0);
         assert_eq!(entra.resource, ResourceParam::Omit);
         assert_eq!(

@@ -9,7 +9,7 @@
 // rotation, resource indicators (RFC 8707, JWT access tokens whose `aud`
 // is the resource), DPoP (RFC 9449), client credentials and revocation.
 // Off: the provider's own login and consent pages. `/interaction/<uid>`
-// approves at once instead (the login as `account`, then a grant of what
+// approves at once instead (the login as `login_hint` or `account`, then a grant of what
 // the consent prompt lists), so a test that plays the browser follows
 // redirects and keeps cookies, and nothing else.
 //
@@ -29,7 +29,8 @@
 //                      this provider applies); default: to every client
 //                      registered for the refresh_token grant
 //   clients            statically registered clients (client metadata)
-//   account            the account id every login approves (default "user-1")
+//   account            the account id a login approves when the request has
+//                      no `login_hint` (default "user-1")
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -125,7 +126,7 @@ provider.use(async (ctx, next) => {
   const { prompt, params, session } = details;
   let result;
   if (prompt.name === 'login') {
-    result = { login: { accountId: account } };
+    result = { login: { accountId: params.login_hint || account } };
   } else if (prompt.name === 'consent') {
     const grant = details.grantId
       ? await provider.Grant.find(details.grantId)

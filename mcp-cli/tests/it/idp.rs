@@ -33,7 +33,7 @@ impl Drop for World {
 }
 
 impl World {
-    fn new() -> World {
+    fn new(name: &str) -> World {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let idp = Provider::start(&json!({
@@ -52,7 +52,7 @@ impl World {
         let http = rt
             .block_on(serve_http(HttpConfig { jwt_auth: Some(auth), ..HttpConfig::default() }))
             .expect("the MCP server starts");
-        let dir = std::env::temp_dir().join(format!("mcpc-idp-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("mcpc-idp-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let config = dir.join("servers.toml");
@@ -126,7 +126,7 @@ fn credentials(stored: &str) -> Vec<String> {
 
 #[test]
 fn login_call_and_logout_with_an_entra_style_provider() {
-    let w = World::new();
+    let w = World::new("entra");
     let mut login = Running::start(w.mcpc(&["login", "remote", "--timeout", "30"]));
     let url = login.url();
     assert!(!url.contains("resource="), "resource = false: {url}");
@@ -154,4 +154,58 @@ fn login_call_and_logout_with_an_entra_style_provider() {
             assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret), "{run:?}");
         }
     }
+}
+
+impl World {
+    /// `mcpc login remote ARGS...` with this test as the browser.
+    fn login(&self, extra: &[&str]) -> Finished {
+        let mut args = vec!["login", "remote", "--timeout", "30"];
+        args.extend_from_slice(extra);
+        let mut login = Running::start(self.mcpc(&args));
+        let url = login.url();
+        self.rt.block_on(Browser::new().authorize(&url)).expect("the login");
+        login.finish()
+    }
+}
+
+#[test]
+fn accounts_log_in_are_listed_and_log_out_apart() {
+    let w = World::new("accounts");
+    assert_eq!(w.login(&[]).code, 0);
+    let work = w.login(&["--account", "work"]);
+    assert_eq!((work.code, work.stdout.as_str()), (0, "logged in to remote\n"), "{work:?}");
+    let listed = w.run(&["accounts"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    let lines: Vec<&str> = listed.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{listed:?}");
+    assert!(lines[1].starts_with("remote") && lines[1].contains("(default)"), "{listed:?}");
+    assert!(lines[2].starts_with("remote") && lines[2].contains("work"), "{listed:?}");
+    let secrets = credentials_of_all(&w);
+    assert_eq!(secrets.len(), 4, "two accounts, an access and a refresh token each");
+
+    let out = w.run(&["logout", "remote", "--account", "work"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let json = w.run(&["--output", "json", "accounts", "remote"]);
+    let rows: serde_json::Value = serde_json::from_str(json.stdout.trim()).expect("JSON");
+    assert_eq!(rows, json!([{"server": "remote", "account": null, "issuer": rows[0]["issuer"]}]));
+    // The default account still works.
+    let call = w.run(&["call", "remote", "echo", "message=still here"]);
+    assert_eq!(call.code, 0, "{call:?}");
+    for run in [&work, &listed, &out, &json, &call] {
+        for secret in &secrets {
+            assert!(!run.stdout.contains(secret.as_str()) && !run.stderr.contains(secret.as_str()));
+        }
+    }
+}
+
+/// The tokens in every stored file.
+fn credentials_of_all(w: &World) -> Vec<String> {
+    let dir = w.dir.join("data").join("mcpc").join("oauth");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        out.extend(credentials(
+            &std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default(),
+        ));
+    }
+    out
 }

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use mcp_http::mcp_auth::loopback::LoopbackHandler;
 use mcp_http::mcp_auth::{
-    ClientRegistration, DpopMode, MemoryTokenStore, OAuthConfig, StoreKey, StoredAuth,
-    TokenEndpointAuthMethod, TokenStore, TokenType,
+    ClientRegistration, DpopMode, MemoryTokenStore, OAuthConfig, ProviderQuirks, StoreKey,
+    StoredAuth, TokenEndpointAuthMethod, TokenStore, TokenType,
 };
 use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
 use mcp_test_support::idp::{Browser, Provider, post_form};
@@ -350,6 +350,62 @@ fn a_token_for_another_audience_is_refused_by_the_mcp_server() {
         assert!(!refusals.is_empty(), "a token was presented and refused");
         let (_, entry) = stored(&store);
         entry.tokens.map(|t| vec![t.access_token.secret().to_owned()]).unwrap_or_default()
+    });
+    assert_secret_free(&logs, &secrets);
+}
+
+/// The `sub` of a JWT access token.
+fn subject(token: &str) -> String {
+    use base64::Engine as _;
+    let claims = token.split('.').nth(1).unwrap_or_default();
+    let claims =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(claims).unwrap_or_default();
+    let claims: Value = serde_json::from_slice(&claims).unwrap_or_default();
+    claims["sub"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn two_accounts_on_one_server_keep_their_own_tokens() {
+    let (logs, secrets) = captured(async {
+        let idp = Provider::start(&json!({}));
+        let server = mcp_server(&idp).await;
+        let store = Arc::new(MemoryTokenStore::new());
+        let account = |label: &str, user: &str| {
+            OAuthConfig::new("", "idp-test")
+                .with_account(label)
+                .with_quirks(ProviderQuirks::default().with_authorization_param("login_hint", user))
+        };
+        for (label, user) in [("work", "alice"), ("home", "bob")] {
+            let handler = browser_handler(&Logins::default()).await;
+            call_echo(&server, options(account(label, user), Some(handler), &store))
+                .await
+                .expect("the call");
+        }
+        let mut keys = store.keys().expect("keys");
+        keys.sort_by(|a, b| a.account.cmp(&b.account));
+        let accounts: Vec<_> = keys.iter().map(|k| k.account.as_deref()).collect();
+        assert_eq!(accounts, [Some("home"), Some("work")]);
+        let token = |key: &StoreKey| {
+            store.load(key).unwrap().unwrap().tokens.unwrap().access_token.secret().to_owned()
+        };
+        let (home, work) = (token(&keys[0]), token(&keys[1]));
+        assert_eq!((subject(&home), subject(&work)), ("bob".to_owned(), "alice".to_owned()));
+
+        // Logging out of one account leaves the other's tokens; each
+        // account's next call uses its own, without a login.
+        let client =
+            HttpClient::connect(&server.url(), options(account("work", "alice"), None, &store))
+                .unwrap();
+        client.oauth().expect("OAuth").logout().expect("logout");
+        assert!(store.load(&keys[1]).unwrap().unwrap().tokens.is_none());
+        assert!(store.load(&keys[0]).unwrap().unwrap().tokens.is_some());
+        call_echo(&server, options(account("home", "bob"), None, &store))
+            .await
+            .expect("home still in");
+        call_echo(&server, options(account("work", "alice"), None, &store))
+            .await
+            .expect_err("work is logged out");
+        vec![home, work]
     });
     assert_secret_free(&logs, &secrets);
 }
