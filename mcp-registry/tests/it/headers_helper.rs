@@ -1,9 +1,10 @@
 //! `headers_helper`: a command whose output gives a server's headers,
 //! against the testkit requiring a bearer token. The helper is a shell
-//! script that counts its runs in a file. It runs at connect, its headers
-//! are reused while they are good, a 401 to them runs it once more before
-//! giving up; a helper that hangs, fails, prints garbage or too much is a
-//! typed error naming the server, and its output is shown nowhere.
+//! script that counts its runs in a file. It runs at connect and at each
+//! new connection, its headers are reused while they are good, a 401 to
+//! them runs it once more before giving up; a helper that hangs, fails,
+//! prints garbage or too much is a typed error naming the server, and its
+//! output is shown nowhere.
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +81,10 @@ async fn headers_come_from_the_helper_are_reused_and_made_again_after_a_401() {
     reg.list_tools("corp").await.expect("tools with the helper's token");
     reg.ping("corp").await.expect("ping");
     assert_eq!(runs(&dir.0), 1);
+    // A new connection runs it again.
+    reg.close("corp").await.expect("close");
+    reg.ping("corp").await.expect("ping after reconnecting");
+    assert_eq!(runs(&dir.0), 2);
     reg.close_all().await;
 
     // Lines; the first run's token is stale: the 401 runs it again.
