@@ -8,7 +8,7 @@ mod common;
 mod config;
 #[path = "it/features.rs"]
 mod features;
-#[cfg(feature = "http")]
+#[cfg(all(feature = "http", unix))]
 #[path = "it/headers_helper.rs"]
 mod headers_helper;
 #[path = "it/names.rs"]
