@@ -59,6 +59,10 @@
 //!   a query parameter; checked when the client is built (CR/LF refused);
 //! - **OAuth** ([`HttpOptions::oauth`], [`OAuthOptions`]): the MCP
 //!   authorization spec through [`mcp_auth`] (see below);
+//! - **headers made at run time** ([`HttpOptions::header_source`],
+//!   [`HeaderSource`]): a short-lived token a company tool mints, asked
+//!   for at the first request, kept as long as the source says, asked
+//!   again once after a 401 or 403 before the request fails;
 //! - **server-initiated messages**: the standalone GET stream opens by
 //!   itself after the handshake ([`HttpOptions::event_stream`]; also
 //!   [`HttpClient::open_event_stream`]); 405 means none, and is not asked
