@@ -1,11 +1,12 @@
 //! A real OpenID provider as a test peer: `oidc-provider` from npm (a
 //! certified implementation nobody here wrote), run by `xtask/idp/provider.mjs`
 //! on a free loopback port ([`Provider`]), and a browser that plays the
-//! user's part of its authorization flow ([`Browser`]).
+//! user's part of its authorization flow ([`Browser`]); also
+//! `oauth2-mock-server` (`xtask/idp/mock.mjs`, [`Provider::start_mock`]).
 //!
-//! `cargo xtask idp` installs the pinned provider and Node.js 22 and runs
-//! the tests with `MCP_IDP_NODE` (the node binary) and `MCP_IDP_JS` (the
-//! script) set.
+//! `cargo xtask idp` installs the pinned servers and Node.js 22 and runs
+//! the tests with `MCP_IDP_NODE` (the node binary), `MCP_IDP_JS` and
+//! `MCP_IDP_MOCK_JS` (the scripts) set.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader};
@@ -52,10 +53,24 @@ impl Provider {
     /// When `MCP_IDP_NODE` or `MCP_IDP_JS` is unset, or the provider does
     /// not start in time: a test cannot go on without it.
     pub fn start(options: &Value) -> Provider {
+        Provider::start_script("MCP_IDP_JS", options)
+    }
+
+    /// Starts `oauth2-mock-server` instead (`xtask/idp/mock.mjs`: client
+    /// credentials and JWT-bearer grants, RS256 tokens whose `aud` is the
+    /// request's `resource`).
+    ///
+    /// # Panics
+    /// As [`start`](Self::start), with `MCP_IDP_MOCK_JS`.
+    pub fn start_mock() -> Provider {
+        Provider::start_script("MCP_IDP_MOCK_JS", &Value::Null)
+    }
+
+    fn start_script(script: &str, options: &Value) -> Provider {
         let node = std::env::var("MCP_IDP_NODE")
             .expect("MCP_IDP_NODE must name Node.js 22: run `cargo xtask idp`");
-        let js = std::env::var("MCP_IDP_JS")
-            .expect("MCP_IDP_JS must point at provider.mjs: run `cargo xtask idp`");
+        let js = std::env::var(script)
+            .unwrap_or_else(|_| panic!("{script} must point at its script: run `cargo xtask idp`"));
         let mut child = Command::new(node)
             .arg(js)
             .env("IDP_OPTIONS", options.to_string())

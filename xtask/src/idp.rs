@@ -1,8 +1,9 @@
 //! `cargo xtask idp`: OAuth against a real OpenID provider.
 //!
-//! Installs the pinned `oidc-provider` and Node.js 22 of `xtask/idp/` into
-//! `.tools/idp/` (git-ignored) with `npm ci`, copies the provider's script
-//! (`xtask/idp/provider.mjs`) beside them (its imports resolve from there),
+//! Installs the pinned `oidc-provider`, `oauth2-mock-server` and Node.js 22
+//! of `xtask/idp/` into `.tools/idp/` (git-ignored) with `npm ci`, copies
+//! their scripts (`xtask/idp/provider.mjs`, `mock.mjs`) beside them (their
+//! imports resolve from there),
 //! then runs the `idp::` and `idp_quirks::` tests of each crate that has them (compiled with
 //! the `idp-tests` feature) with `MCP_IDP_NODE` and `MCP_IDP_JS` set. Each
 //! test starts its own provider on a free loopback port.
@@ -27,8 +28,15 @@ fn provider_js() -> PathBuf {
     install_dir().join("provider.mjs")
 }
 
+/// The installed `oauth2-mock-server` script.
+fn mock_js() -> PathBuf {
+    install_dir().join("mock.mjs")
+}
+
 fn installed() -> bool {
-    node().exists() && install_dir().join("node_modules/oidc-provider/package.json").is_file()
+    node().exists()
+        && install_dir().join("node_modules/oidc-provider/package.json").is_file()
+        && install_dir().join("node_modules/oauth2-mock-server/package.json").is_file()
 }
 
 /// Installs the provider and Node.js unless the installed lock matches the
@@ -37,8 +45,9 @@ fn installed() -> bool {
 fn install() -> Result<(), String> {
     let src = root().join("xtask").join("idp");
     npm_ci_pinned(&src, &install_dir(), installed)?;
-    std::fs::copy(src.join("provider.mjs"), provider_js())
-        .map_err(|e| format!("copying provider.mjs: {e}"))?;
+    for (script, to) in [("provider.mjs", provider_js()), ("mock.mjs", mock_js())] {
+        std::fs::copy(src.join(script), to).map_err(|e| format!("copying {script}: {e}"))?;
+    }
     let out = Command::new(node())
         .arg("--version")
         .output()
@@ -57,7 +66,7 @@ fn idp_test(krate: &str) -> Result<(), String> {
         krate,
         "idp-tests",
         &["idp", "idp_quirks"],
-        &[("MCP_IDP_NODE", node()), ("MCP_IDP_JS", provider_js())],
+        &[("MCP_IDP_NODE", node()), ("MCP_IDP_JS", provider_js()), ("MCP_IDP_MOCK_JS", mock_js())],
     )
 }
 

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use mcp_http::mcp_auth::loopback::LoopbackHandler;
 use mcp_http::mcp_auth::{
-    ClientRegistration, DpopMode, MemoryTokenStore, OAuthConfig, ProviderQuirks, StoreKey,
-    StoredAuth, TokenEndpointAuthMethod, TokenStore, TokenType,
+    AssertionSource, ClientRegistration, ClientSecret, DpopMode, MemoryTokenStore, OAuthConfig,
+    ProviderQuirks, StoreKey, StoredAuth, TokenEndpointAuthMethod, TokenStore, TokenType,
 };
 use mcp_http::{HttpClient, HttpOptions, OAuthOptions};
 use mcp_test_support::idp::{Browser, Provider, post_form};
@@ -406,6 +406,48 @@ fn two_accounts_on_one_server_keep_their_own_tokens() {
             .await
             .expect_err("work is logged out");
         vec![home, work]
+    });
+    assert_secret_free(&logs, &secrets);
+}
+
+/// `oauth2-mock-server` (another authorization server nobody here wrote)
+/// for the two machine grants: client credentials, and a workload's
+/// assertion presented as an RFC 7523 JWT-bearer grant. Its RS256 tokens
+/// are checked by the MCP server against its key set and audience.
+#[test]
+fn client_credentials_and_jwt_bearer_against_oauth2_mock_server() {
+    use base64::Engine as _;
+    let (logs, secrets) = captured(async {
+        let mock = Provider::start_mock();
+        let server = mcp_server(&mock).await;
+        let store = Arc::new(MemoryTokenStore::new());
+        let machine = OAuthConfig::new("", "mock-machine").with_client_credentials(
+            ClientRegistration::confidential(
+                "machine",
+                "mock-secret-77",
+                TokenEndpointAuthMethod::ClientSecretBasic,
+            ),
+        );
+        call_echo(&server, options(machine, None, &store)).await.expect("client credentials");
+        let first = stored(&store).1.tokens.expect("tokens").access_token.secret().to_owned();
+
+        let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let assertion = format!(
+            "{}.{}.c2lnbmF0dXJl",
+            b64(json!({"alg": "RS256", "typ": "JWT"})),
+            b64(
+                json!({"sub": "workload-7", "iss": "https://platform.example", "aud": mock.issuer()})
+            )
+        );
+        let store = Arc::new(MemoryTokenStore::new());
+        let workload = OAuthConfig::new("", "mock-workload").with_workload_identity(
+            ClientRegistration::public("workload-7"),
+            AssertionSource::Value(ClientSecret::new(assertion.clone())),
+        );
+        call_echo(&server, options(workload, None, &store)).await.expect("JWT bearer");
+        let second = stored(&store).1.tokens.expect("tokens").access_token.secret().to_owned();
+        assert_eq!(subject(&second), "workload-7");
+        vec![first, second, assertion, "mock-secret-77".to_owned()]
     });
     assert_secret_free(&logs, &secrets);
 }
