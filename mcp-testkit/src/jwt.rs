@@ -94,6 +94,8 @@ pub(crate) async fn guard<B>(
         "Bearer scope=\"mcp\"".to_owned()
     };
     if let Refusal::Invalid(why) = &refusal {
+        // A quoted-string: no quote or backslash of the reason inside.
+        let why = why.replace(['"', '\\'], "'");
         challenge.push_str(&format!(", error=\"invalid_token\", error_description=\"{why}\""));
     }
     Some(reply(
@@ -402,6 +404,42 @@ mod tests {
             URL_SAFE_NO_PAD.encode(json!({"iss": ISS, "aud": AUD, "exp": NOW + 9999}).to_string());
         parts[1] = &tampered;
         assert_eq!(verify(&parts.join("."), &keys, ISS, AUD, NOW), Err(invalid("signature")));
+    }
+
+    #[tokio::test]
+    async fn the_guard_serves_metadata_and_refuses_without_a_good_token() {
+        let auth = JwtAuth::new(ISS, "http://127.0.0.1:1/jwks");
+        let base = "http://127.0.0.1:2";
+        let get = |path: &str, authorization: Option<&str>| {
+            let mut b = Request::get(path);
+            if let Some(a) = authorization {
+                b = b.header(AUTHORIZATION, a);
+            }
+            b.body(()).unwrap()
+        };
+        let prm = guard(Some(&auth), base, &get("/.well-known/oauth-protected-resource/mcp", None))
+            .await
+            .expect("the metadata");
+        let doc: Value = serde_json::from_slice(prm.body()).unwrap();
+        assert_eq!(
+            (doc["resource"].as_str(), doc["authorization_servers"][0].as_str()),
+            (Some(AUD), Some(ISS))
+        );
+        let challenge =
+            |r: &Response<Bytes>| r.headers()[WWW_AUTHENTICATE].to_str().unwrap().to_owned();
+        let none = guard(Some(&auth), base, &get("/mcp", None)).await.expect("a refusal");
+        assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+        assert!(!challenge(&none).contains("error="), "{}", challenge(&none));
+        let bad = guard(Some(&auth), base, &get("/mcp", Some("Bearer not.a-jwt"))).await.unwrap();
+        let text = challenge(&bad);
+        assert!(text.contains(r#"error="invalid_token", error_description="not a JWT""#), "{text}");
+        assert_eq!(text.matches('"').count() % 2, 0, "{text}");
+        let hidden = auth.clone().without_metadata();
+        let gone = guard(Some(&hidden), base, &get("/.well-known/oauth-protected-resource", None))
+            .await
+            .unwrap();
+        assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+        assert!(guard(None, base, &get("/mcp", None)).await.is_none());
     }
 
     #[test]
