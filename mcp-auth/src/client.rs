@@ -9,7 +9,7 @@ use http::HeaderValue;
 use mcp_sse::www_authenticate::{self, BearerChallenge};
 
 use crate::discovery::{
-    AuthorizationServerMetadata, Discovery, discover, fetch_authorization_server_metadata,
+    AuthorizationServerMetadata, Discovery, discover_at, fetch_authorization_server_metadata,
 };
 use crate::dpop::{
     DPOP, DPOP_NONCE, DpopKey, DpopMode, USE_DPOP_NONCE, access_token_hash, alg_allowed,
@@ -19,6 +19,7 @@ use crate::fetch::{FormPost, HttpFetch, form_post};
 use crate::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::jwt::PrivateKeyJwt;
 use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
+use crate::quirks::ProviderQuirks;
 use crate::registration::{ClientMetadata, register};
 use crate::scope::{covers, initial_scopes, join, step_up_scopes};
 use crate::store::{MemoryTokenStore, StoreKey, StoredAuth, TokenStore};
@@ -97,6 +98,14 @@ pub struct OAuthConfig {
     /// When tokens are DPoP-bound (RFC 9449). Default:
     /// [`DpopMode::WhenRequired`].
     pub dpop: DpopMode,
+    /// Which account's tokens (a label such as `work`; `None`: the default
+    /// account): kept apart in the store, so one server can be used as
+    /// several users.
+    pub account: Option<String>,
+    /// What this authorization server needs beyond the specification
+    /// (`resource` left out or replaced, a metadata URL, more
+    /// authorization parameters, fixed scopes). Default: nothing.
+    pub quirks: ProviderQuirks,
 }
 
 impl OAuthConfig {
@@ -115,7 +124,21 @@ impl OAuthConfig {
             identity_provider: None,
             assertion: None,
             dpop: DpopMode::WhenRequired,
+            quirks: ProviderQuirks::default(),
+            account: None,
         }
+    }
+
+    /// Uses the tokens of `account` (see [`account`](Self::account)).
+    pub fn with_account(mut self, account: impl Into<String>) -> Self {
+        self.account = Some(account.into());
+        self
+    }
+
+    /// Sets the [`quirks`](Self::quirks) of the authorization server.
+    pub fn with_quirks(mut self, quirks: ProviderQuirks) -> Self {
+        self.quirks = quirks;
+        self
     }
 
     /// When to use DPoP (see [`DpopMode`]).
@@ -328,6 +351,7 @@ impl OAuthClient {
     pub fn new(config: OAuthConfig, fetch: Arc<dyn HttpFetch>) -> Result<Self, Error> {
         parse_url("MCP server", &config.server_url)?;
         require_secure("MCP server", &config.server_url)?;
+        config.quirks.check()?;
         if config.grant != GrantKind::AuthorizationCode && config.pre_registered.is_none() {
             return Err(Error::InvalidCredentials("this grant needs a pre-registered client"));
         }
@@ -669,8 +693,10 @@ impl OAuthClient {
     /// authorization server is (unreachable, or without usable metadata),
     /// the tokens stored for it are revoked at the issuer kept with them
     /// (its metadata read from there). `Ok(false)` when there is nothing to
-    /// revoke or the server offers no revocation endpoint; `Ok(true)` when
-    /// every token was revoked. The tokens are kept: call
+    /// revoke, the server offers no revocation endpoint, or it cannot revoke
+    /// one of the tokens (`unsupported_token_type`, as for self-contained
+    /// JWT access tokens, which live until they expire: the others are
+    /// revoked all the same); `Ok(true)` when every token was revoked. The tokens are kept: call
     /// [`logout`](Self::logout) after (whatever this returned).
     pub async fn revoke(&self) -> Result<bool, Error> {
         let _flow = self.flow.lock().await;
@@ -681,7 +707,7 @@ impl OAuthClient {
                 return self.revoke_stored(None).await?.ok_or(e);
             }
         };
-        let key = key_of(&disc);
+        let key = self.key_of(&disc);
         self.load_stored(&key)?;
         let (client, tokens, dpop_key) = {
             let st = self.state();
@@ -697,14 +723,16 @@ impl OAuthClient {
         self.revoke_at(&disc.metadata, &client, &tokens, dpop_key.as_deref()).await
     }
 
-    /// The store's entries for this server whatever their issuer, found
-    /// without asking it: those whose resource identifies the server URL.
+    /// The store's entries for this server and account whatever their
+    /// issuer, found without asking it: those whose resource identifies
+    /// the server URL.
     fn stored_keys(&self) -> Result<Vec<StoreKey>, Error> {
         let mut keys: Vec<StoreKey> = self
             .store
             .keys()?
             .into_iter()
             .filter(|k| resource_matches(&k.resource, &self.config.server_url))
+            .filter(|k| k.account == self.config.account)
             .collect();
         keys.sort_by(|a, b| (&a.resource, &a.issuer).cmp(&(&b.resource, &b.issuer)));
         Ok(keys)
@@ -756,6 +784,7 @@ impl OAuthClient {
             TokenType::Dpop => dpop_key.map(|key| self.dpop_call(key)),
             _ => None,
         };
+        let mut every = true;
         for (token, hint) in list {
             let build = || {
                 let mut params: Vec<(&'static str, String)> =
@@ -771,10 +800,21 @@ impl OAuthClient {
             };
             // RFC 7009 §2.2: 200 also for a token that was already invalid.
             let names = ("revocation endpoint", "revocation");
-            post_with_dpop(&*self.fetch, names, endpoint, dpop.as_ref(), self.now(), build).await?;
-            tracing::debug!(hint, "token revoked");
+            match post_with_dpop(&*self.fetch, names, endpoint, dpop.as_ref(), self.now(), build)
+                .await
+            {
+                Ok(_) => tracing::debug!(hint, "token revoked"),
+                // RFC 7009 §2.2.1: this kind of token cannot be revoked
+                // there (a self-contained JWT access token lives until it
+                // expires); the others still are.
+                Err(Error::OAuth { error, .. }) if error == "unsupported_token_type" => {
+                    tracing::debug!(hint, "the server cannot revoke this kind of token");
+                    every = false;
+                }
+                Err(e) => return Err(e),
+            }
         }
-        Ok(true)
+        Ok(every)
     }
 
     /// Forgets the tokens of this server (memory and store), keeping the
@@ -788,7 +828,7 @@ impl OAuthClient {
             st.header = None;
             st.dpop_key = None;
             st.generation += 1;
-            st.discovery.as_ref().map(key_of)
+            st.discovery.as_ref().map(|d| self.key_of(d))
         };
         let mut keys = self.stored_keys()?;
         if let Some(key) = discovered.filter(|k| !keys.contains(k)) {
@@ -825,7 +865,8 @@ impl OAuthClient {
                 return Ok(d.clone());
             }
         }
-        let d = discover(&*self.fetch, &self.config.server_url, challenge).await?;
+        let metadata_url = self.config.quirks.metadata_url.as_deref();
+        let d = discover_at(&*self.fetch, &self.config.server_url, challenge, metadata_url).await?;
         tracing::debug!(issuer = %redact(&d.issuer), mode = ?d.mode, "discovered authorization server");
         let old = self.state().discovery.clone();
         let changed =
@@ -843,7 +884,7 @@ impl OAuthClient {
                 "the authorization server changed; forgetting what the previous one issued"
             );
             if old.issuer != d.issuer {
-                self.store.remove(&key_of(old))?;
+                self.store.remove(&self.key_of(old))?;
             }
         }
         let mut st = self.state();
@@ -893,6 +934,12 @@ impl OAuthClient {
         Ok(())
     }
 
+    /// The store key of this discovery, for the configured account.
+    fn key_of(&self, d: &Discovery) -> StoreKey {
+        StoreKey::new(d.resource.clone(), d.issuer.clone())
+            .with_account(self.config.account.clone())
+    }
+
     fn save(&self, key: &StoreKey) -> Result<(), Error> {
         let value = {
             let st = self.state();
@@ -922,7 +969,7 @@ impl OAuthClient {
             (st.discovery.clone(), st.client.clone(), st.tokens.clone())
         };
         let Some(disc) = disc else { return Ok(false) };
-        let key = key_of(&disc);
+        let key = self.key_of(&disc);
         if self.config.grant != GrantKind::AuthorizationCode {
             let scopes = tokens.map(|t| t.scopes).unwrap_or_default();
             self.machine_grant(&disc, &scopes).await?;
@@ -937,7 +984,7 @@ impl OAuthClient {
             metadata: &disc.metadata,
             client: &client,
             signer: self.config.signing_key.as_deref(),
-            resource: &disc.resource,
+            resource: self.config.quirks.resource.resolve(&disc.resource),
             scopes: &tokens.scopes,
             now: self.now(),
             dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
@@ -968,7 +1015,7 @@ impl OAuthClient {
         rediscover: bool,
     ) -> Result<Outcome, Error> {
         let disc = self.ensure_discovery(challenge, rediscover).await?;
-        let key = key_of(&disc);
+        let key = self.key_of(&disc);
         self.load_stored(&key)?;
         let now = self.now();
         let (valid, refreshable) = {
@@ -1002,8 +1049,10 @@ impl OAuthClient {
             Mode::StepUp(s) => s,
             _ => {
                 let offline = self.config.offline_access && disc.metadata.offers_offline_access();
+                let challenged = challenge.and_then(|c| c.scope.as_deref());
+                let overridden = self.config.quirks.scopes_override.as_deref();
                 initial_scopes(
-                    challenge.and_then(|c| c.scope.as_deref()),
+                    overridden.or(challenged),
                     &self.config.scopes,
                     disc.protected_resource.as_ref().and_then(|p| p.scopes_supported.as_deref()),
                     offline,
@@ -1051,7 +1100,7 @@ impl OAuthClient {
             metadata: &disc.metadata,
             client: &client,
             signer: self.config.signing_key.as_deref(),
-            resource: &disc.resource,
+            resource: self.config.quirks.resource.resolve(&disc.resource),
             scopes,
             now: self.now(),
             dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
@@ -1135,10 +1184,15 @@ impl OAuthClient {
             ("code_challenge", pkce.challenge()),
             ("code_challenge_method", pkce.method()),
             ("state", &state),
-            ("resource", &disc.resource),
         ];
+        if let Some(resource) = self.config.quirks.resource.resolve(&disc.resource) {
+            params.push(("resource", resource));
+        }
         if let Some(s) = &scope {
             params.push(("scope", s));
+        }
+        for (name, value) in &self.config.quirks.authorization_params {
+            params.push((name, value));
         }
         let request = AuthorizationRequest {
             url: append_query(endpoint, params),
@@ -1173,7 +1227,7 @@ impl OAuthClient {
             metadata: &disc.metadata,
             client: &client,
             signer: self.config.signing_key.as_deref(),
-            resource: &disc.resource,
+            resource: self.config.quirks.resource.resolve(&disc.resource),
             scopes,
             now: self.now(),
             dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
@@ -1187,10 +1241,6 @@ impl OAuthClient {
         tracing::debug!(scopes = %tokens.scopes.join(" "), "obtained token with authorization code");
         self.set_tokens(Some(tokens))
     }
-}
-
-fn key_of(d: &Discovery) -> StoreKey {
-    StoreKey::new(d.resource.clone(), d.issuer.clone())
 }
 
 /// A redirect URI must be `https`, or `http` on a loopback host.

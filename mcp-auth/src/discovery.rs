@@ -276,9 +276,29 @@ pub async fn discover(
     server_url: &str,
     challenge: Option<&BearerChallenge>,
 ) -> Result<Discovery, Error> {
+    discover_at(fetch, server_url, challenge, None).await
+}
+
+/// [`discover`], with the authorization server metadata read from
+/// `metadata_url` when one is given (a server that publishes it elsewhere
+/// than its well-known URLs; [`ProviderQuirks::metadata_url`](crate::ProviderQuirks::metadata_url)).
+/// The protected resource metadata is still read when there is one, and
+/// the document's `issuer` must then be one of its authorization servers;
+/// without it, the resource is the server's canonical URI and the issuer
+/// the document's.
+pub async fn discover_at(
+    fetch: &dyn HttpFetch,
+    server_url: &str,
+    challenge: Option<&BearerChallenge>,
+    metadata_url: Option<&str>,
+) -> Result<Discovery, Error> {
     let server = parse_url("MCP server", server_url)?;
     require_secure("MCP server", server_url)?;
-    if let Some(prm) = fetch_protected_resource_metadata(fetch, server_url, challenge).await? {
+    let prm = fetch_protected_resource_metadata(fetch, server_url, challenge).await?;
+    if let Some(url) = metadata_url {
+        return discover_configured(fetch, server_url, &server, prm, url).await;
+    }
+    if let Some(prm) = prm {
         let mut last = Error::AuthorizationServerMetadataNotFound { issuer: String::new() };
         for issuer in prm.authorization_servers.iter().take(MAX_AUTHORIZATION_SERVERS) {
             match fetch_authorization_server_metadata(fetch, issuer).await {
@@ -336,5 +356,48 @@ pub async fn discover(
         issuer: origin.clone(),
         metadata: AuthorizationServerMetadata::legacy_defaults(&origin),
         mode: DiscoveryMode::LegacyDefaults,
+    })
+}
+
+/// Discovery with the metadata at a configured URL.
+async fn discover_configured(
+    fetch: &dyn HttpFetch,
+    server_url: &str,
+    server: &http::Uri,
+    prm: Option<ProtectedResourceMetadata>,
+    url: &str,
+) -> Result<Discovery, Error> {
+    const WHAT: &str = "authorization server metadata";
+    require_secure("authorization server metadata", url)?;
+    let metadata: AuthorizationServerMetadata = match get(fetch, WHAT, url).await? {
+        Fetched::Found(resp) => parse_json(WHAT, url, resp.body())?,
+        Fetched::Absent(_) => {
+            return Err(Error::AuthorizationServerMetadataNotFound { issuer: redact(url) });
+        }
+    };
+    require_secure("authorization server", &metadata.issuer)?;
+    if let Some(prm) = &prm
+        && !prm.authorization_servers.iter().any(|a| issuer_eq(a, &metadata.issuer))
+    {
+        return Err(Error::IssuerMismatch {
+            expected: prm.authorization_servers.first().map(|a| redact(a)).unwrap_or_default(),
+            found: redact(&metadata.issuer),
+        });
+    }
+    tracing::debug!(endpoint = %redact(url), "read the configured authorization server metadata");
+    let resource =
+        prm.as_ref().map_or_else(|| canonical_server_uri(server), |p| p.resource.clone());
+    let mode = if prm.is_some() {
+        DiscoveryMode::ProtectedResource
+    } else {
+        DiscoveryMode::LegacyMetadata
+    };
+    Ok(Discovery {
+        server_url: server_url.to_owned(),
+        resource,
+        issuer: metadata.issuer.clone(),
+        protected_resource: prm,
+        metadata,
+        mode,
     })
 }

@@ -117,6 +117,9 @@ pub enum Error {
     },
     /// A client credential (private key, secret) is unusable.
     InvalidCredentials(&'static str),
+    /// A [`ProviderQuirks`](crate::ProviderQuirks) setting is unusable
+    /// (what, in the host's words; never a secret).
+    InvalidQuirk(String),
     /// The protected resource metadata now names another authorization
     /// server than the one the configured (pre-registered) client belongs
     /// to: those credentials are not sent there (SEP-2352).
@@ -198,6 +201,7 @@ impl fmt::Display for Error {
                 scope.join(" ")
             ),
             Error::InvalidCredentials(what) => write!(f, "invalid client credentials: {what}"),
+            Error::InvalidQuirk(what) => write!(f, "invalid provider setting: {what}"),
             Error::AuthorizationServerChanged { from, to } => write!(
                 f,
                 "the MCP server's authorization server changed from {from} to {to}; \

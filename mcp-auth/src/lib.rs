@@ -56,6 +56,11 @@
 //!   [`OAuthClient::dpop_proof`], on every request to the MCP server;
 //!   `use_dpop_nonce` from either server answered by one retry with the
 //!   nonce.
+//! - Authorization servers as they are ([`ProviderQuirks`]): `resource`
+//!   left out or replaced, the metadata at a configured URL, extra
+//!   authorization parameters (`prompt`, `audience`), fixed scopes; and
+//!   (feature `loopback`) one exact redirect URI for a pre-registered
+//!   client.
 //! - Authorization-server migration (SEP-2352): a 401 that refuses a token
 //!   reads the protected resource metadata again; a new issuer means a new
 //!   registration, and nothing obtained from the old issuer (tokens,
@@ -218,6 +223,7 @@ mod jwt;
 #[cfg(feature = "loopback")]
 pub mod loopback;
 mod pkce;
+mod quirks;
 mod registration;
 pub mod scope;
 mod store;
@@ -242,6 +248,7 @@ pub use handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams, He
 pub use jwt::{CLIENT_ASSERTION_TYPE, JwtAlgorithm, PrivateKeyJwt};
 pub use mcp_sse::www_authenticate::BearerChallenge;
 pub use pkce::{Pkce, s256_challenge, supports_s256};
+pub use quirks::{ProviderQuirks, ResourceParam};
 pub use registration::{
     ClientMetadata, application_type, check_metadata_url, client_id_metadata_document,
     parse_registration_response, preferred_auth_method, register, registration_body,

@@ -41,6 +41,10 @@ type UrlCallback = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct LoopbackHandler {
     listener: TcpListener,
     port: u16,
+    /// The redirect URI's host as written (`127.0.0.1`, `localhost`,
+    /// `[::1]`) and its path.
+    host: String,
+    path: String,
     timeout: Duration,
     on_url: Option<UrlCallback>,
 }
@@ -65,7 +69,50 @@ impl LoopbackHandler {
             .local_addr()
             .map_err(|e| Error::Handler(format!("no local address: {e}")))?
             .port();
-        Ok(LoopbackHandler { listener, port, timeout, on_url: None })
+        Ok(LoopbackHandler {
+            listener,
+            port,
+            host: "127.0.0.1".into(),
+            path: "/callback".into(),
+            timeout,
+            on_url: None,
+        })
+    }
+
+    /// Listens for exactly this redirect URI, for an authorization server
+    /// that only takes the one registered for a pre-registered client:
+    /// `http`, a loopback host (`127.0.0.1`, `[::1]` or `localhost`, which
+    /// listens on `127.0.0.1`), a port (`0`: any free one) and a path
+    /// (default `/callback`). A port in use is an error that says so.
+    pub async fn bind_redirect_uri(redirect_uri: &str, timeout: Duration) -> Result<Self, Error> {
+        let bad = |why: &str| Error::Handler(format!("unusable loopback redirect URI: {why}"));
+        let uri: http::Uri = redirect_uri.parse().map_err(|_| bad("not a URI"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(bad("the scheme must be http"));
+        }
+        let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+        let host = authority.host();
+        let ip = match host {
+            "127.0.0.1" | "localhost" => "127.0.0.1",
+            "[::1]" => "::1",
+            _ => return Err(bad("the host must be 127.0.0.1, [::1] or localhost")),
+        };
+        if uri.query().is_some() {
+            return Err(bad("a query is not allowed"));
+        }
+        let wanted = authority.port_u16().unwrap_or(80);
+        let listener = TcpListener::bind((ip, wanted))
+            .await
+            .map_err(|e| Error::Handler(format!("cannot listen on {host}:{wanted}: {e}")))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| Error::Handler(format!("no local address: {e}")))?
+            .port();
+        let path = match uri.path() {
+            "" | "/" => "/callback".to_owned(),
+            p => p.to_owned(),
+        };
+        Ok(LoopbackHandler { listener, port, host: host.to_owned(), path, timeout, on_url: None })
     }
 
     /// Sets the host's callback that shows the authorization URL to the
@@ -91,7 +138,8 @@ impl LoopbackHandler {
                 .accept()
                 .await
                 .map_err(|e| Error::Handler(format!("accept failed: {e}")))?;
-            match tokio::time::timeout(CONNECTION_TIMEOUT, serve_one(stream, state)).await {
+            let serve = serve_one(stream, &self.path, state);
+            match tokio::time::timeout(CONNECTION_TIMEOUT, serve).await {
                 Ok(Ok(Some(params))) => return Ok(params),
                 Ok(Ok(None)) => continue,
                 Ok(Err(e)) => tracing::debug!(error = %e, "loopback connection failed"),
@@ -106,6 +154,7 @@ impl LoopbackHandler {
 /// was for `/callback`.
 async fn serve_one(
     mut stream: TcpStream,
+    callback: &str,
     state: Option<&str>,
 ) -> std::io::Result<Option<CallbackParams>> {
     let mut buf = Vec::with_capacity(1024);
@@ -128,7 +177,7 @@ async fn serve_one(
     let mut parts = head.lines().next().unwrap_or("").split(' ');
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = target.split(['?', '#']).next().unwrap_or("");
-    if method != "GET" || path != "/callback" {
+    if method != "GET" || path != callback {
         respond(&mut stream, "404 Not Found", "").await?;
         return Ok(None);
     }
@@ -155,7 +204,7 @@ async fn respond(stream: &mut TcpStream, status: &str, body: &str) -> std::io::R
 
 impl AuthorizationHandler for LoopbackHandler {
     fn redirect_uri(&self) -> String {
-        format!("http://127.0.0.1:{}/callback", self.port)
+        format!("http://{}:{}{}", self.host, self.port, self.path)
     }
 
     fn authorize<'a>(
@@ -239,5 +288,44 @@ mod tests {
         };
         let err = h.authorize(&req).await.unwrap_err();
         assert!(matches!(err, Error::Handler(_)), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_configured_redirect_uri_is_listened_for_exactly() {
+        let h = LoopbackHandler::bind_redirect_uri(
+            "http://localhost:0/oauth/done",
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+        let port = h.port();
+        assert_ne!(port, 0);
+        assert_eq!(h.redirect_uri(), format!("http://localhost:{port}/oauth/done"));
+        let req = AuthorizationRequest::new("https://as.example/a", h.redirect_uri());
+        let browser = tokio::spawn(async move {
+            let elsewhere = get(port, "/callback?code=c&state=s").await;
+            let here = get(port, "/oauth/done?code=c1&state=s").await;
+            (elsewhere, here)
+        });
+        let params = h.authorize(&req).await.unwrap();
+        assert_eq!(params.code.as_deref(), Some("c1"));
+        let (elsewhere, here) = browser.await.unwrap();
+        assert!(elsewhere.starts_with("HTTP/1.1 404"), "{elsewhere}");
+        assert!(here.starts_with("HTTP/1.1 200"), "{here}");
+        // The same port again while it is held: an error that says so.
+        let taken = format!("http://127.0.0.1:{port}/cb");
+        let err =
+            LoopbackHandler::bind_redirect_uri(&taken, Duration::from_secs(1)).await.unwrap_err();
+        assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
+        for bad in [
+            "https://127.0.0.1:1/cb",
+            "http://example.com:1/cb",
+            "http://127.0.0.1:1/cb?x=1",
+            "nope",
+        ] {
+            let err =
+                LoopbackHandler::bind_redirect_uri(bad, Duration::from_secs(1)).await.unwrap_err();
+            assert!(err.to_string().contains("unusable loopback redirect URI"), "{bad}: {err}");
+        }
     }
 }

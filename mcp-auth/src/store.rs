@@ -13,29 +13,45 @@ use crate::error::Error;
 use crate::token::{ClientRegistration, TokenSet};
 
 /// Which tokens: those of one MCP server (its `resource`) from one
-/// authorization server (its issuer). A token is never used for another
-/// server or taken from another issuer.
+/// authorization server (its issuer), for one account (a label the host
+/// gives, such as `work`; `None`: the default account). A token is never
+/// used for another server, taken from another issuer or lent to another
+/// account.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct StoreKey {
     /// The MCP server's resource identifier.
     pub resource: String,
     /// The authorization server's issuer.
     pub issuer: String,
+    /// The account label; `None`: the default account.
+    pub account: Option<String>,
 }
 
 impl StoreKey {
-    /// A key.
+    /// A key of the default account.
     pub fn new(resource: impl Into<String>, issuer: impl Into<String>) -> Self {
-        StoreKey { resource: resource.into(), issuer: issuer.into() }
+        StoreKey { resource: resource.into(), issuer: issuer.into(), account: None }
     }
 
-    /// A stable file name for the key: the hex SHA-256 of both parts
-    /// (so no URL characters reach the file system), `.json`.
+    /// The same key for `account` (`None`: the default account).
+    pub fn with_account(mut self, account: Option<String>) -> Self {
+        self.account = account;
+        self
+    }
+
+    /// A stable file name for the key: the hex SHA-256 of its parts
+    /// (so no URL characters reach the file system), `.json`. The default
+    /// account's name is that of a key without accounts.
     pub fn file_name(&self) -> String {
         let mut input = Vec::with_capacity(self.resource.len() + self.issuer.len() + 1);
         input.extend_from_slice(self.resource.as_bytes());
         input.push(0);
         input.extend_from_slice(self.issuer.as_bytes());
+        if let Some(account) = &self.account {
+            input.push(0);
+            input.extend_from_slice(account.as_bytes());
+        }
         let digest = ring::digest::digest(&ring::digest::SHA256, &input);
         let hex: String = digest.as_ref()[..16].iter().map(|b| format!("{b:02x}")).collect();
         format!("{hex}.json")
@@ -191,7 +207,8 @@ impl FileTokenStore {
 /// The key a token file says it holds (`resource` and `issuer` are written
 /// beside the stored value).
 fn key_in(doc: &serde_json::Value) -> Option<StoreKey> {
-    Some(StoreKey::new(doc["resource"].as_str()?, doc["issuer"].as_str()?))
+    let account = doc.get("account").and_then(serde_json::Value::as_str).map(str::to_owned);
+    Some(StoreKey::new(doc["resource"].as_str()?, doc["issuer"].as_str()?).with_account(account))
 }
 
 impl FileTokenStore {
@@ -278,6 +295,9 @@ impl TokenStore for FileTokenStore {
             serde_json::to_value(value).map_err(|_| Error::Store("cannot encode tokens".into()))?;
         doc["resource"] = serde_json::Value::String(key.resource.clone());
         doc["issuer"] = serde_json::Value::String(key.issuer.clone());
+        if let Some(account) = &key.account {
+            doc["account"] = serde_json::Value::String(account.clone());
+        }
         let bytes = serde_json::to_vec_pretty(&doc)
             .map_err(|_| Error::Store("cannot encode tokens".into()))?;
         let suffix = crate::pkce::random_b64(6)?;
@@ -394,6 +414,42 @@ mod tests {
         assert!(store.keys().unwrap().is_empty());
         store.remove(&k1).unwrap();
         assert!(!format!("{store:?}").contains("secret"));
+
+        // Accounts are kept apart: one server and issuer, two users.
+        let work = k1.clone().with_account(Some("work".into()));
+        let home = k1.clone().with_account(Some("home".into()));
+        store.save(&work, &sample()).unwrap();
+        assert_eq!(store.load(&k1).unwrap(), None);
+        assert_eq!(store.load(&home).unwrap(), None);
+        assert_eq!(store.load(&work).unwrap(), Some(sample()));
+        store.save(&home, &updated_sample()).unwrap();
+        let mut keys = store.keys().unwrap();
+        keys.sort_by(|a, b| a.account.cmp(&b.account));
+        assert_eq!(keys, [home.clone(), work.clone()]);
+        store.remove(&work).unwrap();
+        assert_eq!(store.load(&home).unwrap(), Some(updated_sample()));
+        store.remove(&home).unwrap();
+    }
+
+    fn updated_sample() -> StoredAuth {
+        let mut s = sample();
+        s.tokens.as_mut().unwrap().refresh_token = Some(RefreshToken::new("another"));
+        s
+    }
+
+    #[test]
+    fn the_default_account_keeps_the_file_name_of_keys_without_accounts() {
+        let key = StoreKey::new("https://mcp.example/mcp", "https://as.example");
+        let named = key.clone().with_account(Some("work".into()));
+        assert_ne!(key.file_name(), named.file_name());
+        // What it was before accounts existed: the first 16 bytes of the
+        // SHA-256 of `resource \0 issuer`, in hex.
+        let digest = ring::digest::digest(
+            &ring::digest::SHA256,
+            b"https://mcp.example/mcp\0https://as.example",
+        );
+        let hex: String = digest.as_ref()[..16].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(key.file_name(), format!("{hex}.json"));
     }
 
     #[test]

@@ -400,7 +400,8 @@ pub(crate) struct TokenCall<'a> {
     pub(crate) metadata: &'a AuthorizationServerMetadata,
     pub(crate) client: &'a ClientRegistration,
     pub(crate) signer: Option<&'a PrivateKeyJwt>,
-    pub(crate) resource: &'a str,
+    /// `None`: no `resource` parameter.
+    pub(crate) resource: Option<&'a str>,
     pub(crate) scopes: &'a [String],
     pub(crate) now: SystemTime,
     /// The DPoP key and the authorization server's last nonce, when the
@@ -512,7 +513,9 @@ pub(crate) fn token_request(
             }
         }
     }
-    params.push(("resource", call.resource.to_owned()));
+    if let Some(resource) = call.resource {
+        params.push(("resource", resource.to_owned()));
+    }
     let basic =
         client_auth(call.client, call.signer, &call.metadata.issuer, call.now, &mut params)?;
     form_post(FormPost { url, params, basic })
@@ -699,7 +702,7 @@ mod tests {
                 metadata: &m,
                 client: &client,
                 signer: None,
-                resource: "https://mcp.example/mcp",
+                resource: Some("https://mcp.example/mcp"),
                 scopes: &[],
                 now: at(5),
                 dpop: None,
@@ -741,7 +744,7 @@ mod tests {
             metadata: &m,
             client: &no_secret,
             signer: None,
-            resource: "r",
+            resource: Some("r"),
             scopes: &[],
             now: at(0),
             dpop: None,
@@ -761,7 +764,7 @@ mod tests {
             metadata: &m,
             client: &client,
             signer: None,
-            resource: "https://r",
+            resource: Some("https://r"),
             scopes: &scopes,
             now: at(0),
             dpop: None,

@@ -309,11 +309,25 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
         /// asking a person (tests and CI)
         #[arg(long, hide = true)]
         headless: bool,
+        /// Log in as this account (a label such as `work`), whose tokens
+        /// are kept apart from the others'; default: the server's
+        /// configured `account`, else the default account
+        #[arg(long, value_name = "LABEL")]
+        account: Option<String>,
     },
     /// Revoke the server's OAuth tokens where its authorization server
     /// offers it, and delete them
     Logout {
         /// The server
+        server: Option<String>,
+        /// Only this account's tokens (default: the configured `account`,
+        /// else the default account)
+        #[arg(long, value_name = "LABEL")]
+        account: Option<String>,
+    },
+    /// The accounts that hold OAuth tokens, per server (no token is shown)
+    Accounts {
+        /// Only this server
         server: Option<String>,
     },
     /// Approve the project configuration (in or above the working

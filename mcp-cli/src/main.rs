@@ -43,14 +43,18 @@
 //!
 //! Servers configured with `auth = { kind = "oauth", ... }` need a login
 //! once: `mcpc login SERVER` listens on `http://127.0.0.1:<random
-//! port>/callback` (`mcp-auth`'s loopback handler), prints the
+//! port>/callback` (or the configured `redirect_uri`/`redirect_port`;
+//! `mcp-auth`'s loopback handler), prints the
 //! authorization URL on stderr and tries to open it in the browser
 //! (`MCPC_NO_BROWSER=1` turns this off), waits at most `--timeout SECS`
 //! (default 300), then keeps the tokens in the user's data directory
-//! (`mcpc/oauth`, one `0600` file per server and issuer). Later commands
-//! use and refresh them; when a server needs a new login they fail (exit
-//! 3) with "run `mcpc login SERVER`". `mcpc logout [SERVER]` revokes and
-//! deletes them.
+//! (`mcpc/oauth`, one `0600` file per server, issuer and account). Later
+//! commands use and refresh them; when a server needs a new login they
+//! fail (exit 3) with "run `mcpc login SERVER`". `mcpc logout [SERVER]`
+//! revokes and deletes them. `--account LABEL` on `login` and `logout`
+//! acts on one account (a server's `account` key selects the one its
+//! commands use); `mcpc accounts [SERVER]` lists the accounts holding
+//! tokens.
 
 mod approve;
 mod cli;
@@ -201,8 +205,13 @@ async fn run(cli: Cli) -> u8 {
         };
     }
     let login = matches!(cli.command, Command::Login { .. });
+    // `login`/`logout --account`: that account's tokens, this run.
+    let account = match &cli.command {
+        Command::Login { account, .. } | Command::Logout { account, .. } => account.as_deref(),
+        _ => None,
+    };
     let setup::Setup { registry, warnings, pins_kept } =
-        match setup::build_registry(&cli.global, login) {
+        match setup::build_registry(&cli.global, login, account) {
             Ok(setup) => setup,
             Err(f) => {
                 report(output, &f);

@@ -10,9 +10,10 @@ use std::time::Duration;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    AuditLog, ClientIdentity, Config, DefaultConnector, FileApprovalStore, FileConsentStore,
-    FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions, ServerConfig, SpillDir,
-    TransportConfig, TrustOptions, TrustSettings, Warning, default_token_dir, parse_server_spec,
+    AuditLog, AuthConfig, ClientIdentity, Config, DefaultConnector, FileApprovalStore,
+    FileConsentStore, FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions,
+    ServerConfig, SpillDir, TransportConfig, TrustOptions, TrustSettings, Warning,
+    default_token_dir, parse_server_spec,
 };
 use mcp_proto::types::LoggingLevel;
 
@@ -24,6 +25,15 @@ use crate::host;
 const SPEC_SERVER: &str = "server";
 /// The name of the embedded demo server.
 const DEMO: &str = "demo";
+
+/// Where `mcpc` keeps OAuth tokens: files in its data directory, else (no
+/// home) memory for this run.
+pub(crate) fn token_store() -> Arc<dyn TokenStore> {
+    match default_token_dir("mcpc") {
+        Some(dir) => Arc::new(FileTokenStore::new(dir)),
+        None => Arc::new(MemoryTokenStore::new()),
+    }
+}
 
 /// The registry a run uses, and what was found while building it.
 pub(crate) struct Setup {
@@ -40,16 +50,17 @@ pub(crate) struct Setup {
 /// The servers: `--server`, else a configuration file, else the demo
 /// (with `login`, `--timeout` bounds the login, not the servers' requests);
 /// with the command-line settings applied (timeout, `-e`, `--cwd`).
-pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> {
+pub(crate) fn build_registry(
+    g: &Global,
+    login: bool,
+    account: Option<&str>,
+) -> Result<Setup, Failure> {
     let identity = ClientIdentity::new("mcpc", env!("CARGO_PKG_VERSION"));
     let mut inner = DefaultConnector::default();
     inner.host_name = "mcpc".into();
     // No OAuth handler during normal commands: a server that needs a login
     // says so (with the command to run) instead of prompting mid-call.
-    inner.token_store = Some(match default_token_dir("mcpc") {
-        Some(dir) => Arc::new(FileTokenStore::new(dir)) as Arc<dyn TokenStore>,
-        None => Arc::new(MemoryTokenStore::new()),
-    });
+    inner.token_store = Some(token_store());
     let env = parse_env(&g.env)?;
     // Tool pins live beside a configuration file; a server given on the
     // command line (or the demo) is pinned for this run only.
@@ -103,6 +114,11 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
         None => None,
     };
     for server in &mut config.servers {
+        if let (Some(label), TransportConfig::Http { auth: AuthConfig::OAuth(oauth), .. }) =
+            (account, &mut server.transport)
+        {
+            oauth.account = Some(label.to_owned());
+        }
         if let Some(secs) = g.timeout.filter(|_| !login) {
             server.timeout = Duration::from_secs_f64(secs);
         }

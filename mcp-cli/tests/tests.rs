@@ -1,13 +1,17 @@
 //! `mcpc`'s tests, one binary: the built binary end to end (against its
 //! embedded demo, the testkit over stdio and HTTP, configuration files),
-//! `mcpc login` through the real loopback listener, and (feature
+//! `mcpc login` through the real loopback listener, (feature
 //! `interop-tests`, run by `cargo xtask interop`) against servers nobody
-//! here wrote.
+//! here wrote, and (feature `idp-tests`, run by `cargo xtask idp`) against
+//! a real OpenID provider.
 
 #[path = "it/approval.rs"]
 mod approval;
 #[path = "it/cli.rs"]
 mod cli;
+#[cfg(feature = "idp-tests")]
+#[path = "it/idp.rs"]
+mod idp;
 #[cfg(feature = "interop-tests")]
 #[path = "it/interop.rs"]
 mod interop;

@@ -192,6 +192,14 @@ pub enum Error {
         /// The redacted endpoint.
         endpoint: String,
     },
+    /// The [`HeaderSource`](crate::HeaderSource) gave no headers (its
+    /// error says why, and holds no header value).
+    Headers {
+        /// The redacted endpoint.
+        endpoint: String,
+        /// The source's error.
+        source: crate::HeaderSourceError,
+    },
 }
 
 impl Error {
@@ -216,7 +224,8 @@ impl Error {
             | Error::BodyTooLarge { endpoint, .. }
             | Error::StreamLost { endpoint, .. }
             | Error::Protocol { endpoint, .. }
-            | Error::Closed { endpoint } => Some(endpoint),
+            | Error::Closed { endpoint }
+            | Error::Headers { endpoint, .. } => Some(endpoint),
         }
     }
 
@@ -378,6 +387,7 @@ impl fmt::Display for Detail<'_> {
             ),
             Error::Protocol { source, .. } => write!(f, "{source}"),
             Error::Closed { .. } => write!(f, "the client is closed"),
+            Error::Headers { source, .. } => write!(f, "no run-time headers: {source}"),
         }
     }
 }
@@ -389,6 +399,7 @@ impl std::error::Error for Error {
             Error::Auth { source, .. } => Some(&**source),
             Error::Rpc { error, .. } => Some(error),
             Error::Connect { source: Some(source), .. } => Some(&**source),
+            Error::Headers { source, .. } => Some(&**source),
             _ => None,
         }
     }

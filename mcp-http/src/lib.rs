@@ -59,6 +59,10 @@
 //!   a query parameter; checked when the client is built (CR/LF refused);
 //! - **OAuth** ([`HttpOptions::oauth`], [`OAuthOptions`]): the MCP
 //!   authorization spec through [`mcp_auth`] (see below);
+//! - **headers made at run time** ([`HttpOptions::header_source`],
+//!   [`HeaderSource`]): a short-lived token a company tool mints, asked
+//!   for at the first request, kept as long as the source says, asked
+//!   again once after a 401 or 403 before the request fails;
 //! - **server-initiated messages**: the standalone GET stream opens by
 //!   itself after the handshake ([`HttpOptions::event_stream`]; also
 //!   [`HttpTransport::open_event_stream`]); 405 means none, and is not asked
@@ -177,6 +181,7 @@ mod conn;
 mod endpoint;
 mod error;
 mod guard;
+mod header_source;
 mod legacy;
 mod oauth;
 mod options;
@@ -193,6 +198,7 @@ pub use transport::HttpTransport;
 pub use endpoint::{REDACTED, redact_endpoint, unix_endpoint};
 pub use error::Error;
 pub use guard::AddressPolicy;
+pub use header_source::{HeaderFuture, HeaderSource, HeaderSourceError, SourcedHeaders};
 pub use mcp_auth;
 pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
 pub use mcp_proto;

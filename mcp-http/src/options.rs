@@ -163,9 +163,20 @@ pub struct HttpOptions {
     /// messages that belong to no request) opens by itself once the
     /// handshake finished (on by default; 405 means the server has none).
     pub event_stream: bool,
+    /// Headers made at run time (a helper command's short-lived token):
+    /// asked for at the first request, kept as long as the source says,
+    /// asked for again, once, when the server answers 401 or 403 to them.
+    /// They replace static headers of the same name.
+    pub header_source: Option<Arc<dyn crate::HeaderSource>>,
 }
 
 impl HttpOptions {
+    /// Sets [`header_source`](Self::header_source).
+    pub fn with_header_source(mut self, source: Arc<dyn crate::HeaderSource>) -> Self {
+        self.header_source = Some(source);
+        self
+    }
+
     /// Sets [`oauth`](Self::oauth).
     pub fn with_oauth(mut self, oauth: OAuthOptions) -> Self {
         self.oauth = Some(oauth);
@@ -197,6 +208,7 @@ impl HttpOptions {
             proxy: ProxyConfig::default(),
             follow_redirects: false,
             event_stream: true,
+            header_source: None,
         }
     }
 }
@@ -233,6 +245,7 @@ impl fmt::Debug for HttpOptions {
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)
+            .field("header_source", &self.header_source)
             .finish_non_exhaustive()
     }
 }

@@ -3,7 +3,8 @@
 //! both eras), OAuth and DPoP, secrets kept out of logs and errors, TLS and
 //! proxies, Unix domain sockets, the blocking client (feature `blocking`), and (feature
 //! `interop-tests`, run by `cargo xtask interop`) against servers nobody
-//! here wrote.
+//! here wrote, and (feature `idp-tests`, run by `cargo xtask idp`) against
+//! a real OpenID provider.
 
 #[cfg(feature = "blocking")]
 #[path = "it/blocking.rs"]
@@ -12,6 +13,12 @@ mod blocking;
 mod client;
 #[path = "it/dpop.rs"]
 mod dpop;
+#[cfg(feature = "idp-tests")]
+#[path = "it/idp.rs"]
+mod idp;
+#[cfg(feature = "idp-tests")]
+#[path = "it/idp_quirks.rs"]
+mod idp_quirks;
 #[cfg(feature = "interop-tests")]
 #[path = "it/interop.rs"]
 mod interop;

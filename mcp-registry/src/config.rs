@@ -96,8 +96,90 @@ pub struct OAuthConfig {
     pub scopes: Vec<String>,
     /// A Client ID Metadata Document URL (`client_metadata_url`).
     pub client_metadata_url: Option<String>,
-    /// The redirect URI to register (`redirect_uri`).
+    /// The redirect URI to register (`redirect_uri`); with `mcpc login`,
+    /// the loopback URI listened on (a client pre-registered with one
+    /// exact URI).
     pub redirect_uri: Option<String>,
+    /// The loopback redirect port (`redirect_port`):
+    /// `http://127.0.0.1:PORT/callback` when no `redirect_uri` is given.
+    pub redirect_port: Option<u16>,
+    /// The RFC 8707 `resource` parameter (`resource`: `false` leaves it
+    /// out, a string replaces it).
+    pub resource: OAuthResource,
+    /// The authorization server metadata URL (`metadata_url`), read
+    /// instead of the well-known ones.
+    pub metadata_url: Option<String>,
+    /// More authorization request parameters (`authorization_params =
+    /// { prompt = "consent", audience = "..." }`).
+    pub authorization_params: Vec<(String, String)>,
+    /// `scopes` asked for whatever the server's challenge names
+    /// (`scopes_override = true`).
+    pub scopes_override: bool,
+    /// Which addresses the OAuth requests may reach (`address_policy`:
+    /// `"same_network"`, the default, `"allow_private"` or `"allow_all"`).
+    pub address_policy: OAuthAddressPolicy,
+    /// When tokens are DPoP-bound (`dpop`: `"when_required"`, the
+    /// default, `"always"` or `"never"`).
+    pub dpop: OAuthDpop,
+    /// Ask for `offline_access` (refresh tokens) when offered
+    /// (`offline_access`, default `true`).
+    pub offline_access: bool,
+    /// Whose tokens (`account`, a label such as `"work"`; unset: the
+    /// default account): each account logs in and keeps its tokens apart.
+    pub account: Option<String>,
+}
+
+/// The SSRF guard of a server's OAuth requests (`address_policy`); the
+/// HTTP transport's `AddressPolicy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthAddressPolicy {
+    /// Public addresses and the classes of the MCP server's own
+    /// (`"same_network"`).
+    #[default]
+    SameNetwork,
+    /// Private networks too (`"allow_private"`).
+    AllowPrivate,
+    /// No check (`"allow_all"`).
+    AllowAll,
+}
+
+/// When a server's tokens are DPoP-bound (`dpop`); `mcp-auth`'s
+/// `DpopMode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthDpop {
+    /// When the server requires it (`"when_required"`).
+    #[default]
+    WhenRequired,
+    /// Always (`"always"`).
+    Always,
+    /// Never (`"never"`).
+    Never,
+}
+
+impl OAuthConfig {
+    /// The loopback redirect URI a login listens on: `redirect_uri`, else
+    /// `http://127.0.0.1:<redirect_port>/callback`; `None`: any free port.
+    pub fn loopback_redirect_uri(&self) -> Option<String> {
+        self.redirect_uri
+            .clone()
+            .or_else(|| self.redirect_port.map(|p| format!("http://127.0.0.1:{p}/callback")))
+    }
+}
+
+/// What the `resource` parameter of a server's OAuth requests carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthResource {
+    /// The server's own (the specification's rule; no `resource` key).
+    #[default]
+    Server,
+    /// None (`resource = false`), for authorization servers that refuse
+    /// it.
+    Omit,
+    /// This value (`resource = "api://..."`).
+    Value(String),
 }
 
 /// How a remote server is authenticated (`auth`, tagged by `kind`).
@@ -137,8 +219,8 @@ pub enum AuthConfig {
         /// Its value.
         value: Secret,
     },
-    /// `kind = "oauth"`.
-    OAuth(OAuthConfig),
+    /// `kind = "oauth"` (boxed: the largest settings by far).
+    OAuth(Box<OAuthConfig>),
 }
 
 /// How to reach a server.
@@ -164,11 +246,14 @@ pub enum TransportConfig {
     },
 }
 
-/// How an HTTP server is reached: the proxy and the certificates trusted
-/// besides the platform's.
+/// How an HTTP server is reached: the proxy, the certificates trusted
+/// besides the platform's, and the command that makes headers at run time.
 #[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpNetwork {
+    /// The command whose output gives headers for the requests
+    /// (`headers_helper`).
+    pub headers_helper: Option<HeadersHelper>,
     /// The proxy (`proxy`): `http://`, `https://`, `socks5://` or
     /// `socks5h://[user:password@]host:port`, or `none` for no proxy at
     /// all; unset, the environment's (`HTTPS_PROXY`, `ALL_PROXY`, ...).
@@ -188,7 +273,47 @@ impl fmt::Debug for HttpNetwork {
             .field("proxy", &self.proxy.as_ref().map(|_| "<redacted>"))
             .field("no_proxy", &self.no_proxy)
             .field("ca_file", &self.ca_file)
+            .field("headers_helper", &self.headers_helper)
             .finish()
+    }
+}
+
+/// A command that prints headers for a server's requests
+/// (`headers_helper = { command = "...", args = [...], timeout_secs = 10 }`):
+/// run at connect, at each reconnect, and once more when the server
+/// refuses its headers with 401 or 403. Its stdout is a JSON object of
+/// header names to values (or `{"headers": {...}, "expires_in": SECONDS}`,
+/// which also says how long they may be reused), or `Name: value` lines.
+/// Its output and error stream are never shown or logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeadersHelper {
+    /// The program (looked up in `PATH`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// How long one run may take (`timeout_secs`, default 10 s); it is
+    /// killed beyond.
+    pub timeout: Duration,
+    /// The largest output accepted, in bytes (`max_output_bytes`, default
+    /// 64 KiB).
+    pub max_output: usize,
+}
+
+impl HeadersHelper {
+    /// The default bound of one run.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The default bound of the output.
+    pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024;
+
+    /// `command` with `args`, and the default bounds.
+    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
+        HeadersHelper {
+            command: command.into(),
+            args,
+            timeout: Self::DEFAULT_TIMEOUT,
+            max_output: Self::DEFAULT_MAX_OUTPUT,
+        }
     }
 }
 
@@ -339,7 +464,15 @@ impl ServerConfig {
 
     /// Whether the server uses OAuth.
     pub fn uses_oauth(&self) -> bool {
-        matches!(self.transport, TransportConfig::Http { auth: AuthConfig::OAuth(_), .. })
+        self.oauth().is_some()
+    }
+
+    /// Its OAuth settings, when it uses OAuth.
+    pub fn oauth(&self) -> Option<&OAuthConfig> {
+        match &self.transport {
+            TransportConfig::Http { auth: AuthConfig::OAuth(oauth), .. } => Some(oauth),
+            _ => None,
+        }
     }
 }
 
@@ -735,6 +868,7 @@ const SERVER_KEYS: &[&str] = &[
     "proxy",
     "no_proxy",
     "ca_file",
+    "headers_helper",
 ];
 const JSON_SERVER_KEYS: &[&str] = &[
     "command",
@@ -972,7 +1106,7 @@ impl<'a> Ctx<'a> {
                 if map.get("auth").is_some() {
                     self.ignored(&entry, "auth", "auth applies to HTTP servers only")?;
                 }
-                for key in ["proxy", "no_proxy", "ca_file"] {
+                for key in ["proxy", "no_proxy", "ca_file", "headers_helper"] {
                     if map.contains_key(key) {
                         self.ignored(&entry, key, "the server is spawned, not reached over HTTP")?;
                     }
@@ -1000,7 +1134,11 @@ impl<'a> Ctx<'a> {
                     no_proxy = None;
                 }
                 let ca_file = self.string(map, "ca_file", &entry)?.map(PathBuf::from);
-                let network = HttpNetwork { proxy, no_proxy, ca_file };
+                let headers_helper = match map.get("headers_helper") {
+                    None => None,
+                    Some(helper) => Some(self.headers_helper(helper, &entry)?),
+                };
+                let network = HttpNetwork { proxy, no_proxy, ca_file, headers_helper };
                 TransportConfig::Http { endpoint, headers, auth, network }
             }
             _ => {
@@ -1105,6 +1243,43 @@ impl<'a> Ctx<'a> {
             Some(text) => self.expand(text, entry.at(key)).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// `headers_helper = { command, args, timeout_secs, max_output_bytes }`.
+    fn headers_helper(
+        &mut self,
+        value: &Value,
+        entry: &Entry,
+    ) -> Result<HeadersHelper, ConfigError> {
+        let at = |k: &str| entry.at(format!("headers_helper.{k}"));
+        let Value::Object(map) = value else {
+            return Err(type_error(entry.at("headers_helper"), "a table"));
+        };
+        let command = required_str(map, "command", || at("command"))?;
+        let command = self.expand(&command, at("command"))?;
+        let args = self.string_list(map, "args", || at("args"))?.unwrap_or_default();
+        let mut helper = HeadersHelper::new(command, args);
+        let positive = |key: &str| match map.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n > 0)
+                .map(Some)
+                .ok_or_else(|| type_error(at(key), "a positive whole number")),
+        };
+        if let Some(secs) = positive("timeout_secs")? {
+            helper.timeout = Duration::from_secs(secs.min(600));
+        }
+        if let Some(bytes) = positive("max_output_bytes")? {
+            helper.max_output = usize::try_from(bytes).unwrap_or(usize::MAX).min(1024 * 1024);
+        }
+        self.check_keys(
+            map,
+            &["command", "args", "timeout_secs", "max_output_bytes"],
+            "headers_helper.",
+            Some(entry),
+        )?;
+        Ok(helper)
     }
 
     /// A list of strings, each `${VAR}` expanded.
@@ -1335,13 +1510,73 @@ impl<'a> Ctx<'a> {
                 let client_id = auth_string("client_id")?;
                 let client_metadata_url = auth_string("client_metadata_url")?;
                 let redirect_uri = auth_string("redirect_uri")?;
+                let metadata_url = auth_string("metadata_url")?;
+                let account = auth_string("account")?.filter(|a| !a.trim().is_empty());
+                let resource = match map.get("resource") {
+                    None => OAuthResource::Server,
+                    Some(Value::Bool(false)) => OAuthResource::Omit,
+                    Some(Value::String(text)) => {
+                        OAuthResource::Value(self.expand(text, at("resource"))?)
+                    }
+                    Some(_) => return Err(type_error(at("resource"), "false or a string")),
+                };
+                let redirect_port = match map.get("redirect_port") {
+                    None => None,
+                    Some(v) => Some(
+                        v.as_u64()
+                            .and_then(|p| u16::try_from(p).ok())
+                            .filter(|p| *p > 0)
+                            .ok_or_else(|| {
+                                type_error(at("redirect_port"), "a port (1 to 65535)")
+                            })?,
+                    ),
+                };
+                let authorization_params =
+                    self.string_map(map, "authorization_params", |k| at(k))?;
+                let scopes_override =
+                    opt_bool(map, "scopes_override", || at("scopes_override"))?.unwrap_or(false);
+                let word = |key: &str, words: &[&str]| -> Result<usize, ConfigError> {
+                    match opt_str(map, key, || at(key))? {
+                        None => Ok(0),
+                        Some(w) => words.iter().position(|x| *x == w).ok_or_else(|| {
+                            invalid(at(key), &format!("must be one of {}", words.join(", ")))
+                        }),
+                    }
+                };
+                let address_policy = match word(
+                    "address_policy",
+                    &["same_network", "allow_private", "allow_all"],
+                )? {
+                    1 => OAuthAddressPolicy::AllowPrivate,
+                    2 => OAuthAddressPolicy::AllowAll,
+                    _ => OAuthAddressPolicy::SameNetwork,
+                };
+                let dpop = match word("dpop", &["when_required", "always", "never"])? {
+                    1 => OAuthDpop::Always,
+                    2 => OAuthDpop::Never,
+                    _ => OAuthDpop::WhenRequired,
+                };
+                let offline_access =
+                    opt_bool(map, "offline_access", || at("offline_access"))?.unwrap_or(true);
                 let scopes = self.string_list(map, "scopes", || at("scopes"))?.unwrap_or_default();
+                if scopes_override && scopes.is_empty() {
+                    return Err(invalid(at("scopes_override"), "needs `scopes`"));
+                }
                 let oauth = OAuthConfig {
                     client_id,
                     client_secret,
                     scopes,
                     client_metadata_url,
                     redirect_uri,
+                    redirect_port,
+                    resource,
+                    metadata_url,
+                    authorization_params,
+                    scopes_override,
+                    address_policy,
+                    dpop,
+                    offline_access,
+                    account,
                 };
                 (
                     &[
@@ -1352,8 +1587,17 @@ impl<'a> Ctx<'a> {
                         "scopes",
                         "client_metadata_url",
                         "redirect_uri",
+                        "redirect_port",
+                        "resource",
+                        "metadata_url",
+                        "authorization_params",
+                        "scopes_override",
+                        "address_policy",
+                        "dpop",
+                        "offline_access",
+                        "account",
                     ],
-                    AuthConfig::OAuth(oauth),
+                    AuthConfig::OAuth(Box::new(oauth)),
                 )
             }
             _ => {

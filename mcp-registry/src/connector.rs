@@ -81,7 +81,9 @@ pub trait Connector: Send + Sync + fmt::Debug {
 pub enum Revocation {
     /// The tokens were revoked at the authorization server.
     Revoked,
-    /// Nothing to revoke, or the server offers no revocation endpoint.
+    /// Nothing to revoke, the server offers no revocation endpoint, or it
+    /// cannot revoke one of the tokens (a self-contained JWT access token,
+    /// which lives until it expires; the refresh token was revoked).
     NotOffered,
     /// The revocation failed (the tokens may still be valid there until
     /// they expire).

@@ -135,7 +135,11 @@
 //! pre-registered client, `client_metadata_url` to the Client ID Metadata
 //! Document URL, `redirect_uri` to the headless handler's redirect URI, and
 //! `scopes` to the scopes asked for when the server's challenge names none
-//! (instead of everything its metadata lists). Tokens are kept in a
+//! (instead of everything its metadata lists), and the provider quirks
+//! (`resource`, `metadata_url`, `authorization_params`, `scopes_override`)
+//! to `mcp_auth::ProviderQuirks`; `redirect_uri` or `redirect_port` is the
+//! loopback URI a login listens on
+//! ([`OAuthConfig::loopback_redirect_uri`]). Tokens are kept in a
 //! `mcp_auth::FileTokenStore` (`default_token_dir`, `0600`) unless the host
 //! sets `DefaultConnector::token_store`. During normal calls nobody is
 //! asked to authorize (`DefaultConnector::oauth_handler` is
@@ -180,6 +184,8 @@ mod config;
 mod connector;
 mod digest;
 mod error;
+#[cfg(feature = "http")]
+mod headers_helper;
 mod mapping;
 mod names;
 mod pins;
@@ -196,8 +202,9 @@ mod transport;
 mod trust;
 
 pub use config::{
-    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig, parse_protocol,
+    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HeadersHelper, HttpNetwork,
+    LoadOptions, Loaded, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource, Secret,
+    ServerConfig, TransportConfig, parse_protocol,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]
@@ -205,6 +212,8 @@ pub use connector::{Revocation, default_token_dir};
 pub use error::{
     ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
 };
+#[cfg(feature = "http")]
+pub use headers_helper::HelperError;
 #[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
 pub use mcp_peer::{self, DynTransport, Transport};

@@ -9,14 +9,18 @@ use std::sync::Arc;
 use base64::Engine as _;
 #[cfg(feature = "http")]
 use mcp_http::mcp_auth::{
-    self, ClientRegistration, FileTokenStore, MemoryTokenStore, TokenEndpointAuthMethod, TokenStore,
+    self, ClientRegistration, DpopMode, FileTokenStore, MemoryTokenStore, ProviderQuirks,
+    ResourceParam, TokenEndpointAuthMethod, TokenStore,
 };
 #[cfg(feature = "http")]
-use mcp_http::{HttpOptions, OAuthHandler, OAuthOptions, ProxyConfig, StaticAuth};
+use mcp_http::{AddressPolicy, HttpOptions, OAuthHandler, OAuthOptions, ProxyConfig, StaticAuth};
 
 use crate::config::ServerConfig;
 #[cfg(feature = "http")]
-use crate::config::{AuthConfig, ClientIdentity, OAuthConfig, TransportConfig};
+use crate::config::{
+    AuthConfig, ClientIdentity, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource,
+    TransportConfig,
+};
 #[cfg(feature = "http")]
 use crate::connector::{DefaultConnector, default_token_dir};
 use crate::error::ConfigError;
@@ -97,6 +101,12 @@ impl DefaultConnector {
         client_settings(&mut options, server, self.apps);
         if let TransportConfig::Http { network, .. } = &server.transport {
             options.ca_file.clone_from(&network.ca_file);
+            if let Some(helper) = &network.headers_helper {
+                options.header_source = Some(Arc::new(crate::headers_helper::CommandHeaders {
+                    server: server.name.clone(),
+                    helper: helper.clone(),
+                }));
+            }
             match (&network.proxy, &network.no_proxy) {
                 (Some(proxy), _) if proxy.expose().trim().eq_ignore_ascii_case("none") => {
                     options.proxy = ProxyConfig::None;
@@ -184,14 +194,55 @@ pub(crate) fn oauth_options(
         (None, None) => {}
     }
     config = config.with_scopes(oauth.scopes.iter().cloned());
-    let handler = match (handler, &oauth.redirect_uri) {
-        (OAuthHandler::Headless(None), Some(uri)) => OAuthHandler::Headless(Some(uri.clone())),
+    config = config.with_quirks(quirks(oauth)).with_offline_access(oauth.offline_access);
+    if let Some(account) = &oauth.account {
+        config = config.with_account(account.clone());
+    }
+    config = config.with_dpop(match oauth.dpop {
+        OAuthDpop::Always => DpopMode::Always,
+        OAuthDpop::Never => DpopMode::Never,
+        _ => DpopMode::WhenRequired,
+    });
+    config.quirks.check().map_err(|e| {
+        let key = match &e {
+            mcp_auth::Error::InvalidQuirk(_) => "authorization_params",
+            _ => "metadata_url",
+        };
+        invalid_auth(server, key, &e.to_string())
+    })?;
+    let handler = match (handler, oauth.loopback_redirect_uri()) {
+        (OAuthHandler::Headless(None), Some(uri)) => OAuthHandler::Headless(Some(uri)),
         (h, _) => h,
     };
-    let mut options = OAuthOptions::from_config(config);
+    let mut options =
+        OAuthOptions::from_config(config).with_address_policy(match oauth.address_policy {
+            OAuthAddressPolicy::AllowPrivate => AddressPolicy::AllowPrivate,
+            OAuthAddressPolicy::AllowAll => AddressPolicy::AllowAll,
+            _ => AddressPolicy::SameNetwork,
+        });
     options.handler = handler;
     options.store = store;
     Ok(options)
+}
+
+/// The provider quirks a server's OAuth settings ask for.
+#[cfg(feature = "http")]
+fn quirks(oauth: &OAuthConfig) -> ProviderQuirks {
+    let mut quirks = ProviderQuirks::default().with_resource(match &oauth.resource {
+        OAuthResource::Omit => ResourceParam::Omit,
+        OAuthResource::Value(v) => ResourceParam::Value(v.clone()),
+        _ => ResourceParam::Metadata,
+    });
+    if let Some(url) = &oauth.metadata_url {
+        quirks = quirks.with_metadata_url(url.clone());
+    }
+    for (name, value) in &oauth.authorization_params {
+        quirks = quirks.with_authorization_param(name.clone(), value.clone());
+    }
+    if oauth.scopes_override {
+        quirks = quirks.with_scopes_override(oauth.scopes.iter().cloned());
+    }
+    quirks
 }
 
 /// The configured headers and credentials as the HTTP transport's
@@ -301,6 +352,91 @@ endpoint = "https://e.test/mcp"
         let c = options(&loaded.config.servers[2]);
         assert_eq!((c.proxy, c.ca_file), (ProxyConfig::FromEnv, None));
     }
+
+    /// The provider quirks of the configuration reach `mcp-auth`'s
+    /// options (the flow against a real provider is `mcp-http`'s
+    /// `idp_quirks` tests).
+    #[test]
+    fn oauth_quirk_keys_reach_the_oauth_options() {
+        let toml = r#"
+[mcp_client]
+[[mcp_client.servers]]
+name = "entra"
+endpoint = "https://e.test/mcp"
+auth = { kind = "oauth", resource = false, redirect_port = 8765, metadata_url = "https://login.test/t/v2.0/.well-known/openid-configuration", address_policy = "allow_private", dpop = "always", offline_access = false, account = "work" }
+[[mcp_client.servers]]
+name = "auth0"
+endpoint = "https://e.test/mcp"
+auth = { kind = "oauth", resource = "api://mcp", scopes = ["read"], scopes_override = true, authorization_params = { audience = "https://api.test", prompt = "consent" }, redirect_uri = "http://localhost:9000/done" }
+[[mcp_client.servers]]
+name = "plain"
+endpoint = "https://e.test/mcp"
+auth = { kind = "oauth" }
+"#;
+        let loaded = Config::from_toml_str(toml, &LoadOptions::default()).unwrap();
+        let connector = DefaultConnector::default();
+        let identity = ClientIdentity::default();
+        let oauth_options = |i: usize| {
+            let server = &loaded.config.servers[i];
+            let TransportConfig::Http { headers, auth, .. } = &server.transport else {
+                panic!("{server:?}")
+            };
+            let options = connector.http_options(server, &identity, headers, auth, None).unwrap();
+            options.oauth.expect("oauth")
+        };
+        let quirks = |i: usize| oauth_options(i).config.quirks;
+        let entra = oauth_options(0);
+        assert_eq!(entra.address_policy, AddressPolicy::AllowPrivate);
+        assert_eq!((entra.config.dpop, entra.config.offline_access), (DpopMode::Always, false));
+        assert_eq!(entra.config.account.as_deref(), Some("work"));
+        let plain = oauth_options(2);
+        assert_eq!(plain.address_policy, AddressPolicy::SameNetwork);
+        assert_eq!(
+            (plain.config.dpop, plain.config.offline_access),
+            (DpopMode::WhenRequired, true)
+        );
+        assert_eq!(plain.config.account, None);
+        let entra = quirks(0);
+        assert_eq!(entra.resource, ResourceParam::Omit);
+        assert_eq!(
+            entra.metadata_url.as_deref(),
+            Some("https://login.test/t/v2.0/.well-known/openid-configuration")
+        );
+        let oauth = loaded.config.servers[0].oauth().expect("oauth");
+        assert_eq!(
+            oauth.loopback_redirect_uri().as_deref(),
+            Some("http://127.0.0.1:8765/callback")
+        );
+        let auth0 = quirks(1);
+        assert_eq!(auth0.resource, ResourceParam::Value("api://mcp".into()));
+        assert_eq!(auth0.scopes_override, Some(vec!["read".to_owned()]));
+        let params: Vec<(&str, &str)> =
+            auth0.authorization_params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(params, [("audience", "https://api.test"), ("prompt", "consent")]);
+        let oauth = loaded.config.servers[1].oauth().expect("oauth");
+        assert_eq!(oauth.loopback_redirect_uri().as_deref(), Some("http://localhost:9000/done"));
+        assert_eq!(quirks(2), ProviderQuirks::default());
+
+        for (bad, key) in [
+            ("resource = true", "auth.resource"),
+            ("redirect_port = 0", "auth.redirect_port"),
+            ("redirect_port = 70000", "auth.redirect_port"),
+            ("scopes_override = true", "auth.scopes_override"),
+            ("authorization_params = { prompt = 1 }", "auth.authorization_params"),
+            ("address_policy = \"open\"", "auth.address_policy"),
+            ("dpop = \"sometimes\"", "auth.dpop"),
+            ("offline_access = \"no\"", "auth.offline_access"),
+        ] {
+            let toml = format!(
+                "[mcp_client]\n[[mcp_client.servers]]\nname = \"x\"\nendpoint = \"https://e.test/mcp\"\nauth = {{ kind = \"oauth\", {bad} }}\n"
+            );
+            let e = Config::from_toml_str(&toml, &LoadOptions::default()).unwrap_err();
+            let crate::error::ConfigError::Invalid { location, .. } = &e else {
+                panic!("{bad}: {e:?}")
+            };
+            assert_eq!(location.key.as_deref(), Some(key), "{bad}: {e}");
+        }
+    }
 }
 
 #[cfg(all(test, feature = "http"))]
@@ -333,6 +469,16 @@ mod load_tests {
             (
                 "auth = { kind = \"oauth\", client_metadata_url = \"http://insecure.test/c\" }",
                 "auth.client_metadata_url",
+                "",
+            ),
+            (
+                "auth = { kind = \"oauth\", authorization_params = { state = \"x\" } }",
+                "auth.authorization_params",
+                "the client's own",
+            ),
+            (
+                "auth = { kind = \"oauth\", metadata_url = \"http://insecure.test/m\" }",
+                "auth.metadata_url",
                 "",
             ),
             (

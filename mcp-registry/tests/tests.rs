@@ -14,6 +14,9 @@ mod config;
 mod consent;
 #[path = "it/features.rs"]
 mod features;
+#[cfg(all(feature = "http", unix))]
+#[path = "it/headers_helper.rs"]
+mod headers_helper;
 #[cfg(all(feature = "interop-tests", feature = "stdio"))]
 #[path = "it/interop_shape.rs"]
 mod interop_shape;

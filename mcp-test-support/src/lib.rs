@@ -8,7 +8,8 @@
 //! ([`TempDir`]).
 //!
 //! With the feature `interop`, the interop suites (module `interop`), each
-//! written once and run over every transport.
+//! written once and run over every transport. With the feature `idp`, a
+//! real OpenID provider as a test peer (module `idp`).
 //!
 //! A dev-dependency only; never published.
 
@@ -26,6 +27,8 @@ use mcp_proto::types::{
     ElicitRequestParams, ElicitResult, ListRootsResult, Root, StopReason,
 };
 
+#[cfg(feature = "idp")]
+pub mod idp;
 #[cfg(feature = "interop")]
 pub mod interop;
 

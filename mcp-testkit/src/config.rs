@@ -196,6 +196,10 @@ pub struct HttpConfig {
     pub delete: bool,
     /// Require `Authorization: Bearer <token>` (`--require-auth`).
     pub require_auth: Option<String>,
+    /// Require an access token that an authorization server signed, checked
+    /// against its published keys (in-process only: the binary has no
+    /// option for it). Independent of [`require_auth`](Self::require_auth).
+    pub jwt_auth: Option<JwtAuth>,
     /// The exact `WWW-Authenticate` value of the 401 (`--challenge`).
     pub challenge: Option<String>,
     /// Answer a valid token with 403 `insufficient_scope` (`--forbid-scope`).
@@ -311,6 +315,7 @@ impl Default for HttpConfig {
             get_stream: true,
             delete: true,
             require_auth: None,
+            jwt_auth: None,
             challenge: None,
             forbid_scope: false,
             slow_headers: None,
@@ -323,6 +328,53 @@ impl Default for HttpConfig {
             threads: 1,
             tls: None,
         }
+    }
+}
+
+/// The resource server's side of OAuth against a real authorization
+/// server: every request to the MCP endpoint needs a JWT access token
+/// (`Authorization: Bearer`, or `DPoP` with a proof when the token is
+/// bound to a key) signed with RS256 or ES256 by a key of `jwks_uri`, with
+/// this `iss`, this `aud` among its audiences and an `exp` still ahead.
+/// The protected resource metadata names `issuer` as the authorization
+/// server. The keys are fetched (plain `http://` only) when first needed
+/// and again when a token names a key not yet seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JwtAuth {
+    /// The authorization server's issuer identifier.
+    pub issuer: String,
+    /// Where its JSON Web Key Set is served.
+    pub jwks_uri: String,
+    /// The audience a token must name; `None`: the MCP endpoint's URL
+    /// (`<base>/mcp`, the resource indicator a client sends).
+    pub audience: Option<String>,
+    /// Serve the protected resource metadata and name it in the 401's
+    /// challenge; `false`: neither (a server whose client must be told
+    /// where the authorization server's metadata is).
+    pub publish_metadata: bool,
+}
+
+impl JwtAuth {
+    /// Tokens of `issuer`, its keys at `jwks_uri`, for the endpoint's URL.
+    pub fn new(issuer: impl Into<String>, jwks_uri: impl Into<String>) -> Self {
+        JwtAuth {
+            issuer: issuer.into(),
+            jwks_uri: jwks_uri.into(),
+            audience: None,
+            publish_metadata: true,
+        }
+    }
+
+    /// Publishes no protected resource metadata.
+    pub fn without_metadata(mut self) -> Self {
+        self.publish_metadata = false;
+        self
+    }
+
+    /// Requires this audience instead of the endpoint's URL.
+    pub fn with_audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience = Some(audience.into());
+        self
     }
 }
 

@@ -295,6 +295,7 @@
 //! | `--no-get` (`get_stream: false`) | 405 on a GET without `Last-Event-ID` (resumption still works) |
 //! | `--no-delete` (`delete: false`) | 405 on DELETE |
 //! | `--require-auth TOKEN` (`require_auth`) | 401 unless `Authorization: Bearer TOKEN`, with `WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource", scope="mcp"`; that URL serves a protected-resource metadata document |
+//! | (in-process only) `jwt_auth` ([`JwtAuth`]) | 401 unless a JWT access token of that authorization server (RS256 or ES256 against its key set; `iss`, `aud`, `exp`; for a DPoP-bound token the `DPoP` scheme and a proof of its key); the protected resource metadata names the server |
 //! | `--challenge VALUE` (`challenge`) | the exact `WWW-Authenticate` value of that 401 |
 //! | `--forbid-scope` (`forbid_scope`) | a valid token gets 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"` |
 //! | `--slow-headers-ms N` (`slow_headers`) | sleep N ms before sending each response's headers |
@@ -336,6 +337,8 @@ pub mod config;
 mod features;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod jwt;
 mod locate;
 mod modern;
 #[cfg(feature = "http")]
@@ -346,8 +349,8 @@ mod tasks;
 mod tools;
 
 pub use config::{
-    ArgError, Command, Config, HttpConfig, Redirect, ReplyMode, ServeEra, TlsConfig, USAGE,
-    parse_args,
+    ArgError, Command, Config, HttpConfig, JwtAuth, Redirect, ReplyMode, ServeEra, TlsConfig,
+    USAGE, parse_args,
 };
 #[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};

@@ -16,7 +16,7 @@
 
 use std::path::PathBuf;
 
-use crate::steps::{Step, cargo, root, run};
+use crate::steps::{Step, module_tests, npm_ci_pinned, root};
 
 /// Where the pinned peers are installed.
 fn install_dir() -> PathBuf {
@@ -92,44 +92,21 @@ fn install() -> Result<(), String> {
 
 fn install_packages() -> Result<(), String> {
     let src = root().join("xtask").join("interop");
-    let dst = install_dir();
-    std::fs::create_dir_all(&dst).map_err(|e| format!("creating {}: {e}", dst.display()))?;
-    let pinned = std::fs::read(src.join("package-lock.json"))
-        .map_err(|e| format!("reading the pinned lock: {e}"))?;
-    let current = std::fs::read(dst.join("package-lock.json")).ok();
-    if current.as_deref() == Some(pinned.as_slice()) && installed() {
-        println!("interop peers already installed in {}", dst.display());
-        return Ok(());
-    }
-    for file in ["package.json", "package-lock.json"] {
-        std::fs::copy(src.join(file), dst.join(file))
-            .map_err(|e| format!("copying {file}: {e}"))?;
-    }
-    let mut npm = std::process::Command::new("npm");
-    npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(&dst);
-    run(npm)?;
-    for entry in entry_points() {
-        if !entry.is_file() {
-            return Err(format!("npm ci did not install {}", entry.display()));
-        }
-    }
-    Ok(())
+    npm_ci_pinned(&src, &install_dir(), installed)
 }
 
-/// `cargo test -p <krate> --features interop-tests --test tests --
-/// <module>::`: the tests of one interop module of the crate's test
-/// binary, with the servers' entry points in the environment.
+/// The tests of one interop module of the crate's test binary, with the
+/// servers' entry points in the environment.
 fn interop_test(krate: &str, module: &str) -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args(["test", "--locked", "-p", krate, "--features", "interop-tests", "--test", "tests"]);
-    cmd.args(["--", &format!("{module}::")]);
-    cmd.env("MCP_EVERYTHING_JS", everything_js());
-    cmd.env("MCP_TS_SERVER_JS", ts_server_js());
-    cmd.env("MCP_APPS_SERVER_JS", apps_server_js());
-    cmd.env("MCP_MAP_SERVER_JS", map_server_js());
-    cmd.env("MCP_FILESYSTEM_JS", filesystem_js());
-    cmd.env("MCP_MEMORY_JS", memory_js());
-    run(cmd)
+    let env = [
+        ("MCP_EVERYTHING_JS", everything_js()),
+        ("MCP_TS_SERVER_JS", ts_server_js()),
+        ("MCP_APPS_SERVER_JS", apps_server_js()),
+        ("MCP_MAP_SERVER_JS", map_server_js()),
+        ("MCP_FILESYSTEM_JS", filesystem_js()),
+        ("MCP_MEMORY_JS", memory_js()),
+    ];
+    module_tests(krate, "interop-tests", &[module], &env)
 }
 
 /// The interop steps: install, then each transport's interop tests.

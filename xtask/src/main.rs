@@ -9,6 +9,7 @@ mod bench;
 mod benchdoc;
 mod conformance;
 mod fuzz;
+mod idp;
 mod interop;
 mod mutants;
 mod publish;
@@ -24,7 +25,7 @@ usage: cargo xtask <command>
 
 commands:
   ci        every check: fmt, clippy, tests (also with the optional features), fuzz and bench
-            smoke, interop, conformance, docs, publish --dry-run
+            smoke, interop, idp, conformance, docs, publish --dry-run
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed), doc tests, the crates
@@ -35,6 +36,7 @@ commands:
             each one built from its packaged sources (nothing is uploaded)
   interop   install the pinned third-party servers (npm) and run the interop tests
   conformance  the official MCP conformance suite (npm, pinned) against our client
+  idp       install the pinned OpenID provider (npm) and run the OAuth tests against it
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
   bench     bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick] [--no-build]:
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
         "doc" => vec![steps::doc()],
         "package" => vec![publish::dry_run()],
         "interop" => interop::steps(),
+        "idp" => idp::steps(),
         "conformance" => conformance::steps(),
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),

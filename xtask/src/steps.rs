@@ -71,6 +71,52 @@ pub(crate) fn run(mut cmd: Command) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("{shown} exited with {status}")) }
 }
 
+/// Installs the pinned npm packages of `src` (its `package.json` and
+/// `package-lock.json`) into `dst` with `npm ci`, unless `dst` already holds
+/// that very lock and `installed` says the packages are there.
+pub(crate) fn npm_ci_pinned(
+    src: &Path,
+    dst: &Path,
+    installed: impl Fn() -> bool,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dst).map_err(|e| format!("creating {}: {e}", dst.display()))?;
+    let pinned = std::fs::read(src.join("package-lock.json"))
+        .map_err(|e| format!("reading the pinned lock: {e}"))?;
+    let current = std::fs::read(dst.join("package-lock.json")).ok();
+    if current.as_deref() == Some(pinned.as_slice()) && installed() {
+        println!("pinned npm packages already installed in {}", dst.display());
+        return Ok(());
+    }
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(src.join(file), dst.join(file))
+            .map_err(|e| format!("copying {file}: {e}"))?;
+    }
+    let mut npm = Command::new("npm");
+    npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(dst);
+    run(npm)?;
+    if installed() {
+        Ok(())
+    } else {
+        Err(format!("npm ci did not install everything in {}", dst.display()))
+    }
+}
+
+/// `cargo test -p <krate> --features <feature> --test tests -- <module>::...`:
+/// modules of a crate's test binary that a feature compiles in, with `env`
+/// set (where the peers they run against are).
+pub(crate) fn module_tests(
+    krate: &str,
+    feature: &str,
+    modules: &[&str],
+    env: &[(&str, PathBuf)],
+) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--locked", "-p", krate, "--features", feature, "--test", "tests"]);
+    cmd.arg("--").args(modules.iter().map(|m| format!("{m}::")));
+    cmd.envs(env.iter().map(|(k, v)| (*k, v.as_os_str())));
+    run(cmd)
+}
+
 /// Whether a program answers `--version` (used to pick optional tools).
 pub(crate) fn have(program: &str, args: &[&str]) -> bool {
     Command::new(program)
@@ -89,6 +135,7 @@ pub(crate) fn ci() -> Vec<Step> {
     steps.extend(crate::bench::bench_smoke_steps());
     steps.extend(crate::bench::soak_smoke_steps());
     steps.extend(crate::interop::steps());
+    steps.extend(crate::idp::steps());
     steps.extend(crate::conformance::steps());
     steps.extend([doc(), crate::publish::dry_run()]);
     steps

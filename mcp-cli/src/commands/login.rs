@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_auth::loopback::LoopbackHandler;
-use mcp_host_registry::{OAuthHandler, Revocation, ServerConfig};
+use mcp_auth::url::{redact, resource_matches};
+use mcp_host_registry::{OAuthConfig, OAuthHandler, Revocation, ServerConfig, TransportConfig};
 use serde_json::json;
 
 use crate::cli::Output;
 use crate::ctx::Ctx;
 use crate::failure::{Failure, Kind};
-use crate::output::{emit, emit_json, note, offer_url};
+use crate::output::{emit, emit_json, note, offer_url, table as table_lines};
 
 /// How long the token exchanges of a login may take beyond the user's
 /// part (`--timeout`).
@@ -33,10 +34,18 @@ pub(crate) async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result
     let handler = if headless {
         OAuthHandler::Headless(None)
     } else {
-        let handler = LoopbackHandler::bind(wait)
-            .await
-            .map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?
-            .on_url(|url| {
+        // A client pre-registered with one exact redirect URI listens on it.
+        let redirect = ctx
+            .registry
+            .get(&server)
+            .and_then(ServerConfig::oauth)
+            .and_then(OAuthConfig::loopback_redirect_uri);
+        let bound = match redirect {
+            Some(uri) => LoopbackHandler::bind_redirect_uri(&uri, wait).await,
+            None => LoopbackHandler::bind(wait).await,
+        };
+        let handler =
+            bound.map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?.on_url(|url| {
                 note("Open this URL to log in:");
                 offer_url(url, true);
             });
@@ -85,6 +94,56 @@ pub(crate) async fn logout(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Fa
         Output::Json => {
             emit_json(&json!({"server": server, "logged_out": true, "revoked": revoked}))
         }
+    }
+    Ok(0)
+}
+
+/// `mcpc accounts [SERVER]`: which accounts hold OAuth tokens for each
+/// OAuth server (its endpoint identifies the stored tokens' resource), and
+/// at which authorization server. No token is read out.
+pub(crate) fn accounts(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failure> {
+    let only = server.map(|s| ctx.pick(Some(s))).transpose()?;
+    let keys = crate::setup::token_store()
+        .keys()
+        .map_err(|e| Failure::new(Kind::Auth, format!("cannot list the stored tokens: {e}")))?;
+    let store = crate::setup::token_store();
+    let mut rows: Vec<(String, Option<String>, String)> = Vec::new();
+    for config in ctx.registry.list().filter(|c| c.uses_oauth()) {
+        if only.as_deref().is_some_and(|o| o != config.name) {
+            continue;
+        }
+        let TransportConfig::Http { endpoint, .. } = &config.transport else { continue };
+        for key in keys.iter().filter(|k| resource_matches(&k.resource, endpoint)) {
+            // An entry whose tokens were logged out (its registration
+            // kept) holds no tokens.
+            let holds = store.load(key).ok().flatten().is_some_and(|s| s.tokens.is_some());
+            if holds {
+                rows.push((config.name.clone(), key.account.clone(), redact(&key.issuer)));
+            }
+        }
+    }
+    rows.sort();
+    match ctx.output() {
+        Output::Text => {
+            let mut table = vec![vec!["SERVER".into(), "ACCOUNT".into(), "ISSUER".into()]];
+            for (server, account, issuer) in &rows {
+                let account = account.clone().unwrap_or_else(|| "(default)".into());
+                // `table` shows each cell on one line, terminal-safe.
+                table.push(vec![server.clone(), account, issuer.clone()]);
+            }
+            if rows.is_empty() {
+                note("no account holds tokens");
+            } else {
+                for line in table_lines(&table) {
+                    emit(&line);
+                }
+            }
+        }
+        Output::Json => emit_json(&json!(
+            rows.iter()
+                .map(|(s, a, i)| json!({"server": s, "account": a, "issuer": i}))
+                .collect::<Vec<_>>()
+        )),
     }
     Ok(0)
 }

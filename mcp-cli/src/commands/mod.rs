@@ -50,8 +50,9 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Fail
         Command::Listen { server, resources } => {
             listen::listen(ctx, server.as_deref(), resources).await
         }
-        Command::Login { server, headless } => login::login(ctx, server, *headless).await,
-        Command::Logout { server } => login::logout(ctx, server.as_deref()).await,
+        Command::Login { server, headless, .. } => login::login(ctx, server, *headless).await,
+        Command::Logout { server, .. } => login::logout(ctx, server.as_deref()).await,
+        Command::Accounts { server } => login::accounts(ctx, server.as_deref()),
         // Handled before the registry is built.
         Command::Completions { .. } | Command::DemoServer | Command::Trust { .. } => Ok(0),
     }

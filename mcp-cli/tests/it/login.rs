@@ -128,7 +128,7 @@ impl Drop for World {
 }
 
 /// An `mcpc` process whose stderr is read line by line as it comes.
-struct Running {
+pub(crate) struct Running {
     child: Child,
     started: Instant,
     lines: mpsc::Receiver<String>,
@@ -136,10 +136,10 @@ struct Running {
     stdout: std::thread::JoinHandle<String>,
 }
 
-struct Finished {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Finished {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     elapsed: Duration,
 }
 
@@ -154,7 +154,7 @@ impl std::fmt::Debug for Finished {
 }
 
 impl Running {
-    fn start(mut cmd: Command) -> Running {
+    pub(crate) fn start(mut cmd: Command) -> Running {
         let mut child = cmd.spawn().expect("mcpc starts");
         let mut out = child.stdout.take().unwrap();
         let err = child.stderr.take().unwrap();
@@ -176,7 +176,7 @@ impl Running {
     }
 
     /// The authorization URL `mcpc` prints under "Open this URL to log in:".
-    fn url(&mut self) -> String {
+    pub(crate) fn url(&mut self) -> String {
         let deadline = Instant::now() + URL_LIMIT;
         let mut announced = false;
         loop {
@@ -197,7 +197,7 @@ impl Running {
     }
 
     /// Waits for the end (at most [`RUN_LIMIT`]; killed and failed beyond).
-    fn finish(mut self) -> Finished {
+    pub(crate) fn finish(mut self) -> Finished {
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 break status;

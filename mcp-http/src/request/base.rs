@@ -48,6 +48,8 @@ pub(crate) struct Http {
     pub(crate) pool: Pool,
     /// The OAuth client, when the host configured OAuth.
     pub(crate) oauth: Option<Arc<mcp_auth::OAuthClient>>,
+    /// Run-time headers, when the host gave a source.
+    pub(crate) run_time_headers: Option<crate::header_source::HeaderCache>,
     pub(crate) link: OnceLock<Link>,
     /// Set once, when the client closes the transport.
     closed: AtomicBool,
@@ -146,7 +148,10 @@ impl Http {
                 Some(Arc::new(client))
             }
         };
+        let run_time_headers =
+            options.header_source.clone().map(crate::header_source::HeaderCache::new);
         Ok(Http {
+            run_time_headers,
             options: Settings::from(options),
             endpoint,
             post_headers,

@@ -27,6 +27,9 @@ static DPOP: HeaderName = HeaderName::from_static("dpop");
 pub(crate) type Reprove<'a> =
     dyn Fn(&Method, &http::Uri) -> Result<Option<HeaderValue>, Error> + Send + Sync + 'a;
 
+/// Sees each redirect's status and headers before it is followed.
+pub(crate) type Observe<'a> = dyn Fn(u16, &http::HeaderMap) + Send + Sync + 'a;
+
 /// The longest an error body is read for its excerpt.
 pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(2);
 /// The most redirects followed in a row (with
@@ -44,12 +47,44 @@ impl Http {
     /// [`on_insufficient_scope`](mcp_auth::OAuthClient::on_insufficient_scope),
     /// and the request is sent again, as often as `mcp-auth`'s per-request
     /// bounds allow (and never more than [`MAX_AUTH_ROUNDS`] times).
+    /// Run-time headers go on first; a 401 or 403 gets fresh ones and the
+    /// request once more (once per request).
     pub(crate) async fn send(
         &self,
         req: http::Request<conn::Body>,
         method: &str,
     ) -> Result<Response<Incoming>, Error> {
-        let Some(oauth) = &self.oauth else { return self.send_redirects(req, method, None).await };
+        let Some(cache) = &self.run_time_headers else {
+            return self.send_authorized(req, method).await;
+        };
+        let endpoint = &self.endpoint.redacted;
+        let headers = cache.current(false, endpoint).await?;
+        let mut first = conn::copy_request(&req);
+        crate::header_source::apply(&mut first, &headers);
+        let resp = self.send_authorized(first, method).await?;
+        if !matches!(resp.status(), StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            return Ok(resp);
+        }
+        tracing::debug!(endpoint = %endpoint, method, status = %resp.status(), "run-time headers refused; making them again");
+        let body = resp.into_body();
+        if !body.is_end_stream() {
+            let _ = tokio::time::timeout(EXCERPT_WAIT, conn::read_limited(body, 64 * 1024)).await;
+        }
+        let headers = cache.current(true, endpoint).await?;
+        let mut again = req;
+        crate::header_source::apply(&mut again, &headers);
+        self.send_authorized(again, method).await
+    }
+
+    /// [`send`](Self::send) without the run-time headers: the OAuth rounds.
+    async fn send_authorized(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+    ) -> Result<Response<Incoming>, Error> {
+        let Some(oauth) = &self.oauth else {
+            return self.send_redirects(req, method, None, None).await;
+        };
         let mut auth = oauth.prepare().await;
         let applies = oauth.applies_to(&req.uri().to_string());
         let mut rounds = 0u32;
@@ -73,6 +108,11 @@ impl Http {
                     attempt.headers_mut().insert(DPOP.clone(), proof);
                 }
             }
+            // A redirect's `DPoP-Nonce` counts as much as any other's.
+            let observe = |status: u16, headers: &http::HeaderMap| {
+                oauth.observe_response(status, headers);
+            };
+            let observe: Option<&Observe<'_>> = if applies { Some(&observe) } else { None };
             let resp = if applies && auth.is_dpop() {
                 // A proof names its request's URL: a followed redirect
                 // needs a new one.
@@ -81,9 +121,9 @@ impl Http {
                         .dpop_proof(&auth, m.as_str(), &uri.to_string())
                         .map_err(|e| auth_error(StatusCode::UNAUTHORIZED, e))
                 };
-                self.send_redirects(attempt, method, Some(&reprove)).await?
+                self.send_redirects(attempt, method, Some(&reprove), observe).await?
             } else {
-                self.send_redirects(attempt, method, None).await?
+                self.send_redirects(attempt, method, None, observe).await?
             };
             let status = resp.status();
             if applies {
@@ -131,12 +171,14 @@ impl Http {
     /// most [`MAX_REDIRECTS`] times. A redirect elsewhere is an error: the
     /// credentials never leave the endpoint's origin. A request with a DPoP
     /// proof gets a new one from `reprove` for each redirect's target (a
-    /// proof's `htu` is the URL it is sent to).
+    /// proof's `htu` is the URL it is sent to), after `observe` has seen
+    /// the redirect (its `DPoP-Nonce` then goes in that proof).
     pub(crate) async fn send_redirects(
         &self,
         req: http::Request<conn::Body>,
         method: &str,
         reprove: Option<&Reprove<'_>>,
+        observe: Option<&Observe<'_>>,
     ) -> Result<Response<Incoming>, Error> {
         if !self.options.follow_redirects {
             return self.send_once(req, method).await;
@@ -150,6 +192,9 @@ impl Http {
             if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT
             {
                 return Ok(resp);
+            }
+            if let Some(observe) = observe {
+                observe(status.as_u16(), resp.headers());
             }
             let refuse = |reason: String| Error::Redirect {
                 endpoint: self.endpoint.redacted.clone(),

@@ -325,7 +325,7 @@ async fn http_credentials_and_authorization_discovery() {
     let servers = vec![
         with("right", token("right-token")),
         with("wrong", token("wrong-token")),
-        with("oauth", AuthConfig::OAuth(oauth)),
+        with("oauth", AuthConfig::OAuth(Box::new(oauth))),
         ServerConfig::stdio("local", testkit(&[])),
     ];
     let (registry, _) = registry(servers, TestConnector::new());

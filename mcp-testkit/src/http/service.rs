@@ -52,6 +52,9 @@ async fn route(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
     {
         return Ok(text(StatusCode::FORBIDDEN, "Origin not allowed"));
     }
+    if let Some(reply) = crate::jwt::guard(config.jwt_auth.as_ref(), &shared.base, &request).await {
+        return Ok(reply.map(ResponseBody::full));
+    }
     if path.starts_with("/.well-known/oauth-protected-resource") && config.require_auth.is_some() {
         let metadata = json!({
             "resource": format!("{}/mcp", shared.base),
