@@ -35,6 +35,12 @@ impl Sender {
         Sender { tx, acks: Arc::default(), full: Arc::default(), misshapen: Arc::default() }
     }
 
+    /// How many acknowledgments came, on the first stream and those opened
+    /// again after breaks.
+    pub(crate) fn acknowledgments(&self) -> u32 {
+        self.acks.load(Ordering::Relaxed)
+    }
+
     /// Hands a notification to the subscription; a full buffer drops it
     /// (the host is not reading), counted in one warning per second.
     pub(crate) fn deliver(&self, notification: &Notification) {

@@ -240,7 +240,13 @@ impl<T: Transport> Client<T> {
                     break format!("the connection could not be opened again: {e}");
                 }
             }
+            let acknowledged = sender.acknowledgments();
             let end = self.listen_once(&filter, &sender, &mut opened).await;
+            if sender.acknowledgments() > acknowledged {
+                // This stream was open (the server acknowledged it): a
+                // break after it starts a new count of breaks in a row.
+                retries.succeeded();
+            }
             match end {
                 Ended::Graceful => break "the server ended the subscription".to_owned(),
                 Ended::Final(reason) => break reason,

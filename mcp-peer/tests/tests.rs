@@ -864,6 +864,25 @@ async fn a_broken_subscription_listens_again_and_reports_its_lists_changed() {
     assert!(sub.end_reason().is_none());
 }
 
+#[tokio::test(start_paused = true)]
+async fn breaks_with_open_streams_between_them_never_use_up_the_relistens() {
+    use mcp_proto::types::SubscriptionFilter;
+    let Pair { client, restart, .. } =
+        pair_with(ClientOptions::new("testkit"), modern_config(ServeEra::Modern));
+    let tools = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut sub = client.listen(tools).await.unwrap();
+    // More breaks than MAX_RELISTENS, each after the stream was open again:
+    // never "in a row", so the subscription lives on.
+    for _ in 0..mcp_peer::MAX_RELISTENS + 2 {
+        restart.now();
+        assert_eq!(sub.recv().await, Some(ServerNotification::ToolListChanged));
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        client.call_tool("change", ()).await.unwrap();
+        assert_eq!(sub.recv().await, Some(ServerNotification::ToolListChanged));
+    }
+    assert!(sub.end_reason().is_none(), "{:?}", sub.end_reason());
+}
+
 fn count(log: &[Value], method: &str) -> usize {
     log.iter().filter(|r| r["method"] == method).count()
 }
