@@ -38,6 +38,15 @@
 //! (`mcp-testkit http`, feature `http`), which tests in other crates can
 //! also run in-process.
 //!
+//! The protocol rules and the transport machinery come from the server
+//! half of the transports, `mcp-server-io`: the era rules (`initialize`
+//! checks and negotiation, the stateless `_meta`, `resultType`, the
+//! `subscriptions/listen` filter), the [`Outgoing`] queue, stdio framing,
+//! and on HTTP the resumable SSE streams, the request guards (DNS
+//! rebinding, caps, the stateless headers) and the accept loop. What is
+//! the testkit's own: its tools, resources and prompts, its configuration,
+//! the routing of sessions and every fault switch.
+//!
 //! ## Optional features
 //!
 //! - **`http`** (default): the Streamable HTTP driver (`serve_http`,
@@ -297,6 +306,7 @@
 //! | `--require-auth TOKEN` (`require_auth`) | 401 unless `Authorization: Bearer TOKEN`, with `WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource", scope="mcp"`; that URL serves a protected-resource metadata document |
 //! | `--challenge VALUE` (`challenge`) | the exact `WWW-Authenticate` value of that 401 |
 //! | `--forbid-scope` (`forbid_scope`) | a valid token gets 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"` |
+//! | `--allow-host NAME` (`allowed_hosts`) | accept `Host: NAME[:port]` besides the loopback names; any other `Host`, or an `Origin` that is not a loopback one, gets 403 (the DNS rebinding guard of `mcp-server-io`) |
 //! | `--slow-headers-ms N` (`slow_headers`) | sleep N ms before sending each response's headers |
 //! | `--oversized-body BYTES` (`oversized_body`) | every reply to a request is padded to BYTES bytes of JSON (`result._meta.padding`, or `error.data.padding`) |
 //! | `--redirect` (`redirect: SameOrigin`) | POST `/mcp` gets 307 to `/mcp/` (same endpoint) |
@@ -352,7 +362,8 @@ pub use config::{
 #[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;
-pub use server::{Outgoing, OutgoingQueue, Server};
+pub use mcp_server_io::{Outgoing, OutgoingQueue};
+pub use server::Server;
 pub use stdio::run_stdio;
 
 /// The README's examples, compiled as doc tests (they serve HTTP).

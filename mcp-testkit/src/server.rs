@@ -25,50 +25,22 @@ use mcp_proto::jsonrpc::{
     DecodeError, ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId,
     Response, decode_slice, error_code,
 };
-use mcp_proto::{ProtocolVersion, methods};
+use mcp_proto::methods;
+use mcp_server_io::era::{self, ServeEra};
+use mcp_server_io::logging;
+use mcp_server_io::stateless::{Change, Filter, RequestMeta};
+use mcp_server_io::{Outgoing, OutgoingQueue, outgoing};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-use crate::config::{Config, ServeEra};
-use crate::modern::{self, Change, Filter, RequestMeta};
+use crate::config::Config;
+use crate::modern;
 use crate::tasks::{self, Tasks};
 use crate::{features, tools};
 
 /// How many stateless-era requests [`Server::received_log`] remembers.
 const RECEIVED_LOG_CAP: usize = 256;
-
-/// One item a driver must deliver to the client, in queue order.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Outgoing {
-    /// A JSON-RPC message for the client.
-    #[non_exhaustive]
-    Message {
-        /// The message.
-        message: Message,
-        /// The client request this message belongs to: the request a reply
-        /// answers, or the `tools/call` during which a progress
-        /// notification, log message or server-to-client request was made.
-        /// `None` for messages that belong to no request. A Streamable HTTP
-        /// driver routes on this: related messages go on that request's
-        /// response stream, the others on the standalone GET stream. The
-        /// reply itself is the response or error whose id equals `related`;
-        /// nothing related to that request follows it.
-        related: Option<RequestId>,
-        /// Where the related request came in, as given to
-        /// [`Server::handle_from`] (0 for [`Server::handle`]): a driver
-        /// that serves several clients from one core tells their requests
-        /// apart by it, since two clients may use the same ids.
-        origin: u64,
-    },
-    /// One raw line for stdout, written as is (the `noisy` tool's garbage).
-    /// Drivers that cannot carry raw lines drop it.
-    RawLine(Vec<u8>),
-    /// Write everything queued before this item, then end the process with
-    /// this exit code (the `crash` tool, `--exit-after`).
-    Exit(i32),
-}
 
 /// A client request as the core keys it: its id and where it came in (see
 /// [`Server::handle_from`]), so that the same id from two clients of one
@@ -85,9 +57,6 @@ impl std::fmt::Display for Addr {
     }
 }
 
-/// The queue of [`Outgoing`] items a driver drains.
-pub type OutgoingQueue = mpsc::UnboundedReceiver<Outgoing>;
-
 /// A scriptable MCP server for one client session.
 ///
 /// Cheap to clone: clones share the session. Every method must be called
@@ -100,7 +69,7 @@ pub struct Server {
 #[derive(Debug)]
 struct Inner {
     config: Config,
-    out: mpsc::UnboundedSender<Outgoing>,
+    out: outgoing::OutgoingSender,
     state: Mutex<State>,
     next_server_request: AtomicU64,
 }
@@ -139,10 +108,6 @@ struct State {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct AskTimeout(pub(crate) Duration);
 
-/// The eight syslog levels of MCP logging, lowest first.
-pub(crate) const LOG_LEVELS: [&str; 8] =
-    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
-
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Value> + Send + 'static>>;
 
 /// A request answered later: its result or error.
@@ -152,7 +117,7 @@ impl Server {
     /// A server in its pre-`initialize` state, and the queue of what it
     /// sends.
     pub fn new(config: Config) -> (Server, OutgoingQueue) {
-        let (out, queue) = mpsc::unbounded_channel();
+        let (out, queue) = outgoing::queue();
         let inner = Inner {
             config,
             out,
@@ -238,14 +203,7 @@ impl Server {
         let Request { id, method, params } = request;
         let id = Addr { origin, id };
         let era = self.inner.config.era;
-        let modern = match era {
-            ServeEra::Legacy => false,
-            ServeEra::Modern => method != methods::INITIALIZE,
-            _ => {
-                method != methods::INITIALIZE
-                    && (modern::is_modern_only(&method) || modern::has_modern_meta(params.as_ref()))
-            }
-        };
+        let modern = era.routes_stateless(&method, params.as_ref());
         if modern {
             return self.handle_modern(id, &method, params);
         }
@@ -261,10 +219,7 @@ impl Server {
         let result = match method.as_str() {
             methods::INITIALIZE => self.initialize(&id, params),
             methods::PING => Ok(json!({})),
-            _ if !initialized => Err(ErrorObject::new(
-                error_code::INVALID_REQUEST,
-                format!("Server not initialized: send initialize before {method}"),
-            )),
+            _ if !initialized => Err(era::not_initialized(&method)),
             methods::TOOLS_LIST => self.list_tools(params),
             methods::TOOLS_CALL => return self.call_tool(id, params, None),
             methods::LOGGING_SET_LEVEL => self.set_log_level(params),
@@ -315,32 +270,12 @@ impl Server {
 
     fn initialize(&self, id: &Addr, params: Option<Value>) -> Result<Value, ErrorObject> {
         if self.state().version.is_some() {
-            return Err(ErrorObject::new(
-                error_code::INVALID_REQUEST,
-                "initialize may be sent only once per session",
-            ));
+            return Err(era::already_initialized());
         }
-        let params = params.unwrap_or(Value::Null);
-        let offered = params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid_params("initialize needs a string protocolVersion"))?;
-        if !params.get("capabilities").is_some_and(Value::is_object) {
-            return Err(invalid_params("initialize needs a capabilities object"));
-        }
-        let client_info = params.get("clientInfo");
-        if !client_info.and_then(|c| c.get("name")).is_some_and(Value::is_string)
-            || !client_info.and_then(|c| c.get("version")).is_some_and(Value::is_string)
-        {
-            return Err(invalid_params("initialize needs clientInfo with a name and a version"));
-        }
+        let offered = era::check_initialize(params.as_ref())?;
         let version = match &self.inner.config.version_override {
             Some(v) => v.clone(),
-            None => ProtocolVersion::parse(offered)
-                .filter(|v| !v.is_modern())
-                .unwrap_or(ProtocolVersion::LATEST_LEGACY)
-                .as_str()
-                .to_owned(),
+            None => era::handshake_version(offered).as_str().to_owned(),
         };
         if self.inner.config.send_list_changed_before_init {
             self.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None, Some(id.clone()));
@@ -352,7 +287,7 @@ impl Server {
             "prompts": { "listChanged": true },
             "completions": {},
         });
-        if supports_tasks(&version) {
+        if era::supports_tasks(&version) {
             capabilities["tasks"] =
                 json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
         }
@@ -422,7 +357,7 @@ impl Server {
     /// carries the changes it asked for until cancelled. No reply while
     /// open.
     fn listen(&self, id: Addr, params: Option<&Value>) {
-        let filter = match Filter::parse(params) {
+        let filter = match Filter::parse(params, features::exists) {
             Ok(filter) => filter,
             Err(error) => return self.reply(id, Err(error)),
         };
@@ -443,7 +378,7 @@ impl Server {
             methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
             Some(ack),
         ));
-        self.send(Outgoing::Message { message, related: Some(id.id), origin: id.origin });
+        self.send(Outgoing::message(message, Some(id.id), id.origin));
     }
 
     /// Sends a change to every `subscriptions/listen` stream that asked for
@@ -460,7 +395,7 @@ impl Server {
             params["_meta"] = modern::subscription_meta(&addr.id);
             let message = Message::Notification(Notification::new(method, Some(params)));
             let (related, origin) = (Some(addr.id.clone()), addr.origin);
-            self.send(Outgoing::Message { message, related, origin });
+            self.send(Outgoing::message(message, related, origin));
             sent += 1;
         }
         sent
@@ -595,11 +530,7 @@ impl Server {
     }
 
     fn set_log_level(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        let level = params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str);
-        let Some(index) = level.and_then(|l| LOG_LEVELS.iter().position(|x| *x == l)) else {
-            return Err(invalid_params(format!("level must be one of {}", LOG_LEVELS.join(", "))));
-        };
-        self.state().min_log_level = index;
+        self.state().min_log_level = logging::set_level_param(params.as_ref())?;
         Ok(json!({}))
     }
 
@@ -762,7 +693,7 @@ impl Server {
     /// Whether tasks are on: for revision 2025-11-25 and later (and for
     /// revisions the server does not know).
     fn tasks_enabled(&self) -> bool {
-        self.state().version.as_deref().is_some_and(supports_tasks)
+        self.state().version.as_deref().is_some_and(era::supports_tasks)
     }
 
     fn spawn_call(&self, id: Addr, future: BoxFuture) {
@@ -809,7 +740,7 @@ impl Server {
         // the N-th reply, whichever task sends it.
         let mut state = self.state();
         state.answered += 1;
-        let _ = self.inner.out.send(Outgoing::Message { message, related: Some(id), origin });
+        let _ = self.inner.out.send(Outgoing::message(message, Some(id), origin));
         if self.inner.config.exit_after.is_some_and(|n| state.answered == n) {
             let _ = self.inner.out.send(Outgoing::Exit(0));
         }
@@ -817,7 +748,7 @@ impl Server {
 
     fn send_error(&self, id: Option<RequestId>, error: ErrorObject) {
         let message = Message::Error(ErrorResponse::new(id.clone(), error));
-        self.send(Outgoing::Message { message, related: id, origin: 0 });
+        self.send(Outgoing::message(message, id, 0));
     }
 
     fn reject_invalid(&self, id: Option<RequestId>, error: &DecodeError) {
@@ -842,7 +773,7 @@ impl Server {
     /// Queues a message related to a client request (or to none).
     fn send_related(&self, message: Message, related: Option<Addr>) {
         let origin = related.as_ref().map_or(0, |a| a.origin);
-        self.send(Outgoing::Message { message, related: related.map(|a| a.id), origin });
+        self.send(Outgoing::message(message, related.map(|a| a.id), origin));
     }
 
     /// Sends a request to the client and waits for its answer: the result,
@@ -940,12 +871,6 @@ impl Drop for PendingGuard<'_> {
 
 fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
-}
-
-/// Whether revision `version` has tasks: 2025-11-25 and later, and any
-/// revision the server does not know (`--version-override`).
-fn supports_tasks(version: &str) -> bool {
-    ProtocolVersion::parse(version).is_none_or(|v| v >= ProtocolVersion::V2025_11_25)
 }
 
 /// `resources/read`.

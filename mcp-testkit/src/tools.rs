@@ -13,7 +13,10 @@ use mcp_proto::{ProtocolVersion, methods};
 use serde_json::{Map, Value, json};
 
 use crate::modern::{self, Change, RequestMeta};
-use crate::server::{Addr, BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
+use mcp_server_io::Outgoing;
+use mcp_server_io::logging::LOG_LEVELS;
+
+use crate::server::{Addr, BoxFuture, Server, stderr_line};
 use crate::tasks::with_related_task;
 
 /// The longest `slow` sleep: ten minutes.

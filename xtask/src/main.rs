@@ -29,7 +29,7 @@ commands:
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed), doc tests, the crates
             with optional features (schema, blocking) linted and tested with them on, and
-            mcp-host-registry and mcp-testkit with their default features cut down
+            mcp-host-registry, mcp-testkit and mcp-server-io with their default features cut down
   doc       cargo doc with warnings denied
   package   cargo publish --dry-run of every publishable crate, in dependency order,
             each one built from its packaged sources (nothing is uploaded)

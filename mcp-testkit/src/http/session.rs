@@ -20,10 +20,12 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use mcp_server_io::http::stream::EventStream;
+use mcp_server_io::{Outgoing, OutgoingQueue};
+
 use super::Shared;
-use super::stream::EventStream;
 use crate::config::Config;
-use crate::server::{Addr, Outgoing, OutgoingQueue, Server};
+use crate::server::{Addr, Server};
 
 /// The most reply streams a session keeps for resumption.
 const STREAM_CAP: usize = 256;
@@ -241,8 +243,6 @@ async fn route(shared: Arc<Shared>, session: Arc<Session>, mut queue: OutgoingQu
             Outgoing::Message { message, related, origin, .. } => {
                 session.dispatch(&message, related, origin, pad_to)
             }
-            // Raw lines are a stdio fault; HTTP has no place for them.
-            Outgoing::RawLine(_) => {}
             Outgoing::Exit(code) => {
                 if shared.config.exit_process {
                     // Let the connections write what was queued before.
@@ -252,6 +252,8 @@ async fn route(shared: Arc<Shared>, session: Arc<Session>, mut queue: OutgoingQu
                 shared.end_session(&session, true);
                 return;
             }
+            // Raw lines are a stdio fault; HTTP has no place for them.
+            _ => {}
         }
     }
 }
