@@ -17,25 +17,33 @@
 //! ## What it holds
 //!
 //! ```text
-//!  stdin ─lines─▶ stdio::serve ──Input──▶ (the server's core) ──Outgoing──▶ queue ─▶ stdout
-//!                 (one writer: no interleaving; line cap)
-//!
-//!  TCP ─▶ http::listen::accept_loop ─▶ (the server's service) ─▶ http::guard checks
-//!                                        ├─ JSON body / http::stream (resumable SSE)
-//!                                        └─ http::reply
+//!  stdin ─lines─▶ stdio::serve ──▶ Session::handle_json ──▶ Handler::request
+//!                                   │ initialize, ping, setLevel,   (the application:
+//!                                   │ cancelled, discover, listen,   Reply::Now / Later)
+//!                                   │ `_meta`, resultType
+//!                                   ▼
+//!                          Outgoing queue ──(one writer)──▶ stdout, or an HTTP stream
 //! ```
 //!
-//! - [`era`]: which eras a server speaks ([`ServeEra`]), how a request is
-//!   routed between them, the checks on `initialize` and the revision it
-//!   answers.
-//! - [`stateless`]: the 2026-07-28 rules: per-request `_meta`
-//!   ([`stateless::RequestMeta`]), `server/discover`, `resultType`,
-//!   `input_required` rounds, the `subscriptions/listen` filter, the
-//!   HTTP status of each error.
-//! - [`logging`]: log levels for `logging/setLevel` and `_meta` `logLevel`.
-//! - [`outgoing`]: the one queue from a core to its driver ([`Outgoing`]),
-//!   each message tagged with the client request it belongs to, so a
-//!   Streamable HTTP driver can put it on that request's stream.
+//! - [`Handler`] (what an application implements: requests in, results or
+//!   JSON-RPC errors out, as a [`Reply`] now or later) and [`Context`]
+//!   (the request's key and era, notifications and progress related to
+//!   it, requests to the client, log levels). A cancelled request's future
+//!   is dropped at its next `.await` and never answered.
+//! - [`Session`]: the session core for both eras. Handshake era:
+//!   `initialize` (checked, negotiated), `ping`, `-32600` before
+//!   `initialize`, `logging/setLevel`, `notifications/cancelled`, the
+//!   client's answers to [`Context::request`] (with a deadline). Stateless
+//!   era: the per-request `_meta`, `server/discover`,
+//!   `subscriptions/listen`, `resultType` and `serverInfo` on results.
+//! - [`era`], [`stateless`], [`logging`]: the rules it applies, as pure
+//!   functions ([`ServeEra`], `initialize` checks, the stateless `_meta`
+//!   ([`stateless::RequestMeta`]), `input_required`, the listen filter,
+//!   the HTTP status of each error), for drivers too.
+//! - [`outgoing`]: the one queue from a session to its driver
+//!   ([`Outgoing`]), each message tagged with the client request it
+//!   belongs to, so a Streamable HTTP driver can put it on that request's
+//!   stream.
 //! - [`stdio`]: newline-delimited framing with a line cap; the driver.
 //! - `http` (feature `http`): response bodies, resumable SSE streams with
 //!   event ids, the DNS rebinding guard (`Origin` and `Host`), body caps
@@ -43,33 +51,55 @@
 //!   (HTTP/1.1, HTTPS with HTTP/2 by ALPN, header and handshake deadlines).
 //!
 //! Hooks that exist for test servers (documented as such): the
-//! [`Outgoing::RawLine`] and [`Outgoing::Exit`] items, and cutting an SSE
-//! connection without a clean end.
+//! [`Outgoing::RawLine`] and [`Outgoing::Exit`] items, a few
+//! [`Handler`] methods, and cutting an SSE connection without a clean end.
 //!
 //! ## Example
 //!
-//! A stdio server that answers every line with a parse error, as a server
-//! answers text that is not JSON-RPC:
+//! A stdio server with one method, `echo`:
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
-//! use mcp_proto::jsonrpc::{ErrorObject, ErrorResponse, Message, error_code};
-//! use mcp_server_io::stdio::{Ended, Input, serve};
-//! use mcp_server_io::{Outgoing, outgoing};
+//! use mcp_proto::jsonrpc::ErrorObject;
+//! use mcp_server_io::stdio::{self, Input};
+//! use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo, Session, SessionOptions};
+//! use serde_json::{Value, json};
 //!
-//! let (tx, queue) = outgoing::queue();
-//! let mut stdout = Vec::new();
-//! let ended = serve(&b"not json\n"[..], &mut stdout, 1 << 20, queue, |input| {
-//!     if let Input::Line(_) = input {
-//!         let error = ErrorObject::new(error_code::PARSE_ERROR, "Parse error");
-//!         let message = Message::Error(ErrorResponse::new(None, error));
-//!         let _ = tx.send(Outgoing::message(message, None, 0));
+//! struct Echo(ServerInfo);
+//!
+//! impl Handler for Echo {
+//!     fn capabilities(&self, _version: Option<&str>) -> Value {
+//!         json!({})
 //!     }
+//!     fn info(&self) -> &ServerInfo {
+//!         &self.0
+//!     }
+//!     fn request(&self, _cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+//!         match method {
+//!             "echo" => Reply::Now(Ok(params.unwrap_or_default())),
+//!             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
+//!         }
+//!     }
+//! }
+//!
+//! let handler = Echo(ServerInfo::new("echo", "1.0"));
+//! let (session, queue) = Session::new(handler, SessionOptions::new(ServeEra::Legacy));
+//! let stdin = concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+//!     r#""capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"x":1}}"#, "\n",
+//! );
+//! let mut stdout = Vec::new();
+//! stdio::serve(stdin.as_bytes(), &mut stdout, 1 << 20, queue, |input| match input {
+//!     Input::Line(line) => session.handle_json(line),
+//!     Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
+//!     _ => {}
 //! })
 //! .await?;
-//! assert_eq!(ended, Ended::InputClosed);
-//! assert!(stdout.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#));
+//! let stdout = String::from_utf8(stdout).unwrap();
+//! assert!(stdout.contains(r#""protocolVersion":"2025-06-18""#));
+//! assert!(stdout.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"x\":1}}\n"));
 //! # Ok(())
 //! # }
 //! ```
@@ -83,12 +113,15 @@
 
 #![deny(missing_docs)]
 
+mod context;
 pub mod era;
 mod error;
+pub mod handler;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod logging;
 pub mod outgoing;
+pub mod session;
 pub mod stateless;
 pub mod stdio;
 
@@ -99,4 +132,6 @@ pub use era::ServeEra;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 pub use error::Error;
+pub use handler::{Handler, Reply, ServerInfo};
 pub use outgoing::{Outgoing, OutgoingQueue};
+pub use session::{Context, RequestKey, Session, SessionOptions};

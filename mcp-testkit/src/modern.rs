@@ -9,12 +9,9 @@ use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
 use mcp_proto::methods;
 use mcp_server_io::logging::LOG_LEVELS;
 pub(crate) use mcp_server_io::stateless::{
-    Change, RequestMeta, cacheable, input_required, missing_capabilities, refuse_initialize,
-    request_meta, subscription_meta,
+    Change, RequestMeta, cacheable, input_required, missing_capabilities,
 };
 use serde_json::{Value, json};
-
-use crate::config::Config;
 
 /// Whether the testkit serves the method to a stateless-era request
 /// (anything else gets `-32601`; over HTTP, 404).
@@ -42,32 +39,6 @@ pub(crate) fn server_info() -> Value {
         "title": "MCP testkit",
         "version": env!("CARGO_PKG_VERSION"),
     })
-}
-
-/// What the server declares in the stateless era.
-fn capabilities() -> Value {
-    json!({
-        "tools": { "listChanged": true },
-        "logging": {},
-        "resources": { "subscribe": true, "listChanged": true },
-        "prompts": { "listChanged": true },
-        "completions": {},
-    })
-}
-
-/// `server/discover`.
-pub(crate) fn discover(config: &Config) -> Value {
-    mcp_server_io::stateless::discover(
-        config.era,
-        capabilities(),
-        config.instructions.as_deref(),
-        config.ttl_ms,
-    )
-}
-
-/// Gives a result its `resultType` and the testkit's `serverInfo`.
-pub(crate) fn decorate(result: Result<Value, ErrorObject>) -> Result<Value, ErrorObject> {
-    mcp_server_io::stateless::decorate(result, &server_info())
 }
 
 /// The record of one stateless-era request, as `received_log` shows it.

@@ -16,7 +16,9 @@ use mcp_server_io::http::guard;
 use mcp_server_io::http::reply::{
     accepted, error_reply, event_stream, json_body, message_event, rpc_error,
 };
-use mcp_server_io::stateless::{has_stateless_meta, http_status, is_stateless_only};
+use mcp_server_io::stateless::{
+    has_stateless_meta, http_status, is_stateless_only, refuse_initialize, request_meta,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -127,9 +129,9 @@ fn check(
     let params = request.params.as_ref();
     let bad = |error| Err((StatusCode::BAD_REQUEST, error));
     if request.method == methods::INITIALIZE {
-        return bad(modern::refuse_initialize(params, shared.config.server.era));
+        return bad(refuse_initialize(params, shared.config.server.era));
     }
-    let meta = modern::request_meta(params, shared.config.server.era);
+    let meta = request_meta(params, shared.config.server.era);
     if let Err(error) = &meta
         && error.code == error_code::INVALID_PARAMS
     {

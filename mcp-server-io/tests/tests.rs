@@ -1,0 +1,6 @@
+//! The server half's tests, one binary: the session core on data (no
+//! sockets, tokio's paused clock), and the drivers spoken to by the
+//! toolkit's own clients.
+
+#[path = "it/session.rs"]
+mod session;
