@@ -352,6 +352,7 @@ mod modern;
 pub mod oauth;
 mod server;
 mod stdio;
+mod task_calls;
 mod tasks;
 mod tools;
 
