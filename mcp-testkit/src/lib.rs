@@ -315,6 +315,9 @@
 //! | `--legacy` (`legacy`) | the 2024-11-05 HTTP+SSE transport: POST `/mcp` gets 405; GET `/mcp` or `/sse` opens a session whose stream starts with `event: endpoint`, `data: /message?sessionId=<id>`; POSTs there get 202 and every message comes as an `event: message` on that stream; the session ends with the stream |
 //! | `--legacy-endpoint URL` (`legacy_endpoint`) | send URL as the `endpoint` data instead (e.g. a cross-origin one) |
 //!
+//! At most 4096 HTTP sessions live at once (an `initialize` beyond gets 503);
+//! a session unused for 30 minutes is forgotten (then 404).
+//!
 //! The options of `stdio` apply to `http` too (`--max-line-bytes` caps POST
 //! bodies). The handle counts requests per method
 //! (`HttpServerHandle::request_count`, `HttpServerHandle::deletes`),

@@ -11,6 +11,10 @@
 //!   `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` headers against the body.
 //! - [`reply`]: the responses (text, JSON, JSON-RPC errors, 202, 405, an
 //!   event stream).
+//! - [`routes`]: where each message of a session goes (the POST that
+//!   carried its request, that POST's SSE stream, or the GET stream).
+//! - [`sessions`]: the live sessions by `Mcp-Session-Id`, bounded in
+//!   number and forgotten after an idle time.
 //! - [`listen`]: the accept loop (HTTP/1.1, or HTTPS with HTTP/2 by ALPN),
 //!   with a header deadline and a TLS handshake deadline.
 
@@ -18,6 +22,8 @@ pub mod body;
 pub mod guard;
 pub mod listen;
 pub mod reply;
+pub mod routes;
+pub mod sessions;
 pub mod stream;
 
 use http::HeaderName;

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, Method, Version};
 use mcp_server_io::http::listen::{accept_loop, tls_acceptor};
-use mcp_server_io::http::new_session_id;
+use mcp_server_io::http::sessions::SessionTable;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -36,6 +36,9 @@ const REQUEST_LOG_CAP: usize = 512;
 const RPC_LOG_CAP: usize = 4096;
 /// The most live sessions; an initialize beyond gets 503.
 const SESSION_CAP: usize = 4096;
+/// How long a session may go unused before it is forgotten (a request
+/// naming it then gets 404).
+const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Starts the HTTP driver on `127.0.0.1:<config.port>` and returns once it
 /// is listening (HTTPS when [`HttpConfig::tls`] is set; a certificate or
@@ -164,7 +167,7 @@ impl HttpServerHandle {
 
     /// How many sessions are live.
     pub fn session_count(&self) -> usize {
-        self.shared.sessions().len()
+        self.shared.sessions.len()
     }
 
     /// Stops accepting, ends every connection and stream, aborts running
@@ -189,7 +192,7 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     /// `http://127.0.0.1:PORT`.
     pub(crate) base: String,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: SessionTable<Session>,
     /// The one session when sessions are off.
     shared_session: Mutex<Option<Arc<Session>>>,
     /// The core serving every stateless-era request.
@@ -211,7 +214,7 @@ impl Shared {
         Shared {
             config,
             base,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: SessionTable::new(SESSION_CAP, SESSION_IDLE_TIMEOUT),
             shared_session: Mutex::new(None),
             modern_session: Mutex::new(None),
             stats: Mutex::new(Stats::default()),
@@ -226,10 +229,6 @@ impl Shared {
 
     fn stats(&self) -> MutexGuard<'_, Stats> {
         lock(&self.stats)
-    }
-
-    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        lock(&self.sessions)
     }
 
     pub(crate) fn record_request(
@@ -261,20 +260,21 @@ impl Shared {
     }
 
     pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
-        self.sessions().get(id).cloned()
+        self.sessions.get(id)
     }
 
-    /// A new session with a fresh core, registered under a new random id;
-    /// `None` when too many are live.
+    /// A new session with a fresh core, registered under a new random id
+    /// (sessions idle too long are ended first); `None` when too many are
+    /// live.
     pub(crate) fn new_session(self: &Arc<Self>, legacy: bool) -> Option<Arc<Session>> {
-        let mut sessions = self.sessions();
-        if sessions.len() >= SESSION_CAP {
-            return None;
+        for idle in self.sessions.evict_idle() {
+            idle.close(false);
         }
-        let id = new_session_id();
-        let session = Session::start(self, Some(id.clone()), self.config.server.clone(), legacy);
-        sessions.insert(id, session.clone());
-        Some(session)
+        let config = self.config.server.clone();
+        let made = self
+            .sessions
+            .insert_new(|id| Session::start(self, Some(id.to_owned()), config, legacy));
+        made.map(|(_, session)| session)
     }
 
     /// The one session shared by everyone when sessions are off.
@@ -296,7 +296,7 @@ impl Shared {
     pub(crate) fn end_session(&self, session: &Arc<Session>, abort: bool) {
         match &session.id {
             Some(id) => {
-                self.sessions().remove(id);
+                self.sessions.remove(id);
             }
             None => {
                 for slot in [&self.shared_session, &self.modern_session] {
@@ -311,7 +311,7 @@ impl Shared {
     }
 
     fn end_all_sessions(&self) {
-        let mut all: Vec<Arc<Session>> = self.sessions().drain().map(|(_, s)| s).collect();
+        let mut all: Vec<Arc<Session>> = self.sessions.drain();
         all.extend(lock(&self.shared_session).take());
         all.extend(lock(&self.modern_session).take());
         for session in all {
