@@ -4,3 +4,5 @@
 
 #[path = "it/session.rs"]
 mod session;
+#[path = "it/stdio.rs"]
+mod stdio;
