@@ -23,6 +23,10 @@ use crate::Error;
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a client may take to finish the TLS handshake.
 pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most bytes of request headers (the request line included; HTTP/2:
+/// the decoded header list); larger ones get 431 (HTTP/1.1) or a stream
+/// error (HTTP/2).
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// The rustls server side for a certificate chain and a private key (DER):
 /// the `ring` provider, ALPN `h2` (when `http2`) and `http/1.1`. A chain or
@@ -48,8 +52,9 @@ pub fn tls_acceptor(chain: &[Vec<u8>], key: &[u8], http2: bool) -> Result<TlsAcc
 /// (or its sender is dropped), then closes every connection and returns.
 ///
 /// Each connection has `TCP_NODELAY` (small SSE writes would otherwise wait
-/// for the peer's delayed ACK) and a deadline on request headers; with
-/// `tls`, a deadline on the handshake. A failed accept (out of file
+/// for the peer's delayed ACK), a deadline on request headers
+/// ([`HEADER_TIMEOUT`]) and a cap on their size ([`MAX_HEADER_BYTES`]);
+/// with `tls`, a deadline on the handshake. A failed accept (out of file
 /// descriptors) backs off 20 ms.
 pub async fn accept_loop<F, Fut, B>(
     listener: TcpListener,
@@ -100,7 +105,7 @@ where
     };
     if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
         let mut builder = http2::Builder::new(TokioExecutor::new());
-        builder.timer(TokioTimer::new());
+        builder.timer(TokioTimer::new()).max_header_list_size(MAX_HEADER_BYTES as u32);
         let _ = builder.serve_connection(TokioIo::new(stream), service_fn(handle)).await;
     } else {
         serve_http1(stream, handle).await;
@@ -117,7 +122,10 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_header_size(MAX_HEADER_BYTES);
     // Errors are the client's business (a reset, a cut stream): nothing to do.
     let _ = builder.serve_connection(TokioIo::new(io), service_fn(handle)).await;
 }

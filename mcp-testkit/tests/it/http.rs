@@ -568,6 +568,17 @@ async fn dns_rebinding_is_refused_by_origin_and_host() {
 }
 
 #[tokio::test]
+async fn oversized_request_headers_get_431() {
+    let server = start(HttpConfig::default()).await;
+    let addr = server.local_addr();
+    let big = "x".repeat(70 * 1024);
+    let headers = [("accept", BOTH), ("content-type", "application/json"), ("x-big", big.as_str())];
+    let response = send(addr, Method::POST, "/mcp", &headers, Some(&initialize(1))).await;
+    assert_eq!(response.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+    assert_eq!(server.session_count(), 0);
+}
+
+#[tokio::test]
 async fn status_redirect_and_oversized_faults() {
     let server = start(HttpConfig { status: Some(503), ..HttpConfig::default() }).await;
     let response = post(server.local_addr(), None, &initialize(0)).await;
