@@ -8,6 +8,7 @@
 mod bench;
 mod benchdoc;
 mod conformance;
+mod conformance_server;
 mod fuzz;
 mod interop;
 mod mutants;
@@ -34,7 +35,9 @@ commands:
   package   cargo publish --dry-run of every publishable crate, in dependency order,
             each one built from its packaged sources (nothing is uploaded)
   interop   install the pinned third-party servers (npm) and run the interop tests
-  conformance  the official MCP conformance suite (npm, pinned) against our client
+  conformance  the official MCP conformance suite (npm, pinned) against our client, and its
+            server scenarios against mcp-testkit over HTTP
+  conformance-server  only the server scenarios
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
   bench     bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick] [--no-build]:
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         "package" => vec![publish::dry_run()],
         "interop" => interop::steps(),
         "conformance" => conformance::steps(),
+        "conformance-server" => vec![conformance_server::step()],
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),
         "soak" => return finish(bench::soak_command(&args[1..])),
