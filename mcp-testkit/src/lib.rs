@@ -101,7 +101,7 @@
 //! |---|---|
 //! | `resources/list` | `test://static/text/1` .. `test://static/text/5` (`text/plain`), then `test://static/blob/1` (`application/octet-stream`, the bytes 0 to 15), with `name`, `title`, `description`, `size`; paginated as `tools/list` |
 //! | `resources/templates/list` | one template, `test://static/text/{id}` |
-//! | `resources/read` | `{contents: [{uri, mimeType, text}]}` or `{..., blob}` (base64); a URI that is not listed gets `-32002` `Resource not found` with `data {uri}` |
+//! | `resources/read` | `{contents: [{uri, mimeType, text}]}` or `{..., blob}` (base64); a URI that is not listed gets `-32002` `Resource not found` with `data {uri}` (in the stateless era `-32602`, as SEP-2164 asks) |
 //! | `resources/subscribe` | `{}`, remembering the URI for `touch`; a URI that is not listed gets `-32002` |
 //! | `resources/unsubscribe` | `{}` (also when not subscribed) |
 //! | `prompts/list` | `simple` (no arguments) and `greet` (required argument `name`); paginated |

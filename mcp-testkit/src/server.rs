@@ -293,9 +293,16 @@ impl Server {
             methods::PROMPTS_LIST => {
                 public(self.paginate(params.as_ref(), "prompts", features::prompts()))
             }
-            methods::RESOURCES_READ => {
-                read_resource(params.as_ref()).map(|r| modern::cacheable(r, ttl, "private"))
-            }
+            methods::RESOURCES_READ => match read_resource(params.as_ref()) {
+                Ok(result) => Ok(modern::cacheable(result, ttl, "private")),
+                // SEP-2164: the stateless era answers an unknown resource
+                // with -32602 (the handshake era keeps -32002).
+                Err(mut error) if error.code == error_code::RESOURCE_NOT_FOUND => {
+                    error.code = error_code::INVALID_PARAMS;
+                    Err(error)
+                }
+                Err(error) => Err(error),
+            },
             methods::PROMPTS_GET => features::get_prompt(params),
             methods::COMPLETION_COMPLETE => features::complete(params),
             methods::TOOLS_CALL => return self.call_tool(key, params, Some(meta)),

@@ -135,11 +135,7 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
     gap("resources-read-text", R26, FIXTURES),
     gap("resources-read-binary", R26, FIXTURES),
     gap("resources-templates-read", R26, FIXTURES),
-    gap(
-        "sep-2164-resource-not-found",
-        R26,
-        "the testkit answers an unknown resource with -32002; SEP-2164 asks -32602",
-    ),
+    pass("sep-2164-resource-not-found", R26, &[&["sep-2164-error-code"]]),
     pass("prompts-list", R26, &[&["prompts-list", "wire-schema-valid"]]),
     gap("prompts-get-simple", R26, FIXTURES),
     gap("prompts-get-with-args", R26, FIXTURES),

@@ -173,6 +173,12 @@ async fn modern_era_discovers_checks_meta_and_decorates_results() {
         (read["result"]["cacheScope"].clone(), read["result"]["ttlMs"].clone()),
         (json!("private"), json!(5000))
     );
+    // SEP-2164: an unknown resource is -32602 in this era, with its URI.
+    let missing = peer
+        .request(20, "resources/read", json!({"uri": "test://nope", "_meta": meta(json!({}))}))
+        .await;
+    assert_eq!(code(&missing), -32602);
+    assert_eq!(missing["error"]["data"]["uri"], "test://nope");
     let prompt = peer
         .request(
             11,
