@@ -55,6 +55,10 @@ pub struct Config {
     /// NAME=TEXT`, repeatable): a definition that changes between runs, for
     /// tool-pinning tests.
     pub tool_descriptions: Vec<(String, String)>,
+    /// Also serve the official conformance suite's fixture tools
+    /// (`test_simple_text`, `test_tool_with_progress`, ...), which its
+    /// server scenarios call (`--conformance-fixtures`).
+    pub conformance_fixtures: bool,
 }
 
 impl Config {
@@ -87,6 +91,7 @@ impl Default for Config {
             ttl_ms: 0,
             instructions: Some(Config::DEFAULT_INSTRUCTIONS.to_owned()),
             tool_descriptions: Vec::new(),
+            conformance_fixtures: false,
         }
     }
 }
@@ -344,6 +349,7 @@ Options of both:
   --ttl-ms N                        ttlMs of cacheable stateless results (default: 0)
   --instructions TEXT               the instructions of initialize and server/discover
   --no-instructions                 send no instructions
+  --conformance-fixtures            also serve the conformance suite's fixture tools (test_*)
   --tool-description NAME=TEXT      replace a tool's description (repeatable)
 
 Options of `http`:
@@ -489,6 +495,7 @@ where
                 "--legacy" => config.legacy = true,
                 "--silent-discover" => config.server.silent_discover = true,
                 "--no-instructions" => config.server.instructions = None,
+                "--conformance-fixtures" => config.server.conformance_fixtures = true,
                 _ => return Err(ArgError::UnknownOption(arg)),
             }
             continue;
@@ -606,6 +613,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--ttl-ms", Kind::Value, false),
     ("--instructions", Kind::Value, false),
     ("--no-instructions", Kind::Flag, false),
+    ("--conformance-fixtures", Kind::Flag, false),
     ("--tool-description", Kind::Value, false),
     ("--port", Kind::Value, true),
     ("--threads", Kind::Value, true),

@@ -279,7 +279,7 @@ impl Server {
         };
         let result = match method {
             methods::TOOLS_LIST => {
-                let all = self.described(tools::definitions(self.extra_tool(), true));
+                let all = self.described(self.tool_definitions(true));
                 public(self.paginate(params.as_ref(), "tools", all))
             }
             methods::RESOURCES_LIST => {
@@ -348,8 +348,18 @@ impl Server {
     }
 
     fn list_tools(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        let all = self.described(tools::definitions(self.extra_tool(), false));
+        let all = self.described(self.tool_definitions(false));
         self.paginate(params.as_ref(), "tools", all)
+    }
+
+    /// Every tool listed: the testkit's, then the conformance fixtures when
+    /// they are on.
+    fn tool_definitions(&self, modern: bool) -> Vec<Value> {
+        let mut all = tools::definitions(self.extra_tool(), modern);
+        if self.config().conformance_fixtures {
+            all.extend(crate::fixtures::definitions());
+        }
+        all
     }
 
     /// The tool definitions with the descriptions `--tool-description`
@@ -441,7 +451,16 @@ impl Server {
             return Reply::Silent;
         }
         let call = tools::Call { server: self.clone(), id, progress_token, task: None, modern };
-        match tools::run(call, &name, arguments) {
+        let fixture = if self.config().conformance_fixtures && name.starts_with("test_") {
+            crate::fixtures::run(call.clone(), &name, &arguments)
+        } else {
+            None
+        };
+        let outcome = match fixture {
+            Some(outcome) => outcome,
+            None => tools::run(call, &name, arguments),
+        };
+        match outcome {
             tools::Outcome::Reply(result) => Reply::Now(result),
             tools::Outcome::Spawn(future) => {
                 Reply::Later(Box::pin(async move { Ok(future.await) }))

@@ -29,7 +29,7 @@ const MAX_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_NOISY_LINES: u64 = 10_000;
 
 /// One `tools/call` in progress.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Call {
     pub(crate) server: Server,
     pub(crate) id: Addr,
@@ -52,7 +52,7 @@ impl Call {
 
     /// Sends a notification that belongs to the call; a task's carry the
     /// related-task `_meta`.
-    fn notify(&self, method: &str, params: Option<Value>) {
+    pub(crate) fn notify(&self, method: &str, params: Option<Value>) {
         let params = match &self.task {
             Some(task) => Some(with_related_task(params.unwrap_or_else(|| json!({})), task)),
             None => params,

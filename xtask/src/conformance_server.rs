@@ -2,8 +2,9 @@
 //! `mcp-testkit` over Streamable HTTP, at both revisions.
 //!
 //! Uses the suite installed by the client step (`conformance::install`),
-//! builds the testkit binary, starts `mcp-testkit http --era both` (one
-//! server, both eras: each scenario speaks the era of its revision), checks
+//! builds the testkit binary, starts `mcp-testkit http --era both
+//! --conformance-fixtures` (one server, both eras: each scenario speaks the
+//! era of its revision; the suite's fixture tools served), checks
 //! [`SERVER_SCENARIOS`] against `conformance list --server --requirements
 //! <revision>` (scored scenarios and the `[server]` ones run but not
 //! scored), and runs each scenario with `conformance server --url`, one at
@@ -11,10 +12,11 @@
 //! is `FAILURE` or `WARNING`, and at least one check succeeded (a run whose
 //! checks are all `INFO` or `SKIPPED` tested nothing).
 //!
-//! Most known gaps are the suite's fixtures: it calls tools, reads
-//! resources and gets prompts of its own names (`test_simple_text`,
-//! `test://static-text`, `test_simple_prompt`, ...), which the testkit does
-//! not serve; a mode that serves them is not built yet. A known gap that
+//! Most known gaps are the suite's other fixtures: it reads resources and
+//! gets prompts of its own names (`test://static-text`,
+//! `test_simple_prompt`, ...) and calls input-round and diagnostic tools,
+//! which the testkit does not serve yet (its fixture tools are those of
+//! the `tools-call-*` scenarios). A known gap that
 //! starts passing fails the step. Output is in
 //! `target/conformance-server/<revision>/<scenario>/`.
 
@@ -32,7 +34,7 @@ use crate::steps::{Step, cargo, root, run};
 const R25: &str = "2025-11-25";
 const R26: &str = "2026-07-28";
 
-const FIXTURES: &str = "needs the suite's fixtures (tools, resources and prompts of its own \
+const FIXTURES: &str = "needs the suite's fixtures (resources, prompts or tools of its own \
                         names), which the testkit does not serve";
 const INPUT_FIXTURES: &str = "needs the suite's input_required tools (test_input_required_*), \
                               which the testkit does not serve";
@@ -61,16 +63,20 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
     pass("ping", R25, &[&["ping", "wire-schema-valid"]]),
     pass("completion-complete", R25, &[&["completion-complete", "wire-schema-valid"]]),
     pass("tools-list", R25, &[&["tools-list", "tools-name-format", "wire-schema-valid"]]),
-    gap("tools-call-simple-text", R25, FIXTURES),
-    gap("tools-call-image", R25, FIXTURES),
-    gap("tools-call-audio", R25, FIXTURES),
-    gap("tools-call-embedded-resource", R25, FIXTURES),
-    gap("tools-call-mixed-content", R25, FIXTURES),
-    gap("tools-call-with-logging", R25, FIXTURES),
-    gap("tools-call-error", R25, FIXTURES),
-    gap("tools-call-with-progress", R25, FIXTURES),
-    gap("tools-call-sampling", R25, FIXTURES),
-    gap("tools-call-elicitation", R25, FIXTURES),
+    pass("tools-call-simple-text", R25, &[&["tools-call-simple-text", "wire-schema-valid"]]),
+    pass("tools-call-image", R25, &[&["tools-call-image", "wire-schema-valid"]]),
+    pass("tools-call-audio", R25, &[&["tools-call-audio", "wire-schema-valid"]]),
+    pass(
+        "tools-call-embedded-resource",
+        R25,
+        &[&["tools-call-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("tools-call-mixed-content", R25, &[&["tools-call-mixed-content", "wire-schema-valid"]]),
+    pass("tools-call-with-logging", R25, &[&["tools-call-with-logging", "wire-schema-valid"]]),
+    pass("tools-call-error", R25, &[&["tools-call-error", "wire-schema-valid"]]),
+    pass("tools-call-with-progress", R25, &[&["tools-call-with-progress", "wire-schema-valid"]]),
+    pass("tools-call-sampling", R25, &[&["tools-call-sampling", "wire-schema-valid"]]),
+    pass("tools-call-elicitation", R25, &[&["tools-call-elicitation", "wire-schema-valid"]]),
     gap("elicitation-sep1034-defaults", R25, FIXTURES),
     pass("server-sse-multiple-streams", R25, &[&["server-accepts-multiple-post-streams"]]),
     gap("elicitation-sep1330-enums", R25, FIXTURES),
@@ -123,13 +129,17 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
             "wire-schema-valid",
         ]],
     ),
-    gap("tools-call-simple-text", R26, FIXTURES),
-    gap("tools-call-image", R26, FIXTURES),
-    gap("tools-call-audio", R26, FIXTURES),
-    gap("tools-call-embedded-resource", R26, FIXTURES),
-    gap("tools-call-mixed-content", R26, FIXTURES),
-    gap("tools-call-error", R26, FIXTURES),
-    gap("tools-call-with-progress", R26, FIXTURES),
+    pass("tools-call-simple-text", R26, &[&["tools-call-simple-text", "wire-schema-valid"]]),
+    pass("tools-call-image", R26, &[&["tools-call-image", "wire-schema-valid"]]),
+    pass("tools-call-audio", R26, &[&["tools-call-audio", "wire-schema-valid"]]),
+    pass(
+        "tools-call-embedded-resource",
+        R26,
+        &[&["tools-call-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("tools-call-mixed-content", R26, &[&["tools-call-mixed-content", "wire-schema-valid"]]),
+    pass("tools-call-error", R26, &[&["tools-call-error", "wire-schema-valid"]]),
+    pass("tools-call-with-progress", R26, &[&["tools-call-with-progress", "wire-schema-valid"]]),
     pass("server-sse-multiple-streams", R26, &[&["server-accepts-multiple-post-streams"]]),
     pass("resources-list", R26, &[&["resources-list", "wire-schema-valid"]]),
     gap("resources-read-text", R26, FIXTURES),
@@ -287,7 +297,7 @@ fn start_testkit() -> Result<Testkit, String> {
         .unwrap_or_else(|| root().join("target"));
     let bin = target.join("debug").join(format!("mcp-testkit{}", std::env::consts::EXE_SUFFIX));
     let mut child = Command::new(&bin)
-        .args(["http", "--era", "both"])
+        .args(["http", "--era", "both", "--conformance-fixtures"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

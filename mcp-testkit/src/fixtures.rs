@@ -1,0 +1,178 @@
+//! The conformance suite's fixture tools (`--conformance-fixtures`,
+//! `Config::conformance_fixtures`): the tools its server scenarios call by
+//! name, each doing what the scenario's description asks.
+//!
+//! | tool | does |
+//! |---|---|
+//! | `test_simple_text` | one text block |
+//! | `test_image_content` | one PNG image block (a 1x1 pixel) |
+//! | `test_audio_content` | one WAV audio block |
+//! | `test_embedded_resource` | one embedded text resource |
+//! | `test_multiple_content_types` | text, image and embedded resource |
+//! | `test_tool_with_logging` | three `info` log messages 50 ms apart (when the level allows), then text |
+//! | `test_error_handling` | a result with `isError: true` |
+//! | `test_tool_with_progress` | progress 0, 50, 100 of 100 for the request's token, 50 ms apart, then text |
+//! | `test_sampling` | `prompt`: asks the client `sampling/createMessage`, returns `LLM response: <text>` |
+//! | `test_elicitation` | `message`: asks the client `elicitation/create` (username, email), returns the answer |
+
+use std::time::Duration;
+
+use mcp_proto::methods;
+use mcp_server_io::logging::level_index;
+use serde_json::{Map, Value, json};
+
+use crate::tools::{Call, Outcome};
+
+/// A 1x1 transparent PNG.
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+/// A WAV header with no samples (44 bytes).
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+/// The fixture tools' definitions.
+pub(crate) fn definitions() -> Vec<Value> {
+    let none = json!({ "type": "object", "properties": {} });
+    let string = |name: &str| json!({ "type": "object", "properties": { name: { "type": "string" } }, "required": [name] });
+    [
+        ("test_simple_text", "Returns one text block", none.clone()),
+        ("test_image_content", "Returns one PNG image", none.clone()),
+        ("test_audio_content", "Returns one WAV audio clip", none.clone()),
+        ("test_embedded_resource", "Returns one embedded text resource", none.clone()),
+        ("test_multiple_content_types", "Returns text, an image and a resource", none.clone()),
+        ("test_tool_with_logging", "Sends three log messages, then answers", none.clone()),
+        ("test_error_handling", "Returns a tool error", none.clone()),
+        ("test_tool_with_progress", "Sends progress 0, 50, 100, then answers", none.clone()),
+        ("test_sampling", "Asks the client to sample from a prompt", string("prompt")),
+        ("test_elicitation", "Asks the user for a username and an email", string("message")),
+    ]
+    .into_iter()
+    .map(|(name, description, schema)| {
+        json!({ "name": name, "description": description, "inputSchema": schema })
+    })
+    .collect()
+}
+
+/// Runs a fixture tool; `None` when `name` is not one.
+pub(crate) fn run(call: Call, name: &str, arguments: &Map<String, Value>) -> Option<Outcome> {
+    let string = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let reply = |value: Value| Some(Outcome::Reply(Ok(value)));
+    match name {
+        "test_simple_text" => reply(text("This is a simple text response for testing.")),
+        "test_image_content" => reply(json!({ "content": [image()] })),
+        "test_audio_content" => {
+            reply(json!({ "content": [{ "type": "audio", "data": WAV, "mimeType": "audio/wav" }] }))
+        }
+        "test_embedded_resource" => reply(json!({ "content": [resource()] })),
+        "test_multiple_content_types" => reply(json!({ "content": [
+            { "type": "text", "text": "Multiple content types test:" },
+            image(),
+            resource(),
+        ] })),
+        "test_error_handling" => reply(json!({
+            "content": [{ "type": "text", "text": "This tool intentionally returns an error for testing" }],
+            "isError": true,
+        })),
+        "test_tool_with_logging" => Some(Outcome::Spawn(Box::pin(async move {
+            let info = level_index("info").unwrap_or(1);
+            let wanted = match &call.modern {
+                Some(meta) => meta.log_level.is_some_and(|min| info >= min),
+                None => call.server.log_level_enabled(info),
+            };
+            for (i, message) in
+                ["Tool execution started", "Tool processing data", "Tool execution completed"]
+                    .into_iter()
+                    .enumerate()
+            {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                if wanted {
+                    let params =
+                        json!({ "level": "info", "logger": "mcp-testkit", "data": message });
+                    call.notify(methods::NOTIFICATION_MESSAGE, Some(params));
+                }
+            }
+            text("Tool with logging executed successfully")
+        }))),
+        "test_tool_with_progress" => Some(Outcome::Spawn(Box::pin(async move {
+            for (i, progress) in [0, 50, 100].into_iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                if let Some(token) = &call.progress_token {
+                    let params =
+                        json!({ "progressToken": token, "progress": progress, "total": 100 });
+                    call.notify(methods::NOTIFICATION_PROGRESS, Some(params));
+                }
+            }
+            text(format!("Progress tool completed ({})", call.progress_token.is_some()))
+        }))),
+        "test_sampling" => {
+            let prompt = string("prompt");
+            Some(Outcome::Spawn(Box::pin(async move {
+                let params = json!({
+                    "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+                    "maxTokens": 100,
+                });
+                let related = Some(call.id.clone());
+                match call
+                    .server
+                    .request(methods::SAMPLING_CREATE_MESSAGE, Some(params), related)
+                    .await
+                {
+                    Ok(Ok(answer)) => {
+                        let said = answer.pointer("/content/text").and_then(Value::as_str);
+                        text(format!("LLM response: {}", said.unwrap_or("")))
+                    }
+                    Ok(Err(error)) => failed(format!("sampling failed: {}", error.message)),
+                    Err(timeout) => failed(timeout.to_string()),
+                }
+            })))
+        }
+        "test_elicitation" => {
+            let message = string("message");
+            Some(Outcome::Spawn(Box::pin(async move {
+                let params = json!({
+                    "mode": "form",
+                    "message": message,
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {
+                            "username": { "type": "string", "description": "User's response" },
+                            "email": { "type": "string", "description": "User's email address" },
+                        },
+                        "required": ["username", "email"],
+                    },
+                });
+                let related = Some(call.id.clone());
+                match call.server.request(methods::ELICITATION_CREATE, Some(params), related).await
+                {
+                    Ok(Ok(answer)) => text(format!("User response: {answer}")),
+                    Ok(Err(error)) => failed(format!("elicitation failed: {}", error.message)),
+                    Err(timeout) => failed(timeout.to_string()),
+                }
+            })))
+        }
+        _ => None,
+    }
+}
+
+fn image() -> Value {
+    json!({ "type": "image", "data": PNG, "mimeType": "image/png" })
+}
+
+fn resource() -> Value {
+    json!({ "type": "resource", "resource": {
+        "uri": "test://embedded-resource",
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    } })
+}
+
+fn text(text: impl Into<String>) -> Value {
+    json!({ "content": [{ "type": "text", "text": text.into() }] })
+}
+
+fn failed(message: String) -> Value {
+    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
+}
