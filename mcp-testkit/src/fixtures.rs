@@ -14,9 +14,15 @@
 //! | `test_tool_with_progress` | progress 0, 50, 100 of 100 for the request's token, 50 ms apart, then text |
 //! | `test_sampling` | `prompt`: asks the client `sampling/createMessage`, returns `LLM response: <text>` |
 //! | `test_elicitation` | `message`: asks the client `elicitation/create` (username, email), returns the answer |
+//!
+//! And its resources (`test://static-text`, `test://static-binary`,
+//! `test://watched-resource`, the template `test://template/{id}/data`) and
+//! prompts (`test_simple_prompt`, `test_prompt_with_arguments`,
+//! `test_prompt_with_embedded_resource`, `test_prompt_with_image`).
 
 use std::time::Duration;
 
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_server_io::logging::level_index;
 use serde_json::{Map, Value, json};
@@ -155,6 +161,94 @@ pub(crate) fn run(call: Call, name: &str, arguments: &Map<String, Value>) -> Opt
         }
         _ => None,
     }
+}
+
+/// The fixture resources, as `resources/list` shows them.
+pub(crate) fn resources() -> Vec<Value> {
+    [
+        ("test://static-text", "static-text", "text/plain"),
+        ("test://static-binary", "static-binary", "image/png"),
+        ("test://watched-resource", "watched-resource", "text/plain"),
+    ]
+    .into_iter()
+    .map(|(uri, name, mime)| json!({ "uri": uri, "name": name, "mimeType": mime }))
+    .collect()
+}
+
+/// The fixture resource template.
+pub(crate) fn resource_templates() -> Vec<Value> {
+    vec![json!({
+        "uriTemplate": "test://template/{id}/data",
+        "name": "template",
+        "mimeType": "application/json",
+    })]
+}
+
+/// The contents of a fixture resource (one item of `contents`).
+pub(crate) fn read(uri: &str) -> Option<Value> {
+    match uri {
+        "test://static-text" | "test://watched-resource" => Some(json!({
+            "uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource.",
+        })),
+        "test://static-binary" => Some(json!({ "uri": uri, "mimeType": "image/png", "blob": PNG })),
+        _ => {
+            let id = uri.strip_prefix("test://template/")?.strip_suffix("/data")?;
+            let valid = !id.is_empty() && !id.contains('/');
+            valid.then(|| json!({
+                "uri": uri,
+                "mimeType": "application/json",
+                "text": json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") }).to_string(),
+            }))
+        }
+    }
+}
+
+/// The fixture prompts, as `prompts/list` shows them.
+pub(crate) fn prompts() -> Vec<Value> {
+    let argument = |name: &str, description: &str| json!({ "name": name, "description": description, "required": true });
+    vec![
+        json!({ "name": "test_simple_prompt", "description": "A simple prompt without arguments" }),
+        json!({ "name": "test_prompt_with_arguments", "description": "A prompt with arguments",
+                "arguments": [argument("arg1", "First argument"), argument("arg2", "Second argument")] }),
+        json!({ "name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
+                "arguments": [argument("resourceUri", "URI of the resource to embed")] }),
+        json!({ "name": "test_prompt_with_image", "description": "A prompt with an image" }),
+    ]
+}
+
+/// A fixture prompt's messages; `None` when `name` is not one.
+pub(crate) fn get_prompt(
+    name: &str,
+    arguments: Option<&Value>,
+) -> Option<Result<Value, ErrorObject>> {
+    let argument = |key: &str| {
+        arguments.and_then(|a| a.get(key)).and_then(Value::as_str).map(str::to_owned).ok_or_else(
+            || ErrorObject::new(error_code::INVALID_PARAMS, format!("argument {key} is required")),
+        )
+    };
+    let user = |content: Value| json!({ "role": "user", "content": content });
+    let result = match name {
+        "test_simple_prompt" => Ok(vec![user(json!({ "type": "text", "text": "This is a simple prompt for testing." }))]),
+        "test_prompt_with_arguments" => argument("arg1").and_then(|one| {
+            let two = argument("arg2")?;
+            let text = format!("Prompt with arguments: arg1='{one}', arg2='{two}'");
+            Ok(vec![user(json!({ "type": "text", "text": text }))])
+        }),
+        "test_prompt_with_embedded_resource" => argument("resourceUri").map(|uri| {
+            vec![
+                user(json!({ "type": "resource", "resource": {
+                    "uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing.",
+                } })),
+                user(json!({ "type": "text", "text": "Please process the embedded resource above." })),
+            ]
+        }),
+        "test_prompt_with_image" => Ok(vec![
+            user(image()),
+            user(json!({ "type": "text", "text": "Please analyze the image above." })),
+        ]),
+        _ => return None,
+    };
+    Some(result.map(|messages| json!({ "messages": messages })))
 }
 
 fn image() -> Value {

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::modern;
 use crate::tasks::{self, Tasks};
-use crate::{features, tools};
+use crate::{features, fixtures, tools};
 
 /// How many stateless-era requests [`Server::received_log`] remembers.
 const RECEIVED_LOG_CAP: usize = 256;
@@ -146,7 +146,7 @@ impl Handler for Testkit {
     }
 
     fn resource_exists(&self, uri: &str) -> bool {
-        features::exists(uri)
+        features::exists(uri) || self.config.conformance_fixtures && fixtures::read(uri).is_some()
     }
 
     fn ignores(&self, method: &str) -> bool {
@@ -235,16 +235,16 @@ impl Server {
             methods::TOOLS_LIST => self.list_tools(params),
             methods::TOOLS_CALL => return self.call_tool(key, params, None),
             methods::RESOURCES_LIST => {
-                self.paginate(params.as_ref(), "resources", features::resources())
+                self.paginate(params.as_ref(), "resources", self.resources())
             }
             methods::RESOURCES_TEMPLATES_LIST => {
-                self.paginate(params.as_ref(), "resourceTemplates", features::resource_templates())
+                self.paginate(params.as_ref(), "resourceTemplates", self.resource_templates())
             }
-            methods::RESOURCES_READ => read_resource(params.as_ref()),
+            methods::RESOURCES_READ => self.read_resource(params.as_ref()),
             methods::RESOURCES_SUBSCRIBE => self.subscribe(params.as_ref(), true),
             methods::RESOURCES_UNSUBSCRIBE => self.subscribe(params.as_ref(), false),
-            methods::PROMPTS_LIST => self.paginate(params.as_ref(), "prompts", features::prompts()),
-            methods::PROMPTS_GET => features::get_prompt(params),
+            methods::PROMPTS_LIST => self.paginate(params.as_ref(), "prompts", self.prompts()),
+            methods::PROMPTS_GET => self.get_prompt(params),
             methods::COMPLETION_COMPLETE => features::complete(params),
             methods::TASKS_GET if self.tasks_enabled() => {
                 tasks::task_id_param(params.as_ref()).and_then(|task| self.state().tasks.get(task))
@@ -283,17 +283,17 @@ impl Server {
                 public(self.paginate(params.as_ref(), "tools", all))
             }
             methods::RESOURCES_LIST => {
-                public(self.paginate(params.as_ref(), "resources", features::resources()))
+                public(self.paginate(params.as_ref(), "resources", self.resources()))
             }
             methods::RESOURCES_TEMPLATES_LIST => public(self.paginate(
                 params.as_ref(),
                 "resourceTemplates",
-                features::resource_templates(),
+                self.resource_templates(),
             )),
             methods::PROMPTS_LIST => {
-                public(self.paginate(params.as_ref(), "prompts", features::prompts()))
+                public(self.paginate(params.as_ref(), "prompts", self.prompts()))
             }
-            methods::RESOURCES_READ => match read_resource(params.as_ref()) {
+            methods::RESOURCES_READ => match self.read_resource(params.as_ref()) {
                 Ok(result) => Ok(modern::cacheable(result, ttl, "private")),
                 // SEP-2164: the stateless era answers an unknown resource
                 // with -32602 (the handshake era keeps -32002).
@@ -303,7 +303,7 @@ impl Server {
                 }
                 Err(error) => Err(error),
             },
-            methods::PROMPTS_GET => features::get_prompt(params),
+            methods::PROMPTS_GET => self.get_prompt(params),
             methods::COMPLETION_COMPLETE => features::complete(params),
             methods::TOOLS_CALL => return self.call_tool(key, params, Some(meta)),
             _ => Err(ErrorObject::method_not_found(method)),
@@ -352,12 +352,60 @@ impl Server {
         self.paginate(params.as_ref(), "tools", all)
     }
 
+    /// `resources/read`.
+    fn read_resource(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        let uri = features::uri_param(params)?;
+        let fixture = self.config().conformance_fixtures.then(|| fixtures::read(uri)).flatten();
+        let contents =
+            fixture.or_else(|| features::read(uri)).ok_or_else(|| features::not_found(uri))?;
+        Ok(json!({ "contents": [contents] }))
+    }
+
+    /// The resources listed, the fixtures' after the testkit's when on.
+    fn resources(&self) -> Vec<Value> {
+        let mut all = features::resources();
+        if self.config().conformance_fixtures {
+            all.extend(fixtures::resources());
+        }
+        all
+    }
+
+    /// The resource templates listed.
+    fn resource_templates(&self) -> Vec<Value> {
+        let mut all = features::resource_templates();
+        if self.config().conformance_fixtures {
+            all.extend(fixtures::resource_templates());
+        }
+        all
+    }
+
+    /// The prompts listed.
+    fn prompts(&self) -> Vec<Value> {
+        let mut all = features::prompts();
+        if self.config().conformance_fixtures {
+            all.extend(fixtures::prompts());
+        }
+        all
+    }
+
+    /// `prompts/get`: a fixture prompt when they are on, else the testkit's.
+    fn get_prompt(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        if self.config().conformance_fixtures
+            && let Some(name) = params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str)
+            && let Some(result) =
+                fixtures::get_prompt(name, params.as_ref().and_then(|p| p.get("arguments")))
+        {
+            return result;
+        }
+        features::get_prompt(params)
+    }
+
     /// Every tool listed: the testkit's, then the conformance fixtures when
     /// they are on.
     fn tool_definitions(&self, modern: bool) -> Vec<Value> {
         let mut all = tools::definitions(self.extra_tool(), modern);
         if self.config().conformance_fixtures {
-            all.extend(crate::fixtures::definitions());
+            all.extend(fixtures::definitions());
         }
         all
     }
@@ -414,7 +462,7 @@ impl Server {
     fn subscribe(&self, params: Option<&Value>, subscribe: bool) -> Result<Value, ErrorObject> {
         let uri = features::uri_param(params)?;
         if subscribe {
-            if !features::exists(uri) {
+            if !self.session.handler().resource_exists(uri) {
                 return Err(features::not_found(uri));
             }
             self.state().subscriptions.insert(uri.to_owned());
@@ -452,7 +500,7 @@ impl Server {
         }
         let call = tools::Call { server: self.clone(), id, progress_token, task: None, modern };
         let fixture = if self.config().conformance_fixtures && name.starts_with("test_") {
-            crate::fixtures::run(call.clone(), &name, &arguments)
+            fixtures::run(call.clone(), &name, &arguments)
         } else {
             None
         };
@@ -539,13 +587,6 @@ impl Server {
 
 pub(crate) fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
-}
-
-/// `resources/read`.
-fn read_resource(params: Option<&Value>) -> Result<Value, ErrorObject> {
-    let uri = features::uri_param(params)?;
-    let contents = features::read(uri).ok_or_else(|| features::not_found(uri))?;
-    Ok(json!({ "contents": [contents] }))
 }
 
 /// Writes one line to the process's stderr (the server's log), ignoring

@@ -12,11 +12,10 @@
 //! is `FAILURE` or `WARNING`, and at least one check succeeded (a run whose
 //! checks are all `INFO` or `SKIPPED` tested nothing).
 //!
-//! Most known gaps are the suite's other fixtures: it reads resources and
-//! gets prompts of its own names (`test://static-text`,
-//! `test_simple_prompt`, ...) and calls input-round and diagnostic tools,
-//! which the testkit does not serve yet (its fixture tools are those of
-//! the `tools-call-*` scenarios). A known gap that
+//! Most known gaps are the suite's input-round and diagnostic tools and the
+//! stateless era's tasks, which the testkit does not serve yet (its
+//! fixtures are those of the `tools-call-*`, `resources-*` and
+//! `prompts-*` scenarios). A known gap that
 //! starts passing fails the step. Output is in
 //! `target/conformance-server/<revision>/<scenario>/`.
 
@@ -81,16 +80,20 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
     pass("server-sse-multiple-streams", R25, &[&["server-accepts-multiple-post-streams"]]),
     gap("elicitation-sep1330-enums", R25, FIXTURES),
     pass("resources-list", R25, &[&["resources-list", "wire-schema-valid"]]),
-    gap("resources-read-text", R25, FIXTURES),
-    gap("resources-read-binary", R25, FIXTURES),
-    gap("resources-templates-read", R25, FIXTURES),
-    gap("resources-subscribe", R25, FIXTURES),
-    gap("resources-unsubscribe", R25, FIXTURES),
+    pass("resources-read-text", R25, &[&["resources-read-text", "wire-schema-valid"]]),
+    pass("resources-read-binary", R25, &[&["resources-read-binary", "wire-schema-valid"]]),
+    pass("resources-templates-read", R25, &[&["resources-templates-read", "wire-schema-valid"]]),
+    pass("resources-subscribe", R25, &[&["resources-subscribe", "wire-schema-valid"]]),
+    pass("resources-unsubscribe", R25, &[&["resources-unsubscribe", "wire-schema-valid"]]),
     pass("prompts-list", R25, &[&["prompts-list", "wire-schema-valid"]]),
-    gap("prompts-get-simple", R25, FIXTURES),
-    gap("prompts-get-with-args", R25, FIXTURES),
-    gap("prompts-get-embedded-resource", R25, FIXTURES),
-    gap("prompts-get-with-image", R25, FIXTURES),
+    pass("prompts-get-simple", R25, &[&["prompts-get-simple", "wire-schema-valid"]]),
+    pass("prompts-get-with-args", R25, &[&["prompts-get-with-args", "wire-schema-valid"]]),
+    pass(
+        "prompts-get-embedded-resource",
+        R25,
+        &[&["prompts-get-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("prompts-get-with-image", R25, &[&["prompts-get-with-image", "wire-schema-valid"]]),
     pass(
         "dns-rebinding-protection",
         R25,
@@ -142,15 +145,19 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
     pass("tools-call-with-progress", R26, &[&["tools-call-with-progress", "wire-schema-valid"]]),
     pass("server-sse-multiple-streams", R26, &[&["server-accepts-multiple-post-streams"]]),
     pass("resources-list", R26, &[&["resources-list", "wire-schema-valid"]]),
-    gap("resources-read-text", R26, FIXTURES),
-    gap("resources-read-binary", R26, FIXTURES),
-    gap("resources-templates-read", R26, FIXTURES),
+    pass("resources-read-text", R26, &[&["resources-read-text", "wire-schema-valid"]]),
+    pass("resources-read-binary", R26, &[&["resources-read-binary", "wire-schema-valid"]]),
+    pass("resources-templates-read", R26, &[&["resources-templates-read", "wire-schema-valid"]]),
     pass("sep-2164-resource-not-found", R26, &[&["sep-2164-error-code"]]),
     pass("prompts-list", R26, &[&["prompts-list", "wire-schema-valid"]]),
-    gap("prompts-get-simple", R26, FIXTURES),
-    gap("prompts-get-with-args", R26, FIXTURES),
-    gap("prompts-get-embedded-resource", R26, FIXTURES),
-    gap("prompts-get-with-image", R26, FIXTURES),
+    pass("prompts-get-simple", R26, &[&["prompts-get-simple", "wire-schema-valid"]]),
+    pass("prompts-get-with-args", R26, &[&["prompts-get-with-args", "wire-schema-valid"]]),
+    pass(
+        "prompts-get-embedded-resource",
+        R26,
+        &[&["prompts-get-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("prompts-get-with-image", R26, &[&["prompts-get-with-image", "wire-schema-valid"]]),
     pass(
         "dns-rebinding-protection",
         R26,

@@ -599,3 +599,39 @@ async fn the_conformance_fixtures_are_listed_and_answer_only_when_on() {
     assert!(before.iter().all(|o| o.related == Some(4.into())));
     assert!(text_of(&done["result"]).starts_with("Progress tool completed"));
 }
+
+#[tokio::test]
+async fn the_conformance_fixture_resources_and_prompts() {
+    let config = Config { conformance_fixtures: true, ..Config::default() };
+    let mut core = Core::ready(config).await;
+    let listed = core.result(1, "resources/list", json!({})).await;
+    let uris: Vec<&str> =
+        listed["resources"].as_array().unwrap().iter().filter_map(|r| r["uri"].as_str()).collect();
+    assert!(uris.contains(&"test://static/text/1") && uris.contains(&"test://static-binary"));
+    let read = core.result(2, "resources/read", json!({"uri": "test://template/42/data"})).await;
+    assert!(read["contents"][0]["text"].as_str().unwrap().contains("42"));
+    assert_eq!(
+        core.result(3, "resources/subscribe", json!({"uri": "test://watched-resource"})).await,
+        json!({})
+    );
+    let prompt = core
+        .result(
+            4,
+            "prompts/get",
+            json!({"name": "test_prompt_with_arguments",
+                                         "arguments": {"arg1": "a", "arg2": "b"}}),
+        )
+        .await;
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='a', arg2='b'"
+    );
+    assert_eq!(
+        core.error(5, "prompts/get", json!({"name": "test_prompt_with_arguments"})).await,
+        -32602
+    );
+    // The testkit's own prompts are still there.
+    let greet =
+        core.result(6, "prompts/get", json!({"name": "greet", "arguments": {"name": "Bo"}})).await;
+    assert!(greet["messages"][0]["content"]["text"].as_str().unwrap().contains("Bo"));
+}
