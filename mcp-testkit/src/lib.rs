@@ -351,6 +351,7 @@ mod features;
 mod fixtures;
 #[cfg(feature = "http")]
 mod http;
+mod listing;
 mod locate;
 mod modern;
 #[cfg(feature = "http")]
