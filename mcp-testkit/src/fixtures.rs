@@ -27,7 +27,7 @@ use mcp_proto::methods;
 use mcp_server_io::logging::level_index;
 use serde_json::{Map, Value, json};
 
-use crate::tools::{Call, Outcome};
+use crate::tools::{Call, Outcome, text, tool_error};
 
 /// A 1x1 transparent PNG.
 const PNG: &str =
@@ -130,8 +130,8 @@ pub(crate) fn run(call: Call, name: &str, arguments: &Map<String, Value>) -> Opt
                         let said = answer.pointer("/content/text").and_then(Value::as_str);
                         text(format!("LLM response: {}", said.unwrap_or("")))
                     }
-                    Ok(Err(error)) => failed(format!("sampling failed: {}", error.message)),
-                    Err(timeout) => failed(timeout.to_string()),
+                    Ok(Err(error)) => tool_error(format!("sampling failed: {}", error.message)),
+                    Err(timeout) => tool_error(timeout.to_string()),
                 }
             })))
         }
@@ -154,8 +154,8 @@ pub(crate) fn run(call: Call, name: &str, arguments: &Map<String, Value>) -> Opt
                 match call.server.request(methods::ELICITATION_CREATE, Some(params), related).await
                 {
                     Ok(Ok(answer)) => text(format!("User response: {answer}")),
-                    Ok(Err(error)) => failed(format!("elicitation failed: {}", error.message)),
-                    Err(timeout) => failed(timeout.to_string()),
+                    Ok(Err(error)) => tool_error(format!("elicitation failed: {}", error.message)),
+                    Err(timeout) => tool_error(timeout.to_string()),
                 }
             })))
         }
@@ -261,12 +261,4 @@ fn resource() -> Value {
         "mimeType": "text/plain",
         "text": "This is an embedded resource content.",
     } })
-}
-
-fn text(text: impl Into<String>) -> Value {
-    json!({ "content": [{ "type": "text", "text": text.into() }] })
-}
-
-fn failed(message: String) -> Value {
-    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
 }

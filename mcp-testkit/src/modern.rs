@@ -5,13 +5,16 @@
 //! era's rules (the `_meta`, decoration, the listen filter) are
 //! `mcp_server_io::stateless`.
 
-use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
+use mcp_proto::jsonrpc::{ErrorObject, RequestId};
 use mcp_proto::methods;
 use mcp_server_io::logging::LOG_LEVELS;
 pub(crate) use mcp_server_io::stateless::{
     Change, RequestMeta, cacheable, input_required, missing_capabilities,
 };
 use serde_json::{Value, json};
+
+use crate::server::invalid_params;
+use crate::tools::{text, tool_error};
 
 /// Whether the testkit serves the method to a stateless-era request
 /// (anything else gets `-32601`; over HTTP, 404).
@@ -214,16 +217,4 @@ pub(crate) fn retry_once(meta: &RequestMeta, n: u64) -> Result<Value, ErrorObjec
             Err(invalid_params(format!("requestState {state:?} was not issued for this call")))
         }
     }
-}
-
-fn text(text: impl Into<String>) -> Value {
-    json!({ "content": [{ "type": "text", "text": text.into() }] })
-}
-
-fn tool_error(message: String) -> Value {
-    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
-}
-
-fn invalid_params(message: impl Into<String>) -> ErrorObject {
-    ErrorObject::new(error_code::INVALID_PARAMS, message)
 }

@@ -667,11 +667,13 @@ fn ascii_text(n: usize) -> String {
     s
 }
 
-fn text(text: impl Into<String>) -> Value {
+/// A tool result of one text block.
+pub(crate) fn text(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }] })
 }
 
-fn tool_error(message: String) -> Value {
+/// A tool result with `isError: true` and the message as text.
+pub(crate) fn tool_error(message: String) -> Value {
     json!({ "content": [{ "type": "text", "text": message }], "isError": true })
 }
 
