@@ -14,6 +14,7 @@
 //! | `test_tool_with_progress` | progress 0, 50, 100 of 100 for the request's token, 50 ms apart, then text |
 //! | `test_sampling` | `prompt`: asks the client `sampling/createMessage`, returns `LLM response: <text>` |
 //! | `test_elicitation` | `message`: asks the client `elicitation/create` (username, email), returns the answer |
+//! | `test_input_required_result_elicitation`, `_sampling`, `_list_roots` | stateless era: `input_required` with the request under `user_name`, `capital_question`, `client_roots`; the retry's answer as text |
 //!
 //! And its resources (`test://static-text`, `test://static-binary`,
 //! `test://watched-resource`, the template `test://template/{id}/data`) and
@@ -50,6 +51,9 @@ pub(crate) fn definitions() -> Vec<Value> {
         ("test_tool_with_progress", "Sends progress 0, 50, 100, then answers", none.clone()),
         ("test_sampling", "Asks the client to sample from a prompt", string("prompt")),
         ("test_elicitation", "Asks the user for a username and an email", string("message")),
+        ("test_input_required_result_elicitation", "Asks the user's name (stateless era)", none.clone()),
+        ("test_input_required_result_sampling", "Asks for a sample (stateless era)", none.clone()),
+        ("test_input_required_result_list_roots", "Asks for the roots (stateless era)", none.clone()),
     ]
     .into_iter()
     .map(|(name, description, schema)| {
@@ -159,8 +163,74 @@ pub(crate) fn run(call: Call, name: &str, arguments: &Map<String, Value>) -> Opt
                 }
             })))
         }
+        "test_input_required_result_elicitation"
+        | "test_input_required_result_sampling"
+        | "test_input_required_result_list_roots" => Some(Outcome::Reply(input_round(&call, name))),
         _ => None,
     }
+}
+
+/// One `input_required` round of the three basic input-round fixtures:
+/// the request under its key, then, once the retry carries the answer
+/// under that key, a text result made of it.
+fn input_round(call: &Call, name: &str) -> Result<Value, ErrorObject> {
+    let Some(meta) = &call.modern else {
+        return Ok(tool_error(format!("{name} answers only stateless-era requests")));
+    };
+    let (key, request) = match name {
+        "test_input_required_result_elicitation" => (
+            "user_name",
+            json!({
+                "method": methods::ELICITATION_CREATE,
+                "params": {
+                    "message": "What is your name?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": { "name": { "type": "string" } },
+                        "required": ["name"],
+                    },
+                },
+            }),
+        ),
+        "test_input_required_result_sampling" => (
+            "capital_question",
+            json!({
+                "method": methods::SAMPLING_CREATE_MESSAGE,
+                "params": {
+                    "messages": [{
+                        "role": "user",
+                        "content": { "type": "text", "text": "What is the capital of France?" },
+                    }],
+                    "maxTokens": 100,
+                },
+            }),
+        ),
+        _ => ("client_roots", json!({ "method": methods::ROOTS_LIST, "params": {} })),
+    };
+    let Some(answer) = meta.input_responses.as_ref().and_then(|r| r.get(key)) else {
+        return Ok(mcp_server_io::stateless::input_required(Some(json!({ key: request })), None));
+    };
+    if !answer.is_object() {
+        let message = format!("inputResponses.{key} must be an object");
+        return Err(ErrorObject::new(error_code::INVALID_PARAMS, message));
+    }
+    Ok(match key {
+        "user_name" => {
+            let name = answer.pointer("/content/name").and_then(Value::as_str).unwrap_or("");
+            text(format!("Hello, {name}!"))
+        }
+        "capital_question" => {
+            let said = answer.pointer("/content/text").and_then(Value::as_str).unwrap_or("");
+            text(format!("Sampling response: {said}"))
+        }
+        _ => {
+            let uris: Vec<&str> = answer["roots"]
+                .as_array()
+                .map(|roots| roots.iter().filter_map(|r| r["uri"].as_str()).collect())
+                .unwrap_or_default();
+            text(format!("Client roots: {}", uris.join(", ")))
+        }
+    })
 }
 
 /// The fixture resources, as `resources/list` shows them.

@@ -35,8 +35,9 @@ const R26: &str = "2026-07-28";
 
 const FIXTURES: &str = "needs the suite's fixtures (resources, prompts or tools of its own \
                         names), which the testkit does not serve";
-const INPUT_FIXTURES: &str = "needs the suite's input_required tools (test_input_required_*), \
-                              which the testkit does not serve";
+const INPUT_FIXTURES: &str = "needs more of the suite's input_required fixtures (request state, \
+                              several inputs, several rounds, a prompt, capability checks) than \
+                              the testkit serves";
 const TASKS: &str = "tasks of the stateless era (SEP-2663) are not served by the testkit";
 
 const fn pass(
@@ -177,15 +178,39 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
             "wire-schema-valid",
         ]],
     ),
-    gap("input-required-result-basic-elicitation", R26, INPUT_FIXTURES),
-    gap("input-required-result-basic-sampling", R26, INPUT_FIXTURES),
-    gap("input-required-result-basic-list-roots", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-basic-elicitation",
+        R26,
+        &[&[
+            "sep-2322-elicitation-complete",
+            "sep-2322-elicitation-incomplete",
+            "wire-schema-valid",
+        ]],
+    ),
+    pass(
+        "input-required-result-basic-sampling",
+        R26,
+        &[&["sep-2322-sampling-complete", "sep-2322-sampling-incomplete", "wire-schema-valid"]],
+    ),
+    pass(
+        "input-required-result-basic-list-roots",
+        R26,
+        &[&["sep-2322-list-roots-complete", "sep-2322-list-roots-incomplete", "wire-schema-valid"]],
+    ),
     gap("input-required-result-request-state", R26, INPUT_FIXTURES),
     gap("input-required-result-multiple-input-requests", R26, INPUT_FIXTURES),
     gap("input-required-result-multi-round", R26, INPUT_FIXTURES),
-    gap("input-required-result-missing-input-response", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-missing-input-response",
+        R26,
+        &[&["sep-2322-missing-response-rerequests", "wire-schema-valid"]],
+    ),
     gap("input-required-result-non-tool-request", R26, INPUT_FIXTURES),
-    gap("input-required-result-result-type", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-result-type",
+        R26,
+        &[&["sep-2322-result-type-included", "wire-schema-valid"]],
+    ),
     pass(
         "input-required-result-unsupported-methods",
         R26,
@@ -193,7 +218,11 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
     ),
     gap("input-required-result-tampered-state", R26, INPUT_FIXTURES),
     gap("input-required-result-capability-check", R26, INPUT_FIXTURES),
-    gap("input-required-result-ignore-extra-params", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-ignore-extra-params",
+        R26,
+        &[&["sep-2322-ignore-unexpected-params", "wire-schema-valid"]],
+    ),
     pass(
         "input-required-result-validate-input",
         R26,

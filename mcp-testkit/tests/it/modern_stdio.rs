@@ -474,3 +474,20 @@ async fn subscriptions_listen_is_acknowledged_filtered_and_cancelled() {
     assert_eq!(before[0]["result"]["resultType"], "complete");
     assert_eq!(before[0]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
 }
+
+#[tokio::test]
+async fn the_conformance_input_round_fixtures_ask_then_answer() {
+    let mut peer = Peer::start(&["--era", "modern", "--conformance-fixtures"]);
+    let name = "test_input_required_result_elicitation";
+    let first = peer.request(1, "tools/call", call_params(name, json!({}), json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required");
+    assert_eq!(first["result"]["inputRequests"]["user_name"]["method"], "elicitation/create");
+    let mut retry = call_params(name, json!({}), json!({}));
+    retry["inputResponses"] =
+        json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+    let second = peer.request(2, "tools/call", retry.clone()).await;
+    assert_eq!(text(&second), "Hello, Ada!");
+    assert_eq!(second["result"]["resultType"], "complete");
+    retry["inputResponses"] = json!({"user_name": 42});
+    assert_eq!(code(&peer.request(3, "tools/call", retry).await), -32602);
+}
