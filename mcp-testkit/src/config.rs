@@ -55,6 +55,10 @@ pub struct Config {
     /// NAME=TEXT`, repeatable): a definition that changes between runs, for
     /// tool-pinning tests.
     pub tool_descriptions: Vec<(String, String)>,
+    /// Also serve the official conformance suite's fixture tools
+    /// (`test_simple_text`, `test_tool_with_progress`, ...), which its
+    /// server scenarios call (`--conformance-fixtures`).
+    pub conformance_fixtures: bool,
 }
 
 impl Config {
@@ -67,67 +71,9 @@ impl Config {
         MCP clients (echo, slow, hang, fail, crash, ask, ...). Not for production use.";
 }
 
-/// Which protocol eras a server speaks.
-///
-/// ```
-/// use mcp_testkit::config::ServeEra;
-///
-/// assert_eq!(ServeEra::default(), ServeEra::Legacy);
-/// assert_eq!("both".parse::<ServeEra>(), Ok(ServeEra::Both));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ServeEra {
-    /// The handshake era only (2024-11-05 to 2025-11-25): `initialize`
-    /// opens the session; a stateless-era request is answered as a legacy
-    /// server answers an unknown request, so a client's era probe falls
-    /// back. The default: exactly the testkit's behaviour before the
-    /// stateless era.
-    #[default]
-    Legacy,
-    /// The stateless era only (2026-07-28): every request carries its
-    /// version and capabilities in `_meta`; `initialize` is refused.
-    Modern,
-    /// Both: an `initialize` opens a legacy session (on the stdio process,
-    /// or an HTTP session); a request carrying the stateless `_meta` (or a
-    /// stateless-only method) is served statelessly.
-    Both,
-}
-
-impl ServeEra {
-    /// Whether stateless-era requests are served.
-    pub fn serves_modern(self) -> bool {
-        matches!(self, ServeEra::Modern | ServeEra::Both)
-    }
-
-    /// Whether `initialize` opens a legacy session.
-    pub fn serves_legacy(self) -> bool {
-        matches!(self, ServeEra::Legacy | ServeEra::Both)
-    }
-}
-
-impl std::str::FromStr for ServeEra {
-    type Err = ();
-
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s {
-            "legacy" => Ok(ServeEra::Legacy),
-            "modern" => Ok(ServeEra::Modern),
-            "both" => Ok(ServeEra::Both),
-            _ => Err(()),
-        }
-    }
-}
-
-impl fmt::Display for ServeEra {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ServeEra::Legacy => "legacy",
-            ServeEra::Modern => "modern",
-            ServeEra::Both => "both",
-        })
-    }
-}
+/// Which protocol eras a server speaks (the server half's [`ServeEra`],
+/// re-exported).
+pub use mcp_server_io::ServeEra;
 
 impl Default for Config {
     fn default() -> Self {
@@ -145,6 +91,7 @@ impl Default for Config {
             ttl_ms: 0,
             instructions: Some(Config::DEFAULT_INSTRUCTIONS.to_owned()),
             tool_descriptions: Vec::new(),
+            conformance_fixtures: false,
         }
     }
 }
@@ -229,6 +176,11 @@ pub struct HttpConfig {
     /// `serve_http` runs on the caller's runtime and
     /// does not read it.
     pub threads: usize,
+    /// Host names accepted in `Host` besides the loopback ones
+    /// (`localhost`, `127.0.0.1`, `[::1]`), which are always: the DNS
+    /// rebinding guard answers 403 to any other (`--allow-host`,
+    /// repeatable; e.g. the name a proxy in a test resolves).
+    pub allowed_hosts: Vec<String>,
     /// Serve HTTPS with this certificate instead of plain HTTP, and
     /// HTTP/2 too when it says so (in-process only: the binary has no
     /// option for it). `HttpServerHandle::url` then starts with `https://`.
@@ -318,6 +270,7 @@ impl Default for HttpConfig {
             jwt_auth: None,
             challenge: None,
             forbid_scope: false,
+            allowed_hosts: Vec::new(),
             slow_headers: None,
             oversized_body: None,
             redirect: Redirect::None,
@@ -448,6 +401,7 @@ Options of both:
   --ttl-ms N                        ttlMs of cacheable stateless results (default: 0)
   --instructions TEXT               the instructions of initialize and server/discover
   --no-instructions                 send no instructions
+  --conformance-fixtures            also serve the conformance suite's fixture tools (test_*)
   --tool-description NAME=TEXT      replace a tool's description (repeatable)
 
 Options of `http`:
@@ -467,6 +421,7 @@ Options of `http`:
   --require-auth TOKEN              401 unless `Authorization: Bearer TOKEN`
   --challenge VALUE                 the exact WWW-Authenticate value of that 401
   --forbid-scope                    403 insufficient_scope even with the right token
+  --allow-host NAME                 accept this Host besides the loopback names (repeatable)
   --slow-headers-ms N               sleep N ms before sending each response's headers
   --oversized-body BYTES            pad each reply to a request to BYTES bytes
   --redirect                        307 from POST /mcp to /mcp/
@@ -592,6 +547,7 @@ where
                 "--legacy" => config.legacy = true,
                 "--silent-discover" => config.server.silent_discover = true,
                 "--no-instructions" => config.server.instructions = None,
+                "--conformance-fixtures" => config.server.conformance_fixtures = true,
                 _ => return Err(ArgError::UnknownOption(arg)),
             }
             continue;
@@ -664,6 +620,7 @@ where
             }
             "--require-auth" => config.require_auth = Some(value),
             "--challenge" => config.challenge = Some(value),
+            "--allow-host" => config.allowed_hosts.push(value),
             "--slow-headers-ms" => config.slow_headers = Some(millis(option, &value)?),
             "--oversized-body" => config.oversized_body = Some(positive(option, &value)?),
             "--redirect-cross-origin" => config.redirect = Redirect::CrossOrigin(value),
@@ -708,6 +665,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--ttl-ms", Kind::Value, false),
     ("--instructions", Kind::Value, false),
     ("--no-instructions", Kind::Flag, false),
+    ("--conformance-fixtures", Kind::Flag, false),
     ("--tool-description", Kind::Value, false),
     ("--port", Kind::Value, true),
     ("--threads", Kind::Value, true),
@@ -724,6 +682,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--require-auth", Kind::Value, true),
     ("--challenge", Kind::Value, true),
     ("--forbid-scope", Kind::Flag, true),
+    ("--allow-host", Kind::Value, true),
     ("--slow-headers-ms", Kind::Value, true),
     ("--oversized-body", Kind::Value, true),
     ("--redirect", Kind::Flag, true),

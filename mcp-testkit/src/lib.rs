@@ -38,6 +38,15 @@
 //! (`mcp-testkit http`, feature `http`), which tests in other crates can
 //! also run in-process.
 //!
+//! The protocol rules and the transport machinery come from the server
+//! half of the transports, `mcp-server-io`: the era rules (`initialize`
+//! checks and negotiation, the stateless `_meta`, `resultType`, the
+//! `subscriptions/listen` filter), the [`Outgoing`] queue, stdio framing,
+//! and on HTTP the resumable SSE streams, the request guards (DNS
+//! rebinding, caps, the stateless headers) and the accept loop. What is
+//! the testkit's own: its tools, resources and prompts, its configuration,
+//! the routing of sessions and every fault switch.
+//!
 //! ## Optional features
 //!
 //! - **`http`** (default): the Streamable HTTP driver (`serve_http`,
@@ -92,7 +101,7 @@
 //! |---|---|
 //! | `resources/list` | `test://static/text/1` .. `test://static/text/5` (`text/plain`), then `test://static/blob/1` (`application/octet-stream`, the bytes 0 to 15), with `name`, `title`, `description`, `size`; paginated as `tools/list` |
 //! | `resources/templates/list` | one template, `test://static/text/{id}` |
-//! | `resources/read` | `{contents: [{uri, mimeType, text}]}` or `{..., blob}` (base64); a URI that is not listed gets `-32002` `Resource not found` with `data {uri}` |
+//! | `resources/read` | `{contents: [{uri, mimeType, text}]}` or `{..., blob}` (base64); a URI that is not listed gets `-32002` `Resource not found` with `data {uri}` (in the stateless era `-32602`, as SEP-2164 asks) |
 //! | `resources/subscribe` | `{}`, remembering the URI for `touch`; a URI that is not listed gets `-32002` |
 //! | `resources/unsubscribe` | `{}` (also when not subscribed) |
 //! | `prompts/list` | `simple` (no arguments) and `greet` (required argument `name`); paginated |
@@ -226,6 +235,7 @@
 //! | `--silent-discover` | legacy era: never answer `server/discover` |
 //! | `--ttl-ms N` | `ttlMs` of cacheable stateless-era results (default 0) |
 //! | `--instructions TEXT`, `--no-instructions` | the `instructions` of `initialize` and `server/discover`, or none |
+//! | `--conformance-fixtures` (`conformance_fixtures`) | also list and serve the official conformance suite's fixtures, which its server scenarios use: the tools `test_simple_text`, `test_image_content`, `test_audio_content`, `test_embedded_resource`, `test_multiple_content_types`, `test_tool_with_logging`, `test_error_handling`, `test_tool_with_progress`, `test_sampling`, `test_elicitation`; its resources `test://static-text`, `test://static-binary`, `test://watched-resource` and template `test://template/{id}/data`; its prompts `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`, `test_prompt_with_image`; and, for stateless-era requests, `test_input_required_result_elicitation`, `_sampling` and `_list_roots` (one `input_required` round each; an answer that is not an object gets `-32602`) |
 //!
 //! ## HTTP driver (`mcp-testkit http [options]`, or `serve_http` with an [`HttpConfig`]; feature `http`)
 //!
@@ -298,6 +308,7 @@
 //! | (in-process only) `jwt_auth` ([`JwtAuth`]) | 401 unless a JWT access token of that authorization server (RS256 or ES256 against its key set; `iss`, `aud`, `exp`; for a DPoP-bound token the `DPoP` scheme and a proof of its key); the protected resource metadata names the server |
 //! | `--challenge VALUE` (`challenge`) | the exact `WWW-Authenticate` value of that 401 |
 //! | `--forbid-scope` (`forbid_scope`) | a valid token gets 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"` |
+//! | `--allow-host NAME` (`allowed_hosts`) | accept `Host: NAME[:port]` besides the loopback names; any other `Host`, or an `Origin` that is not a loopback one, gets 403 (the DNS rebinding guard of `mcp-server-io`) |
 //! | `--slow-headers-ms N` (`slow_headers`) | sleep N ms before sending each response's headers |
 //! | `--oversized-body BYTES` (`oversized_body`) | every reply to a request is padded to BYTES bytes of JSON (`result._meta.padding`, or `error.data.padding`) |
 //! | `--redirect` (`redirect: SameOrigin`) | POST `/mcp` gets 307 to `/mcp/` (same endpoint) |
@@ -305,6 +316,9 @@
 //! | `--status CODE` (`status`) | every POST gets CODE and a short text body |
 //! | `--legacy` (`legacy`) | the 2024-11-05 HTTP+SSE transport: POST `/mcp` gets 405; GET `/mcp` or `/sse` opens a session whose stream starts with `event: endpoint`, `data: /message?sessionId=<id>`; POSTs there get 202 and every message comes as an `event: message` on that stream; the session ends with the stream |
 //! | `--legacy-endpoint URL` (`legacy_endpoint`) | send URL as the `endpoint` data instead (e.g. a cross-origin one) |
+//!
+//! At most 4096 HTTP sessions live at once (an `initialize` beyond gets 503);
+//! a session unused for 30 minutes is forgotten (then 404).
 //!
 //! The options of `stdio` apply to `http` too (`--max-line-bytes` caps POST
 //! bodies). The handle counts requests per method
@@ -335,16 +349,19 @@
 
 pub mod config;
 mod features;
+mod fixtures;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
 mod jwt;
+mod listing;
 mod locate;
 mod modern;
 #[cfg(feature = "http")]
 pub mod oauth;
 mod server;
 mod stdio;
+mod task_calls;
 mod tasks;
 mod tools;
 
@@ -355,7 +372,8 @@ pub use config::{
 #[cfg(feature = "http")]
 pub use http::{HttpServerHandle, RequestRecord, serve_http};
 pub use locate::binary_path;
-pub use server::{Outgoing, OutgoingQueue, Server};
+pub use mcp_server_io::{Outgoing, OutgoingQueue};
+pub use server::Server;
 pub use stdio::run_stdio;
 
 /// The README's examples, compiled as doc tests (they serve HTTP).

@@ -13,7 +13,10 @@ use mcp_proto::{ProtocolVersion, methods};
 use serde_json::{Map, Value, json};
 
 use crate::modern::{self, Change, RequestMeta};
-use crate::server::{Addr, BoxFuture, LOG_LEVELS, Outgoing, Server, stderr_line};
+use mcp_server_io::Outgoing;
+use mcp_server_io::logging::LOG_LEVELS;
+
+use crate::server::{Addr, BoxFuture, Server, stderr_line};
 use crate::tasks::with_related_task;
 
 /// The longest `slow` sleep: ten minutes.
@@ -26,7 +29,7 @@ const MAX_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_NOISY_LINES: u64 = 10_000;
 
 /// One `tools/call` in progress.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Call {
     pub(crate) server: Server,
     pub(crate) id: Addr,
@@ -49,7 +52,7 @@ impl Call {
 
     /// Sends a notification that belongs to the call; a task's carry the
     /// related-task `_meta`.
-    fn notify(&self, method: &str, params: Option<Value>) {
+    pub(crate) fn notify(&self, method: &str, params: Option<Value>) {
         let params = match &self.task {
             Some(task) => Some(with_related_task(params.unwrap_or_else(|| json!({})), task)),
             None => params,
@@ -664,11 +667,13 @@ fn ascii_text(n: usize) -> String {
     s
 }
 
-fn text(text: impl Into<String>) -> Value {
+/// A tool result of one text block.
+pub(crate) fn text(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }] })
 }
 
-fn tool_error(message: String) -> Value {
+/// A tool result with `isError: true` and the message as text.
+pub(crate) fn tool_error(message: String) -> Value {
     json!({ "content": [{ "type": "text", "text": message }], "isError": true })
 }
 

@@ -506,7 +506,7 @@ fn install_dir() -> PathBuf {
     root().join(".tools").join("conformance")
 }
 
-fn bin_dir() -> PathBuf {
+pub(crate) fn bin_dir() -> PathBuf {
     install_dir().join("node_modules").join(".bin")
 }
 
@@ -539,7 +539,7 @@ fn lock_run() -> Result<(), String> {
     Ok(())
 }
 
-fn install() -> Result<(), String> {
+pub(crate) fn install() -> Result<(), String> {
     lock_run()?;
     let src = root().join("xtask").join("conformance");
     let dst = install_dir();
@@ -593,7 +593,7 @@ fn build_client() -> Result<PathBuf, String> {
 }
 
 /// `PATH` with the installed Node.js first.
-fn suite_path() -> Result<std::ffi::OsString, String> {
+pub(crate) fn suite_path() -> Result<std::ffi::OsString, String> {
     std::env::join_paths(
         std::iter::once(bin_dir())
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
@@ -665,7 +665,7 @@ pub(crate) fn list_mismatch(revision: &str, listed: &[String], table: &[Scenario
     for name in listed {
         if !table.iter().any(|s| s.revision == revision && s.name == name) {
             problems.push(format!(
-                "the suite lists client scenario {name} for {revision}, which the xtask does not run"
+                "the suite lists scenario {name} for {revision}, which the xtask does not run"
             ));
         }
     }
@@ -777,15 +777,15 @@ pub(crate) fn judge(s: &Scenario, run: Result<String, String>) -> Judgement {
     }
 }
 
-struct Check {
-    id: String,
-    name: String,
-    status: String,
-    message: String,
+pub(crate) struct Check {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) status: String,
+    pub(crate) message: String,
 }
 
 /// The checks of a `checks.json` array.
-fn parse_checks(text: &str) -> Option<Vec<Check>> {
+pub(crate) fn parse_checks(text: &str) -> Option<Vec<Check>> {
     let value: serde_json::Value = serde_json::from_str(text).ok()?;
     let text_of = |c: &serde_json::Value, key: &str| {
         c.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned()
@@ -804,7 +804,7 @@ fn parse_checks(text: &str) -> Option<Vec<Check>> {
         .collect()
 }
 
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+pub(crate) fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -870,11 +870,13 @@ fn run_all() -> Result<(), String> {
     }
 }
 
-/// The conformance steps: install, then every scenario.
+/// The conformance steps: install, then every client scenario, then every
+/// server scenario against the testkit.
 pub(crate) fn steps() -> Vec<Step> {
     vec![
         Step::new("conformance: install suite and Node.js 22", install),
         Step::new("conformance: client scenarios", run_all),
+        crate::conformance_server::step(),
     ]
 }
 

@@ -8,6 +8,7 @@
 mod bench;
 mod benchdoc;
 mod conformance;
+mod conformance_server;
 mod fuzz;
 mod idp;
 mod interop;
@@ -30,12 +31,14 @@ commands:
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed), doc tests, the crates
             with optional features (schema, blocking) linted and tested with them on, and
-            mcp-host-registry and mcp-testkit with their default features cut down
+            mcp-host-registry, mcp-testkit and mcp-server-io with their default features cut down
   doc       cargo doc with warnings denied
   package   cargo publish --dry-run of every publishable crate, in dependency order,
             each one built from its packaged sources (nothing is uploaded)
   interop   install the pinned third-party servers (npm) and run the interop tests
-  conformance  the official MCP conformance suite (npm, pinned) against our client
+  conformance  the official MCP conformance suite (npm, pinned) against our client, and its
+            server scenarios against mcp-testkit over HTTP
+  conformance-server  only the server scenarios
   idp       install the pinned OpenID provider (npm) and run the OAuth tests against it
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         "interop" => interop::steps(),
         "idp" => idp::steps(),
         "conformance" => conformance::steps(),
+        "conformance-server" => vec![conformance_server::step()],
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),
         "soak" => return finish(bench::soak_command(&args[1..])),

@@ -188,13 +188,15 @@ const OPTIONAL_FEATURE_CRATES: [&str; 8] =
 /// when the last field says so. (Not the testkit's: its tests would build
 /// a `target/debug/mcp-testkit` without the `http` subcommand, which other
 /// crates' tests and the benchmarks spawn.)
-const FEATURE_SUBSETS: [(&str, &str, bool); 4] = [
+const FEATURE_SUBSETS: [(&str, &str, bool); 5] = [
     // A stdio-only host: no hyper, no rustls, no mcp-auth.
     ("mcp-host-registry", "stdio", true),
     ("mcp-host-registry", "http", true),
     ("mcp-host-registry", "", true),
     // mcpc's embedded demo: the testkit without its HTTP server.
     ("mcp-testkit", "", false),
+    // A stdio server: the server half without hyper and rustls.
+    ("mcp-server-io", "", true),
 ];
 
 /// Lints and tests the crates with their optional features on (their own

@@ -710,7 +710,10 @@ async fn proxies_come_from_the_environment_and_no_proxy_bypasses_them() {
         }
         return;
     }
-    let server = serve_http(HttpConfig::default()).await.expect("the test server starts");
+    // `mcp.test` is a name only the proxy knows: the server's DNS rebinding
+    // guard must accept it as a host.
+    let config = HttpConfig { allowed_hosts: vec!["mcp.test".into()], ..HttpConfig::default() };
+    let server = serve_http(config).await.expect("the test server starts");
     let (proxy, log) = socks5_proxy(server.local_addr()).await;
     let endpoint = format!("http://mcp.test:{}/mcp", server.local_addr().port());
     let run = |expect: &str, no_proxy: &str| {

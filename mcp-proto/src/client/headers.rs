@@ -215,6 +215,22 @@ pub fn encode_header_value(s: &str) -> String {
     }
 }
 
+/// The text a header value carries: the `=?base64?...?=` form decoded
+/// (standard alphabet, padding optional), any other value as it is; `None`
+/// when the encoded form is not base64 of UTF-8. The inverse of
+/// [`encode_header_value`], for the receiving side.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(encoded.trim_end_matches('='))
+                .ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(value.to_owned()),
+    }
+}
+
 /// The `Mcp-Param-*` headers of a call to `tool` with `arguments`: full
 /// header names and encoded values, sorted by property name. Tools
 /// whose annotations are invalid give none (they are not offered anyway).
@@ -234,6 +250,16 @@ pub fn param_header_values(tool: &Tool, arguments: Option<&JsonObject>) -> Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_values_decode_back() {
+        for text in ["us-west1", " padded ", "Hello, 世界", "a\r\nb", "=?x?="] {
+            assert_eq!(decode_header_value(&encode_header_value(text)).as_deref(), Some(text));
+        }
+        assert_eq!(decode_header_value("=?base64?IHBhZGRlZCA?=").as_deref(), Some(" padded "));
+        assert_eq!(decode_header_value("=?base64?!!?="), None);
+        assert_eq!(decode_header_value("=?base64?/w==?="), None);
+    }
     use serde_json::json;
 
     fn tool(schema: Value) -> Tool {

@@ -8,11 +8,9 @@
 //! The driver decides the HTTP parts (status codes, sessions, streams,
 //! resumption) and injects the faults [`HttpConfig`] switches on.
 
-mod body;
 mod service;
 mod session;
 mod stateless;
-mod stream;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -22,16 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use http::{HeaderMap, Method, Version};
-use hyper::server::conn::{http1, http2};
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpStream};
+use mcp_server_io::http::listen::{accept_loop, tls_acceptor};
+use mcp_server_io::http::sessions::SessionTable;
+use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
-use tokio_rustls::TlsAcceptor;
+use tokio::task::JoinHandle;
 
-use crate::config::{HttpConfig, TlsConfig};
+use crate::config::HttpConfig;
 use crate::server::stderr_line;
 use session::Session;
 
@@ -41,10 +36,9 @@ const REQUEST_LOG_CAP: usize = 512;
 const RPC_LOG_CAP: usize = 4096;
 /// The most live sessions; an initialize beyond gets 503.
 const SESSION_CAP: usize = 4096;
-/// How long a client may take to send request headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a client may take to finish the TLS handshake.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a session may go unused before it is forgotten (a request
+/// naming it then gets 404).
+const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Starts the HTTP driver on `127.0.0.1:<config.port>` and returns once it
 /// is listening (HTTPS when [`HttpConfig::tls`] is set; a certificate or
@@ -68,7 +62,10 @@ const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// # }
 /// ```
 pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
-    let tls = config.tls.as_ref().map(tls_acceptor).transpose()?;
+    let tls = match &config.tls {
+        Some(tls) => Some(tls_acceptor(tls.cert_chain(), tls.private_key(), tls.http2())?),
+        None => None,
+    };
     if !config.server.start_delay.is_zero() {
         tokio::time::sleep(config.server.start_delay).await;
     }
@@ -80,7 +77,15 @@ pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let shared = Arc::new(Shared::new(config, format!("{scheme}://{local_addr}")));
     let (stop, stopped) = watch::channel(false);
-    let task = tokio::spawn(accept_loop(listener, tls, shared.clone(), stopped));
+    let serving = shared.clone();
+    let task = tokio::spawn(async move {
+        let handle = {
+            let shared = serving.clone();
+            move |request| service::handle(shared.clone(), request)
+        };
+        accept_loop(listener, tls, handle, stopped).await;
+        serving.end_all_sessions();
+    });
     Ok(HttpServerHandle { local_addr, shared, stop, task: Some(task) })
 }
 
@@ -162,7 +167,7 @@ impl HttpServerHandle {
 
     /// How many sessions are live.
     pub fn session_count(&self) -> usize {
-        self.shared.sessions().len()
+        self.shared.sessions.len()
     }
 
     /// Stops accepting, ends every connection and stream, aborts running
@@ -187,7 +192,7 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     /// `http://127.0.0.1:PORT`.
     pub(crate) base: String,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: SessionTable<Session>,
     /// The one session when sessions are off.
     shared_session: Mutex<Option<Arc<Session>>>,
     /// The core serving every stateless-era request.
@@ -209,7 +214,7 @@ impl Shared {
         Shared {
             config,
             base,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: SessionTable::new(SESSION_CAP, SESSION_IDLE_TIMEOUT),
             shared_session: Mutex::new(None),
             modern_session: Mutex::new(None),
             stats: Mutex::new(Stats::default()),
@@ -224,10 +229,6 @@ impl Shared {
 
     fn stats(&self) -> MutexGuard<'_, Stats> {
         lock(&self.stats)
-    }
-
-    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        lock(&self.sessions)
     }
 
     pub(crate) fn record_request(
@@ -259,20 +260,21 @@ impl Shared {
     }
 
     pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
-        self.sessions().get(id).cloned()
+        self.sessions.get(id)
     }
 
-    /// A new session with a fresh core, registered under a new random id;
-    /// `None` when too many are live.
+    /// A new session with a fresh core, registered under a new random id
+    /// (sessions idle too long are ended first); `None` when too many are
+    /// live.
     pub(crate) fn new_session(self: &Arc<Self>, legacy: bool) -> Option<Arc<Session>> {
-        let mut sessions = self.sessions();
-        if sessions.len() >= SESSION_CAP {
-            return None;
+        for idle in self.sessions.evict_idle() {
+            idle.close(false);
         }
-        let id = random_id();
-        let session = Session::start(self, Some(id.clone()), self.config.server.clone(), legacy);
-        sessions.insert(id, session.clone());
-        Some(session)
+        let config = self.config.server.clone();
+        let made = self
+            .sessions
+            .insert_new(|id| Session::start(self, Some(id.to_owned()), config, legacy));
+        made.map(|(_, session)| session)
     }
 
     /// The one session shared by everyone when sessions are off.
@@ -294,7 +296,7 @@ impl Shared {
     pub(crate) fn end_session(&self, session: &Arc<Session>, abort: bool) {
         match &session.id {
             Some(id) => {
-                self.sessions().remove(id);
+                self.sessions.remove(id);
             }
             None => {
                 for slot in [&self.shared_session, &self.modern_session] {
@@ -309,7 +311,7 @@ impl Shared {
     }
 
     fn end_all_sessions(&self) {
-        let mut all: Vec<Arc<Session>> = self.sessions().drain().map(|(_, s)| s).collect();
+        let mut all: Vec<Arc<Session>> = self.sessions.drain();
         all.extend(lock(&self.shared_session).take());
         all.extend(lock(&self.modern_session).take());
         for session in all {
@@ -318,122 +320,6 @@ impl Shared {
     }
 }
 
-/// The rustls server side for a [`TlsConfig`]: the `ring` provider, ALPN
-/// `h2` (when asked) and `http/1.1`.
-fn tls_acceptor(tls: &TlsConfig) -> io::Result<TlsAcceptor> {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let invalid = |e: rustls::Error| io::Error::new(io::ErrorKind::InvalidInput, e);
-    let chain = tls.cert_chain().iter().map(|der| CertificateDer::from(der.clone())).collect();
-    let key = PrivateKeyDer::try_from(tls.private_key().to_vec())
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(invalid)?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(invalid)?;
-    config.alpn_protocols = if tls.http2() {
-        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
-    Ok(TlsAcceptor::from(Arc::new(config)))
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    tls: Option<TlsAcceptor>,
-    shared: Arc<Shared>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            // A send or a dropped sender both mean stop.
-            _ = stop.changed() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    // Without it, small SSE writes wait for the peer's delayed
-                    // ACK (Nagle): ~40 ms stalls between events.
-                    let _ = stream.set_nodelay(true);
-                    connections.spawn(serve_connection(stream, tls.clone(), shared.clone()));
-                }
-                // Out of file descriptors and the like: back off briefly.
-                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-    drop(listener);
-    shared.end_all_sessions();
-    connections.shutdown().await;
-}
-
-async fn serve_connection(stream: TcpStream, tls: Option<TlsAcceptor>, shared: Arc<Shared>) {
-    let Some(tls) = tls else {
-        return serve_http1(stream, shared).await;
-    };
-    // A failed handshake (the client refused the certificate) or one that
-    // never ends: nothing to serve.
-    let Ok(Ok(stream)) = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream)).await
-    else {
-        return;
-    };
-    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-        let service = service_fn(move |request| service::handle(shared.clone(), request));
-        let mut builder = http2::Builder::new(TokioExecutor::new());
-        builder.timer(TokioTimer::new());
-        let _ = builder.serve_connection(TokioIo::new(stream), service).await;
-    } else {
-        serve_http1(stream, shared).await;
-    }
-}
-
-async fn serve_http1<I>(io: I, shared: Arc<Shared>)
-where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let service = service_fn(move |request| service::handle(shared.clone(), request));
-    let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
-    // Errors are the client's business (a reset, a cut stream): nothing to do.
-    let _ = builder.serve_connection(TokioIo::new(io), service).await;
-}
-
-/// 32 hex digits from the standard library's randomly keyed hasher, the time
-/// and a counter: unpredictable enough for a test server's session ids.
-fn random_id() -> String {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let mut id = String::with_capacity(32);
-    for _ in 0..2 {
-        let mut hasher = RandomState::new().build_hasher();
-        hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        hasher.write_u128(nanos);
-        id.push_str(&format!("{:016x}", hasher.finish()));
-    }
-    id
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_ids_are_distinct_visible_ascii() {
-        let a = random_id();
-        let b = random_id();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 32);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
-    }
 }

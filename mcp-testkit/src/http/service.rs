@@ -5,30 +5,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, LOCATION, ORIGIN};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http::header::{AUTHORIZATION, LOCATION};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 use mcp_proto::jsonrpc::{DecodeError, Incoming as Decoded, Message, decode_slice, error_code};
-use mcp_proto::{ProtocolVersion, methods};
+use mcp_proto::methods;
+use mcp_server_io::http::body::ResponseBody;
+use mcp_server_io::http::guard::{self, BodyError, accepts, is_json};
+use mcp_server_io::http::reply::{
+    Reply, accepted, event_stream, json_body, not_allowed, rpc_error, text,
+};
+use mcp_server_io::http::stream::parse_event_id;
+use mcp_server_io::http::{LAST_EVENT_ID, SESSION_ID};
 use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::Shared;
-use super::body::ResponseBody;
 use super::session::{Route, Session};
 use super::stateless;
-use super::stream::parse_event_id;
 use crate::config::{Redirect, ReplyMode, ServeEra};
 
-const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 const WWW_AUTHENTICATE: HeaderName = HeaderName::from_static("www-authenticate");
 /// How long a client may take to send a request body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(super) type Reply = Response<ResponseBody>;
 /// `Err` drops the connection without a response (a crashed session).
 pub(super) type Handled = Result<Reply, io::Error>;
 
@@ -47,10 +47,9 @@ async fn route(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
     let config = &shared.config;
     let path = request.uri().path().to_owned();
     let method = request.method().clone();
-    if let Some(origin) = request.headers().get(ORIGIN)
-        && !origin.to_str().is_ok_and(is_loopback_origin)
-    {
-        return Ok(text(StatusCode::FORBIDDEN, "Origin not allowed"));
+    // DNS rebinding: the server listens on 127.0.0.1 only.
+    if let Err(refusal) = guard::check_loopback(&request, &config.allowed_hosts) {
+        return Ok(refusal.reply());
     }
     if let Some(reply) = crate::jwt::guard(config.jwt_auth.as_ref(), &shared.base, &request).await {
         return Ok(reply.map(ResponseBody::full));
@@ -175,8 +174,8 @@ async fn post(shared: &Arc<Shared>, request: Request<Incoming>) -> Handled {
             None => return Ok(text(StatusCode::SERVICE_UNAVAILABLE, "too many sessions")),
         },
     };
-    if !is_initialize && let Some(refusal) = check_version(&headers) {
-        return Ok(refusal);
+    if !is_initialize && let Err(refusal) = guard::check_version_header(&headers) {
+        return Ok(refusal.reply());
     }
     if config.expire_session_after.is_some_and(|n| session.count_post() > n) {
         shared.end_session(&session, true);
@@ -265,8 +264,8 @@ fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
         Some(Err(refusal)) => return refusal,
         None => return text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
     };
-    if let Some(refusal) = check_version(headers) {
-        return refusal;
+    if let Err(refusal) = guard::check_version_header(headers) {
+        return refusal.reply();
     }
     if shared.config.id_only_events {
         return id_only_event(shared);
@@ -394,14 +393,6 @@ fn find_session(
     }
 }
 
-fn check_version(headers: &HeaderMap) -> Option<Reply> {
-    let value = headers.get(PROTOCOL_VERSION)?;
-    match value.to_str().ok().map(str::trim).and_then(ProtocolVersion::parse) {
-        Some(_) => None,
-        None => Some(text(StatusCode::BAD_REQUEST, "unsupported MCP-Protocol-Version")),
-    }
-}
-
 fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Reply> {
     let config = &shared.config;
     if let Some(token) = &config.require_auth {
@@ -440,14 +431,11 @@ fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Reply> {
 /// The body, or a refusal (413 too large, 408 too slow); `Err` when the
 /// connection failed.
 async fn read_body(request: Request<Incoming>, limit: usize) -> io::Result<Result<Bytes, Reply>> {
-    let body = Limited::new(request.into_body(), limit);
-    match tokio::time::timeout(BODY_TIMEOUT, body.collect()).await {
-        Err(_) => Ok(Err(text(StatusCode::REQUEST_TIMEOUT, "body too slow"))),
-        Ok(Ok(collected)) => Ok(Ok(collected.to_bytes())),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Ok(Err(text(StatusCode::PAYLOAD_TOO_LARGE, "body too large")))
-        }
-        Ok(Err(e)) => Err(io::Error::other(e)),
+    match guard::read_body(request.into_body(), limit, BODY_TIMEOUT).await {
+        Ok(body) => Ok(Ok(body)),
+        Err(BodyError::Refused(refusal)) => Ok(Err(refusal.reply())),
+        Err(BodyError::Io(e)) => Err(e),
+        Err(_) => Err(io::Error::other("the body could not be read")),
     }
 }
 
@@ -474,101 +462,8 @@ pub(super) fn rpc_method(message: &Message) -> &str {
     }
 }
 
-/// Whether an `Accept` header lists the media type (case-insensitive,
-/// parameters ignored).
-fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
-    headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| item.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(wanted))
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
-        v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json")
-    })
-}
-
-fn is_loopback_origin(origin: &str) -> bool {
-    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"))
-    else {
-        return false;
-    };
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = if authority.starts_with('[') {
-        authority.split_inclusive(']').next().unwrap_or("")
-    } else {
-        authority.split(':').next().unwrap_or("")
-    };
-    matches!(host.to_ascii_lowercase().as_str(), "127.0.0.1" | "localhost" | "[::1]")
-}
-
 fn add_session_header(response: &mut Reply, id: Option<&str>) {
     if let Some(value) = id.and_then(|id| HeaderValue::from_str(id).ok()) {
         response.headers_mut().insert(SESSION_ID, value);
-    }
-}
-
-pub(super) fn text(status: StatusCode, body: &str) -> Reply {
-    let mut response = Response::new(ResponseBody::full(format!("{body}\n")));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    response
-}
-
-pub(super) fn json_body(status: StatusCode, body: impl Into<Bytes>) -> Reply {
-    let mut response = Response::new(ResponseBody::full(body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
-pub(super) fn rpc_error(status: StatusCode, code: i64, message: &str) -> Reply {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
-    json_body(status, body.to_string())
-}
-
-pub(super) fn accepted() -> Reply {
-    let mut response = Response::new(ResponseBody::empty());
-    *response.status_mut() = StatusCode::ACCEPTED;
-    response
-}
-
-fn not_allowed(allow: &'static str) -> Reply {
-    let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
-    response.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
-    response
-}
-
-pub(super) fn event_stream(body: ResponseBody) -> Reply {
-    let mut response = Response::new(body);
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accept_and_origin_checks() {
-        let mut headers = HeaderMap::new();
-        headers
-            .insert(ACCEPT, HeaderValue::from_static("Application/JSON; q=1, text/event-stream"));
-        assert!(accepts(&headers, "application/json"));
-        assert!(accepts(&headers, "text/event-stream"));
-        assert!(!accepts(&headers, "text/html"));
-        for ok in ["http://127.0.0.1:3000", "http://localhost", "https://[::1]:8/x"] {
-            assert!(is_loopback_origin(ok), "{ok}");
-        }
-        for bad in ["http://evil.example", "null", "http://127.0.0.1.evil.example"] {
-            assert!(!is_loopback_origin(bad), "{bad}");
-        }
     }
 }

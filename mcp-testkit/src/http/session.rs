@@ -1,15 +1,8 @@
 //! One session: a [`Server`] core, the task that routes its outgoing queue,
-//! and the streams its messages go to.
-//!
-//! Routing: a reply goes to the POST that carried its request (a JSON body
-//! or that POST's SSE stream); a message related to a request answered over
-//! SSE goes on that stream before the reply; everything else (messages
-//! related to no request, and those related to a request answered with a
-//! JSON body, which cannot carry them) goes on the session's standalone GET
-//! stream, where it waits for a GET if none is connected. In legacy mode
-//! every message goes on the one GET stream.
+//! and the streams its messages go to (`mcp_server_io::http::routes`,
+//! which says where each goes). The testkit's part is padding replies
+//! (`--oversized-body`) and what an exit request does.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -17,30 +10,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_proto::jsonrpc::{Message, RequestId};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+pub(crate) use mcp_server_io::http::routes::Route;
+use mcp_server_io::http::routes::{Routes, is_reply};
+use mcp_server_io::http::stream::EventStream;
+use mcp_server_io::{Outgoing, OutgoingQueue};
+
 use super::Shared;
-use super::stream::EventStream;
 use crate::config::Config;
-use crate::server::{Addr, Outgoing, OutgoingQueue, Server};
-
-/// The most reply streams a session keeps for resumption.
-const STREAM_CAP: usize = 256;
-
-/// Where a request's reply goes.
-#[derive(Debug)]
-pub(crate) enum Route {
-    /// The POST waits for one JSON body.
-    Json(oneshot::Sender<Bytes>),
-    /// The POST's SSE stream.
-    Sse(Arc<EventStream>),
-    /// A stateless-era POST: every message related to the request, each
-    /// with whether it is the reply; the POST decides between a JSON body
-    /// and an SSE stream on the first. (Each POST is an origin of its own,
-    /// so its route is never another POST's that uses the same id.)
-    Stream(mpsc::UnboundedSender<(Bytes, bool)>),
-}
+use crate::server::{Addr, Server};
 
 /// One MCP session over HTTP.
 #[derive(Debug)]
@@ -49,23 +28,9 @@ pub(crate) struct Session {
     /// when sessions are off.
     pub(crate) id: Option<String>,
     pub(crate) server: Server,
-    legacy: bool,
     posts: AtomicU64,
-    routes: Mutex<Routes>,
+    routes: Routes,
     router: Mutex<Option<AbortHandle>>,
-}
-
-#[derive(Debug)]
-struct Routes {
-    /// By request: its origin (see [`Server::handle_from`]; 0 but for
-    /// stateless-era POSTs) and id.
-    by_request: HashMap<Addr, Route>,
-    standalone: Arc<EventStream>,
-    /// Every resumable stream by name (the standalone one included).
-    streams: HashMap<String, Arc<EventStream>>,
-    /// Reply stream names, oldest first.
-    order: VecDeque<String>,
-    closed: bool,
 }
 
 impl Session {
@@ -77,21 +42,11 @@ impl Session {
         legacy: bool,
     ) -> Arc<Session> {
         let (server, queue) = Server::new(config);
-        let standalone = Arc::new(EventStream::new(shared.stream_name(), legacy));
-        let mut streams = HashMap::new();
-        streams.insert(standalone.name().to_owned(), standalone.clone());
         let session = Arc::new(Session {
             id,
             server,
-            legacy,
             posts: AtomicU64::new(0),
-            routes: Mutex::new(Routes {
-                by_request: HashMap::new(),
-                standalone,
-                streams,
-                order: VecDeque::new(),
-                closed: false,
-            }),
+            routes: Routes::new(shared.stream_name(), legacy),
             router: Mutex::new(None),
         });
         let task = tokio::spawn(route(shared.clone(), session.clone(), queue));
@@ -106,51 +61,29 @@ impl Session {
 
     /// The GET stream (legacy: the only stream).
     pub(crate) fn standalone(&self) -> Arc<EventStream> {
-        lock(&self.routes).standalone.clone()
+        self.routes.standalone()
     }
 
     /// A stream by name, for `Last-Event-ID`.
     pub(crate) fn stream(&self, name: &str) -> Option<Arc<EventStream>> {
-        lock(&self.routes).streams.get(name).cloned()
+        self.routes.stream(name)
     }
 
     /// A new reply stream, kept for resumption.
     pub(crate) fn open_reply_stream(&self, name: String) -> Arc<EventStream> {
-        let stream = Arc::new(EventStream::new(name.clone(), false));
-        let mut routes = lock(&self.routes);
-        routes.streams.insert(name.clone(), stream.clone());
-        routes.order.push_back(name);
-        if routes.order.len() > STREAM_CAP
-            && let Some(old) = routes.order.pop_front()
-        {
-            routes.streams.remove(&old);
-        }
-        stream
+        self.routes.open_reply_stream(name)
     }
 
     /// Registers where the reply to request `id` from `origin` goes;
     /// `false` if the session has ended.
     pub(crate) fn register(&self, origin: u64, id: RequestId, route: Route) -> bool {
-        let mut routes = lock(&self.routes);
-        if routes.closed {
-            return false;
-        }
-        routes.by_request.insert(Addr { origin, id }, route);
-        true
+        self.routes.register(Addr { origin, id }, route)
     }
 
     /// Removes the stateless-era route of request `id` from `origin`;
     /// `true` if it was there (the request is unanswered).
     pub(crate) fn take_stream_route(&self, origin: u64, id: RequestId) -> bool {
-        let addr = Addr { origin, id };
-        let mut routes = lock(&self.routes);
-        match routes.by_request.get(&addr) {
-            Some(Route::Stream(_)) => {
-                routes.by_request.remove(&addr);
-                true
-            }
-            _ => false,
-        }
+        self.routes.take_stream_route(&Addr { origin, id })
     }
 
     /// Ends the session: running calls are aborted, waiting POSTs dropped,
@@ -160,18 +93,11 @@ impl Session {
             router.abort();
         }
         self.server.abort_all();
-        let streams: Vec<Arc<EventStream>> = {
-            let mut routes = lock(&self.routes);
-            routes.closed = true;
-            routes.by_request.clear();
-            routes.streams.values().cloned().collect()
-        };
-        for stream in streams {
-            if abort { stream.abort() } else { stream.disconnect() }
-        }
+        self.routes.close(abort);
     }
 
-    /// Sends one outgoing message where it belongs.
+    /// Sends one outgoing message where it belongs, a reply padded to
+    /// `pad_to` bytes.
     fn dispatch(
         &self,
         message: &Message,
@@ -179,57 +105,12 @@ impl Session {
         origin: u64,
         pad_to: Option<usize>,
     ) {
-        let is_reply = match message {
-            Message::Response(r) => related.as_ref() == Some(&r.id),
-            Message::Error(e) => e.id.is_some() && e.id == related,
-            _ => false,
-        };
+        let is_reply = is_reply(message, related.as_ref());
         let json = match serde_json::to_value(message) {
             Ok(value) => encode(value, pad_to.filter(|_| is_reply)),
             Err(_) => return,
         };
-        let mut routes = lock(&self.routes);
-        if !self.legacy
-            && let Some(id) = related
-        {
-            let key = Addr { origin, id };
-            if is_reply {
-                match routes.by_request.remove(&key) {
-                    Some(Route::Json(tx)) => {
-                        let _ = tx.send(json);
-                        return;
-                    }
-                    Some(Route::Sse(stream)) => {
-                        drop(routes);
-                        stream.push_message(&json);
-                        stream.finish();
-                        return;
-                    }
-                    Some(Route::Stream(tx)) => {
-                        let _ = tx.send((json, true));
-                        return;
-                    }
-                    None => {}
-                }
-            } else {
-                match routes.by_request.get(&key) {
-                    Some(Route::Sse(stream)) => {
-                        let stream = stream.clone();
-                        drop(routes);
-                        stream.push_message(&json);
-                        return;
-                    }
-                    Some(Route::Stream(tx)) => {
-                        let _ = tx.send((json, false));
-                        return;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let standalone = routes.standalone.clone();
-        drop(routes);
-        standalone.push_message(&json);
+        self.routes.dispatch(json, is_reply, related, origin);
     }
 }
 
@@ -241,8 +122,6 @@ async fn route(shared: Arc<Shared>, session: Arc<Session>, mut queue: OutgoingQu
             Outgoing::Message { message, related, origin, .. } => {
                 session.dispatch(&message, related, origin, pad_to)
             }
-            // Raw lines are a stdio fault; HTTP has no place for them.
-            Outgoing::RawLine(_) => {}
             Outgoing::Exit(code) => {
                 if shared.config.exit_process {
                     // Let the connections write what was queued before.
@@ -252,6 +131,8 @@ async fn route(shared: Arc<Shared>, session: Arc<Session>, mut queue: OutgoingQu
                 shared.end_session(&session, true);
                 return;
             }
+            // Raw lines are a stdio fault; HTTP has no place for them.
+            _ => {}
         }
     }
 }

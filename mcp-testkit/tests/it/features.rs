@@ -566,3 +566,72 @@ async fn tasks_are_listed_in_pages_and_a_cancelled_wait_is_not_answered() {
     let got = core.result(14, "tasks/get", json!({"taskId": ids[0]})).await;
     assert_eq!(got["status"], "working");
 }
+
+#[tokio::test]
+async fn the_conformance_fixtures_are_listed_and_answer_only_when_on() {
+    let mut off = Core::ready(Config::default()).await;
+    let tools = off.result(1, "tools/list", json!({})).await;
+    assert!(!tools["tools"].as_array().unwrap().iter().any(|t| t["name"] == "test_simple_text"));
+    assert_eq!(off.error(2, "tools/call", json!({"name": "test_simple_text"})).await, -32602);
+
+    let config = Config { conformance_fixtures: true, ..Config::default() };
+    let mut on = Core::ready(config).await;
+    let tools = on.result(1, "tools/list", json!({})).await;
+    let names: Vec<&str> =
+        tools["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"echo") && names.contains(&"test_tool_with_progress"), "{names:?}");
+    let (mixed, _) = on.call(2, "test_multiple_content_types", json!({})).await;
+    let kinds: Vec<&str> = mixed["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(kinds, ["text", "image", "resource"]);
+    let (error, _) = on.call(3, "test_error_handling", json!({})).await;
+    assert_eq!(error["result"]["isError"], true);
+    on.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}}}));
+    let (done, before) = on.reply_to(4).await;
+    let progress: Vec<i64> =
+        before.iter().filter_map(|o| o.message["params"]["progress"].as_i64()).collect();
+    assert_eq!(progress, [0, 50, 100]);
+    assert!(before.iter().all(|o| o.related == Some(4.into())));
+    assert!(text_of(&done["result"]).starts_with("Progress tool completed"));
+}
+
+#[tokio::test]
+async fn the_conformance_fixture_resources_and_prompts() {
+    let config = Config { conformance_fixtures: true, ..Config::default() };
+    let mut core = Core::ready(config).await;
+    let listed = core.result(1, "resources/list", json!({})).await;
+    let uris: Vec<&str> =
+        listed["resources"].as_array().unwrap().iter().filter_map(|r| r["uri"].as_str()).collect();
+    assert!(uris.contains(&"test://static/text/1") && uris.contains(&"test://static-binary"));
+    let read = core.result(2, "resources/read", json!({"uri": "test://template/42/data"})).await;
+    assert!(read["contents"][0]["text"].as_str().unwrap().contains("42"));
+    assert_eq!(
+        core.result(3, "resources/subscribe", json!({"uri": "test://watched-resource"})).await,
+        json!({})
+    );
+    let prompt = core
+        .result(
+            4,
+            "prompts/get",
+            json!({"name": "test_prompt_with_arguments",
+                                         "arguments": {"arg1": "a", "arg2": "b"}}),
+        )
+        .await;
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='a', arg2='b'"
+    );
+    assert_eq!(
+        core.error(5, "prompts/get", json!({"name": "test_prompt_with_arguments"})).await,
+        -32602
+    );
+    // The testkit's own prompts are still there.
+    let greet =
+        core.result(6, "prompts/get", json!({"name": "greet", "arguments": {"name": "Bo"}})).await;
+    assert!(greet["messages"][0]["content"]["text"].as_str().unwrap().contains("Bo"));
+}

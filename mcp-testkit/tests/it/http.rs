@@ -36,8 +36,10 @@ async fn send(
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
         tokio::spawn(connection);
-        let mut builder =
-            Request::builder().method(method).uri(target).header("host", addr.to_string());
+        let mut builder = Request::builder().method(method).uri(target);
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+            builder = builder.header("host", addr.to_string());
+        }
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
@@ -537,6 +539,43 @@ async fn auth_challenges() {
         Some("Bearer error=\"insufficient_scope\", scope=\"mcp admin\"")
     );
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn dns_rebinding_is_refused_by_origin_and_host() {
+    let config = HttpConfig { allowed_hosts: vec!["mcp.test".into()], ..HttpConfig::default() };
+    let server = start(config).await;
+    let addr = server.local_addr();
+    let port = addr.port().to_string();
+    let cases = [
+        (format!("127.0.0.1:{port}"), None, StatusCode::OK),
+        (format!("localhost:{port}"), Some("http://localhost:3000"), StatusCode::OK),
+        (format!("mcp.test:{port}"), None, StatusCode::OK),
+        (format!("evil.example:{port}"), None, StatusCode::FORBIDDEN),
+        (format!("127.0.0.1:{port}"), Some("http://evil.example"), StatusCode::FORBIDDEN),
+    ];
+    for (host, origin, status) in cases {
+        let mut headers =
+            vec![("accept", BOTH), ("content-type", "application/json"), ("host", host.as_str())];
+        if let Some(origin) = origin {
+            headers.push(("origin", origin));
+        }
+        let response = send(addr, Method::POST, "/mcp", &headers, Some(&initialize(1))).await;
+        assert_eq!(response.status(), status, "{host} {origin:?}");
+    }
+    // Refused before anything was parsed: only the allowed ones made sessions.
+    assert_eq!(server.session_count(), 3);
+}
+
+#[tokio::test]
+async fn oversized_request_headers_get_431() {
+    let server = start(HttpConfig::default()).await;
+    let addr = server.local_addr();
+    let big = "x".repeat(70 * 1024);
+    let headers = [("accept", BOTH), ("content-type", "application/json"), ("x-big", big.as_str())];
+    let response = send(addr, Method::POST, "/mcp", &headers, Some(&initialize(1))).await;
+    assert_eq!(response.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+    assert_eq!(server.session_count(), 0);
 }
 
 #[tokio::test]

@@ -173,6 +173,12 @@ async fn modern_era_discovers_checks_meta_and_decorates_results() {
         (read["result"]["cacheScope"].clone(), read["result"]["ttlMs"].clone()),
         (json!("private"), json!(5000))
     );
+    // SEP-2164: an unknown resource is -32602 in this era, with its URI.
+    let missing = peer
+        .request(20, "resources/read", json!({"uri": "test://nope", "_meta": meta(json!({}))}))
+        .await;
+    assert_eq!(code(&missing), -32602);
+    assert_eq!(missing["error"]["data"]["uri"], "test://nope");
     let prompt = peer
         .request(
             11,
@@ -467,4 +473,21 @@ async fn subscriptions_listen_is_acknowledged_filtered_and_cancelled() {
     assert_eq!(before[0]["id"], 7);
     assert_eq!(before[0]["result"]["resultType"], "complete");
     assert_eq!(before[0]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+}
+
+#[tokio::test]
+async fn the_conformance_input_round_fixtures_ask_then_answer() {
+    let mut peer = Peer::start(&["--era", "modern", "--conformance-fixtures"]);
+    let name = "test_input_required_result_elicitation";
+    let first = peer.request(1, "tools/call", call_params(name, json!({}), json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required");
+    assert_eq!(first["result"]["inputRequests"]["user_name"]["method"], "elicitation/create");
+    let mut retry = call_params(name, json!({}), json!({}));
+    retry["inputResponses"] =
+        json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+    let second = peer.request(2, "tools/call", retry.clone()).await;
+    assert_eq!(text(&second), "Hello, Ada!");
+    assert_eq!(second["result"]["resultType"], "complete");
+    retry["inputResponses"] = json!({"user_name": 42});
+    assert_eq!(code(&peer.request(3, "tools/call", retry).await), -32602);
 }

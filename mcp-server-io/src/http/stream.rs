@@ -16,13 +16,13 @@ use bytes::Bytes;
 use super::body::{BodyItem, EventSender};
 
 /// The most events a stream keeps for resumption; older ones are forgotten.
-pub(crate) const LOG_CAP: usize = 1024;
+pub const LOG_CAP: usize = 1024;
 /// How long a cut waits for the events before it to be written.
 const CUT_DELAY: Duration = Duration::from_millis(50);
 
 /// One SSE stream of a session.
 #[derive(Debug)]
-pub(crate) struct EventStream {
+pub struct EventStream {
     name: String,
     /// Legacy (2024-11-05) streams have no event ids.
     legacy: bool,
@@ -52,16 +52,20 @@ struct Subscriber {
 }
 
 impl EventStream {
-    pub(crate) fn new(name: String, legacy: bool) -> Self {
+    /// An empty stream. Event ids are `<name>-<n>`, so `name` must be
+    /// unique in the server and hold no `-` at its end; a `legacy`
+    /// (2024-11-05) stream has no event ids.
+    pub fn new(name: String, legacy: bool) -> Self {
         EventStream { name, legacy, state: Mutex::new(StreamState::default()) }
     }
 
-    pub(crate) fn name(&self) -> &str {
+    /// The name its event ids start with.
+    pub fn name(&self) -> &str {
         &self.name
     }
 
     /// Appends a JSON-RPC message event (`event: message`).
-    pub(crate) fn push_message(&self, json: &[u8]) {
+    pub fn push_message(&self, json: &[u8]) {
         let json = String::from_utf8_lossy(json);
         self.push(|id| {
             let mut event = String::with_capacity(json.len() + 48);
@@ -74,7 +78,7 @@ impl EventStream {
     }
 
     /// Appends a priming event: an id, an optional `retry`, empty data.
-    pub(crate) fn push_priming(&self, retry_ms: Option<u64>) {
+    pub fn push_priming(&self, retry_ms: Option<u64>) {
         self.push(|id| {
             let mut event = String::new();
             if let Some(id) = id {
@@ -89,7 +93,7 @@ impl EventStream {
     }
 
     /// Appends the legacy transport's `endpoint` event.
-    pub(crate) fn push_endpoint(&self, uri: &str) {
+    pub fn push_endpoint(&self, uri: &str) {
         let uri = uri.replace(['\r', '\n'], "");
         self.push(|_| format!("event: endpoint\ndata: {uri}\n\n"));
     }
@@ -109,7 +113,7 @@ impl EventStream {
 
     /// Marks the stream complete (its reply is in the log) and ends the
     /// current connection's body cleanly.
-    pub(crate) fn finish(&self) {
+    pub fn finish(&self) {
         let mut state = self.state();
         state.finished = true;
         state.subscriber = None;
@@ -117,12 +121,13 @@ impl EventStream {
 
     /// Ends the current connection's body cleanly; the stream stays
     /// resumable.
-    pub(crate) fn disconnect(&self) {
+    pub fn disconnect(&self) {
         self.state().subscriber = None;
     }
 
-    /// Cuts the current connection (no clean end of the body).
-    pub(crate) fn abort(&self) {
+    /// Cuts the current connection (no clean end of the body): a hook for
+    /// test servers that drop streams on purpose.
+    pub fn abort(&self) {
         if let Some(subscriber) = self.state().subscriber.take() {
             cut_later(subscriber.tx);
         }
@@ -133,7 +138,7 @@ impl EventStream {
     /// events no connection has received yet), then new ones. A finished
     /// stream ends the body after the replay. `budget` cuts the connection
     /// after that many events.
-    pub(crate) fn attach(&self, tx: EventSender, after: Option<u64>, budget: Option<usize>) {
+    pub fn attach(&self, tx: EventSender, after: Option<u64>, budget: Option<usize>) {
         let mut state = self.state();
         let first = match after {
             Some(n) => n.saturating_add(1),
@@ -185,7 +190,7 @@ fn cut_later(tx: EventSender) {
 }
 
 /// Splits an event id `<stream>-<n>` into its stream name and number.
-pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
+pub fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     let (name, n) = id.trim().rsplit_once('-')?;
     Some((name, n.parse().ok()?))
 }

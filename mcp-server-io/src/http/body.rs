@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 /// One item on an event-stream body's channel.
 #[derive(Debug)]
-pub(crate) enum BodyItem {
+pub enum BodyItem {
     /// Bytes to write.
     Data(Bytes),
     /// Cut the connection: the body fails, so the chunked encoding is never
@@ -23,10 +23,10 @@ pub(crate) enum BodyItem {
 }
 
 /// The sending half of an event-stream body.
-pub(crate) type EventSender = mpsc::UnboundedSender<BodyItem>;
+pub type EventSender = mpsc::UnboundedSender<BodyItem>;
 
 /// Every response the driver sends has this body.
-pub(crate) struct ResponseBody {
+pub struct ResponseBody {
     kind: Kind,
     on_drop: Option<Box<dyn FnOnce() + Send>>,
 }
@@ -38,27 +38,27 @@ enum Kind {
 
 impl ResponseBody {
     /// A body of exactly these bytes.
-    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
+    pub fn full(bytes: impl Into<Bytes>) -> Self {
         let bytes = bytes.into();
         let kind = if bytes.is_empty() { Kind::Full(None) } else { Kind::Full(Some(bytes)) };
         ResponseBody { kind, on_drop: None }
     }
 
     /// An empty body.
-    pub(crate) fn empty() -> Self {
+    pub fn empty() -> Self {
         ResponseBody { kind: Kind::Full(None), on_drop: None }
     }
 
     /// A streamed body and the channel that feeds it. The body ends when
     /// every sender is gone.
-    pub(crate) fn events() -> (EventSender, Self) {
+    pub fn events() -> (EventSender, Self) {
         let (tx, rx) = mpsc::unbounded_channel();
         (tx, ResponseBody { kind: Kind::Events(rx), on_drop: None })
     }
 
     /// Runs `f` when hyper drops the body (the response is done or the
     /// client went away).
-    pub(crate) fn on_drop(mut self, f: impl FnOnce() + Send + 'static) -> Self {
+    pub fn on_drop(mut self, f: impl FnOnce() + Send + 'static) -> Self {
         self.on_drop = Some(Box::new(f));
         self
     }

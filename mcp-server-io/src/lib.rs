@@ -1,0 +1,137 @@
+//! # mcp-server-io
+//!
+//! The server half of the Model Context Protocol transports: what a server
+//! (a test server, a bridge that serves other servers to a host) needs to
+//! speak MCP to a client over stdio or HTTP, in both protocol eras, built
+//! on the same `mcp-proto` types and rules as the toolkit's client.
+//!
+//! ## What this crate does not do
+//!
+//! It has no tools, resources or prompts of its own and decides nothing an
+//! application should: it never ends the process, never prints, never
+//! reads files or the environment, and never binds anything but what it
+//! is given. Authentication (which bearer token is valid) is the
+//! application's. It is not a framework with macros: a server's features
+//! are plain JSON in and out.
+//!
+//! ## What it holds
+//!
+//! ```text
+//!  stdin ─lines─▶ stdio::serve ──▶ Session::handle_json ──▶ Handler::request
+//!                                   │ initialize, ping, setLevel,   (the application:
+//!                                   │ cancelled, discover, listen,   Reply::Now / Later)
+//!                                   │ `_meta`, resultType
+//!                                   ▼
+//!                          Outgoing queue ──(one writer)──▶ stdout, or an HTTP stream
+//! ```
+//!
+//! - [`Handler`] (what an application implements: requests in, results or
+//!   JSON-RPC errors out, as a [`Reply`] now or later) and [`Context`]
+//!   (the request's key and era, notifications and progress related to
+//!   it, requests to the client, log levels). A cancelled request's future
+//!   is dropped at its next `.await` and never answered.
+//! - [`Session`]: the session core for both eras. Handshake era:
+//!   `initialize` (checked, negotiated), `ping`, `-32600` before
+//!   `initialize`, `logging/setLevel`, `notifications/cancelled`, the
+//!   client's answers to [`Context::request`] (with a deadline). Stateless
+//!   era: the per-request `_meta`, `server/discover`,
+//!   `subscriptions/listen`, `resultType` and `serverInfo` on results.
+//! - [`era`], [`stateless`], [`logging`]: the rules it applies, as pure
+//!   functions ([`ServeEra`], `initialize` checks, the stateless `_meta`
+//!   ([`stateless::RequestMeta`]), `input_required`, the listen filter,
+//!   the HTTP status of each error), for drivers too.
+//! - [`outgoing`]: the one queue from a session to its driver
+//!   ([`Outgoing`]), each message tagged with the client request it
+//!   belongs to, so a Streamable HTTP driver can put it on that request's
+//!   stream.
+//! - [`stdio`]: newline-delimited framing with a line cap; the driver.
+//! - `http` (feature `http`): response bodies, resumable SSE streams with
+//!   event ids, the DNS rebinding guard (`Origin` and `Host`), body caps
+//!   and deadlines, the stateless era's header checks, and the accept loop
+//!   (HTTP/1.1, HTTPS with HTTP/2 by ALPN, header and handshake deadlines).
+//!
+//! Hooks that exist for test servers (documented as such): the
+//! [`Outgoing::RawLine`] and [`Outgoing::Exit`] items, a few
+//! [`Handler`] methods, and cutting an SSE connection without a clean end.
+//!
+//! ## Example
+//!
+//! A stdio server with one method, `echo`:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! use mcp_proto::jsonrpc::ErrorObject;
+//! use mcp_server_io::stdio::{self, Input};
+//! use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo, Session, SessionOptions};
+//! use serde_json::{Value, json};
+//!
+//! struct Echo(ServerInfo);
+//!
+//! impl Handler for Echo {
+//!     fn capabilities(&self, _version: Option<&str>) -> Value {
+//!         json!({})
+//!     }
+//!     fn info(&self) -> &ServerInfo {
+//!         &self.0
+//!     }
+//!     fn request(&self, _cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+//!         match method {
+//!             "echo" => Reply::Now(Ok(params.unwrap_or_default())),
+//!             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
+//!         }
+//!     }
+//! }
+//!
+//! let handler = Echo(ServerInfo::new("echo", "1.0"));
+//! let (session, queue) = Session::new(handler, SessionOptions::new(ServeEra::Legacy));
+//! let stdin = concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+//!     r#""capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"x":1}}"#, "\n",
+//! );
+//! let mut stdout = Vec::new();
+//! stdio::serve(stdin.as_bytes(), &mut stdout, 1 << 20, queue, |input| match input {
+//!     Input::Line(line) => session.handle_json(line),
+//!     Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
+//!     _ => {}
+//! })
+//! .await?;
+//! let stdout = String::from_utf8(stdout).unwrap();
+//! assert!(stdout.contains(r#""protocolVersion":"2025-06-18""#));
+//! assert!(stdout.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"x\":1}}\n"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Optional features
+//!
+//! - **`http`** (default): the `http` module, with hyper's server,
+//!   hyper-util, http, http-body-util, bytes, rustls and tokio-rustls.
+//!   Without it the crate is the era rules and the stdio driver, which is
+//!   all a stdio server needs.
+
+#![deny(missing_docs)]
+
+mod context;
+pub mod era;
+mod error;
+pub mod handler;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod logging;
+pub mod outgoing;
+pub mod session;
+pub mod stateless;
+pub mod stdio;
+
+pub use era::ServeEra;
+
+/// The README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+pub use error::Error;
+pub use handler::{Handler, Reply, ServerInfo};
+pub use outgoing::{Outgoing, OutgoingQueue};
+pub use session::{Context, RequestKey, Session, SessionOptions};

@@ -1,0 +1,587 @@
+//! The server session core for both eras: a [`Session`] is fed each
+//! message (`handle`, `handle_json`), answers what every server answers
+//! alike, hands every other request to its [`Handler`], and queues what
+//! goes out for a driver ([`Outgoing`]).
+//!
+//! What it does itself:
+//!
+//! - Handshake era: `initialize` (checked, negotiated, answered once),
+//!   `ping`, `-32600` for anything else before `initialize`,
+//!   `logging/setLevel` when the handler declares `logging`,
+//!   `notifications/cancelled` (the named request's task is aborted and
+//!   never answered), and the client's answers to the session's own
+//!   requests ([`Context::request`], with a deadline).
+//! - Stateless era (2026-07-28): the per-request `_meta` read and checked
+//!   (`-32602`, `-32022`), `server/discover`, `subscriptions/listen` (the
+//!   acknowledgement, then [`Session::broadcast`] until cancelled or
+//!   [`Session::close_subscriptions`]), and `resultType` and `serverInfo`
+//!   on every result. `initialize` to a stateless-only server gets
+//!   `-32022` naming the versions spoken.
+//!
+//! Requests are keyed by their id and an origin ([`RequestKey`]): a
+//! driver that serves several clients from one session (the stateless era
+//! over HTTP, one origin per POST) gives each its own, since two clients
+//! may use the same id.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::{
+    DecodeError, ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId,
+    Response, decode_slice, error_code,
+};
+use mcp_proto::methods;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+use crate::era::{self, ServeEra};
+use crate::handler::{Handler, Reply, ReplyFuture};
+use crate::logging;
+use crate::outgoing::{self, Outgoing, OutgoingQueue, OutgoingSender};
+use crate::stateless::{self, Change, Filter, RequestMeta};
+
+pub use crate::context::Context;
+
+/// How long [`Context::request`] waits by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A client request as the session keys it: where it came in and its id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestKey {
+    /// The origin given to [`Session::handle_from`] (0 for
+    /// [`Session::handle`]).
+    pub origin: u64,
+    /// The client's id.
+    pub id: RequestId,
+}
+
+impl std::fmt::Display for RequestKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.id.fmt(f)
+    }
+}
+
+/// How a session behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionOptions {
+    /// The eras served.
+    pub era: ServeEra,
+    /// How long [`Context::request`] waits for the client's answer.
+    pub request_timeout: Duration,
+}
+
+impl SessionOptions {
+    /// Options serving `era`, with the default request timeout.
+    pub fn new(era: ServeEra) -> Self {
+        SessionOptions { era, request_timeout: DEFAULT_REQUEST_TIMEOUT }
+    }
+}
+
+/// The client did not answer a server-to-client request in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimeout(pub Duration);
+
+impl std::fmt::Display for RequestTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the client did not answer within {} ms", self.0.as_millis())
+    }
+}
+
+impl std::error::Error for RequestTimeout {}
+
+/// One client session of a server. Cheap to clone (clones share it); every
+/// method must be called within a Tokio runtime (waiting answers are
+/// spawned on it).
+pub struct Session<H> {
+    inner: Arc<Inner<H>>,
+}
+
+impl<H> Clone for Session<H> {
+    fn clone(&self) -> Self {
+        Session { inner: self.inner.clone() }
+    }
+}
+
+impl<H> std::fmt::Debug for Session<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("options", &self.inner.options).finish_non_exhaustive()
+    }
+}
+
+struct Inner<H> {
+    handler: H,
+    options: SessionOptions,
+    out: OutgoingSender,
+    state: Mutex<State>,
+    next_server_request: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    /// The revision answered to `initialize`; `None` before it.
+    version: Option<String>,
+    client_initialized: bool,
+    /// Requests answered later, by key.
+    in_flight: HashMap<RequestKey, AbortHandle>,
+    /// Server-to-client requests awaiting the client's answer.
+    pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
+    /// The lowest log level the client asked for (`logging/setLevel`).
+    min_log_level: usize,
+    /// Replies sent so far.
+    answered: u64,
+    /// Open `subscriptions/listen` streams, by the listen request.
+    listens: BTreeMap<RequestKey, Filter>,
+}
+
+impl<H: Handler> Session<H> {
+    /// A session in its pre-`initialize` state, and the queue of what it
+    /// sends.
+    pub fn new(handler: H, options: SessionOptions) -> (Self, OutgoingQueue) {
+        let (out, queue) = outgoing::queue();
+        let inner = Inner {
+            handler,
+            options,
+            out,
+            state: Mutex::new(State::default()),
+            next_server_request: AtomicU64::new(1),
+        };
+        (Session { inner: Arc::new(inner) }, queue)
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &H {
+        &self.inner.handler
+    }
+
+    /// The options.
+    pub fn options(&self) -> &SessionOptions {
+        &self.inner.options
+    }
+
+    /// The revision answered to `initialize`, once it has been.
+    pub fn negotiated_version(&self) -> Option<String> {
+        self.state().version.clone()
+    }
+
+    /// Whether `notifications/initialized` arrived.
+    pub fn client_initialized(&self) -> bool {
+        self.state().client_initialized
+    }
+
+    /// Handles the JSON text of one frame (a stdio line, an HTTP body).
+    ///
+    /// Text that is not JSON is answered with `-32700`, JSON that is not a
+    /// JSON-RPC message with `-32600`, with a `null` id unless the id could
+    /// be read. A batch (2025-03-26) is handled element by element.
+    pub fn handle_json(&self, bytes: &[u8]) {
+        match decode_slice(bytes) {
+            Ok(Incoming::Single(message)) => self.handle(message),
+            Ok(Incoming::Batch(items)) => {
+                for item in items {
+                    match item {
+                        Ok(message) => self.handle(message),
+                        Err(e) => self.reject_invalid(None, &e),
+                    }
+                }
+            }
+            Err(DecodeError::Json(e)) => self.send_error(
+                None,
+                ErrorObject::new(error_code::PARSE_ERROR, format!("Parse error: {e}")),
+            ),
+            Err(e) => self.reject_invalid(id_of_invalid(bytes), &e),
+        }
+    }
+
+    /// Answers a frame that was too long to read (the driver discarded it)
+    /// with `-32700`.
+    pub fn reject_oversized(&self, limit: usize) {
+        let message = format!("Parse error: message longer than {limit} bytes was discarded");
+        self.send_error(None, ErrorObject::new(error_code::PARSE_ERROR, message));
+    }
+
+    /// Handles one message from the client (origin 0).
+    pub fn handle(&self, message: Message) {
+        self.handle_from(0, message);
+    }
+
+    /// Handles one message from the client, its request keyed by `origin`
+    /// as well as its id. A `notifications/cancelled` cancels the request
+    /// of its id under its origin, else the one open request of that id
+    /// under any origin (a stateless-era notification comes on its own).
+    pub fn handle_from(&self, origin: u64, message: Message) {
+        match message {
+            Message::Request(request) => self.handle_request(origin, request),
+            Message::Notification(notification) => self.handle_notification(origin, notification),
+            Message::Response(Response { id, result }) => self.complete(id, Ok(result)),
+            Message::Error(ErrorResponse { id: Some(id), error }) => self.complete(id, Err(error)),
+            Message::Error(ErrorResponse { id: None, error }) => {
+                self.inner.handler.stray(&format!("the client sent an error with no id: {error}"));
+            }
+        }
+    }
+
+    fn handle_request(&self, origin: u64, request: Request) {
+        let Request { id, method, params } = request;
+        let key = RequestKey { origin, id };
+        let era = self.inner.options.era;
+        if era.routes_stateless(&method, params.as_ref()) {
+            return self.handle_stateless(key, &method, params);
+        }
+        if era == ServeEra::Modern {
+            // Only `initialize` gets here.
+            return self.reply(key, Err(stateless::refuse_initialize(params.as_ref(), era)));
+        }
+        if self.inner.handler.ignores(&method) {
+            return;
+        }
+        let initialized = self.state().version.is_some();
+        let result = match method.as_str() {
+            methods::INITIALIZE => self.initialize(key.clone(), params.as_ref()),
+            methods::PING => Ok(json!({})),
+            _ if !initialized => Err(era::not_initialized(&method)),
+            methods::LOGGING_SET_LEVEL if self.declares_logging() => {
+                logging::set_level_param(params.as_ref()).map(|level| {
+                    self.state().min_log_level = level;
+                    json!({})
+                })
+            }
+            _ => {
+                let cx = self.context(key.clone(), None);
+                return self.answer(key, self.inner.handler.request(cx, &method, params), false);
+            }
+        };
+        self.reply(key, result);
+    }
+
+    fn declares_logging(&self) -> bool {
+        let version = self.state().version.clone();
+        self.inner.handler.capabilities(version.as_deref()).get("logging").is_some()
+    }
+
+    fn initialize(&self, key: RequestKey, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        if self.state().version.is_some() {
+            return Err(era::already_initialized());
+        }
+        let offered = era::check_initialize(params)?;
+        let version = self.inner.handler.negotiate(offered);
+        self.inner.handler.initializing(&self.context(key, None));
+        let capabilities = self.inner.handler.capabilities(Some(&version));
+        self.state().version = Some(version.clone());
+        let info = self.inner.handler.info();
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": info.implementation,
+        });
+        if let Some(instructions) = &info.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        Ok(result)
+    }
+
+    fn handle_notification(&self, origin: u64, notification: Notification) {
+        let Notification { method, params } = notification;
+        match method.as_str() {
+            methods::NOTIFICATION_INITIALIZED => self.state().client_initialized = true,
+            methods::NOTIFICATION_CANCELLED => {
+                let id = params.as_ref().and_then(|p| p.get("requestId")).cloned();
+                if let Some(Ok(id)) = id.map(serde_json::from_value::<RequestId>) {
+                    self.cancel_by_id(origin, id);
+                }
+            }
+            _ => {}
+        }
+        self.inner.handler.notification(self, &method, params.as_ref());
+    }
+
+    /// A stateless-era request: its `_meta` checked, then served with
+    /// `resultType` and `serverInfo` on the result.
+    fn handle_stateless(&self, key: RequestKey, method: &str, params: Option<Value>) {
+        let meta = match stateless::request_meta(params.as_ref(), self.inner.options.era) {
+            Ok(meta) => meta,
+            Err(error) => return self.reply(key, Err(error)),
+        };
+        self.inner.handler.stateless_request(&key.id, method, &meta, params.as_ref());
+        match method {
+            methods::SERVER_DISCOVER => {
+                let info = self.inner.handler.info();
+                let result = stateless::discover(
+                    self.inner.options.era,
+                    self.inner.handler.capabilities(None),
+                    info.instructions.as_deref(),
+                    info.discover_ttl_ms,
+                );
+                self.reply(key, self.decorate(Ok(result)));
+            }
+            methods::SUBSCRIPTIONS_LISTEN => self.listen(key, params.as_ref()),
+            _ => {
+                let cx = self.context(key.clone(), Some(meta));
+                self.answer(key, self.inner.handler.request(cx, method, params), true);
+            }
+        }
+    }
+
+    pub(crate) fn decorate(
+        &self,
+        result: Result<Value, ErrorObject>,
+    ) -> Result<Value, ErrorObject> {
+        stateless::decorate(result, &self.inner.handler.info().implementation)
+    }
+
+    /// Sends a handler's reply, or runs it as a task.
+    fn answer(&self, key: RequestKey, reply: Reply, stateless: bool) {
+        match reply {
+            Reply::Now(result) if stateless => self.reply(key, self.decorate(result)),
+            Reply::Now(result) => self.reply(key, result),
+            Reply::Later(future) if stateless => {
+                let session = self.clone();
+                self.spawn_request(key, Box::pin(async move { session.decorate(future.await) }))
+            }
+            Reply::Later(future) => self.spawn_request(key, future),
+            Reply::Silent => {}
+        }
+    }
+
+    fn context(&self, key: RequestKey, meta: Option<RequestMeta>) -> Context<H> {
+        Context::new(self.clone(), key, meta)
+    }
+
+    /// `subscriptions/listen`: acknowledges the granted filter, then carries
+    /// the changes it asked for until cancelled. No reply while open.
+    fn listen(&self, key: RequestKey, params: Option<&Value>) {
+        let filter = match Filter::parse(params, |uri| self.inner.handler.resource_exists(uri)) {
+            Ok(filter) => filter,
+            Err(error) => return self.reply(key, Err(error)),
+        };
+        let mut state = self.state();
+        if state.listens.contains_key(&key) || state.in_flight.contains_key(&key) {
+            drop(state);
+            let message = format!("request id {key} is already in use by an open request");
+            return self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+        }
+        let ack = json!({
+            "notifications": filter.granted(),
+            "_meta": stateless::subscription_meta(&key.id),
+        });
+        state.listens.insert(key.clone(), filter);
+        // Queued under the lock, so no change can overtake it.
+        let message = Message::Notification(Notification::new(
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+            Some(ack),
+        ));
+        self.send(Outgoing::message(message, Some(key.id), key.origin));
+    }
+
+    /// Sends a change to every open `subscriptions/listen` that asked for
+    /// it, with its `subscriptionId`; returns how many got it.
+    pub fn broadcast(&self, change: &Change) -> usize {
+        let (method, params) = change.notification();
+        let state = self.state();
+        let mut sent = 0;
+        for (key, filter) in &state.listens {
+            if !filter.wants(change) {
+                continue;
+            }
+            let mut params = params.clone();
+            params["_meta"] = stateless::subscription_meta(&key.id);
+            let message = Message::Notification(Notification::new(method, Some(params)));
+            self.send(Outgoing::message(message, Some(key.id.clone()), key.origin));
+            sent += 1;
+        }
+        sent
+    }
+
+    /// Ends every open `subscriptions/listen` gracefully, each with its
+    /// result (`resultType: "complete"`, its `subscriptionId`); returns
+    /// how many there were.
+    pub fn close_subscriptions(&self) -> usize {
+        let keys: Vec<RequestKey> = std::mem::take(&mut self.state().listens).into_keys().collect();
+        for key in &keys {
+            let result = json!({ "_meta": stateless::subscription_meta(&key.id) });
+            self.reply(key.clone(), self.decorate(Ok(result)));
+        }
+        keys.len()
+    }
+
+    /// Cancels a request: a running one is aborted, an open listen ends;
+    /// neither is answered. (A driver calls it when the client is gone.)
+    pub fn cancel(&self, origin: u64, id: RequestId) {
+        let key = RequestKey { origin, id };
+        let mut state = self.state();
+        if let Some(task) = state.in_flight.remove(&key) {
+            task.abort();
+        }
+        state.listens.remove(&key);
+    }
+
+    /// `notifications/cancelled`: the request of that id from `origin`,
+    /// else the only open one of that id from any origin.
+    fn cancel_by_id(&self, origin: u64, id: RequestId) {
+        let target = {
+            let state = self.state();
+            let own = RequestKey { origin, id: id.clone() };
+            if state.in_flight.contains_key(&own) || state.listens.contains_key(&own) {
+                Some(origin)
+            } else {
+                let mut open =
+                    state.in_flight.keys().chain(state.listens.keys()).filter(|k| k.id == id);
+                match (open.next(), open.next()) {
+                    (Some(only), None) => Some(only.origin),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(origin) = target {
+            self.cancel(origin, id);
+        }
+    }
+
+    /// Aborts every running request and ends every listen (none is
+    /// answered): for a driver ending the session.
+    pub fn abort_all(&self) {
+        let mut state = self.state();
+        for (_, task) in state.in_flight.drain() {
+            task.abort();
+        }
+        state.listens.clear();
+    }
+
+    /// Answers a request from a task of its own, aborted by a cancellation.
+    /// A second request with the id of a running one gets `-32600`.
+    pub fn spawn_request(&self, key: RequestKey, future: ReplyFuture) {
+        let mut state = self.state();
+        if state.in_flight.contains_key(&key) {
+            drop(state);
+            let message = format!("request id {key} is already in use by a running call");
+            return self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+        }
+        let session = self.clone();
+        let task_key = key.clone();
+        // Locked until the handle is in the map, so the task (which removes
+        // itself when done) never runs ahead of the insertion.
+        let task = tokio::spawn(async move {
+            let result = future.await;
+            // A request cancelled in the meantime gets no reply.
+            let wanted = session.state().in_flight.remove(&task_key).is_some();
+            if wanted {
+                session.reply(task_key, result);
+            }
+        });
+        state.in_flight.insert(key, task.abort_handle());
+    }
+
+    /// Sends the reply to a client request.
+    pub fn reply(&self, key: RequestKey, result: Result<Value, ErrorObject>) {
+        let RequestKey { origin, id } = key;
+        let message = match result {
+            Ok(result) => Message::Response(Response::new(id.clone(), result)),
+            Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
+        };
+        // Counting and queueing under one lock keeps an exit right after
+        // the N-th reply, whichever task sends it.
+        let mut state = self.state();
+        state.answered += 1;
+        let _ = self.inner.out.send(Outgoing::message(message, Some(id), origin));
+        if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {
+            let _ = self.inner.out.send(Outgoing::Exit(code));
+        }
+    }
+
+    fn send_error(&self, id: Option<RequestId>, error: ErrorObject) {
+        let message = Message::Error(ErrorResponse::new(id.clone(), error));
+        self.send(Outgoing::message(message, id, 0));
+    }
+
+    fn reject_invalid(&self, id: Option<RequestId>, error: &DecodeError) {
+        let error =
+            ErrorObject::new(error_code::INVALID_REQUEST, format!("Invalid Request: {error}"));
+        self.send_error(id, error);
+    }
+
+    /// Queues an item for the driver. A closed queue means the driver is
+    /// gone, and there is no one left to tell.
+    pub fn send(&self, item: Outgoing) {
+        let _ = self.inner.out.send(item);
+    }
+
+    /// Sends a notification, related to a request or to none.
+    pub fn notify(&self, method: &str, params: Option<Value>, related: Option<&RequestKey>) {
+        let message = Message::Notification(Notification::new(method, params));
+        let origin = related.map_or(0, |k| k.origin);
+        self.send(Outgoing::message(message, related.map(|k| k.id.clone()), origin));
+    }
+
+    /// Sends a request to the client (ids `srv-1`, `srv-2`, ...), related
+    /// to a request or to none, and waits for its answer: the result, or
+    /// the error object the client replied with; [`RequestTimeout`] after
+    /// the options' `request_timeout`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        related: Option<&RequestKey>,
+    ) -> Result<Result<Value, ErrorObject>, RequestTimeout> {
+        let n = self.inner.next_server_request.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("srv-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.state().pending.insert(id.clone(), tx);
+        // Removes the entry however this future ends (answer, timeout, abort).
+        let _guard = PendingGuard { session: self, id: id.clone() };
+        let message = Message::Request(Request::new(id, method, params));
+        let origin = related.map_or(0, |k| k.origin);
+        self.send(Outgoing::message(message, related.map(|k| k.id.clone()), origin));
+        let timeout = self.inner.options.request_timeout;
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(answer)) => Ok(answer),
+            // The sender lives in `pending` until the answer or the guard
+            // removes it, so a closed channel only means time ran out.
+            Ok(Err(_)) | Err(_) => Err(RequestTimeout(timeout)),
+        }
+    }
+
+    fn complete(&self, id: RequestId, answer: Result<Value, ErrorObject>) {
+        let waiter = self.state().pending.remove(&id);
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => {
+                self.inner.handler.stray(&format!("the client answered unknown request id {id}"))
+            }
+        }
+    }
+
+    /// Whether a log message at `level` (an index into
+    /// [`logging::LOG_LEVELS`]) passes the client's `logging/setLevel`.
+    pub fn log_level_enabled(&self, level: usize) -> bool {
+        level >= self.state().min_log_level
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // No code path panics while holding the lock.
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct PendingGuard<'a, H> {
+    session: &'a Session<H>,
+    id: RequestId,
+}
+
+impl<H> Drop for PendingGuard<'_, H> {
+    fn drop(&mut self) {
+        let mut state = self.session.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.pending.remove(&self.id);
+    }
+}
+
+/// The id of a JSON object that is not a valid message, when it has a usable
+/// one (JSON-RPC answers an invalid request with its id if it can be read).
+fn id_of_invalid(bytes: &[u8]) -> Option<RequestId> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    serde_json::from_value(value.get("id")?.clone()).ok()
+}

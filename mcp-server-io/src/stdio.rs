@@ -1,0 +1,305 @@
+//! The stdio driver: newline-delimited JSON-RPC on a reader and a writer
+//! (a process's stdin and stdout), with a cap on line length.
+//!
+//! It only moves bytes: each input line goes to the caller's core, and the
+//! core's [`Outgoing`] queue is written by one writer, one compact JSON
+//! message per line.
+
+use std::io;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
+
+use crate::outgoing::{Outgoing, OutgoingQueue};
+
+/// What the stdio driver hands the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Input<'a> {
+    /// One non-blank line, without its line ending.
+    Line(&'a [u8]),
+    /// A line longer than the cap was discarded (the core usually answers
+    /// a parse error with a `null` id).
+    Oversized {
+        /// The cap it went over.
+        max_line_bytes: usize,
+    },
+}
+
+/// How [`serve`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ended {
+    /// The input closed; everything queued by then was written.
+    InputClosed,
+    /// The core queued [`Outgoing::Exit`] with this code; everything queued
+    /// before it was written and flushed. Ending the process is the
+    /// caller's decision.
+    Exit(i32),
+    /// The core's queue closed (the core is gone).
+    CoreGone,
+}
+
+/// Serves one session on `input` and `output` until the input closes or
+/// the core asks to exit.
+///
+/// Reading and writing run side by side, so a client that is slow to read
+/// never stops the server reading. Each non-blank input line (a `\r` before
+/// the `\n` dropped) goes to `on_input`; a line longer than
+/// `max_line_bytes` is skipped up to its newline and reported as
+/// [`Input::Oversized`]. When the input closes, what is already queued is
+/// written; calls still running are abandoned.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// use mcp_server_io::stdio::{Ended, Input, serve};
+/// use mcp_server_io::{Outgoing, outgoing};
+///
+/// let (tx, queue) = outgoing::queue();
+/// let mut output = Vec::new();
+/// let ended = serve(&b"hello\n"[..], &mut output, 1024, queue, |input| {
+///     if let Input::Line(line) = input {
+///         let _ = tx.send(Outgoing::RawLine(line.to_vec()));
+///     }
+/// })
+/// .await?;
+/// assert_eq!((ended, &output[..]), (Ended::InputClosed, &b"hello\n"[..]));
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve<R, W>(
+    input: R,
+    output: W,
+    max_line_bytes: usize,
+    queue: OutgoingQueue,
+    mut on_input: impl FnMut(Input<'_>),
+) -> io::Result<Ended>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut writer = Writer { out: tokio::io::BufWriter::new(output), queue, scratch: Vec::new() };
+    let (eof_tx, eof_rx) = oneshot::channel::<()>();
+    let reading = async {
+        let mut lines = LineReader::new(BufReader::new(input), max_line_bytes);
+        loop {
+            match lines.next().await? {
+                Line::Complete => {
+                    let line = lines.line();
+                    if !line.iter().all(u8::is_ascii_whitespace) {
+                        on_input(Input::Line(line));
+                    }
+                }
+                Line::TooLong => on_input(Input::Oversized { max_line_bytes }),
+                Line::Eof => break,
+            }
+        }
+        let _ = eof_tx.send(());
+        // Stay pending: the writer finishes the session.
+        std::future::pending::<io::Result<Ended>>().await
+    };
+    tokio::select! {
+        read = reading => read,
+        written = writer.run(eof_rx) => written,
+    }
+}
+
+#[derive(Debug)]
+struct Writer<W> {
+    out: tokio::io::BufWriter<W>,
+    queue: OutgoingQueue,
+    scratch: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> Writer<W> {
+    /// Writes queued items until `eof` fires, then writes what is left in
+    /// the queue and returns.
+    async fn run(&mut self, mut eof: oneshot::Receiver<()>) -> io::Result<Ended> {
+        loop {
+            tokio::select! {
+                biased;
+                item = self.queue.recv() => match item {
+                    Some(item) => {
+                        if let Some(code) = self.write(item).await? {
+                            return Ok(Ended::Exit(code));
+                        }
+                    }
+                    None => {
+                        self.out.flush().await?;
+                        return Ok(Ended::CoreGone);
+                    }
+                },
+                _ = &mut eof => break,
+            }
+            // Write whatever else is ready before paying for a flush.
+            while let Ok(item) = self.queue.try_recv() {
+                if let Some(code) = self.write(item).await? {
+                    return Ok(Ended::Exit(code));
+                }
+            }
+            self.out.flush().await?;
+        }
+        while let Ok(item) = self.queue.try_recv() {
+            if let Some(code) = self.write(item).await? {
+                return Ok(Ended::Exit(code));
+            }
+        }
+        self.out.flush().await?;
+        Ok(Ended::InputClosed)
+    }
+
+    /// Writes one item; `Some(code)` (after a flush) for an exit.
+    async fn write(&mut self, item: Outgoing) -> io::Result<Option<i32>> {
+        match item {
+            Outgoing::Message { message, .. } => {
+                self.scratch.clear();
+                serde_json::to_writer(&mut self.scratch, &message).map_err(io::Error::other)?;
+                self.scratch.push(b'\n');
+                self.out.write_all(&self.scratch).await?;
+            }
+            Outgoing::RawLine(line) => {
+                self.out.write_all(&line).await?;
+                self.out.write_all(b"\n").await?;
+            }
+            Outgoing::Exit(code) => {
+                self.out.flush().await?;
+                return Ok(Some(code));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// What [`LineReader::next`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Line {
+    /// A line, available from [`LineReader::line`] until the next call.
+    Complete,
+    /// A line over the limit, discarded.
+    TooLong,
+    /// The input ended.
+    Eof,
+}
+
+/// Splits input at `\n` (dropping a `\r` before it), with a cap on line
+/// length: an over-long line is skipped up to its newline and reported, and
+/// reading goes on. A last line without a newline still counts.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    input: R,
+    line: Vec<u8>,
+    max: usize,
+    too_long: bool,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    /// A reader of lines of at most `max` bytes (line ending excluded).
+    pub fn new(input: R, max: usize) -> Self {
+        LineReader { input, line: Vec::new(), max, too_long: false }
+    }
+
+    /// The line [`LineReader::next`] last found complete.
+    pub fn line(&self) -> &[u8] {
+        self.line.strip_suffix(b"\r").unwrap_or(&self.line)
+    }
+
+    /// Reads up to the end of the next line.
+    pub async fn next(&mut self) -> io::Result<Line> {
+        self.line.clear();
+        loop {
+            let available = self.input.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(if self.too_long {
+                    self.too_long = false;
+                    Line::TooLong
+                } else if self.line.is_empty() {
+                    Line::Eof
+                } else {
+                    Line::Complete
+                });
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let chunk = &available[..newline.unwrap_or(available.len())];
+            if !self.too_long {
+                if self.line.len() + chunk.len() > self.max {
+                    self.too_long = true;
+                    self.line.clear();
+                } else {
+                    self.line.extend_from_slice(chunk);
+                }
+            }
+            let used = chunk.len() + usize::from(newline.is_some());
+            self.input.consume(used);
+            if newline.is_some() {
+                if self.too_long {
+                    self.too_long = false;
+                    return Ok(Line::TooLong);
+                }
+                return Ok(Line::Complete);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_proto::jsonrpc::{Message, Notification};
+
+    async fn split(input: &[u8], max: usize, buffer: usize) -> Vec<Result<String, Line>> {
+        let mut reader = LineReader::new(BufReader::with_capacity(buffer, input), max);
+        let mut out = Vec::new();
+        loop {
+            match reader.next().await.unwrap() {
+                Line::Complete => out.push(Ok(String::from_utf8_lossy(reader.line()).into_owned())),
+                Line::Eof => return out,
+                other => out.push(Err(other)),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_split_with_a_cap_whatever_the_buffer_size() {
+        type Case<'a> = (&'a [u8], usize, &'a [Result<&'a str, Line>]);
+        let cases: &[Case<'_>] = &[
+            (b"a\nbb\r\n\nccc", 10, &[Ok("a"), Ok("bb"), Ok(""), Ok("ccc")]),
+            (b"short\ntoo long line\nok\n", 5, &[Ok("short"), Err(Line::TooLong), Ok("ok")]),
+            (b"12345\n123456", 5, &[Ok("12345"), Err(Line::TooLong)]),
+            (b"", 5, &[]),
+        ];
+        for (input, max, expected) in cases {
+            let expected: Vec<Result<String, Line>> =
+                expected.iter().map(|r| r.map(str::to_owned)).collect();
+            for buffer in [1, 2, 3, 7, 64] {
+                assert_eq!(split(input, *max, buffer).await, expected, "{input:?} buffer {buffer}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn inputs_reach_the_core_and_an_exit_stops_after_what_came_before() {
+        let (tx, queue) = crate::outgoing::queue();
+        let mut output = Vec::new();
+        let mut seen = Vec::new();
+        let input = b"one\n\n  \ntoo long a line\ntwo\n";
+        let ended = serve(&input[..], &mut output, 8, queue, |input| {
+            seen.push(match input {
+                Input::Line(line) => String::from_utf8_lossy(line).into_owned(),
+                Input::Oversized { max_line_bytes } => format!("over {max_line_bytes}"),
+            });
+            if seen.len() == 3 {
+                let note = Message::Notification(Notification::new("n", None));
+                let _ = tx.send(Outgoing::message(note, None, 0));
+                let _ = tx.send(Outgoing::Exit(7));
+                let _ = tx.send(Outgoing::RawLine(b"never".to_vec()));
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(seen, ["one", "over 8", "two"]);
+        assert_eq!(ended, Ended::Exit(7));
+        assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+    }
+}

@@ -1,0 +1,277 @@
+//! The session core fed messages and read through its queue: the handshake
+//! era, cancellation, server-to-client requests, the stateless era.
+
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use mcp_server_io::stateless::Change;
+use mcp_server_io::{
+    Context, Handler, Outgoing, OutgoingQueue, Reply, ServeEra, ServerInfo, Session, SessionOptions,
+};
+use serde_json::{Value, json};
+
+/// A handler with three methods: `echo` (now), `wait` (never, until
+/// cancelled), `ask` (asks the client `roots/list`, answers its answer).
+struct Demo {
+    info: ServerInfo,
+}
+
+impl Handler for Demo {
+    fn capabilities(&self, _: Option<&str>) -> Value {
+        json!({ "tools": {}, "logging": {} })
+    }
+
+    fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+        match method {
+            "echo" => Reply::Now(Ok(params.unwrap_or(Value::Null))),
+            "wait" => Reply::Later(Box::pin(std::future::pending())),
+            "ask" => Reply::Later(Box::pin(async move {
+                match cx.request("roots/list", None).await {
+                    Ok(answer) => answer,
+                    Err(timeout) => Err(ErrorObject::new(-1, timeout.to_string())),
+                }
+            })),
+            "later" => {
+                tokio::spawn(async move {
+                    tokio::task::yield_now().await;
+                    cx.reply(Ok(json!({ "late": true })));
+                });
+                Reply::Silent
+            }
+            _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
+        }
+    }
+
+    fn exit_after_reply(&self, answered: u64) -> Option<i32> {
+        (answered == 100).then_some(9)
+    }
+}
+
+fn session(era: ServeEra) -> (Session<Demo>, OutgoingQueue) {
+    let mut info = ServerInfo::new("demo", "1.0");
+    info.instructions = Some("be kind".into());
+    let mut options = SessionOptions::new(era);
+    options.request_timeout = Duration::from_secs(2);
+    Session::new(Demo { info }, options)
+}
+
+fn request(id: i64, method: &str, params: Value) -> Message {
+    Message::Request(Request::new(id, method, Some(params)))
+}
+
+fn initialize(id: i64, version: &str) -> Message {
+    request(
+        id,
+        "initialize",
+        json!({"protocolVersion": version, "capabilities": {},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    )
+}
+
+fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+/// Everything queued so far: (message, related id, origin).
+fn drain(queue: &mut OutgoingQueue) -> Vec<(Value, Option<RequestId>, u64)> {
+    let mut out = Vec::new();
+    while let Ok(item) = queue.try_recv() {
+        match item {
+            Outgoing::Message { message, related, origin, .. } => {
+                out.push((serde_json::to_value(&message).unwrap(), related, origin));
+            }
+            other => out.push((json!({ "item": format!("{other:?}") }), None, 0)),
+        }
+    }
+    out
+}
+
+fn only(queue: &mut OutgoingQueue) -> Value {
+    let all = drain(queue);
+    assert_eq!(all.len(), 1, "{all:?}");
+    all.into_iter().next().unwrap().0
+}
+
+#[tokio::test]
+async fn the_handshake_era_answers_what_every_server_answers() {
+    let (session, mut queue) = session(ServeEra::Legacy);
+    session.handle(request(1, "echo", json!({})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32600);
+    session.handle(request(2, "ping", json!({})));
+    assert_eq!(only(&mut queue)["result"], json!({}));
+    session.handle(initialize(3, "2025-06-18"));
+    let answer = only(&mut queue);
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "demo");
+    assert_eq!(answer["result"]["instructions"], "be kind");
+    assert_eq!(session.negotiated_version().as_deref(), Some("2025-06-18"));
+    session.handle(initialize(4, "2025-06-18"));
+    assert_eq!(only(&mut queue)["error"]["code"], -32600);
+    session.handle(Message::Notification(Notification::new("notifications/initialized", None)));
+    assert!(session.client_initialized());
+    session.handle(request(5, "logging/setLevel", json!({"level": "error"})));
+    assert_eq!(only(&mut queue)["result"], json!({}));
+    assert!(session.log_level_enabled(4) && !session.log_level_enabled(3));
+    session.handle(request(6, "logging/setLevel", json!({"level": "loud"})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32602);
+    session.handle(request(7, "echo", json!({"a": 1})));
+    let (echoed, related, _) = drain(&mut queue).remove(0);
+    assert_eq!((echoed["result"].clone(), related), (json!({"a": 1}), Some(7.into())));
+    session.handle(request(8, "nope", json!({})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32601);
+    // Stateless-only methods are unknown to a handshake-era server.
+    session.handle(request(9, "server/discover", json!({})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn frames_that_are_not_messages_get_parse_and_invalid_request_errors() {
+    let (session, mut queue) = session(ServeEra::Legacy);
+    session.handle_json(b"not json");
+    let error = only(&mut queue);
+    assert_eq!((error["id"].clone(), error["error"]["code"].clone()), (Value::Null, json!(-32700)));
+    session.handle_json(br#"{"jsonrpc":"2.0","id":7,"params":{}}"#);
+    let error = only(&mut queue);
+    assert_eq!((error["id"].clone(), error["error"]["code"].clone()), (json!(7), json!(-32600)));
+    session.reject_oversized(10);
+    assert_eq!(only(&mut queue)["error"]["code"], -32700);
+    session.handle_json(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"x":1}]"#);
+    let codes: Vec<Value> = drain(&mut queue).into_iter().map(|(m, ..)| m["id"].clone()).collect();
+    assert_eq!(codes, [json!(1), Value::Null]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelled_requests_are_aborted_and_never_answered() {
+    let (session, mut queue) = session(ServeEra::Legacy);
+    session.handle(initialize(1, "2025-11-25"));
+    drain(&mut queue);
+    session.handle(request(2, "wait", json!({})));
+    session.handle(request(2, "wait", json!({})));
+    // A second request with the id of a running one is refused.
+    assert_eq!(only(&mut queue)["error"]["code"], -32600);
+    let cancel = json!({"requestId": 2, "reason": "enough"});
+    session
+        .handle(Message::Notification(Notification::new("notifications/cancelled", Some(cancel))));
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(drain(&mut queue).is_empty());
+    // The id is free again.
+    session.handle(request(2, "echo", json!({})));
+    assert_eq!(only(&mut queue)["id"], 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_requests_are_related_answered_and_timed_out() {
+    let (session, mut queue) = session(ServeEra::Legacy);
+    session.handle(initialize(1, "2025-11-25"));
+    drain(&mut queue);
+    session.handle(request(2, "ask", json!({})));
+    tokio::task::yield_now().await;
+    let (asked, related, _) = drain(&mut queue).remove(0);
+    assert_eq!(
+        (asked["method"].clone(), asked["id"].clone()),
+        (json!("roots/list"), json!("srv-1"))
+    );
+    assert_eq!(related, Some(2.into()));
+    let answer = Response::new(RequestId::String("srv-1".into()), json!({"roots": []}));
+    session.handle(Message::Response(answer));
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(only(&mut queue)["result"], json!({"roots": []}));
+    // An answer to nothing is dropped; an unanswered request times out.
+    session.handle(Message::Response(Response::new(RequestId::Number(99), json!({}))));
+    session.handle(request(3, "ask", json!({})));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let all = drain(&mut queue);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1].0["error"]["message"], "the client did not answer within 2000 ms");
+}
+
+#[tokio::test]
+async fn a_silent_reply_is_sent_later_through_the_context() {
+    let (session, mut queue) = session(ServeEra::Modern);
+    session.handle(request(1, "later", json!({"_meta": stateless_meta()})));
+    assert!(drain(&mut queue).is_empty());
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let late = only(&mut queue);
+    assert_eq!(late["result"]["late"], true);
+    assert_eq!(late["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn the_stateless_era_checks_meta_discovers_and_decorates() {
+    let (session, mut queue) = session(ServeEra::Modern);
+    session.handle(initialize(1, "2025-11-25"));
+    let refused = only(&mut queue);
+    assert_eq!(refused["error"]["code"], -32022);
+    assert_eq!(refused["error"]["data"]["supported"], json!(["2026-07-28"]));
+    session.handle(request(2, "echo", json!({})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32602);
+    let mut old = stateless_meta();
+    old["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    session.handle(request(3, "echo", json!({"_meta": old})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32022);
+    session.handle(request(4, "server/discover", json!({"_meta": stateless_meta()})));
+    let found = only(&mut queue)["result"].clone();
+    assert_eq!(found["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(found["capabilities"], json!({"tools": {}, "logging": {}}));
+    assert_eq!(found["resultType"], "complete");
+    assert_eq!(found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "demo");
+    session.handle(request(5, "echo", json!({"_meta": stateless_meta(), "x": 1})));
+    let echoed = only(&mut queue)["result"].clone();
+    assert_eq!((echoed["x"].clone(), echoed["resultType"].clone()), (json!(1), json!("complete")));
+    // No `ping` or `logging/setLevel` in this era: the handler's -32601.
+    session.handle(request(6, "ping", json!({"_meta": stateless_meta()})));
+    assert_eq!(only(&mut queue)["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn listens_are_acknowledged_fed_and_closed() {
+    let (session, mut queue) = session(ServeEra::Both);
+    let listen = |id: i64, tools: bool| {
+        request(
+            id,
+            "subscriptions/listen",
+            json!({"_meta": stateless_meta(),
+                   "notifications": {"toolsListChanged": tools, "resourceSubscriptions": ["r://1"]}}),
+        )
+    };
+    session.handle_from(1, listen(1, true));
+    session.handle_from(2, listen(1, false));
+    let acks = drain(&mut queue);
+    assert_eq!(acks.len(), 2);
+    assert_eq!(acks[0].0["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        acks[0].0["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["r://1"]})
+    );
+    assert_eq!((acks[0].1.clone(), acks[0].2, acks[1].2), (Some(1.into()), 1, 2));
+    assert_eq!(session.broadcast(&Change::Tools), 1);
+    assert_eq!(session.broadcast(&Change::Updated("r://1".into())), 2);
+    let changes = drain(&mut queue);
+    assert_eq!(changes[0].0["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1);
+    // Closing the stream of origin 2 ends its listen; the other ends with a result.
+    session.cancel(2, 1.into());
+    assert_eq!(session.close_subscriptions(), 1);
+    let closed = only(&mut queue);
+    assert_eq!(closed["result"]["resultType"], "complete");
+    // A handshake-era session beside it is untouched by all this.
+    session.handle(initialize(9, "2025-11-25"));
+    assert_eq!(only(&mut queue)["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn the_exit_hook_follows_the_reply_it_names() {
+    let (session, mut queue) = session(ServeEra::Legacy);
+    for id in 0..100 {
+        session.handle(request(id, "ping", json!({})));
+    }
+    let all = drain(&mut queue);
+    assert_eq!(all.len(), 101);
+    assert_eq!(all[100].0["item"], "Exit(9)");
+}

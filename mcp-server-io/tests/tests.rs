@@ -1,0 +1,8 @@
+//! The server half's tests, one binary: the session core on data (no
+//! sockets, tokio's paused clock), and the drivers spoken to by the
+//! toolkit's own clients.
+
+#[path = "it/session.rs"]
+mod session;
+#[path = "it/stdio.rs"]
+mod stdio;

@@ -1,0 +1,458 @@
+//! The official conformance suite's **server** scenarios against
+//! `mcp-testkit` over Streamable HTTP, at both revisions.
+//!
+//! Uses the suite installed by the client step (`conformance::install`),
+//! builds the testkit binary, starts `mcp-testkit http --era both
+//! --conformance-fixtures` (one server, both eras: each scenario speaks the
+//! era of its revision; the suite's fixture tools served), checks
+//! [`SERVER_SCENARIOS`] against `conformance list --server --requirements
+//! <revision>` (scored scenarios and the `[server]` ones run but not
+//! scored), and runs each scenario with `conformance server --url`, one at
+//! a time. A scenario passes when its expected checks are `SUCCESS`, none
+//! is `FAILURE` or `WARNING`, and at least one check succeeded (a run whose
+//! checks are all `INFO` or `SKIPPED` tested nothing).
+//!
+//! Most known gaps are the suite's input-round and diagnostic tools and the
+//! stateless era's tasks, which the testkit does not serve yet (its
+//! fixtures are those of the `tools-call-*`, `resources-*` and
+//! `prompts-*` scenarios). A known gap that
+//! starts passing fails the step. Output is in
+//! `target/conformance-server/<revision>/<scenario>/`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use crate::conformance::{
+    Judgement, REVISIONS, Scenario, bin_dir, find_file, install, judge, list_mismatch,
+    parse_checks, suite_path,
+};
+use crate::steps::{Step, cargo, root, run};
+
+const R25: &str = "2025-11-25";
+const R26: &str = "2026-07-28";
+
+const FIXTURES: &str = "needs the suite's fixtures (resources, prompts or tools of its own \
+                        names), which the testkit does not serve";
+const INPUT_FIXTURES: &str = "needs more of the suite's input_required fixtures (request state, \
+                              several inputs, several rounds, a prompt, capability checks) than \
+                              the testkit serves";
+const TASKS: &str = "tasks of the stateless era (SEP-2663) are not served by the testkit";
+
+const fn pass(
+    name: &'static str,
+    revision: &'static str,
+    expected: &'static [&'static [&'static str]],
+) -> Scenario {
+    Scenario { name, revision, expected, known_gap: None }
+}
+
+const fn gap(name: &'static str, revision: &'static str, reason: &'static str) -> Scenario {
+    Scenario { name, revision, expected: &[], known_gap: Some(reason) }
+}
+
+/// Every server scenario the suite lists, at its revision.
+pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
+    pass(
+        "server-initialize",
+        R25,
+        &[&["server-initialize", "server-session-id-visible-ascii", "wire-schema-valid"]],
+    ),
+    pass("logging-set-level", R25, &[&["logging-set-level", "wire-schema-valid"]]),
+    pass("ping", R25, &[&["ping", "wire-schema-valid"]]),
+    pass("completion-complete", R25, &[&["completion-complete", "wire-schema-valid"]]),
+    pass("tools-list", R25, &[&["tools-list", "tools-name-format", "wire-schema-valid"]]),
+    pass("tools-call-simple-text", R25, &[&["tools-call-simple-text", "wire-schema-valid"]]),
+    pass("tools-call-image", R25, &[&["tools-call-image", "wire-schema-valid"]]),
+    pass("tools-call-audio", R25, &[&["tools-call-audio", "wire-schema-valid"]]),
+    pass(
+        "tools-call-embedded-resource",
+        R25,
+        &[&["tools-call-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("tools-call-mixed-content", R25, &[&["tools-call-mixed-content", "wire-schema-valid"]]),
+    pass("tools-call-with-logging", R25, &[&["tools-call-with-logging", "wire-schema-valid"]]),
+    pass("tools-call-error", R25, &[&["tools-call-error", "wire-schema-valid"]]),
+    pass("tools-call-with-progress", R25, &[&["tools-call-with-progress", "wire-schema-valid"]]),
+    pass("tools-call-sampling", R25, &[&["tools-call-sampling", "wire-schema-valid"]]),
+    pass("tools-call-elicitation", R25, &[&["tools-call-elicitation", "wire-schema-valid"]]),
+    gap("elicitation-sep1034-defaults", R25, FIXTURES),
+    pass("server-sse-multiple-streams", R25, &[&["server-accepts-multiple-post-streams"]]),
+    gap("elicitation-sep1330-enums", R25, FIXTURES),
+    pass("resources-list", R25, &[&["resources-list", "wire-schema-valid"]]),
+    pass("resources-read-text", R25, &[&["resources-read-text", "wire-schema-valid"]]),
+    pass("resources-read-binary", R25, &[&["resources-read-binary", "wire-schema-valid"]]),
+    pass("resources-templates-read", R25, &[&["resources-templates-read", "wire-schema-valid"]]),
+    pass("resources-subscribe", R25, &[&["resources-subscribe", "wire-schema-valid"]]),
+    pass("resources-unsubscribe", R25, &[&["resources-unsubscribe", "wire-schema-valid"]]),
+    pass("prompts-list", R25, &[&["prompts-list", "wire-schema-valid"]]),
+    pass("prompts-get-simple", R25, &[&["prompts-get-simple", "wire-schema-valid"]]),
+    pass("prompts-get-with-args", R25, &[&["prompts-get-with-args", "wire-schema-valid"]]),
+    pass(
+        "prompts-get-embedded-resource",
+        R25,
+        &[&["prompts-get-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("prompts-get-with-image", R25, &[&["prompts-get-with-image", "wire-schema-valid"]]),
+    pass(
+        "dns-rebinding-protection",
+        R25,
+        &[&["localhost-host-rebinding-rejected", "localhost-host-valid-accepted"]],
+    ),
+    pass(
+        "server-session-lifecycle",
+        R25,
+        &[&[
+            "server-session-delete-accepted",
+            "server-session-initialized-accepted",
+            "server-session-terminated-returns-404",
+        ]],
+    ),
+    gap("json-schema-2020-12", R25, FIXTURES),
+    gap(
+        "server-sse-polling",
+        R25,
+        "needs the suite's test_reconnection tool; every check is INFO without it",
+    ),
+    gap(
+        "server-stateless",
+        R26,
+        "needs the suite's diagnostic tools (test_missing_capability, test_logging_tool, \
+         test_streaming_elicitation); an initialize with the stateless headers gets -32602, \
+         not 404 with -32601; list changes made by the suite's own mutation are not seen",
+    ),
+    pass("completion-complete", R26, &[&["completion-complete", "wire-schema-valid"]]),
+    pass(
+        "tools-list",
+        R26,
+        &[&[
+            "tools-list",
+            "tools-list-deterministic-order",
+            "tools-name-format",
+            "wire-schema-valid",
+        ]],
+    ),
+    pass("tools-call-simple-text", R26, &[&["tools-call-simple-text", "wire-schema-valid"]]),
+    pass("tools-call-image", R26, &[&["tools-call-image", "wire-schema-valid"]]),
+    pass("tools-call-audio", R26, &[&["tools-call-audio", "wire-schema-valid"]]),
+    pass(
+        "tools-call-embedded-resource",
+        R26,
+        &[&["tools-call-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("tools-call-mixed-content", R26, &[&["tools-call-mixed-content", "wire-schema-valid"]]),
+    pass("tools-call-error", R26, &[&["tools-call-error", "wire-schema-valid"]]),
+    pass("tools-call-with-progress", R26, &[&["tools-call-with-progress", "wire-schema-valid"]]),
+    pass("server-sse-multiple-streams", R26, &[&["server-accepts-multiple-post-streams"]]),
+    pass("resources-list", R26, &[&["resources-list", "wire-schema-valid"]]),
+    pass("resources-read-text", R26, &[&["resources-read-text", "wire-schema-valid"]]),
+    pass("resources-read-binary", R26, &[&["resources-read-binary", "wire-schema-valid"]]),
+    pass("resources-templates-read", R26, &[&["resources-templates-read", "wire-schema-valid"]]),
+    pass("sep-2164-resource-not-found", R26, &[&["sep-2164-error-code"]]),
+    pass("prompts-list", R26, &[&["prompts-list", "wire-schema-valid"]]),
+    pass("prompts-get-simple", R26, &[&["prompts-get-simple", "wire-schema-valid"]]),
+    pass("prompts-get-with-args", R26, &[&["prompts-get-with-args", "wire-schema-valid"]]),
+    pass(
+        "prompts-get-embedded-resource",
+        R26,
+        &[&["prompts-get-embedded-resource", "wire-schema-valid"]],
+    ),
+    pass("prompts-get-with-image", R26, &[&["prompts-get-with-image", "wire-schema-valid"]]),
+    pass(
+        "dns-rebinding-protection",
+        R26,
+        &[&["localhost-host-rebinding-rejected", "localhost-host-valid-accepted"]],
+    ),
+    pass(
+        "caching",
+        R26,
+        &[&[
+            "sep-2549-cache-scope-valid",
+            "sep-2549-prompts-list-caching-hints",
+            "sep-2549-resources-list-caching-hints",
+            "sep-2549-resources-read-caching-hints",
+            "sep-2549-resources-templates-list-caching-hints",
+            "sep-2549-tools-list-caching-hints",
+            "sep-2549-ttl-non-negative",
+            "wire-schema-valid",
+        ]],
+    ),
+    pass(
+        "input-required-result-basic-elicitation",
+        R26,
+        &[&[
+            "sep-2322-elicitation-complete",
+            "sep-2322-elicitation-incomplete",
+            "wire-schema-valid",
+        ]],
+    ),
+    pass(
+        "input-required-result-basic-sampling",
+        R26,
+        &[&["sep-2322-sampling-complete", "sep-2322-sampling-incomplete", "wire-schema-valid"]],
+    ),
+    pass(
+        "input-required-result-basic-list-roots",
+        R26,
+        &[&["sep-2322-list-roots-complete", "sep-2322-list-roots-incomplete", "wire-schema-valid"]],
+    ),
+    gap("input-required-result-request-state", R26, INPUT_FIXTURES),
+    gap("input-required-result-multiple-input-requests", R26, INPUT_FIXTURES),
+    gap("input-required-result-multi-round", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-missing-input-response",
+        R26,
+        &[&["sep-2322-missing-response-rerequests", "wire-schema-valid"]],
+    ),
+    gap("input-required-result-non-tool-request", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-result-type",
+        R26,
+        &[&["sep-2322-result-type-included", "wire-schema-valid"]],
+    ),
+    pass(
+        "input-required-result-unsupported-methods",
+        R26,
+        &[&["sep-2322-not-on-unsupported-requests", "wire-schema-valid"]],
+    ),
+    gap("input-required-result-tampered-state", R26, INPUT_FIXTURES),
+    gap("input-required-result-capability-check", R26, INPUT_FIXTURES),
+    pass(
+        "input-required-result-ignore-extra-params",
+        R26,
+        &[&["sep-2322-ignore-unexpected-params", "wire-schema-valid"]],
+    ),
+    pass(
+        "input-required-result-validate-input",
+        R26,
+        &[&[
+            "sep-2322-error-on-protocol-error",
+            "sep-2322-validate-input-responses",
+            "wire-schema-valid",
+        ]],
+    ),
+    gap("tasks-lifecycle", R26, TASKS),
+    gap("tasks-capability-negotiation", R26, TASKS),
+    gap("tasks-wire-fields", R26, TASKS),
+    gap("tasks-request-state-removal", R26, TASKS),
+    gap("tasks-mrtr-input", R26, TASKS),
+    gap("tasks-request-headers", R26, TASKS),
+    gap("tasks-dispatch-and-envelope", R26, TASKS),
+    gap("tasks-status-notifications", R26, TASKS),
+    gap("tasks-required-task-error", R26, TASKS),
+    gap("tasks-mrtr-composition", R26, TASKS),
+    gap("json-schema-2020-12", R26, FIXTURES),
+    pass(
+        "http-header-validation",
+        R26,
+        &[&[
+            "sep-2243-header-name-case-insensitive",
+            "sep-2243-server-accepts-whitespace-header-value",
+            "sep-2243-server-reject-error-code",
+            "sep-2243-server-reject-invalid-headers",
+            "wire-schema-valid",
+        ]],
+    ),
+    gap(
+        "http-custom-header-server-validation",
+        R26,
+        "needs the suite's tool with x-mcp-header parameters, which the testkit does not serve",
+    ),
+];
+
+/// The server scenarios of a `conformance list --server --requirements`
+/// listing: the scored ones (under `Server scenarios`) and those run but
+/// never scored that are tagged `[server]`.
+pub(crate) fn parse_server_requirements(text: &str) -> Vec<String> {
+    let mut section_server = false;
+    let mut unscored = false;
+    let mut names = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("Server scenarios") {
+            (section_server, unscored) = (true, false);
+        } else if trimmed.starts_with("Client scenarios") {
+            section_server = false;
+        } else if trimmed.starts_with("Run and reported") {
+            (section_server, unscored) = (false, true);
+        } else if let Some(item) = trimmed.strip_prefix("- ") {
+            let name = if section_server {
+                Some(item.split_whitespace().next().unwrap_or(item))
+            } else if unscored {
+                item.strip_suffix("[server]").map(str::trim)
+            } else {
+                None
+            };
+            if let Some(name) = name.filter(|n| !n.is_empty()) {
+                names.push(name.to_owned());
+            }
+        } else if !trimmed.is_empty() && !line.starts_with(' ') {
+            (section_server, unscored) = (false, false);
+        }
+    }
+    names
+}
+
+fn listed(revision: &str) -> Result<Vec<String>, String> {
+    let mut cmd = Command::new(bin_dir().join("conformance"));
+    cmd.args(["list", "--server", "--requirements", revision]).env("PATH", suite_path()?);
+    let out = cmd.output().map_err(|e| format!("running conformance list: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "conformance list --server --requirements {revision} exited with {}",
+            out.status
+        ));
+    }
+    let names = parse_server_requirements(&String::from_utf8_lossy(&out.stdout));
+    if names.is_empty() {
+        return Err(format!("conformance list --requirements {revision} lists no server scenario"));
+    }
+    Ok(names)
+}
+
+/// The testkit serving HTTP; killed when dropped.
+struct Testkit {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Testkit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_testkit() -> Result<Testkit, String> {
+    let mut build = cargo();
+    build.args(["build", "--locked", "-p", "mcp-testkit", "--bin", "mcp-testkit"]);
+    run(build)?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let bin = target.join("debug").join(format!("mcp-testkit{}", std::env::consts::EXE_SUFFIX));
+    let mut child = Command::new(&bin)
+        .args(["http", "--era", "both", "--conformance-fixtures"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+    let stdout = child.stdout.take().ok_or("the testkit has no stdout")?;
+    let mut line = String::new();
+    // The first line is the URL; the testkit prints it once it listens.
+    let read = BufReader::new(stdout).read_line(&mut line);
+    let url = line.trim().strip_prefix("listening on ").map(str::to_owned);
+    let testkit = Testkit { child, url: url.unwrap_or_default() };
+    match read {
+        Ok(_) if !testkit.url.is_empty() => Ok(testkit),
+        _ => Err(format!("the testkit printed no URL (first line {line:?})")),
+    }
+}
+
+/// Runs one scenario and returns its `checks.json`, or why there is none.
+fn run_scenario(url: &str, s: &Scenario) -> Result<String, String> {
+    let out = root().join("target").join("conformance-server").join(s.revision).join(s.name);
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let log = std::fs::File::create(out.join("runner.log"))
+        .map_err(|e| format!("creating the runner log: {e}"))?;
+    let log_err = log.try_clone().map_err(|e| format!("the runner log: {e}"))?;
+    let mut cmd = Command::new(bin_dir().join("conformance"));
+    cmd.args(["server", "--url", url, "--scenario", s.name, "--spec-version", s.revision])
+        .args(["--force", "--timeout", "30000", "-o"])
+        .arg(&out)
+        .env("PATH", suite_path()?)
+        .stdout(log)
+        .stderr(log_err);
+    let status = cmd.status().map_err(|e| format!("starting the conformance runner: {e}"))?;
+    let checks = find_file(&out, "checks.json").ok_or_else(|| {
+        format!("the runner wrote no checks.json (exit {status}; see {})", out.display())
+    })?;
+    let text = std::fs::read_to_string(&checks)
+        .map_err(|e| format!("reading {}: {e}", checks.display()))?;
+    // A run in which nothing succeeded tested nothing.
+    let succeeded = parse_checks(&text).is_some_and(|c| c.iter().any(|c| c.status == "SUCCESS"));
+    if succeeded { Ok(text) } else { Err("no check succeeded".into()) }
+}
+
+/// The step: install (or find) the suite, then every server scenario.
+pub(crate) fn step() -> Step {
+    Step::new("conformance: server scenarios (mcp-testkit over HTTP)", run_all)
+}
+
+/// Runs every scenario of [`SERVER_SCENARIOS`] against one testkit.
+fn run_all() -> Result<(), String> {
+    install()?;
+    let mut problems = Vec::new();
+    for revision in REVISIONS {
+        problems.extend(list_mismatch(revision, &listed(revision)?, SERVER_SCENARIOS));
+    }
+    if !problems.is_empty() {
+        return Err(format!("the server table is out of date:\n  {}", problems.join("\n  ")));
+    }
+    let testkit = start_testkit()?;
+    let start = Instant::now();
+    let mut failures = Vec::new();
+    let (mut passed, mut gaps) = (0, 0);
+    for s in SERVER_SCENARIOS {
+        let judgement = judge(s, run_scenario(&testkit.url, s));
+        let label = format!("{} @ {}", s.name, s.revision);
+        match &judgement {
+            Judgement::Passed => {
+                passed += 1;
+                println!("conformance (server) PASS {label}");
+            }
+            Judgement::Failed(why) => println!("conformance (server) FAIL {label}: {why}"),
+            Judgement::KnownGap(reason, _) => {
+                gaps += 1;
+                println!("KNOWN GAP (not passing): {label}: {reason}");
+            }
+            Judgement::GapPasses => {
+                println!("conformance (server) FAIL {label}: a known gap that passes now")
+            }
+        }
+        if judgement.fails_ci() {
+            failures.push(label);
+        }
+    }
+    println!(
+        "conformance (server): {passed} passed, {gaps} known gaps, {} failing, of {} in {:.1}s",
+        failures.len(),
+        SERVER_SCENARIOS.len(),
+        start.elapsed().as_secs_f64()
+    );
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} failing (see above): {}", failures.len(), failures.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_listings_parse_and_the_table_has_no_duplicates() {
+        let listing = "Required for 2026-07-28 (3 scenarios):\n\nServer scenarios (test against a \
+                       server):\n  - server-stateless\n  - caching\n\nClient scenarios (test \
+                       against a client):\n  - tools_call\n\nRun and reported, but never \
+                       scored:\n  extension (2):\n    - tasks-lifecycle [server]\n    - \
+                       auth/dpop [client]\n";
+        assert_eq!(
+            parse_server_requirements(listing),
+            ["server-stateless", "caching", "tasks-lifecycle"]
+        );
+        for revision in REVISIONS {
+            let names: Vec<String> = SERVER_SCENARIOS
+                .iter()
+                .filter(|s| s.revision == *revision)
+                .map(|s| s.name.to_owned())
+                .collect();
+            assert!(list_mismatch(revision, &names, SERVER_SCENARIOS).is_empty());
+        }
+        // Every pass names the checks that make it mean something.
+        assert!(SERVER_SCENARIOS.iter().all(|s| s.known_gap.is_some() || !s.expected.is_empty()));
+    }
+}
