@@ -82,6 +82,21 @@ impl HeaderCache {
             .map(|(h, _)| h.clone())
     }
 
+    /// `text` with the values of the headers last made (still good or not)
+    /// taken out, as the static credentials are: a server may echo what it
+    /// was sent.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((headers, _)) = held.as_ref() else { return text.to_owned() };
+        let mut secrets = crate::auth::Secrets::default();
+        for (_, value) in &headers.headers {
+            if let Ok(value) = value.to_str() {
+                secrets.add_header_value(value);
+            }
+        }
+        secrets.scrub(text)
+    }
+
     /// The headers to send: those held while they are good, unless
     /// `fresh` asks for new ones (the server refused the held ones, which
     /// are dropped first).

@@ -200,16 +200,26 @@ impl Http {
         req
     }
 
+    /// `text` with every secret taken out: the configured credentials and
+    /// the values of the run-time headers last made.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let text = self.secrets.scrub(text);
+        match &self.run_time_headers {
+            Some(cache) => cache.scrub(&text),
+            None => text,
+        }
+    }
+
     /// A JSON-RPC error from the server with the client's secrets taken
     /// out of its message and data (a server may echo what it was sent).
     pub(crate) fn scrub_error(&self, mut error: mcp_proto::ErrorObject) -> mcp_proto::ErrorObject {
-        if self.secrets.is_empty() {
+        if self.secrets.is_empty() && self.run_time_headers.is_none() {
             return error;
         }
-        error.message = self.secrets.scrub(&error.message);
+        error.message = self.scrub(&error.message);
         if let Some(data) = &error.data {
             let text = data.to_string();
-            let scrubbed = self.secrets.scrub(&text);
+            let scrubbed = self.scrub(&text);
             if scrubbed != text {
                 error.data = serde_json::from_str(&scrubbed).ok();
             }

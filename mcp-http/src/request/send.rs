@@ -258,7 +258,7 @@ impl Http {
         self.pool.request(req).await.map_err(|e| Error::Connect {
             endpoint: self.endpoint.redacted.clone(),
             method: method.into(),
-            reason: self.secrets.scrub(&chain(&e)),
+            reason: self.scrub(&chain(&e)),
             source: e.into_source(),
         })
     }
@@ -328,7 +328,7 @@ impl Http {
         )
         .await
         .unwrap_or_default();
-        let body = self.secrets.scrub(&wire::excerpt(&prefix));
+        let body = self.scrub(&wire::excerpt(&prefix));
         Err(Error::Status { endpoint, method, status, body })
     }
 
@@ -381,7 +381,7 @@ impl Http {
             ReadError::Io(reason) => Error::Connect {
                 endpoint: self.endpoint.redacted.clone(),
                 method: method.into(),
-                reason: self.secrets.scrub(&reason),
+                reason: self.scrub(&reason),
                 source: None,
             },
         }

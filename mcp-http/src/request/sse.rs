@@ -81,7 +81,7 @@ pub(crate) async fn pump(
         let Some(shared) = weak.upgrade() else { return Pumped::Gone };
         match frame {
             None => break "end of stream".to_owned(),
-            Some(Err(e)) => break shared.secrets.scrub(&chain(&e)),
+            Some(Err(e)) => break shared.scrub(&chain(&e)),
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else { continue };
                 decoder.decode_with(&data, |item| seen(shared.on_item(item)));

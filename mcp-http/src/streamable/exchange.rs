@@ -124,7 +124,7 @@ impl Streamable {
             endpoint: http.endpoint.redacted.clone(),
             method: method.into(),
             status,
-            body: http.secrets.scrub(&wire::excerpt(&bytes)),
+            body: http.scrub(&wire::excerpt(&bytes)),
         }
     }
 

@@ -23,6 +23,9 @@ const WRONG_BEARER_SECRET: &str = "wrong-bearer-secret-7";
 const RAW_HEADER_TOKEN: &str = "raw-header-token-8";
 /// A query value of the URL the user gave.
 const URL_PARAM_SECRET: &str = "url-param-secret-9";
+/// Headers made at run time (a `HeaderSource`), which a server may echo too.
+const SOURCED_HEADER_SECRET: &str = "sourced-header-secret-10";
+const SOURCED_BEARER_SECRET: &str = "sourced-bearer-secret-11";
 
 /// Every secret, and the forms it takes on the wire.
 fn secrets() -> Vec<String> {
@@ -37,6 +40,8 @@ fn secrets() -> Vec<String> {
         WRONG_BEARER_SECRET,
         RAW_HEADER_TOKEN,
         URL_PARAM_SECRET,
+        SOURCED_HEADER_SECRET,
+        SOURCED_BEARER_SECRET,
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -157,6 +162,22 @@ async fn run(shown: &mut Vec<String>) {
         show(text);
     }
 
+    // Headers made at run time, echoed by the server: scrubbed as the
+    // configured ones are.
+    for status in [400u16, 401] {
+        let echo = echo_server(status).await;
+        let mut o = options(StaticAuth::None);
+        o.header_source = Some(std::sync::Arc::new(FixedHeaders));
+        let client = mcp_http::connect(&format!("http://{echo}/mcp"), o).unwrap();
+        let err = client.initialize().await.unwrap_err();
+        let text = format!("{err} {err:?}");
+        if status == 400 {
+            assert!(text.contains("<redacted>"), "the echo is there, scrubbed: {text}");
+        }
+        show(text);
+        show(format!("{client:?}"));
+    }
+
     // A server too slow to answer the handshake in time.
     let slow = serve_http(HttpConfig {
         slow_headers: Some(Duration::from_secs(3)),
@@ -170,6 +191,29 @@ async fn run(shown: &mut Vec<String>) {
     let err = client.initialize().await.unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
     show(format!("{err} {err:?}"));
+}
+
+/// A header source that always gives the same two secret headers.
+#[derive(Debug)]
+struct FixedHeaders;
+
+impl mcp_http::HeaderSource for FixedHeaders {
+    fn headers(&self) -> mcp_http::HeaderFuture<'_> {
+        Box::pin(async {
+            let headers = vec![
+                (
+                    http::HeaderName::from_static("x-helper-token"),
+                    http::HeaderValue::from_static(SOURCED_HEADER_SECRET),
+                ),
+                (
+                    http::header::AUTHORIZATION,
+                    http::HeaderValue::from_str(&format!("Bearer {SOURCED_BEARER_SECRET}"))
+                        .unwrap(),
+                ),
+            ];
+            Ok(mcp_http::SourcedHeaders::new(headers, None))
+        })
+    }
 }
 
 /// A server that answers every request with `status` and a JSON-RPC error
