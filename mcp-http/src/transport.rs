@@ -291,6 +291,15 @@ impl Transport for HttpTransport {
         if let Some(tool) = request.tool {
             extra.extend(wire::param_headers(tool, request.params));
         }
+        if !request.headers.is_empty() {
+            let given = wire::extra_headers(request.headers).map_err(|reason| {
+                self.client_error(ClientError::InvalidParams {
+                    method: request.method.into(),
+                    reason,
+                })
+            })?;
+            extra.extend(given);
+        }
         let body = Bytes::from(request.body);
         inner.exchange(request.id, request.method, body, extra, &snap, initialize).await
     }

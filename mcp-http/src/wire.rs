@@ -107,6 +107,46 @@ pub(crate) fn method_value(method: &str) -> HeaderValue {
 /// The most bytes of an error body kept for the error message.
 pub(crate) const EXCERPT_BYTES: usize = 512;
 
+/// The headers the transport sets itself, which a caller's or a
+/// middleware's extra headers may not replace.
+const OWN_HEADERS: &[&str] = &[
+    "accept",
+    "authorization",
+    "connection",
+    "content-length",
+    "content-type",
+    "cookie",
+    "dpop",
+    "host",
+    "last-event-id",
+    "transfer-encoding",
+];
+
+/// A request's extra headers ([`RequestOptions::headers`]) as HTTP
+/// headers, marked sensitive; the transport's own (and every `Mcp-*`) are
+/// refused, as are names and values HTTP does not allow. The reason never
+/// repeats a value.
+///
+/// [`RequestOptions::headers`]: mcp_proto::client::RequestOptions::headers
+pub(crate) fn extra_headers(
+    headers: &[(String, String)],
+) -> Result<Vec<(http::HeaderName, HeaderValue)>, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name = http::HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| format!("{:?} is not an HTTP header name", name.trim()))?;
+            if OWN_HEADERS.contains(&name.as_str()) || name.as_str().starts_with("mcp-") {
+                return Err(format!("the transport sets {name} itself"));
+            }
+            let mut value = HeaderValue::from_str(value.trim())
+                .map_err(|_| format!("the value of {name} is not a valid header value"))?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
+}
+
 /// A printable excerpt of an error body: at most [`EXCERPT_BYTES`] bytes,
 /// lossily decoded, control characters replaced, white space collapsed.
 pub(crate) fn excerpt(body: &[u8]) -> String {

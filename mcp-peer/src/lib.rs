@@ -23,7 +23,9 @@
 //!   [`Notifications`] stream;
 //! - the typed operations: tools (with the cached list), resources and
 //!   templates, subscriptions, prompts, completion, logging, tasks, each
-//!   paginated list whole or by page.
+//!   paginated list whole or by page;
+//! - request [`middleware`]: an ordered chain around each request (add
+//!   `_meta` or HTTP headers, refuse, answer it, measure it).
 //!
 //! The client performs what [`mcp_proto::client::decide`] decides (which
 //! era to open, the probe, what a failed attempt leads to, the bounds of
@@ -100,6 +102,7 @@ mod inner;
 mod input;
 mod listeners;
 pub mod memory;
+pub mod middleware;
 mod notifications;
 mod open;
 mod options;

@@ -101,6 +101,9 @@ pub struct ClientOptions {
     /// handle is followed (polling `tasks/get`) before it fails with a
     /// timeout (10 minutes by default; the task is then cancelled).
     pub task_timeout: Duration,
+    /// Request middleware, in order ([`crate::middleware`]): none by
+    /// default.
+    pub middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -123,6 +126,7 @@ impl fmt::Debug for ClientOptions {
             .field("cache", &self.cache)
             .field("era_memory", &self.era_memory)
             .field("task_timeout", &self.task_timeout)
+            .field("middleware", &self.middleware)
             .finish()
     }
 }
@@ -149,6 +153,7 @@ impl ClientOptions {
             cache: Some(Arc::new(MemoryCache::default())),
             era_memory: Some(crate::era::shared()),
             task_timeout: DEFAULT_TASK_TIMEOUT,
+            middleware: Vec::new(),
         }
     }
 
@@ -167,6 +172,13 @@ impl ClientOptions {
             .extensions
             .get_or_insert_with(Default::default)
             .insert(id.into(), settings);
+    }
+
+    /// Adds a request middleware after those already set
+    /// ([`crate::middleware`]).
+    pub fn with_middleware(mut self, middleware: Arc<dyn crate::middleware::Middleware>) -> Self {
+        self.middleware.push(middleware);
+        self
     }
 
     /// Declares MCP Apps (the `io.modelcontextprotocol/ui` extension): the

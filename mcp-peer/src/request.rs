@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use crate::cache::{CacheKey, key_params};
 use crate::client::Client;
 use crate::inner::ToolMisses;
+use crate::middleware::{self, After, Verdict};
 use crate::send::{Fail, Params, Start};
 use crate::sync::{lock, now};
 use crate::transport::{Transport, TransportError};
@@ -39,13 +40,47 @@ impl Answer {
             Answer::Result(raw) | Answer::Task(raw) => raw,
         }
     }
+
+    fn raw(&self) -> &RawValue {
+        match self {
+            Answer::Result(raw) | Answer::Task(raw) => raw,
+        }
+    }
 }
 
 impl<T: Transport> Client<T> {
     /// Sends a request (opening the conversation first) and waits for its
     /// answer, as JSON text, acting on what the decisions say after each
-    /// attempt. A task handle comes back as [`Answer::Task`].
+    /// attempt. A task handle comes back as [`Answer::Task`]. The
+    /// middlewares, when there are any, see it before and after.
     pub(crate) async fn request_inner<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Params<'_, P>,
+        tool: Option<(Arc<[Tool]>, usize)>,
+        options: RequestOptions,
+    ) -> Result<Answer, T::Error> {
+        let chain = &self.inner.options.middleware;
+        if chain.is_empty() {
+            return self.request_attempts(method, params, tool, options).await;
+        }
+        let started = tokio::time::Instant::now();
+        let mut options = options;
+        let outcome = match middleware::before(chain, method, &mut options) {
+            Verdict::Send => self.request_attempts(method, params, tool, options).await,
+            Verdict::Answer(raw) => Ok(Answer::Result(raw)),
+            Verdict::Refuse(e) => Err(self.error(e)),
+        };
+        let (result, error) = match &outcome {
+            Ok(answer) => (Some(answer.raw()), None),
+            Err(e) => (None, Some(e as &(dyn std::error::Error + 'static))),
+        };
+        middleware::after(chain, &After { method, result, error, elapsed: started.elapsed() });
+        outcome
+    }
+
+    /// [`request_inner`](Self::request_inner) without the middlewares.
+    async fn request_attempts<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'_, P>,

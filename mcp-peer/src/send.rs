@@ -80,6 +80,18 @@ pub(crate) enum Start<'a, P: ?Sized> {
     Request { method: &'a str, params: Params<'a, P>, options: &'a RequestOptions },
 }
 
+/// What the transport gets beside a request started by value.
+struct Wire<'a> {
+    /// Whether the transport reads the parameters.
+    wants: bool,
+    /// The called tool's definition.
+    tool: Option<&'a Tool>,
+    /// The version the request's `_meta` names (stateless era).
+    version: Option<ProtocolVersion>,
+    /// Extra HTTP headers.
+    headers: &'a [(String, String)],
+}
+
 /// One attempt's outcome, and the parameters back for another.
 pub(crate) type Sent<'a, P, E> = (Result<Box<RawValue>, Fail<E>>, Params<'a, P>);
 
@@ -113,16 +125,8 @@ impl<T: Transport> Inner<T> {
                     self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
                 let outcome = match started {
                     Ok(request) => {
-                        self.exchange_request(
-                            request,
-                            rx,
-                            wants,
-                            None,
-                            Some(version),
-                            before_sending,
-                        )
-                        .await
-                        .0
+                        let wire = Wire { wants, tool: None, version: Some(version), headers: &[] };
+                        self.exchange_request(request, rx, wire, before_sending).await.0
                     }
                     Err(e) => Err(e),
                 };
@@ -132,9 +136,8 @@ impl<T: Transport> Inner<T> {
                 let started = self.start_opening(|core| core.initialize(tx, now()));
                 let outcome = match started {
                     Ok(request) => {
-                        self.exchange_request(request, rx, wants, None, None, before_sending)
-                            .await
-                            .0
+                        let wire = Wire { wants, tool: None, version: None, headers: &[] };
+                        self.exchange_request(request, rx, wire, before_sending).await.0
                     }
                     Err(e) => Err(e),
                 };
@@ -160,6 +163,7 @@ impl<T: Transport> Inner<T> {
                 params: None,
                 tool: None,
                 protocol_version: version,
+                headers: &options.headers,
             };
             return (self.exchange(&id, rx, outgoing).await, params);
         }
@@ -183,8 +187,8 @@ impl<T: Transport> Inner<T> {
             Ok(s) => s,
             Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
         };
-        let (outcome, request) =
-            self.exchange_request(request, rx, wants, tool, version, before_sending).await;
+        let wire = Wire { wants, tool, version, headers: &options.headers };
+        let (outcome, request) = self.exchange_request(request, rx, wire, before_sending).await;
         (outcome, Params::Value(request.params))
     }
 
@@ -212,11 +216,10 @@ impl<T: Transport> Inner<T> {
         &self,
         request: Request,
         rx: oneshot::Receiver<Outcome>,
-        wants: bool,
-        tool: Option<&Tool>,
-        version: Option<ProtocolVersion>,
+        wire: Wire<'_>,
         before_sending: impl FnOnce(&RequestId),
     ) -> (Result<Box<RawValue>, Fail<T::Error>>, Request) {
+        let Wire { wants, tool, version, headers } = wire;
         let body = match serde_json::to_vec(&request) {
             Ok(b) => b,
             Err(e) => {
@@ -236,6 +239,7 @@ impl<T: Transport> Inner<T> {
             params: if wants { request.params.as_ref() } else { None },
             tool,
             protocol_version: version,
+            headers,
         };
         let outcome = self.exchange(&request.id, rx, outgoing).await;
         (outcome, request)

@@ -72,6 +72,10 @@ pub struct OutgoingRequest<'a> {
     /// ([`Link::protocol_version`]). Over HTTP it is the
     /// `MCP-Protocol-Version` header.
     pub protocol_version: Option<ProtocolVersion>,
+    /// Extra HTTP headers the caller or a middleware gave the request
+    /// ([`RequestOptions::headers`](mcp_proto::client::RequestOptions::headers));
+    /// a transport without headers ignores them.
+    pub headers: &'a [(String, String)],
 }
 
 /// A transport: it moves messages between the [`Client`](crate::Client) and

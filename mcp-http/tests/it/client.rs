@@ -1845,3 +1845,60 @@ async fn a_dropped_stateless_call_is_cancelled_before_the_client_closes() {
     })
     .await;
 }
+
+/// Adds a header to every request.
+#[derive(Debug)]
+struct TraceHeader;
+
+impl mcp_peer::middleware::Middleware for TraceHeader {
+    fn before(
+        &self,
+        request: &mut mcp_peer::middleware::Outgoing<'_>,
+    ) -> mcp_peer::middleware::Before {
+        request.add_header("X-Trace-Id", format!("trace-{}", request.method()));
+        mcp_peer::middleware::Before::Send
+    }
+}
+
+#[tokio::test]
+async fn extra_headers_from_a_middleware_or_the_caller_go_out_and_own_ones_are_refused() {
+    bounded_by(TEST_TIMEOUT, async {
+        let server = server(HttpConfig::default()).await;
+        let mut o = options();
+        o.client = o.client.clone().with_middleware(Arc::new(TraceHeader));
+        let client = mcp_http::connect(&server.url(), o).unwrap();
+        let call = RequestOptions {
+            headers: vec![("X-Tenant".into(), "acme".into())],
+            ..Default::default()
+        };
+        let r = client.call_tool_with("echo", args(json!({"message": "h"})), call).await.unwrap();
+        assert_eq!(text_blocks(&r), "h");
+        let log = server.requests();
+        let post = log
+            .iter()
+            .rfind(|r| header(&r.headers, "mcp-method") == Some("tools/call"))
+            .expect("the call was sent");
+        assert_eq!(header(&post.headers, "x-trace-id"), Some("trace-tools/call"));
+        assert_eq!(header(&post.headers, "x-tenant"), Some("acme"));
+        // The transport's own headers cannot be set.
+        let sent = server.requests().len();
+        for (name, value) in [
+            ("Mcp-Session-Id", "forged"),
+            ("Authorization", "Bearer x"),
+            ("Bad Name", "value-never-shown"),
+        ] {
+            let call =
+                RequestOptions { headers: vec![(name.into(), value.into())], ..Default::default() };
+            let err = client
+                .call_tool_with("echo", args(json!({"message": "h"})), call)
+                .await
+                .unwrap_err();
+            assert!(err.to_string().contains("parameters are invalid"), "{name}: {err}");
+            assert!(!err.to_string().contains(value), "{err}");
+        }
+        assert_eq!(server.requests().len(), sent, "nothing was sent");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    })
+    .await;
+}

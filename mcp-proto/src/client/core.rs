@@ -126,6 +126,12 @@ pub struct RequestOptions {
     /// Stateless era: ask the server even when a fresh cached result is
     /// held (the answer still refreshes the cache).
     pub no_cache: bool,
+    /// Extra HTTP headers for this request, `(name, value)` (Streamable
+    /// HTTP; other transports carry none). The transport's own headers
+    /// (`Content-Type`, `Accept`, `Host`, `Authorization`, `Mcp-*`, ...)
+    /// cannot be set here: such a request fails before it is sent. Values
+    /// are sent marked sensitive.
+    pub headers: Vec<(String, String)>,
 }
 
 impl RequestOptions {
@@ -144,6 +150,7 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.as_ref().map(|_| "<callback>"))
             .field("meta", &self.meta)
             .field("no_cache", &self.no_cache)
+            .field("headers", &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>())
             .finish()
     }
 }

@@ -60,6 +60,14 @@ pub enum ClientError {
         /// What was wrong with it.
         reason: String,
     },
+    /// A request middleware refused the request (or panicked) before it
+    /// was sent; nothing reached the server.
+    Refused {
+        /// The method of the request.
+        method: String,
+        /// Why.
+        reason: String,
+    },
     /// The parameters could not be encoded as a JSON object.
     InvalidParams {
         /// The method of the request.
@@ -309,6 +317,9 @@ impl fmt::Display for ClientError {
             }
             ClientError::InvalidParams { method, reason } => {
                 write!(f, "{method} parameters are invalid: {reason}")
+            }
+            ClientError::Refused { method, reason } => {
+                write!(f, "{method} was refused before it was sent: {reason}")
             }
             ClientError::UnknownTool { name } => {
                 write!(f, "the server does not list a tool named {name:?}")

@@ -278,6 +278,7 @@ fn progress_is_routed_and_resets_the_deadline_within_the_maximum() {
         on_progress: Some(Arc::new(move |p| seen2.lock().unwrap().push(p.progress))),
         meta: None,
         no_cache: false,
+        headers: Vec::new(),
     };
     let req =
         core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();
