@@ -301,7 +301,12 @@ impl Transport for HttpTransport {
             extra.extend(given);
         }
         let body = Bytes::from(request.body);
-        inner.exchange(request.id, request.method, body, extra, &snap, initialize).await
+        let exchange = inner.exchange(request.id, request.method, body, extra, &snap, initialize);
+        // A debug build's poll frames are large: boxed there, so a request's
+        // chain of them fits a 2 MiB thread (see mcp-peer's request path).
+        #[cfg(debug_assertions)]
+        let exchange = Box::pin(exchange);
+        exchange.await
     }
 
     async fn flush(&self) -> Result<(), Error> {

@@ -61,21 +61,37 @@ impl<T: Transport> Client<T> {
         options: RequestOptions,
     ) -> Result<Answer, T::Error> {
         let chain = &self.inner.options.middleware;
-        if chain.is_empty() {
-            return self.request_attempts(method, params, tool, options).await;
-        }
-        let started = tokio::time::Instant::now();
+        let started = (!chain.is_empty()).then(tokio::time::Instant::now);
         let mut options = options;
-        let outcome = match middleware::before(chain, method, &mut options) {
-            Verdict::Send => self.request_attempts(method, params, tool, options).await,
+        let verdict = match chain.is_empty() {
+            true => Verdict::Send,
+            false => middleware::before(chain, method, &mut options),
+        };
+        let outcome = match verdict {
+            Verdict::Send => {
+                // One await of the attempts. A debug build's poll frames are
+                // large (tens of KiB each), and a request's chain of them
+                // must fit a 2 MiB thread (Tokio's workers, test threads):
+                // there the attempts run boxed; a release build keeps them
+                // inline.
+                #[cfg(debug_assertions)]
+                let attempts = Box::pin(self.request_attempts(method, params, tool, options));
+                #[cfg(not(debug_assertions))]
+                let attempts = self.request_attempts(method, params, tool, options);
+                attempts.await
+            }
             Verdict::Answer(raw) => Ok(Answer::Result(raw)),
             Verdict::Refuse(e) => Err(self.error(e)),
         };
+        if chain.is_empty() {
+            return outcome;
+        }
         let (result, error) = match &outcome {
             Ok(answer) => (Some(answer.raw()), None),
             Err(e) => (None, Some(e as &(dyn std::error::Error + 'static))),
         };
-        middleware::after(chain, &After { method, result, error, elapsed: started.elapsed() });
+        let elapsed = started.map(|s| s.elapsed()).unwrap_or_default();
+        middleware::after(chain, &After { method, result, error, elapsed });
         outcome
     }
 
