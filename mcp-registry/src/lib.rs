@@ -188,6 +188,7 @@ mod private_file;
 mod registry;
 mod relay;
 mod search;
+mod server_json;
 pub mod shape;
 pub mod sizing;
 mod spec;
@@ -196,14 +197,16 @@ mod transport;
 mod trust;
 
 pub use config::{
-    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, LoadOptions,
-    Loaded, OAuthConfig, Secret, ServerConfig, TransportConfig, parse_protocol,
+    AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HttpNetwork, InputKind,
+    InputLookup, InputRequest, LoadOptions, Loaded, OAuthConfig, Secret, ServerConfig,
+    TransportConfig, input_variable, parse_protocol,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]
 pub use connector::{Revocation, default_token_dir};
 pub use error::{
-    ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
+    ConfigError, Error, Location, MissingInput, MissingVariable, TransportError, Warning,
+    WarningKind,
 };
 #[cfg(feature = "http")]
 pub use mcp_http::{OAuthHandler, mcp_auth};
@@ -220,6 +223,9 @@ pub use policy::ToolPolicy;
 pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus};
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
+pub use server_json::{
+    ImportedServer, ImportedVariable, MAX_SERVER_JSON_BYTES, ServerJsonChoice, ServerJsonError,
+};
 pub use sizing::{
     CutReport, ResultLimits, SizedResult, SpillDir, SpillError, WholeResult, cut_result,
     size_result,

@@ -14,6 +14,8 @@ mod config;
 mod consent;
 #[path = "it/features.rs"]
 mod features;
+#[path = "it/hosts.rs"]
+mod hosts;
 #[cfg(all(feature = "interop-tests", feature = "stdio"))]
 #[path = "it/interop_shape.rs"]
 mod interop_shape;
