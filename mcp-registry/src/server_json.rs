@@ -506,9 +506,18 @@ impl Builder {
             match text("type") {
                 Some("positional") => {
                     let hint = text("valueHint").unwrap_or("value");
-                    if let Some(value) = self.value(arg, hint, &at)? {
-                        out.push(value);
-                    }
+                    let value = match self.value(arg, hint, &at)? {
+                        Some(value) => value,
+                        // A positional argument holds its place: the user
+                        // gives it even when the file does not say it is
+                        // required.
+                        None => {
+                            let mut input = InputFields::of(arg);
+                            input.required = true;
+                            self.reference(variable_name(hint), &input)
+                        }
+                    };
+                    out.push(value);
                 }
                 Some("named") => {
                     let Some(flag) = text("name").filter(|n| !n.trim().is_empty()) else {

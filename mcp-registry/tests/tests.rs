@@ -38,6 +38,8 @@ mod reload;
 mod scripted;
 #[path = "it/search.rs"]
 mod search;
+#[path = "it/server_json.rs"]
+mod server_json;
 #[path = "it/shape.rs"]
 mod shape;
 #[path = "it/sizing.rs"]
