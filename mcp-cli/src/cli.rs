@@ -326,6 +326,25 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
         #[arg(long)]
         revoke: bool,
     },
+    /// Print the configuration entry of a server an MCP Registry
+    /// `server.json` describes (its first package, else its first remote),
+    /// as TOML for the [mcp_client] configuration; the values to supply
+    /// become ${NAME} references, listed in comments. Nothing is written:
+    /// append it to your configuration yourself
+    Add {
+        /// The server.json file
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        /// Import its N-th package (1-based)
+        #[arg(long, value_name = "N", conflicts_with = "remote", value_parser = clap::value_parser!(u64).range(1..))]
+        package: Option<u64>,
+        /// Import its N-th remote (1-based)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        remote: Option<u64>,
+        /// The server's name [default: the last part of the file's name]
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Print a shell completion script: `mcpc completions bash > /etc/bash_completion.d/mcpc`
     Completions {
         /// The shell

@@ -67,8 +67,21 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
     } else if let Some((path, origin)) = crate::consent::locate(g.config.as_deref())? {
         let options =
             LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
-        // A project's configuration runs nothing until approved.
-        let loaded = crate::consent::load(g, &path, origin, &options)?;
+        // A project's configuration runs nothing until approved, and asks
+        // for its inputs only once approved (it is reviewed with them as
+        // references).
+        let loaded = if origin.needs_consent() {
+            let reviewed =
+                crate::consent::load(g, &path, origin, &crate::inputs::unexpanded(&options))?;
+            if crate::inputs::refers_to_inputs(&reviewed.config) {
+                Config::load(&path, &crate::inputs::asking(&options))
+                    .map_err(|e| Failure::new(Kind::Config, e))?
+            } else {
+                reviewed
+            }
+        } else {
+            crate::consent::load(g, &path, origin, &crate::inputs::asking(&options))?
+        };
         // The call policy and the audit log kept in the same file.
         let audit_default =
             FileConsentStore::default_path("mcpc").map(|p| p.with_file_name("audit.jsonl"));

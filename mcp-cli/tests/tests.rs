@@ -8,6 +8,8 @@
 mod approval;
 #[path = "it/cli.rs"]
 mod cli;
+#[path = "it/hosts.rs"]
+mod hosts;
 #[cfg(feature = "interop-tests")]
 #[path = "it/interop.rs"]
 mod interop;

@@ -21,7 +21,7 @@ use crate::error::{ConfigError, Location, MissingVariable, Warning, WarningKind}
 use crate::pins::PinPolicy;
 use crate::policy::ToolPolicy;
 
-mod jsonc;
+pub(crate) mod jsonc;
 mod vscode;
 
 pub use vscode::{InputKind, InputLookup, InputRequest, input_variable};

@@ -53,6 +53,9 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Fail
         Command::Login { server, headless } => login::login(ctx, server, *headless).await,
         Command::Logout { server } => login::logout(ctx, server.as_deref()).await,
         // Handled before the registry is built.
-        Command::Completions { .. } | Command::DemoServer | Command::Trust { .. } => Ok(0),
+        Command::Completions { .. }
+        | Command::DemoServer
+        | Command::Trust { .. }
+        | Command::Add { .. } => Ok(0),
     }
 }
