@@ -1239,7 +1239,7 @@ impl<'a> Ctx<'a> {
         });
         if secret && shown && expanded.is_ok() {
             self.warn(
-                WarningKind::Ignored,
+                WarningKind::SecretShown,
                 location,
                 "a password input is used here, where the value is shown as part of the \
                  command line or URL; pass secrets in `env` or `headers`"

@@ -76,6 +76,9 @@ pub enum WarningKind {
     /// A server refers to an environment variable that is not set: it is
     /// loaded but unusable ([`Error::ServerUnusable`]); the others work.
     ServerUnusable,
+    /// A `password` input is used in a value that is shown (`args`,
+    /// `command`, `cwd`, a URL) rather than in `env` or `headers`.
+    SecretShown,
 }
 
 /// A problem in a configuration that did not stop it loading. Loading

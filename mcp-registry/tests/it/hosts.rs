@@ -138,7 +138,7 @@ fn input_and_variable_cases() {
             "a password input in the arguments: used, with a warning",
             r#"{"inputs": [{"type": "promptString", "id": "k", "password": true}],
                 "servers": {"a": {"command": "s", "args": ["--key=${input:k}"]}}}"#,
-            "server a stdio s|--key=v1 | warn Ignored server \"a\", key `args`: a password \
+            "server a stdio s|--key=v1 | warn SecretShown server \"a\", key `args`: a password \
              input is used here, where the value is shown as part of the command line or URL; \
              pass secrets in `env` or `headers`",
         ),
