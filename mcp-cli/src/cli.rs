@@ -332,7 +332,7 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
     },
     /// Print the configuration entry of a server an MCP Registry
     /// `server.json` describes (its first package, else its first remote),
-    /// as TOML for the [mcp_client] configuration; the values to supply
+    /// as a TOML entry of the mcp_client table; the values to supply
     /// become ${NAME} references, listed in comments. Nothing is written:
     /// append it to your configuration yourself
     Add {
