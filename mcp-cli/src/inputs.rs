@@ -3,13 +3,15 @@
 //! terminal (a password without echo), else a configuration error naming
 //! the variable to set. A project's configuration is reviewed for consent
 //! with its references unexpanded (nothing is asked before it is
-//! approved), then loaded with the answers.
+//! approved), then loaded with the answers and checked to run what was
+//! approved.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use mcp_host_registry::{
-    Config, InputKind, InputLookup, InputRequest, LoadOptions, TransportConfig,
+    Config, InputKind, InputLookup, InputRequest, LoadOptions, TransportConfig, consent_digest,
 };
 
 use crate::output::{note, one_line, prompt};
@@ -24,6 +26,69 @@ pub(crate) fn asking(base: &LoadOptions) -> LoadOptions {
         input_env_prefix: Some(INPUT_ENV_PREFIX.into()),
         ..base.clone()
     }
+}
+
+/// The answers given on the terminal, by input id.
+pub(crate) type Answers = Arc<Mutex<BTreeMap<String, String>>>;
+
+/// [`asking`], keeping the terminal's answers.
+pub(crate) fn asking_kept(base: &LoadOptions) -> (LoadOptions, Answers) {
+    let answers = Answers::default();
+    let kept = answers.clone();
+    let lookup = move |request: &InputRequest| {
+        let answer = ask(request)?;
+        kept.lock().unwrap_or_else(|e| e.into_inner()).insert(request.id.clone(), answer.clone());
+        Some(answer)
+    };
+    let options = LoadOptions { inputs: Some(Arc::new(lookup)), ..asking(base) };
+    (options, answers)
+}
+
+/// Whether `loaded` (read with the inputs' values) runs what `reviewed`
+/// (read with their references, and approved) does once each reference
+/// is given its value: the file was not changed between the two reads.
+pub(crate) fn runs_what_was_approved(
+    reviewed: &Config,
+    loaded: &Config,
+    answers: &Answers,
+) -> bool {
+    let answers = answers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let value = |id: &str| {
+        answers
+            .get(id)
+            .cloned()
+            .or_else(|| std::env::var(mcp_host_registry::input_variable(INPUT_ENV_PREFIX, id)).ok())
+    };
+    let fill = |text: &str| {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${input:") {
+            let Some(end) = rest[start..].find('}').map(|e| start + e) else { break };
+            let id = rest[start + "${input:".len()..end].trim();
+            out.push_str(&rest[..start]);
+            out.push_str(&value(id).unwrap_or_else(|| rest[start..=end].to_owned()));
+            rest = &rest[end + 1..];
+        }
+        out.push_str(rest);
+        out
+    };
+    let mut filled = reviewed.clone();
+    for server in &mut filled.servers {
+        match &mut server.transport {
+            TransportConfig::Stdio(c) => {
+                c.command = fill(&c.command);
+                for arg in &mut c.args {
+                    *arg = fill(arg);
+                }
+                if let Some(dir) = &mut c.cwd {
+                    *dir = fill(&dir.to_string_lossy()).into();
+                }
+            }
+            TransportConfig::Http { endpoint, .. } => *endpoint = fill(endpoint),
+            _ => {}
+        }
+    }
+    consent_digest(&filled) == consent_digest(loaded)
 }
 
 /// `base` with each input left as its reference (`${input:ID}`): what a
@@ -142,5 +207,38 @@ struct EchoOff;
 impl EchoOff {
     fn new() -> Option<Self> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str, options: &LoadOptions) -> Config {
+        Config::from_json_str(text, options).unwrap().config
+    }
+
+    #[test]
+    fn what_runs_is_compared_with_the_inputs_filled_in() {
+        let file = r#"{"inputs": [{"type": "promptString", "id": "dir"}],
+            "servers": {"a": {"command": "srv", "args": ["--root", "${input:dir}"]}}}"#;
+        let reviewed = load(file, &unexpanded(&LoadOptions::default()));
+        assert!(refers_to_inputs(&reviewed));
+        let answers = Answers::default();
+        answers.lock().unwrap().insert("dir".into(), "/data".into());
+        let given = LoadOptions {
+            inputs: Some(Arc::new(|_: &InputRequest| Some("/data".to_owned()))),
+            ..LoadOptions::default()
+        };
+        assert!(runs_what_was_approved(&reviewed, &load(file, &given), &answers));
+        // The file changed between the reads: another argument.
+        let changed = file.replace("\"--root\"", "\"--root\", \"--evil\"");
+        assert!(!runs_what_was_approved(&reviewed, &load(&changed, &given), &answers));
+        // A different answer than the one recorded.
+        let other = LoadOptions {
+            inputs: Some(Arc::new(|_: &InputRequest| Some("/other".to_owned()))),
+            ..LoadOptions::default()
+        };
+        assert!(!runs_what_was_approved(&reviewed, &load(file, &other), &answers));
     }
 }

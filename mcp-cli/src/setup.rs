@@ -74,8 +74,24 @@ pub(crate) fn build_registry(g: &Global, login: bool) -> Result<Setup, Failure> 
             let reviewed =
                 crate::consent::load(g, &path, origin, &crate::inputs::unexpanded(&options))?;
             if crate::inputs::refers_to_inputs(&reviewed.config) {
-                Config::load(&path, &crate::inputs::asking(&options))
-                    .map_err(|e| Failure::new(Kind::Config, e))?
+                let (asking, answers) = crate::inputs::asking_kept(&options);
+                let loaded =
+                    Config::load(&path, &asking).map_err(|e| Failure::new(Kind::Config, e))?;
+                // Read twice: what runs must be what was approved.
+                if !crate::inputs::runs_what_was_approved(
+                    &reviewed.config,
+                    &loaded.config,
+                    &answers,
+                ) {
+                    return Err(Failure::new(
+                        Kind::Untrusted,
+                        format!(
+                            "{} changed while it was read; run again to review it",
+                            path.display()
+                        ),
+                    ));
+                }
+                loaded
             } else {
                 reviewed
             }
