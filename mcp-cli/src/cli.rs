@@ -27,6 +27,10 @@ A project's configuration starts nothing until approved: mcpc shows what it runs
 asks on a terminal; otherwise it refuses (exit 2) until `mcpc trust` approves it, or
 --trust runs it once. A change to what it runs asks again.
 
+A VS Code input (${input:ID}) is read from MCPC_INPUT_<ID> (upper-cased, other
+characters as _), else asked on a terminal. `mcpc add --from server.json` prints
+the configuration entry of a server the MCP Registry describes.
+
 Exit codes: 0 success; 1 the tool reported an error (isError); 2 usage or configuration
 error (a bad option, an unknown server, tool or prompt, a URL with user:password@ in
 it); 3 connection, protocol or authorization failure, or a timeout; 130, 143, 129
@@ -54,7 +58,7 @@ pub(crate) struct Global {
         global = true,
         value_name = "PATH",
         env = "MCPC_CONFIG",
-        help = "The configuration file: [mcp_client] TOML, or mcpServers JSON (.json) \
+        help = "The configuration file: [mcp_client] TOML, or the mcpServers/servers JSON of Claude Desktop, Cursor or VS Code \
                 [default: the project's (approved), then mcpc/mcp.toml in the user's config directory]"
     )]
     pub(crate) config: Option<PathBuf>,
@@ -339,6 +343,25 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
         /// Forget its approval instead
         #[arg(long)]
         revoke: bool,
+    },
+    /// Print the configuration entry of a server an MCP Registry
+    /// `server.json` describes (its first package, else its first remote),
+    /// as a TOML entry of the mcp_client table; the values to supply
+    /// become ${NAME} references, listed in comments. Nothing is written:
+    /// append it to your configuration yourself
+    Add {
+        /// The server.json file
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        /// Import its N-th package (1-based)
+        #[arg(long, value_name = "N", conflicts_with = "remote", value_parser = clap::value_parser!(u64).range(1..))]
+        package: Option<u64>,
+        /// Import its N-th remote (1-based)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        remote: Option<u64>,
+        /// The server's name [default: the last part of the file's name]
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Print a shell completion script: `mcpc completions bash > /etc/bash_completion.d/mcpc`
     Completions {

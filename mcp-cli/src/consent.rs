@@ -192,7 +192,9 @@ pub(crate) fn trust_command(g: &Global, file: Option<&Path>, revoke: bool) -> Re
         }
         return Ok(0);
     }
-    let options = LoadOptions { strict: g.strict, ..Default::default() };
+    // Approved with its inputs as references: nothing is asked for here.
+    let options =
+        crate::inputs::unexpanded(&LoadOptions { strict: g.strict, ..Default::default() });
     let review = Review::load(&path, ConfigOrigin::Project, &options, &*store)
         .map_err(|e| failure(&path, e))?;
     let (file, digest, lines) =

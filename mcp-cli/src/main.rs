@@ -56,6 +56,7 @@
 //! commands use); `mcpc accounts [SERVER]` lists the accounts holding
 //! tokens.
 
+mod add;
 mod approve;
 mod cli;
 mod commands;
@@ -64,6 +65,7 @@ mod ctx;
 mod failure;
 mod form;
 mod host;
+mod inputs;
 // The one module that prints (the workspace denies `print!`, `println!`,
 // `eprint!`, `eprintln!` everywhere else): what a server sends reaches the
 // terminal through it, made safe.
@@ -195,6 +197,15 @@ fn run_demo_server() -> ExitCode {
 async fn run(cli: Cli) -> u8 {
     let output = cli.global.output;
     // For `login`, --timeout is how long the person has, not a request's.
+    if let Command::Add { from, package, remote, name } = &cli.command {
+        return match add::add(output, from, *package, *remote, name.as_deref()) {
+            Ok(code) => code,
+            Err(f) => {
+                report(output, &f);
+                f.code
+            }
+        };
+    }
     if let Command::Trust { file, revoke } = &cli.command {
         return match consent::trust_command(&cli.global, file.as_deref(), *revoke) {
             Ok(code) => code,

@@ -78,8 +78,37 @@ pub(crate) fn build_registry(
     } else if let Some((path, origin)) = crate::consent::locate(g.config.as_deref())? {
         let options =
             LoadOptions { strict: g.strict, client_identity: identity, ..Default::default() };
-        // A project's configuration runs nothing until approved.
-        let loaded = crate::consent::load(g, &path, origin, &options)?;
+        // A project's configuration runs nothing until approved, and asks
+        // for its inputs only once approved (it is reviewed with them as
+        // references).
+        let loaded = if origin.needs_consent() {
+            let reviewed =
+                crate::consent::load(g, &path, origin, &crate::inputs::unexpanded(&options))?;
+            if crate::inputs::refers_to_inputs(&reviewed.config) {
+                let (asking, answers) = crate::inputs::asking_kept(&options);
+                let loaded =
+                    Config::load(&path, &asking).map_err(|e| Failure::new(Kind::Config, e))?;
+                // Read twice: what runs must be what was approved.
+                if !crate::inputs::runs_what_was_approved(
+                    &reviewed.config,
+                    &loaded.config,
+                    &answers,
+                ) {
+                    return Err(Failure::new(
+                        Kind::Untrusted,
+                        format!(
+                            "{} changed while it was read; run again to review it",
+                            path.display()
+                        ),
+                    ));
+                }
+                loaded
+            } else {
+                reviewed
+            }
+        } else {
+            crate::consent::load(g, &path, origin, &crate::inputs::asking(&options))?
+        };
         // The call policy and the audit log kept in the same file.
         let audit_default =
             FileConsentStore::default_path("mcpc").map(|p| p.with_file_name("audit.jsonl"));

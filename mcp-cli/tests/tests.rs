@@ -9,6 +9,8 @@
 mod approval;
 #[path = "it/cli.rs"]
 mod cli;
+#[path = "it/hosts.rs"]
+mod hosts;
 #[cfg(feature = "idp-tests")]
 #[path = "it/idp.rs"]
 mod idp;

@@ -21,6 +21,11 @@ use crate::error::{ConfigError, Location, MissingVariable, Warning, WarningKind}
 use crate::pins::PinPolicy;
 use crate::policy::ToolPolicy;
 
+pub(crate) mod jsonc;
+mod vscode;
+
+pub use vscode::{InputKind, InputLookup, InputRequest, input_variable};
+
 /// The default request timeout of a server (30 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest `timeout_secs` accepted (one day).
@@ -509,6 +514,18 @@ pub struct LoadOptions {
     pub defaults: Vec<ServerConfig>,
     /// Where `*_env` references and `${env:NAME}` are looked up.
     pub env: EnvLookup,
+    /// Supplies `${input:ID}` values of a JSON file's `inputs` (a host asks
+    /// on a terminal); `None`: only [`input_env_prefix`](Self::input_env_prefix).
+    pub inputs: Option<InputLookup>,
+    /// The environment variables that supply inputs, before
+    /// [`inputs`](Self::inputs) is asked: this prefix and the input's id
+    /// ([`input_variable`]). `None`: inputs never come from the
+    /// environment.
+    pub input_env_prefix: Option<String>,
+    /// What `${workspaceFolder}` names; `None`: [`Config::load`] takes the
+    /// folder holding a `.vscode/` or `.cursor/` file, else the file's
+    /// folder (from text, without a path, it is an error to use it).
+    pub workspace_folder: Option<PathBuf>,
 }
 
 impl Default for LoadOptions {
@@ -518,6 +535,9 @@ impl Default for LoadOptions {
             client_identity: ClientIdentity::default(),
             defaults: Vec::new(),
             env: Arc::new(|name| std::env::var(name).ok()),
+            inputs: None,
+            input_env_prefix: None,
+            workspace_folder: None,
         }
     }
 }
@@ -528,6 +548,9 @@ impl fmt::Debug for LoadOptions {
             .field("strict", &self.strict)
             .field("client_identity", &self.client_identity)
             .field("defaults", &self.defaults)
+            .field("inputs", &self.inputs.as_ref().map(|_| "<callback>"))
+            .field("input_env_prefix", &self.input_env_prefix)
+            .field("workspace_folder", &self.workspace_folder)
             .finish_non_exhaustive()
     }
 }
@@ -552,6 +575,20 @@ impl Config {
             .map_err(|source| ConfigError::Io { path: PathBuf::from(path), source })?;
         let named_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
         let format = Format::detect(&text, named_json);
+        // Comments are blanked out in place: lines found in the plain
+        // text are the file's.
+        let text = match format {
+            Format::Json => jsonc::strip(&text).into_owned(),
+            Format::Toml => text,
+        };
+        let with_folder;
+        let options = if options.workspace_folder.is_none() {
+            let folder = vscode::workspace_of(&std::path::absolute(path).unwrap_or(path.into()));
+            with_folder = LoadOptions { workspace_folder: Some(folder), ..options.clone() };
+            &with_folder
+        } else {
+            options
+        };
         match format.parse(&text, options) {
             Ok(mut loaded) => {
                 // A relative `ca_file` is the configuration's neighbour.
@@ -583,6 +620,7 @@ impl Config {
                 let line = match &e {
                     ConfigError::Invalid { location, .. }
                     | ConfigError::MissingEnv { location, .. } => locate(&text, format, location),
+                    ConfigError::MissingInput(missing) => locate(&text, format, &missing.location),
                     _ => None,
                 };
                 Err(ConfigError::InFile { path: path.to_owned(), line, source: Box::new(e) })
@@ -645,7 +683,8 @@ impl Config {
     /// (Claude Desktop, Cursor), `{"servers": {...}}` (VS Code), or JSON in
     /// the `mcp_client` shape. Other top-level keys are ignored; JSON with
     /// none of these keys (or an empty text) loads with a
-    /// [`WarningKind::NoServers`] warning.
+    /// [`WarningKind::NoServers`] warning. Comments (`//`, `/* */`) and
+    /// trailing commas are accepted, as VS Code and Cursor write them.
     ///
     /// An entry has `command`, `args`, `env`, `cwd` (stdio) or `url`,
     /// `type`, `headers` (HTTP); also `disabled` or `enabled`,
@@ -663,7 +702,8 @@ impl Config {
             let config = ctx.finish_servers(Vec::new(), true)?;
             return Ok(Loaded { config, warnings: ctx.warnings });
         }
-        let root: JsonRoot = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+        let text = jsonc::strip(text);
+        let root: JsonRoot = serde_json::from_str(&text).map_err(|e| ConfigError::Syntax {
             format: "JSON",
             path: None,
             line: Some(e.line()).filter(|l| *l > 0),
@@ -674,6 +714,8 @@ impl Config {
         let config = if let Some(client) = &root.mcp_client {
             ctx.client(client)?
         } else {
+            // The hosts' variables: `${input:ID}`, `${workspaceFolder}`, ...
+            ctx.host = Some(vscode::HostVars::new(root.inputs.as_ref())?);
             if root.mcp_servers.is_none() && root.servers.is_none() {
                 ctx.warn(
                     WarningKind::NoServers,
@@ -794,6 +836,8 @@ struct JsonRoot {
     mcp_servers: Option<Ordered>,
     servers: Option<Ordered>,
     mcp_client: Option<Value>,
+    /// VS Code's `inputs` (`${input:ID}`).
+    inputs: Option<Value>,
 }
 
 /// A JSON object as its entries in document order.
@@ -888,6 +932,8 @@ const JSON_SERVER_KEYS: &[&str] = &[
     "protocol",
     "max_result_chars",
     "max_result_bytes",
+    "dev",
+    "gallery",
 ];
 
 /// The validator's state: options and the warnings so far.
@@ -896,6 +942,8 @@ struct Ctx<'a> {
     warnings: Vec<Warning>,
     /// The first variable the current entry refers to that is not set.
     missing: Option<MissingVariable>,
+    /// The hosts' variables, in their JSON only.
+    host: Option<vscode::HostVars>,
 }
 
 /// Where an entry is, for messages.
@@ -917,7 +965,7 @@ impl Entry {
 
 impl<'a> Ctx<'a> {
     fn new(options: &'a LoadOptions) -> Self {
-        Ctx { options, warnings: Vec::new(), missing: None }
+        Ctx { options, warnings: Vec::new(), missing: None, host: None }
     }
 
     fn warn(&mut self, kind: WarningKind, location: Location, message: String) {
@@ -1176,6 +1224,11 @@ impl<'a> Ctx<'a> {
         };
         entry.name = Some(name.clone());
         self.check_keys(map, JSON_SERVER_KEYS, "", Some(&entry))?;
+        for key in ["dev", "gallery"] {
+            if map.contains_key(key) {
+                self.ignored(&entry, key, "it is VS Code's own")?;
+            }
+        }
         if let Some(kind) = opt_str(map, "type", || entry.at("type"))? {
             let known = ["stdio", "http", "streamable-http", "streamableHttp", "sse"];
             if !known.contains(&kind) {
@@ -1331,15 +1384,44 @@ impl<'a> Ctx<'a> {
     }
 
     /// `text` with `${VAR}`, `${env:VAR}`, `${VAR:-default}` and
-    /// `${env:VAR:-default}` replaced ([`expand`]).
+    /// `${env:VAR:-default}` replaced ([`expand_with`]), and the hosts'
+    /// variables in their JSON.
     fn expand(&mut self, text: &str, location: Location) -> Result<String, ConfigError> {
-        expand(text, |name, default| match default {
-            Some(default) => match (self.options.env)(name) {
-                Some(value) if !value.is_empty() => Ok(value),
-                _ => Ok(default.to_owned()),
+        let options = self.options;
+        let mut host = self.host.take();
+        let mut secret = false;
+        let expanded = expand_with(
+            text,
+            |inner| {
+                let (value, is_secret) = match host.as_mut()?.resolve(inner, &location, options)? {
+                    Ok(found) => found,
+                    Err(e) => return Some(Err(e)),
+                };
+                secret |= is_secret;
+                Some(Ok(value))
             },
-            None => self.var(name, location.clone()),
-        })
+            |name, default| match default {
+                Some(default) => match (self.options.env)(name) {
+                    Some(value) if !value.is_empty() => Ok(value),
+                    _ => Ok(default.to_owned()),
+                },
+                None => self.var(name, location.clone()),
+            },
+        );
+        self.host = host;
+        let shown = location.key.as_deref().is_none_or(|k| {
+            !(k.starts_with("env.") || k.starts_with("headers.") || k.starts_with("auth."))
+        });
+        if secret && shown && expanded.is_ok() {
+            self.warn(
+                WarningKind::SecretShown,
+                location,
+                "a password input is used here, where the value is shown as part of the \
+                 command line or URL; pass secrets in `env` or `headers`"
+                    .into(),
+            );
+        }
+        expanded
     }
 
     /// The rest of an entry (`description`, the tool lists, the timeout,
@@ -1672,8 +1754,12 @@ fn invalid(location: Location, reason: &str) -> ConfigError {
 /// `value(NAME, Some(default))`; `$${` is a literal `${`. Anything else
 /// (an unclosed `${`, a `${...}` that does not hold a variable name) is kept
 /// verbatim. `NAME` is `[A-Za-z_][A-Za-z0-9_]*`.
-pub(crate) fn expand<F>(text: &str, mut value: F) -> Result<String, ConfigError>
+///
+/// `host` is asked first about each `${...}` not starting with `env:`
+/// (its whole inside): `Some` is its value (the hosts' variables).
+fn expand_with<H, F>(text: &str, mut host: H, mut value: F) -> Result<String, ConfigError>
 where
+    H: FnMut(&str) -> Option<Result<String, ConfigError>>,
     F: FnMut(&str, Option<&str>) -> Result<String, ConfigError>,
 {
     let mut out = String::with_capacity(text.len());
@@ -1696,6 +1782,13 @@ where
             return Ok(out);
         };
         let inner = &after[..end];
+        if !inner.starts_with("env:")
+            && let Some(found) = host(inner)
+        {
+            out.push_str(&found?);
+            rest = &after[end + 1..];
+            continue;
+        }
         let reference = inner.strip_prefix("env:").unwrap_or(inner);
         let (name, default) = match reference.split_once(":-") {
             Some((name, default)) => (name, Some(default)),

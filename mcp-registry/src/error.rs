@@ -76,6 +76,9 @@ pub enum WarningKind {
     /// A server refers to an environment variable that is not set: it is
     /// loaded but unusable ([`Error::ServerUnusable`]); the others work.
     ServerUnusable,
+    /// A `password` input is used in a value that is shown (`args`,
+    /// `command`, `cwd`, a URL) rather than in `env` or `headers`.
+    SecretShown,
 }
 
 /// A problem in a configuration that did not stop it loading. Loading
@@ -137,6 +140,21 @@ impl fmt::Display for MissingVariable {
     }
 }
 
+/// An input (`${input:ID}`) nobody supplied
+/// ([`ConfigError::MissingInput`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MissingInput {
+    /// Where the reference is.
+    pub location: Location,
+    /// The input's id.
+    pub input: String,
+    /// The environment variable that would supply it, when inputs are read
+    /// from the environment
+    /// ([`LoadOptions::input_env_prefix`](crate::LoadOptions::input_env_prefix)).
+    pub variable: Option<String>,
+}
+
 /// Why a configuration could not be loaded.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -177,6 +195,10 @@ pub enum ConfigError {
         /// The variable's name.
         variable: String,
     },
+    /// A value refers to an input (`${input:ID}`) that nobody supplied:
+    /// no environment variable and no answer from the host's
+    /// [`LoadOptions::inputs`](crate::LoadOptions::inputs).
+    MissingInput(Box<MissingInput>),
     /// A problem in a configuration file ([`Config::load`](crate::Config::load)):
     /// the file and, when it could be found, the line of the entry or key.
     InFile {
@@ -242,6 +264,17 @@ impl fmt::Display for ConfigError {
                 f,
                 "invalid MCP configuration: {location}: the environment variable {variable} is not set"
             ),
+            ConfigError::MissingInput(missing) => {
+                let MissingInput { location, input, variable } = &**missing;
+                write!(
+                    f,
+                    "invalid MCP configuration: {location}: the input `{input}` has no value"
+                )?;
+                match variable {
+                    Some(variable) => write!(f, "; set the environment variable {variable}"),
+                    None => f.write_str("; nothing supplies inputs here"),
+                }
+            }
             ConfigError::InFile { path, line, source } => {
                 write_file_position(f, Some(path), *line, None)?;
                 source.fmt(f)

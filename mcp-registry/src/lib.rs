@@ -84,6 +84,27 @@
 //!   [`ReloadReport`] says what changed.
 //! - **Command-line specs** ([`parse_server_spec`]): `https://...` or a
 //!   command line, as `mcpc --server` takes them.
+//! - **The hosts' JSON**: comments and trailing commas; VS Code's `inputs`
+//!   behind `${input:ID}`, from an environment variable
+//!   ([`LoadOptions::input_env_prefix`]) or the host's callback
+//!   ([`LoadOptions::inputs`], given an [`InputRequest`]), else
+//!   [`ConfigError::MissingInput`] naming the variable to set; a password
+//!   input's value is a secret; `${workspaceFolder}`,
+//!   `${workspaceFolderBasename}`, `${userHome}`.
+//! - **MCP Registry `server.json`** ([`ImportedServer`]): a package (npm,
+//!   PyPI, OCI, NuGet) or remote turned into a [`ServerConfig`] whose
+//!   user-supplied values are `${NAME}` references, and its TOML entry:
+//!
+//! ```
+//! use mcp_host_registry::{ImportedServer, ServerJsonChoice};
+//!
+//! let text = r#"{"name": "io.github.example/weather", "packages": [{
+//!     "registryType": "pypi", "identifier": "weather-mcp-server", "version": "0.5.0",
+//!     "environmentVariables": [{"name": "WEATHER_API_KEY", "isRequired": true}]}]}"#;
+//! let imported = ImportedServer::from_str(text, ServerJsonChoice::First, None).unwrap();
+//! assert!(imported.to_toml().contains(r#"args = ["weather-mcp-server==0.5.0"]"#));
+//! assert_eq!(imported.variables[0].name, "WEATHER_API_KEY");
+//! ```
 //!
 //! ```text
 //!   mcp.toml / mcpServers JSON ──▶ Config ──▶ Registry ──▶ Connector ──▶ dyn DynTransport
@@ -194,6 +215,7 @@ mod private_file;
 mod registry;
 mod relay;
 mod search;
+mod server_json;
 pub mod shape;
 pub mod sizing;
 mod spec;
@@ -203,14 +225,16 @@ mod trust;
 
 pub use config::{
     AuthConfig, ClientIdentity, Config, DEFAULT_TIMEOUT, EnvLookup, HeadersHelper, HttpNetwork,
-    LoadOptions, Loaded, OAuthAddressPolicy, OAuthConfig, OAuthDpop, OAuthResource, Secret,
-    ServerConfig, TransportConfig, parse_protocol,
+    InputKind, InputLookup, InputRequest, LoadOptions, Loaded, OAuthAddressPolicy, OAuthConfig,
+    OAuthDpop, OAuthResource, Secret, ServerConfig, TransportConfig, input_variable,
+    parse_protocol,
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]
 pub use connector::{Revocation, default_token_dir};
 pub use error::{
-    ConfigError, Error, Location, MissingVariable, TransportError, Warning, WarningKind,
+    ConfigError, Error, Location, MissingInput, MissingVariable, TransportError, Warning,
+    WarningKind,
 };
 #[cfg(feature = "http")]
 pub use headers_helper::HelperError;
@@ -229,6 +253,9 @@ pub use policy::ToolPolicy;
 pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus};
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
+pub use server_json::{
+    ImportedServer, ImportedVariable, MAX_SERVER_JSON_BYTES, ServerJsonChoice, ServerJsonError,
+};
 pub use sizing::{
     CutReport, ResultLimits, SizedResult, SpillDir, SpillError, WholeResult, cut_result,
     size_result,

@@ -17,6 +17,8 @@ mod features;
 #[cfg(all(feature = "http", unix))]
 #[path = "it/headers_helper.rs"]
 mod headers_helper;
+#[path = "it/hosts.rs"]
+mod hosts;
 #[cfg(all(feature = "interop-tests", feature = "stdio"))]
 #[path = "it/interop_shape.rs"]
 mod interop_shape;
@@ -39,6 +41,8 @@ mod reload;
 mod scripted;
 #[path = "it/search.rs"]
 mod search;
+#[path = "it/server_json.rs"]
+mod server_json;
 #[path = "it/shape.rs"]
 mod shape;
 #[path = "it/sizing.rs"]

@@ -54,6 +54,9 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Fail
         Command::Logout { server, .. } => login::logout(ctx, server.as_deref()).await,
         Command::Accounts { server } => login::accounts(ctx, server.as_deref()),
         // Handled before the registry is built.
-        Command::Completions { .. } | Command::DemoServer | Command::Trust { .. } => Ok(0),
+        Command::Completions { .. }
+        | Command::DemoServer
+        | Command::Trust { .. }
+        | Command::Add { .. } => Ok(0),
     }
 }

@@ -56,7 +56,9 @@ fn read_root(path: &Path) -> Result<Value, TrustError> {
         .unwrap_or_default();
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| corrupt(format!("not JSON (line {})", e.line())))
+        // Comments and trailing commas as the configuration takes them.
+        serde_json::from_str(&crate::config::jsonc::strip(text))
+            .map_err(|e| corrupt(format!("not JSON (line {})", e.line())))
     } else {
         toml::from_str(text).map_err(|_| corrupt("not TOML".to_owned()))
     }

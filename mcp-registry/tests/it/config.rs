@@ -22,7 +22,7 @@ fn options(strict: bool) -> LoadOptions {
     }
 }
 
-fn server_line(s: &ServerConfig) -> String {
+pub(crate) fn server_line(s: &ServerConfig) -> String {
     let mut line = match &s.transport {
         TransportConfig::Stdio(c) => {
             let mut words = vec![c.command.clone()];
@@ -103,7 +103,7 @@ fn server_line(s: &ServerConfig) -> String {
     line
 }
 
-fn summary(result: Result<Loaded, ConfigError>) -> Vec<String> {
+pub(crate) fn summary(result: Result<Loaded, ConfigError>) -> Vec<String> {
     match result {
         Ok(loaded) => {
             let mut lines: Vec<String> = loaded.config.servers.iter().map(server_line).collect();
@@ -496,9 +496,29 @@ fn json_cases() {
         ),
         (
             "invalid JSON gives a line",
-            "{\"mcpServers\": {\n  \"a\": {\"command\": \"s3cr3t-t0ken\",}\n}}",
+            "{\"mcpServers\": {\n  \"a\": {\"command\": \"s3cr3t-t0ken\" \"x\"}\n}}",
             false,
-            &["error invalid JSON in the MCP configuration at line 2, column 35: trailing comma"],
+            &[
+                "error invalid JSON in the MCP configuration at line 2, column 35: expected `,` or `}`",
+            ],
+        ),
+        (
+            "comments and trailing commas (JSONC): accepted, and positions stay right",
+            "{\"mcpServers\": { // servers\n  /* one */ \"a\": {\"command\": \"s\",},\n},\n}",
+            false,
+            &["server a stdio s"],
+        ),
+        (
+            "an error after a comment is at its own line and column",
+            "{\"mcpServers\": { /* a\n  comment */ \"a\": {\"command\": 1,},\n}}",
+            false,
+            &["error invalid MCP configuration: server \"a\", key `command`: must be a string"],
+        ),
+        (
+            "a comment inside a string is text",
+            "{\"mcpServers\": {\"a\": {\"command\": \"s\", \"args\": [\"//x\", \"/*y*/\"],}}}",
+            false,
+            &["server a stdio s|//x|/*y*/"],
         ),
         (
             "no servers at all: a warning",
