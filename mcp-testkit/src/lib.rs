@@ -360,8 +360,10 @@ mod modern;
 #[cfg(feature = "http")]
 pub mod oauth;
 mod server;
+mod stateless_tasks;
 mod stdio;
 mod task_calls;
+mod task_fixtures;
 mod tasks;
 mod tools;
 
