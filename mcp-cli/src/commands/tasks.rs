@@ -197,8 +197,13 @@ pub(crate) async fn start(
         print_task(ctx.output(), server, &task);
         return Ok(0);
     }
-    note(&format!("mcpc: task {} {}", one_line(&task.task_id), one_line(task.status.as_str())));
+    status_note(&task.task_id, task.status.as_str());
     task_result(ctx, server, task.task_id).await
+}
+
+/// A task's status on stderr: `mcpc: task ID STATUS`.
+fn status_note(id: &str, status: &str) {
+    note(&format!("mcpc: task {} {}", one_line(id), one_line(status)));
 }
 
 /// `call --task` against a stateless-era server: the call, then the task
@@ -234,7 +239,7 @@ async fn start_extension(
     let observe = move |t: &DetailedTask| {
         let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
         if last.as_ref() != Some(&t.status) {
-            note(&format!("mcpc: task {} {}", one_line(&t.task_id), one_line(t.status.as_str())));
+            status_note(&t.task_id, t.status.as_str());
             *last = Some(t.status.clone());
         }
     };
