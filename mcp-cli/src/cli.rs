@@ -292,7 +292,8 @@ the arguments as one JSON object (key=value pairs override it)."
     #[command(after_help = "Examples:\n  mcpc complete --prompt greet name=al\n  \
 mcpc complete --resource 'test://static/text/{id}' id=")]
     Complete(CompleteArgs),
-    /// Tasks (experimental, 2025-11-25): list, get, cancel, result
+    /// Tasks: get, update, cancel (the tasks extension, 2026-07-28); list,
+    /// get, cancel, result (experimental, 2025-11-25)
     #[command(subcommand)]
     Tasks(TasksCommand),
     /// Print the server's notifications (list changes, resource updates, log
@@ -388,8 +389,11 @@ pub(crate) struct CallArgs {
     /// The arguments as a JSON object
     #[arg(long, value_name = "'{...}'")]
     pub(crate) json: Option<String>,
-    /// Run the call as a task (2025-11-25): its id and status go to stderr,
-    /// then its result is waited for (up to --max-time)
+    /// Run the call as a task: its id and each status go to stderr, then
+    /// its result is waited for (up to --max-time), its input requests
+    /// answered as a call's are. 2025-11-25: asked of the server;
+    /// 2026-07-28 (the tasks extension): the server decides, and may
+    /// answer at once
     #[arg(long)]
     pub(crate) task: bool,
     /// With --task: print the task (its id for `mcpc tasks`) and do not wait
@@ -482,12 +486,14 @@ pub(crate) struct CompleteArgs {
 /// `tasks` subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TasksCommand {
-    /// List the server's tasks
+    /// List the server's tasks (2025-11-25 only: the tasks extension has
+    /// no list)
     List {
         /// The server
         server: Option<String>,
     },
-    /// A task's state: `get [SERVER] TASK_ID`
+    /// A task's state, and its result once done (its input requests while
+    /// it waits for input): `get [SERVER] TASK_ID`
     Get {
         /// The server (optional) and the task's id.
         #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
@@ -499,7 +505,23 @@ pub(crate) enum TasksCommand {
         #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
         words: Vec<String>,
     },
-    /// Wait for a task's result (up to --max-time) and print it: `result [SERVER] TASK_ID`
+    /// Answer a waiting task's input requests (the tasks extension,
+    /// 2026-07-28): `update [SERVER] TASK_ID --json '{"KEY": RESPONSE}'`,
+    /// each key one of those `tasks get` shows
+    #[command(after_help = "Example:\n  mcpc tasks update task-3 --json \
+'{\"confirm\": {\"action\": \"accept\", \"content\": {\"confirm\": true}}}'")]
+    Update {
+        /// The server (optional) and the task's id.
+        #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]
+        words: Vec<String>,
+        /// The responses, by the keys of the task's input requests (a JSON
+        /// object)
+        #[arg(long, required = true, value_name = "'{...}'")]
+        json: String,
+    },
+    /// Wait for a task's result (up to --max-time) and print it (2025-11-25
+    /// only: `get` shows the result of the extension's tasks):
+    /// `result [SERVER] TASK_ID`
     Result {
         /// The server (optional) and the task's id.
         #[arg(num_args = 1..=2, required = true, value_name = "ARGS", help = "[SERVER] TASK_ID")]

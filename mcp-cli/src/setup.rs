@@ -181,6 +181,8 @@ pub(crate) fn build_registry(
     inner.stdio_shutdown_grace = Some(host::CLOSE_GRACE);
     inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
     inner.apps = g.apps;
+    // A stateless-era server may answer a call with a task: followed.
+    inner.tasks = true;
     let mut options = RegistryOptions::with_connector(inner);
     options.login_command = Some("mcpc login {server}".into());
     options.trust = trust;

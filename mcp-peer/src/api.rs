@@ -95,7 +95,7 @@ impl<T: Transport> Client<T> {
         follow: bool,
     ) -> Result<Box<RawValue>, T::Error> {
         match self.request_inner(method, params, tool, options).await? {
-            Answer::Task(raw) if follow => self.follow_task(method, raw).await,
+            Answer::Task(raw) if follow => self.follow_task(method, raw, None).await,
             answer => Ok(answer.into_raw()),
         }
     }

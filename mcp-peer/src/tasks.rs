@@ -31,6 +31,9 @@ pub use mcp_proto::client::decide::result::{
     DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MIN_POLL_INTERVAL,
 };
 
+/// What [`Client::follow_tool_task`] calls with each state of the task.
+pub type TaskObserver = dyn Fn(&DetailedTask) + Send + Sync;
+
 /// What a tool call gave when its task is not followed
 /// ([`Client::call_tool_start`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -79,11 +82,13 @@ impl<T: Transport> Client<T> {
     /// would have given (boxed: it makes requests of its own). Each status
     /// that asks for new input is a round, bounded as the rounds of
     /// `input_required` are; a status holding more input requests than
-    /// one round may is refused before it is decoded.
+    /// one round may is refused before it is decoded. `observe` sees each
+    /// state read (the handle first).
     pub(crate) fn follow_task<'a>(
         &'a self,
         method: &'a str,
         raw: Box<RawValue>,
+        observe: Option<&'a TaskObserver>,
     ) -> BoxFuture<'a, Result<Box<RawValue>, T::Error>> {
         Box::pin(async move {
             let invalid = |reason: String| {
@@ -102,6 +107,9 @@ impl<T: Transport> Client<T> {
                 rounds.check_task_status(method, raw.get()).map_err(|e| self.error(e))?;
                 let mut task: DetailedTask =
                     serde_json::from_str(raw.get()).map_err(|e| invalid(e.to_string()))?;
+                if let Some(observe) = observe {
+                    observe(&task);
+                }
                 match &task.status {
                     TaskStatus::Completed => {
                         guard.task_id = None;
@@ -157,6 +165,30 @@ impl<T: Transport> Client<T> {
                     .await?;
             }
         })
+    }
+
+    /// Follows a task a tool call made ([`ToolCallStart::Task`], from
+    /// [`call_tool_start`](Self::call_tool_start)) to its end, as
+    /// [`call_tool`](Self::call_tool) does by itself: `tasks/get` at the
+    /// interval the server suggests, its input requests answered by the
+    /// host's handlers (`tasks/update`), within
+    /// [`ClientOptions::task_timeout`](crate::ClientOptions::task_timeout)
+    /// (then the task is cancelled, as it is when this future is dropped).
+    /// `observe` sees each state read, this handle first. The tool's
+    /// result; a failed task is its error, a cancelled one
+    /// [`ClientError::Cancelled`].
+    pub async fn follow_tool_task(
+        &self,
+        task: &DetailedTask,
+        observe: &TaskObserver,
+    ) -> Result<CallToolResult, T::Error> {
+        let method = methods::TOOLS_CALL;
+        let invalid = |e: serde_json::Error| {
+            self.error(ClientError::InvalidResult { method: method.into(), reason: e.to_string() })
+        };
+        let raw = serde_json::value::to_raw_value(task).map_err(invalid)?;
+        let result = self.follow_task(method, raw, Some(observe)).await?;
+        serde_json::from_str(result.get()).map_err(invalid)
     }
 
     /// A request of the tasks extension, its result as JSON text.

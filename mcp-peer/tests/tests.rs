@@ -1047,6 +1047,35 @@ async fn a_failed_task_is_the_call_s_error_and_a_started_call_gives_the_handle()
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_started_task_is_followed_with_each_state_observed() {
+    let (client, seen) = task_server(false);
+    let started = client.call_tool_start("job", (), RequestOptions::default()).await.unwrap();
+    let mcp_peer::tasks::ToolCallStart::Task(task) = started else { panic!("{started:?}") };
+    let states = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let observed = states.clone();
+    let observe = move |t: &mcp_proto::types::DetailedTask| {
+        observed.lock().unwrap().push(t.status.as_str().to_owned());
+    };
+    let r = client.follow_tool_task(&task, &observe).await.unwrap();
+    assert_eq!(text(&r), "hello Ada");
+    // The handle first, then each tasks/get; the input asked and answered.
+    let states = states.lock().unwrap().clone();
+    assert_eq!(states, ["working", "working", "input_required", "completed"]);
+    let log = seen.lock().unwrap().clone();
+    let methods: Vec<&str> = log.iter().map(|m| m["method"].as_str().unwrap()).collect();
+    assert_eq!(
+        methods,
+        ["server/discover", "tools/call", "tasks/get", "tasks/get", "tasks/update", "tasks/get"]
+    );
+    // A failed task is the follower's error.
+    let (client, _) = task_server(true);
+    let started = client.call_tool_start("job", (), RequestOptions::default()).await.unwrap();
+    let mcp_peer::tasks::ToolCallStart::Task(task) = started else { panic!("{started:?}") };
+    let err = client.follow_tool_task(&task, &|_| {}).await.unwrap_err();
+    assert!(matches!(err, MemoryError::Protocol(ClientError::Rpc { .. })), "{err:?}");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_task_followed_too_long_or_abandoned_is_cancelled() {
     let cancelled = |seen: &Seen| {
         let log = seen.lock().unwrap();

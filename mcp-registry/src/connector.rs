@@ -130,6 +130,12 @@ pub struct DefaultConnector {
     /// tools meant only for them (see
     /// [`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)).
     pub apps: bool,
+    /// Declare the tasks extension (`io.modelcontextprotocol/tasks`,
+    /// 2026-07-28) to every server (`false` by default): a stateless-era
+    /// server may then answer a tool call with a task, which the client
+    /// follows to its result (`tasks/get` at the interval the server
+    /// suggests, its input requests answered by `handlers`).
+    pub tasks: bool,
     /// Who completes the user's part of an OAuth authorization during
     /// normal use ([`OAuthHandler::None`] by default: stored tokens and
     /// refresh only, a needed login is [`Error::LoginRequired`]). With
@@ -153,6 +159,7 @@ impl Default for DefaultConnector {
             stdio_shutdown_grace: None,
             stdio_log_level: None,
             apps: false,
+            tasks: false,
             #[cfg(feature = "http")]
             oauth_handler: OAuthHandler::None,
             #[cfg(feature = "http")]
@@ -196,7 +203,7 @@ impl Connector for DefaultConnector {
                     options.discover_path = self.discover_path;
                     options.handlers = self.handlers.clone();
                     options.log_level = self.stdio_log_level.clone();
-                    crate::mapping::client_settings(&mut options, server, self.apps);
+                    crate::mapping::client_settings(&mut options, server, self.apps, self.tasks);
                     if let Some(grace) = self.stdio_shutdown_grace {
                         options.shutdown_grace = grace;
                     }

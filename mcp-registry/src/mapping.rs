@@ -30,12 +30,14 @@ use crate::error::{Error, Location};
 /// What the configuration and the connector set in a server's client
 /// options: the `protocol` pin (a handshake-era revision opens with
 /// `initialize` offering it, no era probe; a stateless-era one speaks that
-/// era only; none leaves the probe) and the MCP Apps declaration.
+/// era only; none leaves the probe), the MCP Apps declaration and that
+/// of the tasks extension.
 #[cfg(any(feature = "stdio", feature = "http"))]
 pub(crate) fn client_settings(
     client: &mut mcp_peer::ClientOptions,
     server: &ServerConfig,
     apps: bool,
+    tasks: bool,
 ) {
     use mcp_peer::EraChoice;
     if let Some(version) = server.protocol {
@@ -44,6 +46,9 @@ pub(crate) fn client_settings(
     }
     if apps {
         client.declare_extension(mcp_proto::apps::EXTENSION_ID, mcp_proto::apps::client_settings());
+    }
+    if tasks {
+        client.declare_extension(mcp_proto::types::TASKS_EXTENSION, serde_json::json!({}));
     }
 }
 
@@ -98,7 +103,7 @@ impl DefaultConnector {
         options.client_info = identity.to_implementation();
         options.request_timeout = server.timeout;
         options.handlers = self.handlers.clone();
-        client_settings(&mut options, server, self.apps);
+        client_settings(&mut options, server, self.apps, self.tasks);
         if let TransportConfig::Http { network, .. } = &server.transport {
             options.ca_file.clone_from(&network.ca_file);
             if let Some(helper) = &network.headers_helper {

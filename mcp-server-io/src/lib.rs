@@ -39,7 +39,9 @@
 //! - [`era`], [`stateless`], [`logging`]: the rules it applies, as pure
 //!   functions ([`ServeEra`], `initialize` checks, the stateless `_meta`
 //!   ([`stateless::RequestMeta`]), `input_required`, the listen filter,
-//!   the HTTP status of each error), for drivers too.
+//!   the HTTP status of each error), for drivers too; [`tasks`]: the
+//!   stateless era's tasks extension (which call gets a task, a task's
+//!   wire shape, what each status allows).
 //! - [`outgoing`]: the one queue from a session to its driver
 //!   ([`Outgoing`]), each message tagged with the client request it
 //!   belongs to, so a Streamable HTTP driver can put it on that request's
@@ -124,6 +126,7 @@ pub mod outgoing;
 pub mod session;
 pub mod stateless;
 pub mod stdio;
+pub mod tasks;
 
 pub use era::ServeEra;
 

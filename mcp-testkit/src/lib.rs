@@ -154,14 +154,15 @@
 //! (or `server/discover`, `subscriptions/listen`) is served statelessly.
 //!
 //! - `server/discover` answers `supportedVersions` (`["2026-07-28"]`, in
-//!   `both` also the four legacy revisions), `capabilities` (no `tasks`),
-//!   `instructions` and `ttlMs`/`cacheScope: "public"`.
+//!   `both` also the four legacy revisions), `capabilities` (no `tasks`;
+//!   `extensions {"io.modelcontextprotocol/tasks": {}}`), `instructions` and
+//!   `ttlMs`/`cacheScope: "public"`.
 //! - Every request needs `_meta` `io.modelcontextprotocol/protocolVersion` and
 //!   `io.modelcontextprotocol/clientCapabilities` (else `-32602`); a version
 //!   other than 2026-07-28 gets `-32022` with `data {supported, requested}`.
 //!   `initialize` in `modern` gets `-32022` naming the versions spoken; `ping`,
-//!   `logging/setLevel`, `resources/subscribe|unsubscribe`, `tasks/*` and
-//!   unknown methods get `-32601`.
+//!   `logging/setLevel`, `resources/subscribe|unsubscribe`, `tasks/list`,
+//!   `tasks/result` and unknown methods get `-32601`.
 //! - Every result has `resultType` and `_meta["io.modelcontextprotocol/serverInfo"]`;
 //!   lists carry `ttlMs` (`--ttl-ms`, default 0) and `cacheScope: "public"`,
 //!   `resources/read` `cacheScope: "private"`.
@@ -184,6 +185,25 @@
 //! These four tools are listed only to stateless-era requests; the legacy
 //! `tools/list` is unchanged. `Server::received_log` and
 //! `HttpServerHandle::received_log` give the same record in-process.
+//!
+//! **Tasks** (the tasks extension, SEP-2663), for a request whose
+//! `clientCapabilities.extensions` has `io.modelcontextprotocol/tasks`: a
+//! call of a tool marked (task) that has to be waited for (`slow`, `hang`)
+//! is answered at once with the task, flat (`resultType: "task"`, `taskId`,
+//! `status`, `createdAt`, `lastUpdatedAt`, `ttlMs`, `pollIntervalMs`); one
+//! that is done at once (`echo`) gets its result. Without the extension
+//! every call is plain, and a tool that requires a task gets `-32021` with
+//! `data.requiredCapabilities.extensions`; so do `tasks/get`,
+//! `tasks/update` and `tasks/cancel`. `tasks/get` answers the task with,
+//! by status, `inputRequests`, `result` (a tool error too: `completed`) or
+//! `error` (a protocol error: `failed`); `tasks/update {taskId,
+//! inputResponses}` answers the requests it waits for (other keys ignored)
+//! and `tasks/cancel` stops a running task; both answer `{resultType:
+//! "complete"}` only, also for a task that has ended. The store is the one
+//! above (ids, 256 tasks, `ttlMs` ten minutes). With
+//! `--conformance-fixtures` the suite's task tools are listed too
+//! (`greet`, `slow_compute`, `failing_job`, `protocol_error_job`,
+//! `confirm_delete`, `multi_input`, `test_tool_with_task`).
 //!
 //! **`subscriptions/listen`** with `params.notifications` (`toolsListChanged`,
 //! `promptsListChanged`, `resourcesListChanged`, `resourceSubscriptions`) is
@@ -360,8 +380,10 @@ mod modern;
 #[cfg(feature = "http")]
 pub mod oauth;
 mod server;
+mod stateless_tasks;
 mod stdio;
 mod task_calls;
+mod task_fixtures;
 mod tasks;
 mod tools;
 

@@ -6,7 +6,7 @@ use mcp_proto::jsonrpc::ErrorObject;
 use serde_json::{Value, json};
 
 use crate::server::{Server, invalid_params};
-use crate::{features, fixtures, tools};
+use crate::{features, fixtures, task_fixtures, tools};
 
 impl Server {
     /// `tools/list` of the handshake era.
@@ -69,6 +69,9 @@ impl Server {
         let mut all = tools::definitions(self.extra_tool(), modern);
         if self.config().conformance_fixtures {
             all.extend(fixtures::definitions());
+            if modern {
+                all.extend(task_fixtures::definitions());
+            }
         }
         all
     }

@@ -31,6 +31,9 @@ pub(crate) fn serves(method: &str) -> bool {
             | methods::PROMPTS_LIST
             | methods::PROMPTS_GET
             | methods::COMPLETION_COMPLETE
+            | methods::TASKS_GET
+            | methods::TASKS_UPDATE
+            | methods::TASKS_CANCEL
     )
 }
 

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::modern;
 use crate::tasks::{self, Tasks};
-use crate::{features, fixtures, tools};
+use crate::{features, fixtures, task_fixtures, tools};
 
 /// How many stateless-era requests [`Server::received_log`] remembers.
 const RECEIVED_LOG_CAP: usize = 256;
@@ -89,10 +89,17 @@ impl Handler for Testkit {
             "prompts": { "listChanged": true },
             "completions": {},
         });
-        // Tasks in the handshake era only, from 2025-11-25.
-        if version.is_some_and(era::supports_tasks) {
-            capabilities["tasks"] =
-                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        // The handshake era's tasks from 2025-11-25; the stateless era's
+        // (`server/discover`, no version) are the tasks extension.
+        match version {
+            Some(version) if era::supports_tasks(version) => {
+                capabilities["tasks"] =
+                    json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+            }
+            Some(_) => {}
+            None => {
+                capabilities["extensions"] = json!({ mcp_proto::types::TASKS_EXTENSION: {} });
+            }
         }
         capabilities
     }
@@ -306,6 +313,9 @@ impl Server {
             methods::PROMPTS_GET => self.get_prompt(params),
             methods::COMPLETION_COMPLETE => features::complete(params),
             methods::TOOLS_CALL => return self.call_tool(key, params, Some(meta)),
+            m if mcp_server_io::tasks::is_task_method(m) => {
+                self.task_method(m, params.as_ref(), &meta)
+            }
             _ => Err(ErrorObject::method_not_found(method)),
         };
         Reply::Now(result)
@@ -374,8 +384,16 @@ impl Server {
             return Reply::Silent;
         }
         let call = tools::Call { server: self.clone(), id, progress_token, task: None, modern };
-        let fixture = if self.config().conformance_fixtures && name.starts_with("test_") {
+        if let Some(meta) = &call.modern
+            && let Some(reply) = self.stateless_call(&call, &name, &arguments, meta)
+        {
+            return reply;
+        }
+        let fixtures = self.config().conformance_fixtures;
+        let fixture = if fixtures && name.starts_with("test_") {
             fixtures::run(call.clone(), &name, &arguments)
+        } else if fixtures && call.modern.is_some() {
+            task_fixtures::run(&name, &arguments)
         } else {
             None
         };

@@ -1,18 +1,24 @@
-//! Tasks (experimental, 2025-11-25): the store behind task-augmented
-//! `tools/call` and `tasks/get`, `tasks/result`, `tasks/list`,
-//! `tasks/cancel`.
+//! The task store of both eras: behind the handshake era's experimental
+//! tasks (2025-11-25: task-augmented `tools/call` and `tasks/get`,
+//! `tasks/result`, `tasks/list`, `tasks/cancel`) and the stateless era's
+//! tasks extension (`crate::stateless_tasks`: `tasks/get`, `tasks/update`,
+//! `tasks/cancel`, input requests while a task waits).
 //!
 //! The store is plain data kept in the server's state (under its lock); the
 //! server runs the tools and sends the notifications. It is bounded: at most
 //! [`MAX_TASKS`] tasks are kept, the oldest finished one making room for a
-//! new one, and a finished task is forgotten once its `ttl` has passed.
+//! new one, and a finished task is forgotten once its `ttl` has passed. The
+//! wire shape of each era is its own: [`Tasks::get`] the handshake era's
+//! `Task`, [`Tasks::handle`] and [`Tasks::detailed`] the stateless era's
+//! (`mcp_server_io::tasks`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::types::RELATED_TASK_META_KEY;
-use serde_json::{Value, json};
+use mcp_server_io::tasks::{self as wire, TaskView};
+use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
@@ -49,11 +55,32 @@ struct Entry {
     abort: Option<AbortHandle>,
     /// `None` until the task ends; `tasks/result` waits on it.
     outcome: watch::Sender<Option<Outcome>>,
+    /// Stateless era: the input requests not answered yet, by key.
+    input_requests: Map<String, Value>,
+    /// Stateless era: every answer `tasks/update` delivered, by key; the
+    /// running tool waits on it.
+    answers: watch::Sender<Map<String, Value>>,
 }
 
 impl Entry {
     fn is_terminal(&self) -> bool {
-        self.status != "working"
+        wire::is_terminal(self.status)
+    }
+
+    fn view<'a>(&'a self, id: &'a str) -> TaskView<'a> {
+        TaskView {
+            task_id: id,
+            status: self.status,
+            status_message: self.status_message.as_deref(),
+            created_at: &self.created_at,
+            last_updated_at: &self.last_updated_at,
+            ttl_ms: Some(self.ttl_ms),
+            poll_interval_ms: POLL_INTERVAL_MS,
+        }
+    }
+
+    fn touch(&mut self) {
+        self.last_updated_at = timestamp(SystemTime::now());
     }
 
     fn expired(&self, now: Instant) -> bool {
@@ -93,6 +120,8 @@ impl Tasks {
             ttl_ms: ttl_ms.unwrap_or(DEFAULT_TTL_MS).min(MAX_TTL_MS),
             abort: None,
             outcome: watch::Sender::new(None),
+            input_requests: Map::new(),
+            answers: watch::Sender::new(Map::new()),
         };
         let id = task_id(n);
         let state = snapshot(&id, &entry);
@@ -109,21 +138,107 @@ impl Tasks {
         }
     }
 
-    /// Ends a working task with its request's outcome: `completed`, or
-    /// `failed` for an error or a tool result with `isError: true`. Its new
-    /// state, or `None` when the task is gone or had already ended
-    /// (cancelled: it stays so).
+    /// Ends a working task with its request's outcome, the handshake
+    /// era's way: `completed`, or `failed` for an error or a tool result
+    /// with `isError: true`. Its new state, or `None` when the task is gone
+    /// or had already ended (cancelled: it stays so).
     pub(crate) fn finish(&mut self, id: &str, outcome: Outcome) -> Option<Value> {
-        let entry = self.entry_mut(id).filter(|e| !e.is_terminal())?;
         let failed = match &outcome {
             Ok(result) => result.get("isError") == Some(&Value::Bool(true)),
             Err(_) => true,
         };
-        entry.status = if failed { "failed" } else { "completed" };
-        entry.last_updated_at = timestamp(SystemTime::now());
+        let status = if failed { "failed" } else { "completed" };
+        if !self.finish_as(id, outcome, status) {
+            return None;
+        }
+        self.entry_mut(id).map(|entry| snapshot(id, entry))
+    }
+
+    /// Ends a task that has not ended with `outcome` and `status`; whether
+    /// it did (a cancelled task stays so).
+    pub(crate) fn finish_as(&mut self, id: &str, outcome: Outcome, status: &'static str) -> bool {
+        let Some(entry) = self.entry_mut(id).filter(|e| !e.is_terminal()) else { return false };
+        entry.status = status;
+        entry.touch();
         entry.abort = None;
+        entry.input_requests.clear();
         entry.outcome.send_replace(Some(outcome));
-        Some(snapshot(id, entry))
+        true
+    }
+
+    /// Stateless era: the task waits for the client's answers to
+    /// `requests` (by key; `input_required` until each is answered).
+    /// A receiver of every answer so far, or `None` when the task is gone
+    /// or over.
+    pub(crate) fn ask(
+        &mut self,
+        id: &str,
+        requests: Map<String, Value>,
+    ) -> Option<watch::Receiver<Map<String, Value>>> {
+        let entry = self.entry_mut(id).filter(|e| !e.is_terminal())?;
+        entry.input_requests.extend(requests);
+        if !entry.input_requests.is_empty() {
+            entry.status = "input_required";
+            entry.touch();
+        }
+        Some(entry.answers.subscribe())
+    }
+
+    /// Stateless era, `tasks/update`: delivers the answers to the requests
+    /// the task is waiting for (other keys are ignored); once none is
+    /// left the task works again. A task that waits for nothing takes
+    /// nothing. `-32602` for a task the store does not have.
+    pub(crate) fn update(
+        &mut self,
+        id: &str,
+        responses: &Map<String, Value>,
+    ) -> Result<(), ErrorObject> {
+        self.purge();
+        let entry = self.entry_mut(id).ok_or_else(|| wire::unknown_task(id))?;
+        if !wire::update_applies(entry.status) {
+            return Ok(());
+        }
+        let answered: Vec<String> =
+            responses.keys().filter(|k| entry.input_requests.contains_key(*k)).cloned().collect();
+        if answered.is_empty() {
+            return Ok(());
+        }
+        for key in &answered {
+            entry.input_requests.remove(key);
+        }
+        entry.answers.send_modify(|answers| {
+            for key in answered {
+                if let Some(response) = responses.get(&key) {
+                    answers.insert(key, response.clone());
+                }
+            }
+        });
+        if entry.input_requests.is_empty() {
+            entry.status = "working";
+        }
+        entry.touch();
+        Ok(())
+    }
+
+    /// A task's status (`-32602` for a task the store does not have).
+    pub(crate) fn status(&mut self, id: &str) -> Result<&'static str, ErrorObject> {
+        self.purge();
+        self.entry_mut(id).map(|e| e.status).ok_or_else(|| wire::unknown_task(id))
+    }
+
+    /// Stateless era: the `CreateTaskResult` of a task just created.
+    pub(crate) fn handle(&mut self, id: &str) -> Result<Value, ErrorObject> {
+        let entry = self.entry_mut(id).ok_or_else(|| wire::unknown_task(id))?;
+        Ok(wire::created(&entry.view(id)))
+    }
+
+    /// Stateless era, `tasks/get`: the task with, by status, its input
+    /// requests, result or error.
+    pub(crate) fn detailed(&mut self, id: &str) -> Result<Value, ErrorObject> {
+        self.purge();
+        let entry = self.entry_mut(id).ok_or_else(|| wire::unknown_task(id))?;
+        let outcome = entry.outcome.borrow();
+        Ok(wire::detailed(&entry.view(id), &entry.input_requests, outcome.as_ref()))
     }
 
     /// `tasks/cancel`: aborts a working task and marks it `cancelled`; its
@@ -139,7 +254,8 @@ impl Tasks {
         }
         entry.status = "cancelled";
         entry.status_message = Some("The task was cancelled by request.".to_owned());
-        entry.last_updated_at = timestamp(SystemTime::now());
+        entry.touch();
+        entry.input_requests.clear();
         if let Some(task) = entry.abort.take() {
             task.abort();
         }

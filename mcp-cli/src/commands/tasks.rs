@@ -1,21 +1,29 @@
-//! `mcpc tasks` (the tasks of the 2025-11-25 revision): list, get,
-//! cancel, result; and `call --task`.
+//! `mcpc tasks` and `call --task`, for the tasks of each era: the tasks
+//! extension of 2026-07-28 (`io.modelcontextprotocol/tasks`: get, update,
+//! cancel; the server decides which call is a task) and the experimental
+//! tasks of 2025-11-25 (list, get, cancel, result; the client asks for a
+//! task).
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_proto::types::{CallToolResult, JsonObject, Task};
-use serde_json::json;
+use mcp_peer::tasks::ToolCallStart;
+use mcp_proto::types::{CallToolResult, DetailedTask, JsonObject, Task, TaskStatus};
+use serde_json::{Value, json};
 
 use crate::cli::{Output, TasksCommand};
 use crate::ctx::Ctx;
-use crate::failure::Failure;
+use crate::failure::{Failure, Kind};
 use crate::output::{emit, emit_keyed, listing, note, one_line, table, tool_result};
 
-/// `mcpc tasks ...` (the tasks of the 2025-11-25 revision).
+/// `mcpc tasks ...`.
 pub(crate) async fn tasks(ctx: &Ctx<'_>, command: &TasksCommand) -> Result<u8, Failure> {
     let (words, what) = match command {
         TasksCommand::List { server } => {
             let server = ctx.pick(server.as_deref())?;
+            if stateless(ctx, &server).await? {
+                return Err(extension_has_none(&server, "list", "tasks/list"));
+            }
             let list = ctx.with_client(&server, |c| async move { c.list_tasks().await }).await?;
             listing(ctx.output(), &server, ("tasks", "task"), &list, task_row);
             return Ok(0);
@@ -23,9 +31,32 @@ pub(crate) async fn tasks(ctx: &Ctx<'_>, command: &TasksCommand) -> Result<u8, F
         TasksCommand::Get { words } => (words, "get"),
         TasksCommand::Cancel { words } => (words, "cancel"),
         TasksCommand::Result { words } => (words, "result"),
+        TasksCommand::Update { words, json } => {
+            let (server, rest) = ctx.split(words, 1)?;
+            return update(ctx, &server, rest[0].clone(), json).await;
+        }
     };
     let (server, rest) = ctx.split(words, 1)?;
     let id = rest[0].clone();
+    if stateless(ctx, &server).await? {
+        return match what {
+            "result" => Err(extension_has_none(&server, "result", "tasks/result")),
+            "cancel" => {
+                let task = ctx
+                    .with_client(&server, |c| async move {
+                        c.task_cancel(&id).await?;
+                        c.task_status(&id).await
+                    })
+                    .await?;
+                Ok(print_detailed(ctx.output(), &server, &task))
+            }
+            _ => {
+                let task =
+                    ctx.with_client(&server, |c| async move { c.task_status(&id).await }).await?;
+                Ok(print_detailed(ctx.output(), &server, &task))
+            }
+        };
+    }
     match what {
         "result" => task_result(ctx, &server, id).await,
         _ => {
@@ -39,6 +70,50 @@ pub(crate) async fn tasks(ctx: &Ctx<'_>, command: &TasksCommand) -> Result<u8, F
             Ok(0)
         }
     }
+}
+
+/// Whether the server speaks the stateless era, whose tasks are the
+/// extension's (connecting first, which settles the era).
+async fn stateless(ctx: &Ctx<'_>, server: &str) -> Result<bool, Failure> {
+    ctx.with_client(
+        server,
+        |c| async move { Ok(c.protocol_version().is_some_and(|v| v.is_modern())) },
+    )
+    .await
+}
+
+/// A `tasks` subcommand the extension has no method for.
+fn extension_has_none(server: &str, command: &str, method: &str) -> Failure {
+    Failure::usage(format!(
+        "mcpc tasks {command}: the tasks extension (2026-07-28) that MCP server {server:?} \
+         speaks has no {method}; `mcpc tasks get {server} TASK_ID` shows a task, and its result \
+         once done"
+    ))
+    .with_server(server)
+}
+
+/// `tasks update`: the responses to a waiting task's input requests (the
+/// extension's `tasks/update`), then the task's state.
+async fn update(ctx: &Ctx<'_>, server: &str, id: String, json: &str) -> Result<u8, Failure> {
+    let responses = match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(Failure::usage("--json must be a JSON object of responses by key")),
+        Err(e) => return Err(Failure::usage(format!("--json is not valid JSON: {e}"))),
+    };
+    if !stateless(ctx, server).await? {
+        return Err(Failure::usage(format!(
+            "mcpc tasks update is of the tasks extension (2026-07-28); MCP server {server:?} \
+             speaks an earlier revision, whose tasks take no input this way"
+        ))
+        .with_server(server));
+    }
+    let task = ctx
+        .with_client(server, |c| async move {
+            c.task_update(&id, responses).await?;
+            c.task_status(&id).await
+        })
+        .await?;
+    Ok(print_detailed(ctx.output(), server, &task))
 }
 
 fn task_row(t: &Task) -> Vec<String> {
@@ -61,8 +136,48 @@ fn print_task(output: Output, server: &str, task: &Task) {
     }
 }
 
-/// `call --task`: starts the call as a task; prints it and, unless
-/// detached, waits for its result.
+/// Prints an extension task: its state; what it waits for (the keys of
+/// its input requests and their methods); its result once completed (as a
+/// tool's result) or its error once failed. The exit code: 1 when the
+/// result is the tool's error, else 0.
+fn print_detailed(output: Output, server: &str, task: &DetailedTask) -> u8 {
+    let result =
+        task.result.as_ref().and_then(|r| serde_json::from_value::<CallToolResult>(r.clone()).ok());
+    let is_error = result.as_ref().is_some_and(|r| r.is_error == Some(true));
+    match output {
+        Output::Json => emit_keyed(server, "task", json!(task)),
+        Output::Text => {
+            let row = vec![
+                task.task_id.clone(),
+                task.status.to_string(),
+                task.last_updated_at.clone(),
+                task.status_message.clone().unwrap_or_default(),
+            ];
+            for line in table(&[row]) {
+                emit(&line);
+            }
+            for (key, request) in task.input_requests.iter().flatten() {
+                let method = serde_json::to_value(request)
+                    .ok()
+                    .and_then(|r| r.get("method").and_then(Value::as_str).map(str::to_owned))
+                    .unwrap_or_default();
+                emit(&format!("  needs input: {} ({})", one_line(key), one_line(&method)));
+            }
+            if let Some(error) = &task.error {
+                emit(&format!("error {}: {}", error.code, one_line(&error.message)));
+            }
+            if let Some(result) = &result {
+                tool_result(Output::Text, result);
+            }
+        }
+    }
+    u8::from(is_error)
+}
+
+/// `call --task`: by the server's era, the extension's task (the server
+/// decides; followed here, or printed with `--detach`) or a task of
+/// 2025-11-25 (asked for; its result waited for, or printed with
+/// `--detach`).
 pub(crate) async fn start(
     ctx: &Ctx<'_>,
     server: &str,
@@ -70,6 +185,9 @@ pub(crate) async fn start(
     arguments: JsonObject,
     detach: bool,
 ) -> Result<u8, Failure> {
+    if stateless(ctx, server).await? {
+        return start_extension(ctx, server, tool, arguments, detach).await;
+    }
     let tool = tool.to_owned();
     let created = ctx
         .with_client(server, |c| async move { c.call_tool_as_task(&tool, arguments, None).await })
@@ -79,12 +197,69 @@ pub(crate) async fn start(
         print_task(ctx.output(), server, &task);
         return Ok(0);
     }
-    note(&format!("mcpc: task {} {}", one_line(&task.task_id), one_line(task.status.as_str())));
+    status_note(&task.task_id, task.status.as_str());
     task_result(ctx, server, task.task_id).await
 }
 
+/// A task's status on stderr: `mcpc: task ID STATUS`.
+fn status_note(id: &str, status: &str) {
+    note(&format!("mcpc: task {} {}", one_line(id), one_line(status)));
+}
+
+/// `call --task` against a stateless-era server: the call, then the task
+/// the server made of it followed to its end (each new status on stderr,
+/// input requests answered as a call's are, up to `--max-time`), or
+/// printed with `--detach`. A server that answers at once (no task) has
+/// its result printed.
+async fn start_extension(
+    ctx: &Ctx<'_>,
+    server: &str,
+    tool: &str,
+    arguments: JsonObject,
+    detach: bool,
+) -> Result<u8, Failure> {
+    let tool = tool.to_owned();
+    let options = ctx.request_options();
+    let started = ctx
+        .with_client(server, |c| async move { c.call_tool_start(&tool, arguments, options).await })
+        .await?;
+    let task = match started {
+        ToolCallStart::Task(task) => task,
+        ToolCallStart::Complete(result) => {
+            note(&format!("mcpc: MCP server {server:?} answered at once, with no task"));
+            return Ok(tool_result(ctx.output(), &result));
+        }
+        _ => return Err(Failure::new(Kind::Protocol, "an answer of a kind mcpc does not know")),
+    };
+    if detach {
+        return Ok(print_detailed(ctx.output(), server, &task));
+    }
+    // Each status once, as it changes (the handle's first).
+    let last: Arc<Mutex<Option<TaskStatus>>> = Arc::new(Mutex::new(None));
+    let observe = move |t: &DetailedTask| {
+        let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.as_ref() != Some(&t.status) {
+            status_note(&t.task_id, t.status.as_str());
+            *last = Some(t.status.clone());
+        }
+    };
+    let limit = Duration::from_secs_f64(ctx.g.max_time);
+    let follow =
+        ctx.with_client(server, |c| async move { c.follow_tool_task(&task, &observe).await });
+    match tokio::time::timeout(limit, follow).await {
+        Ok(result) => Ok(tool_result(ctx.output(), &result?)),
+        Err(_) => Err(Failure::new(
+            Kind::Timeout,
+            format!(
+                "the task did not end within --max-time ({limit:?}); mcpc stopped following it"
+            ),
+        )
+        .with_server(server)),
+    }
+}
+
 /// Waits for a task's result (`tasks/result`, up to `--max-time`) and
-/// prints it as a tool's result.
+/// prints it as a tool's result (2025-11-25).
 async fn task_result(ctx: &Ctx<'_>, server: &str, id: String) -> Result<u8, Failure> {
     let mut options = ctx.request_options();
     options.timeout = Some(Duration::from_secs_f64(ctx.g.max_time));

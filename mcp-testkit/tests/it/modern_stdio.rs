@@ -491,3 +491,123 @@ async fn the_conformance_input_round_fixtures_ask_then_answer() {
     retry["inputResponses"] = json!({"user_name": 42});
     assert_eq!(code(&peer.request(3, "tools/call", retry).await), -32602);
 }
+
+/// `_meta` declaring the tasks extension (and elicitation).
+fn with_tasks() -> Value {
+    json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// Polls `tasks/get` (ids from `next`) until the task leaves `working`.
+async fn settle(peer: &mut Peer, next: &mut i64, task: &str) -> Value {
+    for _ in 0..200 {
+        *next += 1;
+        let params = json!({"taskId": task, "_meta": meta(with_tasks())});
+        let got = peer.request(*next, "tasks/get", params).await;
+        assert_complete(&got);
+        if got["result"]["status"] != "working" {
+            return got["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {task} kept working");
+}
+
+#[tokio::test]
+async fn the_tasks_extension_creates_follows_updates_and_cancels_tasks() {
+    let mut peer = Peer::start(&["--era", "modern", "--conformance-fixtures"]);
+    let discover = peer.request(1, "server/discover", json!({"_meta": meta(json!({}))})).await;
+    let capabilities = &discover["result"]["capabilities"];
+    assert_eq!(capabilities["extensions"]["io.modelcontextprotocol/tasks"], json!({}));
+    assert!(capabilities.get("tasks").is_none(), "{capabilities}");
+
+    // A tool that waits, from a request with the extension: a task, flat.
+    let made = peer.request(2, "tools/call", call_params("slow", json!({"ms": 200}), with_tasks()));
+    let made = made.await["result"].clone();
+    assert_eq!(
+        (made["resultType"].as_str(), made["status"].as_str()),
+        (Some("task"), Some("working"))
+    );
+    for absent in ["ttl", "pollInterval", "result", "requestState", "task"] {
+        assert!(made.get(absent).is_none(), "{absent}: {made}");
+    }
+    assert!(made["ttlMs"].as_u64().is_some() && made["pollIntervalMs"].as_u64().is_some());
+    let task = made["taskId"].as_str().unwrap().to_owned();
+    let mut next = 10;
+    let done = settle(&mut peer, &mut next, &task).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+    // One that answers at once: no task. Without the extension: no task.
+    let echo =
+        peer.request(3, "tools/call", call_params("echo", json!({"message": "hi"}), with_tasks()));
+    assert_eq!(text(&echo.await), "hi");
+    let plain = peer.request(4, "tools/call", call_params("slow", json!({"ms": 10}), json!({})));
+    let plain = plain.await;
+    assert_complete(&plain);
+    assert_eq!(text(&plain), "done");
+    // Without the extension: the task methods and a required-task tool are -32021.
+    let get = json!({"taskId": task, "_meta": meta(json!({}))});
+    let refused = peer.request(5, "tasks/get", get).await;
+    assert_eq!(code(&refused), -32021);
+    let refused = peer.request(6, "tools/call", call_params("failing_job", json!({}), json!({})));
+    let refused = refused.await;
+    assert_eq!(code(&refused), -32021);
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    // tasks/list and tasks/result are not the extension's; an unknown task is -32602.
+    for (id, method) in [(7, "tasks/list"), (8, "tasks/result")] {
+        let params = json!({"taskId": task, "_meta": meta(with_tasks())});
+        assert_eq!(code(&peer.request(id, method, params).await), -32601, "{method}");
+    }
+    let unknown = json!({"taskId": "task-999", "_meta": meta(with_tasks())});
+    assert_eq!(code(&peer.request(9, "tasks/get", unknown).await), -32602);
+
+    // Input while the task waits: asked, answered by tasks/update, done.
+    let made = peer.request(
+        20,
+        "tools/call",
+        call_params("confirm_delete", json!({"filename": "a.txt"}), with_tasks()),
+    );
+    let task = made.await["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = settle(&mut peer, &mut next, &task).await;
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    assert_eq!(waiting["inputRequests"]["confirm"]["method"], "elicitation/create", "{waiting}");
+    let answer =
+        json!({"confirm": {"action": "accept", "content": {"confirm": true}}, "other": {}});
+    let params = json!({"taskId": task, "inputResponses": answer, "_meta": meta(with_tasks())});
+    let ack = peer.request(21, "tasks/update", params).await;
+    assert_complete(&ack);
+    assert!(
+        ack["result"].get("taskId").is_none() && ack["result"].get("status").is_none(),
+        "{ack}"
+    );
+    let done = settle(&mut peer, &mut next, &task).await;
+    assert_eq!(
+        (done["status"].as_str(), done["result"]["content"][0]["text"].as_str()),
+        (Some("completed"), Some("Deleted a.txt")),
+        "{done}"
+    );
+
+    // A protocol error fails the task, with the error and no result.
+    let made =
+        peer.request(30, "tools/call", call_params("protocol_error_job", json!({}), with_tasks()));
+    let task = made.await["result"]["taskId"].as_str().unwrap().to_owned();
+    let failed = settle(&mut peer, &mut next, &task).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(failed.get("result").is_none(), "{failed}");
+
+    // Cancelled while working; cancelling again is acknowledged the same.
+    let made =
+        peer.request(40, "tools/call", call_params("slow", json!({"ms": 60000}), with_tasks()));
+    let task = made.await["result"]["taskId"].as_str().unwrap().to_owned();
+    for id in [41, 42] {
+        let params = json!({"taskId": task, "_meta": meta(with_tasks())});
+        let ack = peer.request(id, "tasks/cancel", params).await;
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        assert!(ack["result"].get("status").is_none(), "{ack}");
+    }
+    let cancelled = settle(&mut peer, &mut next, &task).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+}
