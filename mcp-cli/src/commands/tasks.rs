@@ -188,10 +188,13 @@ pub(crate) async fn start(
     if stateless(ctx, server).await? {
         return start_extension(ctx, server, tool, arguments, detach).await;
     }
-    let tool = tool.to_owned();
+    // The call's checks (policy, pins, approval) and its audit line, as
+    // for any call.
     let created = ctx
-        .with_client(server, |c| async move { c.call_tool_as_task(&tool, arguments, None).await })
-        .await?;
+        .registry
+        .call_tool_as_task(server, tool, Some(arguments), None)
+        .await
+        .map_err(|e| ctx.fail(e))?;
     let task = created.task;
     if detach {
         print_task(ctx.output(), server, &task);
@@ -200,6 +203,10 @@ pub(crate) async fn start(
     status_note(&task.task_id, task.status.as_str());
     task_result(ctx, server, task.task_id).await
 }
+
+/// How long `call --task` waits for `tasks/cancel` of a task it stopped
+/// following at `--max-time`.
+const CANCEL_WITHIN: Duration = Duration::from_secs(5);
 
 /// A task's status on stderr: `mcpc: task ID STATUS`.
 fn status_note(id: &str, status: &str) {
@@ -218,11 +225,12 @@ async fn start_extension(
     arguments: JsonObject,
     detach: bool,
 ) -> Result<u8, Failure> {
-    let tool = tool.to_owned();
     let options = ctx.request_options();
     let started = ctx
-        .with_client(server, |c| async move { c.call_tool_start(&tool, arguments, options).await })
-        .await?;
+        .registry
+        .call_tool_start(server, tool, Some(arguments), options)
+        .await
+        .map_err(|e| ctx.fail(e))?;
     let task = match started {
         ToolCallStart::Task(task) => task,
         ToolCallStart::Complete(result) => {
@@ -244,18 +252,25 @@ async fn start_extension(
         }
     };
     let limit = Duration::from_secs_f64(ctx.g.max_time);
+    let id = task.task_id.clone();
     let follow =
         ctx.with_client(server, |c| async move { c.follow_tool_task(&task, &observe).await });
-    match tokio::time::timeout(limit, follow).await {
-        Ok(result) => Ok(tool_result(ctx.output(), &result?)),
-        Err(_) => Err(Failure::new(
-            Kind::Timeout,
-            format!(
-                "the task did not end within --max-time ({limit:?}); mcpc stopped following it"
-            ),
-        )
-        .with_server(server)),
+    if let Ok(result) = tokio::time::timeout(limit, follow).await {
+        return Ok(tool_result(ctx.output(), &result?));
     }
+    // The caller wanted a result, not a task left running: it is cancelled
+    // (within a bound) before mcpc exits, and the message says whether.
+    let cancel = ctx.with_client(server, |c| async move { c.task_cancel(&id).await });
+    let cancelled = match tokio::time::timeout(CANCEL_WITHIN, cancel).await {
+        Ok(Ok(())) => "it was cancelled".to_owned(),
+        Ok(Err(e)) => format!("cancelling it failed: {}", e.message),
+        Err(_) => format!("cancelling it did not end within {CANCEL_WITHIN:?}"),
+    };
+    Err(Failure::new(
+        Kind::Timeout,
+        format!("the task did not end within --max-time ({limit:?}); {cancelled}"),
+    )
+    .with_server(server))
 }
 
 /// Waits for a task's result (`tasks/result`, up to `--max-time`) and

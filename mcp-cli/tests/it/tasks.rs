@@ -167,3 +167,80 @@ fn what_the_extension_has_not_is_a_clear_error() {
     let r = s.run(&["call", "--task", "slow", "ms=100"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, "done\n"), "{r:?}");
 }
+
+#[test]
+fn a_task_call_passes_the_approval_and_is_audited() {
+    let s = Sandbox::new("ext-task-approval");
+    let (_rt, http) = modern_server();
+    let tk = mcp_testkit::binary_path().to_string_lossy().into_owned();
+    // A stateless-era server over HTTP and a handshake-era one over stdio
+    // (the tasks of 2025-11-25), both under `ask`.
+    s.write(
+        "conf/mcp.toml",
+        &format!(
+            "[mcp_client]\n[mcp_client.approval]\ndefault = \"ask\"\ndeny = [\"*__hang\"]\n\
+             [mcp_client.audit]\npath = \"audit.jsonl\"\n\
+             [[mcp_client.servers]]\nname = \"m\"\nendpoint = \"{}\"\n\
+             [[mcp_client.servers]]\nname = \"h\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\n",
+            http.url()
+        ),
+    );
+    let c = ["--config", "conf/mcp.toml"];
+    let run = |extra: &[&str]| s.run(&[&c[..], extra].concat());
+    for server in ["m", "h"] {
+        // No terminal to ask on: refused, nothing sent.
+        let r = run(&["call", "--task", "--detach", server, "slow", "ms=50"]);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains("no terminal to ask on (--yes allows it)"), "{r:?}");
+        // A deny rule: refused even with --yes.
+        let r = run(&["--yes", "call", "--task", server, "hang"]);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains("the approval rule \"*__hang\""), "{r:?}");
+        // Allowed: the task is made.
+        let r = run(&[
+            "--yes", "--output", "json", "call", "--task", "--detach", server, "slow", "ms=50",
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    assert_eq!(http.rpc_methods().iter().filter(|m| *m == "tools/call").count(), 1);
+    let text = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let outcomes: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| (l["server"].as_str().unwrap(), l["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("m", "denied"),
+            ("m", "denied"),
+            ("m", "task"),
+            ("h", "denied"),
+            ("h", "denied"),
+            ("h", "task"),
+        ],
+        "{text}"
+    );
+    assert!(lines[2]["task_id"].as_str().is_some_and(|id| !id.is_empty()), "{text}");
+    assert!(lines[5]["task_id"].as_str().is_some_and(|id| !id.is_empty()), "{text}");
+}
+
+#[test]
+fn a_task_followed_past_max_time_is_cancelled() {
+    let s = Sandbox::new("ext-task-max-time");
+    let (_rt, http) = modern_server();
+    let url = http.url();
+    let r = run(&s, &url, &["--max-time", "1", "call", "--task", "hang"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("did not end within --max-time"), "{r:?}");
+    assert!(r.stderr.contains("it was cancelled"), "{r:?}");
+    assert!(http.rpc_methods().iter().any(|m| m == "tasks/cancel"), "{:?}", http.rpc_methods());
+    let id = r
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("mcpc: task ")?.strip_suffix(" working"))
+        .unwrap_or_else(|| panic!("no task id: {r:?}"))
+        .to_owned();
+    let task = settled(&s, &url, &id);
+    assert_eq!(task["status"], "cancelled", "{task}");
+}

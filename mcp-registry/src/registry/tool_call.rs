@@ -1,15 +1,19 @@
 //! Tool calls: the check without I/O, the call (policy, approval, pins,
 //! then `tools/call`), and its line in the audit log.
 
-use std::time::Instant;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
+use mcp_peer::tasks::ToolCallStart;
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::{CallToolResult, JsonObject};
+use mcp_proto::types::{CallToolResult, CreateTaskResult, JsonObject};
 
 use super::{MIN_CALL_TIME, Registry, calls};
 use crate::error::Error;
+use crate::error::TransportError;
+use crate::transport::ServerClient;
 use crate::trust::approval::Decision;
-use crate::trust::audit::AuditedCall;
+use crate::trust::audit::{Audited, AuditedCall};
 use crate::trust::gate::CallGate;
 
 impl Registry {
@@ -24,16 +28,23 @@ impl Registry {
         self.call_tool_with(server, tool, arguments, RequestOptions::default()).await
     }
 
-    /// [`call_tool_with`](Self::call_tool_with) without the audit log;
+    /// A tool call without the audit log: the checks of
+    /// [`call_tool_with`](Self::call_tool_with) (policy, listing, pins,
+    /// app-only tools, approval), then `send` on the connection;
     /// `decision` is set once the call policy has decided.
-    pub(crate) async fn call_unaudited(
+    pub(crate) async fn call_unaudited<R, F, Fut>(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
         mut options: RequestOptions,
         decision: &mut Option<Decision>,
-    ) -> Result<CallToolResult, Error> {
+        send: F,
+    ) -> Result<R, Error>
+    where
+        F: FnOnce(ServerClient, String, Option<JsonObject>, RequestOptions) -> Fut,
+        Fut: Future<Output = Result<R, TransportError>>,
+    {
         let slot = self.slot(server)?;
         let tool = tool.trim();
         let config = slot.config();
@@ -57,10 +68,48 @@ impl Registry {
         let ask_within = options.timeout.unwrap_or(config.timeout);
         *decision =
             Some(self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?);
-        match calls::call_tool(&conn, tool, arguments, options).await {
+        match send(conn, tool.to_owned(), arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),
         }
+    }
+
+    /// [`call_unaudited`](Self::call_unaudited), then the call's line in
+    /// the audit log when there is one (`outcome` says what came back).
+    async fn call_audited<R, F, Fut>(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        outcome: for<'r> fn(&'r R) -> Audited<'r>,
+        send: F,
+    ) -> Result<R, Error>
+    where
+        F: FnOnce(ServerClient, String, Option<JsonObject>, RequestOptions) -> Fut,
+        Fut: Future<Output = Result<R, TransportError>>,
+    {
+        let mut decision = None;
+        let Some(audit) = self.shared.options.trust.audit.clone() else {
+            return self
+                .call_unaudited(server, tool, arguments, options, &mut decision, send)
+                .await;
+        };
+        let started = Instant::now();
+        let logged = arguments.clone();
+        let result =
+            self.call_unaudited(server, tool, arguments, options, &mut decision, send).await;
+        let config = self.get(server);
+        audit.record(&AuditedCall {
+            server,
+            config,
+            tool: tool.trim(),
+            arguments: logged.as_ref(),
+            duration: started.elapsed(),
+            result: result.as_ref().map(outcome),
+            decision: decision.as_ref(),
+        });
+        result
     }
 
     /// Refuses, without any I/O, a call that no answer could allow: the
@@ -113,23 +162,84 @@ impl Registry {
         arguments: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut decision = None;
-        let Some(audit) = self.shared.options.trust.audit.clone() else {
-            return self.call_unaudited(server, tool, arguments, options, &mut decision).await;
-        };
-        let started = Instant::now();
-        let logged = arguments.clone();
-        let result = self.call_unaudited(server, tool, arguments, options, &mut decision).await;
-        let config = self.get(server);
-        audit.record(&AuditedCall {
+        self.call_audited(
             server,
-            config,
-            tool: tool.trim(),
-            arguments: logged.as_ref(),
-            duration: started.elapsed(),
-            result: result.as_ref(),
-            decision: decision.as_ref(),
-        });
-        result
+            tool,
+            arguments,
+            options,
+            result_outcome,
+            |c, tool, a, o| async move { calls::call_tool(&c, &tool, a, o).await },
+        )
+        .await
     }
+
+    /// Starts a tool call that a 2026-07-28 server may turn into a task
+    /// (the tasks extension, declared with
+    /// [`DefaultConnector::tasks`](crate::DefaultConnector::tasks)): the
+    /// result when the server answers at once, else the task to follow
+    /// ([`mcp_peer::Client::follow_tool_task`]) or hand to the user. The
+    /// call passes every check of [`call_tool_with`](Self::call_tool_with)
+    /// (policy, pins, approval) before it is sent, and is audited (a task
+    /// as `outcome: "task"` with its id).
+    pub async fn call_tool_start(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<ToolCallStart, Error> {
+        self.call_audited(
+            server,
+            tool,
+            arguments,
+            options,
+            start_outcome,
+            |c, tool, a, o| async move { c.call_tool_start(&tool, a.unwrap_or_default(), o).await },
+        )
+        .await
+    }
+
+    /// Asks for a tool call as a task (the experimental tasks of
+    /// 2025-11-25), `ttl` the time the server should keep it. The call
+    /// passes every check of [`call_tool_with`](Self::call_tool_with)
+    /// before it is sent, and is audited as `outcome: "task"`.
+    pub async fn call_tool_as_task(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        ttl: Option<Duration>,
+    ) -> Result<CreateTaskResult, Error> {
+        let options = RequestOptions::default();
+        self.call_audited(
+            server,
+            tool,
+            arguments,
+            options,
+            task_outcome,
+            move |c, tool, a, _| async move {
+                c.call_tool_as_task(&tool, a.unwrap_or_default(), ttl).await
+            },
+        )
+        .await
+    }
+}
+
+/// A result, for its audit line.
+fn result_outcome(result: &CallToolResult) -> Audited<'_> {
+    Audited::Result(result)
+}
+
+/// What a started call is, for its audit line.
+fn start_outcome(start: &ToolCallStart) -> Audited<'_> {
+    match start {
+        ToolCallStart::Task(task) => Audited::Task(&task.task_id),
+        ToolCallStart::Complete(result) => Audited::Result(result),
+        _ => Audited::Other,
+    }
+}
+
+/// A task asked for, for its audit line.
+fn task_outcome(created: &CreateTaskResult) -> Audited<'_> {
+    Audited::Task(&created.task.task_id)
 }

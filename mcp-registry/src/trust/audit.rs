@@ -192,8 +192,20 @@ pub(crate) struct AuditedCall<'a> {
     pub(crate) tool: &'a str,
     pub(crate) arguments: Option<&'a JsonObject>,
     pub(crate) duration: Duration,
-    pub(crate) result: Result<&'a CallToolResult, &'a Error>,
+    pub(crate) result: Result<Audited<'a>, &'a Error>,
     pub(crate) decision: Option<&'a Decision>,
+}
+
+/// What a call that was sent came back with, for its audit line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Audited<'a> {
+    /// The tool's result.
+    Result(&'a CallToolResult),
+    /// A task the server made of the call (its id): its result is the
+    /// server's to keep, and is not in the log.
+    Task(&'a str),
+    /// An answer of a kind this version does not know.
+    Other,
 }
 
 impl AuditedCall<'_> {
@@ -216,8 +228,13 @@ impl AuditedCall<'_> {
             "duration_ms": self.duration.as_millis() as u64,
         });
         let (outcome, error) = match self.result {
-            Ok(r) if r.is_error == Some(true) => ("tool_error", None),
-            Ok(_) => ("ok", None),
+            Ok(Audited::Result(r)) if r.is_error == Some(true) => ("tool_error", None),
+            Ok(Audited::Result(_)) => ("ok", None),
+            Ok(Audited::Task(id)) => {
+                line["task_id"] = json!(id);
+                ("task", None)
+            }
+            Ok(Audited::Other) => ("other", None),
             Err(e @ (Error::CallDenied { .. } | Error::ToolNotAllowed { .. })) => {
                 ("denied", Some(e.to_string()))
             }
