@@ -121,6 +121,34 @@ impl Routes {
         }
     }
 
+    /// Moves a request's route from its channel ([`Route::Stream`]) to an
+    /// SSE stream: the messages still in `rx` go on the stream first, in
+    /// order, then the ones to come. `false` when the reply was among
+    /// them (the stream is finished) or the session has ended.
+    pub fn upgrade(
+        &self,
+        key: &RequestKey,
+        stream: Arc<EventStream>,
+        rx: &mut mpsc::UnboundedReceiver<(Bytes, bool)>,
+    ) -> bool {
+        // Under the lock, so nothing dispatched meanwhile can overtake.
+        let mut inner = self.lock();
+        while let Ok((json, is_reply)) = rx.try_recv() {
+            stream.push_message(&json);
+            if is_reply {
+                stream.finish();
+                return false;
+            }
+        }
+        match inner.by_request.get_mut(key) {
+            Some(route @ Route::Stream(_)) => {
+                *route = Route::Sse(stream);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Ends the table: waiting POSTs are dropped, and every stream's
     /// connection ended, cleanly or cut (`abort`: a hook for test servers
     /// that drop connections).
