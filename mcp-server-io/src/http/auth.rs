@@ -91,9 +91,9 @@ impl BearerToken {
         bearer_token(headers).is_some_and(|given| same(given.as_bytes(), self.token.as_bytes()))
     }
 
-    /// `Ok` when the headers carry the token, else the 401.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Reply> {
-        if self.accepts(headers) { Ok(()) } else { Err(unauthorized(&self.challenge)) }
+    /// `None` when the headers carry the token, else the 401.
+    pub fn refusal(&self, headers: &HeaderMap) -> Option<Reply> {
+        (!self.accepts(headers)).then(|| unauthorized(&self.challenge))
     }
 }
 
@@ -108,7 +108,11 @@ impl fmt::Debug for BearerToken {
 
 impl Authorize for BearerToken {
     fn authorize<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
-        Box::pin(std::future::ready(self.check(&request.headers)))
+        let result = match self.refusal(&request.headers) {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        };
+        Box::pin(std::future::ready(result))
     }
 }
 
@@ -139,7 +143,7 @@ mod tests {
         for wrong in ["Bearer s3cre", "Bearer s3cret2", "Basic s3cret", "Bearer ", "s3cret"] {
             assert!(!check.accepts(&headers(wrong)), "{wrong}");
         }
-        let refusal = check.check(&HeaderMap::new()).unwrap_err();
+        let refusal = check.refusal(&HeaderMap::new()).unwrap();
         assert_eq!(refusal.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(refusal.headers()[WWW_AUTHENTICATE], "Bearer realm=\"mcp\"");
         assert!(!format!("{check:?}").contains("s3cret"));

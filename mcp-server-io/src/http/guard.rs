@@ -106,7 +106,9 @@ pub fn check_origin_and_host(
     if let Some(origin) = headers.get(ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|origin| {
             is_loopback_origin(origin)
-                || extra_origins.iter().any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin))
+                || extra_origins
+                    .iter()
+                    .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin))
         });
         if !allowed {
             return Err(Refusal::new(StatusCode::FORBIDDEN, "Origin not allowed"));

@@ -39,13 +39,13 @@ use super::routes::{Route, Routes, is_reply};
 use super::sessions::SessionTable;
 use super::stream::{EventStream, parse_event_id};
 use super::{LAST_EVENT_ID, SESSION_ID};
+use crate::Handler;
 use crate::era::ServeEra;
 use crate::outgoing::{Outgoing, OutgoingQueue};
 use crate::session::{RequestKey, Session, SessionOptions};
 use crate::stateless::{
     has_stateless_meta, http_status, is_stateless_only, refuse_initialize, request_meta,
 };
-use crate::Handler;
 
 /// The default cap on live sessions.
 pub const DEFAULT_SESSION_CAP: usize = 4096;

@@ -99,7 +99,12 @@ impl Raw {
 
 /// One HTTP/1.1 request to `/mcp` on its own connection (closed after the
 /// response, so the body is what comes before the end).
-async fn raw(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: Option<&Value>) -> Raw {
+async fn raw(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> Raw {
     let body = body.map(Value::to_string).unwrap_or_default();
     let mut request = format!(
         "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-length: {}\r\n",

@@ -192,8 +192,8 @@ impl Authorize for Auth {
             if let Some(reply) = crate::jwt::guard(self.jwt.as_ref(), &self.base, request).await {
                 return Err(reply.map(ResponseBody::full));
             }
-            if let Some(bearer) = &self.bearer {
-                bearer.check(&request.headers)?;
+            if let Some(refusal) = self.bearer.as_ref().and_then(|b| b.refusal(&request.headers)) {
+                return Err(refusal);
             }
             if self.forbid_scope {
                 let mut response = text(StatusCode::FORBIDDEN, "insufficient scope");

@@ -184,7 +184,6 @@ impl HttpServerHandle {
     }
 }
 
-
 /// What the server has seen.
 #[derive(Debug, Default)]
 struct Stats {
@@ -194,7 +193,13 @@ struct Stats {
 }
 
 impl Stats {
-    fn record_request(&mut self, method: &Method, target: &str, headers: &HeaderMap, version: Version) {
+    fn record_request(
+        &mut self,
+        method: &Method,
+        target: &str,
+        headers: &HeaderMap,
+        version: Version,
+    ) {
         *self.counts.entry(method.clone()).or_insert(0) += 1;
         self.log.push_back(RequestRecord {
             method: method.clone(),
