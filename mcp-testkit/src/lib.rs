@@ -42,10 +42,12 @@
 //! half of the transports, `mcp-server-io`: the era rules (`initialize`
 //! checks and negotiation, the stateless `_meta`, `resultType`, the
 //! `subscriptions/listen` filter), the [`Outgoing`] queue, stdio framing,
-//! and on HTTP the resumable SSE streams, the request guards (DNS
-//! rebinding, caps, the stateless headers) and the accept loop. What is
-//! the testkit's own: its tools, resources and prompts, its configuration,
-//! the routing of sessions and every fault switch.
+//! and on HTTP the whole Streamable HTTP service (`mcp_server_io::http`:
+//! routing, sessions, SSE streams and resumption, the stateless era's
+//! POSTs, the legacy HTTP+SSE pair, the request guards) that a product
+//! server uses too. What is the testkit's own: its tools, resources and
+//! prompts, its configuration, every fault switch (the service's test
+//! hooks), its authorization checks, and what `HttpServerHandle` records.
 //!
 //! ## Optional features
 //!
