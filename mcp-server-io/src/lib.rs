@@ -11,7 +11,7 @@
 //! application should: it never ends the process, never prints, never
 //! reads files or the environment, and never binds anything but what it
 //! is given. Authentication is the application's: the HTTP service asks
-//! an [`http::Authorize`] hook (a ready one, [`http::BearerToken`], checks
+//! an `http::Authorize` hook (a ready one, `http::BearerToken`, checks
 //! one configured token) and serves no OAuth authorization server or
 //! protected resource metadata of its own. It is not a framework with
 //! macros: a server's features are plain JSON in and out, and it has no

@@ -270,4 +270,30 @@ mod tests {
         routes.close(false);
         assert!(!routes.register(key(0, 3), Route::Sse(routes.standalone())));
     }
+
+    #[tokio::test]
+    async fn a_channel_route_becomes_a_stream_in_order() {
+        let routes = Routes::new("g".into(), false);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        assert!(routes.register(key(0, 1), Route::Stream(tx)));
+        routes.dispatch(Bytes::from_static(b"p1"), false, Some(1.into()), 0);
+        routes.dispatch(Bytes::from_static(b"p2"), false, Some(1.into()), 0);
+        // The first message decides: a stream; the second waits in the channel.
+        assert_eq!(rx.recv().await.unwrap().0, "p1");
+        let stream = routes.open_reply_stream("s1".into());
+        let (events, body) = ResponseBody::events();
+        stream.attach(events, None, None);
+        stream.push_message(b"p1");
+        assert!(routes.upgrade(&key(0, 1), stream.clone(), &mut rx));
+        routes.dispatch(Bytes::from_static(b"r1"), true, Some(1.into()), 0);
+        let text = String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap();
+        let data: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+        assert_eq!(data, ["p1", "p2", "r1"]);
+        // A reply already in the channel finishes the stream at once.
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        assert!(routes.register(key(0, 2), Route::Stream(tx)));
+        routes.dispatch(Bytes::from_static(b"r2"), true, Some(2.into()), 0);
+        let late = routes.open_reply_stream("s2".into());
+        assert!(!routes.upgrade(&key(0, 2), late, &mut rx));
+    }
 }

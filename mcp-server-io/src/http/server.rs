@@ -59,10 +59,9 @@ pub async fn serve_service<H: Handler>(
     let task = tokio::spawn(async move {
         let handle = {
             let service = serving.clone();
-            move |request| {
-                let service = service.clone();
-                async move { service.handle(request).await }
-            }
+            // The service as hyper's `Service`, as an accept loop of one's
+            // own would use it.
+            move |request| hyper::service::Service::call(&service, request)
         };
         accept_loop(listener, tls, handle, stopped).await;
         serving.close_all();

@@ -654,7 +654,10 @@ where
                 let (tx, body) = ResponseBody::events();
                 let stream = open_reply_stream(shared, &session, tx);
                 stream.push_message(&first);
-                session.routes.upgrade(&key, stream, &mut rx);
+                if !session.routes.upgrade(&key, stream.clone(), &mut rx) {
+                    // The reply was already there, or the session ended.
+                    stream.disconnect();
+                }
                 event_stream(body)
             }
         }

@@ -11,53 +11,18 @@ use std::time::Duration;
 use http::request::Parts;
 use mcp_http::StaticAuth;
 use mcp_peer::{EraChoice, RequestOptions};
-use mcp_proto::jsonrpc::ErrorObject;
 use mcp_server_io::http::{
     BearerToken, HttpHooks, HttpOptions, HttpServer, ReplyMode, serve, serve_with_hooks,
 };
-use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo};
+use mcp_server_io::{ServeEra, ServerInfo};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::stdio::Tools;
+
 /// Every exchange is bounded by this.
 const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// One tool, `echo`, which sends a progress notification first when the
-/// call asks for one.
-struct Tools(ServerInfo);
-
-impl Handler for Tools {
-    fn capabilities(&self, _: Option<&str>) -> Value {
-        json!({ "tools": {} })
-    }
-
-    fn info(&self) -> &ServerInfo {
-        &self.0
-    }
-
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
-        match method {
-            "tools/list" => Reply::Now(Ok(json!({ "tools": [{
-                "name": "echo",
-                "inputSchema": { "type": "object", "properties": { "message": { "type": "string" } } },
-            }] }))),
-            "tools/call" => {
-                let params = params.unwrap_or_default();
-                let text = params["arguments"]["message"].as_str().unwrap_or_default().to_owned();
-                let token = params.pointer("/_meta/progressToken").cloned();
-                Reply::Later(Box::pin(async move {
-                    if let Some(token) = token {
-                        cx.progress(&token, 1.0, Some(1.0));
-                    }
-                    tokio::task::yield_now().await;
-                    Ok(json!({ "content": [{ "type": "text", "text": text }] }))
-                }))
-            }
-            _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
-        }
-    }
-}
 
 fn tools() -> Tools {
     Tools(ServerInfo::new("tools", "1"))
@@ -322,5 +287,20 @@ async fn sessions_are_capped() {
     let named = [("mcp-session-id", first.as_str())];
     assert_eq!(raw(server.local_addr(), "DELETE", &named, None).await.status, 200);
     open_session(server.local_addr()).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_legacy_http_sse_pair_serves_an_old_client() {
+    let mut options = HttpOptions::new(ServeEra::Legacy);
+    options.legacy_sse = true;
+    let server = start(options).await;
+    // A POST to the SSE URL is refused, so the client falls back to the
+    // 2024-11-05 transport: GET for the stream, POSTs to its endpoint.
+    let reply = raw(server.local_addr(), "POST", &POST, Some(&initialize())).await;
+    assert_eq!((reply.status, reply.header("allow")), (405, Some("get")));
+    let client = client(server.url(), EraChoice::Legacy);
+    assert_eq!(echo(&client, "older").await, "older");
+    assert_eq!(server.session_count(), 1, "the GET stream's session");
     server.shutdown().await;
 }
