@@ -296,7 +296,7 @@
 //! |---|---|
 //! | `--port N` (`port`) | port on 127.0.0.1; 0 picks one |
 //! | `--threads N` (`threads`) | the binary serves on N worker threads (default 1: a current-thread runtime) |
-//! | `--reply json\|sse` (`reply`) | reply to a request as one JSON body or as an SSE stream |
+//! | `--reply json\|sse\|auto` (`reply`) | reply to a request as one JSON body or as an SSE stream; `auto`: SSE only when something comes before the reply |
 //! | `--priming` (`priming`) | SSE replies start with a priming event: `id` and an empty `data:` |
 //! | `--retry-ms N` (`retry_ms`) | a `retry: N` field in the priming event |
 //! | `--close-after-priming` (`close_after_priming`) | end each SSE reply right after the priming event; the client resumes with GET + `Last-Event-ID` (SSE polling, the conformance `sse-retry` scenario) |

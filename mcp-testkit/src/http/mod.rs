@@ -74,6 +74,7 @@ fn options(config: &HttpConfig, base: &str) -> HttpOptions {
     options.session = session_options(&config.server);
     options.reply = match config.reply {
         ReplyMode::Sse => server_http::ReplyMode::Sse,
+        ReplyMode::Auto => server_http::ReplyMode::Auto,
         _ => server_http::ReplyMode::Json,
     };
     options.priming = config.priming || config.close_after_priming;
