@@ -141,6 +141,15 @@ pub trait Handler: Send + Sync + Sized + 'static {
         true
     }
 
+    /// The `Mcp-Param-*` headers a stateless-era `tools/call` of `tool`
+    /// must carry, as `(argument, header name)` pairs: the `x-mcp-header`
+    /// annotations of the tool's input schema (default: none). The HTTP
+    /// service checks them against the arguments before the call is served.
+    fn param_headers(&self, tool: &str) -> Vec<(String, String)> {
+        let _ = tool;
+        Vec::new()
+    }
+
     /// A handshake-era method the server never answers, not even with an
     /// error (default: none). A hook for test servers that behave like a
     /// legacy server ignoring what it does not know.

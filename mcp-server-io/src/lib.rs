@@ -10,9 +10,12 @@
 //! It has no tools, resources or prompts of its own and decides nothing an
 //! application should: it never ends the process, never prints, never
 //! reads files or the environment, and never binds anything but what it
-//! is given. Authentication (which bearer token is valid) is the
-//! application's. It is not a framework with macros: a server's features
-//! are plain JSON in and out.
+//! is given. Authentication is the application's: the HTTP service asks
+//! an `http::Authorize` hook (a ready one, `http::BearerToken`, checks
+//! one configured token) and serves no OAuth authorization server or
+//! protected resource metadata of its own. It is not a framework with
+//! macros: a server's features are plain JSON in and out, and it has no
+//! CORS, no proxy headers, no rate limits.
 //!
 //! ## What it holds
 //!
@@ -47,14 +50,21 @@
 //!   belongs to, so a Streamable HTTP driver can put it on that request's
 //!   stream.
 //! - [`stdio`]: newline-delimited framing with a line cap; the driver.
-//! - `http` (feature `http`): response bodies, resumable SSE streams with
-//!   event ids, the DNS rebinding guard (`Origin` and `Host`), body caps
-//!   and deadlines, the stateless era's header checks, and the accept loop
-//!   (HTTP/1.1, HTTPS with HTTP/2 by ALPN, header and handshake deadlines).
+//! - `http` (feature `http`): the Streamable HTTP service over any
+//!   [`Handler`] (`http::serve`, `http::HttpService`, a hyper `Service`):
+//!   POST with JSON or SSE answers, the GET stream, sessions with
+//!   `Mcp-Session-Id` (capped, idle timeout), resumption with
+//!   `Last-Event-ID`, DELETE, the stateless era's POSTs and header checks,
+//!   the legacy HTTP+SSE endpoint pair as an option, the DNS rebinding
+//!   guard (`Origin` and `Host`), body caps and deadlines, authorization as
+//!   a hook, HTTPS with HTTP/2 by ALPN; and the pieces it is built from
+//!   (bodies, resumable SSE streams, guards, routes, the session table, the
+//!   accept loop with header and handshake deadlines).
 //!
 //! Hooks that exist for test servers (documented as such): the
 //! [`Outgoing::RawLine`] and [`Outgoing::Exit`] items, a few
-//! [`Handler`] methods, and cutting an SSE connection without a clean end.
+//! [`Handler`] methods, `http::HttpHooks` (recording requests, injected
+//! faults), and cutting an SSE connection without a clean end.
 //!
 //! ## Example
 //!
@@ -102,6 +112,52 @@
 //! let stdout = String::from_utf8(stdout).unwrap();
 //! assert!(stdout.contains(r#""protocolVersion":"2025-06-18""#));
 //! assert!(stdout.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"x\":1}}\n"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The same handler over Streamable HTTP, in both eras, behind a bearer
+//! token, spoken to by the toolkit's own client (`mcp-http`):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # use mcp_proto::jsonrpc::ErrorObject;
+//! # use mcp_server_io::{Context, Handler, Reply, ServerInfo};
+//! # use serde_json::{Value, json};
+//! # struct Echo(ServerInfo);
+//! # impl Handler for Echo {
+//! #     fn capabilities(&self, _version: Option<&str>) -> Value {
+//! #         json!({})
+//! #     }
+//! #     fn info(&self) -> &ServerInfo {
+//! #         &self.0
+//! #     }
+//! #     fn request(&self, _cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+//! #         match method {
+//! #             "echo" => Reply::Now(Ok(params.unwrap_or_default())),
+//! #             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
+//! #         }
+//! #     }
+//! # }
+//! use std::sync::Arc;
+//!
+//! use mcp_server_io::ServeEra;
+//! use mcp_server_io::http::{self, BearerToken, HttpOptions};
+//! use tokio::net::TcpListener;
+//!
+//! let mut options = HttpOptions::new(ServeEra::Both);
+//! options.authorize = Some(Arc::new(BearerToken::new("let-me-in")));
+//! let listener = TcpListener::bind("127.0.0.1:0").await?;
+//! // One handler per session (and one for every stateless-era POST).
+//! let server = http::serve(listener, options, || Echo(ServerInfo::new("echo", "1.0"))).await?;
+//!
+//! let mut client_options = mcp_http::HttpOptions::new("example");
+//! client_options.auth = mcp_http::StaticAuth::Bearer("let-me-in".into());
+//! let client = mcp_http::connect(server.url(), client_options)?;
+//! let answer = client.request("echo", Some(json!({"x": 1})), Default::default()).await?;
+//! assert_eq!(answer["x"], 1);
+//! server.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```

@@ -2,6 +2,9 @@
 //! sockets, tokio's paused clock), and the drivers spoken to by the
 //! toolkit's own clients.
 
+#[cfg(feature = "http")]
+#[path = "it/http.rs"]
+mod http;
 #[path = "it/session.rs"]
 mod session;
 #[path = "it/stdio.rs"]

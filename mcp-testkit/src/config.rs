@@ -341,6 +341,9 @@ pub enum ReplyMode {
     /// A `text/event-stream` body: the request's related messages, then the
     /// reply, then the end of the stream.
     Sse,
+    /// A JSON body when the reply is the first message about the request,
+    /// else an SSE stream (`--reply auto`).
+    Auto,
 }
 
 /// Whether the HTTP driver redirects POSTs to `/mcp`.
@@ -407,7 +410,7 @@ Options of both:
 Options of `http`:
   --port N                          port on 127.0.0.1 (default 0: any free port)
   --threads N                       worker threads serving (default 1: one current-thread runtime)
-  --reply json|sse                  how requests are answered (default: json)
+  --reply json|sse|auto             how requests are answered (default: json)
   --priming                         SSE replies start with a priming event (an id, empty data)
   --retry-ms N                      a `retry: N` field in the priming event
   --close-after-priming             close SSE replies after the priming event (resume with GET)
@@ -604,11 +607,12 @@ where
                 config.reply = match value.as_str() {
                     "json" => ReplyMode::Json,
                     "sse" => ReplyMode::Sse,
+                    "auto" => ReplyMode::Auto,
                     _ => {
                         return Err(ArgError::InvalidValue {
                             option,
                             value,
-                            expected: "`json` or `sse`",
+                            expected: "`json`, `sse` or `auto`",
                         });
                     }
                 };
@@ -805,6 +809,10 @@ mod tests {
             parse_args(["stdio", "--reply", "sse"]),
             Err(ArgError::UnknownOption("--reply".into()))
         );
+        let Ok(Command::Http(auto)) = parse_args(["http", "--reply", "auto"]) else {
+            panic!("expected the http command")
+        };
+        assert_eq!(auto.reply, ReplyMode::Auto);
         assert!(matches!(
             parse_args(["http", "--reply", "xml"]),
             Err(ArgError::InvalidValue { option: "--reply", .. })

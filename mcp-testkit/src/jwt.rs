@@ -17,6 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, WWW_AUTHENTICATE};
+use http::request::Parts;
 use http::{HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Empty, Limited};
 use hyper_util::rt::TokioIo;
@@ -56,15 +57,15 @@ fn invalid(why: impl Into<String>) -> Refusal {
 /// The driver's one call for a server with [`JwtAuth`]: `Some` response
 /// to send instead (the protected resource metadata, or a 401), `None`
 /// when the request may go on. `base` is `http://host:port`.
-pub(crate) async fn guard<B>(
+pub(crate) async fn guard(
     auth: Option<&JwtAuth>,
     base: &str,
-    request: &Request<B>,
+    request: &Parts,
 ) -> Option<Response<Bytes>> {
     let auth = auth?;
     let endpoint = format!("{base}/mcp");
     let prm_path = "/.well-known/oauth-protected-resource";
-    let is_prm = request.uri().path().starts_with(prm_path);
+    let is_prm = request.uri.path().starts_with(prm_path);
     if is_prm && !auth.publish_metadata {
         return Some(reply(
             StatusCode::NOT_FOUND,
@@ -83,8 +84,8 @@ pub(crate) async fn guard<B>(
         });
         return Some(reply(StatusCode::OK, "application/json", metadata.to_string(), None));
     }
-    let url = format!("{base}{}", request.uri().path());
-    let refusal = match check_request(auth, &endpoint, request.method(), &url, request).await {
+    let url = format!("{base}{}", request.uri.path());
+    let refusal = match check_request(auth, &endpoint, &request.method, &url, request).await {
         Ok(_) => return None,
         Err(refusal) => refusal,
     };
@@ -122,14 +123,14 @@ fn reply(
 }
 
 /// Checks the request's token (and proof); returns its claims.
-async fn check_request<B>(
+async fn check_request(
     auth: &JwtAuth,
     endpoint: &str,
     method: &Method,
     url: &str,
-    request: &Request<B>,
+    request: &Parts,
 ) -> Result<Value, Refusal> {
-    let header = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let header = request.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
     let (scheme, token) = header
         .and_then(|v| v.trim().split_once(' '))
         .map(|(scheme, token)| (scheme.to_ascii_lowercase(), token.trim()))
@@ -148,7 +149,7 @@ async fn check_request<B>(
     match (bound, scheme.as_str()) {
         (None, "bearer") => Ok(claims),
         (Some(jkt), "dpop") => {
-            let proof = request.headers().get("dpop").and_then(|v| v.to_str().ok());
+            let proof = request.headers.get("dpop").and_then(|v| v.to_str().ok());
             check_proof(proof, method.as_str(), url, token, jkt)?;
             Ok(claims)
         }
@@ -415,7 +416,7 @@ mod tests {
             if let Some(a) = authorization {
                 b = b.header(AUTHORIZATION, a);
             }
-            b.body(()).unwrap()
+            b.body(()).unwrap().into_parts().0
         };
         let prm = guard(Some(&auth), base, &get("/.well-known/oauth-protected-resource/mcp", None))
             .await

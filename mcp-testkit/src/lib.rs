@@ -42,10 +42,12 @@
 //! half of the transports, `mcp-server-io`: the era rules (`initialize`
 //! checks and negotiation, the stateless `_meta`, `resultType`, the
 //! `subscriptions/listen` filter), the [`Outgoing`] queue, stdio framing,
-//! and on HTTP the resumable SSE streams, the request guards (DNS
-//! rebinding, caps, the stateless headers) and the accept loop. What is
-//! the testkit's own: its tools, resources and prompts, its configuration,
-//! the routing of sessions and every fault switch.
+//! and on HTTP the whole Streamable HTTP service (`mcp_server_io::http`:
+//! routing, sessions, SSE streams and resumption, the stateless era's
+//! POSTs, the legacy HTTP+SSE pair, the request guards) that a product
+//! server uses too. What is the testkit's own: its tools, resources and
+//! prompts, its configuration, every fault switch (the service's test
+//! hooks), its authorization checks, and what `HttpServerHandle` records.
 //!
 //! ## Optional features
 //!
@@ -314,7 +316,7 @@
 //! |---|---|
 //! | `--port N` (`port`) | port on 127.0.0.1; 0 picks one |
 //! | `--threads N` (`threads`) | the binary serves on N worker threads (default 1: a current-thread runtime) |
-//! | `--reply json\|sse` (`reply`) | reply to a request as one JSON body or as an SSE stream |
+//! | `--reply json\|sse\|auto` (`reply`) | reply to a request as one JSON body or as an SSE stream; `auto`: SSE only when something comes before the reply |
 //! | `--priming` (`priming`) | SSE replies start with a priming event: `id` and an empty `data:` |
 //! | `--retry-ms N` (`retry_ms`) | a `retry: N` field in the priming event |
 //! | `--close-after-priming` (`close_after_priming`) | end each SSE reply right after the priming event; the client resumes with GET + `Last-Event-ID` (SSE polling, the conformance `sse-retry` scenario) |

@@ -156,6 +156,10 @@ impl Handler for Testkit {
         features::exists(uri) || self.config.conformance_fixtures && fixtures::read(uri).is_some()
     }
 
+    fn param_headers(&self, tool: &str) -> Vec<(String, String)> {
+        tools::param_headers(tool).to_vec()
+    }
+
     fn ignores(&self, method: &str) -> bool {
         // A legacy server that ignores what it does not know.
         method == methods::SERVER_DISCOVER && self.config.silent_discover
@@ -170,7 +174,24 @@ impl Handler for Testkit {
     }
 }
 
+/// The session options of a configuration: its era and how long a
+/// request to the client waits.
+pub(crate) fn session_options(config: &Config) -> SessionOptions {
+    let mut options = SessionOptions::new(config.era);
+    options.request_timeout = config.ask_timeout;
+    options
+}
+
 impl Testkit {
+    /// The handler of one session.
+    pub(crate) fn new(config: Config) -> Testkit {
+        let mut info = ServerInfo::new("mcp-testkit", env!("CARGO_PKG_VERSION"));
+        info.implementation = modern::server_info();
+        info.instructions = config.instructions.clone();
+        info.discover_ttl_ms = config.ttl_ms;
+        Testkit { config, info, state: Mutex::new(State::default()) }
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         // No code path panics while holding the lock; if one ever did, the
         // state is still consistent enough for a test server to go on.
@@ -182,15 +203,15 @@ impl Server {
     /// A server in its pre-`initialize` state, and the queue of what it
     /// sends.
     pub fn new(config: Config) -> (Server, OutgoingQueue) {
-        let mut options = SessionOptions::new(config.era);
-        options.request_timeout = config.ask_timeout;
-        let mut info = ServerInfo::new("mcp-testkit", env!("CARGO_PKG_VERSION"));
-        info.implementation = modern::server_info();
-        info.instructions = config.instructions.clone();
-        info.discover_ttl_ms = config.ttl_ms;
-        let testkit = Testkit { config, info, state: Mutex::new(State::default()) };
-        let (session, queue) = Session::new(testkit, options);
+        let options = session_options(&config);
+        let (session, queue) = Session::new(Testkit::new(config), options);
         (Server { session }, queue)
+    }
+
+    /// The server of a session the HTTP service started.
+    #[cfg(feature = "http")]
+    pub(crate) fn from_session(session: Session<Testkit>) -> Server {
+        Server { session }
     }
 
     /// The configuration the server was started with.
@@ -334,14 +355,6 @@ impl Server {
         self.session.close_subscriptions()
     }
 
-    /// Cancels a request: a running call is aborted, an open
-    /// `subscriptions/listen` ends; neither is answered. The HTTP driver
-    /// calls it when a stateless-era response stream is closed.
-    #[cfg(feature = "http")]
-    pub(crate) fn cancel(&self, origin: u64, id: RequestId) {
-        self.session.cancel(origin, id);
-    }
-
     /// What every stateless-era request carried, oldest first (the last
     /// 256): `{id, method, protocolVersion, clientCapabilities, clientInfo?,
     /// logLevel?, name?, requestState?, inputResponses?}`. The
@@ -437,11 +450,10 @@ impl Server {
         self.session.request(method, params, related.as_ref()).await
     }
 
-    /// Aborts every running tool call and task (they are never answered):
-    /// the HTTP driver calls it when a session ends.
+    /// Aborts every task (never answered): the HTTP driver calls it when
+    /// a session ends, after the session aborted its running calls.
     #[cfg(feature = "http")]
-    pub(crate) fn abort_all(&self) {
-        self.session.abort_all();
+    pub(crate) fn abort_tasks(&self) {
         self.state().tasks.abort_all();
     }
 

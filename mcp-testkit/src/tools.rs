@@ -82,6 +82,32 @@ pub(crate) enum Outcome {
     NoReply,
 }
 
+/// The `x-mcp-header` annotations of the tools, by tool name: (property,
+/// header name) pairs, read once from the tool definitions.
+pub(crate) fn param_headers(name: &str) -> &'static [(String, String)] {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, Vec<(String, String)>>> =
+        std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = std::collections::HashMap::new();
+        for tool in definitions(true, true) {
+            let Some(name) = tool["name"].as_str() else { continue };
+            let Some(properties) = tool["inputSchema"]["properties"].as_object() else { continue };
+            let pairs: Vec<(String, String)> = properties
+                .iter()
+                .filter_map(|(property, schema)| {
+                    let header = schema.get("x-mcp-header")?.as_str()?;
+                    Some((property.clone(), header.to_owned()))
+                })
+                .collect();
+            if !pairs.is_empty() {
+                table.insert(name.to_owned(), pairs);
+            }
+        }
+        table
+    });
+    table.get(name).map_or(&[], Vec::as_slice)
+}
+
 /// Every tool, in list order; `extra` last when it is switched on. With
 /// `modern`, the stateless-era tools come before `extra`.
 pub(crate) fn definitions(extra: bool, modern: bool) -> Vec<Value> {

@@ -89,15 +89,36 @@ pub fn is_loopback_origin(origin: &str) -> bool {
 /// refused with 403. A page in a browser that rebinds its own name to
 /// 127.0.0.1 sends its own name in both.
 pub fn check_loopback<B>(request: &Request<B>, extra_hosts: &[String]) -> Result<(), Refusal> {
-    if let Some(origin) = request.headers().get(ORIGIN)
-        && !origin.to_str().is_ok_and(is_loopback_origin)
-    {
-        return Err(Refusal::new(StatusCode::FORBIDDEN, "Origin not allowed"));
+    check_origin_and_host(request.headers(), request.uri(), &[], extra_hosts)
+}
+
+/// [`check_loopback`] with more origins allowed too: an `Origin` that is a
+/// loopback one or equals one of `extra_origins` (`scheme://host[:port]`,
+/// compared without case) passes; `*` among `extra_hosts` lets any host
+/// through (a server reached by names it cannot list, behind a proxy that
+/// checks them).
+pub fn check_origin_and_host(
+    headers: &HeaderMap,
+    uri: &Uri,
+    extra_origins: &[String],
+    extra_hosts: &[String],
+) -> Result<(), Refusal> {
+    if let Some(origin) = headers.get(ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| {
+            is_loopback_origin(origin)
+                || extra_origins
+                    .iter()
+                    .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin))
+        });
+        if !allowed {
+            return Err(Refusal::new(StatusCode::FORBIDDEN, "Origin not allowed"));
+        }
     }
     let allowed = |host: &str| {
-        is_loopback_name(host) || extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+        is_loopback_name(host)
+            || extra_hosts.iter().any(|h| h == "*" || h.eq_ignore_ascii_case(host))
     };
-    match request_host(request.headers(), request.uri()) {
+    match request_host(headers, uri) {
         Some(host) if allowed(host_of(host)) => Ok(()),
         // HTTP/1.0 without Host: nothing a browser sends.
         None => Ok(()),
@@ -326,6 +347,14 @@ mod tests {
         assert!(check_loopback(&h2, &[]).is_err());
         let named = request(Some("MCP.test:80"), None);
         assert!(check_loopback(&named, &["mcp.test".into()]).is_ok());
+        let app = request(Some("mcp.test"), Some("https://App.example"));
+        let (headers, uri) = (app.headers(), app.uri());
+        let hosts = ["mcp.test".to_owned()];
+        assert!(check_origin_and_host(headers, uri, &[], &hosts).is_err());
+        let origins = ["https://app.example/".to_owned()];
+        assert!(check_origin_and_host(headers, uri, &origins, &hosts).is_ok());
+        assert!(check_origin_and_host(headers, uri, &origins, &[]).is_err());
+        assert!(check_origin_and_host(headers, uri, &origins, &["*".into()]).is_ok());
     }
 
     #[test]

@@ -17,14 +17,28 @@
 //!   number and forgotten after an idle time.
 //! - [`listen`]: the accept loop (HTTP/1.1, or HTTPS with HTTP/2 by ALPN),
 //!   with a header deadline and a TLS handshake deadline.
+//! - [`service`]: the Streamable HTTP service built from them over any
+//!   [`Handler`](crate::Handler) ([`HttpService`], a hyper `Service`), and
+//!   [`serve`], which runs it on a listener ([`HttpServer`]); [`auth`]:
+//!   the authorization hook ([`Authorize`], [`BearerToken`]); [`hooks`]:
+//!   the hooks for test servers ([`HttpHooks`]).
 
+pub mod auth;
 pub mod body;
 pub mod guard;
+pub mod hooks;
 pub mod listen;
 pub mod reply;
 pub mod routes;
+mod server;
+pub mod service;
 pub mod sessions;
 pub mod stream;
+
+pub use auth::{Authorize, BearerToken};
+pub use hooks::{HttpHooks, NoHooks};
+pub use server::{HttpServer, serve, serve_service, serve_with_hooks};
+pub use service::{HttpOptions, HttpService, ReplyMode, TlsOptions};
 
 use http::HeaderName;
 

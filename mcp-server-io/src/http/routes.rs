@@ -121,6 +121,34 @@ impl Routes {
         }
     }
 
+    /// Moves a request's route from its channel ([`Route::Stream`]) to an
+    /// SSE stream: the messages still in `rx` go on the stream first, in
+    /// order, then the ones to come. `false` when the reply was among
+    /// them (the stream is finished) or the session has ended.
+    pub fn upgrade(
+        &self,
+        key: &RequestKey,
+        stream: Arc<EventStream>,
+        rx: &mut mpsc::UnboundedReceiver<(Bytes, bool)>,
+    ) -> bool {
+        // Under the lock, so nothing dispatched meanwhile can overtake.
+        let mut inner = self.lock();
+        while let Ok((json, is_reply)) = rx.try_recv() {
+            stream.push_message(&json);
+            if is_reply {
+                stream.finish();
+                return false;
+            }
+        }
+        match inner.by_request.get_mut(key) {
+            Some(route @ Route::Stream(_)) => {
+                *route = Route::Sse(stream);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Ends the table: waiting POSTs are dropped, and every stream's
     /// connection ended, cleanly or cut (`abort`: a hook for test servers
     /// that drop connections).
@@ -241,5 +269,31 @@ mod tests {
         assert!(routes.stream("s1").is_some() && routes.stream("s9").is_none());
         routes.close(false);
         assert!(!routes.register(key(0, 3), Route::Sse(routes.standalone())));
+    }
+
+    #[tokio::test]
+    async fn a_channel_route_becomes_a_stream_in_order() {
+        let routes = Routes::new("g".into(), false);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        assert!(routes.register(key(0, 1), Route::Stream(tx)));
+        routes.dispatch(Bytes::from_static(b"p1"), false, Some(1.into()), 0);
+        routes.dispatch(Bytes::from_static(b"p2"), false, Some(1.into()), 0);
+        // The first message decides: a stream; the second waits in the channel.
+        assert_eq!(rx.recv().await.unwrap().0, "p1");
+        let stream = routes.open_reply_stream("s1".into());
+        let (events, body) = ResponseBody::events();
+        stream.attach(events, None, None);
+        stream.push_message(b"p1");
+        assert!(routes.upgrade(&key(0, 1), stream.clone(), &mut rx));
+        routes.dispatch(Bytes::from_static(b"r1"), true, Some(1.into()), 0);
+        let text = String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap();
+        let data: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+        assert_eq!(data, ["p1", "p2", "r1"]);
+        // A reply already in the channel finishes the stream at once.
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        assert!(routes.register(key(0, 2), Route::Stream(tx)));
+        routes.dispatch(Bytes::from_static(b"r2"), true, Some(2.into()), 0);
+        let late = routes.open_reply_stream("s2".into());
+        assert!(!routes.upgrade(&key(0, 2), late, &mut rx));
     }
 }

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// One tool, `echo`, which sends a progress notification when asked for
-/// one before it answers.
-struct Tools(ServerInfo);
+/// one before it answers (the HTTP tests serve it too).
+pub(crate) struct Tools(pub(crate) ServerInfo);
 
 impl Handler for Tools {
     fn capabilities(&self, _: Option<&str>) -> Value {

@@ -1,0 +1,306 @@
+//! The HTTP service over real TCP: a handler served with `http::serve`,
+//! spoken to by the toolkit's own HTTP client (`mcp-http`, on `mcp-peer`)
+//! and by hand-written HTTP/1.1 requests where the exact status, headers
+//! and body matter.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::request::Parts;
+use mcp_http::StaticAuth;
+use mcp_peer::{EraChoice, RequestOptions};
+use mcp_server_io::http::{
+    BearerToken, HttpHooks, HttpOptions, HttpServer, ReplyMode, serve, serve_with_hooks,
+};
+use mcp_server_io::{ServeEra, ServerInfo};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::stdio::Tools;
+
+/// Every exchange is bounded by this.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn tools() -> Tools {
+    Tools(ServerInfo::new("tools", "1"))
+}
+
+async fn listener() -> TcpListener {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap()
+}
+
+async fn start(options: HttpOptions) -> HttpServer<Tools> {
+    serve(listener().await, options, tools).await.expect("the server starts")
+}
+
+fn client(url: &str, era: EraChoice) -> mcp_http::HttpClient {
+    let mut options = mcp_http::HttpOptions::new("http-test");
+    options.request_timeout = TIMEOUT;
+    options.client.era = era;
+    mcp_http::connect(url, options).unwrap()
+}
+
+async fn echo(client: &mcp_http::HttpClient, message: &str) -> String {
+    let call = client.call_tool_with("echo", json!({ "message": message }), Default::default());
+    let result = tokio::time::timeout(TIMEOUT, call).await.expect("in time").unwrap();
+    mcp_proto::render_tool_result(&result).text
+}
+
+/// A response read whole: status, head (lower case), body.
+struct Raw {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Raw {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| line.strip_prefix(&format!("{name}: ")))
+    }
+}
+
+/// One HTTP/1.1 request to `/mcp` on its own connection (closed after the
+/// response, so the body is what comes before the end).
+async fn raw(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> Raw {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-length: {}\r\n",
+        addr.port(),
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let exchange = async {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).await.unwrap();
+        bytes
+    };
+    let bytes = tokio::time::timeout(TIMEOUT, exchange).await.expect("in time");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+    Raw { status: head[9..12].parse().unwrap(), head: head.to_ascii_lowercase(), body: body.into() }
+}
+
+const POST: [(&str, &str); 2] =
+    [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+/// Initializes a session by hand; returns its id.
+async fn open_session(addr: SocketAddr) -> String {
+    let reply = raw(addr, "POST", &POST, Some(&initialize())).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.header("mcp-session-id").expect("a session id").to_owned()
+}
+
+fn call(id: i64, message: &str, progress: bool) -> Value {
+    let mut params = json!({ "name": "echo", "arguments": { "message": message } });
+    if progress {
+        params["_meta"] = json!({ "progressToken": "p" });
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+}
+
+#[tokio::test]
+async fn both_eras_are_served_to_the_toolkit_client() {
+    let server = start(HttpOptions::new(ServeEra::Both)).await;
+    assert!(server.url().starts_with("http://127.0.0.1:") && server.url().ends_with("/mcp"));
+
+    let handshake = client(server.url(), EraChoice::Legacy);
+    assert_eq!(echo(&handshake, "old").await, "old");
+    assert_eq!(handshake.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
+    assert!(handshake.transport().has_session());
+    assert_eq!(server.session_count(), 1);
+
+    let stateless = client(server.url(), EraChoice::Auto);
+    let progressed = Arc::new(AtomicUsize::new(0));
+    let seen = progressed.clone();
+    let options = RequestOptions {
+        on_progress: Some(Arc::new(move |_| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        })),
+        ..RequestOptions::default()
+    };
+    let result = stateless.call_tool_with("echo", json!({ "message": "new" }), options);
+    let result = tokio::time::timeout(TIMEOUT, result).await.expect("in time").unwrap();
+    assert_eq!(mcp_proto::render_tool_result(&result).text, "new");
+    assert_eq!(progressed.load(Ordering::SeqCst), 1, "the progress came on the POST's stream");
+    assert_eq!(stateless.protocol_version(), Some(mcp_proto::ProtocolVersion::V2026_07_28));
+    assert!(!stateless.transport().has_session());
+    assert!(server.stateless_session().is_some());
+    assert_eq!(server.session_count(), 1, "the stateless era makes no session");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn replies_are_json_or_sse_as_the_options_say() {
+    for (mode, progress, sse) in [
+        (ReplyMode::Json, true, false),
+        (ReplyMode::Sse, false, true),
+        (ReplyMode::Auto, false, false),
+        (ReplyMode::Auto, true, true),
+    ] {
+        let mut options = HttpOptions::new(ServeEra::Legacy);
+        options.reply = mode;
+        options.priming = true;
+        let server = start(options).await;
+        let addr = server.local_addr();
+        let session = open_session(addr).await;
+        let headers = [POST[0], POST[1], ("mcp-session-id", session.as_str())];
+        let reply = raw(addr, "POST", &headers, Some(&call(2, "hi", progress))).await;
+        assert_eq!(reply.status, 200, "{mode:?}");
+        let kind = if sse { "text/event-stream" } else { "application/json" };
+        assert_eq!(reply.header("content-type"), Some(kind), "{mode:?} {progress}");
+        assert!(reply.body.contains(r#""text":"hi""#), "{mode:?}: {}", reply.body);
+        if sse {
+            // Resumable events: the priming one first, then the messages.
+            assert!(reply.body.contains("data:\n\n"), "{}", reply.body);
+            assert!(reply.body.contains("-1\nevent: message\n"), "{}", reply.body);
+            assert_eq!(reply.body.contains("notifications/progress"), progress);
+        }
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn unknown_sessions_get_404_and_delete_ends_one() {
+    let server = start(HttpOptions::new(ServeEra::Legacy)).await;
+    let addr = server.local_addr();
+    let unknown = [POST[0], POST[1], ("mcp-session-id", "0123")];
+    assert_eq!(raw(addr, "POST", &unknown, Some(&call(2, "x", false))).await.status, 404);
+    let session = open_session(addr).await;
+    let named = [POST[0], POST[1], ("mcp-session-id", session.as_str())];
+    assert_eq!(raw(addr, "POST", &named, Some(&call(2, "x", false))).await.status, 200);
+    assert_eq!(raw(addr, "POST", &POST, Some(&call(3, "x", false))).await.status, 400);
+    let delete = raw(addr, "DELETE", &[("mcp-session-id", session.as_str())], None).await;
+    assert_eq!(delete.status, 200);
+    assert_eq!(server.session_count(), 0);
+    assert_eq!(raw(addr, "POST", &named, Some(&call(4, "x", false))).await.status, 404);
+
+    // The stateless era has no GET stream and no DELETE.
+    let modern = start(HttpOptions::new(ServeEra::Modern)).await;
+    let reply = raw(modern.local_addr(), "DELETE", &[], None).await;
+    assert_eq!((reply.status, reply.header("allow")), (405, Some("post")));
+    server.shutdown().await;
+    modern.shutdown().await;
+}
+
+/// Records the GETs' `Last-Event-ID`; cuts each reply stream after one
+/// event.
+#[derive(Default)]
+struct CutStreams {
+    resumed_from: Mutex<Vec<String>>,
+}
+
+impl HttpHooks<Tools> for Arc<CutStreams> {
+    fn request(&self, request: &Parts) {
+        if let Some(id) = request.headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+            self.resumed_from.lock().unwrap().push(id.to_owned());
+        }
+    }
+
+    fn reply_stream_budget(&self) -> Option<usize> {
+        Some(1)
+    }
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_resumed_with_last_event_id() {
+    let mut options = HttpOptions::new(ServeEra::Legacy);
+    options.reply = ReplyMode::Sse;
+    options.priming = true;
+    options.retry_ms = Some(10);
+    let hooks = Arc::new(CutStreams::default());
+    let server = serve_with_hooks(listener().await, options, tools, hooks.clone()).await.unwrap();
+    let client = client(server.url(), EraChoice::Legacy);
+    assert_eq!(echo(&client, "again").await, "again");
+    let resumed = hooks.resumed_from.lock().unwrap().clone();
+    assert!(!resumed.is_empty(), "the client resumed");
+    assert!(resumed.iter().all(|id| id.starts_with('s') && id.ends_with("-0")), "{resumed:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_unless_allowed() {
+    let server = start(HttpOptions::new(ServeEra::Legacy)).await;
+    let headers = [POST[0], POST[1], ("origin", "http://app.example")];
+    let reply = raw(server.local_addr(), "POST", &headers, Some(&initialize())).await;
+    assert_eq!(reply.status, 403);
+    assert_eq!(reply.body, "Origin not allowed\n");
+    let local = [POST[0], POST[1], ("origin", "http://localhost:3000")];
+    assert_eq!(raw(server.local_addr(), "POST", &local, Some(&initialize())).await.status, 200);
+
+    let mut options = HttpOptions::new(ServeEra::Legacy);
+    options.allowed_origins = vec!["http://app.example".into()];
+    let allowing = start(options).await;
+    assert_eq!(raw(allowing.local_addr(), "POST", &headers, Some(&initialize())).await.status, 200);
+    server.shutdown().await;
+    allowing.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_bearer_hook_answers_401_without_the_token() {
+    let mut options = HttpOptions::new(ServeEra::Both);
+    let check = BearerToken::new("s3cr3t").with_challenge("Bearer realm=\"test\"");
+    options.authorize = Some(Arc::new(check));
+    let server = start(options).await;
+    let reply = raw(server.local_addr(), "POST", &POST, Some(&initialize())).await;
+    assert_eq!(reply.status, 401);
+    assert_eq!(reply.header("www-authenticate"), Some("bearer realm=\"test\""));
+    let wrong = [POST[0], POST[1], ("authorization", "Bearer s3cr3")];
+    assert_eq!(raw(server.local_addr(), "POST", &wrong, Some(&initialize())).await.status, 401);
+
+    let mut with_token = mcp_http::HttpOptions::new("http-test");
+    with_token.request_timeout = TIMEOUT;
+    with_token.client.era = EraChoice::Legacy;
+    with_token.auth = StaticAuth::Bearer("s3cr3t".into());
+    let client = mcp_http::connect(server.url(), with_token).unwrap();
+    assert_eq!(echo(&client, "in").await, "in");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn sessions_are_capped() {
+    let mut options = HttpOptions::new(ServeEra::Legacy);
+    options.session_cap = 1;
+    let server = start(options).await;
+    let first = open_session(server.local_addr()).await;
+    let refused = raw(server.local_addr(), "POST", &POST, Some(&initialize())).await;
+    assert_eq!(refused.status, 503);
+    let named = [("mcp-session-id", first.as_str())];
+    assert_eq!(raw(server.local_addr(), "DELETE", &named, None).await.status, 200);
+    open_session(server.local_addr()).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_legacy_http_sse_pair_serves_an_old_client() {
+    let mut options = HttpOptions::new(ServeEra::Legacy);
+    options.legacy_sse = true;
+    let server = start(options).await;
+    // A POST to the SSE URL is refused, so the client falls back to the
+    // 2024-11-05 transport: GET for the stream, POSTs to its endpoint.
+    let reply = raw(server.local_addr(), "POST", &POST, Some(&initialize())).await;
+    assert_eq!((reply.status, reply.header("allow")), (405, Some("get")));
+    let client = client(server.url(), EraChoice::Legacy);
+    assert_eq!(echo(&client, "older").await, "older");
+    assert_eq!(server.session_count(), 1, "the GET stream's session");
+    server.shutdown().await;
+}
