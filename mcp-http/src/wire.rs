@@ -83,18 +83,10 @@ pub(crate) fn param_headers(
         .collect()
 }
 
-/// The `Mcp-Name` of a request: the tool's name for `tools/call`, the
-/// prompt's for `prompts/get`, the URI for `resources/read`.
+/// The `Mcp-Name` of a request: the member of its `params` that
+/// [`mcp_proto::methods::name_header_param`] names.
 pub(crate) fn mcp_name(method: &str, params: Option<&Value>) -> Option<HeaderValue> {
-    let key = match method {
-        mcp_proto::methods::TOOLS_CALL | mcp_proto::methods::PROMPTS_GET => "name",
-        mcp_proto::methods::RESOURCES_READ => "uri",
-        // The tasks extension (2026-07-28): the task's id routes the request.
-        mcp_proto::methods::TASKS_GET
-        | mcp_proto::methods::TASKS_UPDATE
-        | mcp_proto::methods::TASKS_CANCEL => "taskId",
-        _ => return None,
-    };
+    let key = mcp_proto::methods::name_header_param(method)?;
     params?.get(key)?.as_str().map(encoded_header_value)
 }
 

@@ -101,6 +101,21 @@ pub fn is_idempotent(method: &str) -> bool {
     )
 }
 
+/// The member of a request's `params` that its `Mcp-Name` header carries
+/// (the stateless era's routing header, 2026-07-28): `name` for
+/// `tools/call` and `prompts/get`, `uri` for `resources/read`, `taskId`
+/// for the tasks extension's `tasks/get`, `tasks/update` and
+/// `tasks/cancel`; `None` for a method without one. The client sends it
+/// and a server checks it against the body, from this one table.
+pub fn name_header_param(method: &str) -> Option<&'static str> {
+    match method {
+        TOOLS_CALL | PROMPTS_GET => Some("name"),
+        RESOURCES_READ => Some("uri"),
+        TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => Some("taskId"),
+        _ => None,
+    }
+}
+
 /// Whether the method exists in the stateless era (2026-07-28): `ping`,
 /// `initialize`, `logging/setLevel`, `resources/subscribe`,
 /// `resources/unsubscribe`, `tasks/list`, `tasks/result` and

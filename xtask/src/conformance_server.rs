@@ -286,11 +286,16 @@ pub(crate) const SERVER_SCENARIOS: &[Scenario] = &[
             "wire-schema-valid",
         ]],
     ),
-    gap(
+    pass(
         "tasks-request-headers",
         R26,
-        "the HTTP guard checks Mcp-Name against params.name and params.uri only, not against \
-         params.taskId of tasks/get, tasks/update and tasks/cancel",
+        &[&[
+            "sep-2663-routing-headers-accepted-on-tasks-get",
+            "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get",
+            "tasks-headers-reject-mismatched-method",
+            "tasks-headers-tolerate-mcp-method-on-tools-call",
+            "wire-schema-valid",
+        ]],
     ),
     pass(
         "tasks-dispatch-and-envelope",

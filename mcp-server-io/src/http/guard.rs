@@ -184,8 +184,9 @@ pub fn stateless_version_header(headers: &HeaderMap) -> bool {
 
 /// The stateless era's headers against the request body (each `-32020`,
 /// HTTP 400): `MCP-Protocol-Version` equal to the `_meta` version,
-/// `Mcp-Method` to the method, `Mcp-Name` to `params.name` (`tools/call`,
-/// `prompts/get`) or `params.uri` (`resources/read`), and, for
+/// `Mcp-Method` to the method, `Mcp-Name` to the member of `params`
+/// that [`methods::name_header_param`] names (`name`, `uri`, or a task's
+/// `taskId`), and, for
 /// `tools/call`, an `Mcp-Param-<header>` for each `(property, header)` of
 /// `param_headers` whose argument has a value, equal after decoding
 /// (numbers compared as numbers). Values may come in the
@@ -235,12 +236,7 @@ pub fn check_stateless_names(
             request.method
         )));
     }
-    let name_field = match request.method.as_str() {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => Some("name"),
-        methods::RESOURCES_READ => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = name_field {
+    if let Some(field) = methods::name_header_param(&request.method) {
         let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
         let header = headers.get(MCP_NAME).and_then(|v| v.to_str().ok()).map(decode);
         if body.is_some() && header.as_ref().map(|h| h.as_deref()) != Some(body) {
@@ -387,5 +383,25 @@ mod tests {
         let mut missing = headers.clone();
         missing.remove("mcp-param-region");
         assert!(check_stateless_headers(&missing, &request, &params).is_err());
+    }
+
+    #[test]
+    fn a_task_request_is_routed_by_its_task_id() {
+        let meta = json!({PROTOCOL_VERSION_META_KEY: "2026-07-28"});
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let request = mcp_proto::jsonrpc::Request::new(
+                1,
+                method,
+                Some(json!({"taskId": "task-7", "_meta": meta})),
+            );
+            let mut headers = HeaderMap::new();
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static("2026-07-28"));
+            headers.insert(MCP_METHOD, HeaderValue::from_str(method).unwrap());
+            headers.insert(MCP_NAME, HeaderValue::from_static("task-7"));
+            assert_eq!(check_stateless_headers(&headers, &request, &[]), Ok(()), "{method}");
+            headers.insert(MCP_NAME, HeaderValue::from_static("task-8"));
+            let error = check_stateless_headers(&headers, &request, &[]).unwrap_err();
+            assert_eq!(error.code, error_code::HEADER_MISMATCH, "{method}");
+        }
     }
 }
