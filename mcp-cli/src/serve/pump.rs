@@ -1,0 +1,79 @@
+//! The notifications pump: what the upstream servers say without being
+//! asked (list changes, resource updates, log messages), read from the
+//! registry's one stream and passed to the host: as notifications to a
+//! handshake-era host, and to the `subscriptions/listen` streams a
+//! stateless-era host opened. Progress is not here: each call relays its
+//! own.
+
+use std::collections::HashSet;
+
+use mcp_host_registry::{NotificationEvent, Registry};
+use mcp_proto::client::ServerNotification;
+use mcp_proto::methods;
+use mcp_server_io::Session;
+use mcp_server_io::logging::level_index;
+use mcp_server_io::stateless::Change;
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+
+use super::handler::Bridge;
+
+/// Starts passing the served servers' notifications to the host; ends
+/// when the registry's stream does (or when aborted).
+pub(crate) fn start(registry: &Registry, session: Session<Bridge>) -> JoinHandle<()> {
+    let mut events = registry.notifications();
+    let served: HashSet<String> = session.handler().servers().iter().cloned().collect();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(event) if served.contains(&event.server) => relay(&session, event),
+                Ok(_) => {}
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!("{n} notifications of the servers were skipped (too many)");
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+    })
+}
+
+/// What one notification becomes for the host.
+fn relay(session: &Session<Bridge>, event: NotificationEvent) {
+    // Only a handshake-era host takes notifications outside a request;
+    // a stateless-era one gets changes on the streams it opened.
+    let handshake = session.negotiated_version().is_some();
+    let change = match event.notification {
+        ServerNotification::ToolListChanged => Change::Tools,
+        ServerNotification::PromptListChanged => Change::Prompts,
+        ServerNotification::ResourceListChanged => Change::Resources,
+        ServerNotification::ResourceUpdated(p) => {
+            if handshake {
+                let params = serde_json::to_value(&p).ok();
+                session.notify(methods::NOTIFICATION_RESOURCES_UPDATED, params, None);
+            }
+            session.broadcast(&Change::Updated(p.uri));
+            return;
+        }
+        ServerNotification::LogMessage(m) => {
+            let params = serde_json::to_value(&m).unwrap_or(Value::Null);
+            let level = params.get("level").and_then(Value::as_str).and_then(level_index);
+            if handshake && level.is_some_and(|l| session.log_level_enabled(l)) {
+                session.notify(methods::NOTIFICATION_MESSAGE, Some(params), None);
+            }
+            return;
+        }
+        ServerNotification::ElicitationComplete(p) => {
+            if handshake {
+                let params = serde_json::to_value(&p).ok();
+                session.notify(methods::NOTIFICATION_ELICITATION_COMPLETE, params, None);
+            }
+            return;
+        }
+        _ => return,
+    };
+    if handshake {
+        session.notify(change.notification().0, None, None);
+    }
+    session.broadcast(&change);
+}
