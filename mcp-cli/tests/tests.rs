@@ -23,6 +23,8 @@ mod login;
 mod model;
 #[path = "it/run.rs"]
 mod run;
+#[path = "it/serve.rs"]
+mod serve;
 #[cfg(target_os = "linux")]
 #[path = "it/terminal.rs"]
 mod terminal;

@@ -18,6 +18,7 @@ use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
+use super::host::{Reach, reach};
 use super::routes::Routes;
 use crate::failure::Failure;
 
@@ -87,11 +88,25 @@ impl Bridge {
             }
             _ => error_code::INTERNAL_ERROR,
         };
-        let mut message = Failure::registry(&self.registry, e).message;
-        if code == error_code::USER_REJECTED {
-            message.push_str(": the user refused it");
+        ErrorObject::new(code, Failure::registry(&self.registry, e).message)
+    }
+
+    /// A call's error: as [`error`](Self::error), and a call the approval
+    /// policy asked about says whether the user refused it or the host
+    /// could not ask them (`host_can_ask`: it declared elicitation).
+    fn call_error(&self, e: Error, host_can_ask: bool) -> ErrorObject {
+        let asked =
+            matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
+        let mut error = self.error(e);
+        if asked && host_can_ask {
+            error.message.push_str(": the user refused it");
+        } else if asked {
+            error.message.push_str(
+                ": it needs the user's approval, and the host did not declare elicitation \
+                 to ask for it",
+            );
         }
-        ErrorObject::new(code, message)
+        error
     }
 
     /// `tools/list`: every served server's tools that its policy and pins
@@ -160,6 +175,8 @@ impl Bridge {
         };
         let (server, tool) = self.route_tool(&name).await?;
         let (meta, token) = split_meta(&params);
+        let capabilities = session.client_capabilities();
+        let host_can_ask = reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared;
         let mut options = RequestOptions {
             timeout: self.timeout,
             reset_timeout_on_progress: true,
@@ -178,7 +195,7 @@ impl Bridge {
             Ok(result) => serde_json::to_value(result).map_err(|e| {
                 ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
             }),
-            Err(e) => Err(self.error(e)),
+            Err(e) => Err(self.call_error(e, host_can_ask)),
         }
     }
 
