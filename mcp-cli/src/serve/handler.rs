@@ -93,18 +93,22 @@ impl Bridge {
 
     /// A call's error: as [`error`](Self::error), and a call the approval
     /// policy asked about says whether the user refused it or the host
-    /// could not ask them (`host_can_ask`: it declared elicitation).
-    fn call_error(&self, e: Error, host_can_ask: bool) -> ErrorObject {
+    /// could not ask them (`host`: how far it can be asked to elicit).
+    fn call_error(&self, e: Error, host: Reach) -> ErrorObject {
         let asked =
             matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
         let mut error = self.error(e);
-        if asked && host_can_ask {
-            error.message.push_str(": the user refused it");
-        } else if asked {
-            error.message.push_str(
+        match (asked, host) {
+            (false, _) => {}
+            (true, Reach::Declared) => error.message.push_str(": the user refused it"),
+            (true, Reach::Undeclared) => error.message.push_str(
                 ": it needs the user's approval, and the host did not declare elicitation \
                  to ask for it",
-            );
+            ),
+            (true, Reach::Stateless) => error.message.push_str(
+                ": it needs the user's approval, and the host speaks the stateless protocol \
+                 revision, whose input requests mcpc serve does not relay yet",
+            ),
         }
         error
     }
@@ -176,7 +180,7 @@ impl Bridge {
         let (server, tool) = self.route_tool(&name).await?;
         let (meta, token) = split_meta(&params);
         let capabilities = session.client_capabilities();
-        let host_can_ask = reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared;
+        let host = reach(capabilities.as_ref(), "elicitation", None);
         let mut options = RequestOptions {
             timeout: self.timeout,
             reset_timeout_on_progress: true,
@@ -195,7 +199,7 @@ impl Bridge {
             Ok(result) => serde_json::to_value(result).map_err(|e| {
                 ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
             }),
-            Err(e) => Err(self.call_error(e, host_can_ask)),
+            Err(e) => Err(self.call_error(e, host)),
         }
     }
 
@@ -358,11 +362,11 @@ impl Bridge {
     /// Subscribes upstream to what a stateless-era host's
     /// `subscriptions/listen` asks for (the session keeps the stream).
     fn listen_upstream(&self, params: Option<&Value>) {
-        let uris = params
+        let uris: Vec<String> = params
             .and_then(|p| p.pointer("/notifications/resourceSubscriptions"))
             .and_then(Value::as_array)
             .map(|uris| uris.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            .unwrap_or_else(Vec::new);
+            .unwrap_or_default();
         for uri in uris {
             let Some(server) = self.routes().resource(&uri) else { continue };
             let registry = self.registry.clone();

@@ -136,11 +136,11 @@ fn refusal(method: &str, why: &str) -> ErrorObject {
 
 /// The handlers the upstream connections get: each asks the host.
 pub(crate) fn handlers(link: &Arc<HostLink>) -> Handlers {
-    let mut handlers = Handlers::default();
-    handlers.roots = Some(Arc::new(ToHost(link.clone())));
-    handlers.sampling = Some(Arc::new(ToHost(link.clone())));
-    handlers.elicitation = Some(Arc::new(ToHost(link.clone())));
-    handlers
+    Handlers {
+        roots: Some(Arc::new(ToHost(link.clone()))),
+        sampling: Some(Arc::new(ToHost(link.clone()))),
+        elicitation: Some(Arc::new(ToHost(link.clone()))),
+    }
 }
 
 /// An upstream request handler that asks the host.

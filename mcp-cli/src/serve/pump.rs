@@ -3,16 +3,18 @@
 //! registry's one stream and passed to the host: as notifications to a
 //! handshake-era host, and to the `subscriptions/listen` streams a
 //! stateless-era host opened. Progress is not here: each call relays its
-//! own.
+//! own. A server that comes back (restarted, reconnected, or up for the
+//! first time after the bridge started) may list other things: the host
+//! is told its lists changed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use mcp_host_registry::{NotificationEvent, Registry};
+use mcp_host_registry::{HealthEvent, NotificationEvent, Registry};
 use mcp_proto::client::ServerNotification;
 use mcp_proto::methods;
-use mcp_server_io::Session;
 use mcp_server_io::logging::level_index;
 use mcp_server_io::stateless::Change;
+use mcp_server_io::{Handler as _, Session};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
@@ -23,19 +25,61 @@ use super::handler::Bridge;
 /// when the registry's stream does (or when aborted).
 pub(crate) fn start(registry: &Registry, session: Session<Bridge>) -> JoinHandle<()> {
     let mut events = registry.notifications();
+    let mut health = registry.health_events();
     let served: HashSet<String> = session.handler().servers().iter().cloned().collect();
+    // Whether each server is connected, as last heard.
+    let mut connected: HashMap<String, bool> = served
+        .iter()
+        .map(|s| (s.clone(), registry.health(s).is_ok_and(|h| h.is_connected())))
+        .collect();
     tokio::spawn(async move {
         loop {
-            match events.recv().await {
-                Ok(event) if served.contains(&event.server) => relay(&session, event),
-                Ok(_) => {}
-                Err(RecvError::Lagged(n)) => {
-                    tracing::warn!("{n} notifications of the servers were skipped (too many)");
-                }
-                Err(RecvError::Closed) => break,
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(event) if served.contains(&event.server) => relay(&session, event),
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::warn!("{n} notifications of the servers were skipped (too many)");
+                    }
+                    Err(RecvError::Closed) => break,
+                },
+                event = health.recv() => match event {
+                    Ok(HealthEvent { server, health, .. }) => {
+                        let Some(was) = connected.get_mut(&server) else { continue };
+                        let now = health.is_connected();
+                        if now && !*was {
+                            tracing::info!(%server, "connected: its lists may have changed");
+                            lists_changed(&session);
+                        }
+                        *was = now;
+                    }
+                    // Missed changes: the lists may have changed.
+                    Err(RecvError::Lagged(_)) => lists_changed(&session),
+                    Err(RecvError::Closed) => break,
+                },
             }
         }
     })
+}
+
+/// Tells the host that every list it was given may have changed.
+fn lists_changed(session: &Session<Bridge>) {
+    let declared = session.handler().capabilities(None);
+    for (capability, change) in
+        [("tools", Change::Tools), ("prompts", Change::Prompts), ("resources", Change::Resources)]
+    {
+        if declared.get(capability).is_some() {
+            changed(session, &change);
+        }
+    }
+}
+
+/// A list change, to the host in its era.
+fn changed(session: &Session<Bridge>, change: &Change) {
+    if session.negotiated_version().is_some() {
+        session.notify(change.notification().0, None, None);
+    }
+    session.broadcast(change);
 }
 
 /// What one notification becomes for the host.
@@ -72,8 +116,5 @@ fn relay(session: &Session<Bridge>, event: NotificationEvent) {
         }
         _ => return,
     };
-    if handshake {
-        session.notify(change.notification().0, None, None);
-    }
-    session.broadcast(&change);
+    changed(session, &change);
 }

@@ -209,12 +209,19 @@ async fn an_upstream_crash_is_an_error_and_the_bridge_serves_on() {
     let spec = server_spec("");
     let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
     c.initialize().await.unwrap();
+    let mut n = c.notifications();
     let err = c.call_tool_with("crash", (), RequestOptions::default()).await.unwrap_err();
     let rpc = err.rpc_error().cloned().unwrap_or_else(|| panic!("not a JSON-RPC error: {err}"));
     assert_eq!(rpc.code, -32603, "{rpc:?}");
     assert!(rpc.message.contains("\"server\""), "{rpc:?}");
     // Supervision restarts it; the next call waits for it.
     assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "again"})).await), "again");
+    // Restarted, it may list other tools: the host is told.
+    next_matching(
+        async || n.recv().await,
+        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
+    )
+    .await;
     c.close().await.unwrap();
 }
 
@@ -325,9 +332,10 @@ async fn logs_list_changes_and_resource_updates_reach_a_handshake_era_host() {
     .await;
     assert_eq!(data, json!("loud"));
     call(&c, "change", json!({})).await;
-    next_matching(async || n.recv().await, |n| {
-        matches!(n, ServerNotification::ToolListChanged).then_some(())
-    })
+    next_matching(
+        async || n.recv().await,
+        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
+    )
     .await;
     c.subscribe_resource("test://static/text/1").await.unwrap();
     let r = text_blocks(&call(&c, "touch", json!({"uri": "test://static/text/1"})).await);
@@ -358,9 +366,10 @@ async fn a_stateless_era_host_listens_for_list_changes_and_updates() {
     let mut listen = c.listen(filter).await.unwrap();
     assert!(listen.refused().is_empty());
     call(&c, "change", json!({})).await;
-    next_matching(async || listen.recv().await, |n| {
-        matches!(n, ServerNotification::ToolListChanged).then_some(())
-    })
+    next_matching(
+        async || listen.recv().await,
+        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
+    )
     .await;
     // The bridge subscribed upstream for the host (in the background).
     let deadline = Instant::now() + Duration::from_secs(10);
