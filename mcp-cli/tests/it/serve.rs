@@ -84,13 +84,14 @@ fn server_spec(extra: &str) -> String {
 }
 
 /// A configuration of the testkit twice, as `a` and `b`, with an approval
-/// table.
+/// table and an audit log (`conf/audit.jsonl`).
 fn two_servers(s: &Sandbox, approval: &str) {
     let tk = testkit();
     s.write(
         "conf/mcp.toml",
         &format!(
             "[mcp_client]\n[mcp_client.approval]\n{approval}\n\
+             [mcp_client.audit]\npath = \"audit.jsonl\"\n\
              [[mcp_client.servers]]\nname = \"a\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\n\
              [[mcp_client.servers]]\nname = \"b\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\n"
         ),
@@ -285,6 +286,16 @@ async fn several_servers_are_served_as_one_with_flat_names_and_policy() {
     let err = err.await.unwrap_err().to_string();
     assert!(err.contains("was refused (the approval rule \"*__add\")"), "{err}");
     c.close().await.unwrap();
+
+    // The audit log has the bridge's calls as it has `mcpc call`'s.
+    let log = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let has = |server: &str, tool: &str, outcome: &str| {
+        lines.iter().any(|l| l["server"] == server && l["tool"] == tool && l["outcome"] == outcome)
+    };
+    assert!(has("b", "echo", "ok"), "{log}");
+    assert!(has("b", "slow", "denied") && has("b", "slow", "ok"), "{log}");
+    assert!(has("a", "add", "denied"), "{log}");
 }
 
 /// The next notification `pick` takes, within 10 s.
