@@ -21,6 +21,10 @@
 //! cargo run -p mcpc -- --server 'npx -y @modelcontextprotocol/server-everything' info
 //! ```
 //!
+//! `mcpc serve` turns it around (`serve/`): the servers served to a host
+//! that speaks MCP on stdin and stdout, one with its names unchanged or
+//! several as one, in either protocol era.
+//!
 //! The host's side of the protocol is declared and answered (`host.rs`):
 //! roots (the current directory, or each `--root`), elicitation (a form on
 //! the terminal, built from the request's schema), sampling (declined:

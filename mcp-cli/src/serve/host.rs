@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::handler::Bridge;
+use crate::approve::shown_arguments;
 
 /// The host's session, once it exists, shared by the upstream handlers
 /// and the approver (they are built with the registry, before it).
@@ -203,15 +204,14 @@ impl Approver for HostApprover {
             if self.0.reach("elicitation", None) != Reach::Declared {
                 return REFUSED;
             }
-            let arguments = request
-                .arguments
-                .as_ref()
-                .map_or_else(|| "{}".to_owned(), |a| Value::Object(a.clone()).to_string());
             let question = json!({
                 "mode": "form",
                 "message": format!(
                     "Allow the call of tool {:?} of MCP server {:?} ({}) with the arguments {}?",
-                    request.tool, request.server, request.reason, cut(&arguments, 400)
+                    request.tool,
+                    request.server,
+                    request.reason,
+                    shown_arguments(request)
                 ),
                 "requestedSchema": {"type": "object", "properties": {}},
             });
@@ -227,15 +227,6 @@ impl Approver for HostApprover {
             }
         })
     }
-}
-
-/// At most `max` characters of `text`, `...` after a cut.
-fn cut(text: &str, max: usize) -> String {
-    let mut shown: String = text.chars().take(max).collect();
-    if shown.len() < text.len() {
-        shown.push_str("...");
-    }
-    shown
 }
 
 #[cfg(test)]
@@ -259,7 +250,5 @@ mod tests {
         for (caps, capability, member, expected) in cases {
             assert_eq!(reach(*caps, capability, *member), *expected, "{capability} {member:?}");
         }
-        assert_eq!(cut("abcdef", 3), "abc...");
-        assert_eq!(cut("abc", 3), "abc");
     }
 }
