@@ -15,10 +15,13 @@ use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{LoggingLevel, ProgressNotificationParams};
 use mcp_server_io::logging::LOG_LEVELS;
+use mcp_server_io::stateless::RequestMeta;
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
-use super::host::{Reach, reach};
+use super::HOST_ANSWER_TIMEOUT;
+use super::host::{HostLink, Reach, reach};
+use super::input::CallFuture;
 use super::routes::Routes;
 use crate::failure::Failure;
 
@@ -31,6 +34,8 @@ const MAX_PAGES: usize = 100;
 /// The bridge: the served servers behind one MCP server.
 pub(crate) struct Bridge {
     registry: Arc<Registry>,
+    /// The host's side (a stateless-era host's parked calls).
+    link: Arc<HostLink>,
     /// The served servers, in order.
     servers: Vec<String>,
     info: ServerInfo,
@@ -51,6 +56,7 @@ impl std::fmt::Debug for Bridge {
 impl Bridge {
     pub(crate) fn new(
         registry: Arc<Registry>,
+        link: Arc<HostLink>,
         servers: Vec<String>,
         info: ServerInfo,
         capabilities: Value,
@@ -58,7 +64,7 @@ impl Bridge {
         max_time: Duration,
     ) -> Bridge {
         let routes = Mutex::new(Routes::new(&servers));
-        Bridge { registry, servers, info, capabilities, routes, timeout, max_time }
+        Bridge { registry, link, servers, info, capabilities, routes, timeout, max_time }
     }
 
     /// The served servers.
@@ -70,47 +76,8 @@ impl Bridge {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A registry error as the host's JSON-RPC error: the server's own
-    /// error as it came; else what went wrong, in words without secrets.
     fn error(&self, e: Error) -> ErrorObject {
-        if let Error::Transport { source, .. } = &e
-            && let Some(error) = rpc_error(source)
-        {
-            return error;
-        }
-        let code = match &e {
-            Error::UnknownTool { .. } | Error::AppOnlyTool { .. } => error_code::INVALID_PARAMS,
-            Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. } => {
-                error_code::USER_REJECTED
-            }
-            Error::ToolNotAllowed { .. } | Error::CallDenied { .. } | Error::ToolChanged { .. } => {
-                error_code::INVALID_REQUEST
-            }
-            _ => error_code::INTERNAL_ERROR,
-        };
-        ErrorObject::new(code, Failure::registry(&self.registry, e).message)
-    }
-
-    /// A call's error: as [`error`](Self::error), and a call the approval
-    /// policy asked about says whether the user refused it or the host
-    /// could not ask them (`host`: how far it can be asked to elicit).
-    fn call_error(&self, e: Error, host: Reach) -> ErrorObject {
-        let asked =
-            matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
-        let mut error = self.error(e);
-        match (asked, host) {
-            (false, _) => {}
-            (true, Reach::Declared) => error.message.push_str(": the user refused it"),
-            (true, Reach::Undeclared) => error.message.push_str(
-                ": it needs the user's approval, and the host did not declare elicitation \
-                 to ask for it",
-            ),
-            (true, Reach::Stateless) => error.message.push_str(
-                ": it needs the user's approval, and the host speaks the stateless protocol \
-                 revision, whose input requests mcpc serve does not relay yet",
-            ),
-        }
-        error
+        error_object(&self.registry, e)
     }
 
     /// `tools/list`: every served server's tools that its policy and pins
@@ -161,8 +128,17 @@ impl Bridge {
         &self,
         session: Session<Bridge>,
         key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
         params: Option<Value>,
     ) -> Result<Value, ErrorObject> {
+        let rounds = &self.link.rounds;
+        if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
+            // A stateless-era host's retry: the parked call goes on.
+            let nothing_new: CallFuture = Box::pin(async {
+                Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up"))
+            });
+            return rounds.drive(meta, HOST_ANSWER_TIMEOUT, || nothing_new).await;
+        }
         let mut params = params.unwrap_or_default();
         let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
             return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
@@ -178,14 +154,19 @@ impl Bridge {
             }
         };
         let (server, tool) = self.route_tool(&name).await?;
-        let (meta, token) = split_meta(&params);
-        let capabilities = session.client_capabilities();
-        let host = reach(capabilities.as_ref(), "elicitation", None);
+        let (passed, token) = split_meta(&params);
+        let host_asks = match meta {
+            Some(meta) => meta.capabilities.get("elicitation").is_some_and(Value::is_object),
+            None => {
+                let capabilities = session.client_capabilities();
+                reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared
+            }
+        };
         let mut options = RequestOptions {
             timeout: self.timeout,
             reset_timeout_on_progress: true,
             max_total_timeout: Some(self.max_time),
-            meta,
+            meta: passed,
             ..Default::default()
         };
         if let Some(token) = token {
@@ -195,11 +176,19 @@ impl Bridge {
                 session.notify(methods::NOTIFICATION_PROGRESS, Some(progress), Some(&key));
             }));
         }
-        match self.registry.call_tool_with(&server, &tool, arguments, options).await {
-            Ok(result) => serde_json::to_value(result).map_err(|e| {
-                ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
-            }),
-            Err(e) => Err(self.call_error(e, host)),
+        let registry = self.registry.clone();
+        let call: CallFuture = Box::pin(async move {
+            match registry.call_tool_with(&server, &tool, arguments, options).await {
+                Ok(result) => serde_json::to_value(result).map_err(|e| {
+                    ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
+                }),
+                Err(e) => Err(call_error(&registry, e, host_asks)),
+            }
+        });
+        match meta {
+            // What a server asks meanwhile goes back in an input round.
+            Some(meta) => rounds.drive(meta, HOST_ANSWER_TIMEOUT, || call).await,
+            None => call.await,
         }
     }
 
@@ -287,6 +276,7 @@ impl Bridge {
         &self,
         session: Session<Bridge>,
         key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, ErrorObject> {
@@ -295,7 +285,7 @@ impl Bridge {
         };
         match method {
             methods::TOOLS_LIST => self.list_tools().await,
-            methods::TOOLS_CALL => self.call_tool(session, key, params).await,
+            methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
             methods::RESOURCES_LIST => {
                 reply_of(self.list(methods::RESOURCES_LIST, "resources", params).await)
             }
@@ -377,6 +367,44 @@ impl Bridge {
             });
         }
     }
+}
+
+/// A registry error as the host's JSON-RPC error: the server's own error
+/// as it came; else what went wrong, in words without secrets.
+fn error_object(registry: &Registry, e: Error) -> ErrorObject {
+    if let Error::Transport { source, .. } = &e
+        && let Some(error) = rpc_error(source)
+    {
+        return error;
+    }
+    let code = match &e {
+        Error::UnknownTool { .. } | Error::AppOnlyTool { .. } => error_code::INVALID_PARAMS,
+        Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. } => {
+            error_code::USER_REJECTED
+        }
+        Error::ToolNotAllowed { .. } | Error::CallDenied { .. } | Error::ToolChanged { .. } => {
+            error_code::INVALID_REQUEST
+        }
+        _ => error_code::INTERNAL_ERROR,
+    };
+    ErrorObject::new(code, Failure::registry(registry, e).message)
+}
+
+/// A call's error: as [`error_object`], and a call the approval policy
+/// asked about says whether the user refused it or the host could not
+/// ask them (`host_asks`: the host, or its request, declared elicitation).
+fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
+    let asked = matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
+    let mut error = error_object(registry, e);
+    if asked && host_asks {
+        error.message.push_str(": the user refused it");
+    } else if asked {
+        error.message.push_str(
+            ": it needs the user's approval, and the host did not declare elicitation to ask \
+             for it",
+        );
+    }
+    error
 }
 
 fn reply_of(reply: Reply) -> Result<Value, ErrorObject> {
@@ -490,10 +518,10 @@ impl Handler for Bridge {
 
     fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
         let method = method.to_owned();
-        let (session, key, _meta) = cx.into_parts();
+        let (session, key, meta) = cx.into_parts();
         Reply::Later(Box::pin(async move {
             let bridge = session.handler();
-            bridge.serve(session.clone(), key, &method, params).await
+            bridge.serve(session.clone(), key, meta.as_ref(), &method, params).await
         }))
     }
 

@@ -1,8 +1,9 @@
 //! The host's side, as the upstream servers see it: their requests
 //! (sampling, elicitation in form and URL mode, roots) and the calls the
 //! approval policy marks `ask` go to the host through its session, when
-//! the host declared the capability; otherwise they are refused with an
-//! error that says why.
+//! the host declared the capability (a stateless-era host: in an
+//! `input_required` round of its call, `input.rs`); otherwise they are
+//! refused with an error that says why.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -20,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::handler::Bridge;
+use super::input::Rounds;
 use crate::approve::shown_arguments;
 
 /// The host's session, once it exists, shared by the upstream handlers
@@ -27,6 +29,8 @@ use crate::approve::shown_arguments;
 #[derive(Debug, Default)]
 pub(crate) struct HostLink {
     session: Mutex<Option<Session<Bridge>>>,
+    /// A stateless-era host's calls, through which it is asked.
+    pub(crate) rounds: Rounds,
 }
 
 /// What a host's capabilities allow of a request to it.
@@ -36,9 +40,9 @@ pub(crate) enum Reach {
     Declared,
     /// It did not.
     Undeclared,
-    /// It speaks the stateless era (or has not said yet), where the
-    /// server asks through `input_required` results, which the bridge
-    /// does not relay.
+    /// It speaks the stateless era (or has not said yet): each request
+    /// declares its own capabilities, and the host is asked through
+    /// `input_required` results (`input.rs`).
     Stateless,
 }
 
@@ -91,9 +95,18 @@ impl HostLink {
             return Err(refusal(method, "no host is connected yet"));
         };
         let wanted = member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
+        let params = serde_json::to_value(params).map_err(|e| {
+            ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode {method}: {e}"))
+        })?;
         let capabilities = session.client_capabilities();
-        match reach(capabilities.as_ref(), capability, member) {
-            Reach::Declared => {}
+        let answer = match reach(capabilities.as_ref(), capability, member) {
+            Reach::Declared => match session.request(method, Some(params), None).await {
+                Ok(answer) => answer,
+                Err(timeout) => Err(ErrorObject::new(
+                    error_code::INTERNAL_ERROR,
+                    format!("the host did not answer {method}: {timeout}"),
+                )),
+            },
             Reach::Undeclared => {
                 return Err(refusal(
                     method,
@@ -101,34 +114,23 @@ impl HostLink {
                 ));
             }
             Reach::Stateless => {
-                return Err(refusal(
-                    method,
-                    "the host speaks the stateless protocol revision, whose input requests \
-                     mcpc serve does not relay yet",
-                ));
+                let wait = session.options().request_timeout;
+                self.rounds.ask(capability, member, method, params, wait).await
             }
-        }
-        let params = serde_json::to_value(params).map_err(|e| {
-            ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode {method}: {e}"))
-        })?;
-        match session.request(method, Some(params), None).await {
-            Ok(Ok(answer)) => serde_json::from_value(answer).map_err(|e| {
+        };
+        answer.and_then(|answer| {
+            serde_json::from_value(answer).map_err(|e| {
                 ErrorObject::new(
                     error_code::INTERNAL_ERROR,
                     format!("the host's answer to {method} is not valid: {e}"),
                 )
-            }),
-            Ok(Err(error)) => Err(error),
-            Err(timeout) => Err(ErrorObject::new(
-                error_code::INTERNAL_ERROR,
-                format!("the host did not answer {method}: {timeout}"),
-            )),
-        }
+            })
+        })
     }
 }
 
 /// The error an upstream server gets when the host cannot be asked.
-fn refusal(method: &str, why: &str) -> ErrorObject {
+pub(crate) fn refusal(method: &str, why: &str) -> ErrorObject {
     ErrorObject::new(
         error_code::METHOD_NOT_FOUND,
         format!("mcpc serve cannot pass {method} on to its host: {why}"),
@@ -201,7 +203,8 @@ const ONCE: ApprovalAnswer = ApprovalAnswer { allow: true, remember: Remember::O
 impl Approver for HostApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
-            if self.0.reach("elicitation", None) != Reach::Declared {
+            // A stateless-era host is asked if the call's request declared it.
+            if self.0.reach("elicitation", None) == Reach::Undeclared {
                 return REFUSED;
             }
             let question = json!({

@@ -5,12 +5,14 @@
 //! forwarded through the registry), `routes.rs` (names and URIs to
 //! servers, and the capabilities declared), `pump.rs` (the servers'
 //! notifications to the host), `host.rs` (the servers' requests and call
-//! approvals to the host). This file picks the servers, connects them and
+//! approvals to the host), `input.rs` (a stateless-era host asked in
+//! `input_required` rounds). This file picks the servers, connects them and
 //! drives the session on stdio; another driver (HTTP) would feed the same
 //! session.
 
 mod handler;
 mod host;
+mod input;
 mod pump;
 mod routes;
 
@@ -109,6 +111,7 @@ pub(crate) async fn serve(
     };
     let bridge = handler::Bridge::new(
         registry.clone(),
+        link.clone(),
         servers,
         info,
         routes::capabilities(&declared),

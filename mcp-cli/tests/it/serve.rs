@@ -10,9 +10,12 @@ use std::time::{Duration, Instant};
 use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
 use mcp_peer::EraChoice;
 use mcp_proto::ErrorObject;
-use mcp_proto::client::{BoxFuture, ElicitationHandler, RequestOptions, ServerNotification};
+use mcp_proto::client::{
+    BoxFuture, ElicitationHandler, RequestOptions, SamplingHandler, ServerNotification,
+};
 use mcp_proto::types::{
-    CallToolResult, ElicitRequestParams, ElicitResult, JsonObject, LoggingLevel, SubscriptionFilter,
+    CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, JsonObject, LoggingLevel, SubscriptionFilter,
 };
 use mcp_test_support::text_blocks;
 use serde_json::{Value, json};
@@ -41,6 +44,33 @@ impl ElicitationHandler for Declines {
     }
 }
 
+/// The host's side of sampling: a model that says hello.
+struct Hello;
+
+impl SamplingHandler for Hello {
+    fn create_message(
+        &self,
+        _: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant", "model": "test",
+                "content": {"type": "text", "text": "Hello"},
+            }))
+            .unwrap())
+        })
+    }
+}
+
+/// A host's options: speaking `era`, declaring nothing.
+fn host_options(era: EraChoice) -> StdioOptions {
+    let mut o = StdioOptions::new("bridge");
+    o.discover_path = false;
+    o.era = era;
+    o.request_timeout = Duration::from_secs(30);
+    o
+}
+
 /// A host speaking `era` to `mcpc serve ARGS` in the sandbox; it declares
 /// elicitation when `elicitation` is given.
 async fn host(
@@ -49,6 +79,13 @@ async fn host(
     era: EraChoice,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
 ) -> StdioClient {
+    let mut o = host_options(era);
+    o.handlers.elicitation = elicitation;
+    host_with(s, args, o).await
+}
+
+/// A host with these options to `mcpc serve ARGS` in the sandbox.
+async fn host_with(s: &Sandbox, args: &[&str], o: StdioOptions) -> StdioClient {
     let mut command = ServerCommand::new(env!("CARGO_BIN_EXE_mcpc")).arg("serve");
     command.args.extend(args.iter().map(|a| (*a).to_owned()));
     command.cwd = Some(s.dir.clone());
@@ -61,11 +98,6 @@ async fn host(
     ] {
         command.env.insert(k.to_owned(), v.to_string_lossy().into_owned());
     }
-    let mut o = StdioOptions::new("bridge");
-    o.discover_path = false;
-    o.era = era;
-    o.handlers.elicitation = elicitation;
-    o.request_timeout = Duration::from_secs(30);
     mcp_client_stdio::spawn(command, o).await.expect("mcpc serve starts")
 }
 
@@ -202,6 +234,26 @@ async fn elicitation_goes_to_a_host_that_declared_it_and_is_refused_otherwise() 
     let r = text_blocks(&call(&c, "ask", json!({"what": "sample"})).await);
     assert!(r.contains("did not declare the sampling capability"), "{r}");
     c.close().await.unwrap();
+
+    // A stateless-era host is asked in input rounds of its call: once
+    // (a handshake-era server's request), twice (a stateless-era server's
+    // own two rounds, each turned into a request by the bridge's client).
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, Some(Arc::new(Ada))).await;
+    let r = text_blocks(&call(&c, "ask", json!({"what": "elicit"})).await);
+    assert!(r.contains("Ada") && r.contains("accept"), "{r}");
+    c.close().await.unwrap();
+    let modern = server_spec("--era modern");
+    let mut o = host_options(EraChoice::Modern);
+    o.handlers.elicitation = Some(Arc::new(Ada));
+    o.handlers.sampling = Some(Arc::new(Hello));
+    let c = host_with(&s, &["--server", &modern], o).await;
+    let r = text_blocks(&call(&c, "ask_twice", json!({})).await);
+    assert!(r.starts_with("Ada: Hello"), "{r}");
+    c.close().await.unwrap();
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, None).await;
+    let r = text_blocks(&call(&c, "ask", json!({"what": "elicit"})).await);
+    assert!(r.contains("request did not declare the elicitation capability"), "{r}");
+    c.close().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -276,6 +328,16 @@ async fn several_servers_are_served_as_one_with_flat_names_and_policy() {
         Some(Arc::new(Declines)),
     )
     .await;
+    let err = c.call_tool_with("slow", args(json!({"ms": 1})), RequestOptions::default());
+    let err = err.await.unwrap_err().to_string();
+    assert!(err.contains("the user refused it"), "{err}");
+    c.close().await.unwrap();
+    // A stateless-era host is asked in an input round of its call.
+    let only_b = ["--config", "conf/mcp.toml", "--only", "b"];
+    let c = host(&s, &only_b, EraChoice::Modern, Some(Arc::new(Ada))).await;
+    assert_eq!(text_blocks(&call(&c, "slow", json!({"ms": 1})).await), "done");
+    c.close().await.unwrap();
+    let c = host(&s, &only_b, EraChoice::Modern, Some(Arc::new(Declines))).await;
     let err = c.call_tool_with("slow", args(json!({"ms": 1})), RequestOptions::default());
     let err = err.await.unwrap_err().to_string();
     assert!(err.contains("the user refused it"), "{err}");
