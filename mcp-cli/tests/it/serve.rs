@@ -275,6 +275,19 @@ async fn an_upstream_crash_is_an_error_and_the_bridge_serves_on() {
         |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
     )
     .await;
+    // Garbage on the server's stdout is skipped; the call is answered.
+    let r = text_blocks(&call(&c, "noisy", json!({"garbage_rounds": 2})).await);
+    assert!(r.starts_with("noisy: wrote 6 garbage lines"), "{r}");
+    c.close().await.unwrap();
+
+    // A server that hangs past its timeout (`--timeout`): that call's error.
+    let c = host(&s, &["--server", &spec, "--timeout", "0.5"], EraChoice::Legacy, None).await;
+    let started = Instant::now();
+    let err = c.call_tool_with("hang", (), RequestOptions::default()).await.unwrap_err();
+    let rpc = err.rpc_error().cloned().unwrap_or_else(|| panic!("not a JSON-RPC error: {err}"));
+    assert!(rpc.message.contains("tools/call") && rpc.message.contains("server"), "{rpc:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "still"})).await), "still");
     c.close().await.unwrap();
 }
 
