@@ -208,10 +208,14 @@ impl Bridge {
                 .await;
             match result {
                 Ok(list) => {
+                    let field = match key {
+                        "prompts" => "name",
+                        "resourceTemplates" => "uriTemplate",
+                        _ => "uri",
+                    };
                     let names = list
                         .iter()
                         .map(|item| {
-                            let field = if key == "prompts" { "name" } else { "uri" };
                             item.get(field).and_then(Value::as_str).unwrap_or_default().to_owned()
                         })
                         .collect::<Vec<_>>();
@@ -231,6 +235,11 @@ impl Bridge {
             "resources" => {
                 for (server, uris) in &listed {
                     routes.note_resources(server, uris);
+                }
+            }
+            "resourceTemplates" => {
+                for (server, templates) in &listed {
+                    routes.note_templates(server, templates);
                 }
             }
             _ => {}
@@ -257,13 +266,18 @@ impl Bridge {
             .map_err(|e| self.error(e))
     }
 
-    /// The server a resource URI goes to (listing resources first when it
-    /// is not known yet).
+    /// The server a resource URI goes to (listing resources, then
+    /// templates, when it is not known yet).
     async fn route_uri(&self, uri: &str) -> Result<String, ErrorObject> {
         if let Some(server) = self.routes().resource(uri) {
             return Ok(server);
         }
         let _ = self.list(methods::RESOURCES_LIST, "resources", None).await;
+        if let Some(server) = self.routes().resource(uri) {
+            return Ok(server);
+        }
+        let templates = methods::RESOURCES_TEMPLATES_LIST;
+        let _ = self.list(templates, "resourceTemplates", None).await;
         self.routes().resource(uri).ok_or_else(|| {
             ErrorObject::new(
                 error_code::RESOURCE_NOT_FOUND,

@@ -6,7 +6,7 @@
 //! one: tool and prompt names follow the registry's flat naming rule
 //! ([`ToolNames`]: `server__name`, shortened with a hash when needed);
 //! resource URIs stay as they are and are routed to the server that
-//! listed them.
+//! listed them, else by the templates the servers listed.
 
 use std::collections::HashMap;
 
@@ -22,6 +22,9 @@ pub(crate) struct Routes {
     prompts: ToolNames,
     /// URI to server, from the last resource lists.
     resources: HashMap<String, String>,
+    /// The literal start of each URI template (up to its first `{`) and
+    /// its server, from the last template lists.
+    templates: Vec<(String, String)>,
 }
 
 impl Routes {
@@ -65,12 +68,35 @@ impl Routes {
         }
     }
 
-    /// The server a resource URI goes to.
-    pub(crate) fn resource(&self, uri: &str) -> Option<String> {
-        match &self.single {
-            Some(only) => Some(only.clone()),
-            None => self.resources.get(uri).cloned(),
+    /// Remembers which server listed these URI templates (replacing what
+    /// that server listed before).
+    pub(crate) fn note_templates(&mut self, server: &str, templates: &[String]) {
+        self.templates.retain(|(_, s)| s != server);
+        for template in templates {
+            let start = template.split('{').next().unwrap_or_default();
+            if !start.is_empty() {
+                self.templates.push((start.to_owned(), server.to_owned()));
+            }
         }
+    }
+
+    /// The server a resource URI goes to: the one that listed it, else
+    /// the one with the longest template start it begins with (the first
+    /// listed of equals).
+    pub(crate) fn resource(&self, uri: &str) -> Option<String> {
+        if let Some(only) = &self.single {
+            return Some(only.clone());
+        }
+        if let Some(server) = self.resources.get(uri) {
+            return Some(server.clone());
+        }
+        let mut best: Option<&(String, String)> = None;
+        for entry in self.templates.iter().filter(|(start, _)| uri.starts_with(start.as_str())) {
+            if best.is_none_or(|b| entry.0.len() > b.0.len()) {
+                best = Some(entry);
+            }
+        }
+        best.map(|(_, server)| server.clone())
     }
 }
 
@@ -182,6 +208,18 @@ mod tests {
         many.note_resources("a", &["test://3".into()]);
         assert_eq!(many.resource("test://1"), None);
         assert_eq!(many.resource("test://3"), Some("a".into()));
+        // A URI no list has: the server of the longest template start.
+        many.note_templates("a", &["test://t/{id}".into(), "{whole}".into()]);
+        many.note_templates("b", &["test://t/b/{id}".into(), "test://t/{x}".into()]);
+        let cases = [
+            ("test://t/7", Some("a")),
+            ("test://t/b/7", Some("b")),
+            ("test://3", Some("a")),
+            ("other://x", None),
+        ];
+        for (uri, server) in cases {
+            assert_eq!(many.resource(uri).as_deref(), server, "{uri}");
+        }
     }
 
     #[test]

@@ -321,6 +321,11 @@ async fn several_servers_are_served_as_one_with_flat_names_and_policy() {
     assert!(c.read_resource("test://static/text/1").await.is_ok());
     let err = c.read_resource("test://nobody/lists/this").await.unwrap_err();
     assert!(err.to_string().contains("no served server lists"), "{err}");
+    // A URI only a template covers goes to that template's server, whose
+    // answer (here: no such resource) comes back as it is.
+    let err = c.read_resource("test://static/text/9").await.unwrap_err();
+    assert!(!err.to_string().contains("no served server lists"), "{err}");
+    assert!(err.rpc_error().is_some(), "{err}");
     c.close().await.unwrap();
 
     // A host that can ask: the user's answer decides.
