@@ -170,6 +170,7 @@ impl Bridge {
             ..Default::default()
         };
         if let Some(token) = token {
+            let key = key.clone();
             options.on_progress = Some(Arc::new(move |p: &ProgressNotificationParams| {
                 let mut progress = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
                 progress["progressToken"] = token.clone();
@@ -188,7 +189,10 @@ impl Bridge {
         match meta {
             // What a server asks meanwhile goes back in an input round.
             Some(meta) => rounds.drive(meta, HOST_ANSWER_TIMEOUT, || call).await,
-            None => call.await,
+            None => {
+                let _running = self.link.running(key);
+                call.await
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 //! `input_required` round of its call, `input.rs`); otherwise they are
 //! refused with an error that says why.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_host_registry::{ApprovalAnswer, ApprovalRequest, Approver, Remember};
@@ -15,7 +16,7 @@ use mcp_proto::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
     ElicitResult, ListRootsResult,
 };
-use mcp_server_io::Session;
+use mcp_server_io::{RequestKey, Session};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -31,6 +32,22 @@ pub(crate) struct HostLink {
     session: Mutex<Option<Session<Bridge>>>,
     /// A stateless-era host's calls, through which it is asked.
     pub(crate) rounds: Rounds,
+    /// A handshake-era host's calls running now, by a number: a server's
+    /// request is related to the one running (over HTTP it then goes on
+    /// that call's stream).
+    calls: Mutex<(u64, HashMap<u64, RequestKey>)>,
+}
+
+/// Takes a host call off [`HostLink`]'s list when it ends.
+pub(crate) struct CallGuard<'a> {
+    link: &'a HostLink,
+    n: u64,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.link.calls.lock().unwrap_or_else(PoisonError::into_inner).1.remove(&self.n);
+    }
 }
 
 /// What a host's capabilities allow of a request to it.
@@ -71,6 +88,26 @@ impl HostLink {
         self.lock().take();
     }
 
+    /// Lists a handshake-era host's call as running until the guard drops.
+    pub(crate) fn running(&self, key: RequestKey) -> CallGuard<'_> {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.0 += 1;
+        let n = calls.0;
+        calls.1.insert(n, key);
+        CallGuard { link: self, n }
+    }
+
+    /// The host call a server's request belongs to: the one running, when
+    /// only one is.
+    fn related(&self) -> Option<RequestKey> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut running = calls.1.values();
+        match (running.next(), running.next()) {
+            (Some(only), None) => Some(only.clone()),
+            _ => None,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Session<Bridge>>> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -100,13 +137,15 @@ impl HostLink {
         })?;
         let capabilities = session.client_capabilities();
         let answer = match reach(capabilities.as_ref(), capability, member) {
-            Reach::Declared => match session.request(method, Some(params), None).await {
-                Ok(answer) => answer,
-                Err(timeout) => Err(ErrorObject::new(
-                    error_code::INTERNAL_ERROR,
-                    format!("the host did not answer {method}: {timeout}"),
-                )),
-            },
+            Reach::Declared => {
+                match session.request(method, Some(params), self.related().as_ref()).await {
+                    Ok(answer) => answer,
+                    Err(timeout) => Err(ErrorObject::new(
+                        error_code::INTERNAL_ERROR,
+                        format!("the host did not answer {method}: {timeout}"),
+                    )),
+                }
+            }
             Reach::Undeclared => {
                 return Err(refusal(
                     method,
@@ -253,5 +292,20 @@ mod tests {
         for (caps, capability, member, expected) in cases {
             assert_eq!(reach(*caps, capability, *member), *expected, "{capability} {member:?}");
         }
+    }
+
+    #[test]
+    fn a_request_is_related_to_the_one_call_running() {
+        let link = HostLink::default();
+        let key = |id: i64| RequestKey { origin: 0, id: id.into() };
+        assert_eq!(link.related(), None);
+        let one = link.running(key(1));
+        assert_eq!(link.related(), Some(key(1)));
+        let two = link.running(key(2));
+        assert_eq!(link.related(), None, "two calls: which one asked is unknown");
+        drop(one);
+        assert_eq!(link.related(), Some(key(2)));
+        drop(two);
+        assert_eq!(link.related(), None);
     }
 }
