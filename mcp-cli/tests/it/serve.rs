@@ -378,6 +378,49 @@ async fn several_servers_are_served_as_one_with_flat_names_and_policy() {
     assert!(has("a", "add", "denied"), "{log}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_metadata_icons_annotations_and_meta_pass_untouched() {
+    let s = Sandbox::new("serve-apps");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/apps_server.py");
+    let spec = format!("python3 {}", script.display());
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    let tools = c.list_tools().await.unwrap();
+    let show = serde_json::to_value(tools.iter().find(|t| t.name == "show").unwrap()).unwrap();
+    assert_eq!(
+        show["_meta"],
+        json!({"ui": {"resourceUri": "ui://apps/view", "visibility": ["model", "app"]}, "vendor/x": 1})
+    );
+    assert_eq!(show["icons"][0]["src"], "https://example.com/icon.png");
+    assert_eq!(show["annotations"], json!({"readOnlyHint": true, "title": "Show it"}));
+    let shown = c.call_tool_with("show", (), RequestOptions::default()).await.unwrap();
+    let shown = serde_json::to_value(shown).unwrap();
+    assert_eq!(shown["_meta"]["ui"]["resourceUri"], "ui://apps/view");
+    let view = serde_json::to_value(c.read_resource("ui://apps/view").await.unwrap()).unwrap();
+    assert_eq!(view["contents"][0]["uri"], "ui://apps/view");
+    assert_eq!(view["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(
+        view["contents"][0]["_meta"]["ui"]["csp"]["connectDomains"][0],
+        "https://api.example.com"
+    );
+    // The host's `_meta` reaches the server (its progress token mapped to
+    // the bridge's own).
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "traceparent".into(),
+        json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+    );
+    let options = RequestOptions {
+        meta: Some(meta),
+        on_progress: Some(Arc::new(|_| {})),
+        ..Default::default()
+    };
+    let got = c.call_tool_with("meta", (), options).await.unwrap();
+    let got: Value = serde_json::from_str(&text_blocks(&got)).unwrap();
+    assert_eq!(got["traceparent"], "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    assert!(got.get("progressToken").is_some(), "{got}");
+    c.close().await.unwrap();
+}
+
 /// The next notification `pick` takes, within 10 s.
 async fn next_matching<T>(
     mut next: impl AsyncFnMut() -> Option<ServerNotification>,
