@@ -199,9 +199,14 @@ impl Bridge {
     /// A list every server gives (`resources/list`, `prompts/list`, ...):
     /// one server's page by page as it answers; several servers' whole,
     /// in one page.
-    async fn list(&self, method: &'static str, key: &'static str, params: Option<Value>) -> Reply {
+    async fn list(
+        &self,
+        method: &'static str,
+        key: &'static str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
         if let [only] = self.servers.as_slice() {
-            return Reply::Now(self.forward(only, method, params).await);
+            return self.forward(only, method, params).await;
         }
         let mut listed = Vec::new();
         let mut items: Vec<Value> = Vec::new();
@@ -248,7 +253,7 @@ impl Bridge {
             }
             _ => {}
         }
-        Reply::Now(Ok(json!({ key: items })))
+        Ok(json!({ key: items }))
     }
 
     /// Sends a request to a server as it came (less the protocol's own
@@ -305,14 +310,12 @@ impl Bridge {
             methods::TOOLS_LIST => self.list_tools().await,
             methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
             methods::RESOURCES_LIST => {
-                reply_of(self.list(methods::RESOURCES_LIST, "resources", params).await)
+                self.list(methods::RESOURCES_LIST, "resources", params).await
             }
-            methods::RESOURCES_TEMPLATES_LIST => reply_of(
-                self.list(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", params).await,
-            ),
-            methods::PROMPTS_LIST => {
-                reply_of(self.list(methods::PROMPTS_LIST, "prompts", params).await)
+            methods::RESOURCES_TEMPLATES_LIST => {
+                self.list(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", params).await
             }
+            methods::PROMPTS_LIST => self.list(methods::PROMPTS_LIST, "prompts", params).await,
             methods::RESOURCES_READ => {
                 let uri = uri().ok_or_else(|| invalid("resources/read needs a uri"))?;
                 let server = self.route_uri(&uri).await?;
@@ -423,13 +426,6 @@ fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
         );
     }
     error
-}
-
-fn reply_of(reply: Reply) -> Result<Value, ErrorObject> {
-    match reply {
-        Reply::Now(result) => result,
-        _ => Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no answer")),
-    }
 }
 
 fn invalid(message: &str) -> ErrorObject {
