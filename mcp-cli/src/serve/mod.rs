@@ -63,8 +63,12 @@ pub(crate) async fn serve(
                 );
             }
         }
-        let mut names = only.to_vec();
-        names.dedup();
+        let mut names: Vec<String> = Vec::with_capacity(only.len());
+        for name in only {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
         names
     };
     if servers.is_empty() {

@@ -523,6 +523,22 @@ async fn a_stateless_era_host_listens_for_list_changes_and_updates() {
     c.close().await.unwrap();
 }
 
+#[test]
+fn an_unknown_server_is_a_usage_error_on_stderr_only() {
+    let s = Sandbox::new("serve-usage");
+    for args in [&["serve", "--only", "nope"][..], &["--output", "json", "serve", "--only", "nope"]]
+    {
+        let r = s.run(args);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains("no server is named \"nope\" (servers: demo)"), "{r:?}");
+        // stdout is the protocol's, even for errors asked as JSON.
+        assert!(r.stdout.is_empty(), "{r:?}");
+    }
+    // No host on stdin: the bridge ends at once, and cleanly.
+    let r = s.run(&["serve"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
+}
+
 /// The pids of the processes whose parent is `pid`.
 #[cfg(target_os = "linux")]
 fn children(pid: u32) -> Vec<u32> {
