@@ -13,7 +13,7 @@ use mcp_host_registry::{Error, Registry, TransportError};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
-use mcp_proto::types::{LoggingLevel, ProgressNotificationParams};
+use mcp_proto::types::{LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
@@ -70,6 +70,11 @@ impl Bridge {
     /// The served servers.
     pub(crate) fn servers(&self) -> &[String] {
         &self.servers
+    }
+
+    /// The host's side.
+    pub(crate) fn link(&self) -> &HostLink {
+        &self.link
     }
 
     fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
@@ -137,7 +142,7 @@ impl Bridge {
             let nothing_new: CallFuture = Box::pin(async {
                 Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up"))
             });
-            return rounds.drive(meta, HOST_ANSWER_TIMEOUT, || nothing_new).await;
+            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || nothing_new).await;
         }
         let mut params = params.unwrap_or_default();
         let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
@@ -154,7 +159,11 @@ impl Bridge {
             }
         };
         let (server, tool) = self.route_tool(&name).await?;
-        let (passed, token) = split_meta(&params);
+        let (mut passed, token) = split_meta(&params);
+        // A stateless-era host's log level for this call goes upstream too.
+        if let Some(level) = meta.and_then(|m| m.log_level).and_then(|l| LOG_LEVELS.get(l)) {
+            passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
+        }
         let host_asks = match meta {
             Some(meta) => meta.capabilities.get("elicitation").is_some_and(Value::is_object),
             None => {
@@ -188,7 +197,7 @@ impl Bridge {
         });
         match meta {
             // What a server asks meanwhile goes back in an input round.
-            Some(meta) => rounds.drive(meta, HOST_ANSWER_TIMEOUT, || call).await,
+            Some(meta) => rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || call).await,
             None => {
                 let _running = self.link.running(key);
                 call.await

@@ -17,6 +17,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_server_io::RequestKey;
 use mcp_server_io::stateless::{self, RequestMeta};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -56,11 +57,28 @@ impl std::fmt::Debug for Rounds {
 #[derive(Default)]
 struct Inner {
     next: u64,
-    /// Calls running now, by number: where their asks go, and the
-    /// capabilities their request declared.
-    running: HashMap<u64, (mpsc::Sender<Ask>, Map<String, Value>)>,
+    /// Calls running now, by number.
+    running: HashMap<u64, Call>,
     /// Parked calls, by `requestState`.
     parked: HashMap<String, Parked>,
+    /// The last call that asked for log messages, when it ended: what its
+    /// server logged just before answering is relayed after it.
+    ended: Option<(RequestKey, usize, Instant)>,
+}
+
+/// How long after its call ended a log message is still taken for it.
+const LOG_GRACE: Duration = Duration::from_secs(1);
+
+/// A host call running now.
+struct Call {
+    /// Where the asks of its servers go.
+    asks: mpsc::Sender<Ask>,
+    /// The capabilities its request declared.
+    capabilities: Map<String, Value>,
+    /// Its request, to relate what is sent for it.
+    key: RequestKey,
+    /// The least level of the log messages it asked for, if any.
+    log_level: Option<usize>,
 }
 
 struct Parked {
@@ -77,7 +95,12 @@ struct Running<'a> {
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        self.rounds.lock().running.remove(&self.id);
+        let mut inner = self.rounds.lock();
+        if let Some(call) = inner.running.remove(&self.id)
+            && let Some(level) = call.log_level
+        {
+            inner.ended = Some((call.key, level, Instant::now()));
+        }
     }
 }
 
@@ -92,6 +115,7 @@ impl Rounds {
     /// gets `input_required`.
     pub(crate) async fn drive(
         &self,
+        key: &RequestKey,
         meta: &RequestMeta,
         keep: Duration,
         start: impl FnOnce() -> CallFuture,
@@ -107,7 +131,13 @@ impl Rounds {
             let mut inner = self.lock();
             inner.next += 1;
             let id = inner.next;
-            inner.running.insert(id, (tx, meta.capabilities.clone()));
+            let call = Call {
+                asks: tx,
+                capabilities: meta.capabilities.clone(),
+                key: key.clone(),
+                log_level: meta.log_level,
+            };
+            inner.running.insert(id, call);
             id
         };
         let running = Running { rounds: self, id };
@@ -167,6 +197,24 @@ impl Rounds {
         })
     }
 
+    /// The call a log message belongs to, when it asked for log messages:
+    /// the one running when only one is; with none running, the last one
+    /// that ended, for a moment (its server's last messages come after
+    /// its answer). Its request and the least level it wants.
+    pub(crate) fn logging_call(&self) -> Option<(RequestKey, usize)> {
+        let inner = self.lock();
+        let mut running = inner.running.values();
+        match (running.next(), running.next()) {
+            (Some(call), None) => call.log_level.map(|level| (call.key.clone(), level)),
+            (None, _) => inner
+                .ended
+                .as_ref()
+                .filter(|(_, _, at)| at.elapsed() < LOG_GRACE)
+                .map(|(key, level, _)| (key.clone(), *level)),
+            _ => None,
+        }
+    }
+
     /// Asks the host, through the one call of it running now, `method`
     /// when that call's request declared `capability` (`member` in it).
     pub(crate) async fn ask(
@@ -181,7 +229,7 @@ impl Rounds {
             let inner = self.lock();
             let mut running = inner.running.values();
             match (running.next(), running.next()) {
-                (Some((tx, caps)), None) => Ok((tx.clone(), caps.clone())),
+                (Some(call), None) => Ok((call.asks.clone(), call.capabilities.clone())),
                 (None, _) => Err("no call of the host is running to ask it through"),
                 (Some(_), Some(_)) => {
                     Err("several calls of the host run at once, and which one asked is unknown")
@@ -241,7 +289,8 @@ mod tests {
                 .await?;
             Ok(json!({ "got": answer }))
         });
-        let first = rounds.drive(&meta(json!({})), wait, || call).await.unwrap();
+        let key = RequestKey { origin: 0, id: 1.into() };
+        let first = rounds.drive(&key, &meta(json!({})), wait, || call).await.unwrap();
         assert_eq!(first["resultType"], "input_required");
         assert_eq!(first["inputRequests"]["input"]["method"], "elicitation/create");
         assert_eq!(first["inputRequests"]["input"]["params"], json!({"q": 1}));
@@ -249,10 +298,10 @@ mod tests {
 
         let unused = || -> CallFuture { Box::pin(async { Ok(json!("new")) }) };
         let retry = meta(json!({"requestState": state, "inputResponses": {"input": {"a": 2}}}));
-        let done = rounds.drive(&retry, wait, unused).await.unwrap();
+        let done = rounds.drive(&key, &retry, wait, unused).await.unwrap();
         assert_eq!(done, json!({"got": {"a": 2}}));
         // Taken up once only.
-        let again = rounds.drive(&retry, wait, unused).await.unwrap_err();
+        let again = rounds.drive(&key, &retry, wait, unused).await.unwrap_err();
         assert!(again.message.contains("names no call waiting"), "{again:?}");
     }
 
@@ -263,12 +312,24 @@ mod tests {
         let none = rounds.ask("elicitation", None, "elicitation/create", json!({}), wait).await;
         assert!(none.unwrap_err().message.contains("no call of the host is running"));
         let (tx, _rx) = mpsc::channel(1);
-        rounds.lock().running.insert(1, (tx.clone(), Map::new()));
+        let call = |id: i64, log_level| Call {
+            asks: tx.clone(),
+            capabilities: Map::new(),
+            key: RequestKey { origin: 0, id: id.into() },
+            log_level,
+        };
+        rounds.lock().running.insert(1, call(1, Some(3)));
+        assert_eq!(rounds.logging_call(), Some((RequestKey { origin: 0, id: 1.into() }, 3)));
         let undeclared = rounds.ask("sampling", None, "sampling/createMessage", json!({}), wait);
         let undeclared = undeclared.await.unwrap_err().message;
         assert!(undeclared.contains("did not declare the sampling capability"), "{undeclared}");
-        rounds.lock().running.insert(2, (tx, Map::new()));
+        rounds.lock().running.insert(2, call(2, None));
+        assert_eq!(rounds.logging_call(), None);
         let two = rounds.ask("sampling", None, "sampling/createMessage", json!({}), wait).await;
         assert!(two.unwrap_err().message.contains("several calls"));
+        // Ended, a call that asked for log messages keeps them a moment.
+        drop(Running { rounds: &rounds, id: 2 });
+        drop(Running { rounds: &rounds, id: 1 });
+        assert_eq!(rounds.logging_call(), Some((RequestKey { origin: 0, id: 1.into() }, 3)));
     }
 }

@@ -104,6 +104,15 @@ fn relay(session: &Session<Bridge>, event: NotificationEvent) {
             let level = params.get("level").and_then(Value::as_str).and_then(level_index);
             if handshake && level.is_some_and(|l| session.log_level_enabled(l)) {
                 session.notify(methods::NOTIFICATION_MESSAGE, Some(params), None);
+            } else if !handshake {
+                // A stateless-era host gets them with the call that asked
+                // for them (the one running: a message says no call).
+                let call = session.handler().link().rounds.logging_call();
+                if let (Some((key, min)), Some(level)) = (call, level)
+                    && level >= min
+                {
+                    session.notify(methods::NOTIFICATION_MESSAGE, Some(params), Some(&key));
+                }
             }
             return;
         }

@@ -487,6 +487,31 @@ async fn logs_list_changes_and_resource_updates_reach_a_handshake_era_host() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_era_host_gets_the_log_messages_of_its_call_at_its_level() {
+    let s = Sandbox::new("serve-modern-logs");
+    let spec = server_spec("");
+    let modern = server_spec("--era modern");
+    for upstream in [&spec, &modern] {
+        let mut o = host_options(EraChoice::Modern);
+        o.log_level = Some(LoggingLevel::Warning);
+        let c = host_with(&s, &["--server", upstream], o).await;
+        let mut n = c.notifications();
+        call(&c, "log", json!({"level": "info", "message": "quiet"})).await;
+        call(&c, "log", json!({"level": "error", "message": "loud"})).await;
+        let data = next_matching(
+            async || n.recv().await,
+            |n| match n {
+                ServerNotification::LogMessage(m) => Some(m.data.clone()),
+                _ => None,
+            },
+        )
+        .await;
+        assert_eq!(data, json!("loud"), "through {upstream}");
+        c.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_era_host_listens_for_list_changes_and_updates() {
     let s = Sandbox::new("serve-listen");
     let spec = server_spec("");
