@@ -83,9 +83,10 @@ impl HostLink {
     }
 
     /// Lets go of the session (which holds the registry that holds this
-    /// link).
+    /// link), and of the calls parked for it (which cancels them).
     pub(crate) fn clear(&self) {
         self.lock().take();
+        self.rounds.clear();
     }
 
     /// Lists a handshake-era host's call as running until the guard drops.

@@ -197,6 +197,13 @@ impl Rounds {
         })
     }
 
+    /// Drops every parked call (the host is gone): each is cancelled
+    /// upstream, and what its server asked gets an error.
+    pub(crate) fn clear(&self) {
+        let parked = std::mem::take(&mut self.lock().parked);
+        drop(parked);
+    }
+
     /// The call a log message belongs to, when it asked for log messages:
     /// the one running when only one is; with none running, the last one
     /// that ended, for a moment (its server's last messages come after
@@ -303,6 +310,23 @@ mod tests {
         // Taken up once only.
         let again = rounds.drive(&key, &retry, wait, unused).await.unwrap_err();
         assert!(again.message.contains("names no call waiting"), "{again:?}");
+
+        // Parked calls end with their host; what their server asked fails.
+        let asking = rounds.clone();
+        let call: CallFuture = Box::pin(async move {
+            asking.ask("elicitation", None, "elicitation/create", json!({}), wait).await
+        });
+        let (seen, answer) = oneshot::channel();
+        let watched: CallFuture = Box::pin(async move {
+            let result = call.await;
+            let _ = seen.send(());
+            result
+        });
+        let parked = rounds.drive(&key, &meta(json!({})), wait, || watched).await.unwrap();
+        assert_eq!(parked["resultType"], "input_required");
+        rounds.clear();
+        assert!(answer.await.is_err(), "a dropped call never finishes");
+        assert_eq!(format!("{rounds:?}"), "Rounds { running: 0, parked: 0 }");
     }
 
     #[tokio::test]
