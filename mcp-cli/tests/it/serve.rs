@@ -321,6 +321,17 @@ async fn several_servers_are_served_as_one_with_flat_names_and_policy() {
     assert!(c.read_resource("test://static/text/1").await.is_ok());
     let err = c.read_resource("test://nobody/lists/this").await.unwrap_err();
     assert!(err.to_string().contains("no served server lists"), "{err}");
+    // Completion: a prompt by its flat name, a template by its URI.
+    let complete = |reference: Value, name: &str, value: &str| {
+        let params = json!({"ref": reference, "argument": {"name": name, "value": value}});
+        c.request("completion/complete", Some(params), RequestOptions::default())
+    };
+    let names = complete(json!({"type": "ref/prompt", "name": "b__greet"}), "name", "").await;
+    let names = names.unwrap();
+    assert!(!names["completion"]["values"].as_array().unwrap().is_empty(), "{names}");
+    let template = json!({"type": "ref/resource", "uri": "test://static/text/{id}"});
+    let ids = complete(template, "id", "").await.unwrap();
+    assert_eq!(ids["completion"]["values"][0], "1", "{ids}");
     // A URI only a template covers goes to that template's server, whose
     // answer (here: no such resource) comes back as it is.
     let err = c.read_resource("test://static/text/9").await.unwrap_err();
