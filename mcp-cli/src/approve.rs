@@ -78,14 +78,9 @@ fn answer_of(text: &str, may_remember: bool) -> ApprovalAnswer {
     }
 }
 
-/// The question's lines (made terminal-safe where they are written).
-fn describe(request: &ApprovalRequest) -> Vec<String> {
-    let mut lines = vec![format!(
-        "mcpc: call tool {} of server {} ({})?",
-        one_line(&request.tool),
-        one_line(&request.server),
-        request.reason
-    )];
+/// The call's arguments as JSON text, cut after [`SHOWN_ARGUMENTS`]
+/// characters (`...` then), as a question about the call shows them.
+pub(crate) fn shown_arguments(request: &ApprovalRequest) -> String {
     let arguments = request
         .arguments
         .as_ref()
@@ -94,7 +89,18 @@ fn describe(request: &ApprovalRequest) -> Vec<String> {
     if shown.len() < arguments.len() {
         shown.push_str("...");
     }
-    lines.push(format!("  arguments: {}", one_line(&shown)));
+    shown
+}
+
+/// The question's lines (made terminal-safe where they are written).
+fn describe(request: &ApprovalRequest) -> Vec<String> {
+    let mut lines = vec![format!(
+        "mcpc: call tool {} of server {} ({})?",
+        one_line(&request.tool),
+        one_line(&request.server),
+        request.reason
+    )];
+    lines.push(format!("  arguments: {}", one_line(&shown_arguments(request))));
     if let Some(a) = &request.annotations {
         let mut hints = Vec::new();
         for (name, value) in [

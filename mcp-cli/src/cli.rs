@@ -306,6 +306,23 @@ mcpc complete --resource 'test://static/text/{id}' id=")]
         #[arg(long = "resource", value_name = "URI")]
         resources: Vec<String>,
     },
+    /// Serve the servers to a host that speaks MCP on this process's
+    /// stdin and stdout (either protocol era): one server with its names
+    /// unchanged, or every configured server as one (tool and prompt names
+    /// made collision-free). Logs go to stderr
+    #[command(after_help = "\
+A desktop host's mcpServers entry:
+  {\"command\": \"mcpc\", \"args\": [\"serve\", \"--server\", \"https://example.com/mcp\"]}
+
+One server (--server, a configuration with one server, or --only NAME) keeps its names;
+several are served as one, each tool and prompt named SERVER__NAME (shortened with a hash
+when needed). The servers' tool policy, pins and approval apply: a call the policy marks
+`ask` is asked of the host's user (elicitation) when the host offers it, else refused.")]
+    Serve {
+        /// Serve only these configured servers (repeatable)
+        #[arg(long = "only", value_name = "NAME")]
+        only: Vec<String>,
+    },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {
         /// The server (configured with auth = { kind = "oauth" })

@@ -21,6 +21,10 @@
 //! cargo run -p mcpc -- --server 'npx -y @modelcontextprotocol/server-everything' info
 //! ```
 //!
+//! `mcpc serve` turns it around (`serve/`): the servers served to a host
+//! that speaks MCP on stdin and stdout, one with its names unchanged or
+//! several as one, in either protocol era.
+//!
 //! The host's side of the protocol is declared and answered (`host.rs`):
 //! roots (the current directory, or each `--root`), elicitation (a form on
 //! the terminal, built from the request's schema), sampling (declined:
@@ -72,9 +76,11 @@ mod inputs;
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 mod output;
 mod progress;
+mod serve;
 mod setup;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{Cli, Command, DEMO_SERVER};
@@ -99,6 +105,10 @@ fn main() -> ExitCode {
         matches.value_source("config") == Some(clap::parser::ValueSource::EnvVariable);
     if cli.global.server.is_some() && config_from_env {
         cli.global.config = None;
+    }
+    // `serve`: stdout is the protocol's, errors go to stderr only.
+    if matches!(cli.command, Command::Serve { .. }) {
+        cli.global.output = cli::Output::Text;
     }
     match &cli.command {
         Command::DemoServer => return run_demo_server(),
@@ -221,8 +231,14 @@ async fn run(cli: Cli) -> u8 {
         Command::Login { account, .. } | Command::Logout { account, .. } => account.as_deref(),
         _ => None,
     };
+    // `serve`: the servers' requests and call approvals go to the host.
+    let link = match &cli.command {
+        Command::Serve { .. } => Some(Arc::new(serve::HostLink::default())),
+        _ => None,
+    };
+    let host = link.as_ref().map(serve::host_side);
     let setup::Setup { registry, warnings, pins_kept } =
-        match setup::build_registry(&cli.global, login, account) {
+        match setup::build_registry(&cli.global, login, account, host) {
             Ok(setup) => setup,
             Err(f) => {
                 report(output, &f);
@@ -232,6 +248,7 @@ async fn run(cli: Cli) -> u8 {
     for w in warnings {
         output::note(&format!("mcpc: warning: {w}"));
     }
+    let registry = Arc::new(registry);
     let ends_on_ctrl_c = matches!(
         cli.command,
         Command::Listen { .. } | Command::Resources(cli::ResourcesCommand::Subscribe { .. })
@@ -241,7 +258,13 @@ async fn run(cli: Cli) -> u8 {
     // the command was doing (connecting included).
     let outcome = {
         let ctx = ctx::Ctx { g: &cli.global, registry: &registry, pins_kept };
-        let exec = commands::execute(&ctx, &cli.command);
+        let exec: std::pin::Pin<Box<dyn Future<Output = Result<u8, Failure>>>> =
+            match (&cli.command, &link) {
+                (Command::Serve { only }, Some(link)) => {
+                    Box::pin(serve::serve(&cli.global, registry.clone(), link.clone(), only))
+                }
+                _ => Box::pin(commands::execute(&ctx, &cli.command)),
+            };
         tokio::pin!(exec);
         tokio::select! {
             outcome = &mut exec => outcome,

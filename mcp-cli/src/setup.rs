@@ -10,11 +10,12 @@ use std::time::Duration;
 use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
-    AuditLog, AuthConfig, ClientIdentity, Config, DefaultConnector, FileApprovalStore,
+    Approver, AuditLog, AuthConfig, ClientIdentity, Config, DefaultConnector, FileApprovalStore,
     FileConsentStore, FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions,
-    ServerConfig, SpillDir, TransportConfig, TrustOptions, TrustSettings, Warning,
+    ServerConfig, SpillDir, Supervision, TransportConfig, TrustOptions, TrustSettings, Warning,
     default_token_dir, parse_server_spec,
 };
+use mcp_proto::client::Handlers;
 use mcp_proto::types::LoggingLevel;
 
 use crate::cli::{DEMO_SERVER, Global};
@@ -47,13 +48,25 @@ pub(crate) struct Setup {
     pub(crate) pins_kept: bool,
 }
 
+/// Who answers the servers' requests and asks for call approvals when it
+/// is not the terminal: `mcpc serve` passes its host's side, and its
+/// servers are supervised (restarted when they crash).
+pub(crate) struct HostSide {
+    /// The answers to roots, sampling and elicitation requests.
+    pub(crate) handlers: Handlers,
+    /// Asks for the calls the approval policy marks `ask`.
+    pub(crate) approver: Arc<dyn Approver>,
+}
+
 /// The servers: `--server`, else a configuration file, else the demo
 /// (with `login`, `--timeout` bounds the login, not the servers' requests);
-/// with the command-line settings applied (timeout, `-e`, `--cwd`).
+/// with the command-line settings applied (timeout, `-e`, `--cwd`), and
+/// the terminal's side of the protocol unless `host` takes its place.
 pub(crate) fn build_registry(
     g: &Global,
     login: bool,
     account: Option<&str>,
+    host: Option<HostSide>,
 ) -> Result<Setup, Failure> {
     let identity = ClientIdentity::new("mcpc", env!("CARGO_PKG_VERSION"));
     let mut inner = DefaultConnector::default();
@@ -177,13 +190,23 @@ pub(crate) fn build_registry(
     };
     let settings =
         host::HostSettings { roots, accept_defaults: g.accept_defaults, open_urls: g.open };
-    inner.handlers = host::handlers(&settings);
+    let supervised = host.is_some();
+    match host {
+        Some(side) => {
+            inner.handlers = side.handlers;
+            trust.approver = Some(side.approver);
+        }
+        None => inner.handlers = host::handlers(&settings),
+    }
     inner.stdio_shutdown_grace = Some(host::CLOSE_GRACE);
     inner.stdio_log_level = g.log_level.map(|l| LoggingLevel::from(l.as_str()));
     inner.apps = g.apps;
     // A stateless-era server may answer a call with a task: followed.
     inner.tasks = true;
     let mut options = RegistryOptions::with_connector(inner);
+    if supervised {
+        options.supervision = Some(Supervision::default());
+    }
     options.login_command = Some("mcpc login {server}".into());
     options.trust = trust;
     // A person reads these lists: tools meant only for an MCP App's view

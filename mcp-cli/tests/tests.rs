@@ -23,6 +23,8 @@ mod login;
 mod model;
 #[path = "it/run.rs"]
 mod run;
+#[path = "it/serve.rs"]
+mod serve;
 #[path = "it/tasks.rs"]
 mod tasks;
 #[cfg(target_os = "linux")]

@@ -109,6 +109,14 @@ pub trait Handler: Send + Sync + Sized + 'static {
         let _ = (session, method, params);
     }
 
+    /// Called after the session took a `logging/setLevel` (handshake era)
+    /// with the lowest level wanted (an index into
+    /// [`LOG_LEVELS`](crate::logging::LOG_LEVELS)), for a server that
+    /// passes the level on (a bridge to its upstream servers).
+    fn log_level_set(&self, session: &crate::session::Session<Self>, level: usize) {
+        let _ = (session, level);
+    }
+
     /// The revision answered to an `initialize` offering `offered`
     /// (default [`era::handshake_version`]). A test server may answer
     /// something else to test a client's negotiation.

@@ -124,6 +124,8 @@ struct Inner<H> {
 struct State {
     /// The revision answered to `initialize`; `None` before it.
     version: Option<String>,
+    /// The `capabilities` the client declared in `initialize`.
+    client_capabilities: Option<Value>,
     client_initialized: bool,
     /// Requests answered later, by key.
     in_flight: HashMap<RequestKey, AbortHandle>,
@@ -165,6 +167,13 @@ impl<H: Handler> Session<H> {
     /// The revision answered to `initialize`, once it has been.
     pub fn negotiated_version(&self) -> Option<String> {
         self.state().version.clone()
+    }
+
+    /// The capabilities the client declared in `initialize` (handshake
+    /// era; `None` before it, and in the stateless era, where each request
+    /// carries its own: [`Context::meta`]).
+    pub fn client_capabilities(&self) -> Option<Value> {
+        self.state().client_capabilities.clone()
     }
 
     /// Whether `notifications/initialized` arrived.
@@ -246,6 +255,7 @@ impl<H: Handler> Session<H> {
             methods::LOGGING_SET_LEVEL if self.declares_logging() => {
                 logging::set_level_param(params.as_ref()).map(|level| {
                     self.state().min_log_level = level;
+                    self.inner.handler.log_level_set(self, level);
                     json!({})
                 })
             }
@@ -270,7 +280,11 @@ impl<H: Handler> Session<H> {
         let version = self.inner.handler.negotiate(offered);
         self.inner.handler.initializing(&self.context(key, None));
         let capabilities = self.inner.handler.capabilities(Some(&version));
-        self.state().version = Some(version.clone());
+        {
+            let mut state = self.state();
+            state.version = Some(version.clone());
+            state.client_capabilities = params.and_then(|p| p.get("capabilities")).cloned();
+        }
         let info = self.inner.handler.info();
         let mut result = json!({
             "protocolVersion": version,

@@ -53,10 +53,11 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Fail
         Command::Login { server, headless, .. } => login::login(ctx, server, *headless).await,
         Command::Logout { server, .. } => login::logout(ctx, server.as_deref()).await,
         Command::Accounts { server } => login::accounts(ctx, server.as_deref()),
-        // Handled before the registry is built.
+        // Handled before the registry is built (`serve` beside the commands).
         Command::Completions { .. }
         | Command::DemoServer
         | Command::Trust { .. }
-        | Command::Add { .. } => Ok(0),
+        | Command::Add { .. }
+        | Command::Serve { .. } => Ok(0),
     }
 }

@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 /// cancelled), `ask` (asks the client `roots/list`, answers its answer).
 struct Demo {
     info: ServerInfo,
+    /// The levels `logging/setLevel` set, as the hook heard them.
+    levels: std::sync::Mutex<Vec<usize>>,
 }
 
 impl Handler for Demo {
@@ -49,6 +51,10 @@ impl Handler for Demo {
     fn exit_after_reply(&self, answered: u64) -> Option<i32> {
         (answered == 100).then_some(9)
     }
+
+    fn log_level_set(&self, _: &Session<Self>, level: usize) {
+        self.levels.lock().unwrap().push(level);
+    }
 }
 
 fn session(era: ServeEra) -> (Session<Demo>, OutgoingQueue) {
@@ -56,7 +62,7 @@ fn session(era: ServeEra) -> (Session<Demo>, OutgoingQueue) {
     info.instructions = Some("be kind".into());
     let mut options = SessionOptions::new(era);
     options.request_timeout = Duration::from_secs(2);
-    Session::new(Demo { info }, options)
+    Session::new(Demo { info, levels: Default::default() }, options)
 }
 
 fn request(id: i64, method: &str, params: Value) -> Message {
@@ -67,7 +73,7 @@ fn initialize(id: i64, version: &str) -> Message {
     request(
         id,
         "initialize",
-        json!({"protocolVersion": version, "capabilities": {},
+        json!({"protocolVersion": version, "capabilities": {"roots": {}},
                "clientInfo": {"name": "t", "version": "0"}}),
     )
 }
@@ -112,6 +118,8 @@ async fn the_handshake_era_answers_what_every_server_answers() {
     assert_eq!(answer["result"]["serverInfo"]["name"], "demo");
     assert_eq!(answer["result"]["instructions"], "be kind");
     assert_eq!(session.negotiated_version().as_deref(), Some("2025-06-18"));
+    // What the client declared, for a handler that asks it things.
+    assert_eq!(session.client_capabilities(), Some(json!({"roots": {}})));
     session.handle(initialize(4, "2025-06-18"));
     assert_eq!(only(&mut queue)["error"]["code"], -32600);
     session.handle(Message::Notification(Notification::new("notifications/initialized", None)));
@@ -121,6 +129,8 @@ async fn the_handshake_era_answers_what_every_server_answers() {
     assert!(session.log_level_enabled(4) && !session.log_level_enabled(3));
     session.handle(request(6, "logging/setLevel", json!({"level": "loud"})));
     assert_eq!(only(&mut queue)["error"]["code"], -32602);
+    // The handler heard the level that was set, not the refused one.
+    assert_eq!(*session.handler().levels.lock().unwrap(), [4]);
     session.handle(request(7, "echo", json!({"a": 1})));
     let (echoed, related, _) = drain(&mut queue).remove(0);
     assert_eq!((echoed["result"].clone(), related), (json!({"a": 1}), Some(7.into())));

@@ -1,0 +1,621 @@
+//! The bridge's [`Handler`]: each request of the host forwarded to the
+//! upstream server its name or URI routes to, through the registry (so
+//! policy, pins, approval, audit and supervision apply), and the answer
+//! or the error sent back. Knows nothing of the transport the host
+//! speaks: the stdio driver (`serve/mod.rs`) and any other feed the same
+//! session.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_host_registry::mcp_peer::{Client, Transport};
+use mcp_host_registry::{Error, Registry, TransportError};
+use mcp_proto::client::{BoxFuture, RequestOptions};
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_proto::methods;
+use mcp_proto::types::{LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams};
+use mcp_server_io::logging::LOG_LEVELS;
+use mcp_server_io::stateless::RequestMeta;
+use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
+use serde_json::{Map, Value, json};
+
+use super::HOST_ANSWER_TIMEOUT;
+use super::host::{HostLink, Reach, reach};
+use super::input::CallFuture;
+use super::routes::Routes;
+use crate::failure::Failure;
+
+/// The `_meta` keys the protocol itself owns: the upstream connection
+/// sets its own.
+const PROTOCOL_META_PREFIX: &str = "io.modelcontextprotocol/";
+/// The most pages of one list read from one server for an aggregated list.
+const MAX_PAGES: usize = 100;
+
+/// The bridge: the served servers behind one MCP server.
+pub(crate) struct Bridge {
+    registry: Arc<Registry>,
+    /// The host's side (a stateless-era host's parked calls).
+    link: Arc<HostLink>,
+    /// The served servers, in order.
+    servers: Vec<String>,
+    info: ServerInfo,
+    capabilities: Value,
+    routes: Mutex<Routes>,
+    /// A call's timeout (`--timeout`; else each server's).
+    timeout: Option<Duration>,
+    /// The most a call may take with progress restarting its timeout.
+    max_time: Duration,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge").field("servers", &self.servers).finish_non_exhaustive()
+    }
+}
+
+impl Bridge {
+    pub(crate) fn new(
+        registry: Arc<Registry>,
+        link: Arc<HostLink>,
+        servers: Vec<String>,
+        info: ServerInfo,
+        capabilities: Value,
+        timeout: Option<Duration>,
+        max_time: Duration,
+    ) -> Bridge {
+        let routes = Mutex::new(Routes::new(&servers));
+        Bridge { registry, link, servers, info, capabilities, routes, timeout, max_time }
+    }
+
+    /// The served servers.
+    pub(crate) fn servers(&self) -> &[String] {
+        &self.servers
+    }
+
+    /// The host's side.
+    pub(crate) fn link(&self) -> &HostLink {
+        &self.link
+    }
+
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn error(&self, e: Error) -> ErrorObject {
+        error_object(&self.registry, e)
+    }
+
+    /// `tools/list`: every served server's tools that its policy and pins
+    /// allow, named for the host.
+    async fn list_tools(&self) -> Result<Value, ErrorObject> {
+        let mut listed = Vec::new();
+        let mut tools = Vec::new();
+        for server in &self.servers {
+            match self.registry.list_tools(server).await {
+                Ok(list) => {
+                    listed.push((server.clone(), list.iter().map(|t| t.name.clone()).collect()));
+                    tools.extend(list);
+                }
+                Err(e) if self.servers.len() > 1 => {
+                    tracing::warn!(%server, "its tools are left out: {e}");
+                }
+                Err(e) => return Err(self.error(e)),
+            }
+        }
+        let names = self.routes().name_tools(&listed);
+        let tools: Vec<Value> = tools
+            .into_iter()
+            .zip(names)
+            .map(|(mut tool, name)| {
+                tool.name = name;
+                serde_json::to_value(tool).unwrap_or_default()
+            })
+            .collect();
+        Ok(json!({ "tools": tools }))
+    }
+
+    /// The server and tool a host's tool name goes to, listing the tools
+    /// first when the host calls one it was not given yet.
+    async fn route_tool(&self, name: &str) -> Result<(String, String), ErrorObject> {
+        if let Some(route) = self.routes().tool(name) {
+            return Ok(route);
+        }
+        self.list_tools().await?;
+        self.routes().tool(name).ok_or_else(|| {
+            ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"))
+        })
+    }
+
+    /// `tools/call`: through the registry's policy, approval and audit; the
+    /// host's progress token mapped to the upstream call's progress; a
+    /// cancellation drops this future, which cancels the upstream call.
+    async fn call_tool(
+        &self,
+        session: Session<Bridge>,
+        key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let rounds = &self.link.rounds;
+        if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
+            // A stateless-era host's retry: the parked call goes on.
+            let nothing_new: CallFuture = Box::pin(async {
+                Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up"))
+            });
+            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || nothing_new).await;
+        }
+        let mut params = params.unwrap_or_default();
+        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
+            return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
+        };
+        let arguments = match params.get_mut("arguments").map(Value::take) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) => {
+                return Err(ErrorObject::new(
+                    error_code::INVALID_PARAMS,
+                    "tools/call arguments must be an object",
+                ));
+            }
+        };
+        let (server, tool) = self.route_tool(&name).await?;
+        let (mut passed, token) = split_meta(&params);
+        // A stateless-era host's log level for this call goes upstream too.
+        if let Some(level) = meta.and_then(|m| m.log_level).and_then(|l| LOG_LEVELS.get(l)) {
+            passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
+        }
+        let host_asks = match meta {
+            Some(meta) => meta.capabilities.get("elicitation").is_some_and(Value::is_object),
+            None => {
+                let capabilities = session.client_capabilities();
+                reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared
+            }
+        };
+        let mut options = RequestOptions {
+            timeout: self.timeout,
+            reset_timeout_on_progress: true,
+            max_total_timeout: Some(self.max_time),
+            meta: passed,
+            ..Default::default()
+        };
+        if let Some(token) = token {
+            let key = key.clone();
+            options.on_progress = Some(Arc::new(move |p: &ProgressNotificationParams| {
+                let mut progress = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
+                progress["progressToken"] = token.clone();
+                session.notify(methods::NOTIFICATION_PROGRESS, Some(progress), Some(&key));
+            }));
+        }
+        let registry = self.registry.clone();
+        let call: CallFuture = Box::pin(async move {
+            match registry.call_tool_with(&server, &tool, arguments, options).await {
+                Ok(result) => serde_json::to_value(result).map_err(|e| {
+                    ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
+                }),
+                Err(e) => Err(call_error(&registry, e, host_asks)),
+            }
+        });
+        match meta {
+            // What a server asks meanwhile goes back in an input round.
+            Some(meta) => rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || call).await,
+            None => {
+                let _running = self.link.running(key);
+                call.await
+            }
+        }
+    }
+
+    /// A list every server gives (`resources/list`, `prompts/list`, ...):
+    /// one server's page by page as it answers; several servers' whole,
+    /// in one page.
+    async fn list(
+        &self,
+        method: &'static str,
+        key: &'static str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        if let [only] = self.servers.as_slice() {
+            return self.forward(only, method, params).await;
+        }
+        let mut listed = Vec::new();
+        let mut items: Vec<Value> = Vec::new();
+        for server in &self.servers {
+            let result = self
+                .registry
+                .with_client(server, |c| async move { list_all(&c, method, key).await })
+                .await;
+            match result {
+                Ok(list) => {
+                    let field = match key {
+                        "prompts" => "name",
+                        "resourceTemplates" => "uriTemplate",
+                        _ => "uri",
+                    };
+                    let names = list
+                        .iter()
+                        .map(|item| {
+                            item.get(field).and_then(Value::as_str).unwrap_or_default().to_owned()
+                        })
+                        .collect::<Vec<_>>();
+                    listed.push((server.clone(), names));
+                    items.extend(list);
+                }
+                Err(e) => tracing::warn!(%server, "its {key} are left out of {method}: {e}"),
+            }
+        }
+        let mut routes = self.routes();
+        match key {
+            "prompts" => {
+                for (item, name) in items.iter_mut().zip(routes.name_prompts(&listed)) {
+                    item["name"] = json!(name);
+                }
+            }
+            "resources" => {
+                for (server, uris) in &listed {
+                    routes.note_resources(server, uris);
+                }
+            }
+            "resourceTemplates" => {
+                for (server, templates) in &listed {
+                    routes.note_templates(server, templates);
+                }
+            }
+            _ => {}
+        }
+        Ok(json!({ key: items }))
+    }
+
+    /// Sends a request to a server as it came (less the protocol's own
+    /// `_meta`), and gives its result or error.
+    async fn forward(
+        &self,
+        server: &str,
+        method: &'static str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let params = params.map(|mut p| {
+            strip_protocol_meta(&mut p);
+            p
+        });
+        let options = RequestOptions { timeout: self.timeout, ..Default::default() };
+        self.registry
+            .with_client(server, |c| async move { request(&c, method, params, options).await })
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// The server a resource URI goes to (listing resources, then
+    /// templates, when it is not known yet).
+    async fn route_uri(&self, uri: &str) -> Result<String, ErrorObject> {
+        if let Some(server) = self.routes().resource(uri) {
+            return Ok(server);
+        }
+        let _ = self.list(methods::RESOURCES_LIST, "resources", None).await;
+        if let Some(server) = self.routes().resource(uri) {
+            return Ok(server);
+        }
+        let templates = methods::RESOURCES_TEMPLATES_LIST;
+        let _ = self.list(templates, "resourceTemplates", None).await;
+        self.routes().resource(uri).ok_or_else(|| {
+            ErrorObject::new(
+                error_code::RESOURCE_NOT_FOUND,
+                format!("no served server lists the resource {uri}"),
+            )
+        })
+    }
+
+    async fn serve(
+        &self,
+        session: Session<Bridge>,
+        key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let uri = || {
+            params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str).map(str::to_owned)
+        };
+        match method {
+            methods::TOOLS_LIST => self.list_tools().await,
+            methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
+            methods::RESOURCES_LIST => {
+                self.list(methods::RESOURCES_LIST, "resources", params).await
+            }
+            methods::RESOURCES_TEMPLATES_LIST => {
+                self.list(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", params).await
+            }
+            methods::PROMPTS_LIST => self.list(methods::PROMPTS_LIST, "prompts", params).await,
+            methods::RESOURCES_READ => {
+                let uri = uri().ok_or_else(|| invalid("resources/read needs a uri"))?;
+                let server = self.route_uri(&uri).await?;
+                self.forward(&server, methods::RESOURCES_READ, params).await
+            }
+            methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
+                let uri = uri().ok_or_else(|| invalid("a subscription needs a uri"))?;
+                let server = self.route_uri(&uri).await?;
+                let done = if method == methods::RESOURCES_SUBSCRIBE {
+                    self.registry.subscribe_resource(&server, &uri).await
+                } else {
+                    self.registry.unsubscribe_resource(&server, &uri).await
+                };
+                done.map(|()| json!({})).map_err(|e| self.error(e))
+            }
+            methods::PROMPTS_GET => {
+                let mut params = params.unwrap_or_default();
+                let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+                let (server, prompt) = self.route_prompt(name).await?;
+                params["name"] = json!(prompt);
+                self.forward(&server, methods::PROMPTS_GET, Some(params)).await
+            }
+            methods::COMPLETION_COMPLETE => {
+                let mut params = params.unwrap_or_default();
+                let reference = params.get("ref").cloned().unwrap_or_default();
+                let server = match reference.get("type").and_then(Value::as_str) {
+                    Some("ref/prompt") => {
+                        let name = reference.get("name").and_then(Value::as_str).unwrap_or("");
+                        let (server, prompt) = self.route_prompt(name).await?;
+                        params["ref"]["name"] = json!(prompt);
+                        server
+                    }
+                    _ => {
+                        let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
+                        match self.servers.as_slice() {
+                            [only] => only.clone(),
+                            _ => self.route_uri(uri).await?,
+                        }
+                    }
+                };
+                self.forward(&server, methods::COMPLETION_COMPLETE, Some(params)).await
+            }
+            _ => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+
+    async fn route_prompt(&self, name: &str) -> Result<(String, String), ErrorObject> {
+        if let Some(route) = self.routes().prompt(name) {
+            return Ok(route);
+        }
+        let _ = self.list(methods::PROMPTS_LIST, "prompts", None).await;
+        self.routes().prompt(name).ok_or_else(|| invalid(&format!("Unknown prompt: {name}")))
+    }
+
+    /// Subscribes upstream to what a stateless-era host's
+    /// `subscriptions/listen` asks for (the session keeps the stream).
+    fn listen_upstream(&self, params: Option<&Value>) {
+        let uris: Vec<String> = params
+            .and_then(|p| p.pointer("/notifications/resourceSubscriptions"))
+            .and_then(Value::as_array)
+            .map(|uris| uris.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        for uri in uris {
+            let Some(server) = self.routes().resource(&uri) else { continue };
+            let registry = self.registry.clone();
+            tokio::spawn(async move {
+                if let Err(e) = registry.subscribe_resource(&server, &uri).await {
+                    tracing::warn!(%server, %uri, "subscribing for the host failed: {e}");
+                }
+            });
+        }
+    }
+}
+
+/// A registry error as the host's JSON-RPC error: the server's own error
+/// as it came; else what went wrong, in words without secrets.
+fn error_object(registry: &Registry, e: Error) -> ErrorObject {
+    if let Error::Transport { source, .. } = &e
+        && let Some(error) = rpc_error(source)
+    {
+        return error;
+    }
+    let code = match &e {
+        Error::UnknownTool { .. } | Error::AppOnlyTool { .. } => error_code::INVALID_PARAMS,
+        Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. } => {
+            error_code::USER_REJECTED
+        }
+        Error::ToolNotAllowed { .. } | Error::CallDenied { .. } | Error::ToolChanged { .. } => {
+            error_code::INVALID_REQUEST
+        }
+        _ => error_code::INTERNAL_ERROR,
+    };
+    ErrorObject::new(code, Failure::registry(registry, e).message)
+}
+
+/// A call's error: as [`error_object`], and a call the approval policy
+/// asked about says whether the user refused it or the host could not
+/// ask them (`host_asks`: the host, or its request, declared elicitation).
+fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
+    let asked = matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
+    let mut error = error_object(registry, e);
+    if asked && host_asks {
+        error.message.push_str(": the user refused it");
+    } else if asked {
+        error.message.push_str(
+            ": it needs the user's approval, and the host did not declare elicitation to ask \
+             for it",
+        );
+    }
+    error
+}
+
+fn invalid(message: &str) -> ErrorObject {
+    ErrorObject::new(error_code::INVALID_PARAMS, message)
+}
+
+/// The JSON-RPC error a server answered with, when it did.
+fn rpc_error(e: &TransportError) -> Option<ErrorObject> {
+    #[allow(unreachable_patterns)]
+    match e {
+        TransportError::Stdio(e) => e.rpc_error().cloned(),
+        TransportError::Http(e) => e.rpc_error().cloned(),
+        _ => None,
+    }
+}
+
+/// The host's `_meta` to pass on (less the protocol's own members and
+/// the progress token), and its progress token.
+fn split_meta(params: &Value) -> (Option<Map<String, Value>>, Option<Value>) {
+    let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
+        return (None, None);
+    };
+    let token = meta.get("progressToken").cloned();
+    let rest: Map<String, Value> = meta
+        .iter()
+        .filter(|(k, _)| *k != "progressToken" && !k.starts_with(PROTOCOL_META_PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    ((!rest.is_empty()).then_some(rest), token)
+}
+
+/// Takes the protocol's own `_meta` members and a stateless retry's
+/// members out of forwarded parameters.
+fn strip_protocol_meta(params: &mut Value) {
+    if let Some(object) = params.as_object_mut() {
+        object.remove("inputResponses");
+        object.remove("requestState");
+        if let Some(meta) = object.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.retain(|k, _| !k.starts_with(PROTOCOL_META_PREFIX));
+            if meta.is_empty() {
+                object.remove("_meta");
+            }
+        }
+    }
+}
+
+// Generic over the transport, boxed: a spawned task's future must be
+// `Send`, which rustc proves of these once for any `T: Transport`.
+fn request<'a, T: Transport>(
+    c: &'a Client<T>,
+    method: &'static str,
+    params: Option<Value>,
+    options: RequestOptions,
+) -> BoxFuture<'a, Result<Value, T::Error>> {
+    Box::pin(c.request(method, params, options))
+}
+
+fn list_all<'a, T: Transport>(
+    c: &'a Client<T>,
+    method: &'static str,
+    key: &'static str,
+) -> BoxFuture<'a, Result<Vec<Value>, T::Error>> {
+    Box::pin(async move {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor.take().map(|c| json!({ "cursor": c }));
+            let mut page = c.request(method, params, RequestOptions::default()).await?;
+            if let Some(Value::Array(list)) = page.get_mut(key).map(Value::take) {
+                items.extend(list);
+            }
+            match page.get("nextCursor") {
+                Some(next @ Value::String(_)) => cursor = Some(next.clone()),
+                _ => break,
+            }
+        }
+        Ok(items)
+    })
+}
+
+fn set_level<T: Transport>(
+    c: &Client<T>,
+    level: LoggingLevel,
+) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move {
+        let legacy = !c.protocol_version().is_some_and(|v| v.is_modern());
+        let logs = c.server_capabilities().is_some_and(|caps| caps.logging.is_some());
+        if legacy && logs { c.set_log_level(level).await } else { Ok(()) }
+    })
+}
+
+fn roots_changed<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(c.notify_roots_changed())
+}
+
+impl Handler for Bridge {
+    fn capabilities(&self, _version: Option<&str>) -> Value {
+        self.capabilities.clone()
+    }
+
+    fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+        let method = method.to_owned();
+        let (session, key, meta) = cx.into_parts();
+        Reply::Later(Box::pin(async move {
+            let bridge = session.handler();
+            bridge.serve(session.clone(), key, meta.as_ref(), &method, params).await
+        }))
+    }
+
+    fn notification(&self, _session: &Session<Self>, method: &str, _params: Option<&Value>) {
+        if method == methods::NOTIFICATION_ROOTS_LIST_CHANGED {
+            for server in self.servers.clone() {
+                let registry = self.registry.clone();
+                tokio::spawn(async move {
+                    let sent =
+                        registry.with_client(&server, |c| async move { roots_changed(&c).await });
+                    if let Err(e) = sent.await {
+                        tracing::warn!(%server, "passing on the roots change failed: {e}");
+                    }
+                });
+            }
+        }
+    }
+
+    fn log_level_set(&self, _session: &Session<Self>, level: usize) {
+        let Some(name) = LOG_LEVELS.get(level) else { return };
+        let level = LoggingLevel::from(*name);
+        for server in self.servers.clone() {
+            let registry = self.registry.clone();
+            let level = level.clone();
+            tokio::spawn(async move {
+                let set =
+                    registry.with_client(&server, |c| async move { set_level(&c, level).await });
+                if let Err(e) = set.await {
+                    tracing::warn!(%server, "passing on the log level failed: {e}");
+                }
+            });
+        }
+    }
+
+    fn stateless_request(
+        &self,
+        _id: &mcp_proto::jsonrpc::RequestId,
+        method: &str,
+        _meta: &mcp_server_io::stateless::RequestMeta,
+        params: Option<&Value>,
+    ) {
+        if method == methods::SUBSCRIPTIONS_LISTEN {
+            self.listen_upstream(params);
+        }
+    }
+
+    fn resource_exists(&self, uri: &str) -> bool {
+        self.routes().resource(uri).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_passed_on_less_the_protocol_and_the_token() {
+        let params = json!({"name": "t", "_meta": {
+            "progressToken": 7,
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "traceparent": "00-abc-def-01",
+        }});
+        let (meta, token) = split_meta(&params);
+        assert_eq!(token, Some(json!(7)));
+        assert_eq!(Value::Object(meta.unwrap()), json!({"traceparent": "00-abc-def-01"}));
+        assert_eq!(split_meta(&json!({"name": "t"})), (None, None));
+
+        let mut forwarded = json!({"uri": "u", "requestState": "s", "_meta": {
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }});
+        strip_protocol_meta(&mut forwarded);
+        assert_eq!(forwarded, json!({"uri": "u"}));
+    }
+}

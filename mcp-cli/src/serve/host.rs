@@ -1,0 +1,312 @@
+//! The host's side, as the upstream servers see it: their requests
+//! (sampling, elicitation in form and URL mode, roots) and the calls the
+//! approval policy marks `ask` go to the host through its session, when
+//! the host declared the capability (a stateless-era host: in an
+//! `input_required` round of its call, `input.rs`); otherwise they are
+//! refused with an error that says why.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_host_registry::{ApprovalAnswer, ApprovalRequest, Approver, Remember};
+use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RootsHandler, SamplingHandler};
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_proto::methods;
+use mcp_proto::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
+    ElicitResult, ListRootsResult,
+};
+use mcp_server_io::{RequestKey, Session};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::handler::Bridge;
+use super::input::Rounds;
+use crate::approve::shown_arguments;
+
+/// The host's session, once it exists, shared by the upstream handlers
+/// and the approver (they are built with the registry, before it).
+#[derive(Debug, Default)]
+pub(crate) struct HostLink {
+    session: Mutex<Option<Session<Bridge>>>,
+    /// A stateless-era host's calls, through which it is asked.
+    pub(crate) rounds: Rounds,
+    /// A handshake-era host's calls running now, by a number: a server's
+    /// request is related to the one running (over HTTP it then goes on
+    /// that call's stream).
+    calls: Mutex<(u64, HashMap<u64, RequestKey>)>,
+}
+
+/// Takes a host call off [`HostLink`]'s list when it ends.
+pub(crate) struct CallGuard<'a> {
+    link: &'a HostLink,
+    n: u64,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.link.calls.lock().unwrap_or_else(PoisonError::into_inner).1.remove(&self.n);
+    }
+}
+
+/// What a host's capabilities allow of a request to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// It declared the capability.
+    Declared,
+    /// It did not.
+    Undeclared,
+    /// It speaks the stateless era (or has not said yet): each request
+    /// declares its own capabilities, and the host is asked through
+    /// `input_required` results (`input.rs`).
+    Stateless,
+}
+
+/// Whether a handshake-era host that declared `capabilities` may be asked
+/// for `capability` (`member`, when given, must be declared in it too).
+pub(crate) fn reach(capabilities: Option<&Value>, capability: &str, member: Option<&str>) -> Reach {
+    let Some(capabilities) = capabilities else { return Reach::Stateless };
+    let Some(declared) = capabilities.get(capability).filter(|c| c.is_object()) else {
+        return Reach::Undeclared;
+    };
+    match member {
+        Some(member) if declared.get(member).is_none() => Reach::Undeclared,
+        _ => Reach::Declared,
+    }
+}
+
+impl HostLink {
+    /// Connects the link to the host's session.
+    pub(crate) fn set(&self, session: Session<Bridge>) {
+        *self.lock() = Some(session);
+    }
+
+    /// Lets go of the session (which holds the registry that holds this
+    /// link), and of the calls parked for it (which cancels them).
+    pub(crate) fn clear(&self) {
+        self.lock().take();
+        self.rounds.clear();
+    }
+
+    /// Lists a handshake-era host's call as running until the guard drops.
+    pub(crate) fn running(&self, key: RequestKey) -> CallGuard<'_> {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.0 += 1;
+        let n = calls.0;
+        calls.1.insert(n, key);
+        CallGuard { link: self, n }
+    }
+
+    /// The host call a server's request belongs to: the one running, when
+    /// only one is.
+    fn related(&self) -> Option<RequestKey> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut running = calls.1.values();
+        match (running.next(), running.next()) {
+            (Some(only), None) => Some(only.clone()),
+            _ => None,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Session<Bridge>>> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How far the host can be asked for `capability` (`member` in it).
+    pub(crate) fn reach(&self, capability: &str, member: Option<&str>) -> Reach {
+        let capabilities = self.lock().as_ref().and_then(Session::client_capabilities);
+        reach(capabilities.as_ref(), capability, member)
+    }
+
+    /// Sends the host `method` when it declared `capability` (`member` in
+    /// it), and gives its answer as `R`.
+    async fn ask<P: Serialize, R: DeserializeOwned>(
+        &self,
+        capability: &str,
+        member: Option<&str>,
+        method: &str,
+        params: &P,
+    ) -> Result<R, ErrorObject> {
+        let session = self.lock().clone();
+        let Some(session) = session else {
+            return Err(refusal(method, "no host is connected yet"));
+        };
+        let wanted = member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
+        let params = serde_json::to_value(params).map_err(|e| {
+            ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode {method}: {e}"))
+        })?;
+        let capabilities = session.client_capabilities();
+        let answer = match reach(capabilities.as_ref(), capability, member) {
+            Reach::Declared => {
+                match session.request(method, Some(params), self.related().as_ref()).await {
+                    Ok(answer) => answer,
+                    Err(timeout) => Err(ErrorObject::new(
+                        error_code::INTERNAL_ERROR,
+                        format!("the host did not answer {method}: {timeout}"),
+                    )),
+                }
+            }
+            Reach::Undeclared => {
+                return Err(refusal(
+                    method,
+                    &format!("the host did not declare the {wanted} capability"),
+                ));
+            }
+            Reach::Stateless => {
+                let wait = session.options().request_timeout;
+                self.rounds.ask(capability, member, method, params, wait).await
+            }
+        };
+        answer.and_then(|answer| {
+            serde_json::from_value(answer).map_err(|e| {
+                ErrorObject::new(
+                    error_code::INTERNAL_ERROR,
+                    format!("the host's answer to {method} is not valid: {e}"),
+                )
+            })
+        })
+    }
+}
+
+/// The error an upstream server gets when the host cannot be asked.
+pub(crate) fn refusal(method: &str, why: &str) -> ErrorObject {
+    ErrorObject::new(
+        error_code::METHOD_NOT_FOUND,
+        format!("mcpc serve cannot pass {method} on to its host: {why}"),
+    )
+}
+
+/// The handlers the upstream connections get: each asks the host.
+pub(crate) fn handlers(link: &Arc<HostLink>) -> Handlers {
+    Handlers {
+        roots: Some(Arc::new(ToHost(link.clone()))),
+        sampling: Some(Arc::new(ToHost(link.clone()))),
+        elicitation: Some(Arc::new(ToHost(link.clone()))),
+    }
+}
+
+/// An upstream request handler that asks the host.
+struct ToHost(Arc<HostLink>);
+
+impl RootsHandler for ToHost {
+    fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
+        Box::pin(async move { self.0.ask("roots", None, methods::ROOTS_LIST, &json!({})).await })
+    }
+}
+
+impl SamplingHandler for ToHost {
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(async move {
+            // A request with tools needs a host that samples with tools.
+            let member = params.tools.as_ref().map(|_| "tools");
+            self.0.ask("sampling", member, methods::SAMPLING_CREATE_MESSAGE, &params).await
+        })
+    }
+
+    fn supports_tools(&self) -> bool {
+        true
+    }
+}
+
+impl ElicitationHandler for ToHost {
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async move {
+            let member = match &params {
+                ElicitRequestParams::Url(_) => Some("url"),
+                ElicitRequestParams::Form(_) => None,
+            };
+            self.0.ask("elicitation", member, methods::ELICITATION_CREATE, &params).await
+        })
+    }
+
+    fn supports_url_mode(&self) -> bool {
+        true
+    }
+}
+
+/// Asks the host's user about a call the approval policy marks `ask`: an
+/// elicitation with no fields; accepted is allowed once, anything else
+/// refused. A host that cannot be asked refuses (the bridge says why).
+#[derive(Debug)]
+pub(crate) struct HostApprover(pub(crate) Arc<HostLink>);
+
+const REFUSED: ApprovalAnswer = ApprovalAnswer { allow: false, remember: Remember::Once };
+const ONCE: ApprovalAnswer = ApprovalAnswer { allow: true, remember: Remember::Once };
+
+impl Approver for HostApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
+        Box::pin(async move {
+            // A stateless-era host is asked if the call's request declared it.
+            if self.0.reach("elicitation", None) == Reach::Undeclared {
+                return REFUSED;
+            }
+            let question = json!({
+                "mode": "form",
+                "message": format!(
+                    "Allow the call of tool {:?} of MCP server {:?} ({}) with the arguments {}?",
+                    request.tool,
+                    request.server,
+                    request.reason,
+                    shown_arguments(request)
+                ),
+                "requestedSchema": {"type": "object", "properties": {}},
+            });
+            let answer: Result<ElicitResult, _> =
+                self.0.ask("elicitation", None, methods::ELICITATION_CREATE, &question).await;
+            match answer {
+                Ok(result) if result.action == ElicitAction::Accept => ONCE,
+                Ok(_) => REFUSED,
+                Err(e) => {
+                    tracing::warn!("asking the host to approve a call failed: {}", e.message);
+                    REFUSED
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_host_may_be_asked() {
+        let caps =
+            json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}});
+        let cases: &[(Option<&Value>, &str, Option<&str>, Reach)] = &[
+            (Some(&caps), "elicitation", None, Reach::Declared),
+            (Some(&caps), "elicitation", Some("url"), Reach::Undeclared),
+            (Some(&caps), "sampling", None, Reach::Declared),
+            (Some(&caps), "sampling", Some("tools"), Reach::Undeclared),
+            (Some(&caps), "roots", None, Reach::Declared),
+            (Some(&json!({})), "roots", None, Reach::Undeclared),
+            (Some(&json!({"roots": true})), "roots", None, Reach::Undeclared),
+            (None, "elicitation", None, Reach::Stateless),
+        ];
+        for (caps, capability, member, expected) in cases {
+            assert_eq!(reach(*caps, capability, *member), *expected, "{capability} {member:?}");
+        }
+    }
+
+    #[test]
+    fn a_request_is_related_to_the_one_call_running() {
+        let link = HostLink::default();
+        let key = |id: i64| RequestKey { origin: 0, id: id.into() };
+        assert_eq!(link.related(), None);
+        let one = link.running(key(1));
+        assert_eq!(link.related(), Some(key(1)));
+        let two = link.running(key(2));
+        assert_eq!(link.related(), None, "two calls: which one asked is unknown");
+        drop(one);
+        assert_eq!(link.related(), Some(key(2)));
+        drop(two);
+        assert_eq!(link.related(), None);
+    }
+}

@@ -1,0 +1,359 @@
+//! A stateless-era (2026-07-28) host's input rounds: that era has no
+//! server-to-client requests, so what a server asks during a host's call
+//! (elicitation, sampling, roots, an `ask` approval) ends the host's
+//! request with an `input_required` result; the upstream call is kept
+//! (parked, not cancelled) under the `requestState` it names, and the
+//! host's retry with `inputResponses` gives the answer and takes the call
+//! up again.
+//!
+//! Which call asked is not said by the servers' requests: a request is
+//! routed to the host call running when it comes, and refused when several
+//! run at once. Parked calls are bounded in number and in time.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_server_io::RequestKey;
+use mcp_server_io::stateless::{self, RequestMeta};
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+/// A host call that may be parked: its result, or its JSON-RPC error.
+pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>;
+
+/// The most calls parked at once.
+const MAX_PARKED: usize = 64;
+/// The key of the one input request of a round.
+const INPUT_KEY: &str = "input";
+
+/// A server's request to the host, waiting for its answer.
+struct Ask {
+    method: String,
+    params: Value,
+    answer: oneshot::Sender<Result<Value, ErrorObject>>,
+}
+
+/// The stateless host's calls: those running, and those parked.
+#[derive(Default)]
+pub(crate) struct Rounds {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Rounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("Rounds")
+            .field("running", &inner.running.len())
+            .field("parked", &inner.parked.len())
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    next: u64,
+    /// Calls running now, by number.
+    running: HashMap<u64, Call>,
+    /// Parked calls, by `requestState`.
+    parked: HashMap<String, Parked>,
+    /// The last call that asked for log messages, when it ended: what its
+    /// server logged just before answering is relayed after it.
+    ended: Option<(RequestKey, usize, Instant)>,
+}
+
+/// How long after its call ended a log message is still taken for it.
+const LOG_GRACE: Duration = Duration::from_secs(1);
+
+/// A host call running now.
+struct Call {
+    /// Where the asks of its servers go.
+    asks: mpsc::Sender<Ask>,
+    /// The capabilities its request declared.
+    capabilities: Map<String, Value>,
+    /// Its request, to relate what is sent for it.
+    key: RequestKey,
+    /// The least level of the log messages it asked for, if any.
+    log_level: Option<usize>,
+}
+
+struct Parked {
+    call: CallFuture,
+    answer: oneshot::Sender<Result<Value, ErrorObject>>,
+    until: Instant,
+}
+
+/// Takes a running call off the list however its future ends.
+struct Running<'a> {
+    rounds: &'a Rounds,
+    id: u64,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut inner = self.rounds.lock();
+        if let Some(call) = inner.running.remove(&self.id)
+            && let Some(level) = call.log_level
+        {
+            inner.ended = Some((call.key, level, Instant::now()));
+        }
+    }
+}
+
+impl Rounds {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs a host call (`start` makes it, unless the request takes up a
+    /// parked one by its `requestState`) until it ends, or until a server
+    /// asks something: then the call is parked for `keep` and the host
+    /// gets `input_required`.
+    pub(crate) async fn drive(
+        &self,
+        key: &RequestKey,
+        meta: &RequestMeta,
+        keep: Duration,
+        start: impl FnOnce() -> CallFuture,
+    ) -> Result<Value, ErrorObject> {
+        let resumed = match &meta.request_state {
+            Some(state) => Some(self.take(state)?),
+            None => None,
+        };
+        // Listed as running before a resumed call gets its answer, so
+        // what its server asks next finds it.
+        let (tx, mut asks) = mpsc::channel(4);
+        let id = {
+            let mut inner = self.lock();
+            inner.next += 1;
+            let id = inner.next;
+            let call = Call {
+                asks: tx,
+                capabilities: meta.capabilities.clone(),
+                key: key.clone(),
+                log_level: meta.log_level,
+            };
+            inner.running.insert(id, call);
+            id
+        };
+        let running = Running { rounds: self, id };
+        let mut call = match resumed {
+            Some(parked) => {
+                let answer = meta.input_responses.as_ref().and_then(|r| r.get(INPUT_KEY)).cloned();
+                let _ = parked.answer.send(answer.ok_or_else(|| {
+                    ErrorObject::new(
+                        error_code::INVALID_PARAMS,
+                        "the host's retry has no inputResponses",
+                    )
+                }));
+                parked.call
+            }
+            None => start(),
+        };
+        tokio::select! {
+            result = &mut call => result,
+            Some(ask) = asks.recv() => {
+                drop(running);
+                self.park(call, ask, keep)
+            }
+        }
+    }
+
+    /// Parks a call whose server asked `ask`: the `input_required` result.
+    fn park(&self, call: CallFuture, ask: Ask, keep: Duration) -> Result<Value, ErrorObject> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        inner.parked.retain(|_, p| p.until > now);
+        if inner.parked.len() >= MAX_PARKED {
+            drop(inner);
+            let error = ErrorObject::new(
+                error_code::INTERNAL_ERROR,
+                format!("mcpc serve holds {MAX_PARKED} calls waiting for their host already"),
+            );
+            let _ = ask.answer.send(Err(error.clone()));
+            return Err(error);
+        }
+        inner.next += 1;
+        let state = format!("mcpc-serve-{}", inner.next);
+        let requests = json!({ INPUT_KEY: { "method": ask.method, "params": ask.params } });
+        inner.parked.insert(state.clone(), Parked { call, answer: ask.answer, until: now + keep });
+        Ok(stateless::input_required(Some(requests), Some(state)))
+    }
+
+    /// The parked call of `state`.
+    fn take(&self, state: &str) -> Result<Parked, ErrorObject> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        inner.parked.retain(|_, p| p.until > now);
+        inner.parked.remove(state).ok_or_else(|| {
+            ErrorObject::new(
+                error_code::INVALID_PARAMS,
+                format!("requestState {state:?} names no call waiting for an answer (expired?)"),
+            )
+        })
+    }
+
+    /// Drops every parked call (the host is gone): each is cancelled
+    /// upstream, and what its server asked gets an error.
+    pub(crate) fn clear(&self) {
+        let parked = std::mem::take(&mut self.lock().parked);
+        drop(parked);
+    }
+
+    /// The call a log message belongs to, when it asked for log messages:
+    /// the one running when only one is; with none running, the last one
+    /// that ended, for a moment (its server's last messages come after
+    /// its answer). Its request and the least level it wants.
+    pub(crate) fn logging_call(&self) -> Option<(RequestKey, usize)> {
+        let inner = self.lock();
+        let mut running = inner.running.values();
+        match (running.next(), running.next()) {
+            (Some(call), None) => call.log_level.map(|level| (call.key.clone(), level)),
+            (None, _) => inner
+                .ended
+                .as_ref()
+                .filter(|(_, _, at)| at.elapsed() < LOG_GRACE)
+                .map(|(key, level, _)| (key.clone(), *level)),
+            _ => None,
+        }
+    }
+
+    /// Asks the host, through the one call of it running now, `method`
+    /// when that call's request declared `capability` (`member` in it).
+    pub(crate) async fn ask(
+        &self,
+        capability: &str,
+        member: Option<&str>,
+        method: &str,
+        params: Value,
+        wait: Duration,
+    ) -> Result<Value, ErrorObject> {
+        let target = {
+            let inner = self.lock();
+            let mut running = inner.running.values();
+            match (running.next(), running.next()) {
+                (Some(call), None) => Ok((call.asks.clone(), call.capabilities.clone())),
+                (None, _) => Err("no call of the host is running to ask it through"),
+                (Some(_), Some(_)) => {
+                    Err("several calls of the host run at once, and which one asked is unknown")
+                }
+            }
+        };
+        let (tx, capabilities) = target.map_err(|why| super::host::refusal(method, why))?;
+        let declared = capabilities.get(capability).filter(|c| c.is_object());
+        if declared.is_none() || member.is_some_and(|m| declared.and_then(|d| d.get(m)).is_none()) {
+            let wanted =
+                member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
+            return Err(super::host::refusal(
+                method,
+                &format!("the host's request did not declare the {wanted} capability"),
+            ));
+        }
+        let (answer, answered) = oneshot::channel();
+        let ask = Ask { method: method.to_owned(), params, answer };
+        if tx.send(ask).await.is_err() {
+            return Err(super::host::refusal(method, "the host's call ended"));
+        }
+        match tokio::time::timeout(wait, answered).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(super::host::refusal(method, "the host's call ended")),
+            Err(_) => Err(super::host::refusal(method, "the host did not answer in time")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use mcp_server_io::ServeEra;
+
+    use super::*;
+
+    fn meta(extra: Value) -> RequestMeta {
+        let mut params = json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        }});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        stateless::request_meta(Some(&params), ServeEra::Modern).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_that_asks_is_parked_and_taken_up_with_the_answer() {
+        let rounds = Arc::new(Rounds::default());
+        let wait = Duration::from_secs(5);
+        let asking = rounds.clone();
+        let call: CallFuture = Box::pin(async move {
+            let answer = asking
+                .ask("elicitation", None, "elicitation/create", json!({"q": 1}), wait)
+                .await?;
+            Ok(json!({ "got": answer }))
+        });
+        let key = RequestKey { origin: 0, id: 1.into() };
+        let first = rounds.drive(&key, &meta(json!({})), wait, || call).await.unwrap();
+        assert_eq!(first["resultType"], "input_required");
+        assert_eq!(first["inputRequests"]["input"]["method"], "elicitation/create");
+        assert_eq!(first["inputRequests"]["input"]["params"], json!({"q": 1}));
+        let state = first["requestState"].as_str().unwrap().to_owned();
+
+        let unused = || -> CallFuture { Box::pin(async { Ok(json!("new")) }) };
+        let retry = meta(json!({"requestState": state, "inputResponses": {"input": {"a": 2}}}));
+        let done = rounds.drive(&key, &retry, wait, unused).await.unwrap();
+        assert_eq!(done, json!({"got": {"a": 2}}));
+        // Taken up once only.
+        let again = rounds.drive(&key, &retry, wait, unused).await.unwrap_err();
+        assert!(again.message.contains("names no call waiting"), "{again:?}");
+
+        // Parked calls end with their host; what their server asked fails.
+        let asking = rounds.clone();
+        let call: CallFuture = Box::pin(async move {
+            asking.ask("elicitation", None, "elicitation/create", json!({}), wait).await
+        });
+        let (seen, answer) = oneshot::channel();
+        let watched: CallFuture = Box::pin(async move {
+            let result = call.await;
+            let _ = seen.send(());
+            result
+        });
+        let parked = rounds.drive(&key, &meta(json!({})), wait, || watched).await.unwrap();
+        assert_eq!(parked["resultType"], "input_required");
+        rounds.clear();
+        assert!(answer.await.is_err(), "a dropped call never finishes");
+        assert_eq!(format!("{rounds:?}"), "Rounds { running: 0, parked: 0 }");
+    }
+
+    #[tokio::test]
+    async fn asks_need_one_running_call_that_declared_the_capability() {
+        let rounds = Rounds::default();
+        let wait = Duration::from_secs(1);
+        let none = rounds.ask("elicitation", None, "elicitation/create", json!({}), wait).await;
+        assert!(none.unwrap_err().message.contains("no call of the host is running"));
+        let (tx, _rx) = mpsc::channel(1);
+        let call = |id: i64, log_level| Call {
+            asks: tx.clone(),
+            capabilities: Map::new(),
+            key: RequestKey { origin: 0, id: id.into() },
+            log_level,
+        };
+        rounds.lock().running.insert(1, call(1, Some(3)));
+        assert_eq!(rounds.logging_call(), Some((RequestKey { origin: 0, id: 1.into() }, 3)));
+        let undeclared = rounds.ask("sampling", None, "sampling/createMessage", json!({}), wait);
+        let undeclared = undeclared.await.unwrap_err().message;
+        assert!(undeclared.contains("did not declare the sampling capability"), "{undeclared}");
+        rounds.lock().running.insert(2, call(2, None));
+        assert_eq!(rounds.logging_call(), None);
+        let two = rounds.ask("sampling", None, "sampling/createMessage", json!({}), wait).await;
+        assert!(two.unwrap_err().message.contains("several calls"));
+        // Ended, a call that asked for log messages keeps them a moment.
+        drop(Running { rounds: &rounds, id: 2 });
+        drop(Running { rounds: &rounds, id: 1 });
+        assert_eq!(rounds.logging_call(), Some((RequestKey { origin: 0, id: 1.into() }, 3)));
+    }
+}

@@ -1,0 +1,153 @@
+//! `mcpc serve`: the servers served to a host that speaks MCP on this
+//! process's stdin and stdout, in either protocol era.
+//!
+//! One file per job: `handler.rs` (the bridge's `Handler`: each request
+//! forwarded through the registry), `routes.rs` (names and URIs to
+//! servers, and the capabilities declared), `pump.rs` (the servers'
+//! notifications to the host), `host.rs` (the servers' requests and call
+//! approvals to the host), `input.rs` (a stateless-era host asked in
+//! `input_required` rounds). This file picks the servers, connects them and
+//! drives the session on stdio; another driver (HTTP) would feed the same
+//! session.
+
+mod handler;
+mod host;
+mod input;
+mod pump;
+mod routes;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_host_registry::Registry;
+use mcp_server_io::stdio::{self, Ended, Input};
+use mcp_server_io::{ServeEra, ServerInfo, Session, SessionOptions};
+use serde_json::json;
+
+use crate::cli::Global;
+use crate::failure::{Failure, Kind, unknown_server};
+use crate::setup::HostSide;
+
+pub(crate) use self::host::HostLink;
+
+/// The longest line read from the host (16 MiB).
+const MAX_LINE: usize = 16 << 20;
+/// How long the host may take to answer what it is asked (a person
+/// filling in a form included).
+const HOST_ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The host's side the registry is built with: the servers' requests and
+/// call approvals go through `link` to the host.
+pub(crate) fn host_side(link: &Arc<HostLink>) -> HostSide {
+    HostSide {
+        handlers: host::handlers(link),
+        approver: Arc::new(host::HostApprover(link.clone())),
+    }
+}
+
+/// Serves until the host closes stdin: the servers of `only` (default:
+/// every one), connected first; names unchanged for one server.
+pub(crate) async fn serve(
+    g: &Global,
+    registry: Arc<Registry>,
+    link: Arc<HostLink>,
+    only: &[String],
+) -> Result<u8, Failure> {
+    let servers: Vec<String> = if only.is_empty() {
+        registry.list().map(|s| s.name.clone()).collect()
+    } else {
+        for name in only {
+            if registry.get(name).is_none() {
+                return Err(
+                    Failure::new(Kind::NotFound, unknown_server(&registry, name)).with_server(name)
+                );
+            }
+        }
+        let mut names: Vec<String> = Vec::with_capacity(only.len());
+        for name in only {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    };
+    if servers.is_empty() {
+        return Err(Failure::new(Kind::Config, "no servers are configured"));
+    }
+    // Connected first: what is declared to the host is what they declared.
+    let limit = Duration::from_secs_f64(g.connect_timeout);
+    let connects = servers.iter().map(|server| {
+        let registry = registry.clone();
+        async move { tokio::time::timeout(limit, registry.initialize(server)).await }
+    });
+    let results = futures_util::future::join_all(connects).await;
+    let mut declared = Vec::new();
+    let mut first = None;
+    for (server, result) in servers.iter().zip(results) {
+        match result {
+            Ok(Ok(init)) => {
+                declared.push(serde_json::to_value(&init.capabilities).unwrap_or_default());
+                first.get_or_insert(init);
+            }
+            Ok(Err(e)) if servers.len() == 1 => return Err(Failure::registry(&registry, e)),
+            Err(_) if servers.len() == 1 => {
+                return Err(Failure::new(
+                    Kind::Timeout,
+                    format!("MCP server {server:?} did not connect within {}s", g.connect_timeout),
+                )
+                .with_server(server));
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(%server, "not connected; served when it comes up: {}", Failure::registry(&registry, e).message);
+            }
+            Err(_) => tracing::warn!(%server, "did not connect in time; served when it comes up"),
+        }
+    }
+    let info = match (servers.as_slice(), first) {
+        ([_], Some(init)) => {
+            let mut info = ServerInfo::new("mcpc", env!("CARGO_PKG_VERSION"));
+            info.implementation = serde_json::to_value(&init.server_info)
+                .unwrap_or_else(|_| json!({"name": "mcpc", "version": env!("CARGO_PKG_VERSION")}));
+            info.instructions = init.instructions.clone();
+            info
+        }
+        _ => ServerInfo::new("mcpc", env!("CARGO_PKG_VERSION")),
+    };
+    let bridge = handler::Bridge::new(
+        registry.clone(),
+        link.clone(),
+        servers,
+        info,
+        routes::capabilities(&declared),
+        g.timeout.map(Duration::from_secs_f64),
+        Duration::from_secs_f64(g.max_time),
+    );
+    let mut options = SessionOptions::new(ServeEra::Both);
+    options.request_timeout = HOST_ANSWER_TIMEOUT;
+    let (session, queue) = Session::new(bridge, options);
+    link.set(session.clone());
+    let pump = pump::start(&registry, session.clone());
+    tracing::info!("serving on stdio");
+    let ended =
+        stdio::serve(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            MAX_LINE,
+            queue,
+            |input| match input {
+                Input::Line(line) => session.handle_json(line),
+                Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
+                _ => {}
+            },
+        )
+        .await;
+    // The host is gone: its calls are cancelled (upstream too: each
+    // dropped call sends `notifications/cancelled`).
+    session.abort_all();
+    pump.abort();
+    link.clear();
+    match ended {
+        Ok(Ended::InputClosed | Ended::CoreGone) | Ok(_) => Ok(0),
+        Err(e) => Err(Failure::new(Kind::Connection, format!("the host's stdio failed: {e}"))),
+    }
+}

@@ -1,0 +1,664 @@
+//! `mcpc serve` end to end: a host (the stdio client, spawning the built
+//! `mcpc serve`) in either era, through the bridge, to the testkit over
+//! stdio and to the embedded demo server.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
+use mcp_peer::EraChoice;
+use mcp_proto::ErrorObject;
+use mcp_proto::client::{
+    BoxFuture, ElicitationHandler, RequestOptions, SamplingHandler, ServerNotification,
+};
+use mcp_proto::types::{
+    CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, JsonObject, LoggingLevel, SubscriptionFilter,
+};
+use mcp_test_support::text_blocks;
+use serde_json::{Value, json};
+
+use crate::run::Sandbox;
+
+fn testkit() -> String {
+    mcp_testkit::binary_path().to_string_lossy().into_owned()
+}
+
+/// The host's side of an elicitation: the user accepts with a name.
+struct Ada;
+
+impl ElicitationHandler for Ada {
+    fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async { Ok(ElicitResult::accept([("name", "Ada")])) })
+    }
+}
+
+/// The host's side of an elicitation: the user declines.
+struct Declines;
+
+impl ElicitationHandler for Declines {
+    fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async { Ok(ElicitResult::new(mcp_proto::types::ElicitAction::Decline)) })
+    }
+}
+
+/// The host's side of sampling: a model that says hello.
+struct Hello;
+
+impl SamplingHandler for Hello {
+    fn create_message(
+        &self,
+        _: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant", "model": "test",
+                "content": {"type": "text", "text": "Hello"},
+            }))
+            .unwrap())
+        })
+    }
+}
+
+/// A host's options: speaking `era`, declaring nothing.
+fn host_options(era: EraChoice) -> StdioOptions {
+    let mut o = StdioOptions::new("bridge");
+    o.discover_path = false;
+    o.era = era;
+    o.request_timeout = Duration::from_secs(30);
+    o
+}
+
+/// A host speaking `era` to `mcpc serve ARGS` in the sandbox; it declares
+/// elicitation when `elicitation` is given.
+async fn host(
+    s: &Sandbox,
+    args: &[&str],
+    era: EraChoice,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+) -> StdioClient {
+    let mut o = host_options(era);
+    o.handlers.elicitation = elicitation;
+    host_with(s, args, o).await
+}
+
+/// A host with these options to `mcpc serve ARGS` in the sandbox.
+async fn host_with(s: &Sandbox, args: &[&str], o: StdioOptions) -> StdioClient {
+    let mut command = ServerCommand::new(env!("CARGO_BIN_EXE_mcpc")).arg("serve");
+    command.args.extend(args.iter().map(|a| (*a).to_owned()));
+    command.cwd = Some(s.dir.clone());
+    for (k, v) in [
+        ("HOME", s.dir.clone()),
+        ("XDG_CONFIG_HOME", s.dir.join("xdg")),
+        ("XDG_DATA_HOME", s.dir.join("data")),
+        ("XDG_CACHE_HOME", s.dir.join("cache")),
+        ("MCPC_MANAGED_POLICY", s.dir.join("managed.toml")),
+    ] {
+        command.env.insert(k.to_owned(), v.to_string_lossy().into_owned());
+    }
+    mcp_client_stdio::spawn(command, o).await.expect("mcpc serve starts")
+}
+
+fn args(v: Value) -> Option<JsonObject> {
+    v.as_object().cloned()
+}
+
+async fn call(c: &StdioClient, tool: &str, a: Value) -> CallToolResult {
+    c.call_tool_with(tool, args(a), RequestOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn server_spec(extra: &str) -> String {
+    format!("{} stdio {extra}", testkit())
+}
+
+/// A configuration of the testkit twice, as `a` and `b`, with an approval
+/// table and an audit log (`conf/audit.jsonl`).
+fn two_servers(s: &Sandbox, approval: &str) {
+    let tk = testkit();
+    s.write(
+        "conf/mcp.toml",
+        &format!(
+            "[mcp_client]\n[mcp_client.approval]\n{approval}\n\
+             [mcp_client.audit]\npath = \"audit.jsonl\"\n\
+             [[mcp_client.servers]]\nname = \"a\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\n\
+             [[mcp_client.servers]]\nname = \"b\"\ncommand = \"{tk}\"\nargs = [\"stdio\"]\n"
+        ),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_era_host_lists_calls_and_sees_progress() {
+    let s = Sandbox::new("serve-legacy");
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    let init = c.initialize().await.unwrap();
+    // The upstream's identity and what it declared, of what is forwarded.
+    assert_eq!(init.server_info.name, "mcp-testkit");
+    let caps = serde_json::to_value(&init.capabilities).unwrap();
+    assert!(caps["tools"].is_object() && caps["resources"]["subscribe"] == true, "{caps}");
+    assert!(caps.get("tasks").is_none(), "{caps}");
+    let tools = c.list_tools().await.unwrap();
+    // Names unchanged; annotations and `_meta` as the server gave them.
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "hi"})).await), "hi");
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let options = RequestOptions {
+        on_progress: Some({
+            let seen = seen.clone();
+            Arc::new(move |p| seen.lock().unwrap().push((p.progress, p.message.clone())))
+        }),
+        ..Default::default()
+    };
+    let r = c.call_tool_with("slow", args(json!({"ms": 300, "steps": 3})), options).await.unwrap();
+    assert_eq!(text_blocks(&r), "done");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[2], (3.0, Some("step 3 of 3".to_owned())));
+
+    // A JSON-RPC error of the server comes back as that error.
+    let err = c.call_tool_with("nosuch", (), RequestOptions::default()).await.unwrap_err();
+    assert_eq!(err.rpc_error().map(|e| e.code), Some(-32602), "{err}");
+
+    // Resources and prompts pass through.
+    let read = c.read_resource("test://static/text/1").await.unwrap();
+    assert!(serde_json::to_string(&read).unwrap().contains("test://static/text/1"));
+    assert!(!c.list_prompts().await.unwrap().is_empty());
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_era_host_reaches_the_embedded_demo() {
+    let s = Sandbox::new("serve-modern");
+    let c = host(&s, &[], EraChoice::Modern, None).await;
+    let tools = c.list_tools().await.unwrap();
+    assert_eq!(c.protocol_version().map(|v| v.is_modern()), Some(true));
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "now"})).await), "now");
+    let seen = Arc::new(Mutex::new(0));
+    let options = RequestOptions {
+        on_progress: Some({
+            let seen = seen.clone();
+            Arc::new(move |_| *seen.lock().unwrap() += 1)
+        }),
+        ..Default::default()
+    };
+    let r = c.call_tool_with("slow", args(json!({"ms": 200, "steps": 2})), options).await.unwrap();
+    assert_eq!(text_blocks(&r), "done");
+    assert_eq!(*seen.lock().unwrap(), 2);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_is_cancelled_upstream() {
+    let s = Sandbox::new("serve-cancel");
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    c.initialize().await.unwrap();
+    let before = text_blocks(&call(&c, "cancelled_log", json!({})).await);
+    assert_eq!(before, "[]");
+    // The host gives up: its client sends notifications/cancelled.
+    let hang = c
+        .call_tool_with("hang", (), RequestOptions::with_timeout(Duration::from_millis(300)))
+        .await;
+    assert!(hang.is_err(), "{hang:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let log = text_blocks(&call(&c, "cancelled_log", json!({})).await);
+        let ids: Vec<Value> = serde_json::from_str(&log).unwrap();
+        if ids.len() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server saw no cancellation: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_goes_to_a_host_that_declared_it_and_is_refused_otherwise() {
+    let s = Sandbox::new("serve-elicit");
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, Some(Arc::new(Ada))).await;
+    let r = text_blocks(&call(&c, "ask", json!({"what": "elicit"})).await);
+    assert!(r.contains("Ada") && r.contains("accept"), "{r}");
+    c.close().await.unwrap();
+
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    let r = text_blocks(&call(&c, "ask", json!({"what": "elicit"})).await);
+    assert!(r.contains("did not declare the elicitation capability"), "{r}");
+    let r = text_blocks(&call(&c, "ask", json!({"what": "sample"})).await);
+    assert!(r.contains("did not declare the sampling capability"), "{r}");
+    c.close().await.unwrap();
+
+    // A stateless-era host is asked in input rounds of its call: once
+    // (a handshake-era server's request), twice (a stateless-era server's
+    // own two rounds, each turned into a request by the bridge's client).
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, Some(Arc::new(Ada))).await;
+    let r = text_blocks(&call(&c, "ask", json!({"what": "elicit"})).await);
+    assert!(r.contains("Ada") && r.contains("accept"), "{r}");
+    c.close().await.unwrap();
+    let modern = server_spec("--era modern");
+    let mut o = host_options(EraChoice::Modern);
+    o.handlers.elicitation = Some(Arc::new(Ada));
+    o.handlers.sampling = Some(Arc::new(Hello));
+    let c = host_with(&s, &["--server", &modern], o).await;
+    let r = text_blocks(&call(&c, "ask_twice", json!({})).await);
+    assert!(r.starts_with("Ada: Hello"), "{r}");
+    c.close().await.unwrap();
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, None).await;
+    let r = text_blocks(&call(&c, "ask", json!({"what": "elicit"})).await);
+    assert!(r.contains("request did not declare the elicitation capability"), "{r}");
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_crash_is_an_error_and_the_bridge_serves_on() {
+    let s = Sandbox::new("serve-crash");
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    c.initialize().await.unwrap();
+    let mut n = c.notifications();
+    let err = c.call_tool_with("crash", (), RequestOptions::default()).await.unwrap_err();
+    let rpc = err.rpc_error().cloned().unwrap_or_else(|| panic!("not a JSON-RPC error: {err}"));
+    assert_eq!(rpc.code, -32603, "{rpc:?}");
+    assert!(rpc.message.contains("\"server\""), "{rpc:?}");
+    // Supervision restarts it; the next call waits for it.
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "again"})).await), "again");
+    // Restarted, it may list other tools: the host is told.
+    next_matching(
+        async || n.recv().await,
+        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
+    )
+    .await;
+    // Garbage on the server's stdout is skipped; the call is answered.
+    let r = text_blocks(&call(&c, "noisy", json!({"garbage_rounds": 2})).await);
+    assert!(r.starts_with("noisy: wrote 6 garbage lines"), "{r}");
+    c.close().await.unwrap();
+
+    // A server that hangs past its timeout (`--timeout`): that call's error.
+    let c = host(&s, &["--server", &spec, "--timeout", "0.5"], EraChoice::Legacy, None).await;
+    let started = Instant::now();
+    let err = c.call_tool_with("hang", (), RequestOptions::default()).await.unwrap_err();
+    let rpc = err.rpc_error().cloned().unwrap_or_else(|| panic!("not a JSON-RPC error: {err}"));
+    assert!(rpc.message.contains("tools/call") && rpc.message.contains("server"), "{rpc:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "still"})).await), "still");
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_servers_are_served_as_one_with_flat_names_and_policy() {
+    let s = Sandbox::new("serve-many");
+    two_servers(&s, "deny = [\"*__add\"]\nask = [\"b__slow\"]");
+    let c = host(&s, &["--config", "conf/mcp.toml"], EraChoice::Legacy, None).await;
+    let init = c.initialize().await.unwrap();
+    assert_eq!(init.server_info.name, "mcpc");
+    let tools = c.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["a__echo", "b__echo", "a__slow"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    // A denied tool is neither listed nor called.
+    assert!(!names.iter().any(|n| n.ends_with("__add")), "{names:?}");
+    let err = c.call_tool_with("a__add", (), RequestOptions::default()).await.unwrap_err();
+    assert!(err.to_string().contains("Unknown tool: a__add"), "{err}");
+    assert_eq!(text_blocks(&call(&c, "b__echo", json!({"message": "from b"})).await), "from b");
+    // `ask`, and this host cannot be asked: refused, saying why.
+    let err = c.call_tool_with("b__slow", args(json!({"ms": 1})), RequestOptions::default());
+    let err = err.await.unwrap_err().to_string();
+    assert!(err.contains("host did not declare elicitation"), "{err}");
+    // Prompts are named alike; resources are routed by who listed them.
+    let prompts = c.list_prompts().await.unwrap();
+    assert!(prompts.iter().all(|p| p.name.starts_with("a__") || p.name.starts_with("b__")));
+    let get = c.get_prompt(&prompts[0].name, None).await;
+    assert!(get.is_ok(), "{get:?}");
+    assert!(!c.list_resources().await.unwrap().is_empty());
+    assert!(c.read_resource("test://static/text/1").await.is_ok());
+    let err = c.read_resource("test://nobody/lists/this").await.unwrap_err();
+    assert!(err.to_string().contains("no served server lists"), "{err}");
+    // Completion: a prompt by its flat name, a template by its URI.
+    let complete = |reference: Value, name: &str, value: &str| {
+        let params = json!({"ref": reference, "argument": {"name": name, "value": value}});
+        c.request("completion/complete", Some(params), RequestOptions::default())
+    };
+    let names = complete(json!({"type": "ref/prompt", "name": "b__greet"}), "name", "").await;
+    let names = names.unwrap();
+    assert!(!names["completion"]["values"].as_array().unwrap().is_empty(), "{names}");
+    let template = json!({"type": "ref/resource", "uri": "test://static/text/{id}"});
+    let ids = complete(template, "id", "").await.unwrap();
+    assert_eq!(ids["completion"]["values"][0], "1", "{ids}");
+    // A URI only a template covers goes to that template's server, whose
+    // answer (here: no such resource) comes back as it is.
+    let err = c.read_resource("test://static/text/9").await.unwrap_err();
+    assert!(!err.to_string().contains("no served server lists"), "{err}");
+    assert!(err.rpc_error().is_some(), "{err}");
+    c.close().await.unwrap();
+
+    // A host that can ask: the user's answer decides.
+    let c = host(
+        &s,
+        &["--config", "conf/mcp.toml", "--only", "b"],
+        EraChoice::Legacy,
+        Some(Arc::new(Ada)),
+    )
+    .await;
+    // One server: its names unchanged.
+    assert_eq!(text_blocks(&call(&c, "slow", json!({"ms": 1})).await), "done");
+    c.close().await.unwrap();
+    let c = host(
+        &s,
+        &["--config", "conf/mcp.toml", "--only", "b"],
+        EraChoice::Legacy,
+        Some(Arc::new(Declines)),
+    )
+    .await;
+    let err = c.call_tool_with("slow", args(json!({"ms": 1})), RequestOptions::default());
+    let err = err.await.unwrap_err().to_string();
+    assert!(err.contains("the user refused it"), "{err}");
+    c.close().await.unwrap();
+    // A stateless-era host is asked in an input round of its call.
+    let only_b = ["--config", "conf/mcp.toml", "--only", "b"];
+    let c = host(&s, &only_b, EraChoice::Modern, Some(Arc::new(Ada))).await;
+    assert_eq!(text_blocks(&call(&c, "slow", json!({"ms": 1})).await), "done");
+    c.close().await.unwrap();
+    let c = host(&s, &only_b, EraChoice::Modern, Some(Arc::new(Declines))).await;
+    let err = c.call_tool_with("slow", args(json!({"ms": 1})), RequestOptions::default());
+    let err = err.await.unwrap_err().to_string();
+    assert!(err.contains("the user refused it"), "{err}");
+    c.close().await.unwrap();
+    // Called by its name all the same, a denied tool is refused by the policy.
+    let c = host(&s, &["--config", "conf/mcp.toml", "--only", "a"], EraChoice::Legacy, None).await;
+    let err = c.call_tool_with("add", args(json!({"a": 1, "b": 2})), RequestOptions::default());
+    let err = err.await.unwrap_err().to_string();
+    assert!(err.contains("was refused (the approval rule \"*__add\")"), "{err}");
+    c.close().await.unwrap();
+
+    // The audit log has the bridge's calls as it has `mcpc call`'s.
+    let log = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let has = |server: &str, tool: &str, outcome: &str| {
+        lines.iter().any(|l| l["server"] == server && l["tool"] == tool && l["outcome"] == outcome)
+    };
+    assert!(has("b", "echo", "ok"), "{log}");
+    assert!(has("b", "slow", "denied") && has("b", "slow", "ok"), "{log}");
+    assert!(has("a", "add", "denied"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_metadata_icons_annotations_and_meta_pass_untouched() {
+    let s = Sandbox::new("serve-apps");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/apps_server.py");
+    let spec = format!("python3 {}", script.display());
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    let tools = c.list_tools().await.unwrap();
+    let show = serde_json::to_value(tools.iter().find(|t| t.name == "show").unwrap()).unwrap();
+    assert_eq!(
+        show["_meta"],
+        json!({"ui": {"resourceUri": "ui://apps/view", "visibility": ["model", "app"]}, "vendor/x": 1})
+    );
+    assert_eq!(show["icons"][0]["src"], "https://example.com/icon.png");
+    assert_eq!(show["annotations"], json!({"readOnlyHint": true, "title": "Show it"}));
+    let shown = c.call_tool_with("show", (), RequestOptions::default()).await.unwrap();
+    let shown = serde_json::to_value(shown).unwrap();
+    assert_eq!(shown["_meta"]["ui"]["resourceUri"], "ui://apps/view");
+    let view = serde_json::to_value(c.read_resource("ui://apps/view").await.unwrap()).unwrap();
+    assert_eq!(view["contents"][0]["uri"], "ui://apps/view");
+    assert_eq!(view["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(
+        view["contents"][0]["_meta"]["ui"]["csp"]["connectDomains"][0],
+        "https://api.example.com"
+    );
+    // The host's `_meta` reaches the server (its progress token mapped to
+    // the bridge's own).
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "traceparent".into(),
+        json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+    );
+    let options = RequestOptions {
+        meta: Some(meta),
+        on_progress: Some(Arc::new(|_| {})),
+        ..Default::default()
+    };
+    let got = c.call_tool_with("meta", (), options).await.unwrap();
+    let got: Value = serde_json::from_str(&text_blocks(&got)).unwrap();
+    assert_eq!(got["traceparent"], "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    assert!(got.get("progressToken").is_some(), "{got}");
+    c.close().await.unwrap();
+}
+
+/// The next notification `pick` takes, within 10 s.
+async fn next_matching<T>(
+    mut next: impl AsyncFnMut() -> Option<ServerNotification>,
+    mut pick: impl FnMut(&ServerNotification) -> Option<T>,
+) -> T {
+    let wait = async {
+        while let Some(n) = next().await {
+            if let Some(found) = pick(&n) {
+                return found;
+            }
+        }
+        panic!("the notifications ended")
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait).await.expect("the notification came")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_list_changes_and_resource_updates_reach_a_handshake_era_host() {
+    let s = Sandbox::new("serve-notify");
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    c.initialize().await.unwrap();
+    let mut n = c.notifications();
+    // The host's level reaches the server.
+    c.set_log_level(LoggingLevel::Warning).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = text_blocks(&call(&c, "log", json!({"level": "info", "message": "quiet"})).await);
+        if r.contains("below the level") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the level did not reach the server: {r}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    call(&c, "log", json!({"level": "error", "message": "loud"})).await;
+    let data = next_matching(
+        async || n.recv().await,
+        |n| match n {
+            ServerNotification::LogMessage(m) => Some(m.data.clone()),
+            _ => None,
+        },
+    )
+    .await;
+    assert_eq!(data, json!("loud"));
+    call(&c, "change", json!({})).await;
+    next_matching(
+        async || n.recv().await,
+        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
+    )
+    .await;
+    c.subscribe_resource("test://static/text/1").await.unwrap();
+    let r = text_blocks(&call(&c, "touch", json!({"uri": "test://static/text/1"})).await);
+    assert_eq!(r, "touched");
+    let uri = next_matching(
+        async || n.recv().await,
+        |n| match n {
+            ServerNotification::ResourceUpdated(p) => Some(p.uri.clone()),
+            _ => None,
+        },
+    )
+    .await;
+    assert_eq!(uri, "test://static/text/1");
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_era_host_gets_the_log_messages_of_its_call_at_its_level() {
+    let s = Sandbox::new("serve-modern-logs");
+    let spec = server_spec("");
+    let modern = server_spec("--era modern");
+    for upstream in [&spec, &modern] {
+        let mut o = host_options(EraChoice::Modern);
+        o.log_level = Some(LoggingLevel::Warning);
+        let c = host_with(&s, &["--server", upstream], o).await;
+        let mut n = c.notifications();
+        call(&c, "log", json!({"level": "info", "message": "quiet"})).await;
+        call(&c, "log", json!({"level": "error", "message": "loud"})).await;
+        let data = next_matching(
+            async || n.recv().await,
+            |n| match n {
+                ServerNotification::LogMessage(m) => Some(m.data.clone()),
+                _ => None,
+            },
+        )
+        .await;
+        assert_eq!(data, json!("loud"), "through {upstream}");
+        c.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_era_host_listens_for_list_changes_and_updates() {
+    let s = Sandbox::new("serve-listen");
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, None).await;
+    let uri = "test://static/text/2";
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        resource_subscriptions: Some(vec![uri.to_owned()]),
+        ..Default::default()
+    };
+    let mut listen = c.listen(filter).await.unwrap();
+    assert!(listen.refused().is_empty());
+    call(&c, "change", json!({})).await;
+    next_matching(
+        async || listen.recv().await,
+        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
+    )
+    .await;
+    // The bridge subscribed upstream for the host (in the background).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while text_blocks(&call(&c, "touch", json!({"uri": uri})).await) != "touched" {
+        assert!(Instant::now() < deadline, "the bridge did not subscribe upstream");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let updated = next_matching(
+        async || listen.recv().await,
+        |n| match n {
+            ServerNotification::ResourceUpdated(p) => Some(p.uri.clone()),
+            _ => None,
+        },
+    )
+    .await;
+    assert_eq!(updated, uri);
+    c.close().await.unwrap();
+}
+
+#[test]
+fn an_unknown_server_is_a_usage_error_on_stderr_only() {
+    let s = Sandbox::new("serve-usage");
+    for args in [&["serve", "--only", "nope"][..], &["--output", "json", "serve", "--only", "nope"]]
+    {
+        let r = s.run(args);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains("no server is named \"nope\" (servers: demo)"), "{r:?}");
+        // stdout is the protocol's, even for errors asked as JSON.
+        assert!(r.stdout.is_empty(), "{r:?}");
+    }
+    // No host on stdin: the bridge ends at once, and cleanly.
+    let r = s.run(&["serve"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
+}
+
+/// The pids of the processes whose parent is `pid`.
+#[cfg(target_os = "linux")]
+fn children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        // The parent is the second field after the command's closing parenthesis.
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        if after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat[stat.rfind(')').unwrap_or(0) + 1..].trim_start().starts_with('Z'))
+}
+
+/// `mcpc serve` started by hand, initialized, with the pid of its server.
+#[cfg(target_os = "linux")]
+fn started(s: &Sandbox) -> (std::process::Child, u32) {
+    let spec = server_spec("");
+    let mut cmd = s.command(&["serve", "--server", &spec]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"protocolVersion\""), "{line}");
+    let upstream = children(child.id());
+    assert_eq!(upstream.len(), 1, "{upstream:?}");
+    // Kept for the closing test; dropped for the signal test.
+    std::mem::forget(stdout);
+    child.stdin = Some(stdin);
+    (child, upstream[0])
+}
+
+#[cfg(target_os = "linux")]
+fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("mcpc serve did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_host_closing_stdin_or_a_signal_ends_the_bridge_and_its_servers() {
+    let s = Sandbox::new("serve-end");
+    let (mut child, upstream) = started(&s);
+    drop(child.stdin.take());
+    let status = wait_exit(&mut child);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(upstream) {
+        assert!(Instant::now() < deadline, "the upstream server {upstream} outlived the bridge");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let (mut child, upstream) = started(&s);
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let status = wait_exit(&mut child);
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(upstream) {
+        assert!(Instant::now() < deadline, "the upstream server {upstream} outlived the bridge");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
