@@ -220,6 +220,7 @@ mod error;
 mod fetch;
 mod handler;
 mod jwt;
+pub mod keychain;
 #[cfg(feature = "loopback")]
 pub mod loopback;
 mod pkce;
@@ -246,6 +247,12 @@ pub use error::Error;
 pub use fetch::{AddressClass, BoxFuture, FetchError, HttpFetch, MAX_BODY};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams, HeadlessHandler};
 pub use jwt::{CLIENT_ASSERTION_TYPE, JwtAlgorithm, PrivateKeyJwt};
+#[cfg(feature = "keychain")]
+pub use keychain::OsKeychain;
+pub use keychain::{
+    ChosenStore, KeychainBackend, KeychainError, KeychainTokenStore, Migration, StoreKind,
+    UnknownStoreKind, choose_store, choose_store_with, migrate,
+};
 pub use mcp_sse::www_authenticate::BearerChallenge;
 pub use pkce::{Pkce, s256_challenge, supports_s256};
 pub use quirks::{ProviderQuirks, ResourceParam};
