@@ -1,0 +1,168 @@
+//! `cargo xtask keychain`: the token store in a real OS keychain.
+//!
+//! On Linux: installs Debian's `gnome-keyring` and `dbus` with apt-get when
+//! `gnome-keyring-daemon`, `dbus-run-session` or `dbus-send` is missing (a
+//! clear error when apt-get is not there), then runs `mcp-auth`'s
+//! `keychain` tests (feature `keychain-tests`) three times:
+//! - `usable::`, in a private session bus (`dbus-run-session`) with a
+//!   login keyring that gnome-keyring creates in a fresh folder, unlocked
+//!   with a throwaway password;
+//! - `locked::`, in another such bus (the tests lock the keyring through
+//!   the Secret Service API);
+//! - `absent::`, with the session bus address naming no bus at all.
+//!
+//! Elsewhere the step says it runs on Linux only and passes: macOS and
+//! Windows keychains belong to the user running the tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::steps::{Step, cargo, have, root, run};
+
+/// The tools the tests need, and the Debian packages that bring them.
+const TOOLS: [&str; 3] = ["gnome-keyring-daemon", "dbus-run-session", "dbus-send"];
+const PACKAGES: [&str; 2] = ["gnome-keyring", "dbus"];
+
+/// Whether an executable of that name is in a folder of `PATH`.
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+        .unwrap_or(false)
+}
+
+fn missing() -> Vec<&'static str> {
+    TOOLS.into_iter().filter(|tool| !on_path(tool)).collect()
+}
+
+/// Installs gnome-keyring and dbus when a tool is missing.
+fn install() -> Result<(), String> {
+    let absent = missing();
+    if absent.is_empty() {
+        println!("gnome-keyring and dbus are installed");
+        return Ok(());
+    }
+    if !have("apt-get", &["--version"]) {
+        return Err(format!(
+            "{} missing and apt-get is not available: install gnome-keyring and dbus \
+             (dbus-run-session, dbus-send) with this system's package manager",
+            absent.join(", ")
+        ));
+    }
+    println!("{} missing: installing {} with apt-get", absent.join(", "), PACKAGES.join(" "));
+    let apt_install = || {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["install", "-y", "--no-install-recommends"]).args(PACKAGES);
+        cmd.env("DEBIAN_FRONTEND", "noninteractive");
+        run(cmd)
+    };
+    // A machine whose package lists were never fetched knows no packages.
+    if apt_install().is_err() {
+        let mut update = Command::new("apt-get");
+        update.arg("update");
+        run(update).map_err(|e| format!("apt-get update failed (not root?): {e}"))?;
+        apt_install().map_err(|e| format!("installing gnome-keyring and dbus failed: {e}"))?;
+    }
+    let still = missing();
+    if still.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} still missing after installing {}", still.join(", "), PACKAGES.join(" ")))
+    }
+}
+
+/// The cargo arguments of the keychain tests.
+const TEST_ARGS: [&str; 9] = [
+    "test",
+    "--locked",
+    "-p",
+    "mcp-auth",
+    "--features",
+    "keychain-tests",
+    "--test",
+    "keychain",
+    "--",
+];
+
+fn build() -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(&TEST_ARGS[..8]).arg("--no-run");
+    run(cmd)
+}
+
+/// A fresh folder for one session's keyrings and sockets.
+fn session_dir(name: &str) -> Result<PathBuf, String> {
+    let dir = root().join("target").join("keychain-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        b.mode(0o700);
+    }
+    b.create(dir.join("data"))
+        .and_then(|()| b.create(dir.join("run")))
+        .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The throwaway password of the test keyrings (in a folder of their own,
+/// removed with the target folder).
+const PASSWORD: &str = "mcp-xtask-keychain";
+
+/// `dbus-run-session -- sh -c '<unlock> && exec cargo test ...' ` with
+/// gnome-keyring's files in `dir`: the daemon creates the login keyring
+/// with the password read from standard input, unlocked, and makes it the
+/// default collection; it exits with the bus.
+fn in_session(dir: &Path, filter: &str, extra: &[&str]) -> Result<(), String> {
+    let script = "printf %s \"$KEYCHAIN_TEST_PASSWORD\" \
+                  | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
+                  && unset KEYCHAIN_TEST_PASSWORD && exec \"$@\"";
+    let mut cmd = Command::new("dbus-run-session");
+    cmd.current_dir(root());
+    cmd.args(["--", "sh", "-c", script, "sh"]);
+    cmd.arg(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.args(TEST_ARGS).arg(filter).args(extra);
+    cmd.env("KEYCHAIN_TEST_PASSWORD", PASSWORD);
+    cmd.env("XDG_DATA_HOME", dir.join("data"));
+    cmd.env("XDG_RUNTIME_DIR", dir.join("run"));
+    cmd.env_remove("GNOME_KEYRING_CONTROL");
+    run(cmd)
+}
+
+fn usable() -> Result<(), String> {
+    in_session(&session_dir("usable")?, "usable::", &[])
+}
+
+fn locked() -> Result<(), String> {
+    in_session(&session_dir("locked")?, "locked::", &["--test-threads=1"])
+}
+
+fn absent() -> Result<(), String> {
+    let dir = session_dir("absent")?;
+    let mut cmd = cargo();
+    cmd.args(TEST_ARGS).arg("absent::");
+    let bus = dir.join("run").join("no-bus-here");
+    cmd.env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", bus.display()));
+    run(cmd)
+}
+
+/// The steps: install, build, then the three runs.
+pub(crate) fn steps() -> Vec<Step> {
+    if !cfg!(target_os = "linux") {
+        return vec![Step::new("keychain: runs on Linux only (gnome-keyring)", || {
+            println!("the keychain tests run on Linux only; this is not Linux");
+            Ok(())
+        })];
+    }
+    vec![
+        Step::new("keychain: gnome-keyring and dbus (Debian packages when missing)", install),
+        Step::new("keychain: build mcp-auth's keychain tests", build),
+        Step::new(
+            "keychain: tokens in gnome-keyring (round trip, accounts, migration, logs)",
+            usable,
+        ),
+        Step::new("keychain: a locked keyring is reported and auto falls back", locked),
+        Step::new("keychain: no session bus, no keychain: reported, auto falls back", absent),
+    ]
+}
