@@ -576,7 +576,7 @@ pub(crate) fn classify_failure(service: String, text: &str) -> KeychainError {
     ];
     if ABSENT.iter().any(|m| text.contains(m)) {
         KeychainError::Absent {
-            reason: format!("no Secret Service on the session bus ({})", capped(text)),
+            reason: format!("no session bus, or no Secret Service on it ({})", capped(text)),
         }
     } else if text.to_ascii_lowercase().contains("locked") {
         KeychainError::Locked { service }

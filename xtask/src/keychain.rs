@@ -9,7 +9,10 @@
 //!   with a throwaway password;
 //! - `locked::`, in another such bus (the tests lock the keyring through
 //!   the Secret Service API);
-//! - `absent::`, with the session bus address naming no bus at all.
+//! - `absent::`, with the session bus address naming no bus at all;
+//!
+//! and `mcpc`'s `keychain::real::` tests (`accounts migrate`) in a third
+//! session bus.
 //!
 //! Elsewhere the step says it runs on Linux only and passes: macOS and
 //! Windows keychains belong to the user running the tests.
@@ -70,23 +73,25 @@ fn install() -> Result<(), String> {
     }
 }
 
-/// The cargo arguments of the keychain tests.
-const TEST_ARGS: [&str; 9] = [
-    "test",
-    "--locked",
-    "-p",
-    "mcp-auth",
-    "--features",
-    "keychain-tests",
-    "--test",
-    "keychain",
-    "--",
-];
+/// `cargo test` of a crate's keychain tests (feature `keychain-tests`):
+/// `mcp-auth`'s `keychain` binary, `mcpc`'s `keychain::` module.
+fn test_command(krate: &str, filter: &str, extra: &[&str]) -> Command {
+    let mut cmd = cargo();
+    let test = if krate == "mcp-auth" { "keychain" } else { "tests" };
+    cmd.args(["test", "--locked", "-p", krate, "--features", "keychain-tests", "--test", test]);
+    cmd.arg("--").arg(filter).args(extra);
+    cmd
+}
 
 fn build() -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args(&TEST_ARGS[..8]).arg("--no-run");
-    run(cmd)
+    for krate in ["mcp-auth", "mcpc"] {
+        let mut cmd = cargo();
+        let test = if krate == "mcp-auth" { "keychain" } else { "tests" };
+        cmd.args(["test", "--locked", "-p", krate, "--features", "keychain-tests"]);
+        cmd.args(["--test", test, "--no-run"]);
+        run(cmd)?;
+    }
+    Ok(())
 }
 
 /// A fresh folder for one session's keyrings and sockets.
@@ -110,19 +115,18 @@ fn session_dir(name: &str) -> Result<PathBuf, String> {
 /// removed with the target folder).
 const PASSWORD: &str = "mcp-xtask-keychain";
 
-/// `dbus-run-session -- sh -c '<unlock> && exec cargo test ...' ` with
+/// `test` in `dbus-run-session -- sh -c '<unlock> && exec "$@"'` with
 /// gnome-keyring's files in `dir`: the daemon creates the login keyring
 /// with the password read from standard input, unlocked, and makes it the
 /// default collection; it exits with the bus.
-fn in_session(dir: &Path, filter: &str, extra: &[&str]) -> Result<(), String> {
+fn in_session(dir: &Path, test: Command) -> Result<(), String> {
     let script = "printf %s \"$KEYCHAIN_TEST_PASSWORD\" \
                   | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
                   && unset KEYCHAIN_TEST_PASSWORD && exec \"$@\"";
     let mut cmd = Command::new("dbus-run-session");
     cmd.current_dir(root());
     cmd.args(["--", "sh", "-c", script, "sh"]);
-    cmd.arg(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cmd.args(TEST_ARGS).arg(filter).args(extra);
+    cmd.arg(test.get_program()).args(test.get_args());
     cmd.env("KEYCHAIN_TEST_PASSWORD", PASSWORD);
     cmd.env("XDG_DATA_HOME", dir.join("data"));
     cmd.env("XDG_RUNTIME_DIR", dir.join("run"));
@@ -131,20 +135,24 @@ fn in_session(dir: &Path, filter: &str, extra: &[&str]) -> Result<(), String> {
 }
 
 fn usable() -> Result<(), String> {
-    in_session(&session_dir("usable")?, "usable::", &[])
+    in_session(&session_dir("usable")?, test_command("mcp-auth", "usable::", &[]))
 }
 
 fn locked() -> Result<(), String> {
-    in_session(&session_dir("locked")?, "locked::", &["--test-threads=1"])
+    let test = test_command("mcp-auth", "locked::", &["--test-threads=1"]);
+    in_session(&session_dir("locked")?, test)
 }
 
 fn absent() -> Result<(), String> {
     let dir = session_dir("absent")?;
-    let mut cmd = cargo();
-    cmd.args(TEST_ARGS).arg("absent::");
+    let mut cmd = test_command("mcp-auth", "absent::", &[]);
     let bus = dir.join("run").join("no-bus-here");
     cmd.env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", bus.display()));
     run(cmd)
+}
+
+fn mcpc() -> Result<(), String> {
+    in_session(&session_dir("mcpc")?, test_command("mcpc", "keychain::real::", &[]))
 }
 
 /// The steps: install, build, then the three runs.
@@ -157,12 +165,13 @@ pub(crate) fn steps() -> Vec<Step> {
     }
     vec![
         Step::new("keychain: gnome-keyring and dbus (Debian packages when missing)", install),
-        Step::new("keychain: build mcp-auth's keychain tests", build),
+        Step::new("keychain: build the keychain tests (mcp-auth, mcpc)", build),
         Step::new(
             "keychain: tokens in gnome-keyring (round trip, accounts, migration, logs)",
             usable,
         ),
         Step::new("keychain: a locked keyring is reported and auto falls back", locked),
         Step::new("keychain: no session bus, no keychain: reported, auto falls back", absent),
+        Step::new("keychain: mcpc accounts migrate to gnome-keyring and back", mcpc),
     ]
 }
