@@ -534,10 +534,10 @@ fn classify(service: &str, e: &keyring::Error) -> KeychainError {
         keyring::Error::NoStorageAccess(inner) => classify_no_access(service, &inner.to_string()),
         keyring::Error::PlatformFailure(inner) => {
             let mut text = inner.to_string();
-            if let Some(source) = inner.source().map(|s| s.to_string()) {
-                if !text.contains(&source) {
-                    text = format!("{text}: {source}");
-                }
+            if let Some(source) = inner.source().map(|s| s.to_string())
+                && !text.contains(&source)
+            {
+                text = format!("{text}: {source}");
             }
             classify_failure(service, &text)
         }
@@ -685,7 +685,7 @@ mod tests {
         assert!(other.keys().unwrap().is_empty());
         s.remove(&work).unwrap();
         s.remove(&work).unwrap();
-        assert_eq!(s.keys().unwrap(), [home.clone()]);
+        assert_eq!(s.keys().unwrap(), std::slice::from_ref(&home));
         assert_eq!(s.load(&work).unwrap(), None);
         assert!(!format!("{s:?}").contains("secret"));
     }

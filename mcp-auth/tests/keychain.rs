@@ -82,7 +82,7 @@ mod usable {
         store.remove(&work).unwrap();
         store.remove(&work).unwrap();
         assert_eq!(again.load(&work).unwrap(), None);
-        assert_eq!(again.keys().unwrap(), [home.clone()]);
+        assert_eq!(again.keys().unwrap(), std::slice::from_ref(&home));
         store.remove(&home).unwrap();
         assert!(again.keys().unwrap().is_empty());
     }

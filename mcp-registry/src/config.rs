@@ -1139,7 +1139,8 @@ impl<'a> Ctx<'a> {
             enabled,
             client_identity: self.options.client_identity.clone(),
             servers: if enabled { servers } else { Vec::new() },
-            ..Config::default()
+            #[cfg(feature = "http")]
+            token_store: crate::TokenStoreConfig::default(),
         })
     }
 
