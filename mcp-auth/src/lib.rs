@@ -48,7 +48,9 @@
 //!   an assertion the host supplies through an [`AssertionSource`],
 //!   presented as an RFC 7523 JWT bearer grant).
 //! - Tokens kept per server and issuer in a [`TokenStore`]
-//!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
+//!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`;
+//!   [`KeychainTokenStore`]: the OS keychain, chosen with [`StoreKind`]
+//!   and [`choose_store`], entries moved with [`migrate`]).
 //! - DPoP (RFC 9449, SEP-1932; [`DpopMode`]): when the MCP server requires
 //!   it (a `DPoP` challenge, or `dpop_bound_access_tokens_required`), or
 //!   always when configured, an ES256 key kept with the tokens in the
@@ -209,6 +211,12 @@
 //!
 //! - `loopback`: `loopback::LoopbackHandler`, a one-shot
 //!   `http://127.0.0.1:<port>/callback` listener on tokio.
+//! - `keychain`: [`OsKeychain`], the OS keychain (macOS Keychain, Windows
+//!   Credential Manager, the Secret Service on Linux and the BSDs) through
+//!   the `keyring` crate, behind [`KeychainTokenStore::open`]. Without it
+//!   the keychain is [`KeychainError::Absent`] and [`StoreKind::Auto`]
+//!   falls back to the files. [`KeychainTokenStore`] over a host's own
+//!   [`KeychainBackend`], [`choose_store`] and [`migrate`] need no feature.
 
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
