@@ -5,7 +5,7 @@
 //! service name (the application's by default), plus one index entry that
 //! lists the keys (resource, issuer, account: no secret), because no
 //! keychain can list its entries portably. The keychain itself is reached
-//! through a [`KeychainBackend`]: [`OsKeychain`] (feature `keychain`: macOS
+//! through a [`KeychainBackend`]: `OsKeychain` (feature `keychain`: macOS
 //! Keychain, Windows Credential Manager, the Secret Service on Linux through
 //! the `keyring` crate), or one the host supplies.
 //!

@@ -211,7 +211,7 @@
 //!
 //! - `loopback`: `loopback::LoopbackHandler`, a one-shot
 //!   `http://127.0.0.1:<port>/callback` listener on tokio.
-//! - `keychain`: [`OsKeychain`], the OS keychain (macOS Keychain, Windows
+//! - `keychain`: `OsKeychain`, the OS keychain (macOS Keychain, Windows
 //!   Credential Manager, the Secret Service on Linux and the BSDs) through
 //!   the `keyring` crate, behind [`KeychainTokenStore::open`]. Without it
 //!   the keychain is [`KeychainError::Absent`] and [`StoreKind::Auto`]
