@@ -94,9 +94,10 @@ fn build() -> Result<(), String> {
     Ok(())
 }
 
-/// A fresh folder for one session's keyrings and sockets.
+/// A fresh folder for one session's keyrings and sockets, in the
+/// temporary folder (a socket's path must stay short).
 fn session_dir(name: &str) -> Result<PathBuf, String> {
-    let dir = root().join("target").join("keychain-tests").join(name);
+    let dir = std::env::temp_dir().join(format!("mcp-keychain-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
@@ -112,7 +113,7 @@ fn session_dir(name: &str) -> Result<PathBuf, String> {
 }
 
 /// The throwaway password of the test keyrings (in a folder of their own,
-/// removed with the target folder).
+/// removed after the run).
 const PASSWORD: &str = "mcp-xtask-keychain";
 
 /// `test` in `dbus-run-session -- sh -c '<unlock> && exec "$@"'` with
@@ -131,7 +132,9 @@ fn in_session(dir: &Path, test: Command) -> Result<(), String> {
     cmd.env("XDG_DATA_HOME", dir.join("data"));
     cmd.env("XDG_RUNTIME_DIR", dir.join("run"));
     cmd.env_remove("GNOME_KEYRING_CONTROL");
-    run(cmd)
+    let result = run(cmd);
+    let _ = std::fs::remove_dir_all(dir);
+    result
 }
 
 fn usable() -> Result<(), String> {
@@ -148,7 +151,9 @@ fn absent() -> Result<(), String> {
     let mut cmd = test_command("mcp-auth", "absent::", &[]);
     let bus = dir.join("run").join("no-bus-here");
     cmd.env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", bus.display()));
-    run(cmd)
+    let result = run(cmd);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 fn mcpc() -> Result<(), String> {
