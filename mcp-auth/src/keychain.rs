@@ -482,25 +482,32 @@ impl OsKeychain {
         name: &str,
         op: impl FnOnce(&keyring::Entry) -> Result<T, keyring::Error> + Send + 'static,
     ) -> Result<T, KeychainError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let (s, n) = (service.to_owned(), name.to_owned());
-        std::thread::Builder::new()
-            .name("mcp-auth-keychain".into())
-            .spawn(move || {
-                let result = keyring::Entry::new(&s, &n).and_then(|entry| op(&entry));
-                let _ = tx.send(result);
-            })
-            .map_err(|e| KeychainError::Other {
-                service: service.to_owned(),
-                reason: format!("cannot start a thread: {e}"),
-            })?;
-        match rx.recv_timeout(self.timeout) {
-            Ok(result) => result.map_err(|e| classify(service, &e)),
-            Err(_) => {
-                Err(KeychainError::TimedOut { service: service.to_owned(), after: self.timeout })
-            }
-        }
+        let run = move || keyring::Entry::new(&s, &n).and_then(|entry| op(&entry));
+        bounded(service, self.timeout, run)?.map_err(|e| classify(service, &e))
     }
+}
+
+/// Runs `op` on a thread of its own and waits at most `timeout` for it
+/// ([`KeychainError::TimedOut`]; the thread is left to finish on its own).
+#[cfg_attr(not(feature = "keychain"), allow(dead_code))]
+pub(crate) fn bounded<T: Send + 'static>(
+    service: &str,
+    timeout: Duration,
+    op: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, KeychainError> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("mcp-auth-keychain".into())
+        .spawn(move || {
+            let _ = tx.send(op());
+        })
+        .map_err(|e| KeychainError::Other {
+            service: service.to_owned(),
+            reason: format!("cannot start a thread: {e}"),
+        })?;
+    rx.recv_timeout(timeout)
+        .map_err(|_| KeychainError::TimedOut { service: service.to_owned(), after: timeout })
 }
 
 #[cfg(feature = "keychain")]
@@ -828,6 +835,18 @@ mod tests {
         assert_eq!(done.moved, 2);
         assert!(chain.keys().unwrap().is_empty());
         assert_eq!(file.load(&keys[1]).unwrap(), Some(sample("rt1")));
+    }
+
+    /// A keychain call that does not come back (a prompt nobody sees) is
+    /// given up after the bound; one that does is answered.
+    #[test]
+    fn calls_are_bounded_in_time() {
+        let bound = Duration::from_millis(100);
+        let started = std::time::Instant::now();
+        let err = bounded("app", bound, || std::thread::sleep(Duration::from_secs(5))).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert_eq!(err, KeychainError::TimedOut { service: "app".into(), after: bound });
+        assert_eq!(bounded("app", Duration::from_secs(5), || 7).unwrap(), 7);
     }
 
     #[test]
