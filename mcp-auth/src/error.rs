@@ -142,6 +142,9 @@ pub enum Error {
         /// Its permission bits.
         mode: u32,
     },
+    /// The OS keychain could not be used: locked, absent, denied, timed
+    /// out, or another failure (which one, and the service name).
+    Keychain(crate::keychain::KeychainError),
 }
 
 impl fmt::Display for Error {
@@ -215,6 +218,7 @@ impl fmt::Display for Error {
                  make it private (chmod 600) or remove it",
                 path.display()
             ),
+            Error::Keychain(e) => write!(f, "token store: {e}"),
         }
     }
 }

@@ -48,7 +48,9 @@
 //!   an assertion the host supplies through an [`AssertionSource`],
 //!   presented as an RFC 7523 JWT bearer grant).
 //! - Tokens kept per server and issuer in a [`TokenStore`]
-//!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`).
+//!   ([`MemoryTokenStore`], [`FileTokenStore`]: atomic writes, `0600`;
+//!   [`KeychainTokenStore`]: the OS keychain, chosen with [`StoreKind`]
+//!   and [`choose_store`], entries moved with [`migrate`]).
 //! - DPoP (RFC 9449, SEP-1932; [`DpopMode`]): when the MCP server requires
 //!   it (a `DPoP` challenge, or `dpop_bound_access_tokens_required`), or
 //!   always when configured, an ES256 key kept with the tokens in the
@@ -209,6 +211,12 @@
 //!
 //! - `loopback`: `loopback::LoopbackHandler`, a one-shot
 //!   `http://127.0.0.1:<port>/callback` listener on tokio.
+//! - `keychain`: `OsKeychain`, the OS keychain (macOS Keychain, Windows
+//!   Credential Manager, the Secret Service on Linux and the BSDs) through
+//!   the `keyring` crate, behind [`KeychainTokenStore::open`]. Without it
+//!   the keychain is [`KeychainError::Absent`] and [`StoreKind::Auto`]
+//!   falls back to the files. [`KeychainTokenStore`] over a host's own
+//!   [`KeychainBackend`], [`choose_store`] and [`migrate`] need no feature.
 
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
@@ -220,6 +228,7 @@ mod error;
 mod fetch;
 mod handler;
 mod jwt;
+pub mod keychain;
 #[cfg(feature = "loopback")]
 pub mod loopback;
 mod pkce;
@@ -246,6 +255,12 @@ pub use error::Error;
 pub use fetch::{AddressClass, BoxFuture, FetchError, HttpFetch, MAX_BODY};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, CallbackParams, HeadlessHandler};
 pub use jwt::{CLIENT_ASSERTION_TYPE, JwtAlgorithm, PrivateKeyJwt};
+#[cfg(feature = "keychain")]
+pub use keychain::OsKeychain;
+pub use keychain::{
+    ChosenStore, KeychainBackend, KeychainError, KeychainTokenStore, Migration, StoreKind,
+    UnknownStoreKind, choose_store, choose_store_with, migrate,
+};
 pub use mcp_sse::www_authenticate::BearerChallenge;
 pub use pkce::{Pkce, s256_challenge, supports_s256};
 pub use quirks::{ProviderQuirks, ResourceParam};

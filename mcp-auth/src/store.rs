@@ -206,7 +206,7 @@ impl FileTokenStore {
 
 /// The key a token file says it holds (`resource` and `issuer` are written
 /// beside the stored value).
-fn key_in(doc: &serde_json::Value) -> Option<StoreKey> {
+pub(crate) fn key_in(doc: &serde_json::Value) -> Option<StoreKey> {
     let account = doc.get("account").and_then(serde_json::Value::as_str).map(str::to_owned);
     Some(StoreKey::new(doc["resource"].as_str()?, doc["issuer"].as_str()?).with_account(account))
 }
@@ -245,18 +245,41 @@ impl FileTokenStore {
     }
 }
 
+/// A stored value with the key it is for written beside it (`resource`,
+/// `issuer`, `account`), as the file and keychain stores keep it.
+pub(crate) fn encode_entry(
+    key: &StoreKey,
+    value: &StoredAuth,
+    pretty: bool,
+) -> Result<Vec<u8>, Error> {
+    let mut doc =
+        serde_json::to_value(value).map_err(|_| Error::Store("cannot encode tokens".into()))?;
+    doc["resource"] = serde_json::Value::String(key.resource.clone());
+    doc["issuer"] = serde_json::Value::String(key.issuer.clone());
+    if let Some(account) = &key.account {
+        doc["account"] = serde_json::Value::String(account.clone());
+    }
+    let bytes = if pretty { serde_json::to_vec_pretty(&doc) } else { serde_json::to_vec(&doc) };
+    bytes.map_err(|_| Error::Store("cannot encode tokens".into()))
+}
+
+/// The stored value of an entry written by [`encode_entry`]: `Err(())` when
+/// it is not one, `Ok(None)` when it is for another key (a hash collision or
+/// a copied entry must never hand a token to another server).
+pub(crate) fn decode_entry(buf: &[u8], key: &StoreKey) -> Result<Option<StoredAuth>, ()> {
+    let value: StoredAuth = serde_json::from_slice(buf).map_err(|_| ())?;
+    match serde_json::from_slice::<serde_json::Value>(buf) {
+        Ok(v) if key_in(&v).as_ref() == Some(key) => Ok(Some(value)),
+        _ => Ok(None),
+    }
+}
+
 impl TokenStore for FileTokenStore {
     fn load(&self, key: &StoreKey) -> Result<Option<StoredAuth>, Error> {
         let path = self.path(key);
         let Some(buf) = self.read(&path)? else { return Ok(None) };
-        let value: StoredAuth = serde_json::from_slice(&buf)
-            .map_err(|_| Error::Store(format!("{} is not a token file", path.display())))?;
-        // The stored value must be for this key (a hash collision or a
-        // copied file must never hand a token to another server).
-        match serde_json::from_slice::<serde_json::Value>(&buf) {
-            Ok(v) if key_in(&v).as_ref() == Some(key) => Ok(Some(value)),
-            _ => Ok(None),
-        }
+        decode_entry(&buf, key)
+            .map_err(|()| Error::Store(format!("{} is not a token file", path.display())))
     }
 
     /// The keys of the token files in the directory (at most the first
@@ -291,15 +314,7 @@ impl TokenStore for FileTokenStore {
     fn save(&self, key: &StoreKey, value: &StoredAuth) -> Result<(), Error> {
         self.create_dir()?;
         let path = self.path(key);
-        let mut doc =
-            serde_json::to_value(value).map_err(|_| Error::Store("cannot encode tokens".into()))?;
-        doc["resource"] = serde_json::Value::String(key.resource.clone());
-        doc["issuer"] = serde_json::Value::String(key.issuer.clone());
-        if let Some(account) = &key.account {
-            doc["account"] = serde_json::Value::String(account.clone());
-        }
-        let bytes = serde_json::to_vec_pretty(&doc)
-            .map_err(|_| Error::Store("cannot encode tokens".into()))?;
+        let bytes = encode_entry(key, value, true)?;
         let suffix = crate::pkce::random_b64(6)?;
         let tmp = self.dir.join(format!(".{}.{suffix}.tmp", key.file_name()));
         let mut opts = std::fs::OpenOptions::new();

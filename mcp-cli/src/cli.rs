@@ -347,10 +347,14 @@ when needed). The servers' tool policy, pins and approval apply: a call the poli
         #[arg(long, value_name = "LABEL")]
         account: Option<String>,
     },
-    /// The accounts that hold OAuth tokens, per server (no token is shown)
+    /// The accounts that hold OAuth tokens, per server (no token is shown);
+    /// `accounts migrate --to keychain|file` moves the stored tokens
+    #[command(args_conflicts_with_subcommands = true)]
     Accounts {
         /// Only this server
         server: Option<String>,
+        #[command(subcommand)]
+        action: Option<AccountsCommand>,
     },
     /// Approve the project configuration (in or above the working
     /// directory, or FILE) as it is now, showing what it runs; its servers
@@ -498,6 +502,30 @@ pub(crate) struct CompleteArgs {
         help = "[SERVER] ARGUMENT=VALUE-SO-FAR [context key=value ...]"
     )]
     pub(crate) words: Vec<String>,
+}
+
+/// `accounts` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum AccountsCommand {
+    /// Move every stored OAuth token (all servers and accounts) from the
+    /// token files into the OS keychain, or back. An entry leaves the
+    /// source only once the target holds it; running it again finishes an
+    /// interrupted move. Set `token_store` in the configuration to use the
+    /// target afterwards
+    Migrate {
+        /// Where to
+        #[arg(long, value_enum, value_name = "STORE")]
+        to: MigrateTo,
+    },
+}
+
+/// The target of `accounts migrate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MigrateTo {
+    /// The OS keychain
+    Keychain,
+    /// The token files
+    File,
 }
 
 /// `tasks` subcommands.

@@ -4,16 +4,16 @@
 //! `-e`, `--cwd`, roots, the host's handlers, tokens and pins).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use mcp_auth::{FileTokenStore, MemoryTokenStore, TokenStore};
+use mcp_auth::TokenStore;
 use mcp_client_stdio::ServerCommand;
 use mcp_host_registry::{
     Approver, AuditLog, AuthConfig, ClientIdentity, Config, DefaultConnector, FileApprovalStore,
     FileConsentStore, FilePinStore, LoadOptions, ManagedPolicy, Registry, RegistryOptions,
-    ServerConfig, SpillDir, Supervision, TransportConfig, TrustOptions, TrustSettings, Warning,
-    default_token_dir, parse_server_spec,
+    ServerConfig, SpillDir, Supervision, TokenStoreConfig, TransportConfig, TrustOptions,
+    TrustSettings, Warning, parse_server_spec,
 };
 use mcp_proto::client::Handlers;
 use mcp_proto::types::LoggingLevel;
@@ -27,13 +27,48 @@ const SPEC_SERVER: &str = "server";
 /// The name of the embedded demo server.
 const DEMO: &str = "demo";
 
-/// Where `mcpc` keeps OAuth tokens: files in its data directory, else (no
-/// home) memory for this run.
+/// The application name tokens are kept under (its data directory, its
+/// keychain service).
+pub(crate) const APP: &str = "mcpc";
+
+/// The token store settings of this run's configuration.
+static TOKEN_SETTINGS: OnceLock<TokenStoreConfig> = OnceLock::new();
+/// The token store this run opened from them.
+static TOKEN_STORE: OnceLock<Arc<dyn TokenStore>> = OnceLock::new();
+
+/// Where `mcpc` keeps OAuth tokens: the store the configuration chose
+/// (`mcp_client.token_store`) once it is opened, else files in its data
+/// directory (memory for this run without a home).
 pub(crate) fn token_store() -> Arc<dyn TokenStore> {
-    match default_token_dir("mcpc") {
-        Some(dir) => Arc::new(FileTokenStore::new(dir)),
-        None => Arc::new(MemoryTokenStore::new()),
+    match TOKEN_STORE.get() {
+        Some(store) => store.clone(),
+        None => TokenStoreConfig::file_store(APP),
     }
+}
+
+/// The token store settings of this run's configuration (the defaults
+/// before one is loaded, or without one).
+pub(crate) fn token_store_config() -> TokenStoreConfig {
+    TOKEN_SETTINGS.get().cloned().unwrap_or_default()
+}
+
+/// Opens the store `settings` ask for, once per run: `keychain` fails when
+/// the keychain cannot be used, `auto` falls back to the files with a
+/// warning that says why.
+fn open_token_store(settings: &TokenStoreConfig) -> Result<Arc<dyn TokenStore>, Failure> {
+    if let Some(store) = TOKEN_STORE.get() {
+        return Ok(store.clone());
+    }
+    let chosen = settings.open(APP).map_err(|e| {
+        Failure::new(
+            Kind::Auth,
+            format!(
+                "{e} (mcp_client.token_store = \"{}\"; with \"auto\" the token files are used instead)",
+                settings.kind
+            ),
+        )
+    })?;
+    Ok(TOKEN_STORE.get_or_init(|| chosen.store).clone())
 }
 
 /// The registry a run uses, and what was found while building it.
@@ -71,9 +106,6 @@ pub(crate) fn build_registry(
     let identity = ClientIdentity::new("mcpc", env!("CARGO_PKG_VERSION"));
     let mut inner = DefaultConnector::default();
     inner.host_name = "mcpc".into();
-    // No OAuth handler during normal commands: a server that needs a login
-    // says so (with the command to run) instead of prompting mid-call.
-    inner.token_store = Some(token_store());
     let env = parse_env(&g.env)?;
     // Tool pins live beside a configuration file; a server given on the
     // command line (or the demo) is pinned for this run only.
@@ -146,8 +178,17 @@ pub(crate) fn build_registry(
         let command = ServerCommand::new(exe.to_string_lossy().into_owned()).arg(DEMO_SERVER);
         let demo = ServerConfig::stdio(DEMO, command)
             .with_description("the demo server built into mcpc (mcp-testkit)");
-        (Config { enabled: true, client_identity: identity, servers: vec![demo] }, Vec::new())
+        (Config { client_identity: identity, servers: vec![demo], ..Config::default() }, Vec::new())
     };
+    // No OAuth handler during normal commands: a server that needs a login
+    // says so (with the command to run) instead of prompting mid-call.
+    // The keychain is opened only when a server uses OAuth.
+    let _ = TOKEN_SETTINGS.set(config.token_store.clone());
+    inner.token_store = Some(if config.servers.iter().any(ServerConfig::uses_oauth) {
+        open_token_store(&config.token_store)?
+    } else {
+        token_store()
+    });
     let cwd = match &g.cwd {
         Some(dir) if !dir.is_dir() => {
             return Err(Failure::usage(format!("--cwd {}: no such directory", dir.display())));
@@ -292,7 +333,7 @@ fn spec_config(
         }
         _ => {}
     }
-    Ok(Config { enabled: true, client_identity: identity, servers: vec![server] })
+    Ok(Config { client_identity: identity, servers: vec![server], ..Config::default() })
 }
 
 #[cfg(test)]

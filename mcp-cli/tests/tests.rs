@@ -2,8 +2,9 @@
 //! embedded demo, the testkit over stdio and HTTP, configuration files),
 //! `mcpc login` through the real loopback listener, (feature
 //! `interop-tests`, run by `cargo xtask interop`) against servers nobody
-//! here wrote, and (feature `idp-tests`, run by `cargo xtask idp`) against
-//! a real OpenID provider.
+//! here wrote, (feature `idp-tests`, run by `cargo xtask idp`) against
+//! a real OpenID provider, and (feature `keychain-tests`, run by `cargo
+//! xtask keychain`) with tokens in gnome-keyring.
 
 #[path = "it/approval.rs"]
 mod approval;
@@ -17,6 +18,8 @@ mod idp;
 #[cfg(feature = "interop-tests")]
 #[path = "it/interop.rs"]
 mod interop;
+#[path = "it/keychain.rs"]
+mod keychain;
 #[path = "it/login.rs"]
 mod login;
 #[path = "it/model.rs"]

@@ -490,11 +490,22 @@ pub struct Config {
     pub client_identity: ClientIdentity,
     /// The enabled servers, in declaration order (host defaults first).
     pub servers: Vec<ServerConfig>,
+    /// `mcp_client.token_store` and `mcp_client.keychain_service`: where
+    /// OAuth tokens are kept ([`TokenStoreConfig::open`](crate::TokenStoreConfig::open)).
+    /// Feature `http` (without it the keys are read and not used).
+    #[cfg(feature = "http")]
+    pub token_store: crate::TokenStoreConfig,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { enabled: true, client_identity: ClientIdentity::default(), servers: Vec::new() }
+        Config {
+            enabled: true,
+            client_identity: ClientIdentity::default(),
+            servers: Vec::new(),
+            #[cfg(feature = "http")]
+            token_store: crate::TokenStoreConfig::default(),
+        }
     }
 }
 
@@ -889,7 +900,15 @@ fn position_of(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// `[mcp_client]` keys; the trust tables are read by `trust::settings`.
-const CLIENT_KEYS: &[&str] = &["enabled", "client_identity", "servers", "approval", "audit"];
+const CLIENT_KEYS: &[&str] = &[
+    "enabled",
+    "client_identity",
+    "servers",
+    "approval",
+    "audit",
+    "token_store",
+    "keychain_service",
+];
 const IDENTITY_KEYS: &[&str] = &["name", "title", "version"];
 const SERVER_KEYS: &[&str] = &[
     "name",
@@ -1041,8 +1060,16 @@ impl<'a> Ctx<'a> {
                 identity.version = version.to_owned();
             }
         }
+        #[cfg(feature = "http")]
+        let token_store = token_store_config(map)?;
         if !enabled {
-            return Ok(Config { enabled: false, client_identity: identity, servers: Vec::new() });
+            return Ok(Config {
+                enabled: false,
+                client_identity: identity,
+                servers: Vec::new(),
+                #[cfg(feature = "http")]
+                token_store,
+            });
         }
         let mut servers = Vec::new();
         match map.get("servers") {
@@ -1058,6 +1085,10 @@ impl<'a> Ctx<'a> {
         }
         let mut config = self.finish_servers(servers, true)?;
         config.client_identity = identity;
+        #[cfg(feature = "http")]
+        {
+            config.token_store = token_store;
+        }
         Ok(config)
     }
 
@@ -1108,6 +1139,8 @@ impl<'a> Ctx<'a> {
             enabled,
             client_identity: self.options.client_identity.clone(),
             servers: if enabled { servers } else { Vec::new() },
+            #[cfg(feature = "http")]
+            token_store: crate::TokenStoreConfig::default(),
         })
     }
 
@@ -1743,6 +1776,26 @@ fn result_limit(
             _ => Err(invalid(entry.at(key), "must be a whole number from 1")),
         },
     }
+}
+
+/// `mcp_client.token_store` and `mcp_client.keychain_service`.
+#[cfg(feature = "http")]
+fn token_store_config(map: &Map<String, Value>) -> Result<crate::TokenStoreConfig, ConfigError> {
+    let top = |key: &str| Location::top(format!("mcp_client.{key}"));
+    let mut config = crate::TokenStoreConfig::default();
+    if let Some(kind) = opt_str(map, "token_store", || top("token_store"))? {
+        config.kind = kind.parse().map_err(|_| {
+            invalid(top("token_store"), "must be \"file\", \"keychain\" or \"auto\"")
+        })?;
+    }
+    if let Some(service) = opt_str(map, "keychain_service", || top("keychain_service"))? {
+        let service = service.trim();
+        if service.is_empty() {
+            return Err(invalid(top("keychain_service"), "must not be blank"));
+        }
+        config.keychain_service = Some(service.to_owned());
+    }
+    Ok(config)
 }
 
 fn invalid(location: Location, reason: &str) -> ConfigError {

@@ -181,6 +181,51 @@ pub fn default_token_dir(app: &str) -> Option<std::path::PathBuf> {
     Some(base.join(app).join("oauth"))
 }
 
+/// Where OAuth tokens are kept, as `mcp_client.token_store` and
+/// `mcp_client.keychain_service` say. Feature `http`; the keychain needs
+/// feature `keychain` (without it, `keychain` fails and `auto` falls back
+/// to the files, saying why).
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TokenStoreConfig {
+    /// `file` (the default), `keychain` or `auto`.
+    pub kind: mcp_http::mcp_auth::StoreKind,
+    /// The keychain service name the entries are kept under; `None`: the
+    /// application's name.
+    pub keychain_service: Option<String>,
+}
+
+#[cfg(feature = "http")]
+impl TokenStoreConfig {
+    /// The keychain service name for `app`.
+    pub fn service<'a>(&'a self, app: &'a str) -> &'a str {
+        self.keychain_service.as_deref().unwrap_or(app)
+    }
+
+    /// The file store of `app` ([`default_token_dir`]), or a memory store
+    /// when no such directory can be found.
+    pub fn file_store(app: &str) -> Arc<dyn TokenStore> {
+        match default_token_dir(app) {
+            Some(dir) => Arc::new(mcp_http::mcp_auth::FileTokenStore::new(dir)),
+            None => Arc::new(mcp_http::mcp_auth::MemoryTokenStore::new()),
+        }
+    }
+
+    /// The store this asks for, for `app` (a host sets it as
+    /// [`DefaultConnector::token_store`]): `file` is
+    /// [`file_store`](Self::file_store); `keychain` the OS keychain under
+    /// [`service`](Self::service), or its error (locked, absent, denied);
+    /// `auto` the keychain, else the file store with a warning that says
+    /// why ([`ChosenStore::fallback`](mcp_http::mcp_auth::ChosenStore::fallback)).
+    pub fn open(
+        &self,
+        app: &str,
+    ) -> Result<mcp_http::mcp_auth::ChosenStore, mcp_http::mcp_auth::Error> {
+        mcp_http::mcp_auth::choose_store(self.kind, Self::file_store(app), self.service(app))
+    }
+}
+
 impl Connector for DefaultConnector {
     fn connect<'a>(
         &'a self,

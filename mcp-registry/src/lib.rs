@@ -231,7 +231,7 @@ pub use config::{
 };
 pub use connector::{Connector, DefaultConnector};
 #[cfg(feature = "http")]
-pub use connector::{Revocation, default_token_dir};
+pub use connector::{Revocation, TokenStoreConfig, default_token_dir};
 pub use error::{
     ConfigError, Error, Location, MissingInput, MissingVariable, TransportError, Warning,
     WarningKind,

@@ -12,6 +12,7 @@ mod conformance_server;
 mod fuzz;
 mod idp;
 mod interop;
+mod keychain;
 mod mutants;
 mod publish;
 mod steps;
@@ -26,7 +27,7 @@ usage: cargo xtask <command>
 
 commands:
   ci        every check: fmt, clippy, tests (also with the optional features), fuzz and bench
-            smoke, interop, idp, conformance, docs, publish --dry-run
+            smoke, interop, idp, keychain, conformance, docs, publish --dry-run
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed), doc tests, the crates
@@ -40,6 +41,8 @@ commands:
             server scenarios against mcp-testkit over HTTP
   conformance-server  only the server scenarios
   idp       install the pinned OpenID provider (npm) and run the OAuth tests against it
+  keychain  the token store in a real keychain: on Linux, gnome-keyring and dbus (Debian's
+            packages, installed with apt-get when missing) on a private session bus
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
   bench     bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick] [--no-build]:
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         "package" => vec![publish::dry_run()],
         "interop" => interop::steps(),
         "idp" => idp::steps(),
+        "keychain" => keychain::steps(),
         "conformance" => conformance::steps(),
         "conformance-server" => vec![conformance_server::step()],
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),

@@ -136,6 +136,7 @@ pub(crate) fn ci() -> Vec<Step> {
     steps.extend(crate::bench::soak_smoke_steps());
     steps.extend(crate::interop::steps());
     steps.extend(crate::idp::steps());
+    steps.extend(crate::keychain::steps());
     steps.extend(crate::conformance::steps());
     steps.extend([doc(), crate::publish::dry_run()]);
     steps

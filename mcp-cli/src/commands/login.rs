@@ -1,15 +1,20 @@
 //! `mcpc login` and `mcpc logout`: a server's OAuth tokens, got in the
-//! browser and kept for later runs, or revoked and deleted.
+//! browser and kept for later runs, or revoked and deleted; `mcpc
+//! accounts`: who holds tokens, and moving them between the token files and
+//! the OS keychain.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_auth::loopback::LoopbackHandler;
 use mcp_auth::url::{redact, resource_matches};
-use mcp_host_registry::{OAuthConfig, OAuthHandler, Revocation, ServerConfig, TransportConfig};
+use mcp_auth::{KeychainTokenStore, TokenStore};
+use mcp_host_registry::{
+    OAuthConfig, OAuthHandler, Revocation, ServerConfig, TokenStoreConfig, TransportConfig,
+};
 use serde_json::json;
 
-use crate::cli::Output;
+use crate::cli::{MigrateTo, Output};
 use crate::ctx::Ctx;
 use crate::failure::{Failure, Kind};
 use crate::output::{emit, emit_json, note, offer_url, table as table_lines};
@@ -144,6 +149,45 @@ pub(crate) fn accounts(ctx: &Ctx<'_>, server: Option<&str>) -> Result<u8, Failur
                 .map(|(s, a, i)| json!({"server": s, "account": a, "issuer": i}))
                 .collect::<Vec<_>>()
         )),
+    }
+    Ok(0)
+}
+
+/// `mcpc accounts migrate --to keychain|file`: every stored token moved
+/// between the token files and the OS keychain (the service of
+/// `keychain_service`, else `mcpc`), each entry removed from the source
+/// only once the target holds it.
+pub(crate) fn migrate(ctx: &Ctx<'_>, to: MigrateTo) -> Result<u8, Failure> {
+    let settings = crate::setup::token_store_config();
+    let service = settings.service(crate::setup::APP);
+    let files = TokenStoreConfig::file_store(crate::setup::APP);
+    let keychain = KeychainTokenStore::open(service)
+        .map_err(|e| Failure::new(Kind::Auth, format!("cannot move tokens: {e}")))?;
+    let (from, into, from_name, into_name): (&dyn TokenStore, &dyn TokenStore, _, _) = match to {
+        MigrateTo::Keychain => (&*files, &keychain, "the token files", "the keychain"),
+        MigrateTo::File => (&keychain, &*files, "the keychain", "the token files"),
+    };
+    let done = mcp_auth::migrate(from, into).map_err(|e| {
+        Failure::new(
+            Kind::Auth,
+            format!("moving tokens from {from_name} to {into_name} stopped: {e} (run it again to finish)"),
+        )
+    })?;
+    match ctx.output() {
+        Output::Text => emit(&format!(
+            "moved {} account(s) from {from_name} to {into_name}{}",
+            done.moved,
+            if done.already > 0 {
+                format!(" ({} already there)", done.already)
+            } else {
+                String::new()
+            }
+        )),
+        Output::Json => emit_json(&json!({
+            "to": match to { MigrateTo::Keychain => "keychain", MigrateTo::File => "file" },
+            "moved": done.moved,
+            "already": done.already,
+        })),
     }
     Ok(0)
 }

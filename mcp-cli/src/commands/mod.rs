@@ -52,7 +52,10 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, command: &Command) -> Result<u8, Fail
         }
         Command::Login { server, headless, .. } => login::login(ctx, server, *headless).await,
         Command::Logout { server, .. } => login::logout(ctx, server.as_deref()).await,
-        Command::Accounts { server } => login::accounts(ctx, server.as_deref()),
+        Command::Accounts { action: Some(crate::cli::AccountsCommand::Migrate { to }), .. } => {
+            login::migrate(ctx, *to)
+        }
+        Command::Accounts { server, action: None } => login::accounts(ctx, server.as_deref()),
         // Handled before the registry is built (`serve` beside the commands).
         Command::Completions { .. }
         | Command::DemoServer

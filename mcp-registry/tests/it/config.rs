@@ -1003,3 +1003,55 @@ fn pin_policy_per_server() {
         ]
     );
 }
+
+/// `mcp_client.token_store` and `keychain_service`: the store kind (files
+/// by default), in TOML and in the JSON `mcp_client` shape; a value that is
+/// not a kind, or a blank service, is an error naming the file and the key.
+#[cfg(feature = "http")]
+#[test]
+fn token_store_kind_and_keychain_service() {
+    use mcp_host_registry::TokenStoreConfig;
+    use mcp_host_registry::mcp_auth::StoreKind;
+    let opts = options(true);
+    let default = Config::from_toml_str("[mcp_client]\n", &opts).unwrap().config.token_store;
+    assert_eq!(default, TokenStoreConfig::default());
+    assert_eq!((default.kind, default.service("mcpc")), (StoreKind::File, "mcpc"));
+    for (word, kind) in
+        [("file", StoreKind::File), ("keychain", StoreKind::Keychain), ("auto", StoreKind::Auto)]
+    {
+        let toml =
+            format!("[mcp_client]\ntoken_store = \"{word}\"\nkeychain_service = \" my-host \"\n");
+        let loaded = Config::from_toml_str(&toml, &opts).unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let store = loaded.config.token_store;
+        assert_eq!((store.kind, store.service("mcpc")), (kind, "my-host"));
+    }
+    let json = r#"{"mcp_client": {"token_store": "auto", "servers": []}}"#;
+    let loaded = Config::from_str_detected(json, &opts).unwrap();
+    assert_eq!(loaded.config.token_store.kind, StoreKind::Auto);
+    // A disabled configuration keeps its store settings (logout still works).
+    let off = "[mcp_client]\nenabled = false\ntoken_store = \"keychain\"\n";
+    assert_eq!(
+        Config::from_toml_str(off, &opts).unwrap().config.token_store.kind,
+        StoreKind::Keychain
+    );
+
+    let dir = temp_dir("token-store");
+    let file = dir.join("mcp.toml");
+    for (text, key, reason) in [
+        (
+            "token_store = \"vault\"",
+            "mcp_client.token_store",
+            "must be \"file\", \"keychain\" or \"auto\"",
+        ),
+        ("token_store = \"Keychain\"", "mcp_client.token_store", "must be"),
+        ("token_store = 1", "mcp_client.token_store", "string"),
+        ("keychain_service = \"  \"", "mcp_client.keychain_service", "must not be blank"),
+    ] {
+        std::fs::write(&file, format!("[mcp_client]\n{text}\n")).unwrap();
+        // Lenient loading too: an unusable store is never a warning.
+        let err = Config::load(&file, &options(false)).unwrap_err().to_string();
+        assert!(err.contains("mcp.toml:2") && err.contains(key) && err.contains(reason), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
