@@ -5,15 +5,19 @@
 //! speaks: the stdio driver (`serve/mod.rs`) and any other feed the same
 //! session.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
 use mcp_host_registry::{Error, Registry, TransportError};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
-use mcp_proto::types::{LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams};
+use mcp_proto::types::{
+    LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams, TASKS_EXTENSION, Tool,
+};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
@@ -23,6 +27,8 @@ use super::HOST_ANSWER_TIMEOUT;
 use super::host::{HostLink, Reach, reach};
 use super::input::CallFuture;
 use super::routes::Routes;
+use super::{search, tasks};
+use crate::cli::ToolsMode;
 use crate::failure::Failure;
 
 /// The `_meta` keys the protocol itself owns: the upstream connection
@@ -45,6 +51,8 @@ pub(crate) struct Bridge {
     timeout: Option<Duration>,
     /// The most a call may take with progress restarting its timeout.
     max_time: Duration,
+    /// Search mode: the host lists `search_tools` and `call_tool` only.
+    search: AtomicBool,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -64,7 +72,40 @@ impl Bridge {
         max_time: Duration,
     ) -> Bridge {
         let routes = Mutex::new(Routes::new(&servers));
-        Bridge { registry, link, servers, info, capabilities, routes, timeout, max_time }
+        Bridge {
+            registry,
+            link,
+            servers,
+            info,
+            capabilities,
+            routes,
+            timeout,
+            max_time,
+            search: AtomicBool::new(false),
+        }
+    }
+
+    /// Settles which tools the host lists (`--tools`): for `auto`, the
+    /// served servers' tools are counted now.
+    pub(crate) async fn settle_tools(&self, mode: ToolsMode) {
+        let count = match mode {
+            ToolsMode::Auto => self.listed_tools().await.map_or(0, |l| l.len()),
+            _ => 0,
+        };
+        let searching = search::searching(mode, count);
+        if searching {
+            tracing::info!(
+                "search mode: the host lists {} and {}",
+                search::SEARCH_TOOL,
+                search::CALL_TOOL
+            );
+        }
+        self.search.store(searching, Ordering::Relaxed);
+    }
+
+    /// Whether the host's tool list never changes (search mode).
+    pub(crate) fn tools_fixed(&self) -> bool {
+        self.search.load(Ordering::Relaxed)
     }
 
     /// The served servers.
@@ -86,8 +127,26 @@ impl Bridge {
     }
 
     /// `tools/list`: every served server's tools that its policy and pins
-    /// allow, named for the host.
+    /// allow, named for the host; in search mode, the two tools.
     async fn list_tools(&self) -> Result<Value, ErrorObject> {
+        if self.tools_fixed() {
+            return Ok(search::tools());
+        }
+        let tools: Vec<Value> = self
+            .listed_tools()
+            .await?
+            .into_iter()
+            .map(|(name, mut tool)| {
+                tool.name = name;
+                serde_json::to_value(tool).unwrap_or_default()
+            })
+            .collect();
+        Ok(json!({ "tools": tools }))
+    }
+
+    /// Every served server's tools that its policy and pins allow, each
+    /// with the host's name of it (the routes updated).
+    async fn listed_tools(&self) -> Result<Vec<(String, Tool)>, ErrorObject> {
         let mut listed = Vec::new();
         let mut tools = Vec::new();
         for server in &self.servers {
@@ -103,15 +162,14 @@ impl Bridge {
             }
         }
         let names = self.routes().name_tools(&listed);
-        let tools: Vec<Value> = tools
-            .into_iter()
-            .zip(names)
-            .map(|(mut tool, name)| {
-                tool.name = name;
-                serde_json::to_value(tool).unwrap_or_default()
-            })
-            .collect();
-        Ok(json!({ "tools": tools }))
+        Ok(names.into_iter().zip(tools).collect())
+    }
+
+    /// `search_tools` (search mode): the served tools that fit the query.
+    async fn search_tools(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        let (query, limit) = search::query(params.and_then(|p| p.get("arguments")))?;
+        let listed = self.listed_tools().await?;
+        Ok(search::found(&listed, &query, limit))
     }
 
     /// The server and tool a host's tool name goes to, listing the tools
@@ -120,7 +178,7 @@ impl Bridge {
         if let Some(route) = self.routes().tool(name) {
             return Ok(route);
         }
-        self.list_tools().await?;
+        self.listed_tools().await?;
         self.routes().tool(name).ok_or_else(|| {
             ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"))
         })
@@ -187,11 +245,29 @@ impl Bridge {
             }));
         }
         let registry = self.registry.clone();
+        // A host that declared the tasks extension gets the task an
+        // upstream server makes; any other, the call followed to its end.
+        let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
+        let servers = self.servers.clone();
         let call: CallFuture = Box::pin(async move {
-            match registry.call_tool_with(&server, &tool, arguments, options).await {
-                Ok(result) => serde_json::to_value(result).map_err(|e| {
-                    ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
-                }),
+            let started = if host_tasks {
+                registry.call_tool_start(&server, &tool, arguments, options).await
+            } else {
+                registry
+                    .call_tool_with(&server, &tool, arguments, options)
+                    .await
+                    .map(ToolCallStart::Complete)
+            };
+            match started {
+                Ok(ToolCallStart::Task(task)) => {
+                    let id = tasks::host_id(&servers, &server, &task.task_id);
+                    Ok(tasks::to_host(encode(&*task)?, id, true))
+                }
+                Ok(ToolCallStart::Complete(result)) => encode(&result),
+                Ok(_) => Err(ErrorObject::new(
+                    error_code::INTERNAL_ERROR,
+                    "the server answered the call in a way mcpc does not know",
+                )),
                 Err(e) => Err(call_error(&registry, e, host_asks)),
             }
         });
@@ -317,7 +393,36 @@ impl Bridge {
         };
         match method {
             methods::TOOLS_LIST => self.list_tools().await,
+            methods::TOOLS_CALL
+                if self.tools_fixed() && meta.is_none_or(|m| m.request_state.is_none()) =>
+            {
+                let params = params.unwrap_or_default();
+                match params.get("name").and_then(Value::as_str) {
+                    Some(search::SEARCH_TOOL) => self.search_tools(Some(&params)).await,
+                    Some(search::CALL_TOOL) => {
+                        let direct = search::direct_call(&params)?;
+                        self.call_tool(session, key, meta, Some(direct)).await
+                    }
+                    name => Err(invalid(&format!(
+                        "Unknown tool: {} (search mode: call {} or {})",
+                        name.unwrap_or_default(),
+                        search::SEARCH_TOOL,
+                        search::CALL_TOOL
+                    ))),
+                }
+            }
             methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
+            methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
+                self.task_method(meta, method, params).await
+            }
+            methods::TASKS_LIST | methods::TASKS_RESULT => Err(ErrorObject::new(
+                error_code::METHOD_NOT_FOUND,
+                format!(
+                    "{method}: mcpc serve makes no tasks of the 2025-11-25 kind (a call is \
+                     followed to its result); tasks pass through to a 2026-07-28 host that \
+                     declares {TASKS_EXTENSION}"
+                ),
+            )),
             methods::RESOURCES_LIST => {
                 self.list(methods::RESOURCES_LIST, "resources", params).await
             }
@@ -369,6 +474,44 @@ impl Bridge {
             }
             _ => Err(ErrorObject::method_not_found(method)),
         }
+    }
+
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` of a host that declared
+    /// the extension: to the server that made the task, its id mapped.
+    async fn task_method(
+        &self,
+        meta: Option<&RequestMeta>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        if !meta.is_some_and(mcp_server_io::tasks::declared) {
+            return Err(mcp_server_io::tasks::missing_extension());
+        }
+        let host_id = mcp_server_io::tasks::task_id(params.as_ref())?.to_owned();
+        let (server, id) = tasks::route(&self.servers, &host_id)
+            .ok_or_else(|| mcp_server_io::tasks::unknown_task(&host_id))?;
+        let done = match method {
+            methods::TASKS_GET => {
+                let got = self
+                    .registry
+                    .with_client(&server, |c| async move { task_status(&c, id).await })
+                    .await
+                    .map_err(|e| self.error(e))?;
+                return Ok(tasks::to_host(got, host_id, false));
+            }
+            methods::TASKS_UPDATE => {
+                let responses = mcp_server_io::tasks::update_responses(params.as_ref())?.clone();
+                self.registry
+                    .with_client(&server, |c| async move { task_update(&c, id, responses).await })
+                    .await
+            }
+            _ => {
+                self.registry
+                    .with_client(&server, |c| async move { task_cancel(&c, id).await })
+                    .await
+            }
+        };
+        done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
     }
 
     async fn route_prompt(&self, name: &str) -> Result<(String, String), ErrorObject> {
@@ -435,6 +578,12 @@ fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
         );
     }
     error
+}
+
+/// A result as JSON.
+fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ErrorObject> {
+    serde_json::to_value(value)
+        .map_err(|e| ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}")))
 }
 
 fn invalid(message: &str) -> ErrorObject {
@@ -526,13 +675,41 @@ fn set_level<T: Transport>(
     })
 }
 
+fn task_status<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<Value, T::Error>> {
+    Box::pin(async move {
+        let task = c.task_status(&id).await?;
+        Ok(serde_json::to_value(task).unwrap_or_default())
+    })
+}
+
+fn task_update<T: Transport>(
+    c: &Client<T>,
+    id: String,
+    responses: Map<String, Value>,
+) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move { c.task_update(&id, responses).await })
+}
+
+fn task_cancel<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move { c.task_cancel(&id).await })
+}
+
 fn roots_changed<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
     Box::pin(c.notify_roots_changed())
 }
 
 impl Handler for Bridge {
-    fn capabilities(&self, _version: Option<&str>) -> Value {
-        self.capabilities.clone()
+    fn capabilities(&self, version: Option<&str>) -> Value {
+        let mut capabilities = self.capabilities.clone();
+        if self.tools_fixed() {
+            capabilities["tools"] = json!({ "listChanged": false });
+        }
+        // Extensions (tasks) are the stateless era's: declared in its
+        // discovery (no version), not to `initialize`.
+        if let (Some(_), Some(c)) = (version, capabilities.as_object_mut()) {
+            c.remove("extensions");
+        }
+        capabilities
     }
 
     fn info(&self) -> &ServerInfo {

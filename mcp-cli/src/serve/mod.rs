@@ -15,6 +15,8 @@ mod host;
 mod input;
 mod pump;
 mod routes;
+mod search;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +26,7 @@ use mcp_server_io::stdio::{self, Ended, Input};
 use mcp_server_io::{ServeEra, ServerInfo, Session, SessionOptions};
 use serde_json::json;
 
-use crate::cli::Global;
+use crate::cli::{Global, ToolsMode};
 use crate::failure::{Failure, Kind, unknown_server};
 use crate::setup::HostSide;
 
@@ -52,6 +54,7 @@ pub(crate) async fn serve(
     registry: Arc<Registry>,
     link: Arc<HostLink>,
     only: &[String],
+    tools: ToolsMode,
 ) -> Result<u8, Failure> {
     let servers: Vec<String> = if only.is_empty() {
         registry.list().map(|s| s.name.clone()).collect()
@@ -122,6 +125,7 @@ pub(crate) async fn serve(
         g.timeout.map(Duration::from_secs_f64),
         Duration::from_secs_f64(g.max_time),
     );
+    bridge.settle_tools(tools).await;
     let mut options = SessionOptions::new(ServeEra::Both);
     options.request_timeout = HOST_ANSWER_TIMEOUT;
     let (session, queue) = Session::new(bridge, options);
