@@ -662,3 +662,182 @@ fn the_host_closing_stdin_or_a_signal_ends_the_bridge_and_its_servers() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The structured tools of a `search_tools` result, by name.
+fn found_names(r: &CallToolResult) -> Vec<String> {
+    let found = r.structured_content.as_ref().expect("structured");
+    found["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert!(t["inputSchema"].is_object(), "{t}");
+            t["name"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_mode_gives_two_tools_that_find_and_call_through_every_check() {
+    let s = Sandbox::new("serve-search");
+    two_servers(&s, "deny = [\"*__add\"]");
+    let conf = ["--config", "conf/mcp.toml", "--tools", "search"];
+    let c = host(&s, &conf, EraChoice::Legacy, None).await;
+    let init = c.initialize().await.unwrap();
+    let caps = serde_json::to_value(&init.capabilities).unwrap();
+    assert_eq!(caps["tools"], json!({"listChanged": false}), "{caps}");
+    let tools = c.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["search_tools", "call_tool"]);
+
+    // Found by words, with the names the call tool takes; bounded.
+    let r = call(&c, "search_tools", json!({"query": "echo a message back"})).await;
+    let found = found_names(&r);
+    assert!(found.len() <= 5 && found[..2].contains(&"a__echo".to_owned()), "{found:?}");
+    assert!(found[..2].contains(&"b__echo".to_owned()), "{found:?}");
+    assert!(text_blocks(&r).contains("b__echo"), "{}", text_blocks(&r));
+    let r = call(&c, "search_tools", json!({"query": "echo", "limit": 1})).await;
+    assert_eq!(found_names(&r).len(), 1);
+    // A denied tool is never found, nor called.
+    let r = call(&c, "search_tools", json!({"query": "add two numbers sum", "limit": 20})).await;
+    assert!(!found_names(&r).iter().any(|n| n.ends_with("__add")), "{:?}", found_names(&r));
+    let err =
+        c.call_tool_with("call_tool", args(json!({"name": "a__add"})), RequestOptions::default());
+    let err = err.await.unwrap_err();
+    assert!(err.to_string().contains("Unknown tool: a__add"), "{err}");
+    // A bad search is the host's error.
+    let err =
+        c.call_tool_with("search_tools", args(json!({"limit": 3})), RequestOptions::default());
+    assert_eq!(err.await.unwrap_err().rpc_error().map(|e| e.code), Some(-32602));
+
+    // Called as a direct call: the result, progress on the host's token.
+    let called = call(&c, "call_tool", json!({"name": "b__echo", "arguments": {"message": "hi"}}));
+    assert_eq!(text_blocks(&called.await), "hi");
+    let seen = Arc::new(Mutex::new(0));
+    let options = RequestOptions {
+        on_progress: Some({
+            let seen = seen.clone();
+            Arc::new(move |_| *seen.lock().unwrap() += 1)
+        }),
+        ..Default::default()
+    };
+    let a = args(json!({"name": "a__slow", "arguments": {"ms": 300, "steps": 3}}));
+    let r = c.call_tool_with("call_tool", a, options).await.unwrap();
+    assert_eq!(text_blocks(&r), "done");
+    assert_eq!(*seen.lock().unwrap(), 3);
+    c.close().await.unwrap();
+    let log = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    assert!(log.contains("\"tool\":\"echo\"") && log.contains("\"tool\":\"slow\""), "{log}");
+
+    // One server: its names unchanged; its tool list changes are not the
+    // host's (its two tools never change).
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec, "--tools", "search"], EraChoice::Legacy, None).await;
+    c.initialize().await.unwrap();
+    let mut n = c.notifications();
+    let r = call(&c, "search_tools", json!({"query": "echo"})).await;
+    assert_eq!(found_names(&r)[0], "echo");
+    c.subscribe_resource("test://static/text/1").await.unwrap();
+    call(&c, "call_tool", json!({"name": "change"})).await;
+    call(&c, "call_tool", json!({"name": "touch", "arguments": {"uri": "test://static/text/1"}}))
+        .await;
+    next_matching(
+        async || n.recv().await,
+        |n| match n {
+            ServerNotification::ToolListChanged => panic!("a tool list change in search mode"),
+            ServerNotification::ResourceUpdated(_) => Some(()),
+            _ => None,
+        },
+    )
+    .await;
+    c.close().await.unwrap();
+
+    // `auto`: as few tools as the testkit's are listed as they are.
+    let c = host(&s, &["--server", &spec, "--tools", "auto"], EraChoice::Modern, None).await;
+    let tools = c.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    c.close().await.unwrap();
+}
+
+/// A configuration of the dual-era testkit twice, as `a` and `b`.
+fn two_task_servers(s: &Sandbox) {
+    let tk = testkit();
+    s.write(
+        "conf/mcp.toml",
+        &format!(
+            "[mcp_client]\n\
+             [[mcp_client.servers]]\nname = \"a\"\ncommand = \"{tk}\"\nargs = [\"stdio\", \"--era\", \"both\"]\n\
+             [[mcp_client.servers]]\nname = \"b\"\ncommand = \"{tk}\"\nargs = [\"stdio\", \"--era\", \"both\"]\n"
+        ),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_pass_through_to_a_host_that_declares_the_extension() {
+    use mcp_peer::tasks::ToolCallStart;
+    use mcp_proto::types::{TASKS_EXTENSION, TaskStatus};
+    let s = Sandbox::new("serve-tasks");
+    two_task_servers(&s);
+    let conf = ["--config", "conf/mcp.toml"];
+    let mut o = host_options(EraChoice::Modern);
+    o.client = o.client.clone().with_extension(TASKS_EXTENSION, json!({}));
+    let c = host_with(&s, &conf, o).await;
+    c.list_tools().await.unwrap();
+    let caps = serde_json::to_value(c.server_capabilities().unwrap()).unwrap();
+    assert!(caps["extensions"][TASKS_EXTENSION].is_object(), "{caps}");
+
+    // A task of `a`: its id prefixed, followed by the host through the bridge.
+    let started = c.call_tool_start("a__slow", json!({"ms": 300}), RequestOptions::default());
+    let ToolCallStart::Task(task) = started.await.unwrap() else { panic!("no task") };
+    assert!(task.task_id.starts_with("a__"), "{}", task.task_id);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let done = loop {
+        let now = c.task_status(&task.task_id).await.unwrap();
+        assert_eq!(now.task_id, task.task_id);
+        if now.status == TaskStatus::Completed {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "{now:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let result = serde_json::to_value(done.result.unwrap()).unwrap();
+    assert_eq!(result["content"][0]["text"], "done", "{result}");
+
+    // A task of `b` cancelled there.
+    let started = c.call_tool_start("b__hang", json!({}), RequestOptions::default());
+    let ToolCallStart::Task(task) = started.await.unwrap() else { panic!("no task") };
+    assert!(task.task_id.starts_with("b__"), "{}", task.task_id);
+    c.task_cancel(&task.task_id).await.unwrap();
+    let now = c.task_status(&task.task_id).await.unwrap();
+    assert_eq!(now.status, TaskStatus::Cancelled, "{now:?}");
+    // An id no served server made.
+    let err = c.task_status("c__1").await.unwrap_err();
+    assert_eq!(err.rpc_error().map(|e| e.code), Some(-32602), "{err}");
+    // Done at once: the result, no task.
+    let started =
+        c.call_tool_start("a__echo", json!({"message": "now"}), RequestOptions::default());
+    let ToolCallStart::Complete(r) = started.await.unwrap() else { panic!("a task") };
+    assert_eq!(text_blocks(&r), "now");
+    c.close().await.unwrap();
+
+    // A host without the extension gets the call followed to its result,
+    // and no task method.
+    let c = host(&s, &conf, EraChoice::Modern, None).await;
+    assert_eq!(text_blocks(&call(&c, "a__slow", json!({"ms": 200})).await), "done");
+    let err = c.request("tasks/get", Some(json!({"taskId": "a__1"})), RequestOptions::default());
+    let err = err.await.unwrap_err();
+    // -32021 naming the extension.
+    assert!(format!("{err:?}").contains("MissingClientCapability"), "{err:?}");
+    c.close().await.unwrap();
+    // A handshake-era host: followed too, and the 2025-11-25 task methods
+    // are refused, saying why.
+    let c = host(&s, &conf, EraChoice::Legacy, None).await;
+    let init = c.initialize().await.unwrap();
+    let caps = serde_json::to_value(&init.capabilities).unwrap();
+    assert!(caps.get("extensions").is_none() && caps.get("tasks").is_none(), "{caps}");
+    assert_eq!(text_blocks(&call(&c, "b__slow", json!({"ms": 200})).await), "done");
+    let err = c.request("tasks/list", None, RequestOptions::default()).await.unwrap_err();
+    assert_eq!(err.rpc_error().map(|e| e.code), Some(-32601), "{err}");
+    assert!(err.to_string().contains("followed to its result"), "{err}");
+    c.close().await.unwrap();
+}
