@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use super::HOST_ANSWER_TIMEOUT;
 use super::host::{HostLink, Reach, reach};
 use super::input::CallFuture;
+use super::login::Logins;
 use super::routes::Routes;
 use super::{search, tasks};
 use crate::cli::ToolsMode;
@@ -53,6 +54,8 @@ pub(crate) struct Bridge {
     max_time: Duration,
     /// Search mode: the host lists `search_tools` and `call_tool` only.
     search: AtomicBool,
+    /// The logins of servers that answered 401.
+    logins: Arc<Logins>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -82,7 +85,13 @@ impl Bridge {
             timeout,
             max_time,
             search: AtomicBool::new(false),
+            logins: Arc::default(),
         }
+    }
+
+    /// The bridge, with the logins tried so far (while connecting).
+    pub(crate) fn with_logins(self, logins: Arc<Logins>) -> Bridge {
+        Bridge { logins, ..self }
     }
 
     /// Settles which tools the host lists (`--tools`): for `auto`, the
@@ -249,14 +258,26 @@ impl Bridge {
         // upstream server makes; any other, the call followed to its end.
         let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
         let servers = self.servers.clone();
+        let logins = self.logins.clone();
         let call: CallFuture = Box::pin(async move {
-            let started = if host_tasks {
-                registry.call_tool_start(&server, &tool, arguments, options).await
-            } else {
-                registry
-                    .call_tool_with(&server, &tool, arguments, options)
-                    .await
-                    .map(ToolCallStart::Complete)
+            let start = || {
+                let (arguments, options) = (arguments.clone(), options.clone());
+                let (registry, server, tool) = (&registry, &server, &tool);
+                async move {
+                    if host_tasks {
+                        registry.call_tool_start(server, tool, arguments, options).await
+                    } else {
+                        registry
+                            .call_tool_with(server, tool, arguments, options)
+                            .await
+                            .map(ToolCallStart::Complete)
+                    }
+                }
+            };
+            // A server that needs an OAuth login: logged in, called again.
+            let started = match start().await {
+                Err(e) if logins.after(&registry, &server, &e).await => start().await,
+                started => started,
             };
             match started {
                 Ok(ToolCallStart::Task(task)) => {

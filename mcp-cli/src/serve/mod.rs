@@ -13,6 +13,7 @@
 mod handler;
 mod host;
 mod input;
+mod login;
 mod pump;
 mod routes;
 mod search;
@@ -79,9 +80,19 @@ pub(crate) async fn serve(
     }
     // Connected first: what is declared to the host is what they declared.
     let limit = Duration::from_secs_f64(g.connect_timeout);
+    // A server that needs an OAuth login is logged in, then connected again.
+    let logins = Arc::new(login::Logins::default());
     let connects = servers.iter().map(|server| {
         let registry = registry.clone();
-        async move { tokio::time::timeout(limit, registry.initialize(server)).await }
+        let logins = logins.clone();
+        async move {
+            match tokio::time::timeout(limit, registry.initialize(server)).await {
+                Ok(Err(e)) if logins.after(&registry, server, &e).await => {
+                    tokio::time::timeout(limit, registry.initialize(server)).await
+                }
+                connected => connected,
+            }
+        }
     });
     let results = futures_util::future::join_all(connects).await;
     let mut declared = Vec::new();
@@ -125,6 +136,7 @@ pub(crate) async fn serve(
         g.timeout.map(Duration::from_secs_f64),
         Duration::from_secs_f64(g.max_time),
     );
+    let bridge = bridge.with_logins(logins);
     bridge.settle_tools(tools).await;
     let mut options = SessionOptions::new(ServeEra::Both);
     options.request_timeout = HOST_ANSWER_TIMEOUT;

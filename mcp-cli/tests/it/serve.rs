@@ -841,3 +841,98 @@ async fn tasks_pass_through_to_a_host_that_declares_the_extension() {
     assert!(err.to_string().contains("followed to its result"), "{err}");
     c.close().await.unwrap();
 }
+
+/// Lines of a child's output, read as they come.
+fn line_reader(from: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// The first line of `lines` after one that contains `after` (`after`
+/// empty: the first line that `pick` takes), within 30 s.
+fn line_after(
+    lines: &std::sync::mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+    mut pick: impl FnMut(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(left).unwrap_or_else(|e| panic!("{e}; so far: {seen:?}"));
+        seen.push(line.clone());
+        if pick(&line) {
+            return line;
+        }
+    }
+}
+
+#[test]
+fn a_server_that_answers_401_is_logged_in_in_the_browser_then_served() {
+    let w = crate::login::World::new("serve");
+    let mut child = w.mcpc(&["serve"]).stdin(Stdio::piped()).spawn().expect("mcpc serve starts");
+    let stderr = line_reader(child.stderr.take().unwrap());
+    let stdout = line_reader(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = Vec::new();
+
+    // The URL on stderr, under the same words as `mcpc login`'s; the test
+    // is the browser.
+    line_after(&stderr, &mut seen, |l| l.contains("\"remote\" needs an OAuth login"));
+    line_after(&stderr, &mut seen, |l| l.contains("Open this URL to log in:"));
+    let url = line_after(&stderr, &mut seen, |_| true).trim().to_owned();
+    assert!(url.starts_with(&format!("{}/authorize?", w.auth.base())), "{url}");
+    let (_, location, _) = w.browse(&url);
+    let (status, _, page) = w.browse(&location.expect("a redirect to the loopback listener"));
+    assert_eq!(status.as_u16(), 200);
+    assert!(page.contains("Authorization complete"), "{page}");
+    line_after(&stderr, &mut seen, |l| l.contains("logged in to remote"));
+
+    // Then the host is served, with the token kept for later runs.
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "host", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut out = Vec::new();
+    let listed = line_after(&stdout, &mut out, |l| {
+        // stdout is the host's: JSON-RPC only.
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        v["id"] == 2
+    });
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|t| t["name"] == "echo"), "{listed}");
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("mcpc serve did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}; stderr: {seen:?}");
+    assert_eq!(w.auth.tokens_issued(), 1);
+    assert_eq!(w.token_files().len(), 1);
+    while let Ok(line) = stderr.recv_timeout(Duration::from_secs(5)) {
+        seen.push(line);
+    }
+    let all = seen.join("\n") + &out.join("\n");
+    assert!(!all.contains(crate::login::TOKEN), "{all}");
+}
