@@ -33,9 +33,14 @@ impl Logins {
         {
             return false;
         }
+        self.claim(server, Instant::now())
+    }
+
+    /// Whether a login of `server` may start at `now` (none in the last
+    /// [`LOGIN_EVERY`]); it is then counted.
+    fn claim(&self, server: &str, now: Instant) -> bool {
         let mut tried = self.tried.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        if tried.get(server).is_some_and(|at| now.duration_since(*at) < LOGIN_EVERY) {
+        if tried.get(server).is_some_and(|at| now.saturating_duration_since(*at) < LOGIN_EVERY) {
             return false;
         }
         tried.insert(server.to_owned(), now);
@@ -67,5 +72,21 @@ impl Logins {
                 false
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_login_per_server_per_period() {
+        let logins = Logins::default();
+        let t0 = Instant::now();
+        assert!(logins.claim("a", t0));
+        assert!(!logins.claim("a", t0 + Duration::from_secs(1)));
+        assert!(logins.claim("b", t0 + Duration::from_secs(1)));
+        assert!(!logins.claim("a", t0 + LOGIN_EVERY - Duration::from_secs(1)));
+        assert!(logins.claim("a", t0 + LOGIN_EVERY));
     }
 }
