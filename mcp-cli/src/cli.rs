@@ -338,7 +338,7 @@ servers offer more than 40 tools when the bridge starts.
 
 A server that needs an OAuth login (it answered 401) is logged in on the spot: the
 authorization URL is opened in the browser and printed on stderr, then the bridge
-connects again (one login per server per 10 minutes, waiting --timeout or 300 s).")]
+connects again (one login per server per 10 minutes, waiting up to 300 s).")]
     Serve {
         /// Serve only these configured servers (repeatable)
         #[arg(long = "only", value_name = "NAME")]

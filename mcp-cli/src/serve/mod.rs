@@ -6,7 +6,9 @@
 //! servers, and the capabilities declared), `pump.rs` (the servers'
 //! notifications to the host), `host.rs` (the servers' requests and call
 //! approvals to the host), `input.rs` (a stateless-era host asked in
-//! `input_required` rounds). This file picks the servers, connects them and
+//! `input_required` rounds), `search.rs` (search mode's two tools),
+//! `tasks.rs` (tasks passed through: ids across servers), `login.rs` (a
+//! login on an upstream 401). This file picks the servers, connects them and
 //! drives the session on stdio; another driver (HTTP) would feed the same
 //! session.
 
