@@ -111,6 +111,19 @@ async fn call(c: &StdioClient, tool: &str, a: Value) -> CallToolResult {
         .unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
 
+/// Options that count a call's progress notifications.
+fn counting_progress() -> (Arc<Mutex<usize>>, RequestOptions) {
+    let seen = Arc::new(Mutex::new(0));
+    let options = RequestOptions {
+        on_progress: Some({
+            let seen = seen.clone();
+            Arc::new(move |_| *seen.lock().unwrap() += 1)
+        }),
+        ..Default::default()
+    };
+    (seen, options)
+}
+
 fn server_spec(extra: &str) -> String {
     format!("{} stdio {extra}", testkit())
 }
@@ -179,14 +192,7 @@ async fn a_stateless_era_host_reaches_the_embedded_demo() {
     assert_eq!(c.protocol_version().map(|v| v.is_modern()), Some(true));
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
     assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "now"})).await), "now");
-    let seen = Arc::new(Mutex::new(0));
-    let options = RequestOptions {
-        on_progress: Some({
-            let seen = seen.clone();
-            Arc::new(move |_| *seen.lock().unwrap() += 1)
-        }),
-        ..Default::default()
-    };
+    let (seen, options) = counting_progress();
     let r = c.call_tool_with("slow", args(json!({"ms": 200, "steps": 2})), options).await.unwrap();
     assert_eq!(text_blocks(&r), "done");
     assert_eq!(*seen.lock().unwrap(), 2);
@@ -622,7 +628,6 @@ fn started(s: &Sandbox) -> (std::process::Child, u32) {
     (child, upstream[0])
 }
 
-#[cfg(target_os = "linux")]
 fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -713,14 +718,7 @@ async fn search_mode_gives_two_tools_that_find_and_call_through_every_check() {
     // Called as a direct call: the result, progress on the host's token.
     let called = call(&c, "call_tool", json!({"name": "b__echo", "arguments": {"message": "hi"}}));
     assert_eq!(text_blocks(&called.await), "hi");
-    let seen = Arc::new(Mutex::new(0));
-    let options = RequestOptions {
-        on_progress: Some({
-            let seen = seen.clone();
-            Arc::new(move |_| *seen.lock().unwrap() += 1)
-        }),
-        ..Default::default()
-    };
+    let (seen, options) = counting_progress();
     let a = args(json!({"name": "a__slow", "arguments": {"ms": 300, "steps": 3}}));
     let r = c.call_tool_with("call_tool", a, options).await.unwrap();
     assert_eq!(text_blocks(&r), "done");
@@ -916,17 +914,7 @@ fn a_server_that_answers_401_is_logged_in_in_the_browser_then_served() {
     let tools = listed["result"]["tools"].as_array().expect("tools");
     assert!(tools.iter().any(|t| t["name"] == "echo"), "{listed}");
     drop(stdin);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("mcpc serve did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_exit(&mut child);
     assert!(status.success(), "{status:?}; stderr: {seen:?}");
     assert_eq!(w.auth.tokens_issued(), 1);
     assert_eq!(w.token_files().len(), 1);
