@@ -334,7 +334,8 @@ when needed). The servers' tool policy, pins and approval apply: a call the poli
 --tools search gives the host two tools instead of every tool: search_tools (a query in
 words: the best matching tools, with their names, descriptions and input schemas) and
 call_tool (a name search_tools gave, and its arguments); --tools auto does so when the
-servers offer more than 40 tools when the bridge starts.
+servers offer more than 40 tools when the bridge starts. --schema-for strict|plain shapes
+the input schemas the host gets for a model provider, and maps each call's arguments back.
 
 A server that needs an OAuth login (it answered 401) is logged in on the spot: the
 authorization URL is opened in the browser and printed on stderr, then the bridge
@@ -347,6 +348,10 @@ connects again (one login per server per 10 minutes, waiting up to 300 s).")]
         /// tool, or search above 40 tools
         #[arg(long = "tools", value_enum, default_value_t = ToolsMode::All)]
         tools: ToolsMode,
+        /// Give the host each tool's input schema shaped for a model
+        /// provider (the arguments of its calls mapped back)
+        #[arg(long = "schema-for", value_name = "TARGET", value_enum, default_value_t = SchemaFor::Unchanged)]
+        schema_for: SchemaFor,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
+use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
 use mcp_host_registry::{Error, Registry, TransportError};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
@@ -56,6 +57,8 @@ pub(crate) struct Bridge {
     search: AtomicBool,
     /// The logins of servers that answered 401.
     logins: Arc<Logins>,
+    /// What the tools' input schemas are shaped for (`--schema-for`).
+    schemas: SchemaTarget,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -86,7 +89,13 @@ impl Bridge {
             max_time,
             search: AtomicBool::new(false),
             logins: Arc::default(),
+            schemas: SchemaTarget::Unchanged,
         }
+    }
+
+    /// The bridge, giving the host input schemas shaped for `target`.
+    pub(crate) fn with_schemas(self, schemas: SchemaTarget) -> Bridge {
+        Bridge { schemas, ..self }
     }
 
     /// The bridge, with the logins tried so far (while connecting).
@@ -159,7 +168,14 @@ impl Bridge {
         let mut listed = Vec::new();
         let mut tools = Vec::new();
         for server in &self.servers {
-            match self.registry.list_tools(server).await {
+            // A server that needs an OAuth login: logged in, listed again.
+            let listing = match self.registry.list_tools(server).await {
+                Err(e) if self.logins.after(&self.registry, server, &e).await => {
+                    self.registry.list_tools(server).await
+                }
+                listing => listing,
+            };
+            match listing {
                 Ok(list) => {
                     listed.push((server.clone(), list.iter().map(|t| t.name.clone()).collect()));
                     tools.extend(list);
@@ -171,7 +187,49 @@ impl Bridge {
             }
         }
         let names = self.routes().name_tools(&listed);
-        Ok(names.into_iter().zip(tools).collect())
+        let named = names.into_iter().zip(tools);
+        if self.schemas == SchemaTarget::Unchanged {
+            return Ok(named.collect());
+        }
+        // Shaped for the host's provider; a schema that cannot be shaped
+        // (the server's fault) leaves its tool out.
+        let limits = ShapeLimits::default();
+        Ok(named
+            .filter_map(|(name, mut tool)| match shape_tool(&tool, self.schemas, &limits) {
+                Ok(shaped) => {
+                    tool.input_schema = serde_json::from_value(shaped.schema).ok()?;
+                    Some((name, tool))
+                }
+                Err(e) => {
+                    tracing::warn!(tool = %name, "left out: its input schema cannot be shaped: {e}");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// A call's arguments as the tool takes them, from arguments valid
+    /// under the shaped schema the host was given.
+    async fn unshape(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Option<Map<String, Value>>, ErrorObject> {
+        let arguments = match arguments {
+            Some(arguments) if self.schemas != SchemaTarget::Unchanged => arguments,
+            unchanged => return Ok(unchanged),
+        };
+        let tools = self.registry.list_tools(server).await.map_err(|e| self.error(e))?;
+        let Some(listed) = tools.iter().find(|t| t.name == tool) else {
+            return Ok(Some(arguments));
+        };
+        let shaped = shape_tool(listed, self.schemas, &ShapeLimits::default())
+            .map_err(|e| invalid(&format!("the tool's input schema cannot be shaped: {e}")))?;
+        match shaped.arguments.to_original(Value::Object(arguments)) {
+            Value::Object(original) => Ok(Some(original)),
+            _ => Err(invalid("tools/call arguments must be an object")),
+        }
     }
 
     /// `search_tools` (search mode): the served tools that fit the query.
@@ -226,6 +284,7 @@ impl Bridge {
             }
         };
         let (server, tool) = self.route_tool(&name).await?;
+        let arguments = self.unshape(&server, &tool, arguments).await?;
         let (mut passed, token) = split_meta(&params);
         // A stateless-era host's log level for this call goes upstream too.
         if let Some(level) = meta.and_then(|m| m.log_level).and_then(|l| LOG_LEVELS.get(l)) {

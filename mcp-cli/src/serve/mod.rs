@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_host_registry::Registry;
+use mcp_host_registry::shape::SchemaTarget;
 use mcp_server_io::stdio::{self, Ended, Input};
 use mcp_server_io::{ServeEra, ServerInfo, Session, SessionOptions};
 use serde_json::json;
@@ -57,7 +58,7 @@ pub(crate) async fn serve(
     registry: Arc<Registry>,
     link: Arc<HostLink>,
     only: &[String],
-    tools: ToolsMode,
+    (tools, schemas): (ToolsMode, SchemaTarget),
 ) -> Result<u8, Failure> {
     let servers: Vec<String> = if only.is_empty() {
         registry.list().map(|s| s.name.clone()).collect()
@@ -138,7 +139,7 @@ pub(crate) async fn serve(
         g.timeout.map(Duration::from_secs_f64),
         Duration::from_secs_f64(g.max_time),
     );
-    let bridge = bridge.with_logins(logins);
+    let bridge = bridge.with_logins(logins).with_schemas(schemas);
     bridge.settle_tools(tools).await;
     let mut options = SessionOptions::new(ServeEra::Both);
     options.request_timeout = HOST_ANSWER_TIMEOUT;

@@ -18,7 +18,7 @@ use mcp_proto::types::{
     ElicitResult, JsonObject, LoggingLevel, SubscriptionFilter,
 };
 use mcp_test_support::text_blocks;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::run::Sandbox;
 
@@ -923,4 +923,34 @@ fn a_server_that_answers_401_is_logged_in_in_the_browser_then_served() {
     }
     let all = seen.join("\n") + &out.join("\n");
     assert!(!all.contains(crate::login::TOKEN), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemas_shaped_for_a_provider_and_the_arguments_mapped_back() {
+    let s = Sandbox::new("serve-shaped");
+    two_servers(&s, "");
+    let conf =
+        ["--config", "conf/mcp.toml", "--only", "a", "--tools", "search", "--schema-for", "strict"];
+    let c = host(&s, &conf, EraChoice::Legacy, None).await;
+    let r = call(&c, "search_tools", json!({"query": "slow progress steps", "limit": 20})).await;
+    let found = r.structured_content.unwrap();
+    let slow = found["tools"].as_array().unwrap().iter().find(|t| t["name"] == "slow");
+    let schema = &slow.expect("slow is found")["inputSchema"];
+    // Strict: every property required, none other allowed, the optional
+    // ones nullable.
+    assert_eq!(schema["additionalProperties"], false, "{schema}");
+    let required = schema["required"].as_array().unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    assert_eq!(required.len(), properties.len(), "{schema}");
+    assert!(properties.contains_key("steps"), "{schema}");
+    // The model's `null` for "not given" is taken out before the call.
+    let nulls: Map<String, Value> = properties.keys().map(|k| (k.clone(), Value::Null)).collect();
+    let mut arguments = nulls;
+    arguments.insert("ms".into(), json!(1));
+    let r = call(&c, "call_tool", json!({"name": "slow", "arguments": arguments})).await;
+    assert_eq!(text_blocks(&r), "done");
+    c.close().await.unwrap();
+    let log = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!((&line["tool"], &line["arguments"]), (&json!("slow"), &json!({"ms": 1})), "{log}");
 }
