@@ -805,6 +805,8 @@ async fn tasks_pass_through_to_a_host_that_declares_the_extension() {
     let started = c.call_tool_start("b__hang", json!({}), RequestOptions::default());
     let ToolCallStart::Task(task) = started.await.unwrap() else { panic!("no task") };
     assert!(task.task_id.starts_with("b__"), "{}", task.task_id);
+    // Answers go to it (acknowledged: it asked for none), then it is stopped.
+    c.task_update(&task.task_id, Map::new()).await.unwrap();
     c.task_cancel(&task.task_id).await.unwrap();
     let now = c.task_status(&task.task_id).await.unwrap();
     assert_eq!(now.status, TaskStatus::Cancelled, "{now:?}");
