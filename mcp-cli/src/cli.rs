@@ -157,6 +157,18 @@ fn parse_secs(text: &str) -> Result<f64, String> {
     }
 }
 
+/// What `mcpc serve` lists to the host as tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ToolsMode {
+    /// Every tool of every served server
+    All,
+    /// Two tools: `search_tools` and `call_tool`
+    Search,
+    /// `search` when the servers offer more than 40 tools at the start,
+    /// else `all`
+    Auto,
+}
+
 /// What `tools --schema-for` shapes schemas for
 /// ([`mcp_host_registry::shape::SchemaTarget`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -317,11 +329,29 @@ A desktop host's mcpServers entry:
 One server (--server, a configuration with one server, or --only NAME) keeps its names;
 several are served as one, each tool and prompt named SERVER__NAME (shortened with a hash
 when needed). The servers' tool policy, pins and approval apply: a call the policy marks
-`ask` is asked of the host's user (elicitation) when the host offers it, else refused.")]
+`ask` is asked of the host's user (elicitation) when the host offers it, else refused.
+
+--tools search gives the host two tools instead of every tool: search_tools (a query in
+words: the best matching tools, with their names, descriptions and input schemas) and
+call_tool (a name search_tools gave, and its arguments); --tools auto does so when the
+servers offer more than 40 tools when the bridge starts. --schema-for strict|plain shapes
+the input schemas the host gets for a model provider, and maps each call's arguments back.
+
+A server that needs an OAuth login (it answered 401) is logged in on the spot: the
+authorization URL is opened in the browser and printed on stderr, then the bridge
+connects again (one login per server per 10 minutes, waiting up to 300 s).")]
     Serve {
         /// Serve only these configured servers (repeatable)
         #[arg(long = "only", value_name = "NAME")]
         only: Vec<String>,
+        /// Which tools the host sees: every tool, a search tool and a call
+        /// tool, or search above 40 tools
+        #[arg(long = "tools", value_enum, default_value_t = ToolsMode::All)]
+        tools: ToolsMode,
+        /// Give the host each tool's input schema shaped for a model
+        /// provider (the arguments of its calls mapped back)
+        #[arg(long = "schema-for", value_name = "TARGET", value_enum, default_value_t = SchemaFor::Unchanged)]
+        schema_for: SchemaFor,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

@@ -260,9 +260,13 @@ async fn run(cli: Cli) -> u8 {
         let ctx = ctx::Ctx { g: &cli.global, registry: &registry, pins_kept };
         let exec: std::pin::Pin<Box<dyn Future<Output = Result<u8, Failure>>>> =
             match (&cli.command, &link) {
-                (Command::Serve { only }, Some(link)) => {
-                    Box::pin(serve::serve(&cli.global, registry.clone(), link.clone(), only))
-                }
+                (Command::Serve { only, tools, schema_for }, Some(link)) => Box::pin(serve::serve(
+                    &cli.global,
+                    registry.clone(),
+                    link.clone(),
+                    only,
+                    (*tools, schema_for.target()),
+                )),
                 _ => Box::pin(commands::execute(&ctx, &cli.command)),
             };
         tokio::pin!(exec);

@@ -10,7 +10,8 @@ use mcp_auth::loopback::LoopbackHandler;
 use mcp_auth::url::{redact, resource_matches};
 use mcp_auth::{KeychainTokenStore, TokenStore};
 use mcp_host_registry::{
-    OAuthConfig, OAuthHandler, Revocation, ServerConfig, TokenStoreConfig, TransportConfig,
+    OAuthConfig, OAuthHandler, Registry, Revocation, ServerConfig, TokenStoreConfig,
+    TransportConfig,
 };
 use serde_json::json;
 
@@ -21,9 +22,9 @@ use crate::output::{emit, emit_json, note, offer_url, table as table_lines};
 
 /// How long the token exchanges of a login may take beyond the user's
 /// part (`--timeout`).
-const LOGIN_GRACE: Duration = Duration::from_secs(60);
+pub(crate) const LOGIN_GRACE: Duration = Duration::from_secs(60);
 /// How long `mcpc login` waits for the user by default.
-const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// `mcpc login SERVER`: the loopback handler (or the hidden headless one),
 /// the tokens into the file store.
@@ -39,22 +40,7 @@ pub(crate) async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result
     let handler = if headless {
         OAuthHandler::Headless(None)
     } else {
-        // A client pre-registered with one exact redirect URI listens on it.
-        let redirect = ctx
-            .registry
-            .get(&server)
-            .and_then(ServerConfig::oauth)
-            .and_then(OAuthConfig::loopback_redirect_uri);
-        let bound = match redirect {
-            Some(uri) => LoopbackHandler::bind_redirect_uri(&uri, wait).await,
-            None => LoopbackHandler::bind(wait).await,
-        };
-        let handler =
-            bound.map_err(|e| Failure::new(Kind::Auth, e).with_server(&server))?.on_url(|url| {
-                note("Open this URL to log in:");
-                offer_url(url, true);
-            });
-        OAuthHandler::Custom(Arc::new(handler))
+        loopback(ctx.registry, &server, wait).await?
     };
     ctx.registry
         .login(&server, Some(handler), wait + LOGIN_GRACE)
@@ -65,6 +51,31 @@ pub(crate) async fn login(ctx: &Ctx<'_>, server: &str, headless: bool) -> Result
         Output::Json => emit_json(&json!({"server": server, "logged_in": true})),
     }
     Ok(0)
+}
+
+/// The browser's part of a login: a loopback listener waiting `wait` for
+/// the redirect, the authorization URL opened through the safe opener and
+/// printed on stderr. A client pre-registered with one exact redirect URI
+/// listens on it.
+pub(crate) async fn loopback(
+    registry: &Registry,
+    server: &str,
+    wait: Duration,
+) -> Result<OAuthHandler, Failure> {
+    let redirect = registry
+        .get(server)
+        .and_then(ServerConfig::oauth)
+        .and_then(OAuthConfig::loopback_redirect_uri);
+    let bound = match redirect {
+        Some(uri) => LoopbackHandler::bind_redirect_uri(&uri, wait).await,
+        None => LoopbackHandler::bind(wait).await,
+    };
+    let handler =
+        bound.map_err(|e| Failure::new(Kind::Auth, e).with_server(server))?.on_url(|url| {
+            note("Open this URL to log in:");
+            offer_url(url, true);
+        });
+    Ok(OAuthHandler::Custom(Arc::new(handler)))
 }
 
 /// How long a logout (discovery and revocation) may take.

@@ -6,7 +6,7 @@ mod call;
 mod complete;
 mod info;
 mod listen;
-mod login;
+pub(crate) mod login;
 mod ping;
 mod prompts;
 mod resources;

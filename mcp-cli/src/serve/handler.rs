@@ -5,15 +5,20 @@
 //! speaks: the stdio driver (`serve/mod.rs`) and any other feed the same
 //! session.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
+use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
 use mcp_host_registry::{Error, Registry, TransportError};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
-use mcp_proto::types::{LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams};
+use mcp_proto::types::{
+    LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams, TASKS_EXTENSION, Tool,
+};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
@@ -22,7 +27,10 @@ use serde_json::{Map, Value, json};
 use super::HOST_ANSWER_TIMEOUT;
 use super::host::{HostLink, Reach, reach};
 use super::input::CallFuture;
+use super::login::Logins;
 use super::routes::Routes;
+use super::{search, tasks};
+use crate::cli::ToolsMode;
 use crate::failure::Failure;
 
 /// The `_meta` keys the protocol itself owns: the upstream connection
@@ -45,6 +53,12 @@ pub(crate) struct Bridge {
     timeout: Option<Duration>,
     /// The most a call may take with progress restarting its timeout.
     max_time: Duration,
+    /// Search mode: the host lists `search_tools` and `call_tool` only.
+    search: AtomicBool,
+    /// The logins of servers that answered 401.
+    logins: Arc<Logins>,
+    /// What the tools' input schemas are shaped for (`--schema-for`).
+    schemas: SchemaTarget,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -64,7 +78,52 @@ impl Bridge {
         max_time: Duration,
     ) -> Bridge {
         let routes = Mutex::new(Routes::new(&servers));
-        Bridge { registry, link, servers, info, capabilities, routes, timeout, max_time }
+        Bridge {
+            registry,
+            link,
+            servers,
+            info,
+            capabilities,
+            routes,
+            timeout,
+            max_time,
+            search: AtomicBool::new(false),
+            logins: Arc::default(),
+            schemas: SchemaTarget::Unchanged,
+        }
+    }
+
+    /// The bridge, giving the host input schemas shaped for `target`.
+    pub(crate) fn with_schemas(self, schemas: SchemaTarget) -> Bridge {
+        Bridge { schemas, ..self }
+    }
+
+    /// The bridge, with the logins tried so far (while connecting).
+    pub(crate) fn with_logins(self, logins: Arc<Logins>) -> Bridge {
+        Bridge { logins, ..self }
+    }
+
+    /// Settles which tools the host lists (`--tools`): for `auto`, the
+    /// served servers' tools are counted now.
+    pub(crate) async fn settle_tools(&self, mode: ToolsMode) {
+        let count = match mode {
+            ToolsMode::Auto => self.listed_tools().await.map_or(0, |l| l.len()),
+            _ => 0,
+        };
+        let searching = search::searching(mode, count);
+        if searching {
+            tracing::info!(
+                "search mode: the host lists {} and {}",
+                search::SEARCH_TOOL,
+                search::CALL_TOOL
+            );
+        }
+        self.search.store(searching, Ordering::Relaxed);
+    }
+
+    /// Whether the host's tool list never changes (search mode).
+    pub(crate) fn tools_fixed(&self) -> bool {
+        self.search.load(Ordering::Relaxed)
     }
 
     /// The served servers.
@@ -86,12 +145,37 @@ impl Bridge {
     }
 
     /// `tools/list`: every served server's tools that its policy and pins
-    /// allow, named for the host.
+    /// allow, named for the host; in search mode, the two tools.
     async fn list_tools(&self) -> Result<Value, ErrorObject> {
+        if self.tools_fixed() {
+            return Ok(search::tools());
+        }
+        let tools: Vec<Value> = self
+            .listed_tools()
+            .await?
+            .into_iter()
+            .map(|(name, mut tool)| {
+                tool.name = name;
+                serde_json::to_value(tool).unwrap_or_default()
+            })
+            .collect();
+        Ok(json!({ "tools": tools }))
+    }
+
+    /// Every served server's tools that its policy and pins allow, each
+    /// with the host's name of it (the routes updated).
+    async fn listed_tools(&self) -> Result<Vec<(String, Tool)>, ErrorObject> {
         let mut listed = Vec::new();
         let mut tools = Vec::new();
         for server in &self.servers {
-            match self.registry.list_tools(server).await {
+            // A server that needs an OAuth login: logged in, listed again.
+            let listing = match self.registry.list_tools(server).await {
+                Err(e) if self.logins.after(&self.registry, server, &e).await => {
+                    self.registry.list_tools(server).await
+                }
+                listing => listing,
+            };
+            match listing {
                 Ok(list) => {
                     listed.push((server.clone(), list.iter().map(|t| t.name.clone()).collect()));
                     tools.extend(list);
@@ -103,15 +187,56 @@ impl Bridge {
             }
         }
         let names = self.routes().name_tools(&listed);
-        let tools: Vec<Value> = tools
-            .into_iter()
-            .zip(names)
-            .map(|(mut tool, name)| {
-                tool.name = name;
-                serde_json::to_value(tool).unwrap_or_default()
+        let named = names.into_iter().zip(tools);
+        if self.schemas == SchemaTarget::Unchanged {
+            return Ok(named.collect());
+        }
+        // Shaped for the host's provider; a schema that cannot be shaped
+        // (the server's fault) leaves its tool out.
+        let limits = ShapeLimits::default();
+        Ok(named
+            .filter_map(|(name, mut tool)| match shape_tool(&tool, self.schemas, &limits) {
+                Ok(shaped) => {
+                    tool.input_schema = serde_json::from_value(shaped.schema).ok()?;
+                    Some((name, tool))
+                }
+                Err(e) => {
+                    tracing::warn!(tool = %name, "left out: its input schema cannot be shaped: {e}");
+                    None
+                }
             })
-            .collect();
-        Ok(json!({ "tools": tools }))
+            .collect())
+    }
+
+    /// A call's arguments as the tool takes them, from arguments valid
+    /// under the shaped schema the host was given.
+    async fn unshape(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Option<Map<String, Value>>, ErrorObject> {
+        let arguments = match arguments {
+            Some(arguments) if self.schemas != SchemaTarget::Unchanged => arguments,
+            unchanged => return Ok(unchanged),
+        };
+        let tools = self.registry.list_tools(server).await.map_err(|e| self.error(e))?;
+        let Some(listed) = tools.iter().find(|t| t.name == tool) else {
+            return Ok(Some(arguments));
+        };
+        let shaped = shape_tool(listed, self.schemas, &ShapeLimits::default())
+            .map_err(|e| invalid(&format!("the tool's input schema cannot be shaped: {e}")))?;
+        match shaped.arguments.to_original(Value::Object(arguments)) {
+            Value::Object(original) => Ok(Some(original)),
+            _ => Err(invalid("tools/call arguments must be an object")),
+        }
+    }
+
+    /// `search_tools` (search mode): the served tools that fit the query.
+    async fn search_tools(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        let (query, limit) = search::query(params.and_then(|p| p.get("arguments")))?;
+        let listed = self.listed_tools().await?;
+        Ok(search::found(&listed, &query, limit))
     }
 
     /// The server and tool a host's tool name goes to, listing the tools
@@ -120,7 +245,7 @@ impl Bridge {
         if let Some(route) = self.routes().tool(name) {
             return Ok(route);
         }
-        self.list_tools().await?;
+        self.listed_tools().await?;
         self.routes().tool(name).ok_or_else(|| {
             ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"))
         })
@@ -159,6 +284,7 @@ impl Bridge {
             }
         };
         let (server, tool) = self.route_tool(&name).await?;
+        let arguments = self.unshape(&server, &tool, arguments).await?;
         let (mut passed, token) = split_meta(&params);
         // A stateless-era host's log level for this call goes upstream too.
         if let Some(level) = meta.and_then(|m| m.log_level).and_then(|l| LOG_LEVELS.get(l)) {
@@ -187,11 +313,41 @@ impl Bridge {
             }));
         }
         let registry = self.registry.clone();
+        // A host that declared the tasks extension gets the task an
+        // upstream server makes; any other, the call followed to its end.
+        let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
+        let servers = self.servers.clone();
+        let logins = self.logins.clone();
         let call: CallFuture = Box::pin(async move {
-            match registry.call_tool_with(&server, &tool, arguments, options).await {
-                Ok(result) => serde_json::to_value(result).map_err(|e| {
-                    ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
-                }),
+            let start = || {
+                let (arguments, options) = (arguments.clone(), options.clone());
+                let (registry, server, tool) = (&registry, &server, &tool);
+                async move {
+                    if host_tasks {
+                        registry.call_tool_start(server, tool, arguments, options).await
+                    } else {
+                        registry
+                            .call_tool_with(server, tool, arguments, options)
+                            .await
+                            .map(ToolCallStart::Complete)
+                    }
+                }
+            };
+            // A server that needs an OAuth login: logged in, called again.
+            let started = match start().await {
+                Err(e) if logins.after(&registry, &server, &e).await => start().await,
+                started => started,
+            };
+            match started {
+                Ok(ToolCallStart::Task(task)) => {
+                    let id = tasks::host_id(&servers, &server, &task.task_id);
+                    Ok(tasks::to_host(encode(&*task)?, id, true))
+                }
+                Ok(ToolCallStart::Complete(result)) => encode(&result),
+                Ok(_) => Err(ErrorObject::new(
+                    error_code::INTERNAL_ERROR,
+                    "the server answered the call in a way mcpc does not know",
+                )),
                 Err(e) => Err(call_error(&registry, e, host_asks)),
             }
         });
@@ -317,7 +473,36 @@ impl Bridge {
         };
         match method {
             methods::TOOLS_LIST => self.list_tools().await,
+            methods::TOOLS_CALL
+                if self.tools_fixed() && meta.is_none_or(|m| m.request_state.is_none()) =>
+            {
+                let params = params.unwrap_or_default();
+                match params.get("name").and_then(Value::as_str) {
+                    Some(search::SEARCH_TOOL) => self.search_tools(Some(&params)).await,
+                    Some(search::CALL_TOOL) => {
+                        let direct = search::direct_call(&params)?;
+                        self.call_tool(session, key, meta, Some(direct)).await
+                    }
+                    name => Err(invalid(&format!(
+                        "Unknown tool: {} (search mode: call {} or {})",
+                        name.unwrap_or_default(),
+                        search::SEARCH_TOOL,
+                        search::CALL_TOOL
+                    ))),
+                }
+            }
             methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
+            methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
+                self.task_method(meta, method, params).await
+            }
+            methods::TASKS_LIST | methods::TASKS_RESULT => Err(ErrorObject::new(
+                error_code::METHOD_NOT_FOUND,
+                format!(
+                    "{method}: mcpc serve makes no tasks of the 2025-11-25 kind (a call is \
+                     followed to its result); tasks pass through to a 2026-07-28 host that \
+                     declares {TASKS_EXTENSION}"
+                ),
+            )),
             methods::RESOURCES_LIST => {
                 self.list(methods::RESOURCES_LIST, "resources", params).await
             }
@@ -369,6 +554,44 @@ impl Bridge {
             }
             _ => Err(ErrorObject::method_not_found(method)),
         }
+    }
+
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` of a host that declared
+    /// the extension: to the server that made the task, its id mapped.
+    async fn task_method(
+        &self,
+        meta: Option<&RequestMeta>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        if !meta.is_some_and(mcp_server_io::tasks::declared) {
+            return Err(mcp_server_io::tasks::missing_extension());
+        }
+        let host_id = mcp_server_io::tasks::task_id(params.as_ref())?.to_owned();
+        let (server, id) = tasks::route(&self.servers, &host_id)
+            .ok_or_else(|| mcp_server_io::tasks::unknown_task(&host_id))?;
+        let done = match method {
+            methods::TASKS_GET => {
+                let got = self
+                    .registry
+                    .with_client(&server, |c| async move { task_status(&c, id).await })
+                    .await
+                    .map_err(|e| self.error(e))?;
+                return Ok(tasks::to_host(got, host_id, false));
+            }
+            methods::TASKS_UPDATE => {
+                let responses = mcp_server_io::tasks::update_responses(params.as_ref())?.clone();
+                self.registry
+                    .with_client(&server, |c| async move { task_update(&c, id, responses).await })
+                    .await
+            }
+            _ => {
+                self.registry
+                    .with_client(&server, |c| async move { task_cancel(&c, id).await })
+                    .await
+            }
+        };
+        done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
     }
 
     async fn route_prompt(&self, name: &str) -> Result<(String, String), ErrorObject> {
@@ -435,6 +658,12 @@ fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
         );
     }
     error
+}
+
+/// A result as JSON.
+fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ErrorObject> {
+    serde_json::to_value(value)
+        .map_err(|e| ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}")))
 }
 
 fn invalid(message: &str) -> ErrorObject {
@@ -526,13 +755,41 @@ fn set_level<T: Transport>(
     })
 }
 
+fn task_status<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<Value, T::Error>> {
+    Box::pin(async move {
+        let task = c.task_status(&id).await?;
+        Ok(serde_json::to_value(task).unwrap_or_default())
+    })
+}
+
+fn task_update<T: Transport>(
+    c: &Client<T>,
+    id: String,
+    responses: Map<String, Value>,
+) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move { c.task_update(&id, responses).await })
+}
+
+fn task_cancel<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move { c.task_cancel(&id).await })
+}
+
 fn roots_changed<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
     Box::pin(c.notify_roots_changed())
 }
 
 impl Handler for Bridge {
-    fn capabilities(&self, _version: Option<&str>) -> Value {
-        self.capabilities.clone()
+    fn capabilities(&self, version: Option<&str>) -> Value {
+        let mut capabilities = self.capabilities.clone();
+        if self.tools_fixed() {
+            capabilities["tools"] = json!({ "listChanged": false });
+        }
+        // Extensions (tasks) are the stateless era's: declared in its
+        // discovery (no version), not to `initialize`.
+        if let (Some(_), Some(c)) = (version, capabilities.as_object_mut()) {
+            c.remove("extensions");
+        }
+        capabilities
     }
 
     fn info(&self) -> &ServerInfo {

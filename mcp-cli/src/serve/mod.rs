@@ -6,25 +6,31 @@
 //! servers, and the capabilities declared), `pump.rs` (the servers'
 //! notifications to the host), `host.rs` (the servers' requests and call
 //! approvals to the host), `input.rs` (a stateless-era host asked in
-//! `input_required` rounds). This file picks the servers, connects them and
+//! `input_required` rounds), `search.rs` (search mode's two tools),
+//! `tasks.rs` (tasks passed through: ids across servers), `login.rs` (a
+//! login on an upstream 401). This file picks the servers, connects them and
 //! drives the session on stdio; another driver (HTTP) would feed the same
 //! session.
 
 mod handler;
 mod host;
 mod input;
+mod login;
 mod pump;
 mod routes;
+mod search;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_host_registry::Registry;
+use mcp_host_registry::shape::SchemaTarget;
 use mcp_server_io::stdio::{self, Ended, Input};
 use mcp_server_io::{ServeEra, ServerInfo, Session, SessionOptions};
 use serde_json::json;
 
-use crate::cli::Global;
+use crate::cli::{Global, ToolsMode};
 use crate::failure::{Failure, Kind, unknown_server};
 use crate::setup::HostSide;
 
@@ -52,6 +58,7 @@ pub(crate) async fn serve(
     registry: Arc<Registry>,
     link: Arc<HostLink>,
     only: &[String],
+    (tools, schemas): (ToolsMode, SchemaTarget),
 ) -> Result<u8, Failure> {
     let servers: Vec<String> = if only.is_empty() {
         registry.list().map(|s| s.name.clone()).collect()
@@ -76,9 +83,19 @@ pub(crate) async fn serve(
     }
     // Connected first: what is declared to the host is what they declared.
     let limit = Duration::from_secs_f64(g.connect_timeout);
+    // A server that needs an OAuth login is logged in, then connected again.
+    let logins = Arc::new(login::Logins::default());
     let connects = servers.iter().map(|server| {
         let registry = registry.clone();
-        async move { tokio::time::timeout(limit, registry.initialize(server)).await }
+        let logins = logins.clone();
+        async move {
+            match tokio::time::timeout(limit, registry.initialize(server)).await {
+                Ok(Err(e)) if logins.after(&registry, server, &e).await => {
+                    tokio::time::timeout(limit, registry.initialize(server)).await
+                }
+                connected => connected,
+            }
+        }
     });
     let results = futures_util::future::join_all(connects).await;
     let mut declared = Vec::new();
@@ -122,6 +139,8 @@ pub(crate) async fn serve(
         g.timeout.map(Duration::from_secs_f64),
         Duration::from_secs_f64(g.max_time),
     );
+    let bridge = bridge.with_logins(logins).with_schemas(schemas);
+    bridge.settle_tools(tools).await;
     let mut options = SessionOptions::new(ServeEra::Both);
     options.request_timeout = HOST_ANSWER_TIMEOUT;
     let (session, queue) = Session::new(bridge, options);

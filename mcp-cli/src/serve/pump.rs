@@ -65,10 +65,11 @@ pub(crate) fn start(registry: &Registry, session: Session<Bridge>) -> JoinHandle
 /// Tells the host that every list it was given may have changed.
 fn lists_changed(session: &Session<Bridge>) {
     let declared = session.handler().capabilities(None);
+    let tools_fixed = session.handler().tools_fixed();
     for (capability, change) in
         [("tools", Change::Tools), ("prompts", Change::Prompts), ("resources", Change::Resources)]
     {
-        if declared.get(capability).is_some() {
+        if declared.get(capability).is_some() && !(tools_fixed && change == Change::Tools) {
             changed(session, &change);
         }
     }
@@ -88,6 +89,8 @@ fn relay(session: &Session<Bridge>, event: NotificationEvent) {
     // a stateless-era one gets changes on the streams it opened.
     let handshake = session.negotiated_version().is_some();
     let change = match event.notification {
+        // Search mode's two tools never change.
+        ServerNotification::ToolListChanged if session.handler().tools_fixed() => return,
         ServerNotification::ToolListChanged => Change::Tools,
         ServerNotification::PromptListChanged => Change::Prompts,
         ServerNotification::ResourceListChanged => Change::Resources,

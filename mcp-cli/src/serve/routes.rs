@@ -155,6 +155,10 @@ pub(crate) fn capabilities(upstream: &[Value]) -> Value {
             out.insert(plain.into(), json!({}));
         }
     }
+    // Tasks pass through to a host that declares the extension.
+    if super::tasks::offered(upstream) {
+        out.insert("extensions".into(), json!({ mcp_proto::types::TASKS_EXTENSION: {} }));
+    }
     Value::Object(out)
 }
 
@@ -233,7 +237,8 @@ mod tests {
             (
                 &[
                     json!({"tools": {"listChanged": true}, "logging": {}}),
-                    json!({"resources": {"subscribe": true}, "prompts": {}, "completions": {}}),
+                    json!({"resources": {"subscribe": true}, "prompts": {}, "completions": {},
+                        "extensions": {"io.modelcontextprotocol/tasks": {}, "other/x": {}}}),
                 ],
                 json!({
                     "tools": {"listChanged": true},
@@ -241,6 +246,7 @@ mod tests {
                     "prompts": {"listChanged": false},
                     "completions": {},
                     "logging": {},
+                    "extensions": {"io.modelcontextprotocol/tasks": {}},
                 }),
             ),
         ];

@@ -21,7 +21,7 @@ use mcp_auth::url::query_params;
 use mcp_testkit::oauth::FakeAuthServer;
 use mcp_testkit::{HttpConfig, HttpServerHandle};
 
-const TOKEN: &str = "loopback-login-access-token-5";
+pub(crate) const TOKEN: &str = "loopback-login-access-token-5";
 /// How long one `mcpc` run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// How long `mcpc login` may take to print the URL.
@@ -30,9 +30,9 @@ const URL_LIMIT: Duration = Duration::from_secs(30);
 /// An MCP server that requires a token, its authorization server, and a
 /// scratch directory (working directory, home, config and data) with a
 /// configuration naming the server `remote`.
-struct World {
+pub(crate) struct World {
     rt: tokio::runtime::Runtime,
-    auth: FakeAuthServer,
+    pub(crate) auth: FakeAuthServer,
     /// `None` once shut down.
     http: Option<HttpServerHandle>,
     dir: PathBuf,
@@ -40,7 +40,7 @@ struct World {
 }
 
 impl World {
-    fn new(name: &str) -> World {
+    pub(crate) fn new(name: &str) -> World {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let (auth, http) = rt
             .block_on(FakeAuthServer::with_protected_server(TOKEN, HttpConfig::default()))
@@ -66,7 +66,7 @@ impl World {
 
     /// `mcpc --config FILE ARGS...`, confined to the scratch directory, no
     /// browser opened.
-    fn mcpc(&self, args: &[&str]) -> Command {
+    pub(crate) fn mcpc(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
         cmd.arg("--config")
             .arg(&self.config)
@@ -96,7 +96,7 @@ impl World {
     }
 
     /// The browser: one GET, redirects not followed.
-    fn browse(&self, url: &str) -> (StatusCode, Option<String>, String) {
+    pub(crate) fn browse(&self, url: &str) -> (StatusCode, Option<String>, String) {
         self.rt.block_on(async {
             let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
             let uri: hyper::Uri = url.parse().unwrap();
@@ -113,7 +113,7 @@ impl World {
     }
 
     /// The stored token files.
-    fn token_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn token_files(&self) -> Vec<PathBuf> {
         match std::fs::read_dir(self.dir.join("data").join("mcpc").join("oauth")) {
             Ok(dir) => dir.map(|e| e.unwrap().path()).collect(),
             Err(_) => Vec::new(),

@@ -18,7 +18,7 @@ use mcp_proto::types::{
     ElicitResult, JsonObject, LoggingLevel, SubscriptionFilter,
 };
 use mcp_test_support::text_blocks;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::run::Sandbox;
 
@@ -111,6 +111,19 @@ async fn call(c: &StdioClient, tool: &str, a: Value) -> CallToolResult {
         .unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
 
+/// Options that count a call's progress notifications.
+fn counting_progress() -> (Arc<Mutex<usize>>, RequestOptions) {
+    let seen = Arc::new(Mutex::new(0));
+    let options = RequestOptions {
+        on_progress: Some({
+            let seen = seen.clone();
+            Arc::new(move |_| *seen.lock().unwrap() += 1)
+        }),
+        ..Default::default()
+    };
+    (seen, options)
+}
+
 fn server_spec(extra: &str) -> String {
     format!("{} stdio {extra}", testkit())
 }
@@ -179,14 +192,7 @@ async fn a_stateless_era_host_reaches_the_embedded_demo() {
     assert_eq!(c.protocol_version().map(|v| v.is_modern()), Some(true));
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
     assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "now"})).await), "now");
-    let seen = Arc::new(Mutex::new(0));
-    let options = RequestOptions {
-        on_progress: Some({
-            let seen = seen.clone();
-            Arc::new(move |_| *seen.lock().unwrap() += 1)
-        }),
-        ..Default::default()
-    };
+    let (seen, options) = counting_progress();
     let r = c.call_tool_with("slow", args(json!({"ms": 200, "steps": 2})), options).await.unwrap();
     assert_eq!(text_blocks(&r), "done");
     assert_eq!(*seen.lock().unwrap(), 2);
@@ -622,7 +628,6 @@ fn started(s: &Sandbox) -> (std::process::Child, u32) {
     (child, upstream[0])
 }
 
-#[cfg(target_os = "linux")]
 fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -661,4 +666,293 @@ fn the_host_closing_stdin_or_a_signal_ends_the_bridge_and_its_servers() {
         assert!(Instant::now() < deadline, "the upstream server {upstream} outlived the bridge");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The structured tools of a `search_tools` result, by name.
+fn found_names(r: &CallToolResult) -> Vec<String> {
+    let found = r.structured_content.as_ref().expect("structured");
+    found["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert!(t["inputSchema"].is_object(), "{t}");
+            t["name"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_mode_gives_two_tools_that_find_and_call_through_every_check() {
+    let s = Sandbox::new("serve-search");
+    two_servers(&s, "deny = [\"*__add\"]");
+    let conf = ["--config", "conf/mcp.toml", "--tools", "search"];
+    let c = host(&s, &conf, EraChoice::Legacy, None).await;
+    let init = c.initialize().await.unwrap();
+    let caps = serde_json::to_value(&init.capabilities).unwrap();
+    assert_eq!(caps["tools"], json!({"listChanged": false}), "{caps}");
+    let tools = c.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["search_tools", "call_tool"]);
+
+    // Found by words, with the names the call tool takes; bounded.
+    let r = call(&c, "search_tools", json!({"query": "echo a message back"})).await;
+    let found = found_names(&r);
+    assert!(found.len() <= 5 && found[..2].contains(&"a__echo".to_owned()), "{found:?}");
+    assert!(found[..2].contains(&"b__echo".to_owned()), "{found:?}");
+    assert!(text_blocks(&r).contains("b__echo"), "{}", text_blocks(&r));
+    let r = call(&c, "search_tools", json!({"query": "echo", "limit": 1})).await;
+    assert_eq!(found_names(&r).len(), 1);
+    // A denied tool is never found, nor called.
+    let r = call(&c, "search_tools", json!({"query": "add two numbers sum", "limit": 20})).await;
+    assert!(!found_names(&r).iter().any(|n| n.ends_with("__add")), "{:?}", found_names(&r));
+    let err =
+        c.call_tool_with("call_tool", args(json!({"name": "a__add"})), RequestOptions::default());
+    let err = err.await.unwrap_err();
+    assert!(err.to_string().contains("Unknown tool: a__add"), "{err}");
+    // A bad search is the host's error.
+    let err =
+        c.call_tool_with("search_tools", args(json!({"limit": 3})), RequestOptions::default());
+    assert_eq!(err.await.unwrap_err().rpc_error().map(|e| e.code), Some(-32602));
+
+    // Called as a direct call: the result, progress on the host's token.
+    let called = call(&c, "call_tool", json!({"name": "b__echo", "arguments": {"message": "hi"}}));
+    assert_eq!(text_blocks(&called.await), "hi");
+    let (seen, options) = counting_progress();
+    let a = args(json!({"name": "a__slow", "arguments": {"ms": 300, "steps": 3}}));
+    let r = c.call_tool_with("call_tool", a, options).await.unwrap();
+    assert_eq!(text_blocks(&r), "done");
+    assert_eq!(*seen.lock().unwrap(), 3);
+    c.close().await.unwrap();
+    let log = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    assert!(log.contains("\"tool\":\"echo\"") && log.contains("\"tool\":\"slow\""), "{log}");
+
+    // One server: its names unchanged; its tool list changes are not the
+    // host's (its two tools never change).
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec, "--tools", "search"], EraChoice::Legacy, None).await;
+    c.initialize().await.unwrap();
+    let mut n = c.notifications();
+    let r = call(&c, "search_tools", json!({"query": "echo"})).await;
+    assert_eq!(found_names(&r)[0], "echo");
+    c.subscribe_resource("test://static/text/1").await.unwrap();
+    call(&c, "call_tool", json!({"name": "change"})).await;
+    call(&c, "call_tool", json!({"name": "touch", "arguments": {"uri": "test://static/text/1"}}))
+        .await;
+    next_matching(
+        async || n.recv().await,
+        |n| match n {
+            ServerNotification::ToolListChanged => panic!("a tool list change in search mode"),
+            ServerNotification::ResourceUpdated(_) => Some(()),
+            _ => None,
+        },
+    )
+    .await;
+    c.close().await.unwrap();
+
+    // `auto`: as few tools as the testkit's are listed as they are.
+    let c = host(&s, &["--server", &spec, "--tools", "auto"], EraChoice::Modern, None).await;
+    let tools = c.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    c.close().await.unwrap();
+}
+
+/// A configuration of the dual-era testkit twice, as `a` and `b`.
+fn two_task_servers(s: &Sandbox) {
+    let tk = testkit();
+    s.write(
+        "conf/mcp.toml",
+        &format!(
+            "[mcp_client]\n\
+             [[mcp_client.servers]]\nname = \"a\"\ncommand = \"{tk}\"\nargs = [\"stdio\", \"--era\", \"both\"]\n\
+             [[mcp_client.servers]]\nname = \"b\"\ncommand = \"{tk}\"\nargs = [\"stdio\", \"--era\", \"both\"]\n"
+        ),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_pass_through_to_a_host_that_declares_the_extension() {
+    use mcp_peer::tasks::ToolCallStart;
+    use mcp_proto::types::{TASKS_EXTENSION, TaskStatus};
+    let s = Sandbox::new("serve-tasks");
+    two_task_servers(&s);
+    let conf = ["--config", "conf/mcp.toml"];
+    let mut o = host_options(EraChoice::Modern);
+    o.client = o.client.clone().with_extension(TASKS_EXTENSION, json!({}));
+    let c = host_with(&s, &conf, o).await;
+    c.list_tools().await.unwrap();
+    let caps = serde_json::to_value(c.server_capabilities().unwrap()).unwrap();
+    assert!(caps["extensions"][TASKS_EXTENSION].is_object(), "{caps}");
+
+    // A task of `a`: its id prefixed, followed by the host through the bridge.
+    let started = c.call_tool_start("a__slow", json!({"ms": 300}), RequestOptions::default());
+    let ToolCallStart::Task(task) = started.await.unwrap() else { panic!("no task") };
+    assert!(task.task_id.starts_with("a__"), "{}", task.task_id);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let done = loop {
+        let now = c.task_status(&task.task_id).await.unwrap();
+        assert_eq!(now.task_id, task.task_id);
+        if now.status == TaskStatus::Completed {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "{now:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let result = serde_json::to_value(done.result.unwrap()).unwrap();
+    assert_eq!(result["content"][0]["text"], "done", "{result}");
+
+    // A task of `b` cancelled there.
+    let started = c.call_tool_start("b__hang", json!({}), RequestOptions::default());
+    let ToolCallStart::Task(task) = started.await.unwrap() else { panic!("no task") };
+    assert!(task.task_id.starts_with("b__"), "{}", task.task_id);
+    // Answers go to it (acknowledged: it asked for none), then it is stopped.
+    c.task_update(&task.task_id, Map::new()).await.unwrap();
+    c.task_cancel(&task.task_id).await.unwrap();
+    let now = c.task_status(&task.task_id).await.unwrap();
+    assert_eq!(now.status, TaskStatus::Cancelled, "{now:?}");
+    // An id no served server made.
+    let err = c.task_status("c__1").await.unwrap_err();
+    assert_eq!(err.rpc_error().map(|e| e.code), Some(-32602), "{err}");
+    // Done at once: the result, no task.
+    let started =
+        c.call_tool_start("a__echo", json!({"message": "now"}), RequestOptions::default());
+    let ToolCallStart::Complete(r) = started.await.unwrap() else { panic!("a task") };
+    assert_eq!(text_blocks(&r), "now");
+    c.close().await.unwrap();
+
+    // A host without the extension gets the call followed to its result,
+    // and no task method.
+    let c = host(&s, &conf, EraChoice::Modern, None).await;
+    assert_eq!(text_blocks(&call(&c, "a__slow", json!({"ms": 200})).await), "done");
+    let err = c.request("tasks/get", Some(json!({"taskId": "a__1"})), RequestOptions::default());
+    let err = err.await.unwrap_err();
+    // -32021 naming the extension.
+    assert!(format!("{err:?}").contains("MissingClientCapability"), "{err:?}");
+    c.close().await.unwrap();
+    // A handshake-era host: followed too, and the 2025-11-25 task methods
+    // are refused, saying why.
+    let c = host(&s, &conf, EraChoice::Legacy, None).await;
+    let init = c.initialize().await.unwrap();
+    let caps = serde_json::to_value(&init.capabilities).unwrap();
+    assert!(caps.get("extensions").is_none() && caps.get("tasks").is_none(), "{caps}");
+    assert_eq!(text_blocks(&call(&c, "b__slow", json!({"ms": 200})).await), "done");
+    let err = c.request("tasks/list", None, RequestOptions::default()).await.unwrap_err();
+    assert_eq!(err.rpc_error().map(|e| e.code), Some(-32601), "{err}");
+    assert!(err.to_string().contains("followed to its result"), "{err}");
+    c.close().await.unwrap();
+}
+
+/// Lines of a child's output, read as they come.
+fn line_reader(from: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// The first line of `lines` after one that contains `after` (`after`
+/// empty: the first line that `pick` takes), within 30 s.
+fn line_after(
+    lines: &std::sync::mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+    mut pick: impl FnMut(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(left).unwrap_or_else(|e| panic!("{e}; so far: {seen:?}"));
+        seen.push(line.clone());
+        if pick(&line) {
+            return line;
+        }
+    }
+}
+
+#[test]
+fn a_server_that_answers_401_is_logged_in_in_the_browser_then_served() {
+    let w = crate::login::World::new("serve");
+    let mut child = w.mcpc(&["serve"]).stdin(Stdio::piped()).spawn().expect("mcpc serve starts");
+    let stderr = line_reader(child.stderr.take().unwrap());
+    let stdout = line_reader(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = Vec::new();
+
+    // The URL on stderr, under the same words as `mcpc login`'s; the test
+    // is the browser.
+    line_after(&stderr, &mut seen, |l| l.contains("\"remote\" needs an OAuth login"));
+    line_after(&stderr, &mut seen, |l| l.contains("Open this URL to log in:"));
+    let url = line_after(&stderr, &mut seen, |_| true).trim().to_owned();
+    assert!(url.starts_with(&format!("{}/authorize?", w.auth.base())), "{url}");
+    let (_, location, _) = w.browse(&url);
+    let (status, _, page) = w.browse(&location.expect("a redirect to the loopback listener"));
+    assert_eq!(status.as_u16(), 200);
+    assert!(page.contains("Authorization complete"), "{page}");
+    line_after(&stderr, &mut seen, |l| l.contains("logged in to remote"));
+
+    // Then the host is served, with the token kept for later runs.
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "host", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut out = Vec::new();
+    let listed = line_after(&stdout, &mut out, |l| {
+        // stdout is the host's: JSON-RPC only.
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        v["id"] == 2
+    });
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|t| t["name"] == "echo"), "{listed}");
+    drop(stdin);
+    let status = wait_exit(&mut child);
+    assert!(status.success(), "{status:?}; stderr: {seen:?}");
+    assert_eq!(w.auth.tokens_issued(), 1);
+    assert_eq!(w.token_files().len(), 1);
+    while let Ok(line) = stderr.recv_timeout(Duration::from_secs(5)) {
+        seen.push(line);
+    }
+    let all = seen.join("\n") + &out.join("\n");
+    assert!(!all.contains(crate::login::TOKEN), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemas_shaped_for_a_provider_and_the_arguments_mapped_back() {
+    let s = Sandbox::new("serve-shaped");
+    two_servers(&s, "");
+    let conf =
+        ["--config", "conf/mcp.toml", "--only", "a", "--tools", "search", "--schema-for", "strict"];
+    let c = host(&s, &conf, EraChoice::Legacy, None).await;
+    let r = call(&c, "search_tools", json!({"query": "slow progress steps", "limit": 20})).await;
+    let found = r.structured_content.unwrap();
+    let slow = found["tools"].as_array().unwrap().iter().find(|t| t["name"] == "slow");
+    let schema = &slow.expect("slow is found")["inputSchema"];
+    // Strict: every property required, none other allowed, the optional
+    // ones nullable.
+    assert_eq!(schema["additionalProperties"], false, "{schema}");
+    let required = schema["required"].as_array().unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    assert_eq!(required.len(), properties.len(), "{schema}");
+    assert!(properties.contains_key("steps"), "{schema}");
+    // The model's `null` for "not given" is taken out before the call.
+    let nulls: Map<String, Value> = properties.keys().map(|k| (k.clone(), Value::Null)).collect();
+    let mut arguments = nulls;
+    arguments.insert("ms".into(), json!(1));
+    let r = call(&c, "call_tool", json!({"name": "slow", "arguments": arguments})).await;
+    assert_eq!(text_blocks(&r), "done");
+    c.close().await.unwrap();
+    let log = std::fs::read_to_string(s.dir.join("conf/audit.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!((&line["tool"], &line["arguments"]), (&json!("slow"), &json!({"ms": 1})), "{log}");
 }

@@ -46,6 +46,15 @@ pub(crate) fn call_tool<'a, T: Transport>(
     Box::pin(c.call_tool_with(tool, arguments, options))
 }
 
+pub(crate) fn call_tool_start<'a, T: Transport>(
+    c: &'a Client<T>,
+    tool: &'a str,
+    arguments: Option<JsonObject>,
+    options: RequestOptions,
+) -> BoxFuture<'a, Result<mcp_peer::tasks::ToolCallStart, T::Error>> {
+    Box::pin(c.call_tool_start(tool, arguments.unwrap_or_default(), options))
+}
+
 pub(crate) fn subscribe<'a, T: Transport>(
     c: &'a Client<T>,
     uri: &'a str,

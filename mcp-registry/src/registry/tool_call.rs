@@ -194,7 +194,7 @@ impl Registry {
             arguments,
             options,
             start_outcome,
-            |c, tool, a, o| async move { c.call_tool_start(&tool, a.unwrap_or_default(), o).await },
+            |c, tool, a, o| async move { calls::call_tool_start(&c, &tool, a, o).await },
         )
         .await
     }
