@@ -705,3 +705,25 @@ async fn a_stateless_era_host_gets_caching_hints_whatever_the_upstream_era() {
     assert_eq!(hints(&r), (json!(0), json!("private")), "{r}");
     c.close().await.unwrap();
 }
+
+/// What a server asks while it reads a resource or gets a prompt reaches
+/// the host too: a stateless-era host in an input round of that request
+/// (its retry takes the parked request up), a handshake-era host as a
+/// request of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_asks_the_host_during_resources_read_and_prompts_get() {
+    let s = Sandbox::new("serve-ask-read");
+    let modern = server_spec("--era modern");
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let c = host(&s, &["--server", &modern], era, Some(Arc::new(Ada))).await;
+        let read = json!({"uri": "test://ask/elicit"});
+        let r = c.request("resources/read", Some(read), RequestOptions::default()).await.unwrap();
+        let text = r["contents"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Ada") && text.contains("accept"), "{era:?}: {r}");
+        let get = json!({"name": "ask"});
+        let r = c.request("prompts/get", Some(get), RequestOptions::default()).await.unwrap();
+        let text = r["messages"][0]["content"]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Ada") && text.contains("accept"), "{era:?}: {r}");
+        c.close().await.unwrap();
+    }
+}
