@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::steps::{Step, cargo, root, run};
+use crate::steps::{Step, build_bin, root, run};
 
 /// A host's whole run, at most (a check waits 20 s at most; a hung run
 /// is killed).
@@ -304,18 +304,6 @@ fn install_python() -> Result<(), String> {
     Ok(())
 }
 
-/// Builds `mcpc` and returns its path.
-fn build_mcpc() -> Result<PathBuf, String> {
-    let mut cmd = cargo();
-    cmd.args(["build", "--locked", "-p", "mcpc", "--bin", "mcpc"]);
-    run(cmd)?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let bin = target.join("debug").join(format!("mcpc{}", std::env::consts::EXE_SUFFIX));
-    if bin.is_file() { Ok(bin) } else { Err(format!("mcpc is not at {}", bin.display())) }
-}
-
 /// Runs one host to its end (killed after [`RUN_LIMIT`]): its stdout, and
 /// how it ended.
 fn run_host(mut cmd: Command, home: &Path) -> Result<(String, String), String> {
@@ -359,7 +347,7 @@ const UPSTREAMS: [Upstream; 2] = [Upstream::Everything, Upstream::TsServer];
 fn run_all() -> Result<(), String> {
     crate::interop::install()?;
     install_python()?;
-    let bridge = Bridge::Stdio { mcpc: build_mcpc()? };
+    let bridge = Bridge::Stdio { mcpc: build_bin("mcpc", "mcpc")? };
     let home = root().join(".tools").join("interop-hosts-home");
     std::fs::create_dir_all(&home).map_err(|e| format!("creating {}: {e}", home.display()))?;
     let start = Instant::now();
