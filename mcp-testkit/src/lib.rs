@@ -183,6 +183,7 @@
 //! | `retry_once` | only `requestState "retry_once:<n>"` | text `retried with retry_once:<n>` |
 //! | `received_log` | JSON text: what each stateless request carried (`id`, `method`, `protocolVersion`, `clientCapabilities`, `clientInfo`, `logLevel`, `name`, `requestState`, `inputResponses`), the last 256 | |
 //! | `close_subscriptions` | ends every open listen with its result (`resultType: "complete"`, `_meta` `subscriptionId`); text: how many | |
+//! | `resources/read` of `test://ask/elicit`, `prompts/get` of `ask` (neither listed) | `{"ask": elicitation/create}`, `requestState "ask:read"` or `"ask:prompt"` | a resource (`application/json`) or one user message, JSON text `{"result": <inputResponses.ask>}` |
 //!
 //! These four tools are listed only to stateless-era requests; the legacy
 //! `tools/list` is unchanged. `Server::received_log` and

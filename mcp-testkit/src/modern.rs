@@ -122,28 +122,69 @@ fn sampling(text: &str) -> Value {
 /// `ask:<what>`; the retry carrying `inputResponses.ask` completes with
 /// `{"result": <the response>}` as JSON text.
 pub(crate) fn ask(meta: &RequestMeta, what: &str) -> Result<Value, ErrorObject> {
-    let Some((capability, request)) = input_request(what) else {
+    if input_request(what).is_none() {
         return Ok(tool_error(format!(
             "what must be one of roots, elicit, sample in the stateless era (there is no ping); \
              got {what:?}"
         )));
+    }
+    Ok(match round(meta, what, &format!("ask:{what}"))? {
+        Ok(response) => text(json!({ "result": response }).to_string()),
+        Err(asked) => asked,
+    })
+}
+
+/// One input round asking for `what` under `state`: the response once the
+/// retry carries it (`Ok(Ok(_))`), else the `input_required` result.
+fn round(meta: &RequestMeta, what: &str, state: &str) -> Result<Result<Value, Value>, ErrorObject> {
+    let Some((capability, request)) = input_request(what) else {
+        return Err(invalid_params(format!("nothing to ask for {what:?}")));
     };
     let missing = meta.missing(&[capability]);
     if !missing.is_empty() {
         return Err(missing_capabilities(&missing));
     }
-    let state = format!("ask:{what}");
     if let Some(given) = &meta.request_state
-        && *given != state
+        && given != state
     {
         return Err(invalid_params(format!("requestState {given:?} was not issued for this call")));
     }
-    match meta.input_responses.as_ref().and_then(|r| r.get("ask")) {
-        Some(response) if meta.request_state.is_some() => {
-            Ok(text(json!({ "result": response }).to_string()))
+    Ok(match meta.input_responses.as_ref().and_then(|r| r.get("ask")) {
+        Some(response) if meta.request_state.is_some() => Ok(response.clone()),
+        _ => Err(input_required(Some(json!({ "ask": request })), Some(state.to_owned()))),
+    })
+}
+
+/// The resource whose stateless-era read asks for a name first (not
+/// listed).
+pub(crate) const ASK_URI: &str = "test://ask/elicit";
+/// The prompt whose stateless-era get asks for a name first (not listed).
+pub(crate) const ASK_PROMPT: &str = "ask";
+
+/// `resources/read` of [`ASK_URI`]: one elicitation round (`requestState
+/// "ask:read"`), then a text resource `{"result": <the response>}`.
+pub(crate) fn ask_read(meta: &RequestMeta, ttl_ms: u64) -> Result<Value, ErrorObject> {
+    Ok(match round(meta, "elicit", "ask:read")? {
+        Ok(response) => {
+            let text = json!({ "result": response }).to_string();
+            let contents =
+                json!([{ "uri": ASK_URI, "mimeType": "application/json", "text": text }]);
+            cacheable(json!({ "contents": contents }), ttl_ms, "private")
         }
-        _ => Ok(input_required(Some(json!({ "ask": request })), Some(state))),
-    }
+        Err(asked) => asked,
+    })
+}
+
+/// `prompts/get` of [`ASK_PROMPT`]: one elicitation round (`requestState
+/// "ask:prompt"`), then one user message `{"result": <the response>}`.
+pub(crate) fn ask_prompt(meta: &RequestMeta) -> Result<Value, ErrorObject> {
+    Ok(match round(meta, "elicit", "ask:prompt")? {
+        Ok(response) => {
+            let text = json!({ "result": response }).to_string();
+            json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": text } }] })
+        }
+        Err(asked) => asked,
+    })
 }
 
 /// `ask_twice`: two rounds. Round one asks `elicitation/create` (key

@@ -321,6 +321,17 @@ impl Server {
             methods::PROMPTS_LIST => {
                 public(self.paginate(params.as_ref(), "prompts", self.prompts()))
             }
+            methods::RESOURCES_READ
+                if params.as_ref().and_then(|p| p.get("uri")) == Some(&json!(modern::ASK_URI)) =>
+            {
+                modern::ask_read(&meta, ttl)
+            }
+            methods::PROMPTS_GET
+                if params.as_ref().and_then(|p| p.get("name"))
+                    == Some(&json!(modern::ASK_PROMPT)) =>
+            {
+                modern::ask_prompt(&meta)
+            }
             methods::RESOURCES_READ => match self.read_resource(params.as_ref()) {
                 Ok(result) => Ok(modern::cacheable(result, ttl, "private")),
                 // SEP-2164: the stateless era answers an unknown resource

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::steps::{Step, cargo, root, run};
+use crate::steps::{Step, root, run};
 
 /// The revisions whose required scenarios the suite lists
 /// (`conformance list --client --requirements <revision>`); each listed
@@ -570,18 +570,7 @@ pub(crate) fn install() -> Result<(), String> {
 
 /// Builds the conformance client and returns its path.
 fn build_client() -> Result<PathBuf, String> {
-    let mut cmd = cargo();
-    cmd.args(["build", "--locked", "-p", "mcp-conformance", "--bin", "mcp-conformance-client"]);
-    run(cmd)?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let bin = target
-        .join("debug")
-        .join(format!("mcp-conformance-client{}", std::env::consts::EXE_SUFFIX));
-    if !bin.is_file() {
-        return Err(format!("the client binary is not at {}", bin.display()));
-    }
+    let bin = crate::steps::build_bin("mcp-conformance", "mcp-conformance-client")?;
     if bin.to_string_lossy().contains(char::is_whitespace) {
         // The runner splits the command on spaces.
         return Err(format!(

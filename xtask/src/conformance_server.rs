@@ -20,7 +20,6 @@
 //! `target/conformance-server/<revision>/<scenario>/`.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
@@ -28,7 +27,7 @@ use crate::conformance::{
     Judgement, REVISIONS, Scenario, bin_dir, find_file, install, judge, list_mismatch,
     parse_checks, suite_path,
 };
-use crate::steps::{Step, cargo, root, run};
+use crate::steps::{Step, root};
 
 const R25: &str = "2025-11-25";
 const R26: &str = "2026-07-28";
@@ -415,13 +414,7 @@ impl Drop for Testkit {
 }
 
 fn start_testkit() -> Result<Testkit, String> {
-    let mut build = cargo();
-    build.args(["build", "--locked", "-p", "mcp-testkit", "--bin", "mcp-testkit"]);
-    run(build)?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let bin = target.join("debug").join(format!("mcp-testkit{}", std::env::consts::EXE_SUFFIX));
+    let bin = crate::steps::build_bin("mcp-testkit", "mcp-testkit")?;
     let mut child = Command::new(&bin)
         .args(["http", "--era", "both", "--conformance-fixtures"])
         .stdout(Stdio::piped())

@@ -12,7 +12,9 @@
 //! servers (`server-map`, and `xtask/interop/apps-server.mjs` written with
 //! `@modelcontextprotocol/ext-apps`); and `interop_shape::` (the
 //! registry's schema shaping) against the tool schemas of the everything,
-//! filesystem and memory servers.
+//! filesystem and memory servers. Last, hosts nobody here wrote (the
+//! TypeScript SDK v2 and Python SDK clients) through `mcpc serve`
+//! (`interop_hosts.rs`).
 
 use std::path::PathBuf;
 
@@ -24,7 +26,7 @@ fn install_dir() -> PathBuf {
 }
 
 /// The entry point of `@modelcontextprotocol/server-everything`.
-fn everything_js() -> PathBuf {
+pub(crate) fn everything_js() -> PathBuf {
     install_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
@@ -44,8 +46,20 @@ fn ts_sdk_js() -> PathBuf {
 }
 
 /// The installed copy of the server written with the TypeScript SDK v2.
-fn ts_server_js() -> PathBuf {
+pub(crate) fn ts_server_js() -> PathBuf {
     install_dir().join("ts-server.mjs")
+}
+
+/// The installed copy of the host written with the TypeScript SDK v2
+/// client (`interop_hosts.rs` runs it).
+pub(crate) fn ts_host_js() -> PathBuf {
+    install_dir().join("ts-host.mjs")
+}
+
+/// The entry point of `@modelcontextprotocol/client` (the TypeScript SDK v2
+/// client).
+fn ts_client_js() -> PathBuf {
+    install_dir().join("node_modules/@modelcontextprotocol/client/dist/index.mjs")
 }
 
 /// The entry point of `@modelcontextprotocol/server-map` (an official MCP
@@ -65,11 +79,19 @@ fn apps_server_js() -> PathBuf {
 }
 
 /// The scripts of `xtask/interop/` copied beside the installed packages.
-const SCRIPTS: [&str; 2] = ["ts-server.mjs", "apps-server.mjs"];
+const SCRIPTS: [&str; 3] = ["ts-server.mjs", "apps-server.mjs", "ts-host.mjs"];
 
 /// The entry points of every pinned package.
-fn entry_points() -> [PathBuf; 6] {
-    [everything_js(), ts_sdk_js(), map_server_js(), ext_apps_js(), filesystem_js(), memory_js()]
+fn entry_points() -> [PathBuf; 7] {
+    [
+        everything_js(),
+        ts_sdk_js(),
+        ts_client_js(),
+        map_server_js(),
+        ext_apps_js(),
+        filesystem_js(),
+        memory_js(),
+    ]
 }
 
 /// Whether every pinned peer is installed.
@@ -80,7 +102,7 @@ fn installed() -> bool {
 /// Installs the peers unless the installed lock file matches the pinned one,
 /// and copies the server scripts beside them (always: they may change
 /// without the lock changing).
-fn install() -> Result<(), String> {
+pub(crate) fn install() -> Result<(), String> {
     install_packages()?;
     for script in SCRIPTS {
         let src = root().join("xtask").join("interop").join(script);
@@ -133,5 +155,6 @@ pub(crate) fn steps() -> Vec<Step> {
         Step::new("interop: mcp-http vs the TypeScript SDK v2 server (2026-07-28)", || {
             interop_test("mcp-http", "interop_modern")
         }),
+        crate::interop_hosts::step(),
     ]
 }

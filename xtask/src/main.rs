@@ -12,6 +12,7 @@ mod conformance_server;
 mod fuzz;
 mod idp;
 mod interop;
+mod interop_hosts;
 mod keychain;
 mod mutants;
 mod publish;
@@ -36,7 +37,9 @@ commands:
   doc       cargo doc with warnings denied
   package   cargo publish --dry-run of every publishable crate, in dependency order,
             each one built from its packaged sources (nothing is uploaded)
-  interop   install the pinned third-party servers (npm) and run the interop tests
+  interop   install the pinned third-party servers (npm) and run the interop tests, then the
+            TypeScript SDK v2 and Python SDK clients (npm, PyPI, pinned) as hosts of mcpc serve
+  interop-hosts  only those hosts (installing what they need)
   conformance  the official MCP conformance suite (npm, pinned) against our client, and its
             server scenarios against mcp-testkit over HTTP
   conformance-server  only the server scenarios
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         "doc" => vec![steps::doc()],
         "package" => vec![publish::dry_run()],
         "interop" => interop::steps(),
+        "interop-hosts" => vec![interop_hosts::step()],
         "idp" => idp::steps(),
         "keychain" => keychain::steps(),
         "conformance" => conformance::steps(),

@@ -64,6 +64,19 @@ pub(crate) fn cargo() -> Command {
     cmd
 }
 
+/// Builds binary `bin` of package `package` (debug profile) and returns
+/// its path in the target directory (`$CARGO_TARGET_DIR`, else `target/`).
+pub(crate) fn build_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--locked", "-p", package, "--bin", bin]);
+    run(cmd)?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let path = target.join("debug").join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    if path.is_file() { Ok(path) } else { Err(format!("{bin} is not at {}", path.display())) }
+}
+
 /// Runs a command to completion with inherited output; an error names it.
 pub(crate) fn run(mut cmd: Command) -> Result<(), String> {
     let shown = format!("{cmd:?}");

@@ -13,6 +13,7 @@ use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
 use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
 use mcp_host_registry::{Error, Registry, TransportError};
+use mcp_proto::client::decide::result::is_cacheable;
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
@@ -20,7 +21,7 @@ use mcp_proto::types::{
     LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams, TASKS_EXTENSION, Tool,
 };
 use mcp_server_io::logging::LOG_LEVELS;
-use mcp_server_io::stateless::RequestMeta;
+use mcp_server_io::stateless::{RequestMeta, cacheable};
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
@@ -264,10 +265,7 @@ impl Bridge {
         let rounds = &self.link.rounds;
         if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
             // A stateless-era host's retry: the parked call goes on.
-            let nothing_new: CallFuture = Box::pin(async {
-                Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up"))
-            });
-            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || nothing_new).await;
+            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, nothing_new).await;
         }
         let mut params = params.unwrap_or_default();
         let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
@@ -429,15 +427,43 @@ impl Bridge {
         method: &'static str,
         params: Option<Value>,
     ) -> Result<Value, ErrorObject> {
+        self.forwarded(server.to_owned(), method, params).await
+    }
+
+    /// [`forward`](Self::forward) as a future of its own, which an input
+    /// round may park.
+    fn forwarded(&self, server: String, method: &'static str, params: Option<Value>) -> CallFuture {
         let params = params.map(|mut p| {
             strip_protocol_meta(&mut p);
             p
         });
         let options = RequestOptions { timeout: self.timeout, ..Default::default() };
-        self.registry
-            .with_client(server, |c| async move { request(&c, method, params, options).await })
-            .await
-            .map_err(|e| self.error(e))
+        let registry = self.registry.clone();
+        Box::pin(async move {
+            registry
+                .with_client(&server, |c| async move { request(&c, method, params, options).await })
+                .await
+                .map_err(|e| error_object(&registry, e))
+        })
+    }
+
+    /// A request during which a server may ask the host (`resources/read`,
+    /// `prompts/get`): a stateless-era host is asked in input rounds, its
+    /// retry taking the parked request up; a handshake-era host's request
+    /// is the one the servers' requests relate to while it runs.
+    async fn askable(
+        &self,
+        key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
+        start: impl FnOnce() -> CallFuture,
+    ) -> Result<Value, ErrorObject> {
+        match meta {
+            Some(meta) => self.link.rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, start).await,
+            None => {
+                let _running = self.link.running(key);
+                start().await
+            }
+        }
     }
 
     /// The server a resource URI goes to (listing resources, then
@@ -511,9 +537,13 @@ impl Bridge {
             }
             methods::PROMPTS_LIST => self.list(methods::PROMPTS_LIST, "prompts", params).await,
             methods::RESOURCES_READ => {
+                if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
+                    return self.askable(key, Some(meta), nothing_new).await;
+                }
                 let uri = uri().ok_or_else(|| invalid("resources/read needs a uri"))?;
                 let server = self.route_uri(&uri).await?;
-                self.forward(&server, methods::RESOURCES_READ, params).await
+                let read = || self.forwarded(server, methods::RESOURCES_READ, params);
+                self.askable(key, meta, read).await
             }
             methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
                 let uri = uri().ok_or_else(|| invalid("a subscription needs a uri"))?;
@@ -526,11 +556,15 @@ impl Bridge {
                 done.map(|()| json!({})).map_err(|e| self.error(e))
             }
             methods::PROMPTS_GET => {
+                if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
+                    return self.askable(key, Some(meta), nothing_new).await;
+                }
                 let mut params = params.unwrap_or_default();
                 let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
                 let (server, prompt) = self.route_prompt(name).await?;
                 params["name"] = json!(prompt);
-                self.forward(&server, methods::PROMPTS_GET, Some(params)).await
+                let get = || self.forwarded(server, methods::PROMPTS_GET, Some(params));
+                self.askable(key, meta, get).await
             }
             methods::COMPLETION_COMPLETE => {
                 let mut params = params.unwrap_or_default();
@@ -624,6 +658,22 @@ impl Bridge {
 
 /// A registry error as the host's JSON-RPC error: the server's own error
 /// as it came; else what went wrong, in words without secrets.
+/// A cacheable result for a stateless-era host (where `ttlMs` and
+/// `cacheScope` are required): the hints a stateless-era upstream gave, else
+/// (a handshake-era upstream, or a list the bridge made) "immediately
+/// stale" and `private`, as the bridge cannot know who else may see it.
+fn caching_hints(result: Value) -> Value {
+    let has_hints = result.get("ttlMs").is_some_and(Value::is_u64)
+        && result.get("cacheScope").is_some_and(Value::is_string);
+    if has_hints { result } else { cacheable(result, 0, "private") }
+}
+
+/// What a stateless-era host's retry starts: nothing, as the parked
+/// request it names goes on instead.
+fn nothing_new() -> CallFuture {
+    Box::pin(async { Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up")) })
+}
+
 fn error_object(registry: &Registry, e: Error) -> ErrorObject {
     if let Error::Transport { source, .. } = &e
         && let Some(error) = rpc_error(source)
@@ -801,7 +851,9 @@ impl Handler for Bridge {
         let (session, key, meta) = cx.into_parts();
         Reply::Later(Box::pin(async move {
             let bridge = session.handler();
-            bridge.serve(session.clone(), key, meta.as_ref(), &method, params).await
+            let stateless = meta.is_some();
+            let result = bridge.serve(session.clone(), key, meta.as_ref(), &method, params).await;
+            if stateless && is_cacheable(&method) { result.map(caching_hints) } else { result }
         }))
     }
 

@@ -956,3 +956,68 @@ async fn schemas_shaped_for_a_provider_and_the_arguments_mapped_back() {
     let line: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
     assert_eq!((&line["tool"], &line["arguments"]), (&json!("slow"), &json!({"ms": 1})), "{log}");
 }
+
+/// A stateless-era host's lists and reads carry the caching hints its era
+/// requires (the official SDK clients reject a result without them), also
+/// from a handshake-era upstream, which gives none: immediately stale and
+/// private. A stateless-era upstream's own hints pass as they are, but a
+/// tool list is the bridge's own (policy and pins may change it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_era_host_gets_caching_hints_whatever_the_upstream_era() {
+    let s = Sandbox::new("serve-cache-hints");
+    let hints = |r: &Value| (r["ttlMs"].clone(), r["cacheScope"].clone());
+    let spec = server_spec("");
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, None).await;
+    let read = json!({"uri": "test://static/text/1"});
+    for (method, params) in [
+        ("tools/list", None),
+        ("resources/list", None),
+        ("resources/templates/list", None),
+        ("prompts/list", None),
+        ("resources/read", Some(read.clone())),
+    ] {
+        let r = c.request(method, params, RequestOptions::default()).await.unwrap();
+        assert_eq!(hints(&r), (json!(0), json!("private")), "{method}: {r}");
+    }
+    // Not on what is not cacheable, nor for a handshake-era host.
+    let simple = Some(json!({"name": "simple"}));
+    let r = c.request("prompts/get", simple, RequestOptions::default()).await.unwrap();
+    assert_eq!(hints(&r), (Value::Null, Value::Null), "{r}");
+    c.close().await.unwrap();
+    let c = host(&s, &["--server", &spec], EraChoice::Legacy, None).await;
+    let r = c.request("resources/list", None, RequestOptions::default()).await.unwrap();
+    assert_eq!(hints(&r), (Value::Null, Value::Null), "{r}");
+    c.close().await.unwrap();
+
+    let modern = server_spec("--era modern --ttl-ms=5000");
+    let c = host(&s, &["--server", &modern], EraChoice::Modern, None).await;
+    let r = c.request("resources/list", None, RequestOptions::default()).await.unwrap();
+    assert_eq!(hints(&r), (json!(5000), json!("public")), "{r}");
+    let r = c.request("resources/read", Some(read), RequestOptions::default()).await.unwrap();
+    assert_eq!(hints(&r), (json!(5000), json!("private")), "{r}");
+    let r = c.request("tools/list", None, RequestOptions::default()).await.unwrap();
+    assert_eq!(hints(&r), (json!(0), json!("private")), "{r}");
+    c.close().await.unwrap();
+}
+
+/// What a server asks while it reads a resource or gets a prompt reaches
+/// the host too: a stateless-era host in an input round of that request
+/// (its retry takes the parked request up), a handshake-era host as a
+/// request of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_asks_the_host_during_resources_read_and_prompts_get() {
+    let s = Sandbox::new("serve-ask-read");
+    let modern = server_spec("--era modern");
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let c = host(&s, &["--server", &modern], era, Some(Arc::new(Ada))).await;
+        let read = json!({"uri": "test://ask/elicit"});
+        let r = c.request("resources/read", Some(read), RequestOptions::default()).await.unwrap();
+        let text = r["contents"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Ada") && text.contains("accept"), "{era:?}: {r}");
+        let get = json!({"name": "ask"});
+        let r = c.request("prompts/get", Some(get), RequestOptions::default()).await.unwrap();
+        let text = r["messages"][0]["content"]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Ada") && text.contains("accept"), "{era:?}: {r}");
+        c.close().await.unwrap();
+    }
+}
