@@ -246,7 +246,10 @@ pub(crate) fn build_registry(
     inner.tasks = true;
     let mut options = RegistryOptions::with_connector(inner);
     if supervised {
+        // Under `serve`: the servers' list changes are passed on to the
+        // host, so a 2026-07-28 server is asked for them.
         options.supervision = Some(Supervision::default());
+        options.listen_list_changes = true;
     }
     options.login_command = Some("mcpc login {server}".into());
     options.trust = trust;

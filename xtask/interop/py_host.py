@@ -35,7 +35,7 @@ from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 # Each request's deadline; a check never waits longer.
 TIMEOUT_S = 20.0
 # How long a notification the upstream announces may take to arrive.
-NOTIFY_S = 5.0
+NOTIFY_S = 15.0
 # What the host answers to the upstream's questions.
 MODEL = "py-host-model"
 ROOT = "file:///interop/py-host-root"

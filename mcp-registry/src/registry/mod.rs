@@ -29,7 +29,7 @@ pub(crate) use self::shared::Shared;
 use self::shared::close_bounded;
 pub(crate) use self::slot::Slot;
 use self::slot::{Cached, Declared, lock};
-use self::subscriptions::{is_modern, keep_listen, resources_filter};
+use self::subscriptions::{is_modern, keep_listen, listen_filter};
 #[cfg(feature = "http")]
 use crate::config::AuthConfig;
 #[cfg(feature = "http")]
@@ -99,6 +99,16 @@ pub struct RegistryOptions {
     /// Where the whole of a result that was cut is kept (none by default:
     /// the notice then says it was not kept).
     pub spill: Option<SpillDir>,
+    /// Whether a 2026-07-28 server is asked for its list changes (`false`
+    /// by default). In that era a server announces a change of its tools,
+    /// prompts or resources only on a `subscriptions/listen` stream that
+    /// asked for it; with this set, every connection keeps one such stream
+    /// open (with the resources subscribed through the registry, if any),
+    /// and the changes reach [`Registry::notifications`]. A host that
+    /// passes changes on (a bridge) or keeps a long-lived tool list sets
+    /// it; it costs one open stream per stateless-era server. Handshake-era
+    /// servers send their changes unasked either way.
+    pub listen_list_changes: bool,
 }
 
 impl Default for RegistryOptions {
@@ -115,6 +125,7 @@ impl Default for RegistryOptions {
             app_only_tools: false,
             result_limits: ResultLimits::default(),
             spill: None,
+            listen_list_changes: false,
         }
     }
 }
@@ -146,6 +157,7 @@ impl fmt::Debug for RegistryOptions {
             .field("app_only_tools", &self.app_only_tools)
             .field("result_limits", &self.result_limits)
             .field("spill", &self.spill)
+            .field("listen_list_changes", &self.listen_list_changes)
             .finish()
     }
 }
@@ -616,7 +628,8 @@ impl Registry {
                 lock(&slot.subscriptions).remove(uri);
             }
         };
-        let subscription = match calls::listen(&conn, resources_filter(&slot)).await {
+        let filter = listen_filter(&slot, self.shared.options.listen_list_changes);
+        let subscription = match calls::listen(&conn, filter).await {
             Ok(subscription) => subscription,
             Err(e) => {
                 forget();
@@ -638,7 +651,8 @@ impl Registry {
     /// subscribed again on later connections, even when this fails): in
     /// the handshake era `resources/unsubscribe`; in the stateless era the
     /// connection's listen stream is opened again without it (closed when
-    /// no resource is left).
+    /// no resource is left, unless
+    /// [`RegistryOptions::listen_list_changes`] keeps it for list changes).
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), Error> {
         let slot = self.slot(server)?;
         let _one_at_a_time = slot.subscribing.lock().await;
@@ -650,11 +664,12 @@ impl Registry {
                 Err(e) => Err(self.failed(&slot, generation, e).await),
             };
         }
-        if lock(&slot.subscriptions).is_empty() {
+        let list_changes = self.shared.options.listen_list_changes;
+        if lock(&slot.subscriptions).is_empty() && !list_changes {
             keep_listen(&slot, generation, None).await;
             return Ok(());
         }
-        match calls::listen(&conn, resources_filter(&slot)).await {
+        match calls::listen(&conn, listen_filter(&slot, list_changes)).await {
             Ok(subscription) => {
                 keep_listen(&slot, generation, Some(subscription)).await;
                 Ok(())

@@ -210,7 +210,7 @@ impl Shared {
             return Err(Error::Reloaded { server: server.name.clone() });
         }
         let relay = Relay::start(&server.name, notifications, self.notices.clone());
-        resubscribe(slot, &server, &conn, &relay).await;
+        resubscribe(slot, &server, &conn, &relay, self.options.listen_list_changes).await;
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(server = %server.name, "MCP server connected");
         *cached = Some((generation, conn.clone(), relay));

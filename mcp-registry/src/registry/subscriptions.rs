@@ -18,10 +18,18 @@ pub(crate) fn is_modern(conn: &ServerClient) -> bool {
 }
 
 /// A `subscriptions/listen` filter for the resources subscribed through
-/// the registry.
-pub(crate) fn resources_filter(slot: &Slot) -> SubscriptionFilter {
+/// the registry, and the list changes when `list_changes`
+/// ([`RegistryOptions::listen_list_changes`](crate::RegistryOptions::listen_list_changes)).
+pub(crate) fn listen_filter(slot: &Slot, list_changes: bool) -> SubscriptionFilter {
     let uris = lock(&slot.subscriptions).iter().cloned().collect();
-    SubscriptionFilter { resource_subscriptions: Some(uris), ..SubscriptionFilter::default() }
+    let changes = list_changes.then_some(true);
+    SubscriptionFilter {
+        tools_list_changed: changes,
+        prompts_list_changed: changes,
+        resources_list_changed: changes,
+        resource_subscriptions: Some(uris),
+        ..SubscriptionFilter::default()
+    }
 }
 
 /// Keeps `subscription` as the listen stream of connection `generation`
@@ -48,22 +56,24 @@ pub(crate) async fn keep_listen(slot: &Slot, generation: u64, subscription: Opti
 /// Subscribes a new connection to the resources subscribed through the
 /// registry, within the server's timeout: concurrent `resources/subscribe`
 /// requests in the handshake era, one `subscriptions/listen` stream (kept
-/// by `relay`) in the stateless era. A refusal is logged (the URI stays
-/// remembered).
+/// by `relay`) in the stateless era, which also asks for the list changes
+/// when `list_changes` (then opened even with no resource subscribed). A
+/// refusal is logged (the URI stays remembered).
 pub(crate) async fn resubscribe(
     slot: &Slot,
     server: &ServerConfig,
     conn: &ServerClient,
     relay: &Relay,
+    list_changes: bool,
 ) {
     let uris: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
-    if uris.is_empty() {
+    let modern = is_modern(conn);
+    if uris.is_empty() && !(modern && list_changes) {
         return;
     }
-    if is_modern(conn) {
-        match tokio::time::timeout(server.timeout, calls::listen(conn, resources_filter(slot)))
-            .await
-        {
+    if modern {
+        let filter = listen_filter(slot, list_changes);
+        match tokio::time::timeout(server.timeout, calls::listen(conn, filter)).await {
             Ok(Ok(subscription)) => {
                 for uri in subscription.refused() {
                     tracing::warn!(server = %server.name, %uri, "subscribing again was refused");

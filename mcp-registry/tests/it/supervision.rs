@@ -631,3 +631,63 @@ async fn an_abandoned_connect_leaves_no_stale_health() {
     assert_eq!(registry.health("m").unwrap(), Health::Ready);
     registry.close_all().await;
 }
+
+/// The next list change announced, within 10 s (`None` when none came).
+async fn next_change(notices: &mut broadcast::Receiver<NotificationEvent>) -> Option<&'static str> {
+    let next = async {
+        loop {
+            let event = notices.recv().await.expect("notification events");
+            match event.notification {
+                ServerNotification::ToolListChanged => return "tools",
+                ServerNotification::PromptListChanged => return "prompts",
+                ServerNotification::ResourceListChanged => return "resources",
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), next).await.ok()
+}
+
+/// The stateless era with `listen_list_changes`: every connection keeps a
+/// `subscriptions/listen` stream for the list changes, with no resource
+/// subscribed, opened again after a restart and kept when the last
+/// resource is unsubscribed; without the option a change is never heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_server_is_asked_for_its_list_changes_when_the_host_wants_them() {
+    let servers = || vec![ServerConfig::stdio("k", testkit(&["--era", "modern"]))];
+    let supervised = || supervision(Backoff::new(ms(20), ms(200)), None);
+
+    // Without the option: the server has nobody to tell.
+    let plain = registry(servers(), Arc::new(stdio_connector()), supervised());
+    let mut notices = plain.notifications();
+    plain.call_tool("k", "change", None).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_millis(500), next_change(&mut notices)).await;
+    assert!(!matches!(heard, Ok(Some(_))), "{heard:?}");
+    plain.close_all().await;
+
+    let mut options = RegistryOptions::default().with_supervision(supervised());
+    options.connector = Arc::new(stdio_connector());
+    options.listen_list_changes = true;
+    let registry = Registry::new(Config { servers: servers(), ..Default::default() }, options);
+    let mut events = registry.health_events();
+    let mut notices = registry.notifications();
+    for list in ["tools", "prompts", "resources"] {
+        registry.call_tool("k", "change", args(json!({"list": list}))).await.unwrap();
+        assert_eq!(next_change(&mut notices).await, Some(list));
+    }
+    // A resource subscribed and unsubscribed: the stream stays for the lists.
+    let uri = "test://static/text/1";
+    registry.subscribe_resource("k", uri).await.unwrap();
+    registry.unsubscribe_resource("k", uri).await.unwrap();
+    registry.call_tool("k", "change", None).await.unwrap();
+    assert_eq!(next_change(&mut notices).await, Some("tools"));
+    // After a restart, the new process is asked again.
+    let _ = registry.call_tool("k", "crash", None).await.unwrap_err();
+    let _ = events_until(&mut events, "k", Duration::from_secs(10), |h, seen| {
+        *h == Health::Ready && seen.iter().any(|h| matches!(h, Health::BackingOff { .. }))
+    })
+    .await;
+    registry.call_tool("k", "change", args(json!({"list": "prompts"}))).await.unwrap();
+    assert_eq!(next_change(&mut notices).await, Some("prompts"));
+    registry.close_all().await;
+}
