@@ -317,11 +317,35 @@ A desktop host's mcpServers entry:
 One server (--server, a configuration with one server, or --only NAME) keeps its names;
 several are served as one, each tool and prompt named SERVER__NAME (shortened with a hash
 when needed). The servers' tool policy, pins and approval apply: a call the policy marks
-`ask` is asked of the host's user (elicitation) when the host offers it, else refused.")]
+`ask` is asked of the host's user (elicitation) when the host offers it, else refused.
+
+Over HTTP (--http ADDR): Streamable HTTP on /mcp, both protocol eras; loopback by default.
+Off loopback a bearer token is required (--token-file, or $MCPC_SERVE_TOKEN; else one
+is made up and printed once). Each host session is served on its own; what a server
+asks goes to the host session whose call is running, and is refused when several are.
+  mcpc serve --http 127.0.0.1:8080 --server 'my-server --stdio'")]
     Serve {
         /// Serve only these configured servers (repeatable)
         #[arg(long = "only", value_name = "NAME")]
         only: Vec<String>,
+        /// Serve hosts over Streamable HTTP on ADDR instead of stdio
+        /// (`PORT`, `HOST:PORT`; without a host, 127.0.0.1; port 0: any free
+        /// one); the URL is printed to stderr
+        #[arg(long = "http", value_name = "ADDR")]
+        http: Option<String>,
+        /// The bearer token hosts must send (`Authorization: Bearer`), read
+        /// from this file [default: $MCPC_SERVE_TOKEN; required off
+        /// loopback, where one is made up and printed when neither is given]
+        #[arg(long = "token-file", value_name = "PATH", requires = "http")]
+        token_file: Option<std::path::PathBuf>,
+        /// An `Origin` allowed besides the loopback ones
+        /// (`scheme://host[:port]`, repeatable)
+        #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+        allow_origins: Vec<String>,
+        /// The most host sessions at once over HTTP [default: 4096]
+        #[arg(long = "max-sessions", value_name = "N", requires = "http",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_sessions: Option<u32>,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

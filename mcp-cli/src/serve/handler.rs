@@ -67,11 +67,6 @@ impl Bridge {
         Bridge { registry, link, servers, info, capabilities, routes, timeout, max_time }
     }
 
-    /// The served servers.
-    pub(crate) fn servers(&self) -> &[String] {
-        &self.servers
-    }
-
     /// The host's side.
     pub(crate) fn link(&self) -> &HostLink {
         &self.link
@@ -542,10 +537,16 @@ impl Handler for Bridge {
     fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
         let method = method.to_owned();
         let (session, key, meta) = cx.into_parts();
+        self.link.attach(&session);
         Reply::Later(Box::pin(async move {
             let bridge = session.handler();
             bridge.serve(session.clone(), key, meta.as_ref(), &method, params).await
         }))
+    }
+
+    fn initializing(&self, cx: &Context<Self>) {
+        // A host session over HTTP: its link learns it here.
+        self.link.attach(cx.session());
     }
 
     fn notification(&self, _session: &Session<Self>, method: &str, _params: Option<&Value>) {

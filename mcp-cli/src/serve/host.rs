@@ -4,6 +4,12 @@
 //! the host declared the capability (a stateless-era host: in an
 //! `input_required` round of its call, `input.rs`); otherwise they are
 //! refused with an error that says why.
+//!
+//! Several hosts (sessions over HTTP) share the upstream connections, and
+//! a server's request does not say which host call it belongs to: it goes
+//! to the one host session with a call running (to the one session
+//! connected, when none runs), and is refused when calls of several run at
+//! once, rather than guessed ([`Hosts`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,8 +31,70 @@ use super::handler::Bridge;
 use super::input::Rounds;
 use crate::approve::shown_arguments;
 
-/// The host's session, once it exists, shared by the upstream handlers
-/// and the approver (they are built with the registry, before it).
+/// The hosts' sessions connected now, each through its [`HostLink`]: the
+/// upstream handlers and the approver (built with the registry, before
+/// any session) ask the one a server's request belongs to.
+#[derive(Debug, Default)]
+pub(crate) struct Hosts {
+    links: Mutex<Vec<Arc<HostLink>>>,
+}
+
+impl Hosts {
+    /// A new host session's link, listed until [`Hosts::remove`].
+    pub(crate) fn add(&self) -> Arc<HostLink> {
+        let link = Arc::new(HostLink::default());
+        self.links.lock().unwrap_or_else(PoisonError::into_inner).push(link.clone());
+        link
+    }
+
+    /// A host session ended: its link is unlisted and let go of
+    /// ([`HostLink::clear`]).
+    pub(crate) fn remove(&self, link: &HostLink) {
+        self.links
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|l| !std::ptr::eq(Arc::as_ptr(l), link));
+        link.clear();
+    }
+
+    /// Every host session's link.
+    pub(crate) fn links(&self) -> Vec<Arc<HostLink>> {
+        self.links.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The host session a server's request (or log message) belongs to:
+    /// the one with calls running; with none running, the one connected.
+    /// Several with calls running, or several connected and none running:
+    /// unknown, and why.
+    pub(crate) fn asked(&self) -> Result<Arc<HostLink>, &'static str> {
+        let links = self.links();
+        let mut busy = links.iter().filter(|l| l.busy());
+        match (busy.next(), busy.next()) {
+            (Some(one), None) => Ok(one.clone()),
+            (Some(_), Some(_)) => Err("calls of several host sessions are running at once, \
+                 and which one's call the request belongs to is unknown"),
+            (None, _) => match links.as_slice() {
+                [only] => Ok(only.clone()),
+                [] => Err("no host is connected yet"),
+                _ => Err("no host's call is running, and several hosts are connected"),
+            },
+        }
+    }
+
+    /// Asks the host session the request belongs to ([`Hosts::asked`]).
+    async fn ask<P: Serialize, R: DeserializeOwned>(
+        &self,
+        capability: &str,
+        member: Option<&str>,
+        method: &str,
+        params: &P,
+    ) -> Result<R, ErrorObject> {
+        let link = self.asked().map_err(|why| refusal(method, why))?;
+        link.ask(capability, member, method, params).await
+    }
+}
+
+/// One host session, once it exists, and its calls running.
 #[derive(Debug, Default)]
 pub(crate) struct HostLink {
     session: Mutex<Option<Session<Bridge>>>,
@@ -80,6 +148,25 @@ impl HostLink {
     /// Connects the link to the host's session.
     pub(crate) fn set(&self, session: Session<Bridge>) {
         *self.lock() = Some(session);
+    }
+
+    /// Connects the link to its session, unless it is already.
+    pub(crate) fn attach(&self, session: &Session<Bridge>) {
+        let mut slot = self.lock();
+        if slot.is_none() {
+            *slot = Some(session.clone());
+        }
+    }
+
+    /// The host's session, once connected.
+    pub(crate) fn session(&self) -> Option<Session<Bridge>> {
+        self.lock().clone()
+    }
+
+    /// Whether calls of this host session are running.
+    fn busy(&self) -> bool {
+        !self.calls.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty()
+            || self.rounds.is_running()
     }
 
     /// Lets go of the session (which holds the registry that holds this
@@ -178,16 +265,16 @@ pub(crate) fn refusal(method: &str, why: &str) -> ErrorObject {
 }
 
 /// The handlers the upstream connections get: each asks the host.
-pub(crate) fn handlers(link: &Arc<HostLink>) -> Handlers {
+pub(crate) fn handlers(hosts: &Arc<Hosts>) -> Handlers {
     Handlers {
-        roots: Some(Arc::new(ToHost(link.clone()))),
-        sampling: Some(Arc::new(ToHost(link.clone()))),
-        elicitation: Some(Arc::new(ToHost(link.clone()))),
+        roots: Some(Arc::new(ToHost(hosts.clone()))),
+        sampling: Some(Arc::new(ToHost(hosts.clone()))),
+        elicitation: Some(Arc::new(ToHost(hosts.clone()))),
     }
 }
 
 /// An upstream request handler that asks the host.
-struct ToHost(Arc<HostLink>);
+struct ToHost(Arc<Hosts>);
 
 impl RootsHandler for ToHost {
     fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
@@ -235,7 +322,7 @@ impl ElicitationHandler for ToHost {
 /// elicitation with no fields; accepted is allowed once, anything else
 /// refused. A host that cannot be asked refuses (the bridge says why).
 #[derive(Debug)]
-pub(crate) struct HostApprover(pub(crate) Arc<HostLink>);
+pub(crate) struct HostApprover(pub(crate) Arc<Hosts>);
 
 const REFUSED: ApprovalAnswer = ApprovalAnswer { allow: false, remember: Remember::Once };
 const ONCE: ApprovalAnswer = ApprovalAnswer { allow: true, remember: Remember::Once };
@@ -244,9 +331,14 @@ impl Approver for HostApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
             // A stateless-era host is asked if the call's request declared it.
-            if self.0.reach("elicitation", None) == Reach::Undeclared {
-                return REFUSED;
-            }
+            let link = match self.0.asked() {
+                Ok(link) if link.reach("elicitation", None) != Reach::Undeclared => link,
+                Ok(_) => return REFUSED,
+                Err(why) => {
+                    tracing::warn!("a call to approve was refused: {why}");
+                    return REFUSED;
+                }
+            };
             let question = json!({
                 "mode": "form",
                 "message": format!(
@@ -259,7 +351,7 @@ impl Approver for HostApprover {
                 "requestedSchema": {"type": "object", "properties": {}},
             });
             let answer: Result<ElicitResult, _> =
-                self.0.ask("elicitation", None, methods::ELICITATION_CREATE, &question).await;
+                link.ask("elicitation", None, methods::ELICITATION_CREATE, &question).await;
             match answer {
                 Ok(result) if result.action == ElicitAction::Accept => ONCE,
                 Ok(_) => REFUSED,
@@ -308,5 +400,25 @@ mod tests {
         assert_eq!(link.related(), Some(key(2)));
         drop(two);
         assert_eq!(link.related(), None);
+    }
+
+    #[test]
+    fn a_request_goes_to_the_one_host_session_with_calls_running() {
+        let hosts = Hosts::default();
+        assert_eq!(hosts.asked().err(), Some("no host is connected yet"));
+        let a = hosts.add();
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &a), "one host: asked even with no call");
+        let b = hosts.add();
+        assert!(hosts.asked().is_err(), "two hosts, no call: unknown");
+        let key = RequestKey { origin: 0, id: 1.into() };
+        let running = b.running(key.clone());
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &b));
+        let also = a.running(key);
+        assert!(hosts.asked().unwrap_err().contains("several host sessions"));
+        drop(running);
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &a));
+        drop(also);
+        hosts.remove(&a);
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &b), "the one left");
     }
 }
