@@ -15,7 +15,7 @@ use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams};
 use mcp_server_io::logging::LOG_LEVELS;
-use mcp_server_io::stateless::RequestMeta;
+use mcp_server_io::stateless::{RequestMeta, cacheable};
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
@@ -155,8 +155,14 @@ impl Bridge {
         };
         let (server, tool) = self.route_tool(&name).await?;
         let (mut passed, token) = split_meta(&params);
-        // A stateless-era host's log level for this call goes upstream too.
-        if let Some(level) = meta.and_then(|m| m.log_level).and_then(|l| LOG_LEVELS.get(l)) {
+        // The host's log level for this call goes upstream too (a
+        // stateless-era host's from its request; a handshake-era host's
+        // from its session, for an upstream of the stateless era).
+        let level = match meta {
+            Some(meta) => meta.log_level,
+            None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),
+        };
+        if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l)) {
             passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
         }
         let host_asks = match meta {
@@ -311,7 +317,12 @@ impl Bridge {
             params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str).map(str::to_owned)
         };
         match method {
-            methods::TOOLS_LIST => self.list_tools().await,
+            // A stateless-era host is told not to reuse the list: what the
+            // servers would allow is not known here.
+            methods::TOOLS_LIST => match meta {
+                Some(_) => self.list_tools().await.map(|r| cacheable(r, 0, "private")),
+                None => self.list_tools().await,
+            },
             methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
             methods::RESOURCES_LIST => {
                 self.list(methods::RESOURCES_LIST, "resources", params).await

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use mcp_host_registry::{ApprovalAnswer, ApprovalRequest, Approver, Remember};
 use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RootsHandler, SamplingHandler};
@@ -81,6 +82,20 @@ impl Hosts {
         }
     }
 
+    /// The host session a log message belongs to: as [`Hosts::asked`];
+    /// else the one session whose call ended a moment ago (a server's last
+    /// messages may come after its answer), when only one did.
+    pub(crate) fn log_target(&self) -> Result<Arc<HostLink>, &'static str> {
+        self.asked().or_else(|why| {
+            let links = self.links();
+            let mut recent = links.iter().filter(|l| l.ended_recently());
+            match (recent.next(), recent.next()) {
+                (Some(one), None) => Ok(one.clone()),
+                _ => Err(why),
+            }
+        })
+    }
+
     /// Asks the host session the request belongs to ([`Hosts::asked`]).
     async fn ask<P: Serialize, R: DeserializeOwned>(
         &self,
@@ -104,7 +119,12 @@ pub(crate) struct HostLink {
     /// request is related to the one running (over HTTP it then goes on
     /// that call's stream).
     calls: Mutex<(u64, HashMap<u64, RequestKey>)>,
+    /// When its last handshake-era call ended.
+    ended: Mutex<Option<Instant>>,
 }
+
+/// How long after a call ended a log message is still taken for its host.
+const LOG_GRACE: Duration = Duration::from_secs(1);
 
 /// Takes a host call off [`HostLink`]'s list when it ends.
 pub(crate) struct CallGuard<'a> {
@@ -115,6 +135,7 @@ pub(crate) struct CallGuard<'a> {
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         self.link.calls.lock().unwrap_or_else(PoisonError::into_inner).1.remove(&self.n);
+        *self.link.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
     }
 }
 
@@ -169,6 +190,12 @@ impl HostLink {
             || self.rounds.is_running()
     }
 
+    /// Whether a call of this host session ended a moment ago.
+    fn ended_recently(&self) -> bool {
+        let ended = *self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        ended.is_some_and(|at| at.elapsed() < LOG_GRACE)
+    }
+
     /// Lets go of the session (which holds the registry that holds this
     /// link), and of the calls parked for it (which cancels them).
     pub(crate) fn clear(&self) {
@@ -185,9 +212,9 @@ impl HostLink {
         CallGuard { link: self, n }
     }
 
-    /// The host call a server's request belongs to: the one running, when
-    /// only one is.
-    fn related(&self) -> Option<RequestKey> {
+    /// The host call a server's request (or log message) belongs to: the
+    /// one running, when only one is.
+    pub(crate) fn related(&self) -> Option<RequestKey> {
         let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
         let mut running = calls.1.values();
         match (running.next(), running.next()) {
@@ -410,14 +437,22 @@ mod tests {
         assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &a), "one host: asked even with no call");
         let b = hosts.add();
         assert!(hosts.asked().is_err(), "two hosts, no call: unknown");
+        assert!(hosts.log_target().is_err());
         let key = RequestKey { origin: 0, id: 1.into() };
         let running = b.running(key.clone());
         assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &b));
+        drop(running);
+        // A log message just after B's call ended is still B's; a request
+        // is not.
+        assert!(hosts.asked().is_err());
+        assert!(Arc::ptr_eq(&hosts.log_target().unwrap(), &b));
+        let running = b.running(key.clone());
         let also = a.running(key);
         assert!(hosts.asked().unwrap_err().contains("several host sessions"));
         drop(running);
         assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &a));
         drop(also);
+        assert!(hosts.log_target().is_err(), "both ended a moment ago: unknown");
         hosts.remove(&a);
         assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &b), "the one left");
     }

@@ -100,7 +100,7 @@ fn relay(hosts: &Hosts, event: NotificationEvent) {
     let change = match event.notification {
         ServerNotification::LogMessage(m) => {
             // Only to the host session whose call it belongs to.
-            match hosts.asked() {
+            match hosts.log_target() {
                 Ok(link) => log(&link, serde_json::to_value(&m).unwrap_or(Value::Null)),
                 Err(why) => tracing::debug!("a log message is not passed on: {why}"),
             }
@@ -138,7 +138,9 @@ fn log(link: &HostLink, params: Value) {
     let level = params.get("level").and_then(Value::as_str).and_then(level_index);
     if session.negotiated_version().is_some() {
         if level.is_some_and(|l| session.log_level_enabled(l)) {
-            session.notify(methods::NOTIFICATION_MESSAGE, Some(params), None);
+            // With the call running, when one is (over HTTP: on its
+            // stream); else outside any request.
+            session.notify(methods::NOTIFICATION_MESSAGE, Some(params), link.related().as_ref());
         }
     } else {
         // A stateless-era host gets them with the call that asked for

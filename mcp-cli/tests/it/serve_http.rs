@@ -408,3 +408,52 @@ async fn an_upstream_secret_never_reaches_the_host() {
     drop(served);
     upstream.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_log_messages_reach_its_session_only_and_list_changes_every_one() {
+    use mcp_proto::client::ServerNotification;
+    let s = Sandbox::new("serve-http-notify");
+    let spec = testkit_spec("");
+    let served = serve(&s, "127.0.0.1:0", &["--server", &spec], &[]);
+    let a = host(&served.url, EraChoice::Legacy, None, None);
+    let b = host(&served.url, EraChoice::Legacy, None, None);
+    a.initialize().await.unwrap();
+    b.initialize().await.unwrap();
+    let (mut na, mut nb) = (a.notifications(), b.notifications());
+    call(&a, "log", json!({"level": "error", "message": "for-a"})).await;
+    // A's own log message reaches A.
+    let wait = async {
+        loop {
+            match na.recv().await {
+                Some(ServerNotification::LogMessage(m)) => break m.data,
+                Some(_) => {}
+                None => panic!("A's notifications ended"),
+            }
+        }
+    };
+    let data = tokio::time::timeout(Duration::from_secs(10), wait).await.expect("A's log");
+    assert_eq!(data, json!("for-a"));
+    // A list change reaches both.
+    call(&b, "change", json!({})).await;
+    for (who, n) in [("A", &mut na), ("B", &mut nb)] {
+        let wait = async {
+            loop {
+                match n.recv().await {
+                    Some(ServerNotification::ToolListChanged) => break,
+                    Some(ServerNotification::LogMessage(m)) if who == "B" => {
+                        panic!("B got A's log message: {m:?}")
+                    }
+                    Some(_) => {}
+                    None => panic!("{who}'s notifications ended"),
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait).await.expect("the list change");
+    }
+    // Nothing of A's reached B meanwhile.
+    while let Ok(Some(n)) = tokio::time::timeout(Duration::from_millis(300), nb.recv()).await {
+        assert!(!matches!(n, ServerNotification::LogMessage(_)), "B got {n:?}");
+    }
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+}
