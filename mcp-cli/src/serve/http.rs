@@ -192,13 +192,11 @@ pub(super) async fn serve(
         .await
         .map_err(|e| Failure::new(Kind::Connection, format!("cannot serve HTTP: {e}")))?;
     crate::output::note(&format!("mcpc: serving on {}", server.url()));
-    if args.made_up {
-        if let Some(token) = &args.token {
-            crate::output::note(&format!(
-                "mcpc: hosts must send this bearer token (made up for this run; \
-                 set {TOKEN_ENV} or --token-file to choose one): {token}"
-            ));
-        }
+    if let (true, Some(token)) = (args.made_up, &args.token) {
+        crate::output::note(&format!(
+            "mcpc: hosts must send this bearer token (made up for this run; \
+             set {TOKEN_ENV} or --token-file to choose one): {token}"
+        ));
     }
     tracing::info!("serving over HTTP");
     // Until interrupted (SIGINT, SIGTERM, SIGHUP end the process's
