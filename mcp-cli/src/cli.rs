@@ -339,7 +339,13 @@ the input schemas the host gets for a model provider, and maps each call's argum
 
 A server that needs an OAuth login (it answered 401) is logged in on the spot: the
 authorization URL is opened in the browser and printed on stderr, then the bridge
-connects again (one login per server per 10 minutes, waiting up to 300 s).")]
+connects again (one login per server per 10 minutes, waiting up to 300 s).
+
+Over HTTP (--http ADDR): Streamable HTTP on /mcp, both protocol eras; loopback by default.
+Off loopback a bearer token is required (--token-file, or $MCPC_SERVE_TOKEN; else one
+is made up and printed once). Each host session is served on its own; what a server
+asks goes to the host session whose call is running, and is refused when several are.
+  mcpc serve --http 127.0.0.1:8080 --server 'my-server --stdio'")]
     Serve {
         /// Serve only these configured servers (repeatable)
         #[arg(long = "only", value_name = "NAME")]
@@ -352,6 +358,24 @@ connects again (one login per server per 10 minutes, waiting up to 300 s).")]
         /// provider (the arguments of its calls mapped back)
         #[arg(long = "schema-for", value_name = "TARGET", value_enum, default_value_t = SchemaFor::Unchanged)]
         schema_for: SchemaFor,
+        /// Serve hosts over Streamable HTTP on ADDR instead of stdio
+        /// (`PORT`, `HOST:PORT`; without a host, 127.0.0.1; port 0: any free
+        /// one); the URL is printed to stderr
+        #[arg(long = "http", value_name = "ADDR")]
+        http: Option<String>,
+        /// The bearer token hosts must send (`Authorization: Bearer`), read
+        /// from this file [default: $MCPC_SERVE_TOKEN; required off
+        /// loopback, where one is made up and printed when neither is given]
+        #[arg(long = "token-file", value_name = "PATH", requires = "http")]
+        token_file: Option<std::path::PathBuf>,
+        /// An `Origin` allowed besides the loopback ones
+        /// (`scheme://host[:port]`, repeatable)
+        #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+        allow_origins: Vec<String>,
+        /// The most host sessions at once over HTTP [default: 4096]
+        #[arg(long = "max-sessions", value_name = "N", requires = "http",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_sessions: Option<u32>,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

@@ -233,7 +233,7 @@ async fn run(cli: Cli) -> u8 {
     };
     // `serve`: the servers' requests and call approvals go to the host.
     let link = match &cli.command {
-        Command::Serve { .. } => Some(Arc::new(serve::HostLink::default())),
+        Command::Serve { .. } => Some(Arc::new(serve::Hosts::default())),
         _ => None,
     };
     let host = link.as_ref().map(serve::host_side);
@@ -260,13 +260,30 @@ async fn run(cli: Cli) -> u8 {
         let ctx = ctx::Ctx { g: &cli.global, registry: &registry, pins_kept };
         let exec: std::pin::Pin<Box<dyn Future<Output = Result<u8, Failure>>>> =
             match (&cli.command, &link) {
-                (Command::Serve { only, tools, schema_for }, Some(link)) => Box::pin(serve::serve(
-                    &cli.global,
-                    registry.clone(),
-                    link.clone(),
-                    only,
-                    (*tools, schema_for.target()),
-                )),
+                (
+                    Command::Serve {
+                        only,
+                        tools,
+                        schema_for,
+                        http,
+                        token_file,
+                        allow_origins,
+                        max_sessions,
+                    },
+                    Some(hosts),
+                ) => {
+                    let http = http.as_ref().map(|addr| serve::HttpArgs {
+                        addr: addr.clone(),
+                        token_file: token_file.clone(),
+                        allow_origins: allow_origins.clone(),
+                        max_sessions: *max_sessions,
+                    });
+                    let (registry, hosts) = (registry.clone(), hosts.clone());
+                    let mode = (*tools, schema_for.target());
+                    Box::pin(async move {
+                        serve::serve(&cli.global, registry, hosts, only, mode, http.as_ref()).await
+                    })
+                }
                 _ => Box::pin(commands::execute(&ctx, &cli.command)),
             };
         tokio::pin!(exec);

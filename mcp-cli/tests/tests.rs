@@ -28,6 +28,8 @@ mod model;
 mod run;
 #[path = "it/serve.rs"]
 mod serve;
+#[path = "it/serve_http.rs"]
+mod serve_http;
 #[path = "it/tasks.rs"]
 mod tasks;
 #[cfg(target_os = "linux")]

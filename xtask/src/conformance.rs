@@ -860,12 +860,13 @@ fn run_all() -> Result<(), String> {
 }
 
 /// The conformance steps: install, then every client scenario, then every
-/// server scenario against the testkit.
+/// server scenario against the testkit, and through the bridge.
 pub(crate) fn steps() -> Vec<Step> {
     vec![
         Step::new("conformance: install suite and Node.js 22", install),
         Step::new("conformance: client scenarios", run_all),
         crate::conformance_server::step(),
+        crate::conformance_server::bridge_step(),
     ]
 }
 

@@ -41,8 +41,9 @@ commands:
             TypeScript SDK v2 and Python SDK clients (npm, PyPI, pinned) as hosts of mcpc serve
   interop-hosts  only those hosts (installing what they need)
   conformance  the official MCP conformance suite (npm, pinned) against our client, and its
-            server scenarios against mcp-testkit over HTTP
-  conformance-server  only the server scenarios
+            server scenarios against mcp-testkit over HTTP and through mcpc serve --http
+  conformance-server  only the server scenarios: against mcp-testkit over HTTP, then
+            through mcpc serve --http fronting it over stdio
   idp       install the pinned OpenID provider (npm) and run the OAuth tests against it
   keychain  the token store in a real keychain: on Linux, gnome-keyring and dbus (Debian's
             packages, installed with apt-get when missing) on a private session bus
@@ -79,7 +80,7 @@ fn main() -> ExitCode {
         "idp" => idp::steps(),
         "keychain" => keychain::steps(),
         "conformance" => conformance::steps(),
-        "conformance-server" => vec![conformance_server::step()],
+        "conformance-server" => vec![conformance_server::step(), conformance_server::bridge_step()],
         "fuzz" => return finish(fuzz::fuzz_command(&args[1..])),
         "bench" => return finish(bench::bench_command(&args[1..])),
         "soak" => return finish(bench::soak_command(&args[1..])),

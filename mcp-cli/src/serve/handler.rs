@@ -99,6 +99,12 @@ impl Bridge {
         Bridge { schemas, ..self }
     }
 
+    /// The bridge, in search mode or not (as [`settle_tools`](Self::settle_tools)
+    /// settled it for another session).
+    pub(crate) fn with_search(self, search: bool) -> Bridge {
+        Bridge { search: AtomicBool::new(search), ..self }
+    }
+
     /// The bridge, with the logins tried so far (while connecting).
     pub(crate) fn with_logins(self, logins: Arc<Logins>) -> Bridge {
         Bridge { logins, ..self }
@@ -125,11 +131,6 @@ impl Bridge {
     /// Whether the host's tool list never changes (search mode).
     pub(crate) fn tools_fixed(&self) -> bool {
         self.search.load(Ordering::Relaxed)
-    }
-
-    /// The served servers.
-    pub(crate) fn servers(&self) -> &[String] {
-        &self.servers
     }
 
     /// The host's side.
@@ -284,8 +285,14 @@ impl Bridge {
         let (server, tool) = self.route_tool(&name).await?;
         let arguments = self.unshape(&server, &tool, arguments).await?;
         let (mut passed, token) = split_meta(&params);
-        // A stateless-era host's log level for this call goes upstream too.
-        if let Some(level) = meta.and_then(|m| m.log_level).and_then(|l| LOG_LEVELS.get(l)) {
+        // The host's log level for this call goes upstream too (a
+        // stateless-era host's from its request; a handshake-era host's
+        // from its session, for an upstream of the stateless era).
+        let level = match meta {
+            Some(meta) => meta.log_level,
+            None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),
+        };
+        if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l)) {
             passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
         }
         let host_asks = match meta {
@@ -656,8 +663,6 @@ impl Bridge {
     }
 }
 
-/// A registry error as the host's JSON-RPC error: the server's own error
-/// as it came; else what went wrong, in words without secrets.
 /// A cacheable result for a stateless-era host (where `ttlMs` and
 /// `cacheScope` are required): the hints a stateless-era upstream gave, else
 /// (a handshake-era upstream, or a list the bridge made) "immediately
@@ -674,6 +679,8 @@ fn nothing_new() -> CallFuture {
     Box::pin(async { Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up")) })
 }
 
+/// A registry error as the host's JSON-RPC error: the server's own error
+/// as it came; else what went wrong, in words without secrets.
 fn error_object(registry: &Registry, e: Error) -> ErrorObject {
     if let Error::Transport { source, .. } = &e
         && let Some(error) = rpc_error(source)
@@ -849,12 +856,18 @@ impl Handler for Bridge {
     fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
         let method = method.to_owned();
         let (session, key, meta) = cx.into_parts();
+        self.link.attach(&session);
         Reply::Later(Box::pin(async move {
             let bridge = session.handler();
             let stateless = meta.is_some();
             let result = bridge.serve(session.clone(), key, meta.as_ref(), &method, params).await;
             if stateless && is_cacheable(&method) { result.map(caching_hints) } else { result }
         }))
+    }
+
+    fn initializing(&self, cx: &Context<Self>) {
+        // A host session over HTTP: its link learns it here.
+        self.link.attach(cx.session());
     }
 
     fn notification(&self, _session: &Session<Self>, method: &str, _params: Option<&Value>) {

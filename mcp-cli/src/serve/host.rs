@@ -4,9 +4,16 @@
 //! the host declared the capability (a stateless-era host: in an
 //! `input_required` round of its call, `input.rs`); otherwise they are
 //! refused with an error that says why.
+//!
+//! Several hosts (sessions over HTTP) share the upstream connections, and
+//! a server's request does not say which host call it belongs to: it goes
+//! to the one host session with a call running (to the one session
+//! connected, when none runs), and is refused when calls of several run at
+//! once, rather than guessed ([`Hosts`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use mcp_host_registry::{ApprovalAnswer, ApprovalRequest, Approver, Remember};
 use mcp_proto::client::{BoxFuture, ElicitationHandler, Handlers, RootsHandler, SamplingHandler};
@@ -25,8 +32,84 @@ use super::handler::Bridge;
 use super::input::Rounds;
 use crate::approve::shown_arguments;
 
-/// The host's session, once it exists, shared by the upstream handlers
-/// and the approver (they are built with the registry, before it).
+/// The hosts' sessions connected now, each through its [`HostLink`]: the
+/// upstream handlers and the approver (built with the registry, before
+/// any session) ask the one a server's request belongs to.
+#[derive(Debug, Default)]
+pub(crate) struct Hosts {
+    links: Mutex<Vec<Arc<HostLink>>>,
+}
+
+impl Hosts {
+    /// A new host session's link, listed until [`Hosts::remove`].
+    pub(crate) fn add(&self) -> Arc<HostLink> {
+        let link = Arc::new(HostLink::default());
+        self.links.lock().unwrap_or_else(PoisonError::into_inner).push(link.clone());
+        link
+    }
+
+    /// A host session ended: its link is unlisted and let go of
+    /// ([`HostLink::clear`]).
+    pub(crate) fn remove(&self, link: &HostLink) {
+        self.links
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|l| !std::ptr::eq(Arc::as_ptr(l), link));
+        link.clear();
+    }
+
+    /// Every host session's link.
+    pub(crate) fn links(&self) -> Vec<Arc<HostLink>> {
+        self.links.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The host session a server's request (or log message) belongs to:
+    /// the one with calls running; with none running, the one connected.
+    /// Several with calls running, or several connected and none running:
+    /// unknown, and why.
+    pub(crate) fn asked(&self) -> Result<Arc<HostLink>, &'static str> {
+        let links = self.links();
+        let mut busy = links.iter().filter(|l| l.busy());
+        match (busy.next(), busy.next()) {
+            (Some(one), None) => Ok(one.clone()),
+            (Some(_), Some(_)) => Err("calls of several host sessions are running at once, \
+                 and which one's call the request belongs to is unknown"),
+            (None, _) => match links.as_slice() {
+                [only] => Ok(only.clone()),
+                [] => Err("no host is connected yet"),
+                _ => Err("no host's call is running, and several hosts are connected"),
+            },
+        }
+    }
+
+    /// The host session a log message belongs to: as [`Hosts::asked`];
+    /// else the one session whose call ended a moment ago (a server's last
+    /// messages may come after its answer), when only one did.
+    pub(crate) fn log_target(&self) -> Result<Arc<HostLink>, &'static str> {
+        self.asked().or_else(|why| {
+            let links = self.links();
+            let mut recent = links.iter().filter(|l| l.ended_recently());
+            match (recent.next(), recent.next()) {
+                (Some(one), None) => Ok(one.clone()),
+                _ => Err(why),
+            }
+        })
+    }
+
+    /// Asks the host session the request belongs to ([`Hosts::asked`]).
+    async fn ask<P: Serialize, R: DeserializeOwned>(
+        &self,
+        capability: &str,
+        member: Option<&str>,
+        method: &str,
+        params: &P,
+    ) -> Result<R, ErrorObject> {
+        let link = self.asked().map_err(|why| refusal(method, why))?;
+        link.ask(capability, member, method, params).await
+    }
+}
+
+/// One host session, once it exists, and its calls running.
 #[derive(Debug, Default)]
 pub(crate) struct HostLink {
     session: Mutex<Option<Session<Bridge>>>,
@@ -36,7 +119,12 @@ pub(crate) struct HostLink {
     /// request is related to the one running (over HTTP it then goes on
     /// that call's stream).
     calls: Mutex<(u64, HashMap<u64, RequestKey>)>,
+    /// When its last handshake-era call ended.
+    ended: Mutex<Option<Instant>>,
 }
+
+/// How long after a call ended a log message is still taken for its host.
+const LOG_GRACE: Duration = Duration::from_secs(1);
 
 /// Takes a host call off [`HostLink`]'s list when it ends.
 pub(crate) struct CallGuard<'a> {
@@ -47,6 +135,7 @@ pub(crate) struct CallGuard<'a> {
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         self.link.calls.lock().unwrap_or_else(PoisonError::into_inner).1.remove(&self.n);
+        *self.link.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
     }
 }
 
@@ -82,6 +171,31 @@ impl HostLink {
         *self.lock() = Some(session);
     }
 
+    /// Connects the link to its session, unless it is already.
+    pub(crate) fn attach(&self, session: &Session<Bridge>) {
+        let mut slot = self.lock();
+        if slot.is_none() {
+            *slot = Some(session.clone());
+        }
+    }
+
+    /// The host's session, once connected.
+    pub(crate) fn session(&self) -> Option<Session<Bridge>> {
+        self.lock().clone()
+    }
+
+    /// Whether calls of this host session are running.
+    fn busy(&self) -> bool {
+        !self.calls.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty()
+            || self.rounds.is_running()
+    }
+
+    /// Whether a call of this host session ended a moment ago.
+    fn ended_recently(&self) -> bool {
+        let ended = *self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        ended.is_some_and(|at| at.elapsed() < LOG_GRACE)
+    }
+
     /// Lets go of the session (which holds the registry that holds this
     /// link), and of the calls parked for it (which cancels them).
     pub(crate) fn clear(&self) {
@@ -98,9 +212,9 @@ impl HostLink {
         CallGuard { link: self, n }
     }
 
-    /// The host call a server's request belongs to: the one running, when
-    /// only one is.
-    fn related(&self) -> Option<RequestKey> {
+    /// The host call a server's request (or log message) belongs to: the
+    /// one running, when only one is.
+    pub(crate) fn related(&self) -> Option<RequestKey> {
         let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
         let mut running = calls.1.values();
         match (running.next(), running.next()) {
@@ -178,16 +292,16 @@ pub(crate) fn refusal(method: &str, why: &str) -> ErrorObject {
 }
 
 /// The handlers the upstream connections get: each asks the host.
-pub(crate) fn handlers(link: &Arc<HostLink>) -> Handlers {
+pub(crate) fn handlers(hosts: &Arc<Hosts>) -> Handlers {
     Handlers {
-        roots: Some(Arc::new(ToHost(link.clone()))),
-        sampling: Some(Arc::new(ToHost(link.clone()))),
-        elicitation: Some(Arc::new(ToHost(link.clone()))),
+        roots: Some(Arc::new(ToHost(hosts.clone()))),
+        sampling: Some(Arc::new(ToHost(hosts.clone()))),
+        elicitation: Some(Arc::new(ToHost(hosts.clone()))),
     }
 }
 
 /// An upstream request handler that asks the host.
-struct ToHost(Arc<HostLink>);
+struct ToHost(Arc<Hosts>);
 
 impl RootsHandler for ToHost {
     fn list_roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
@@ -235,7 +349,7 @@ impl ElicitationHandler for ToHost {
 /// elicitation with no fields; accepted is allowed once, anything else
 /// refused. A host that cannot be asked refuses (the bridge says why).
 #[derive(Debug)]
-pub(crate) struct HostApprover(pub(crate) Arc<HostLink>);
+pub(crate) struct HostApprover(pub(crate) Arc<Hosts>);
 
 const REFUSED: ApprovalAnswer = ApprovalAnswer { allow: false, remember: Remember::Once };
 const ONCE: ApprovalAnswer = ApprovalAnswer { allow: true, remember: Remember::Once };
@@ -244,9 +358,14 @@ impl Approver for HostApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
             // A stateless-era host is asked if the call's request declared it.
-            if self.0.reach("elicitation", None) == Reach::Undeclared {
-                return REFUSED;
-            }
+            let link = match self.0.asked() {
+                Ok(link) if link.reach("elicitation", None) != Reach::Undeclared => link,
+                Ok(_) => return REFUSED,
+                Err(why) => {
+                    tracing::warn!("a call to approve was refused: {why}");
+                    return REFUSED;
+                }
+            };
             let question = json!({
                 "mode": "form",
                 "message": format!(
@@ -259,7 +378,7 @@ impl Approver for HostApprover {
                 "requestedSchema": {"type": "object", "properties": {}},
             });
             let answer: Result<ElicitResult, _> =
-                self.0.ask("elicitation", None, methods::ELICITATION_CREATE, &question).await;
+                link.ask("elicitation", None, methods::ELICITATION_CREATE, &question).await;
             match answer {
                 Ok(result) if result.action == ElicitAction::Accept => ONCE,
                 Ok(_) => REFUSED,
@@ -308,5 +427,33 @@ mod tests {
         assert_eq!(link.related(), Some(key(2)));
         drop(two);
         assert_eq!(link.related(), None);
+    }
+
+    #[test]
+    fn a_request_goes_to_the_one_host_session_with_calls_running() {
+        let hosts = Hosts::default();
+        assert_eq!(hosts.asked().err(), Some("no host is connected yet"));
+        let a = hosts.add();
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &a), "one host: asked even with no call");
+        let b = hosts.add();
+        assert!(hosts.asked().is_err(), "two hosts, no call: unknown");
+        assert!(hosts.log_target().is_err());
+        let key = RequestKey { origin: 0, id: 1.into() };
+        let running = b.running(key.clone());
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &b));
+        drop(running);
+        // A log message just after B's call ended is still B's; a request
+        // is not.
+        assert!(hosts.asked().is_err());
+        assert!(Arc::ptr_eq(&hosts.log_target().unwrap(), &b));
+        let running = b.running(key.clone());
+        let also = a.running(key);
+        assert!(hosts.asked().unwrap_err().contains("several host sessions"));
+        drop(running);
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &a));
+        drop(also);
+        assert!(hosts.log_target().is_err(), "both ended a moment ago: unknown");
+        hosts.remove(&a);
+        assert!(Arc::ptr_eq(&hosts.asked().unwrap(), &b), "the one left");
     }
 }

@@ -204,6 +204,11 @@ impl Rounds {
         drop(parked);
     }
 
+    /// Whether calls are running (parked ones are not).
+    pub(crate) fn is_running(&self) -> bool {
+        !self.lock().running.is_empty()
+    }
+
     /// The call a log message belongs to, when it asked for log messages:
     /// the one running when only one is; with none running, the last one
     /// that ended, for a moment (its server's last messages come after

@@ -8,12 +8,13 @@
 //! approvals to the host), `input.rs` (a stateless-era host asked in
 //! `input_required` rounds), `search.rs` (search mode's two tools),
 //! `tasks.rs` (tasks passed through: ids across servers), `login.rs` (a
-//! login on an upstream 401). This file picks the servers, connects them and
-//! drives the session on stdio; another driver (HTTP) would feed the same
-//! session.
+//! login on an upstream 401), `http.rs` (the hosts served over Streamable
+//! HTTP, each session its own). This file picks the servers, connects them
+//! and drives one session on stdio, or hands them to `http.rs`.
 
 mod handler;
 mod host;
+mod http;
 mod input;
 mod login;
 mod pump;
@@ -34,7 +35,10 @@ use crate::cli::{Global, ToolsMode};
 use crate::failure::{Failure, Kind, unknown_server};
 use crate::setup::HostSide;
 
-pub(crate) use self::host::HostLink;
+use self::host::HostLink;
+
+pub(crate) use self::host::Hosts;
+pub(crate) use self::http::HttpArgs;
 
 /// The longest line read from the host (16 MiB).
 const MAX_LINE: usize = 16 << 20;
@@ -43,23 +47,67 @@ const MAX_LINE: usize = 16 << 20;
 const HOST_ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The host's side the registry is built with: the servers' requests and
-/// call approvals go through `link` to the host.
-pub(crate) fn host_side(link: &Arc<HostLink>) -> HostSide {
+/// call approvals go through `hosts` to the host they belong to.
+pub(crate) fn host_side(hosts: &Arc<Hosts>) -> HostSide {
     HostSide {
-        handlers: host::handlers(link),
-        approver: Arc::new(host::HostApprover(link.clone())),
+        handlers: host::handlers(hosts),
+        approver: Arc::new(host::HostApprover(hosts.clone())),
     }
 }
 
-/// Serves until the host closes stdin: the servers of `only` (default:
-/// every one), connected first; names unchanged for one server.
+/// What each host session's bridge is made of.
+#[derive(Clone)]
+struct Served {
+    registry: Arc<Registry>,
+    servers: Vec<String>,
+    info: ServerInfo,
+    capabilities: serde_json::Value,
+    timeout: Option<Duration>,
+    max_time: Duration,
+    /// The logins tried so far (one per server per period, whichever
+    /// session's call needed it).
+    logins: Arc<login::Logins>,
+    /// `--schema-for`.
+    schemas: SchemaTarget,
+    /// Whether the hosts see search mode's two tools.
+    search: bool,
+}
+
+impl Served {
+    /// A bridge for the host session of `link`.
+    fn bridge(&self, link: Arc<HostLink>) -> handler::Bridge {
+        handler::Bridge::new(
+            self.registry.clone(),
+            link,
+            self.servers.clone(),
+            self.info.clone(),
+            self.capabilities.clone(),
+            self.timeout,
+            self.max_time,
+        )
+        .with_logins(self.logins.clone())
+        .with_schemas(self.schemas)
+        .with_search(self.search)
+    }
+}
+
+/// Serves until the host closes stdin (over HTTP with `http`: until
+/// interrupted): the servers of `only` (default: every one), connected
+/// first; names unchanged for one server.
 pub(crate) async fn serve(
     g: &Global,
     registry: Arc<Registry>,
-    link: Arc<HostLink>,
+    hosts: Arc<Hosts>,
     only: &[String],
     (tools, schemas): (ToolsMode, SchemaTarget),
+    http: Option<&HttpArgs>,
 ) -> Result<u8, Failure> {
+    // Over HTTP, the address and the token are checked before anything
+    // starts.
+    let http = match http {
+        Some(args) => Some(args.resolve()?),
+        None => None,
+    };
     let servers: Vec<String> = if only.is_empty() {
         registry.list().map(|s| s.name.clone()).collect()
     } else {
@@ -130,22 +178,32 @@ pub(crate) async fn serve(
         }
         _ => ServerInfo::new("mcpc", env!("CARGO_PKG_VERSION")),
     };
-    let bridge = handler::Bridge::new(
-        registry.clone(),
-        link.clone(),
+    let served = Served {
+        registry: registry.clone(),
         servers,
         info,
-        routes::capabilities(&declared),
-        g.timeout.map(Duration::from_secs_f64),
-        Duration::from_secs_f64(g.max_time),
-    );
-    let bridge = bridge.with_logins(logins).with_schemas(schemas);
-    bridge.settle_tools(tools).await;
+        capabilities: routes::capabilities(&declared),
+        timeout: g.timeout.map(Duration::from_secs_f64),
+        max_time: Duration::from_secs_f64(g.max_time),
+        logins,
+        schemas,
+        search: false,
+    };
+    // Search mode or not, settled once (for `auto`, by the tools the
+    // servers offer now) for every host session alike.
+    let probe = served.bridge(Arc::new(HostLink::default()));
+    probe.settle_tools(tools).await;
+    let served = Served { search: probe.tools_fixed(), ..served };
+    drop(probe);
+    if let Some(http) = http {
+        return http::serve(http, served, hosts).await;
+    }
+    let link = hosts.add();
     let mut options = SessionOptions::new(ServeEra::Both);
     options.request_timeout = HOST_ANSWER_TIMEOUT;
-    let (session, queue) = Session::new(bridge, options);
+    let (session, queue) = Session::new(served.bridge(link.clone()), options);
     link.set(session.clone());
-    let pump = pump::start(&registry, session.clone());
+    let pump = pump::start(&registry, hosts.clone(), &served.servers);
     tracing::info!("serving on stdio");
     let ended =
         stdio::serve(
@@ -164,7 +222,7 @@ pub(crate) async fn serve(
     // dropped call sends `notifications/cancelled`).
     session.abort_all();
     pump.abort();
-    link.clear();
+    hosts.remove(&link);
     match ended {
         Ok(Ended::InputClosed | Ended::CoreGone) | Ok(_) => Ok(0),
         Err(e) => Err(Failure::new(Kind::Connection, format!("the host's stdio failed: {e}"))),
