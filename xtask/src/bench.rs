@@ -62,8 +62,9 @@ fn soak_bridge(args: &[String], quick: bool) -> Result<(), String> {
     let seconds = match args.iter().position(|a| a == "--minutes") {
         Some(i) => {
             let minutes = args.get(i + 1).ok_or("--minutes needs a number")?;
-            let minutes: f64 =
-                minutes.parse().map_err(|_| format!("--minutes takes a number, not {minutes:?}"))?;
+            let minutes: f64 = minutes
+                .parse()
+                .map_err(|_| format!("--minutes takes a number, not {minutes:?}"))?;
             Some(((minutes * 60.0).round() as u64).max(10))
         }
         None => (!quick).then_some(600),

@@ -149,9 +149,13 @@ fn bridge(found: &[Table]) -> String {
         ) else {
             continue;
         };
-        let pinned: Vec<&Vec<String>> =
-            t.rows.iter().filter(|r| r.get(cpus).is_some_and(|c| c.starts_with("pinned"))).collect();
-        let Some(direct) = pinned.iter().find(|r| r.get(path).is_some_and(|p| p.starts_with("direct")))
+        let pinned: Vec<&Vec<String>> = t
+            .rows
+            .iter()
+            .filter(|r| r.get(cpus).is_some_and(|c| c.starts_with("pinned")))
+            .collect();
+        let Some(direct) =
+            pinned.iter().find(|r| r.get(path).is_some_and(|p| p.starts_with("direct")))
         else {
             continue;
         };
@@ -173,7 +177,8 @@ fn bridge(found: &[Table]) -> String {
         return String::new();
     }
     out.push_str("\nPinned (client, bridge and server on one CPU).\n");
-    if let Some(start) = found.iter().find(|t| t.column("idle RSS of the bridge process").is_some()) {
+    if let Some(start) = found.iter().find(|t| t.column("idle RSS of the bridge process").is_some())
+    {
         out.push('\n');
         out.push_str(&start.to_markdown());
     }
@@ -672,15 +677,22 @@ Measured today.
         let summary = summary_block("bridge", details);
         assert!(summary.starts_with("### Bridges\n\nMeasured today."), "{summary}");
         assert!(
-            summary.contains("| stdio host → stdio server | mcpc | 5.0 | 20.0 | 1.25x | 1.00x | 1.00x |"),
+            summary.contains(
+                "| stdio host → stdio server | mcpc | 5.0 | 20.0 | 1.25x | 1.00x | 1.00x |"
+            ),
             "{summary}"
         );
         assert!(
-            summary.contains("| stdio host → stdio server | node | 505.0 | 800.0 | 26.25x | 101.00x | 40.00x |"),
+            summary.contains(
+                "| stdio host → stdio server | node | 505.0 | 800.0 | 26.25x | 101.00x | 40.00x |"
+            ),
             "{summary}"
         );
         assert!(!summary.contains("unpinned"), "{summary}");
-        assert!(summary.contains("| s | mcpc | 3.00 ms | 1.00x | 900.0 KiB | 1.00x |"), "{summary}");
+        assert!(
+            summary.contains("| s | mcpc | 3.00 ms | 1.00x | 900.0 KiB | 1.00x |"),
+            "{summary}"
+        );
     }
 
     #[test]

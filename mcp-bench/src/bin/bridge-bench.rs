@@ -123,9 +123,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let what = args
         .iter()
         .enumerate()
-        .find(|(i, a)| {
-            !a.starts_with("--") && (*i == 0 || !valued.contains(&args[i - 1].as_str()))
-        })
+        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || !valued.contains(&args[i - 1].as_str())))
         .map(|(_, a)| a.as_str());
     let out = match what {
         Some("latency") => latency(&config)?,
@@ -270,8 +268,8 @@ async fn connect(path: &Route) -> Result<Conn, String> {
     let label = path.label;
     match &path.reach {
         Reach::Stdio { program, args } => {
-            let command =
-                ServerCommand::new(program.to_string_lossy().into_owned()).args(args.iter().cloned());
+            let command = ServerCommand::new(program.to_string_lossy().into_owned())
+                .args(args.iter().cloned());
             let mut options = StdioOptions::new("bench");
             options.client.era = EraChoice::Legacy;
             options.discover_path = false;
@@ -396,7 +394,11 @@ fn scenarios(config: &Config) -> Result<Vec<Scenario>, String> {
     out.push(Scenario {
         title: "stdio host → Streamable HTTP server (`mcp-testkit http`)",
         paths: vec![
-            Route { label: "direct (ours over HTTP)", bridge: false, reach: Reach::Url(url.clone()) },
+            Route {
+                label: "direct (ours over HTTP)",
+                bridge: false,
+                reach: Reach::Url(url.clone()),
+            },
             Route {
                 label: "`mcpc serve --server URL`",
                 bridge: true,
@@ -577,7 +579,11 @@ async fn timed_in_flight(client: &AnyClient, n: usize, depth: usize) -> Result<f
 }
 
 /// One scenario's rounds, pinned or not: per path, its rounds.
-fn latency_phase(config: &Config, which: usize, pinned: bool) -> Result<(Scenario, Vec<LatRounds>), String> {
+fn latency_phase(
+    config: &Config,
+    which: usize,
+    pinned: bool,
+) -> Result<(Scenario, Vec<LatRounds>), String> {
     if pinned {
         pin_to_cpu0()?;
     } else {
@@ -607,9 +613,15 @@ fn latency_phase(config: &Config, which: usize, pinned: bool) -> Result<(Scenari
             );
             for (i, conn) in conns.iter().enumerate() {
                 let label = scenario.paths[i].label;
-                out[i].seq.push(timed_sequential(&conn.client, seq).await.map_err(|e| format!("{label}: {e}"))?);
+                out[i].seq.push(
+                    timed_sequential(&conn.client, seq)
+                        .await
+                        .map_err(|e| format!("{label}: {e}"))?,
+                );
                 out[i].par.push(
-                    timed_in_flight(&conn.client, par, DEPTH).await.map_err(|e| format!("{label}: {e}"))?,
+                    timed_in_flight(&conn.client, par, DEPTH)
+                        .await
+                        .map_err(|e| format!("{label}: {e}"))?,
                 );
             }
         }
@@ -642,9 +654,10 @@ fn latency(config: &Config) -> Result<String, String> {
                 let added = |v: &[f64]| v[i] - v[0];
                 let (added_seq, added_par) = (added(&seq50), added(&par50));
                 let (vs_seq, vs_par) = match mcpc {
-                    Some(m) if path.bridge => {
-                        (ratio(added_seq, seq50[m] - seq50[0]), ratio(added_par, par50[m] - par50[0]))
-                    }
+                    Some(m) if path.bridge => (
+                        ratio(added_seq, seq50[m] - seq50[0]),
+                        ratio(added_par, par50[m] - par50[0]),
+                    ),
                     _ => ("–".to_owned(), "–".to_owned()),
                 };
                 let show = |v: f64| if path.bridge { us_f64(v) } else { "–".to_owned() };
@@ -719,7 +732,11 @@ fn startup(config: &Config) -> Result<String, String> {
                 start_once(path, false).await?;
             }
             for round in 0..rounds {
-                eprintln!("bridge-bench: startup, {}, round {}/{rounds}", scenario.title, round + 1);
+                eprintln!(
+                    "bridge-bench: startup, {}, round {}/{rounds}",
+                    scenario.title,
+                    round + 1
+                );
                 for s in 0..starts {
                     for (i, path) in scenario.paths.iter().enumerate() {
                         let (took, idle) = start_once(path, s == 0 && path.bridge).await?;
