@@ -1,6 +1,8 @@
-//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick]`:
-//! builds `mcp-bench` and the `mcp-testkit` server, runs the side-by-side
-//! benchmarks (ours, rmcp, the raw limit) and writes two blocks of
+//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge]... [--quick]`:
+//! builds `mcp-bench`, the `mcp-testkit` server and `mcpc`, runs the
+//! side-by-side benchmarks (ours, rmcp, the raw limit; for `bridge`,
+//! `mcpc serve` against the pinned Node bridges of `xtask/bench/bridge/`,
+//! installed into `.tools/bridge/`) and writes two blocks of
 //! `BENCHMARKS.md` per measure (see `benchdoc`): its summary table at the top
 //! of the file and its full tables further down, each with the date, the
 //! machine's 1-minute load at the start and at the end of the measure, the
@@ -21,20 +23,29 @@ use std::time::Instant;
 use crate::benchdoc;
 use crate::steps::{self, Step};
 
-const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse]... \
+const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge]... \
                      [--quick] [--no-build] [--summaries-only]";
 
 const TITLE: &str = "# Benchmarks\n\nWritten by `cargo xtask bench <measure>...`.\n";
 
 /// The measures, in the order `all` runs them.
-const MEASURES: [&str; 7] = ["stdio", "http", "startup", "fleet", "memory", "weight", "sse"];
+const MEASURES: [&str; 8] =
+    ["stdio", "http", "startup", "fleet", "memory", "weight", "sse", "bridge"];
 
 /// `cargo xtask soak [--quick] [--calls N]`: the `soak` binary of
 /// `mcp-bench` (release build; `--quick`: the dev build and 2,000 calls
 /// per run) over stdio and HTTP in both eras, with a server restart half
 /// way; fails when descriptors, tasks or (full runs) RSS do not come back.
+///
+/// `cargo xtask soak bridge [--quick] [--minutes N]`: 64 calls in flight
+/// through `mcpc serve` for N minutes (10 by default; `--quick`: 20 s),
+/// failing when the bridge's RSS drifts more than 1 MiB after the warm-up
+/// or its descriptors or threads grow.
 pub(crate) fn soak_command(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
+    if args.iter().any(|a| a == "bridge") {
+        return soak_bridge(args, quick);
+    }
     let bins = build(quick, true)?;
     let mut extra: Vec<&str> = Vec::new();
     if let Some(i) = args.iter().position(|a| a == "--calls") {
@@ -46,9 +57,96 @@ pub(crate) fn soak_command(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The CI smoke of the soak: every run in quick mode.
+/// `cargo xtask soak bridge`: `bridge-bench soak` for the minutes asked.
+fn soak_bridge(args: &[String], quick: bool) -> Result<(), String> {
+    let seconds = match args.iter().position(|a| a == "--minutes") {
+        Some(i) => {
+            let minutes = args.get(i + 1).ok_or("--minutes needs a number")?;
+            let minutes: f64 = minutes
+                .parse()
+                .map_err(|_| format!("--minutes takes a number, not {minutes:?}"))?;
+            Some(((minutes * 60.0).round() as u64).max(10))
+        }
+        None => (!quick).then_some(600),
+    };
+    let bins = build(quick, true)?;
+    let tools = bridge_tools()?;
+    let seconds = seconds.map(|s| s.to_string());
+    let mut extra = tools.args();
+    extra.push("soak".to_owned());
+    if let Some(s) = &seconds {
+        extra.extend(["--seconds".to_owned(), s.clone()]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let table = bins.run("bridge-bench", &extra, quick)?;
+    println!("{table}");
+    Ok(())
+}
+
+/// The CI smoke of the soak: every run in quick mode, and the bridge's
+/// for 20 seconds.
 pub(crate) fn soak_smoke_steps() -> Vec<Step> {
-    vec![Step::new("soak smoke", || soak_command(&["--quick".to_owned()]))]
+    vec![
+        Step::new("soak smoke", || soak_command(&["--quick".to_owned()])),
+        Step::new("soak bridge smoke", || {
+            soak_command(&["bridge".to_owned(), "--quick".to_owned()])
+        }),
+    ]
+}
+
+/// Where the pinned Node bridges (`xtask/bench/bridge/`) are, installed
+/// into `.tools/bridge/`, and the Node.js they run on.
+struct BridgeTools {
+    dir: PathBuf,
+    node: PathBuf,
+}
+
+impl BridgeTools {
+    /// `--node NODE --bridges DIR --mcpc MCPC` for `bridge-bench`.
+    fn args(&self) -> Vec<String> {
+        let mut out = vec!["--node".to_owned(), self.node.display().to_string()];
+        out.extend(["--bridges".to_owned(), self.dir.display().to_string()]);
+        out
+    }
+}
+
+/// Installs the pinned bridges (`npm ci`, skipped when the installed lock
+/// is the pinned one).
+fn bridge_tools() -> Result<BridgeTools, String> {
+    let root = steps::root();
+    let dir = root.join(".tools").join("bridge");
+    let node = dir.join("node_modules").join(".bin").join("node");
+    let installed = || {
+        node.exists()
+            && ["mcp-remote/dist/proxy.js", "supergateway/dist/index.js"]
+                .iter()
+                .all(|f| dir.join("node_modules").join(f).is_file())
+    };
+    steps::npm_ci_pinned(&root.join("xtask").join("bench").join("bridge"), &dir, installed)?;
+    Ok(BridgeTools { dir, node })
+}
+
+/// The exact versions `xtask/bench/bridge/package.json` pins, as
+/// `name version` words.
+fn bridge_versions() -> String {
+    let path = steps::root().join("xtask").join("bench").join("bridge").join("package.json");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    ["mcp-remote", "supergateway", "node"]
+        .iter()
+        .map(|name| {
+            let needle = format!("\"{name}\": \"");
+            let version = text
+                .find(&needle)
+                .and_then(|at| {
+                    let rest = &text[at + needle.len()..];
+                    rest.find('"').map(|end| rest[..end].to_owned())
+                })
+                .unwrap_or_else(|| "?".to_owned());
+            let name = if *name == "node" { "Node.js" } else { name };
+            format!("{name} {version}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The CI smoke: every measure in quick mode (tables to `target/`).
@@ -106,6 +204,7 @@ pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
             "fleet" => fleet(&bins, quick)?,
             "memory" => memory(&bins, quick)?,
             "weight" => weight(quick)?,
+            "bridge" => bridge(&bins, quick)?,
             _ => sse(&bins, quick)?,
         };
         let measured = measured(measure, &date, &load_start, &load(), quick);
@@ -133,6 +232,7 @@ fn compared(measure: &str) -> &'static [&'static str] {
         "fleet" => &["mcp-host-registry", "mcp-client-stdio"],
         "memory" => &["mcp-http", "mcp-client-stdio", "rmcp"],
         "weight" => &["rmcp", "reqwest"],
+        "bridge" => &["mcpc", "mcp-client-stdio", "mcp-http"],
         _ => &["mcp-sse", "sse-stream", "eventsource-stream"],
     }
 }
@@ -187,13 +287,17 @@ impl Bins {
         self.dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
     }
 
-    /// Runs `bin args...` (with `--server <testkit>`, `--quick`); its stdout.
+    /// Runs `bin args...` (with `--server <testkit>`, `--quick`; and
+    /// `--mcpc <mcpc>` for `bridge-bench`); its stdout.
     fn run(&self, bin: &str, args: &[&str], quick: bool) -> Result<String, String> {
         let path = self.path(bin);
         let mut cmd = Command::new(&path);
         cmd.current_dir(steps::root()).args(args).stderr(Stdio::inherit());
         if bin != "sse-bench" {
             cmd.arg("--server").arg(self.path("mcp-testkit"));
+        }
+        if bin == "bridge-bench" {
+            cmd.arg("--mcpc").arg(self.path("mcpc"));
         }
         if quick {
             cmd.arg("--quick");
@@ -218,7 +322,16 @@ fn build(quick: bool, needed: bool) -> Result<Bins, String> {
     let profile = if quick { "debug" } else { "release" };
     if needed {
         let mut build = steps::cargo();
-        build.args(["build", "--package", "mcp-bench", "--package", "mcp-testkit", "--bins"]);
+        build.args([
+            "build",
+            "--package",
+            "mcp-bench",
+            "--package",
+            "mcp-testkit",
+            "--package",
+            "mcpc",
+            "--bins",
+        ]);
         if !quick {
             build.arg("--release");
         }
@@ -292,6 +405,30 @@ fn memory(bins: &Bins, quick: bool) -> Result<Section, String> {
     Ok((
         "Memory (`cargo xtask bench memory`)".to_owned(),
         format!("### Idle HTTP sessions\n\n{http}\n### stdio clients\n\n{stdio}"),
+    ))
+}
+
+/// `mcpc serve` against `mcp-remote` and `supergateway`, and direct:
+/// added latency per call, start-up, idle RSS (`bridge-bench`).
+fn bridge(bins: &Bins, quick: bool) -> Result<Section, String> {
+    let tools = bridge_tools()?;
+    let args = tools.args();
+    let run = |what: &str| {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.push(what);
+        bins.run("bridge-bench", &a, quick)
+    };
+    let latency = run("latency")?;
+    let startup = run("startup")?;
+    Ok((
+        "Bridges: `mcpc serve` against mcp-remote and supergateway (`cargo xtask bench bridge`)"
+            .to_owned(),
+        format!(
+            "Compared: `mcpc serve` and the pinned Node bridges of `xtask/bench/bridge/package.json` ({}). \
+             Goals: a Node bridge adds at least 5x the latency `mcpc serve` adds; `mcpc serve` stdio to stdio \
+             at most 1.3x the direct round trip.\n\n{latency}\n### Start-up and idle memory\n\n{startup}",
+            bridge_versions()
+        ),
     ))
 }
 
@@ -548,7 +685,10 @@ mod tests {
             ("all --quick", Ok(MEASURES.to_vec())),
             ("stdio http startup memory", Ok(vec!["stdio", "http", "startup", "memory"])),
             ("memory stdio memory --no-build", Ok(vec!["memory", "stdio"])),
-            ("sse all", Ok(vec!["sse", "stdio", "http", "startup", "fleet", "memory", "weight"])),
+            (
+                "sse all",
+                Ok(vec!["sse", "stdio", "http", "startup", "fleet", "memory", "weight", "bridge"]),
+            ),
             ("stdio disk", Err("unknown measure \"disk\"")),
         ];
         for (line, want) in cases {

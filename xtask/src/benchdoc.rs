@@ -109,6 +109,14 @@ pub(crate) fn summary_block(measure: &str, details: &str) -> String {
              better. rmcp in its default configuration; how each figure is taken: \
              the full tables below.",
         ),
+        "bridge" => (
+            bridge(&found),
+            "Added: the path's p50 per call minus the direct p50 in the same phase (lower is \
+             better); \"÷ mcpc's\" above 1x means `mcpc serve` adds less. Goals: a Node \
+             bridge's added latency at least 5x mcpc's; through `mcpc serve` stdio to stdio at \
+             most 1.3x the direct round trip. Unpinned rows, start-up and idle RSS: the full \
+             tables below.",
+        ),
         _ => (
             found.first().map(Table::to_markdown).unwrap_or_default(),
             "How the figures are taken: the full tables below.",
@@ -117,6 +125,64 @@ pub(crate) fn summary_block(measure: &str, details: &str) -> String {
     let table =
         if table.is_empty() { "(no table in this run's output)\n".to_owned() } else { table };
     format!("### {title}\n\n{measured}\n\n{table}\n{note}")
+}
+
+/// The bridge measure's summary: one row per bridge of each added-latency
+/// table, pinned, followed by the start-up table as it is.
+fn bridge(found: &[Table]) -> String {
+    let mut out = String::from(
+        "| scenario | bridge | added µs, sequential | added µs, 16 in flight | p50 ÷ direct, sequential | \
+         added ÷ mcpc's, sequential | added ÷ mcpc's, 16 in flight |\n|---|---|---:|---:|---:|---:|---:|\n",
+    );
+    let mut any = false;
+    for t in found {
+        let Some(scenario) = t.heading.strip_prefix("Added latency: ") else { continue };
+        let col = |name: &str| t.column(name);
+        let (Some(path), Some(cpus), Some(p50), Some(seq), Some(par), Some(vs_seq), Some(vs_par)) = (
+            col("path"),
+            col("CPUs"),
+            col("p50 µs, sequential"),
+            col("added µs, sequential"),
+            col("added µs, 16 in flight"),
+            col("added / mcpc's, sequential"),
+            col("added / mcpc's, 16 in flight"),
+        ) else {
+            continue;
+        };
+        let pinned: Vec<&Vec<String>> = t
+            .rows
+            .iter()
+            .filter(|r| r.get(cpus).is_some_and(|c| c.starts_with("pinned")))
+            .collect();
+        let Some(direct) =
+            pinned.iter().find(|r| r.get(path).is_some_and(|p| p.starts_with("direct")))
+        else {
+            continue;
+        };
+        let at = |row: &Vec<String>, i: usize| row.get(i).cloned().unwrap_or_default();
+        for row in pinned.iter().filter(|r| !r.get(path).is_some_and(|p| p.starts_with("direct"))) {
+            any = true;
+            out.push_str(&format!(
+                "| {scenario} | {} | {} | {} | {} | {} | {} |\n",
+                at(row, path),
+                at(row, seq),
+                at(row, par),
+                ratio(row.get(p50), direct.get(p50)),
+                at(row, vs_seq),
+                at(row, vs_par),
+            ));
+        }
+    }
+    if !any {
+        return String::new();
+    }
+    out.push_str("\nPinned (client, bridge and server on one CPU).\n");
+    if let Some(start) = found.iter().find(|t| t.column("idle RSS of the bridge process").is_some())
+    {
+        out.push('\n');
+        out.push_str(&start.to_markdown());
+    }
+    out
 }
 
 /// A Markdown table and the heading it sits under.
@@ -585,6 +651,48 @@ Measured 2026-12-02 05:47 UTC with `cargo xtask bench stdio`; load 2.21 at the s
              | handshake era (2025-11-25) | mcp-testkit | json | 47.5 / 92.0 / – | 1.94x | – / – / – | – | 27.4 / 71.0 |\n"
         ), "{summary}");
         assert!(summary.contains("Measured: date and load not recorded."));
+    }
+
+    #[test]
+    fn bridge_rows_are_summarised_pinned_with_the_startup_table() {
+        let details = "\
+## Bridges
+
+Measured today.
+
+### Added latency: stdio host → stdio server
+
+| path | CPUs | p50 µs, sequential | added µs, sequential | p50 µs, 16 in flight | added µs, 16 in flight | added / mcpc's, sequential | added / mcpc's, 16 in flight |
+|---|---|---:|---:|---:|---:|---:|---:|
+| direct | pinned (1 CPU) | 20.0 | – | 100.0 | – | – | – |
+| mcpc | pinned (1 CPU) | 25.0 | 5.0 | 120.0 | 20.0 | 1.00x | 1.00x |
+| node | pinned (1 CPU) | 525.0 | 505.0 | 900.0 | 800.0 | 101.00x | 40.00x |
+| direct | unpinned | 60.0 | – | 100.0 | – | – | – |
+| mcpc | unpinned | 70.0 | 10.0 | 120.0 | 20.0 | 1.00x | 1.00x |
+
+| scenario | path | spawn → first `tools/list` answer | vs mcpc's | idle RSS of the bridge process | vs mcpc's |
+|---|---|---:|---:|---:|---:|
+| s | mcpc | 3.00 ms | 1.00x | 900.0 KiB | 1.00x |
+";
+        let summary = summary_block("bridge", details);
+        assert!(summary.starts_with("### Bridges\n\nMeasured today."), "{summary}");
+        assert!(
+            summary.contains(
+                "| stdio host → stdio server | mcpc | 5.0 | 20.0 | 1.25x | 1.00x | 1.00x |"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(
+                "| stdio host → stdio server | node | 505.0 | 800.0 | 26.25x | 101.00x | 40.00x |"
+            ),
+            "{summary}"
+        );
+        assert!(!summary.contains("unpinned"), "{summary}");
+        assert!(
+            summary.contains("| s | mcpc | 3.00 ms | 1.00x | 900.0 KiB | 1.00x |"),
+            "{summary}"
+        );
     }
 
     #[test]

@@ -49,14 +49,17 @@ commands:
             packages, installed with apt-get when missing) on a private session bus
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
-  bench     bench [all|stdio|http|startup|fleet|memory|weight|sse]... [--quick] [--no-build]:
-            ours, rmcp and the raw limits side by side; each measure rewrites its
+  bench     bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge]... [--quick] [--no-build]:
+            ours, rmcp and the raw limits side by side (bridge: mcpc serve against the
+            pinned mcp-remote and supergateway, npm); each measure rewrites its
             summary table at the top of BENCHMARKS.md and its full tables below,
             dated, with the load at the start and the end (--quick: a smoke run
             whose output goes to target/bench-quick/; --summaries-only: measure
             nothing, make the summaries again from the full tables in the file)
   soak      soak [--quick] [--calls N]: many calls over stdio and HTTP in both
-            eras with a server restart, checking RSS, descriptors and tasks
+            eras with a server restart, checking RSS, descriptors and tasks;
+            soak bridge [--quick] [--minutes N]: 64 calls in flight through mcpc serve
+            for N minutes (10; --quick: 20 s), checking its RSS, descriptors and threads
   mutants   mutants [--list] [--jobs N] [FILE...]: cargo-mutants over the parsers,
             mcp-auth, the client core and the wire rules; each file must catch
             95 % (hours on two cores: not part of ci)
