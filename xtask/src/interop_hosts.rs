@@ -3,21 +3,24 @@
 //! `@modelcontextprotocol/client` pinned in `xtask/interop/package.json`)
 //! and the Python SDK client (`xtask/interop/py_host.py`, PyPI `mcp` pinned
 //! with everything it installs in `xtask/interop/requirements.txt`, in a
-//! venv in `.tools/interop-py/`), each in both eras, spawn `mcpc serve
-//! --server <upstream>` over stdio, the upstream being the official
-//! "everything" server or the server written with the TypeScript SDK v2.
+//! venv in `.tools/interop-py/`), each in both eras, reach `mcpc serve
+//! --server <upstream>` over stdio (spawning it) and over Streamable HTTP
+//! (`mcpc serve --http 127.0.0.1:0` started here, the host given `--url`),
+//! the upstream being the official "everything" server or the server
+//! written with the TypeScript SDK v2.
 //!
 //! Each host prints one JSON line per check (`check`, `ok`, `detail`); a
 //! run passes when every check of [`expected`] is there and ok, except
 //! the pinned [`GAPS`], which must fail (a gap that starts passing fails
 //! the step: take it off the list).
 //!
-//! The bridge is reached through [`Bridge`]: over stdio today; a bridge
-//! serving HTTP would start `mcpc serve --http` and give the hosts `--url`.
+//! The bridge is reached through [`Bridge`]; every check is made through
+//! each bridge (a gap may name the bridge it is pinned for).
 
-use std::io::Read as _;
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::steps::{Step, build_bin, root, run};
@@ -25,6 +28,10 @@ use crate::steps::{Step, build_bin, root, run};
 /// A host's whole run, at most (a check waits 20 s at most; a hung run
 /// is killed).
 const RUN_LIMIT: Duration = Duration::from_secs(90);
+/// How long `mcpc serve --http` may take to say where it serves.
+const BRIDGE_START_LIMIT: Duration = Duration::from_secs(30);
+/// The line `mcpc serve --http` prints (on stderr) once it listens.
+const SERVING_ON: &str = "mcpc: serving on ";
 
 /// The hosts: name and how to start it (its script's path follows).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,22 +104,93 @@ impl Upstream {
 }
 
 /// How the hosts reach the bridge.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Bridge {
     /// Each host spawns `mcpc serve` over stdio (its arguments after `--`).
-    Stdio { mcpc: PathBuf },
+    Stdio,
+    /// `mcpc serve --http 127.0.0.1:0` runs beside the host, which is given
+    /// its URL (`--url`).
+    Http,
 }
 
 impl Bridge {
-    /// The hosts' arguments that name the bridge serving `upstream`.
-    fn host_args(&self, upstream: Upstream) -> Vec<String> {
+    fn name(self) -> &'static str {
         match self {
-            Bridge::Stdio { mcpc } => vec![
-                "--".into(),
-                mcpc.display().to_string(),
-                "serve".into(),
-                "--server".into(),
-                upstream.spec(),
-            ],
+            Bridge::Stdio => "stdio",
+            Bridge::Http => "http",
+        }
+    }
+}
+
+/// A bridge made ready for one run: the host's arguments naming it, and
+/// the HTTP bridge's process (killed when dropped).
+struct Ready {
+    host_args: Vec<String>,
+    _served: Option<Served>,
+}
+
+/// A running `mcpc serve --http`, killed when dropped.
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Makes `bridge` ready to serve `upstream` to one host run: over stdio,
+/// the command the host spawns; over HTTP, a bridge started here (in the
+/// same sandboxed environment as the hosts) and its URL.
+fn ready(bridge: Bridge, mcpc: &Path, upstream: Upstream, home: &Path) -> Result<Ready, String> {
+    let mcpc = mcpc.display().to_string();
+    match bridge {
+        Bridge::Stdio => Ok(Ready {
+            host_args: vec!["--".into(), mcpc, "serve".into(), "--server".into(), upstream.spec()],
+            _served: None,
+        }),
+        Bridge::Http => {
+            let mut cmd = Command::new(&mcpc);
+            cmd.args(["serve", "--http", "127.0.0.1:0", "--server", &upstream.spec()]);
+            sandbox(&mut cmd, home);
+            cmd.env_remove("MCPC_SERVE_TOKEN");
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+            let mut child =
+                cmd.spawn().map_err(|e| format!("could not start mcpc serve --http: {e}"))?;
+            let stderr = child.stderr.take().ok_or("no stderr")?;
+            let served = Served(child);
+            let url = serving_url(stderr)?;
+            Ok(Ready { host_args: vec!["--url".into(), url], _served: Some(served) })
+        }
+    }
+}
+
+/// Reads the bridge's stderr until it says where it serves (at most
+/// [`BRIDGE_START_LIMIT`]); the rest of its stderr is passed on.
+fn serving_url(stderr: std::process::ChildStderr) -> Result<String, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+        for line in lines.by_ref() {
+            if let Some(url) = line.strip_prefix(SERVING_ON) {
+                let _ = tx.send(url.trim().to_owned());
+                break;
+            }
+            eprintln!("{line}");
+        }
+        drop(tx);
+        for line in lines {
+            eprintln!("{line}");
+        }
+    });
+    match rx.recv_timeout(BRIDGE_START_LIMIT) {
+        Ok(url) => Ok(url),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "mcpc serve --http did not say where it serves within {}s",
+            BRIDGE_START_LIMIT.as_secs()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err("mcpc serve --http ended before serving".to_owned())
         }
     }
 }
@@ -167,6 +245,7 @@ fn expected(upstream: Upstream, era: Era) -> Vec<&'static str> {
 /// A check known to fail, with the reason; `None` matches any.
 #[cfg_attr(not(test), allow(dead_code, reason = "no gap is pinned today; kept for the next one"))]
 struct Gap {
+    bridge: Option<Bridge>,
     host: Option<Host>,
     era: Option<Era>,
     upstream: Upstream,
@@ -181,13 +260,15 @@ const GAPS: &[Gap] = &[];
 
 fn gap<'g>(
     gaps: &'g [Gap],
+    bridge: Bridge,
     host: Host,
     era: Era,
     upstream: Upstream,
     check: &str,
 ) -> Option<&'g Gap> {
     gaps.iter().find(|g| {
-        g.host.is_none_or(|h| h == host)
+        g.bridge.is_none_or(|b| b == bridge)
+            && g.host.is_none_or(|h| h == host)
             && g.era.is_none_or(|e| e == era)
             && g.upstream == upstream
             && g.check == check
@@ -226,6 +307,7 @@ fn parse(stdout: &str) -> Result<Vec<Reported>, String> {
 /// unexpected ones, gaps that pass.
 fn verdict(
     gaps: &[Gap],
+    bridge: Bridge,
     host: Host,
     era: Era,
     upstream: Upstream,
@@ -238,7 +320,7 @@ fn verdict(
             wrong.push(format!("{want}: not reported"));
             continue;
         };
-        match (r.ok, gap(gaps, host, era, upstream, want)) {
+        match (r.ok, gap(gaps, bridge, host, era, upstream, want)) {
             (true, None) | (false, Some(_)) => {}
             (false, None) => wrong.push(format!("{want}: {}", r.detail)),
             (true, Some(g)) => wrong.push(format!(
@@ -299,9 +381,9 @@ fn install_python() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs one host to its end (killed after [`RUN_LIMIT`]): its stdout, and
-/// how it ended.
-fn run_host(mut cmd: Command, home: &Path) -> Result<(String, String), String> {
+/// Runs `cmd` (a host, or the HTTP bridge) in `home`, with the user's
+/// directories and managed policy there: nothing of the machine's.
+fn sandbox(cmd: &mut Command, home: &Path) {
     cmd.envs([
         ("HOME", home.to_path_buf()),
         ("XDG_CONFIG_HOME", home.join("xdg")),
@@ -309,7 +391,14 @@ fn run_host(mut cmd: Command, home: &Path) -> Result<(String, String), String> {
         ("XDG_CACHE_HOME", home.join("cache")),
         ("MCPC_MANAGED_POLICY", home.join("managed.toml")),
     ]);
-    cmd.current_dir(home).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    cmd.current_dir(home);
+}
+
+/// Runs one host to its end (killed after [`RUN_LIMIT`]): its stdout, and
+/// how it ended.
+fn run_host(mut cmd: Command, home: &Path) -> Result<(String, String), String> {
+    sandbox(&mut cmd, home);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     let shown = format!("{cmd:?}");
     let mut child = cmd.spawn().map_err(|e| format!("could not start {shown}: {e}"))?;
     let mut stdout = child.stdout.take().ok_or("no stdout")?;
@@ -338,49 +427,67 @@ fn run_host(mut cmd: Command, home: &Path) -> Result<(String, String), String> {
 const HOSTS: [Host; 2] = [Host::TypeScript, Host::Python];
 const ERAS: [Era; 2] = [Era::Handshake, Era::Stateless];
 const UPSTREAMS: [Upstream; 2] = [Upstream::Everything, Upstream::TsServer];
+const BRIDGES: [Bridge; 2] = [Bridge::Stdio, Bridge::Http];
 
 fn run_all() -> Result<(), String> {
     crate::interop::install()?;
     install_python()?;
-    let bridge = Bridge::Stdio { mcpc: build_bin("mcpc", "mcpc")? };
+    let mcpc = build_bin("mcpc", "mcpc")?;
     let home = root().join(".tools").join("interop-hosts-home");
     std::fs::create_dir_all(&home).map_err(|e| format!("creating {}: {e}", home.display()))?;
     let start = Instant::now();
     let mut failures = Vec::new();
     let (mut passed, mut gaps) = (0, 0);
-    for host in HOSTS {
-        for era in ERAS {
-            for upstream in UPSTREAMS {
-                let label =
-                    format!("{} {} -> mcpc serve -> {}", host.name(), era.name(), upstream.name());
-                let t = Instant::now();
-                let mut cmd = host.command();
-                cmd.args(["--era", era.name(), "--upstream", upstream.name()]);
-                cmd.args(bridge.host_args(upstream));
-                let (out, status) = run_host(cmd, &home)?;
-                let wrong = match parse(&out) {
-                    Ok(reported) => {
-                        let wrong = verdict(GAPS, host, era, upstream, &reported);
-                        for r in &reported {
-                            match (r.ok, gap(GAPS, host, era, upstream, &r.check)) {
-                                (true, _) => passed += 1,
-                                (false, Some(_)) => gaps += 1,
-                                (false, None) => {}
-                            }
+    for bridge in BRIDGES {
+        for host in HOSTS {
+            for era in ERAS {
+                for upstream in UPSTREAMS {
+                    let label = format!(
+                        "{} {} -> mcpc serve ({}) -> {}",
+                        host.name(),
+                        era.name(),
+                        bridge.name(),
+                        upstream.name()
+                    );
+                    let t = Instant::now();
+                    let mut cmd = host.command();
+                    cmd.args(["--era", era.name(), "--upstream", upstream.name()]);
+                    let wrong = match ready(bridge, &mcpc, upstream, &home) {
+                        Ok(ready) => {
+                            cmd.args(&ready.host_args);
+                            let (out, status) = run_host(cmd, &home)?;
+                            drop(ready);
+                            let wrong = match parse(&out) {
+                                Ok(reported) => {
+                                    for r in &reported {
+                                        match (
+                                            r.ok,
+                                            gap(GAPS, bridge, host, era, upstream, &r.check),
+                                        ) {
+                                            (true, _) => passed += 1,
+                                            (false, Some(_)) => gaps += 1,
+                                            (false, None) => {}
+                                        }
+                                    }
+                                    verdict(GAPS, bridge, host, era, upstream, &reported)
+                                }
+                                Err(e) => vec![e],
+                            };
+                            (wrong, status)
                         }
-                        wrong
+                        Err(e) => (vec![e], "not run".to_owned()),
+                    };
+                    let (wrong, status) = wrong;
+                    let took = t.elapsed().as_secs_f64();
+                    if wrong.is_empty() {
+                        println!("ok   {label} ({took:.1}s, {status})");
+                    } else {
+                        println!("FAIL {label} ({took:.1}s, {status})");
+                        for w in &wrong {
+                            println!("     {w}");
+                        }
+                        failures.push(label);
                     }
-                    Err(e) => vec![e],
-                };
-                let took = t.elapsed().as_secs_f64();
-                if wrong.is_empty() {
-                    println!("ok   {label} ({took:.1}s, {status})");
-                } else {
-                    println!("FAIL {label} ({took:.1}s, {status})");
-                    for w in &wrong {
-                        println!("     {w}");
-                    }
-                    failures.push(label);
                 }
             }
         }
@@ -400,7 +507,7 @@ fn run_all() -> Result<(), String> {
 /// The step `cargo xtask ci` and `cargo xtask interop` run.
 pub(crate) fn step() -> Step {
     Step::new(
-        "interop: hosts through mcpc serve (TypeScript SDK v2 and Python SDK clients)",
+        "interop: hosts through mcpc serve over stdio and HTTP (TypeScript SDK v2 and Python SDK clients)",
         run_all,
     )
 }
@@ -415,20 +522,22 @@ mod tests {
 
     #[test]
     fn verdicts() {
+        let b = Bridge::Http;
         let (h, e, u) = (Host::Python, Era::Stateless, Upstream::Everything);
         let all: Vec<Reported> = expected(u, e).iter().map(|c| line(c, true)).collect();
-        assert!(verdict(GAPS, h, e, u, &all).is_empty());
+        assert!(verdict(GAPS, b, h, e, u, &all).is_empty());
         // Missing, failing and unexpected checks are each named.
         let mut some: Vec<Reported> = all.iter().skip(1).map(|r| line(&r.check, true)).collect();
         some[0].ok = false;
         some.push(line("ping", true));
-        let wrong = verdict(GAPS, h, e, u, &some);
+        let wrong = verdict(GAPS, b, h, e, u, &some);
         assert_eq!(wrong.len(), 3, "{wrong:?}");
         assert!(wrong[0].starts_with("connect: not reported"));
         assert!(wrong[1].ends_with(": why"));
         assert!(wrong[2].starts_with("ping: reported but not expected"));
         // A pinned gap must fail; passing, it is named.
         let pinned = [Gap {
+            bridge: Some(Bridge::Http),
             host: None,
             era: Some(Era::Stateless),
             upstream: Upstream::TsServer,
@@ -437,13 +546,15 @@ mod tests {
         }];
         let u = Upstream::TsServer;
         let mut ts: Vec<Reported> = expected(u, e).iter().map(|c| line(c, true)).collect();
-        let wrong = verdict(&pinned, h, e, u, &ts);
+        let wrong = verdict(&pinned, b, h, e, u, &ts);
         assert_eq!(wrong.len(), 1);
         assert!(wrong[0].contains("a reason): take it off GAPS"), "{wrong:?}");
         ts.iter_mut().filter(|r| r.check == "subscriptions/listen").for_each(|r| r.ok = false);
-        assert!(verdict(&pinned, h, e, u, &ts).is_empty());
+        assert!(verdict(&pinned, b, h, e, u, &ts).is_empty());
+        // Pinned for one bridge, the other's failure is named.
+        assert_eq!(verdict(&pinned, Bridge::Stdio, h, e, u, &ts).len(), 1);
         // Not pinned, the failure is named.
-        assert_eq!(verdict(GAPS, h, e, u, &ts).len(), 1);
+        assert_eq!(verdict(GAPS, b, h, e, u, &ts).len(), 1);
     }
 
     #[test]
