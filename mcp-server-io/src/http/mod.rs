@@ -14,12 +14,13 @@
 //! - [`routes`]: where each message of a session goes (the POST that
 //!   carried its request, that POST's SSE stream, or the GET stream).
 //! - [`sessions`]: the live sessions by `Mcp-Session-Id`, bounded in
-//!   number and forgotten after an idle time.
+//!   number and ended after an idle time (by the service's timer).
 //! - [`listen`]: the accept loop (HTTP/1.1, or HTTPS with HTTP/2 by ALPN),
 //!   with a header deadline and a TLS handshake deadline.
 //! - [`service`]: the Streamable HTTP service built from them over any
 //!   [`Handler`](crate::Handler) ([`HttpService`], a hyper `Service`), and
-//!   [`serve`], which runs it on a listener ([`HttpServer`]); [`auth`]:
+//!   [`serve`], which runs it on a listener ([`HttpServer`]); `stateless`:
+//!   its stateless-era POSTs (each its own request, no session); [`auth`]:
 //!   the authorization hook ([`Authorize`], [`BearerToken`]); [`hooks`]:
 //!   the hooks for test servers ([`HttpHooks`]).
 
@@ -33,6 +34,7 @@ pub mod routes;
 mod server;
 pub mod service;
 pub mod sessions;
+mod stateless;
 pub mod stream;
 
 pub use auth::{Authorize, BearerToken};

@@ -1,6 +1,7 @@
 //! The Streamable HTTP service over any [`Handler`]: routing POST, GET and
-//! DELETE, sessions, JSON or SSE replies with resumption, the stateless
-//! era's POSTs, and the legacy HTTP+SSE endpoint pair.
+//! DELETE, sessions (ended by a timer when idle), JSON or SSE replies with
+//! resumption, and the legacy HTTP+SSE endpoint pair; the stateless era's
+//! POSTs are in [`stateless`](super::stateless).
 //!
 //! [`HttpService`] is a hyper `Service` (bring your own accept loop);
 //! [`serve`](super::serve) runs it on a listener. Each handshake-era
@@ -11,7 +12,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -20,32 +21,26 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Body;
 use mcp_proto::jsonrpc::{
-    DecodeError, ErrorObject, Incoming as Decoded, Message, RequestId, decode_slice, error_code,
+    DecodeError, Incoming as Decoded, Message, RequestId, decode_slice, error_code,
 };
 use mcp_proto::methods;
-use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 
 use super::auth::Authorize;
-use super::body::{BodyItem, ResponseBody};
+use super::body::ResponseBody;
 use super::guard::{self, BodyError, accepts, is_json};
 use super::hooks::{HttpHooks, NoHooks};
-use super::reply::{
-    Reply, accepted, error_reply, event_stream, json_body, message_event, not_allowed, rpc_error,
-    text,
-};
+use super::reply::{Reply, accepted, event_stream, json_body, not_allowed, rpc_error, text};
 use super::routes::{Route, Routes, is_reply};
 use super::sessions::SessionTable;
+use super::stateless::{is_modern, stateless_post};
 use super::stream::{EventStream, parse_event_id};
 use super::{LAST_EVENT_ID, SESSION_ID};
 use crate::Handler;
 use crate::era::ServeEra;
 use crate::outgoing::{Outgoing, OutgoingQueue};
 use crate::session::{RequestKey, Session, SessionOptions};
-use crate::stateless::{
-    has_stateless_meta, http_status, is_stateless_only, refuse_initialize, request_meta,
-};
 
 /// The default cap on live sessions.
 pub const DEFAULT_SESSION_CAP: usize = 4096;
@@ -139,7 +134,9 @@ pub struct HttpOptions {
     pub body_timeout: Duration,
     /// The most live sessions (503 to an `initialize` beyond).
     pub session_cap: usize,
-    /// How long a session may go unused before it is forgotten (404 after).
+    /// How long a session may go unused before it ends (404 after): a
+    /// task of the service ends it then, as a DELETE would, its running
+    /// requests aborted.
     pub session_idle_timeout: Duration,
     /// `Origin` values allowed besides the loopback ones
     /// (`scheme://host[:port]`); any other gets 403.
@@ -211,7 +208,7 @@ impl std::fmt::Debug for HttpOptions {
 
 /// What a request comes to: `Err` drops the connection without a response
 /// (the session ended before the reply).
-type Handled = io::Result<Reply>;
+pub(super) type Handled = io::Result<Reply>;
 
 /// The Streamable HTTP service: cheap to clone (clones share the sessions),
 /// a hyper [`Service`](hyper::service::Service) for any request body.
@@ -255,6 +252,8 @@ impl<H: Handler> HttpService<H> {
             modern_session: Mutex::new(None),
             next_stream: AtomicU64::new(1),
             next_origin: AtomicU64::new(1),
+            sweeping: AtomicBool::new(false),
+            stop_sweeping: watch::Sender::new(()),
         };
         HttpService { shared: Arc::new(shared) }
     }
@@ -308,10 +307,10 @@ where
 }
 
 /// What every connection of one service shares.
-struct Shared<H: Handler> {
-    options: HttpOptions,
+pub(super) struct Shared<H: Handler> {
+    pub(super) options: HttpOptions,
     factory: Box<dyn Fn() -> H + Send + Sync>,
-    hooks: Box<dyn HttpHooks<H>>,
+    pub(super) hooks: Box<dyn HttpHooks<H>>,
     sessions: SessionTable<HttpSession<H>>,
     /// The one session when sessions are off.
     shared_session: Mutex<Option<Arc<HttpSession<H>>>>,
@@ -320,7 +319,11 @@ struct Shared<H: Handler> {
     next_stream: AtomicU64,
     /// Each stateless-era POST's origin: clients choose their ids, so the
     /// same id from two clients (or reused by one) names two requests.
-    next_origin: AtomicU64,
+    pub(super) next_origin: AtomicU64,
+    /// The idle sweeper was started (with the first session).
+    sweeping: AtomicBool,
+    /// Dropped with the service: the sweeper stops.
+    stop_sweeping: watch::Sender<()>,
 }
 
 impl<H: Handler> Shared<H> {
@@ -336,12 +339,20 @@ impl<H: Handler> Shared<H> {
     /// A new session under a new random id (sessions idle too long are
     /// ended first); `None` when too many are live.
     fn new_session(self: &Arc<Self>, legacy: bool) -> Option<Arc<HttpSession<H>>> {
+        self.end_idle_sessions();
+        let made =
+            self.sessions.insert_new(|id| HttpSession::start(self, Some(id.to_owned()), legacy));
+        if made.is_some() && !self.sweeping.swap(true, Ordering::AcqRel) {
+            tokio::spawn(sweep_idle_sessions(Arc::downgrade(self), self.stop_sweeping.subscribe()));
+        }
+        made.map(|(_, session)| session)
+    }
+
+    /// Ends the sessions idle too long, as DELETE would.
+    fn end_idle_sessions(&self) {
         for idle in self.sessions.evict_idle() {
             idle.close(self, false);
         }
-        let made =
-            self.sessions.insert_new(|id| HttpSession::start(self, Some(id.to_owned()), legacy));
-        made.map(|(_, session)| session)
     }
 
     /// The one session shared by everyone when sessions are off.
@@ -352,7 +363,7 @@ impl<H: Handler> Shared<H> {
     }
 
     /// The session that serves stateless-era requests.
-    fn modern_session(self: &Arc<Self>) -> Arc<HttpSession<H>> {
+    pub(super) fn modern_session(self: &Arc<Self>) -> Arc<HttpSession<H>> {
         lock(&self.modern_session)
             .get_or_insert_with(|| HttpSession::start(self, None, false))
             .clone()
@@ -386,15 +397,42 @@ impl<H: Handler> Shared<H> {
     }
 }
 
+/// The service's sweeper: ends each session when it falls idle (so an
+/// idle session neither counts as connected nor waits for the next one to
+/// be made), sleeping until the next expiry; stops with the service.
+async fn sweep_idle_sessions<H: Handler>(
+    shared: std::sync::Weak<Shared<H>>,
+    mut stop: watch::Receiver<()>,
+) {
+    loop {
+        let wake = match shared.upgrade() {
+            Some(shared) => shared
+                .sessions
+                .next_expiry()
+                .unwrap_or_else(|| tokio::time::Instant::now() + shared.sessions.idle_timeout()),
+            None => return,
+        };
+        tokio::select! {
+            () = tokio::time::sleep_until(wake) => {}
+            // The sender went with the service.
+            _ = stop.changed() => return,
+        }
+        match shared.upgrade() {
+            Some(shared) => shared.end_idle_sessions(),
+            None => return,
+        }
+    }
+}
+
 /// One session over HTTP: the core, the task that routes its outgoing
 /// queue, and the streams its messages go to.
-struct HttpSession<H: Handler> {
+pub(super) struct HttpSession<H: Handler> {
     /// The `Mcp-Session-Id` (legacy: the `sessionId` query value); `None`
     /// for the shared and the stateless sessions.
     id: Option<String>,
-    session: Session<H>,
+    pub(super) session: Session<H>,
     posts: AtomicU64,
-    routes: Routes,
+    pub(super) routes: Routes,
     router: Mutex<Option<AbortHandle>>,
 }
 
@@ -889,156 +927,6 @@ fn decode_failure(error: &DecodeError) -> Reply {
     }
 }
 
-/// Whether a POST without a session speaks the stateless era: a request
-/// with the stateless `_meta` or a stateless-only method, or any message
-/// whose `MCP-Protocol-Version` names a stateless revision.
-fn is_modern(message: &Message, headers: &HeaderMap) -> bool {
-    guard::stateless_version_header(headers)
-        || matches!(message, Message::Request(r)
-            if is_stateless_only(&r.method) || has_stateless_meta(r.params.as_ref()))
-}
-
-/// One stateless-era POST: no session, the request metadata headers
-/// checked against the body, answered with one JSON body or an SSE stream
-/// of its own; closing that stream cancels the request (it ends a
-/// `subscriptions/listen`).
-async fn stateless_post<H: Handler>(
-    shared: &Arc<Shared<H>>,
-    headers: &HeaderMap,
-    message: Message,
-) -> Handled {
-    let session = shared.modern_session();
-    shared.hooks.message(&message);
-    let request = match message {
-        Message::Request(request) => request,
-        message @ Message::Notification(_) => {
-            let origin = shared.next_origin.fetch_add(1, Ordering::Relaxed);
-            session.session.handle_from(origin, message);
-            return Ok(accepted());
-        }
-        Message::Response(_) | Message::Error(_) => {
-            return Ok(rpc_error(
-                StatusCode::BAD_REQUEST,
-                error_code::INVALID_REQUEST,
-                "the server sends no requests in the stateless era, so nothing is answered",
-            ));
-        }
-    };
-    let id = request.id.clone();
-    if let Err((status, error)) = check_stateless(shared, &session, headers, &request) {
-        return Ok(error_reply(status, &id, error));
-    }
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let origin = shared.next_origin.fetch_add(1, Ordering::Relaxed);
-    let key = RequestKey { origin, id };
-    if !session.routes.register(key.clone(), Route::Stream(tx)) {
-        return Ok(text(StatusCode::NOT_FOUND, "the server is shutting down"));
-    }
-    // Dropped with this future (the client went away before the answer) or
-    // with the SSE body: either way the request is cancelled if unanswered.
-    let guard = CancelOnDrop { session: session.clone(), key };
-    session.session.handle_from(origin, Message::Request(request));
-    let Some((first, is_reply)) = rx.recv().await else {
-        return Err(io::Error::other("the server ended before the reply"));
-    };
-    if is_reply {
-        let status = status_of(&first);
-        if shared.options.reply != ReplyMode::Sse || status != StatusCode::OK {
-            return Ok(json_body(status, first));
-        }
-    }
-    let (events, body) = ResponseBody::events();
-    let _ = events.send(BodyItem::Data(message_event(&first)));
-    if !is_reply {
-        tokio::spawn(async move {
-            while let Some((json, is_reply)) = rx.recv().await {
-                if events.send(BodyItem::Data(message_event(&json))).is_err() || is_reply {
-                    break;
-                }
-            }
-        });
-    }
-    let mut response = event_stream(body.on_drop(move || drop(guard)));
-    response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
-    Ok(response)
-}
-
-/// Cancels the request when dropped, unless it was answered.
-struct CancelOnDrop<H: Handler> {
-    session: Arc<HttpSession<H>>,
-    key: RequestKey,
-}
-
-impl<H: Handler> Drop for CancelOnDrop<H> {
-    fn drop(&mut self) {
-        if self.session.routes.take_stream_route(&self.key) {
-            self.session.session.cancel(self.key.origin, self.key.id.clone());
-        }
-    }
-}
-
-/// The checks made before the session sees a stateless-era request, each a
-/// 4xx with a JSON-RPC error: the `_meta` (`-32602`), the
-/// `MCP-Protocol-Version` header against it (`-32020`), the version
-/// (`-32022`), `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers the
-/// handler's [`Handler::param_headers`] names (`-32020`).
-fn check_stateless<H: Handler>(
-    shared: &Shared<H>,
-    session: &HttpSession<H>,
-    headers: &HeaderMap,
-    request: &mcp_proto::jsonrpc::Request,
-) -> Result<(), (StatusCode, ErrorObject)> {
-    let era = shared.options.session.era;
-    let params = request.params.as_ref();
-    let bad = |error| Err((StatusCode::BAD_REQUEST, error));
-    if request.method == methods::INITIALIZE {
-        return bad(refuse_initialize(params, era));
-    }
-    let meta = request_meta(params, era);
-    if let Err(error) = &meta
-        && error.code == error_code::INVALID_PARAMS
-    {
-        return bad(error.clone());
-    }
-    if let Err(error) = guard::check_stateless_version(headers, request) {
-        return bad(error);
-    }
-    if let Err(error) = meta {
-        return bad(error);
-    }
-    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
-    let param_headers = if request.method == methods::TOOLS_CALL {
-        session.session.handler().param_headers(name)
-    } else {
-        Vec::new()
-    };
-    if let Err(error) = guard::check_stateless_names(headers, request, &param_headers) {
-        return bad(error);
-    }
-    Ok(())
-}
-
-/// The HTTP status of a stateless-era reply: that of its error code.
-fn status_of(reply: &[u8]) -> StatusCode {
-    let code = serde_json::from_slice::<Value>(reply)
-        .ok()
-        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
-    code.and_then(|c| StatusCode::from_u16(http_status(c)).ok()).unwrap_or(StatusCode::OK)
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_follow_the_error_code() {
-        assert_eq!(status_of(br#"{"id":1,"result":{}}"#), StatusCode::OK);
-        assert_eq!(status_of(br#"{"id":1,"error":{"code":-32601}}"#), StatusCode::NOT_FOUND);
-        assert_eq!(status_of(br#"{"id":1,"error":{"code":-32021}}"#), StatusCode::BAD_REQUEST);
-        assert_eq!(status_of(br#"{"id":1,"error":{"code":-32602}}"#), StatusCode::OK);
-    }
 }

@@ -44,6 +44,18 @@ impl<S> SessionTable<S> {
         stale.iter().filter_map(|id| map.remove(id)).map(|e| e.session).collect()
     }
 
+    /// When the next session falls idle, unless used before: the earliest
+    /// last use plus the idle timeout; `None` when no session is kept.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        let idle = self.idle_timeout;
+        self.lock().values().map(|e| e.last_used + idle).min()
+    }
+
+    /// The idle timeout.
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
     /// Makes a session under a fresh id; `None` when `cap` are kept (call
     /// [`SessionTable::evict_idle`] first to make room).
     pub fn insert_new(&self, make: impl FnOnce(&str) -> Arc<S>) -> Option<(String, Arc<S>)> {
@@ -102,9 +114,12 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn sessions_are_bounded_and_idle_ones_evicted() {
         let table = SessionTable::new(2, Duration::from_secs(60));
+        assert_eq!(table.next_expiry(), None);
+        let start = Instant::now();
         let (a, _) = table.insert_new(|id| Arc::new(id.to_owned())).unwrap();
         tokio::time::sleep(Duration::from_secs(30)).await;
         let (b, _) = table.insert_new(|id| Arc::new(id.to_owned())).unwrap();
+        assert_eq!(table.next_expiry(), Some(start + Duration::from_secs(60)));
         assert_eq!(table.insert_new(|id| Arc::new(id.to_owned())), None);
         tokio::time::sleep(Duration::from_secs(31)).await;
         // `a` has been idle a minute: it is gone, and makes room.

@@ -12,7 +12,8 @@ use http::request::Parts;
 use mcp_http::StaticAuth;
 use mcp_peer::{EraChoice, RequestOptions};
 use mcp_server_io::http::{
-    BearerToken, HttpHooks, HttpOptions, HttpServer, ReplyMode, serve, serve_with_hooks,
+    BearerToken, HttpHooks, HttpOptions, HttpServer, HttpService, ReplyMode, serve,
+    serve_with_hooks,
 };
 use mcp_server_io::{ServeEra, ServerInfo};
 use serde_json::{Value, json};
@@ -288,6 +289,72 @@ async fn sessions_are_capped() {
     assert_eq!(raw(server.local_addr(), "DELETE", &named, None).await.status, 200);
     open_session(server.local_addr()).await;
     server.shutdown().await;
+}
+
+/// Counts the sessions that ended.
+#[derive(Default)]
+struct Closed(AtomicUsize);
+
+impl HttpHooks<Tools> for Arc<Closed> {
+    fn session_closed(&self, _: &mcp_server_io::Session<Tools>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A POST handed to the service itself (no connection, so a paused clock
+/// moves only with the test): its status and `Mcp-Session-Id`.
+async fn post_to(
+    service: &HttpService<Tools>,
+    session: Option<&str>,
+    body: &Value,
+) -> (u16, Option<String>) {
+    let mut request = http::Request::post("http://127.0.0.1/mcp");
+    for (name, value) in POST {
+        request = request.header(name, value);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let body = http_body_util::Full::new(bytes::Bytes::from(body.to_string()));
+    let reply = service.handle(request.body(body).unwrap()).await.unwrap();
+    let id = reply.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+    (reply.status().as_u16(), id)
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_sessions_end_on_the_services_timer() {
+    let mut options = HttpOptions::new(ServeEra::Legacy);
+    options.session_idle_timeout = Duration::from_secs(60);
+    let closed = Arc::new(Closed::default());
+    let service = HttpService::with_hooks(options, tools, closed.clone());
+    let (_, a) = post_to(&service, None, &initialize()).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let (_, b) = post_to(&service, None, &initialize()).await;
+    let (a, b) = (a.expect("a session"), b.expect("a session"));
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    assert_eq!(post_to(&service, Some(&b), &call(2, "x", false)).await.0, 200);
+    // A minute after its last use, `a` is ended by the timer, no new
+    // session being made: closed as DELETE would close it.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    assert_eq!(closed.0.load(Ordering::SeqCst), 1);
+    assert_eq!(service.session_count(), 1);
+    assert_eq!(post_to(&service, Some(&a), &call(3, "x", false)).await.0, 404);
+    // `b`, used at 50 s, lasts until 110 s.
+    tokio::time::sleep(Duration::from_secs(48)).await;
+    assert_eq!(closed.0.load(Ordering::SeqCst), 1);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(closed.0.load(Ordering::SeqCst), 2);
+    assert_eq!(service.session_count(), 0);
+    // The timer stops with the service: no task is left.
+    drop(service);
+    let metrics = tokio::runtime::Handle::current().metrics();
+    for _ in 0..100 {
+        if metrics.num_alive_tasks() == 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(metrics.num_alive_tasks(), 0);
 }
 
 #[tokio::test]

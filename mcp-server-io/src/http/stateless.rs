@@ -1,0 +1,177 @@
+//! The stateless era's POSTs (2026-07-28): no `Mcp-Session-Id`, every
+//! request its own origin in the one session that serves them, its
+//! metadata headers checked against the body, answered with one JSON body
+//! or an SSE stream of its own that cancels the request when it closes.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use http::{HeaderMap, HeaderValue, StatusCode};
+use mcp_proto::jsonrpc::{ErrorObject, Message, error_code};
+use mcp_proto::methods;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::body::{BodyItem, ResponseBody};
+use super::guard;
+use super::reply::{
+    accepted, error_reply, event_stream, json_body, message_event, rpc_error, text,
+};
+use super::routes::Route;
+use super::service::{Handled, HttpSession, ReplyMode, Shared};
+use crate::Handler;
+use crate::session::RequestKey;
+use crate::stateless::{
+    has_stateless_meta, http_status, is_stateless_only, refuse_initialize, request_meta,
+};
+
+/// Whether a POST without a session speaks the stateless era: a request
+/// with the stateless `_meta` or a stateless-only method, or any message
+/// whose `MCP-Protocol-Version` names a stateless revision.
+pub(super) fn is_modern(message: &Message, headers: &HeaderMap) -> bool {
+    guard::stateless_version_header(headers)
+        || matches!(message, Message::Request(r)
+            if is_stateless_only(&r.method) || has_stateless_meta(r.params.as_ref()))
+}
+
+/// One stateless-era POST: no session, the request metadata headers
+/// checked against the body, answered with one JSON body or an SSE stream
+/// of its own; closing that stream cancels the request (it ends a
+/// `subscriptions/listen`).
+pub(super) async fn stateless_post<H: Handler>(
+    shared: &Arc<Shared<H>>,
+    headers: &HeaderMap,
+    message: Message,
+) -> Handled {
+    let session = shared.modern_session();
+    shared.hooks.message(&message);
+    let request = match message {
+        Message::Request(request) => request,
+        message @ Message::Notification(_) => {
+            let origin = shared.next_origin.fetch_add(1, Ordering::Relaxed);
+            session.session.handle_from(origin, message);
+            return Ok(accepted());
+        }
+        Message::Response(_) | Message::Error(_) => {
+            return Ok(rpc_error(
+                StatusCode::BAD_REQUEST,
+                error_code::INVALID_REQUEST,
+                "the server sends no requests in the stateless era, so nothing is answered",
+            ));
+        }
+    };
+    let id = request.id.clone();
+    if let Err((status, error)) = check_stateless(shared, &session, headers, &request) {
+        return Ok(error_reply(status, &id, error));
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let origin = shared.next_origin.fetch_add(1, Ordering::Relaxed);
+    let key = RequestKey { origin, id };
+    if !session.routes.register(key.clone(), Route::Stream(tx)) {
+        return Ok(text(StatusCode::NOT_FOUND, "the server is shutting down"));
+    }
+    // Dropped with this future (the client went away before the answer) or
+    // with the SSE body: either way the request is cancelled if unanswered.
+    let guard = CancelOnDrop { session: session.clone(), key };
+    session.session.handle_from(origin, Message::Request(request));
+    let Some((first, is_reply)) = rx.recv().await else {
+        return Err(io::Error::other("the server ended before the reply"));
+    };
+    if is_reply {
+        let status = status_of(&first);
+        if shared.options.reply != ReplyMode::Sse || status != StatusCode::OK {
+            return Ok(json_body(status, first));
+        }
+    }
+    let (events, body) = ResponseBody::events();
+    let _ = events.send(BodyItem::Data(message_event(&first)));
+    if !is_reply {
+        tokio::spawn(async move {
+            while let Some((json, is_reply)) = rx.recv().await {
+                if events.send(BodyItem::Data(message_event(&json))).is_err() || is_reply {
+                    break;
+                }
+            }
+        });
+    }
+    let mut response = event_stream(body.on_drop(move || drop(guard)));
+    response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(response)
+}
+
+/// Cancels the request when dropped, unless it was answered.
+struct CancelOnDrop<H: Handler> {
+    session: Arc<HttpSession<H>>,
+    key: RequestKey,
+}
+
+impl<H: Handler> Drop for CancelOnDrop<H> {
+    fn drop(&mut self) {
+        if self.session.routes.take_stream_route(&self.key) {
+            self.session.session.cancel(self.key.origin, self.key.id.clone());
+        }
+    }
+}
+
+/// The checks made before the session sees a stateless-era request, each a
+/// 4xx with a JSON-RPC error: the `_meta` (`-32602`), the
+/// `MCP-Protocol-Version` header against it (`-32020`), the version
+/// (`-32022`), `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers the
+/// handler's [`Handler::param_headers`] names (`-32020`).
+fn check_stateless<H: Handler>(
+    shared: &Shared<H>,
+    session: &HttpSession<H>,
+    headers: &HeaderMap,
+    request: &mcp_proto::jsonrpc::Request,
+) -> Result<(), (StatusCode, ErrorObject)> {
+    let era = shared.options.session.era;
+    let params = request.params.as_ref();
+    let bad = |error| Err((StatusCode::BAD_REQUEST, error));
+    if request.method == methods::INITIALIZE {
+        return bad(refuse_initialize(params, era));
+    }
+    let meta = request_meta(params, era);
+    if let Err(error) = &meta
+        && error.code == error_code::INVALID_PARAMS
+    {
+        return bad(error.clone());
+    }
+    if let Err(error) = guard::check_stateless_version(headers, request) {
+        return bad(error);
+    }
+    if let Err(error) = meta {
+        return bad(error);
+    }
+    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
+    let param_headers = if request.method == methods::TOOLS_CALL {
+        session.session.handler().param_headers(name)
+    } else {
+        Vec::new()
+    };
+    if let Err(error) = guard::check_stateless_names(headers, request, &param_headers) {
+        return bad(error);
+    }
+    Ok(())
+}
+
+/// The HTTP status of a stateless-era reply: that of its error code.
+fn status_of(reply: &[u8]) -> StatusCode {
+    let code = serde_json::from_slice::<Value>(reply)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
+    code.and_then(|c| StatusCode::from_u16(http_status(c)).ok()).unwrap_or(StatusCode::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_the_error_code() {
+        assert_eq!(status_of(br#"{"id":1,"result":{}}"#), StatusCode::OK);
+        assert_eq!(status_of(br#"{"id":1,"error":{"code":-32601}}"#), StatusCode::NOT_FOUND);
+        assert_eq!(status_of(br#"{"id":1,"error":{"code":-32021}}"#), StatusCode::BAD_REQUEST);
+        assert_eq!(status_of(br#"{"id":1,"error":{"code":-32602}}"#), StatusCode::OK);
+    }
+}
