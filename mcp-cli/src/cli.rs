@@ -376,6 +376,11 @@ asks goes to the host session whose call is running, and is refused when several
         #[arg(long = "max-sessions", value_name = "N", requires = "http",
               value_parser = clap::value_parser!(u32).range(1..))]
         max_sessions: Option<u32>,
+        /// End a host session unused for this many seconds over HTTP (its
+        /// upstream calls cancelled) [default: 1800]
+        #[arg(long = "idle-timeout", value_name = "SECS", requires = "http",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        idle_timeout: Option<u32>,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

@@ -269,6 +269,7 @@ async fn run(cli: Cli) -> u8 {
                         token_file,
                         allow_origins,
                         max_sessions,
+                        idle_timeout,
                     },
                     Some(hosts),
                 ) => {
@@ -277,6 +278,7 @@ async fn run(cli: Cli) -> u8 {
                         token_file: token_file.clone(),
                         allow_origins: allow_origins.clone(),
                         max_sessions: *max_sessions,
+                        idle_timeout: idle_timeout.map(|s| Duration::from_secs(s.into())),
                     });
                     let (registry, hosts) = (registry.clone(), hosts.clone());
                     let mode = (*tools, schema_for.target());

@@ -12,12 +12,14 @@
 //! Safety: loopback unless told otherwise; off loopback a bearer token is
 //! required (a file, `$MCPC_SERVE_TOKEN`, else one made up and printed
 //! once); `Origin` and `Host` checked against DNS rebinding; the service's
-//! body, header and session caps and idle timeout. Nothing of the
+//! body, header and session caps and idle timeout (`--idle-timeout`; an
+//! idle session is ended by the service's timer, its calls cancelled). Nothing of the
 //! upstream connections (their headers, their tokens) reaches a host.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_server_io::ServeEra;
 use mcp_server_io::Session;
@@ -44,6 +46,8 @@ pub(crate) struct HttpArgs {
     pub(crate) token_file: Option<PathBuf>,
     pub(crate) allow_origins: Vec<String>,
     pub(crate) max_sessions: Option<u32>,
+    /// A host session unused this long ends.
+    pub(crate) idle_timeout: Option<Duration>,
 }
 
 /// `serve --http` checked: where to bind, and the token hosts must send.
@@ -54,6 +58,7 @@ pub(crate) struct Resolved {
     made_up: bool,
     allow_origins: Vec<String>,
     max_sessions: Option<u32>,
+    idle_timeout: Option<Duration>,
 }
 
 impl HttpArgs {
@@ -73,6 +78,7 @@ impl HttpArgs {
             made_up,
             allow_origins: self.allow_origins.clone(),
             max_sessions: self.max_sessions,
+            idle_timeout: self.idle_timeout,
         })
     }
 }
@@ -160,6 +166,9 @@ fn options(args: &Resolved) -> HttpOptions {
     }
     if let Some(max) = args.max_sessions {
         options.session_cap = max as usize;
+    }
+    if let Some(idle) = args.idle_timeout {
+        options.session_idle_timeout = idle;
     }
     options
 }
@@ -265,12 +274,14 @@ mod tests {
             made_up: false,
             allow_origins: vec!["https://app.example".into()],
             max_sessions: Some(3),
+            idle_timeout: Some(Duration::from_secs(5)),
         };
         let local = options(&resolved("8080", None));
         assert!(local.authorize.is_none());
         assert!(local.allowed_hosts.is_empty());
         assert_eq!(local.allowed_origins, ["https://app.example"]);
         assert_eq!(local.session_cap, 3);
+        assert_eq!(local.session_idle_timeout, Duration::from_secs(5));
         let wide = options(&resolved("0.0.0.0:8080", Some("t")));
         assert!(wide.authorize.is_some());
         assert_eq!(wide.allowed_hosts, ["*"]);

@@ -306,6 +306,58 @@ async fn a_deleted_session_has_its_upstream_calls_cancelled() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_has_its_upstream_calls_cancelled_with_no_new_session() {
+    let s = Sandbox::new("serve-http-idle");
+    let spec = testkit_spec("");
+    let served = serve(&s, "127.0.0.1:0", &["--server", &spec, "--idle-timeout", "2"], &[]);
+    // The watcher's session stays in use (it asks every 50 ms).
+    let watcher = host(&served.url, EraChoice::Legacy, None, None);
+    assert_eq!(call(&watcher, "cancelled_log", json!({})).await, "[]");
+    // A host (raw HTTP) whose call never ends, then nothing more from it:
+    // its session falls idle, and no other session is made after it.
+    let at = served.authority().to_owned();
+    let (status, response) = raw(&at, "POST", &[], Some(&initialize())).await;
+    assert_eq!(status, 200, "{response}");
+    let session = header(&response, "mcp-session-id").expect("a session").to_owned();
+    let hang = tokio::spawn({
+        let (at, session) = (at.clone(), session.clone());
+        async move {
+            let with =
+                [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+            let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "hang"}});
+            raw(&at, "POST", &with, Some(&call)).await
+        }
+    });
+    // The service's timer ends the idle session: its call is cancelled
+    // upstream (no deadline of the test decides it: the bound is generous).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let log = call(&watcher, "cancelled_log", json!({})).await;
+        let ids: Vec<Value> = serde_json::from_str(&log).unwrap();
+        if ids.len() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server saw no cancellation: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(10), hang).await;
+    assert!(ended.is_ok(), "the hanging POST did not end");
+    // The session is gone.
+    let with = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    let (status, response) = raw(
+        &at,
+        "POST",
+        &with,
+        Some(&json!({"jsonrpc": "2.0",
+        "id": 3, "method": "ping"})),
+    )
+    .await;
+    assert_eq!(status, 404, "{response}");
+    watcher.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_origin_is_403_and_a_token_is_401_without_it() {
     let s = Sandbox::new("serve-http-guard");
     let spec = testkit_spec("");
