@@ -29,6 +29,25 @@ pub mod report;
 
 use std::time::{Duration, Instant};
 
+use mcp_proto::types::JsonObject;
+use serde_json::Value;
+
+/// The echoed message: the size of a short tool argument.
+pub const MESSAGE: &str = "the quick brown fox jumps over the lazy dog";
+
+/// The arguments of one echo call: `{"message": MESSAGE}`.
+pub fn echo_args() -> JsonObject {
+    let mut args = JsonObject::new();
+    args.insert("message".into(), Value::String(MESSAGE.into()));
+    args
+}
+
+/// The runtime a benchmark's clients run on: current-thread, I/O and
+/// time enabled.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime")
+}
+
 /// Runs each contender once to warm up, then `rounds` rounds in which every
 /// contender runs once, in turn (so that a slow phase of the machine hits
 /// them all alike). Returns each contender's run times, in the given order.

@@ -34,16 +34,11 @@ use std::time::{Duration, Instant};
 
 use mcp_bench::proc::{HttpServer, pin_to_cpu0, status_bytes, testkit_path, unpin};
 use mcp_bench::report::{kib, median_f64, mib, ms, quantile, ratio, us_f64};
+use mcp_bench::{echo_args, runtime};
 use mcp_client_stdio::mcp_peer::EraChoice;
 use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
 use mcp_http::{HttpClient, HttpOptions};
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::JsonObject;
-use serde_json::Value;
-use tokio::runtime::Runtime;
-
-/// The echoed message: the size of a short tool argument.
-const MESSAGE: &str = "the quick brown fox jumps over the lazy dog";
 
 /// The longest any run of this binary may take (a hung peer ends it).
 const WALL_LIMIT: Duration = Duration::from_secs(40 * 60);
@@ -156,16 +151,6 @@ fn shell_quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
-}
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime")
-}
-
-fn echo_args() -> JsonObject {
-    let mut args = JsonObject::new();
-    args.insert("message".into(), Value::String(MESSAGE.into()));
-    args
 }
 
 /// How the client reaches the server: a command it spawns and speaks

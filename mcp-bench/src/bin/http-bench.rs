@@ -32,20 +32,17 @@ use mcp_bench::proc::{
     HttpServer, cpu_time, pin_to_cpu0, process_cpu_time, status_bytes, testkit_path, unpin,
 };
 use mcp_bench::report::{kib, median_f64, mib, ms, quantile, rate, ratio, us_f64};
+use mcp_bench::{MESSAGE, echo_args, runtime};
 use mcp_http::mcp_peer::EraChoice;
 use mcp_http::{HttpClient, HttpOptions};
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::JsonObject;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
-use serde_json::Value;
 use tokio::runtime::Runtime;
 
-/// The echoed message: the size of a short tool argument.
-const MESSAGE: &str = "the quick brown fox jumps over the lazy dog";
 /// The most calls in flight measured (and rmcp's `max_concurrent_requests`
 /// in its pooled configuration, so it is not capped below that).
 const MAX_DEPTH: usize = 64;
@@ -189,16 +186,6 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     print!("{table}");
     Ok(())
-}
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime")
-}
-
-fn echo_args() -> JsonObject {
-    let mut args = JsonObject::new();
-    args.insert("message".into(), Value::String(MESSAGE.into()));
-    args
 }
 
 /// Ours pinned to `era`.

@@ -24,19 +24,16 @@ use std::time::{Duration, Instant};
 use mcp_bench::era::Era;
 use mcp_bench::proc::{cpu_time, pin_to_cpu0, status_bytes, testkit_path, unpin};
 use mcp_bench::report::{kib, median_f64, ms, quantile, rate, ratio, us_f64};
+use mcp_bench::{MESSAGE, echo_args, runtime};
 use mcp_client_stdio::mcp_peer::EraChoice;
 use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::JsonObject;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
-
-/// The echoed message: the size of a short tool argument.
-const MESSAGE: &str = "the quick brown fox jumps over the lazy dog";
 
 /// The longest any run of this binary may take (a hung peer ends it).
 const WALL_LIMIT: Duration = Duration::from_secs(20 * 60);
@@ -94,16 +91,6 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     print!("{table}");
     Ok(())
-}
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime")
-}
-
-fn echo_args() -> JsonObject {
-    let mut args = JsonObject::new();
-    args.insert("message".into(), Value::String(MESSAGE.into()));
-    args
 }
 
 /// The request line a client sends for one echo call (id 1), and what the
