@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::steps::{Step, root, run};
 
@@ -748,6 +748,56 @@ pub(crate) enum Judgement {
     GapPasses,
 }
 
+/// The judgements of a run counted, for its end: one summary line, and
+/// an error naming what fails the step.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    passed: usize,
+    gaps: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    /// Counts the judgement of the scenario `label`.
+    pub(crate) fn count(&mut self, label: String, judgement: &Judgement) {
+        match judgement {
+            Judgement::Passed => self.passed += 1,
+            Judgement::KnownGap(..) => self.gaps += 1,
+            Judgement::Failed(_) | Judgement::GapPasses => {}
+        }
+        if judgement.fails_ci() {
+            self.failures.push(label);
+        }
+    }
+
+    /// The summary line (`<what>: N passed, N known gaps, N failing, of
+    /// <of> in <secs>s`).
+    fn summary(&self, what: &str, of: &str, took: Duration) -> String {
+        format!(
+            "{what}: {} passed, {} known gaps, {} failing, of {of} in {:.1}s",
+            self.passed,
+            self.gaps,
+            self.failures.len(),
+            took.as_secs_f64()
+        )
+    }
+
+    /// Prints the summary line of the run started at `start`; an error
+    /// names every failing scenario.
+    pub(crate) fn finish(self, what: &str, of: &str, start: Instant) -> Result<(), String> {
+        println!("{}", self.summary(what, of, start.elapsed()));
+        if self.failures.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} failing (see above): {}",
+                self.failures.len(),
+                self.failures.join(", ")
+            ))
+        }
+    }
+}
+
 impl Judgement {
     /// Whether this judgement fails the step.
     pub(crate) fn fails_ci(&self) -> bool {
@@ -819,21 +869,16 @@ fn run_all() -> Result<(), String> {
     }
     let client = build_client()?;
     let start = Instant::now();
-    let mut failures = Vec::new();
-    let (mut passed, mut gaps) = (0, 0);
+    let mut tally = Tally::default();
     for s in SCENARIOS {
         let t = Instant::now();
         let judgement = judge(s, run_scenario(&client, s));
         let took = t.elapsed().as_secs_f64();
         let label = format!("{} @ {}", s.name, s.revision);
         let line = match &judgement {
-            Judgement::Passed => {
-                passed += 1;
-                format!("conformance PASS {label} ({took:.1}s)")
-            }
+            Judgement::Passed => format!("conformance PASS {label} ({took:.1}s)"),
             Judgement::Failed(why) => format!("conformance FAIL {label} ({took:.1}s): {why}"),
             Judgement::KnownGap(reason, why) => {
-                gaps += 1;
                 format!("KNOWN GAP (not passing): {label}: {reason} [{why}]")
             }
             Judgement::GapPasses => format!(
@@ -842,21 +887,9 @@ fn run_all() -> Result<(), String> {
             ),
         };
         println!("{line}");
-        if judgement.fails_ci() {
-            failures.push(label);
-        }
+        tally.count(label, &judgement);
     }
-    println!(
-        "conformance: {passed} passed, {gaps} known gaps, {} failing, of {} runs in {:.1}s",
-        failures.len(),
-        SCENARIOS.len(),
-        start.elapsed().as_secs_f64()
-    );
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{} failing (see above): {}", failures.len(), failures.join(", ")))
-    }
+    tally.finish("conformance", &format!("{} runs", SCENARIOS.len()), start)
 }
 
 /// The conformance steps: install, then every client scenario, then every
@@ -873,6 +906,24 @@ pub(crate) fn steps() -> Vec<Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tally_sums_up_and_names_what_fails() {
+        let mut tally = Tally::default();
+        tally.count("a".into(), &Judgement::Passed);
+        tally.count("b".into(), &Judgement::KnownGap("why", "how".into()));
+        tally.count("c".into(), &Judgement::Failed("no".into()));
+        tally.count("d".into(), &Judgement::GapPasses);
+        assert_eq!(
+            tally.summary("conformance", "4 runs", Duration::from_millis(1250)),
+            "conformance: 1 passed, 1 known gaps, 2 failing, of 4 runs in 1.2s"
+        );
+        let err = tally.finish("x", "4", Instant::now()).unwrap_err();
+        assert_eq!(err, "2 failing (see above): c, d");
+        let mut clean = Tally::default();
+        clean.count("a".into(), &Judgement::Passed);
+        assert!(clean.finish("x", "1", Instant::now()).is_ok());
+    }
 
     #[test]
     fn verdicts() {

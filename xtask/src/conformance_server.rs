@@ -31,7 +31,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use crate::conformance::{
-    Judgement, REVISIONS, Scenario, bin_dir, find_file, install, judge, list_mismatch,
+    Judgement, REVISIONS, Scenario, Tally, bin_dir, find_file, install, judge, list_mismatch,
     parse_checks, suite_path,
 };
 use crate::steps::{Step, root};
@@ -582,42 +582,25 @@ fn run_all(target: Target) -> Result<(), String> {
     }
     let server = start_server(target)?;
     let start = Instant::now();
-    let mut failures = Vec::new();
-    let (mut passed, mut gaps) = (0, 0);
+    let mut tally = Tally::default();
     let kind = target.label();
     for s in SERVER_SCENARIOS {
         let s = &expectation(target, s);
         let judgement = judge(s, run_scenario(target, &server.url, s));
         let label = format!("{} @ {}", s.name, s.revision);
         match &judgement {
-            Judgement::Passed => {
-                passed += 1;
-                println!("conformance ({kind}) PASS {label}");
-            }
+            Judgement::Passed => println!("conformance ({kind}) PASS {label}"),
             Judgement::Failed(why) => println!("conformance ({kind}) FAIL {label}: {why}"),
             Judgement::KnownGap(reason, _) => {
-                gaps += 1;
-                println!("KNOWN GAP (not passing): {label}: {reason}");
+                println!("KNOWN GAP (not passing): {label}: {reason}")
             }
             Judgement::GapPasses => {
                 println!("conformance ({kind}) FAIL {label}: a known gap that passes now")
             }
         }
-        if judgement.fails_ci() {
-            failures.push(label);
-        }
+        tally.count(label, &judgement);
     }
-    println!(
-        "conformance ({kind}): {passed} passed, {gaps} known gaps, {} failing, of {} in {:.1}s",
-        failures.len(),
-        SERVER_SCENARIOS.len(),
-        start.elapsed().as_secs_f64()
-    );
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{} failing (see above): {}", failures.len(), failures.join(", ")))
-    }
+    tally.finish(&format!("conformance ({kind})"), &SERVER_SCENARIOS.len().to_string(), start)
 }
 
 #[cfg(test)]
