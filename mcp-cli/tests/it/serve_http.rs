@@ -260,6 +260,40 @@ async fn a_servers_request_goes_to_the_session_whose_call_asked() {
     b.close().await.unwrap();
 }
 
+/// A session opened by raw HTTP (a host that never cancels on its own)
+/// and its call of `hang`, which never ends: the session id and the POST.
+async fn hanging_session(at: &str) -> (String, tokio::task::JoinHandle<(u16, String)>) {
+    let (status, response) = raw(at, "POST", &[], Some(&initialize())).await;
+    assert_eq!(status, 200, "{response}");
+    let session = header(&response, "mcp-session-id").expect("a session").to_owned();
+    let hang = tokio::spawn({
+        let (at, session) = (at.to_owned(), session.clone());
+        async move {
+            let with =
+                [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+            let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "hang"}});
+            raw(&at, "POST", &with, Some(&call)).await
+        }
+    });
+    (session, hang)
+}
+
+/// Asks the upstream testkit (through `watcher`) until it has seen one
+/// cancellation, at most `within`.
+async fn one_cancellation_seen(watcher: &HttpClient, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let log = call(watcher, "cancelled_log", json!({})).await;
+        let ids: Vec<Value> = serde_json::from_str(&log).unwrap();
+        if ids.len() == 1 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the server saw no cancellation: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_session_has_its_upstream_calls_cancelled() {
     let s = Sandbox::new("serve-http-delete");
@@ -270,35 +304,14 @@ async fn a_deleted_session_has_its_upstream_calls_cancelled() {
     // A host (raw HTTP: it never cancels on its own) with a call that
     // never ends, then DELETE of its session.
     let at = served.authority().to_owned();
-    let (status, response) = raw(&at, "POST", &[], Some(&initialize())).await;
-    assert_eq!(status, 200, "{response}");
-    let session = header(&response, "mcp-session-id").expect("a session").to_owned();
-    let hang = tokio::spawn({
-        let (at, session) = (at.clone(), session.clone());
-        async move {
-            let with =
-                [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
-            let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "hang"}});
-            raw(&at, "POST", &with, Some(&call)).await
-        }
-    });
+    let (session, hang) = hanging_session(&at).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(!hang.is_finished());
     assert_eq!(call(&watcher, "cancelled_log", json!({})).await, "[]");
     let with = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
     let (status, response) = raw(&at, "DELETE", &with, None).await;
     assert!(status == 200 || status == 204, "{response}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let log = call(&watcher, "cancelled_log", json!({})).await;
-        let ids: Vec<Value> = serde_json::from_str(&log).unwrap();
-        if ids.len() == 1 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the server saw no cancellation: {log}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    one_cancellation_seen(&watcher, Duration::from_secs(10)).await;
     // The hanging POST ended with its session.
     let ended = tokio::time::timeout(Duration::from_secs(10), hang).await;
     assert!(ended.is_ok(), "the hanging POST did not end");
@@ -316,43 +329,16 @@ async fn an_idle_session_has_its_upstream_calls_cancelled_with_no_new_session() 
     // A host (raw HTTP) whose call never ends, then nothing more from it:
     // its session falls idle, and no other session is made after it.
     let at = served.authority().to_owned();
-    let (status, response) = raw(&at, "POST", &[], Some(&initialize())).await;
-    assert_eq!(status, 200, "{response}");
-    let session = header(&response, "mcp-session-id").expect("a session").to_owned();
-    let hang = tokio::spawn({
-        let (at, session) = (at.clone(), session.clone());
-        async move {
-            let with =
-                [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
-            let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "hang"}});
-            raw(&at, "POST", &with, Some(&call)).await
-        }
-    });
+    let (session, hang) = hanging_session(&at).await;
     // The service's timer ends the idle session: its call is cancelled
     // upstream (no deadline of the test decides it: the bound is generous).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let log = call(&watcher, "cancelled_log", json!({})).await;
-        let ids: Vec<Value> = serde_json::from_str(&log).unwrap();
-        if ids.len() == 1 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the server saw no cancellation: {log}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    one_cancellation_seen(&watcher, Duration::from_secs(20)).await;
     let ended = tokio::time::timeout(Duration::from_secs(10), hang).await;
     assert!(ended.is_ok(), "the hanging POST did not end");
     // The session is gone.
     let with = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
-    let (status, response) = raw(
-        &at,
-        "POST",
-        &with,
-        Some(&json!({"jsonrpc": "2.0",
-        "id": 3, "method": "ping"})),
-    )
-    .await;
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let (status, response) = raw(&at, "POST", &with, Some(&ping)).await;
     assert_eq!(status, 404, "{response}");
     watcher.close().await.unwrap();
 }
