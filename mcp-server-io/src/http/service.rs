@@ -1,7 +1,7 @@
 //! The Streamable HTTP service over any [`Handler`]: routing POST, GET and
 //! DELETE, sessions (ended by a timer when idle), JSON or SSE replies with
 //! resumption, and the legacy HTTP+SSE endpoint pair; the stateless era's
-//! POSTs are in [`stateless`](super::stateless).
+//! POSTs are in `http/stateless.rs`.
 //!
 //! [`HttpService`] is a hyper `Service` (bring your own accept loop);
 //! [`serve`](super::serve) runs it on a listener. Each handshake-era
