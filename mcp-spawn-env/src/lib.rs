@@ -72,6 +72,7 @@
 //! }
 //! ```
 
+mod cache;
 mod command;
 mod fallback;
 mod guidance;
@@ -80,21 +81,23 @@ mod probe;
 mod resolve;
 mod search_path;
 
+pub use cache::{CACHE_FILE_MAX, CacheKey, DEFAULT_CACHE_MAX_AGE, ProbeCache};
 pub use command::ServerCommand;
 pub use fallback::{FileSystem, RealFileSystem, fallback_dirs, home_dir};
 pub use guidance::{Runtime, missing_command_guidance, missing_file_guidance};
 pub use platform::Platform;
 pub use probe::{
     DEFAULT_PROBE_TIMEOUT, FALLBACK_SHELL, PROBE_ENV_VAR, ProbeError, extract_marked, login_shell,
-    login_shell_path, parse_probe_output, probe_command, probe_login_shell,
+    login_shell_path, login_shell_path_cached, login_shell_path_known, parse_probe_output,
+    probe_command, probe_login_shell,
 };
 pub use resolve::{
     DEFAULT_PATHEXT, ResolveError, SearchRules, is_path_like, parse_pathext, resolve_command,
     resolve_command_with,
 };
 pub use search_path::{
-    default_spawn_path, join_path_list, merge_path_lists, merge_path_sources, spawn_path,
-    split_path_list,
+    default_spawn_path, default_spawn_path_cached, join_path_list, merge_path_lists,
+    merge_path_sources, spawn_path, spawn_path_cached, split_path_list,
 };
 
 /// The README's examples, compiled as doc tests.
