@@ -16,6 +16,13 @@
 //!   mise shims, Homebrew, `/usr/local`; uv's directories on Windows),
 //!   de-duplicated keeping the first. A PATH the user configured for the
 //!   server wins.
+//! - **A probe cache between runs** ([`ProbeCache`], opt-in,
+//!   [`spawn_path_cached`]): the login shell's PATH kept in a file for a
+//!   day, keyed by the shell, `HOME`, the inherited PATH and the
+//!   modification times and sizes of the shell's startup files
+//!   ([`CacheKey`]); written atomically (mode 0600, at most
+//!   [`CACHE_FILE_MAX`]), a stale or corrupt file ignored. For hosts that
+//!   start often, such as command-line tools.
 //! - **Command resolution** ([`resolve_command`]): a path-like command is
 //!   taken relative to the server's working directory, any other is searched
 //!   on that PATH (with `PATHEXT` on Windows); a missing one is a
