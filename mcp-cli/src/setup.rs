@@ -93,6 +93,17 @@ pub(crate) struct HostSide {
     pub(crate) approver: Arc<dyn Approver>,
 }
 
+/// Where the login shell's PATH is kept between runs, so a start with a
+/// command server runs no login shell while the cached PATH is fresh (a
+/// day, and no shell startup file changed): `login-shell-path` in mcpc's
+/// cache directory; none with `MCPC_NO_PATH_CACHE` set (non-empty).
+fn path_cache() -> Option<mcp_client_stdio::ProbeCache> {
+    if std::env::var_os("MCPC_NO_PATH_CACHE").is_some_and(|v| !v.is_empty()) {
+        return None;
+    }
+    mcp_client_stdio::ProbeCache::default_for("mcpc")
+}
+
 /// The servers: `--server`, else a configuration file, else the demo
 /// (with `login`, `--timeout` bounds the login, not the servers' requests);
 /// with the command-line settings applied (timeout, `-e`, `--cwd`), and
@@ -106,6 +117,7 @@ pub(crate) fn build_registry(
     let identity = ClientIdentity::new("mcpc", env!("CARGO_PKG_VERSION"));
     let mut inner = DefaultConnector::default();
     inner.host_name = "mcpc".into();
+    inner.path_cache = path_cache();
     let env = parse_env(&g.env)?;
     // Tool pins live beside a configuration file; a server given on the
     // command line (or the demo) is pinned for this run only.

@@ -24,6 +24,8 @@ mod keychain;
 mod login;
 #[path = "it/model.rs"]
 mod model;
+#[path = "it/path_cache.rs"]
+mod path_cache;
 #[path = "it/run.rs"]
 mod run;
 #[path = "it/serve.rs"]

@@ -113,6 +113,10 @@ pub struct DefaultConnector {
     /// (the login shell's PATH and the usual tool directories; default
     /// true).
     pub discover_path: bool,
+    /// With `discover_path`, a file that keeps the login shell's PATH
+    /// between runs of the host (`None`, the default: the shell is probed
+    /// once per process). See [`ProbeCache`](mcp_spawn_env::ProbeCache).
+    pub path_cache: Option<mcp_spawn_env::ProbeCache>,
     /// The host's answers to server requests (roots, sampling,
     /// elicitation).
     pub handlers: Handlers,
@@ -155,6 +159,7 @@ impl Default for DefaultConnector {
         DefaultConnector {
             host_name: "this application".into(),
             discover_path: true,
+            path_cache: None,
             handlers: Handlers::default(),
             stdio_shutdown_grace: None,
             stdio_log_level: None,
@@ -246,6 +251,7 @@ impl Connector for DefaultConnector {
                     options.host_name = self.host_name.clone();
                     options.request_timeout = server.timeout;
                     options.discover_path = self.discover_path;
+                    options.path_cache = self.path_cache.clone();
                     options.handlers = self.handlers.clone();
                     options.log_level = self.stdio_log_level.clone();
                     crate::mapping::client_settings(&mut options, server, self.apps, self.tasks);

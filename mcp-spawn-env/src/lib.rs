@@ -16,6 +16,13 @@
 //!   mise shims, Homebrew, `/usr/local`; uv's directories on Windows),
 //!   de-duplicated keeping the first. A PATH the user configured for the
 //!   server wins.
+//! - **A probe cache between runs** ([`ProbeCache`], opt-in,
+//!   [`spawn_path_cached`]): the login shell's PATH kept in a file for a
+//!   day, keyed by the shell, `HOME`, the inherited PATH and the
+//!   modification times and sizes of the shell's startup files
+//!   ([`CacheKey`]); written atomically (mode 0600, at most
+//!   [`CACHE_FILE_MAX`]), a stale or corrupt file ignored. For hosts that
+//!   start often, such as command-line tools.
 //! - **Command resolution** ([`resolve_command`]): a path-like command is
 //!   taken relative to the server's working directory, any other is searched
 //!   on that PATH (with `PATHEXT` on Windows); a missing one is a
@@ -72,6 +79,7 @@
 //! }
 //! ```
 
+mod cache;
 mod command;
 mod fallback;
 mod guidance;
@@ -80,21 +88,23 @@ mod probe;
 mod resolve;
 mod search_path;
 
+pub use cache::{CACHE_FILE_MAX, CacheKey, DEFAULT_CACHE_MAX_AGE, ProbeCache};
 pub use command::ServerCommand;
 pub use fallback::{FileSystem, RealFileSystem, fallback_dirs, home_dir};
 pub use guidance::{Runtime, missing_command_guidance, missing_file_guidance};
 pub use platform::Platform;
 pub use probe::{
     DEFAULT_PROBE_TIMEOUT, FALLBACK_SHELL, PROBE_ENV_VAR, ProbeError, extract_marked, login_shell,
-    login_shell_path, parse_probe_output, probe_command, probe_login_shell,
+    login_shell_path, login_shell_path_cached, login_shell_path_known, parse_probe_output,
+    probe_command, probe_login_shell,
 };
 pub use resolve::{
     DEFAULT_PATHEXT, ResolveError, SearchRules, is_path_like, parse_pathext, resolve_command,
     resolve_command_with,
 };
 pub use search_path::{
-    default_spawn_path, join_path_list, merge_path_lists, merge_path_sources, spawn_path,
-    split_path_list,
+    default_spawn_path, default_spawn_path_cached, join_path_list, merge_path_lists,
+    merge_path_sources, spawn_path, spawn_path_cached, split_path_list,
 };
 
 /// The README's examples, compiled as doc tests.

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::cache::{CacheKey, ProbeCache};
 
 /// How long [`login_shell_path`] lets the login shell run before killing it.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -303,6 +305,9 @@ fn kill(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
+/// The process's one login-shell PATH (`None` inside: the probe failed).
+static LOGIN_PATH: OnceLock<Option<OsString>> = OnceLock::new();
+
 /// The PATH the user's login shell builds, probed once per process and
 /// cached; `None` when the probe failed (the reason is logged at debug
 /// level) and always `None` on Windows, where GUI programs already get the
@@ -311,21 +316,55 @@ fn kill(child: &mut std::process::Child) {
 /// The shell is `$SHELL` (or [`FALLBACK_SHELL`]), the timeout
 /// [`DEFAULT_PROBE_TIMEOUT`]. Concurrent first calls wait for one probe.
 /// Changes the user makes to their startup files afterwards are seen after
-/// the host restarts.
+/// the host restarts. The same as [`login_shell_path_cached`] without a
+/// cache file.
 #[must_use]
 pub fn login_shell_path() -> Option<&'static OsStr> {
-    static LOGIN_PATH: OnceLock<Option<OsString>> = OnceLock::new();
+    login_shell_path_cached(None)
+}
+
+/// [`login_shell_path`], with the result also kept between runs in `cache`
+/// when one is given: a fresh entry for the same shell, environment and
+/// startup files ([`CacheKey::current`]) is used without running the shell;
+/// otherwise the shell is probed and a PATH it printed is stored (a failed
+/// store is logged at debug level).
+///
+/// Once per process, like [`login_shell_path`]: the first call of either
+/// decides, later calls return its result whatever cache they name.
+#[must_use]
+pub fn login_shell_path_cached(cache: Option<&ProbeCache>) -> Option<&'static OsStr> {
     LOGIN_PATH
         .get_or_init(|| {
             if cfg!(windows) {
                 return None;
             }
             let shell = login_shell(std::env::var_os("SHELL").as_deref());
-            probe_login_shell(&shell, DEFAULT_PROBE_TIMEOUT)
+            let cached = cache.and_then(|cache| Some((cache, CacheKey::current(&shell)?)));
+            if let Some((cache, key)) = &cached
+                && let Some(path) = cache.load(key, SystemTime::now())
+            {
+                return Some(path);
+            }
+            let path = probe_login_shell(&shell, DEFAULT_PROBE_TIMEOUT)
                 .inspect_err(|error| tracing::debug!(%error, "no login shell PATH"))
-                .ok()
+                .ok()?;
+            if let Some((cache, key)) = &cached
+                && let Err(error) = cache.store(key, &path, SystemTime::now())
+            {
+                tracing::debug!(file = %cache.file().display(), %error, "the login shell PATH was not cached");
+            }
+            Some(path)
         })
         .as_deref()
+}
+
+/// Whether this process already has its login-shell PATH (or knows the
+/// probe failed): then [`login_shell_path`] and [`spawn_path`](crate::spawn_path)
+/// return without running a shell or reading a cache file, and are cheap
+/// enough for an async thread.
+#[must_use]
+pub fn login_shell_path_known() -> bool {
+    LOGIN_PATH.get().is_some()
 }
 
 #[cfg(test)]

@@ -5,9 +5,10 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use crate::cache::ProbeCache;
 use crate::fallback::{RealFileSystem, fallback_dirs};
 use crate::platform::Platform;
-use crate::probe::login_shell_path;
+use crate::probe::login_shell_path_cached;
 
 /// Splits a PATH value into its entries, following `platform`'s rules.
 ///
@@ -186,17 +187,25 @@ fn choose_path(config_path: Option<&str>, computed: impl FnOnce() -> OsString) -
 
 /// The PATH a spawned server gets when its configuration sets none.
 ///
-/// Merges, in this order: the login shell's PATH ([`login_shell_path`],
+/// Merges, in this order: the login shell's PATH ([`login_shell_path`](crate::login_shell_path),
 /// probed once per process), this process's `PATH`, and the
 /// [`fallback_dirs`] that exist. Calls after the first are cheap: the probe
 /// is cached; the directory checks are a handful of `stat`s.
 #[must_use]
 pub fn default_spawn_path() -> OsString {
+    default_spawn_path_cached(None)
+}
+
+/// [`default_spawn_path`], with the login shell's PATH kept between runs in
+/// `cache` ([`login_shell_path_cached`]).
+#[must_use]
+pub fn default_spawn_path_cached(cache: Option<&ProbeCache>) -> OsString {
     let platform = Platform::CURRENT;
     let env = |name: &str| std::env::var_os(name);
     let fallbacks = fallback_dirs(platform, &env, &RealFileSystem);
     let process_path = std::env::var_os("PATH");
-    merge_path_sources(login_shell_path(), process_path.as_deref(), &fallbacks, platform)
+    let login = login_shell_path_cached(cache);
+    merge_path_sources(login, process_path.as_deref(), &fallbacks, platform)
 }
 
 /// The PATH to give a spawned server.
@@ -209,6 +218,15 @@ pub fn default_spawn_path() -> OsString {
 #[must_use]
 pub fn spawn_path(config_path: Option<&str>) -> OsString {
     choose_path(config_path, default_spawn_path)
+}
+
+/// [`spawn_path`], with the login shell's PATH kept between runs in `cache`
+/// ([`login_shell_path_cached`]): what a host that starts often (a
+/// command-line tool) uses, so only its first start in a day, or after a
+/// startup file changed, runs the login shell.
+#[must_use]
+pub fn spawn_path_cached(config_path: Option<&str>, cache: Option<&ProbeCache>) -> OsString {
+    choose_path(config_path, || default_spawn_path_cached(cache))
 }
 
 #[cfg(test)]

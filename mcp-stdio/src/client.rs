@@ -116,6 +116,8 @@ impl StdioTransport {
         let name = options.name.clone();
         let configured_path = command.env.get("PATH").cloned();
         let discover = options.discover_path;
+        let may_probe =
+            discover && configured_path.is_none() && !mcp_spawn_env::login_shell_path_known();
         let cwd = match &command.cwd {
             Some(cwd) => cwd.clone(),
             None => std::env::current_dir()
@@ -123,22 +125,28 @@ impl StdioTransport {
         };
         let host_name = options.host_name.clone();
         let program_name = command.command.clone();
-        // PATH discovery may run the user's login shell once (cached): keep
-        // it off the async threads.
-        let resolved = tokio::task::spawn_blocking(move || {
+        let cache = options.path_cache.clone();
+        let resolve = move || {
             let path = match (configured_path, discover) {
                 (Some(p), _) => OsString::from(p),
-                (None, true) => mcp_spawn_env::spawn_path(None),
+                (None, true) => mcp_spawn_env::spawn_path_cached(None, cache.as_ref()),
                 (None, false) => std::env::var_os("PATH").unwrap_or_default(),
             };
             let program = mcp_spawn_env::resolve_command(&program_name, &cwd, &path, &host_name);
             (path, program)
-        })
-        .await
-        .map_err(|e| Error::Spawn {
-            server: name.clone(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        };
+        // PATH discovery runs the user's login shell (or reads its cached
+        // result) once per process: that first time it is kept off the
+        // async threads. Otherwise resolution is a few `stat`s, done here
+        // rather than paying a hop to the blocking pool and back.
+        let resolved = if may_probe {
+            tokio::task::spawn_blocking(resolve).await.map_err(|e| Error::Spawn {
+                server: name.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?
+        } else {
+            resolve()
+        };
         let (path, program) = resolved;
         let program =
             program.map_err(|source| Error::CommandNotFound { server: name.clone(), source })?;

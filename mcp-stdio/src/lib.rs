@@ -73,7 +73,7 @@ pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
 pub use mcp_proto;
 pub use options::{
     CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, DEFAULT_MAX_LINE_LENGTH, DEFAULT_STDERR_TAIL,
-    EnvMode, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
+    EnvMode, ProbeCache, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
 };
 pub use serde_json;
 pub use stream::{StreamClient, StreamOptions, StreamTransport, connect_stream};

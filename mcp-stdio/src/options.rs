@@ -10,6 +10,10 @@ use mcp_proto::types::Implementation;
 /// build one without this crate).
 pub use mcp_spawn_env::ServerCommand;
 
+/// Where the login shell's PATH is kept between runs (defined in
+/// `mcp-spawn-env`; see [`StdioOptions::path_cache`]).
+pub use mcp_spawn_env::ProbeCache;
+
 /// The default maximum length of one line from the server (16 MiB).
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
 /// The default size of the kept stderr tail (64 KiB).
@@ -95,6 +99,11 @@ pub struct StdioOptions {
     /// and the usual tool directories; default true). Otherwise the host's
     /// PATH is used.
     pub discover_path: bool,
+    /// With `discover_path`, a file that keeps the login shell's PATH
+    /// between runs of the host ([`ProbeCache`]; `None`, the default: the
+    /// shell is probed once per process). A host that starts often (a
+    /// command-line tool) sets it, so its later starts run no shell.
+    pub path_cache: Option<ProbeCache>,
     /// How long each shutdown stage waits: after closing stdin, after SIGTERM (2 s).
     pub shutdown_grace: Duration,
     /// Whether a server that died is started again on the next call (off).
@@ -114,6 +123,7 @@ impl StdioOptions {
             stderr_tail: DEFAULT_STDERR_TAIL,
             env: EnvMode::default(),
             discover_path: true,
+            path_cache: None,
             shutdown_grace: Duration::from_secs(2),
             restart: None,
         }
@@ -149,6 +159,7 @@ impl fmt::Debug for StdioOptions {
             .field("stderr", &self.stderr)
             .field("env", &self.env)
             .field("discover_path", &self.discover_path)
+            .field("path_cache", &self.path_cache)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("restart", &self.restart)
             .finish_non_exhaustive()
