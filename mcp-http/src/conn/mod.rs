@@ -194,7 +194,10 @@ impl Pool {
             let kept = if fresh { None } else { self.checkout(&scheme, &authority) };
             let (sender, reused) = match kept {
                 Some(sender) => (sender, true),
-                None => (self.connect(&uri).await?, false),
+                // Boxed: connecting (TCP, a tunnel, TLS) is a large future,
+                // which would otherwise make every request's future as large
+                // and be copied into its box each time.
+                None => (Box::pin(self.connect(&uri)).await?, false),
             };
             // Kept only when it may be needed again.
             let replay = (reused && req.extensions().get::<Replayable>().is_some())
