@@ -134,8 +134,10 @@ pub struct HttpOptions {
     pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
     /// and the certificate authorities of [`roots`](Self::roots) and
-    /// [`ca_file`](Self::ca_file), keeping the sessions of 4 servers for
-    /// resumption (the endpoint's, a proxy's, OAuth's). ALPN is set by the
+    /// [`ca_file`](Self::ca_file), keeping the sessions of 16 servers for
+    /// resumption; without a CA file that configuration is made once per
+    /// process (per [`Roots`]) and shared by every client, session cache
+    /// included. ALPN is set by the
     /// client (h2 and http/1.1); protocols the given configuration lists
     /// are replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
