@@ -185,6 +185,7 @@ mod header_source;
 mod legacy;
 mod oauth;
 mod options;
+mod pool;
 mod request;
 mod streamable;
 mod transport;
@@ -192,6 +193,7 @@ mod wire;
 
 pub use auth::StaticAuth;
 pub use client::{HttpClient, connect};
+pub use pool::HttpPool;
 pub use streamable::EventStreamState;
 pub use transport::HttpTransport;
 

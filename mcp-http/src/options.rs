@@ -10,6 +10,7 @@ use mcp_proto::types::Implementation;
 
 use crate::auth::StaticAuth;
 use crate::oauth::OAuthOptions;
+use crate::pool::HttpPool;
 
 /// The default cap on a response body (16 MiB).
 pub const DEFAULT_MAX_BODY: usize = 16 * 1024 * 1024;
@@ -133,8 +134,10 @@ pub struct HttpOptions {
     pub oauth: Option<OAuthOptions>,
     /// The TLS configuration; `None` means rustls with the `ring` provider
     /// and the certificate authorities of [`roots`](Self::roots) and
-    /// [`ca_file`](Self::ca_file), keeping the sessions of 4 servers for
-    /// resumption (the endpoint's, a proxy's, OAuth's). ALPN is set by the
+    /// [`ca_file`](Self::ca_file), keeping the sessions of 16 servers for
+    /// resumption; without a CA file that configuration is made once per
+    /// process (per [`Roots`]) and shared by every client, session cache
+    /// included. ALPN is set by the
     /// client (h2 and http/1.1); protocols the given configuration lists
     /// are replaced.
     pub tls: Option<Arc<rustls::ClientConfig>>,
@@ -168,12 +171,23 @@ pub struct HttpOptions {
     /// asked for again, once, when the server answers 401 or 403 to them.
     /// They replace static headers of the same name.
     pub header_source: Option<Arc<dyn crate::HeaderSource>>,
+    /// A connection pool shared with other clients ([`HttpPool`]): requests
+    /// go through its kept connections, made with its connect timeout and
+    /// TLS settings (this client's are then not used for them). Not used
+    /// when a proxy applies to the endpoint or it is a Unix domain socket.
+    pub pool: Option<HttpPool>,
 }
 
 impl HttpOptions {
     /// Sets [`header_source`](Self::header_source).
     pub fn with_header_source(mut self, source: Arc<dyn crate::HeaderSource>) -> Self {
         self.header_source = Some(source);
+        self
+    }
+
+    /// Sets [`pool`](Self::pool): this client shares `pool`'s connections.
+    pub fn with_pool(mut self, pool: HttpPool) -> Self {
+        self.pool = Some(pool);
         self
     }
 
@@ -209,6 +223,7 @@ impl HttpOptions {
             follow_redirects: false,
             event_stream: true,
             header_source: None,
+            pool: None,
         }
     }
 }
@@ -246,6 +261,7 @@ impl fmt::Debug for HttpOptions {
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)
             .field("header_source", &self.header_source)
+            .field("pool", &self.pool)
             .finish_non_exhaustive()
     }
 }

@@ -180,7 +180,8 @@ impl Shared {
         initialize: bool,
     ) -> Result<(), Error> {
         if let Variant::Legacy(legacy) = self.variant() {
-            return legacy.exchange(&self.http, method, body, extra, snap).await;
+            // The cold paths are boxed: a request's future stays small.
+            return Box::pin(legacy.exchange(&self.http, method, body, extra, snap)).await;
         }
         // Kept for a fallback to the 2024-11-05 transport (a cheap clone).
         let again = initialize.then(|| body.clone());
@@ -188,7 +189,7 @@ impl Shared {
         if let Some(body) = again
             && refused_initialize(&resp)
         {
-            return self.fall_back(resp, method, body, snap).await;
+            return Box::pin(self.fall_back(resp, method, body, snap)).await;
         }
         self.streamable.reply(id, method, resp, snap, initialize).await
     }

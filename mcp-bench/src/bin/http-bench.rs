@@ -34,7 +34,7 @@ use mcp_bench::proc::{
 use mcp_bench::report::{kib, median_f64, mib, ms, quantile, rate, ratio, us_f64};
 use mcp_bench::{MESSAGE, echo_args, runtime};
 use mcp_http::mcp_peer::EraChoice;
-use mcp_http::{HttpClient, HttpOptions};
+use mcp_http::{HttpClient, HttpOptions, HttpPool};
 use mcp_proto::client::RequestOptions;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
@@ -201,8 +201,18 @@ async fn connect_ours(url: &str, era: Era) -> Result<HttpClient, String> {
 }
 
 async fn connect_ours_with(url: &str, choice: EraChoice) -> Result<HttpClient, String> {
+    connect_ours_in(url, choice, None).await
+}
+
+/// Ours, through `pool` when one is given (shared with earlier clients).
+async fn connect_ours_in(
+    url: &str,
+    choice: EraChoice,
+    pool: Option<&HttpPool>,
+) -> Result<HttpClient, String> {
     let mut o = HttpOptions::new("bench");
     o.client.era = choice;
+    o.pool = pool.cloned();
     o.event_stream = std::env::var_os("BENCH_NO_EVENT_STREAM").is_none();
     let client = mcp_http::connect(url, o).map_err(|e| format!("ours: {e}"))?;
     client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
@@ -1060,17 +1070,28 @@ fn startup(config: &Config) -> Result<String, String> {
     ];
     let rt = runtime();
     let shared = pooled_reqwest();
+    // Ours with a pool every one of its clients shares, as rmcp pooled
+    // shares its `reqwest::Client`.
+    let pool = HttpPool::new(&HttpOptions::new("bench")).map_err(|e| e.to_string())?;
     // Contenders 0-3: ours, rmcp default, rmcp pooled, raw on the
     // handshake-era server; 4-7 the same on the stateless one; 8: ours
     // left to probe (`EraChoice::Auto`, the default) on the handshake-era
-    // server.
-    let mut times: [Vec<f64>; 9] = Default::default();
+    // server; 9 and 10: ours with the shared pool, in each era.
+    let mut times: [Vec<f64>; 11] = Default::default();
     let once = |which: usize| -> Result<Duration, String> {
-        let era = if (4..8).contains(&which) { Era::Modern } else { Era::Legacy };
+        let era = if (4..8).contains(&which) || which == 10 { Era::Modern } else { Era::Legacy };
         let url = &servers[usize::from(era == Era::Modern)].url;
         rt.block_on(async {
             let start = Instant::now();
             let time = match which % 4 {
+                _ if which >= 9 => {
+                    let choice =
+                        if era == Era::Modern { EraChoice::Modern } else { EraChoice::Legacy };
+                    let client = connect_ours_in(url, choice, Some(&pool)).await?;
+                    let time = start.elapsed();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                    time
+                }
                 0 => {
                     let client = if which == 8 {
                         connect_ours_with(url, EraChoice::Auto).await?
@@ -1131,7 +1152,10 @@ fn startup(config: &Config) -> Result<String, String> {
          {}{}\n\
          Ours left to find the era (`EraChoice::Auto`, the default) on the handshake-era server: {} ms. Over HTTP the client \
          remembers a handshake-era origin for the life of the process, so only the first client of a process pays the \
-         `server/discover` round trip; the median here is of later clients.\n",
+         `server/discover` round trip; the median here is of later clients.\n\n\
+         | second client, same origin, shared pool | mcp-http (ours, one `HttpPool`) | rmcp pooled (one `reqwest::Client`) | rmcp pooled / ours |\n|---|---:|---:|---:|\n\
+         | handshake era: new client + initialize | {} ms | {} ms | {} |\n\
+         | stateless era: new client + `server/discover` | {} ms | {} ms | {} |\n",
         row(
             "HTTP: new client + initialize (+ `initialized`; all pinned to the handshake era)",
             &m[0..4]
@@ -1141,6 +1165,12 @@ fn startup(config: &Config) -> Result<String, String> {
             &m[4..8]
         ),
         d(m[8]),
+        d(m[9]),
+        d(m[2]),
+        ratio(m[2], m[9]),
+        d(m[10]),
+        d(m[6]),
+        ratio(m[6], m[10]),
     ))
 }
 

@@ -194,7 +194,10 @@ impl Pool {
             let kept = if fresh { None } else { self.checkout(&scheme, &authority) };
             let (sender, reused) = match kept {
                 Some(sender) => (sender, true),
-                None => (self.connect(&uri).await?, false),
+                // Boxed: connecting (TCP, a tunnel, TLS) is a large future,
+                // which would otherwise make every request's future as large
+                // and be copied into its box each time.
+                None => (Box::pin(self.connect(&uri)).await?, false),
             };
             // Kept only when it may be needed again.
             let replay = (reused && req.extensions().get::<Replayable>().is_some())
@@ -237,6 +240,14 @@ impl Pool {
                 _ => return Err(PoolError::Http(failed.into_error())),
             }
         }
+    }
+
+    /// How many connections the pool keeps (busy or idle; closed ones
+    /// are dropped first).
+    pub(crate) fn kept(&self) -> usize {
+        let mut conns = lock(&self.inner.conns);
+        conns.retain(|k| !k.sender.is_closed());
+        conns.len()
     }
 
     /// Whether requests go through a proxy.
@@ -418,7 +429,7 @@ async fn connect_unix(
 
 /// The `Host` header for a URI: its host, and its port unless it is the
 /// scheme's default (never the authority's userinfo).
-fn host_header(uri: &Uri) -> Option<HeaderValue> {
+pub(crate) fn host_header(uri: &Uri) -> Option<HeaderValue> {
     let host = uri.host()?;
     let default_port = match uri.scheme_str() {
         Some(s) if s.eq_ignore_ascii_case("https") => Some(443),
@@ -460,22 +471,26 @@ pub(crate) fn build_pool(
         http.set_connect_timeout(Some(options.connect_timeout));
         http
     }
+    // The TLS configuration (shared by every client that uses the
+    // defaults) with ALPN set; `https` and `http` both allowed.
+    fn wrap<H>(config: &Arc<rustls::ClientConfig>, conn: H) -> HttpsConnector<H> {
+        HttpsConnector::from((conn, config.clone()))
+    }
+    if let (None, None, Some(socket)) = (proxy, guard, &options.unix_socket) {
+        // No TLS over a socket: no configuration is looked at.
+        return Ok(Pool::with_connector(
+            Connector::Unix(socket.clone(), options.connect_timeout),
+            options,
+        ));
+    }
     let http = tcp(HttpConnector::new(), options);
     let config = tls_config(options)?;
-    let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config.clone());
-    #[cfg(feature = "http2")]
-    let builder = builder.https_or_http().enable_all_versions();
-    #[cfg(not(feature = "http2"))]
-    let builder = builder.https_or_http().enable_http1();
     let connector = match (proxy, guard) {
-        (None, Some(guard)) => Connector::Guarded(
-            builder
-                .wrap_connector(tcp(HttpConnector::new_with_resolver(guard.resolver()), options)),
-        ),
-        (None, None) => match &options.unix_socket {
-            Some(socket) => Connector::Unix(socket.clone(), options.connect_timeout),
-            None => Connector::Direct(builder.wrap_connector(http)),
-        },
+        (None, Some(guard)) => Connector::Guarded(wrap(
+            &config,
+            tcp(HttpConnector::new_with_resolver(guard.resolver()), options),
+        )),
+        (None, None) => Connector::Direct(wrap(&config, http)),
         #[cfg(feature = "proxy")]
         (Some(proxy), _) => {
             let kind = proxy_kind(proxy.uri()).ok_or("unsupported proxy scheme")?;
@@ -485,13 +500,15 @@ pub(crate) fn build_pool(
                     if let Some(auth) = proxy.basic_auth() {
                         tunnel = tunnel.with_auth(auth.clone());
                     }
-                    Connector::Tunnel(builder.wrap_connector(tunnel))
+                    Connector::Tunnel(wrap(&config, tunnel))
                 }
                 ProxyKind::Https => {
                     // TLS to the proxy (HTTP/1.1 only: CONNECT), with the
                     // same roots; TLS to the server runs inside.
+                    let mut to_proxy = rustls::ClientConfig::clone(&config);
+                    to_proxy.alpn_protocols.clear();
                     let to_proxy = hyper_rustls::HttpsConnectorBuilder::new()
-                        .with_tls_config(config)
+                        .with_tls_config(to_proxy)
                         .https_only()
                         .enable_http1()
                         .wrap_connector(http);
@@ -499,7 +516,7 @@ pub(crate) fn build_pool(
                     if let Some(auth) = proxy.basic_auth() {
                         tunnel = tunnel.with_auth(auth.clone());
                     }
-                    Connector::TlsTunnel(builder.wrap_connector(tunnel))
+                    Connector::TlsTunnel(wrap(&config, tunnel))
                 }
                 ProxyKind::Socks5 | ProxyKind::Socks5h => {
                     let mut socks = hyper_util::client::legacy::connect::proxy::SocksV5::new(
@@ -510,20 +527,26 @@ pub(crate) fn build_pool(
                         socks = socks.with_auth(user.to_owned(), password.to_owned());
                     }
                     let local_dns = kind == ProxyKind::Socks5;
-                    Connector::Socks(builder.wrap_connector(Socks { inner: socks, local_dns }))
+                    Connector::Socks(wrap(&config, Socks { inner: socks, local_dns }))
                 }
             }
         }
         #[cfg(not(feature = "proxy"))]
         (Some(never), _) => match *never {},
     };
-    Ok(Pool {
-        inner: Arc::new(PoolInner {
-            connector,
-            conns: Mutex::new(Vec::new()),
-            idle_timeout: options.pool_idle_timeout,
-        }),
-    })
+    Ok(Pool::with_connector(connector, options))
+}
+
+impl Pool {
+    fn with_connector(connector: Connector, options: &HttpOptions) -> Pool {
+        Pool {
+            inner: Arc::new(PoolInner {
+                connector,
+                conns: Mutex::new(Vec::new()),
+                idle_timeout: options.pool_idle_timeout,
+            }),
+        }
+    }
 }
 
 /// Why a capped body could not be read.

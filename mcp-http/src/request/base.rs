@@ -100,6 +100,14 @@ impl Http {
         for (name, value) in auth.headers {
             plain_headers.append(name, value);
         }
+        // `Host` made once here rather than by the pool for every request
+        // (every request this transport builds goes to the endpoint's
+        // origin; a `Host` among the credentials' headers stays).
+        if !plain_headers.contains_key(http::header::HOST)
+            && let Some(host) = conn::host_header(&endpoint.uri)
+        {
+            plain_headers.insert(http::header::HOST, host);
+        }
         let mut get_headers = plain_headers.clone();
         get_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         let mut post_headers = plain_headers.clone();
@@ -114,8 +122,12 @@ impl Http {
         if proxy.is_some() {
             endpoint = endpoint.with_explicit_port();
         }
-        let pool = conn::build_pool(&options, proxy.as_ref(), None)
-            .map_err(|reason| Error::Tls { reason })?;
+        let pool = match (&options.pool, &proxy, &options.unix_socket) {
+            // A shared pool connects directly, over TCP.
+            (Some(shared), None, None) => shared.pool.clone(),
+            _ => conn::build_pool(&options, proxy.as_ref(), None)
+                .map_err(|reason| Error::Tls { reason })?,
+        };
         let oauth = match &options.oauth {
             None => None,
             Some(_) if options.auth != StaticAuth::None => {

@@ -57,6 +57,16 @@ impl Http {
         let Some(cache) = &self.run_time_headers else {
             return self.send_authorized(req, method).await;
         };
+        Box::pin(self.send_sourced(req, method, cache)).await
+    }
+
+    /// [`send`](Self::send) with run-time headers.
+    async fn send_sourced(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+        cache: &crate::header_source::HeaderCache,
+    ) -> Result<Response<Incoming>, Error> {
         let endpoint = &self.endpoint.redacted;
         let headers = cache.current(false, endpoint).await?;
         let mut first = conn::copy_request(&req);
@@ -85,6 +95,16 @@ impl Http {
         let Some(oauth) = &self.oauth else {
             return self.send_redirects(req, method, None, None).await;
         };
+        Box::pin(self.send_oauth(req, method, oauth)).await
+    }
+
+    /// [`send_authorized`](Self::send_authorized) with OAuth.
+    async fn send_oauth(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+        oauth: &mcp_auth::OAuthClient,
+    ) -> Result<Response<Incoming>, Error> {
         let mut auth = oauth.prepare().await;
         let applies = oauth.applies_to(&req.uri().to_string());
         let mut rounds = 0u32;
@@ -183,6 +203,17 @@ impl Http {
         if !self.options.follow_redirects {
             return self.send_once(req, method).await;
         }
+        Box::pin(self.follow(req, method, reprove, observe)).await
+    }
+
+    /// [`send_redirects`](Self::send_redirects) when redirects are followed.
+    async fn follow(
+        &self,
+        req: http::Request<conn::Body>,
+        method: &str,
+        reprove: Option<&Reprove<'_>>,
+        observe: Option<&Observe<'_>>,
+    ) -> Result<Response<Incoming>, Error> {
         let mut req = req;
         let mut hops = 0u32;
         loop {
@@ -288,10 +319,21 @@ impl Http {
         method: &str,
         had_session: bool,
     ) -> Result<Response<Incoming>, Error> {
-        let status = resp.status();
-        if status.is_success() {
+        if resp.status().is_success() {
             return Ok(resp);
         }
+        // Boxed: reading a refusal's excerpt stays off a success's future.
+        Box::pin(self.refused(resp, method, had_session)).await
+    }
+
+    /// [`check_status`](Self::check_status) for a status other than 2xx.
+    async fn refused(
+        &self,
+        resp: Response<Incoming>,
+        method: &str,
+        had_session: bool,
+    ) -> Result<Response<Incoming>, Error> {
+        let status = resp.status();
         let endpoint = self.endpoint.redacted.clone();
         let method = method.to_owned();
         if status == StatusCode::NOT_FOUND && had_session {

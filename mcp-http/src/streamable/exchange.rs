@@ -63,7 +63,7 @@ impl Streamable {
             && !resp.status().is_success()
             && !matches!(resp.status().as_u16(), 401 | 403 | 300..=399)
         {
-            return Err(self.modern_refusal(resp, method).await);
+            return Err(Box::pin(self.modern_refusal(resp, method)).await);
         }
         let resp = http.check_status(resp, method, snap.session.is_some()).await?;
         if initialize && let Some(session) = resp.headers().get(&SESSION_ID) {
@@ -84,8 +84,10 @@ impl Streamable {
         let status = resp.status();
         match wire::media_type(resp.headers()) {
             MediaType::Json => http.read_json(id, method, resp.into_body()).await,
+            // Boxed: a stream's reader is a large future, which a JSON
+            // reply's request would otherwise carry (and copy) too.
             MediaType::EventStream => {
-                self.read_reply_stream(id, method, resp.into_body(), snap).await
+                Box::pin(self.read_reply_stream(id, method, resp.into_body(), snap)).await
             }
             _ if status == StatusCode::ACCEPTED => {
                 Err(http

@@ -601,6 +601,86 @@ async fn sequential_calls_reuse_one_connection() {
 }
 
 #[tokio::test]
+async fn clients_sharing_a_pool_share_its_connection() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, connections) = counting_server().await;
+        let pool = mcp_http::HttpPool::new(&options()).unwrap();
+        assert_eq!(pool.connections(), 0);
+        let shared = || {
+            // Connections are counted: no standalone stream to hold one open.
+            let mut o = options().with_pool(pool.clone());
+            o.event_stream = false;
+            mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap()
+        };
+        let (a, b) = (shared(), shared());
+        for _ in 0..5 {
+            a.ping().await.unwrap();
+            b.ping().await.unwrap();
+        }
+        // Two sessions (each initialized), one connection between them.
+        assert_eq!(a.protocol_version(), Some(mcp_proto::ProtocolVersion::V2025_06_18));
+        assert_eq!(b.protocol_version(), Some(mcp_proto::ProtocolVersion::V2025_06_18));
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
+        assert_eq!(pool.connections(), 1);
+        // A client that closes (and is dropped) leaves the pool to the
+        // others, and to clients made from it later.
+        a.close().await.unwrap();
+        drop(a);
+        b.ping().await.unwrap();
+        let c = shared();
+        c.ping().await.unwrap();
+        b.close().await.unwrap();
+        drop(b);
+        c.ping().await.unwrap();
+        c.close().await.unwrap();
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
+        // A client without the pool opens its own connection.
+        let mut o = options();
+        o.event_stream = false;
+        let own = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        own.ping().await.unwrap();
+        assert_eq!(connections.load(Ordering::SeqCst), 2);
+        assert_eq!(pool.connections(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_pool_outlives_its_clients() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, connections) = counting_server().await;
+        let pool = mcp_http::HttpPool::new(&options()).unwrap();
+        let shared = || {
+            let mut o = options().with_pool(pool.clone());
+            o.event_stream = false;
+            mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap()
+        };
+        // Concurrent calls of two clients open a few connections; later
+        // clients find them kept after their makers are gone.
+        let (a, b) = (shared(), shared());
+        a.initialize().await.unwrap();
+        b.initialize().await.unwrap();
+        let calls = (0..8).map(|i| {
+            let client = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move { client.ping().await })
+        });
+        for call in calls {
+            call.await.unwrap().unwrap();
+        }
+        let opened = connections.load(Ordering::SeqCst);
+        assert!((1..=9).contains(&opened), "{opened} connections for 8 concurrent calls");
+        drop((a, b));
+        let c = shared();
+        for _ in 0..10 {
+            c.ping().await.unwrap();
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), opened);
+        assert!(format!("{pool:?}").starts_with("HttpPool"));
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn concurrent_calls_open_connections_that_later_calls_reuse() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, connections) = counting_server().await;
