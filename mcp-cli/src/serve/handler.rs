@@ -142,6 +142,16 @@ impl Bridge {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A request to `server`, logged in and sent again on a 401 (see
+    /// [`Logins::retrying`]).
+    async fn with_login<T, F, Fut>(&self, server: &str, attempt: F) -> Result<T, Error>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        self.logins.retrying(&self.registry, server, attempt).await
+    }
+
     fn error(&self, e: Error) -> ErrorObject {
         error_object(&self.registry, e)
     }
@@ -171,12 +181,10 @@ impl Bridge {
         let mut tools = Vec::new();
         for server in &self.servers {
             // A server that needs an OAuth login: logged in, listed again.
-            let listing = match self.registry.list_tools(server).await {
-                Err(e) if self.logins.after(&self.registry, server, &e).await => {
-                    self.registry.list_tools(server).await
-                }
-                listing => listing,
-            };
+            let listing = self
+                .logins
+                .retrying(&self.registry, server, || self.registry.list_tools(server))
+                .await;
             match listing {
                 Ok(list) => {
                     listed.push((server.clone(), list.iter().map(|t| t.name.clone()).collect()));
@@ -222,7 +230,10 @@ impl Bridge {
             Some(arguments) if self.schemas != SchemaTarget::Unchanged => arguments,
             unchanged => return Ok(unchanged),
         };
-        let tools = self.registry.list_tools(server).await.map_err(|e| self.error(e))?;
+        let tools = self
+            .with_login(server, || self.registry.list_tools(server))
+            .await
+            .map_err(|e| self.error(e))?;
         let Some(listed) = tools.iter().find(|t| t.name == tool) else {
             return Ok(Some(arguments));
         };
@@ -339,10 +350,7 @@ impl Bridge {
                 }
             };
             // A server that needs an OAuth login: logged in, called again.
-            let started = match start().await {
-                Err(e) if logins.after(&registry, &server, &e).await => start().await,
-                started => started,
-            };
+            let started = logins.retrying(&registry, &server, start).await;
             match started {
                 Ok(ToolCallStart::Task(task)) => {
                     let id = tasks::host_id(&servers, &server, &task.task_id);
@@ -382,8 +390,10 @@ impl Bridge {
         let mut items: Vec<Value> = Vec::new();
         for server in &self.servers {
             let result = self
-                .registry
-                .with_client(server, |c| async move { list_all(&c, method, key).await })
+                .with_login(server, || {
+                    self.registry
+                        .with_client(server, |c| async move { list_all(&c, method, key).await })
+                })
                 .await;
             match result {
                 Ok(list) => {
@@ -446,11 +456,15 @@ impl Bridge {
         });
         let options = RequestOptions { timeout: self.timeout, ..Default::default() };
         let registry = self.registry.clone();
+        let logins = self.logins.clone();
         Box::pin(async move {
-            registry
-                .with_client(&server, |c| async move { request(&c, method, params, options).await })
-                .await
-                .map_err(|e| error_object(&registry, e))
+            let send = || {
+                let (params, options) = (params.clone(), options.clone());
+                registry.with_client(&server, |c| async move {
+                    request(&c, method, params, options).await
+                })
+            };
+            logins.retrying(&registry, &server, send).await.map_err(|e| error_object(&registry, e))
         })
     }
 
@@ -555,11 +569,16 @@ impl Bridge {
             methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
                 let uri = uri().ok_or_else(|| invalid("a subscription needs a uri"))?;
                 let server = self.route_uri(&uri).await?;
-                let done = if method == methods::RESOURCES_SUBSCRIBE {
-                    self.registry.subscribe_resource(&server, &uri).await
-                } else {
-                    self.registry.unsubscribe_resource(&server, &uri).await
-                };
+                let subscribe = method == methods::RESOURCES_SUBSCRIBE;
+                let done = self
+                    .with_login(&server, || async {
+                        if subscribe {
+                            self.registry.subscribe_resource(&server, &uri).await
+                        } else {
+                            self.registry.unsubscribe_resource(&server, &uri).await
+                        }
+                    })
+                    .await;
                 done.map(|()| json!({})).map_err(|e| self.error(e))
             }
             methods::PROMPTS_GET => {
@@ -614,22 +633,31 @@ impl Bridge {
         let done = match method {
             methods::TASKS_GET => {
                 let got = self
-                    .registry
-                    .with_client(&server, |c| async move { task_status(&c, id).await })
+                    .with_login(&server, || {
+                        let id = id.clone();
+                        self.registry
+                            .with_client(&server, |c| async move { task_status(&c, id).await })
+                    })
                     .await
                     .map_err(|e| self.error(e))?;
                 return Ok(tasks::to_host(got, host_id, false));
             }
             methods::TASKS_UPDATE => {
-                let responses = mcp_server_io::tasks::update_responses(params.as_ref())?.clone();
-                self.registry
-                    .with_client(&server, |c| async move { task_update(&c, id, responses).await })
-                    .await
+                let responses = mcp_server_io::tasks::update_responses(params.as_ref())?;
+                self.with_login(&server, || {
+                    let (id, responses) = (id.clone(), responses.clone());
+                    self.registry.with_client(&server, |c| async move {
+                        task_update(&c, id, responses).await
+                    })
+                })
+                .await
             }
             _ => {
-                self.registry
-                    .with_client(&server, |c| async move { task_cancel(&c, id).await })
-                    .await
+                self.with_login(&server, || {
+                    let id = id.clone();
+                    self.registry.with_client(&server, |c| async move { task_cancel(&c, id).await })
+                })
+                .await
             }
         };
         done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
@@ -653,9 +681,10 @@ impl Bridge {
             .unwrap_or_default();
         for uri in uris {
             let Some(server) = self.routes().resource(&uri) else { continue };
-            let registry = self.registry.clone();
+            let (registry, logins) = (self.registry.clone(), self.logins.clone());
             tokio::spawn(async move {
-                if let Err(e) = registry.subscribe_resource(&server, &uri).await {
+                let subscribe = || registry.subscribe_resource(&server, &uri);
+                if let Err(e) = logins.retrying(&registry, &server, subscribe).await {
                     tracing::warn!(%server, %uri, "subscribing for the host failed: {e}");
                 }
             });
@@ -873,11 +902,12 @@ impl Handler for Bridge {
     fn notification(&self, _session: &Session<Self>, method: &str, _params: Option<&Value>) {
         if method == methods::NOTIFICATION_ROOTS_LIST_CHANGED {
             for server in self.servers.clone() {
-                let registry = self.registry.clone();
+                let (registry, logins) = (self.registry.clone(), self.logins.clone());
                 tokio::spawn(async move {
-                    let sent =
-                        registry.with_client(&server, |c| async move { roots_changed(&c).await });
-                    if let Err(e) = sent.await {
+                    let send = || {
+                        registry.with_client(&server, |c| async move { roots_changed(&c).await })
+                    };
+                    if let Err(e) = logins.retrying(&registry, &server, send).await {
                         tracing::warn!(%server, "passing on the roots change failed: {e}");
                     }
                 });
@@ -889,12 +919,14 @@ impl Handler for Bridge {
         let Some(name) = LOG_LEVELS.get(level) else { return };
         let level = LoggingLevel::from(*name);
         for server in self.servers.clone() {
-            let registry = self.registry.clone();
+            let (registry, logins) = (self.registry.clone(), self.logins.clone());
             let level = level.clone();
             tokio::spawn(async move {
-                let set =
-                    registry.with_client(&server, |c| async move { set_level(&c, level).await });
-                if let Err(e) = set.await {
+                let set = || {
+                    let level = level.clone();
+                    registry.with_client(&server, |c| async move { set_level(&c, level).await })
+                };
+                if let Err(e) = logins.retrying(&registry, &server, set).await {
                     tracing::warn!(%server, "passing on the log level failed: {e}");
                 }
             });

@@ -137,8 +137,9 @@ pub(crate) async fn serve(
         let registry = registry.clone();
         let logins = logins.clone();
         async move {
+            let sent = std::time::Instant::now();
             match tokio::time::timeout(limit, registry.initialize(server)).await {
-                Ok(Err(e)) if logins.after(&registry, server, &e).await => {
+                Ok(Err(e)) if logins.after(&registry, server, &e, sent).await => {
                     tokio::time::timeout(limit, registry.initialize(server)).await
                 }
                 connected => connected,
