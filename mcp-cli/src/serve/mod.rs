@@ -8,7 +8,8 @@
 //! approvals to the host), `input.rs` (a stateless-era host asked in
 //! `input_required` rounds), `search.rs` (search mode's two tools),
 //! `tasks.rs` (tasks passed through: ids across servers), `login.rs` (a
-//! login on an upstream 401), `http.rs` (the hosts served over Streamable
+//! login on an upstream 401), `pipes.rs` (the host's stdin and stdout read
+//! and written without a thread hop), `http.rs` (the hosts served over Streamable
 //! HTTP, each session its own). This file picks the servers, connects them
 //! and drives one session on stdio, or hands them to `http.rs`.
 
@@ -17,6 +18,7 @@ mod host;
 mod http;
 mod input;
 mod login;
+mod pipes;
 mod pump;
 mod routes;
 mod search;
@@ -207,17 +209,11 @@ pub(crate) async fn serve(
     let pump = pump::start(&registry, hosts.clone(), &served.servers);
     tracing::info!("serving on stdio");
     let ended =
-        stdio::serve(
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            MAX_LINE,
-            queue,
-            |input| match input {
-                Input::Line(line) => session.handle_json(line),
-                Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
-                _ => {}
-            },
-        )
+        stdio::serve(pipes::stdin(), pipes::stdout(), MAX_LINE, queue, |input| match input {
+            Input::Line(line) => session.handle_json(line),
+            Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
+            _ => {}
+        })
         .await;
     // The host is gone: its calls are cancelled (upstream too: each
     // dropped call sends `notifications/cancelled`).
