@@ -451,8 +451,11 @@ pub(crate) struct PinBook {
     /// The pins of the definitions last reviewed, by server and tool: a
     /// call reviews the same definition again and again, and its pin is
     /// canonical JSON and eight SHA-256 digests (at most [`MEMO_CAP`]).
-    memo: Mutex<HashMap<String, HashMap<String, (Tool, Arc<ToolPin>)>>>,
+    memo: Mutex<HashMap<String, Reviewed>>,
 }
+
+/// One server's definitions last reviewed, by tool name, with their pins.
+type Reviewed = HashMap<String, (Tool, Arc<ToolPin>)>;
 
 /// The most definitions whose pins [`PinBook`] remembers.
 const MEMO_CAP: usize = 4096;
