@@ -874,6 +874,23 @@ fn line_after(
     }
 }
 
+/// The login `mcpc serve` asks for on stderr, under the same words as
+/// `mcpc login`'s, completed with the test as the browser.
+fn log_in_as_the_browser(
+    w: &crate::login::World,
+    stderr: &std::sync::mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+) {
+    line_after(stderr, seen, |l| l.contains("\"remote\" needs an OAuth login"));
+    line_after(stderr, seen, |l| l.contains("Open this URL to log in:"));
+    let url = line_after(stderr, seen, |_| true).trim().to_owned();
+    assert!(url.starts_with(&format!("{}/authorize?", w.auth.base())), "{url}");
+    let (_, location, _) = w.browse(&url);
+    let (status, _, page) = w.browse(&location.expect("a redirect to the loopback listener"));
+    assert_eq!(status.as_u16(), 200);
+    assert!(page.contains("Authorization complete"), "{page}");
+}
+
 #[test]
 fn a_server_that_answers_401_is_logged_in_in_the_browser_then_served() {
     let w = crate::login::World::new("serve");
@@ -883,16 +900,7 @@ fn a_server_that_answers_401_is_logged_in_in_the_browser_then_served() {
     let mut stdin = child.stdin.take().unwrap();
     let mut seen = Vec::new();
 
-    // The URL on stderr, under the same words as `mcpc login`'s; the test
-    // is the browser.
-    line_after(&stderr, &mut seen, |l| l.contains("\"remote\" needs an OAuth login"));
-    line_after(&stderr, &mut seen, |l| l.contains("Open this URL to log in:"));
-    let url = line_after(&stderr, &mut seen, |_| true).trim().to_owned();
-    assert!(url.starts_with(&format!("{}/authorize?", w.auth.base())), "{url}");
-    let (_, location, _) = w.browse(&url);
-    let (status, _, page) = w.browse(&location.expect("a redirect to the loopback listener"));
-    assert_eq!(status.as_u16(), 200);
-    assert!(page.contains("Authorization complete"), "{page}");
+    log_in_as_the_browser(&w, &stderr, &mut seen);
     line_after(&stderr, &mut seen, |l| l.contains("logged in to remote"));
 
     // Then the host is served, with the token kept for later runs.
@@ -973,14 +981,7 @@ fn a_resource_read_and_a_prompt_get_behind_a_401_log_in_once_and_are_answered() 
         json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/get",
             "params": {"name": "greet", "arguments": {"name": "Ada"}}}),
     ]);
-    line_after(&stderr, &mut seen, |l| l.contains("\"remote\" needs an OAuth login"));
-    line_after(&stderr, &mut seen, |l| l.contains("Open this URL to log in:"));
-    let url = line_after(&stderr, &mut seen, |_| true).trim().to_owned();
-    assert!(url.starts_with(&format!("{}/authorize?", w.auth.base())), "{url}");
-    let (_, location, _) = w.browse(&url);
-    let (status, _, page) = w.browse(&location.expect("a redirect to the loopback listener"));
-    assert_eq!(status.as_u16(), 200);
-    assert!(page.contains("Authorization complete"), "{page}");
+    log_in_as_the_browser(&w, &stderr, &mut seen);
 
     // Answered in either order.
     let (mut read, mut got) = (Value::Null, Value::Null);
