@@ -2,7 +2,8 @@
 //! process's stdin and stdout, in either protocol era.
 //!
 //! One file per job: `handler.rs` (the bridge's `Handler`: each request
-//! forwarded through the registry), `routes.rs` (names and URIs to
+//! forwarded through the registry; lists, reads, prompts), `calls.rs`
+//! (tool calls and tasks), `routes.rs` (names and URIs to
 //! servers, and the capabilities declared), `pump.rs` (the servers'
 //! notifications to the host), `host.rs` (the servers' requests and call
 //! approvals to the host), `input.rs` (a stateless-era host asked in
@@ -13,6 +14,7 @@
 //! HTTP, each session its own). This file picks the servers, connects them
 //! and drives one session on stdio, or hands them to `http.rs`.
 
+mod calls;
 mod handler;
 mod host;
 mod http;
