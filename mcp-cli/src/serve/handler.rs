@@ -3,9 +3,8 @@
 //! policy, pins, approval, audit and supervision apply), and the answer
 //! or the error sent back: lists, reads, prompts, completion and
 //! subscriptions here, tool calls and tasks in `calls.rs`. Knows nothing
-//! of the transport the host
-//! speaks: the stdio driver (`serve/mod.rs`) and any other feed the same
-//! session.
+//! of the transport the host speaks: the stdio driver (`serve/mod.rs`)
+//! and any other feed the same session.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -2,17 +2,17 @@
 //! process's stdin and stdout, in either protocol era.
 //!
 //! One file per job: `handler.rs` (the bridge's `Handler`: each request
-//! forwarded through the registry; lists, reads, prompts), `calls.rs`
-//! (tool calls and tasks), `routes.rs` (names and URIs to
-//! servers, and the capabilities declared), `pump.rs` (the servers'
-//! notifications to the host), `host.rs` (the servers' requests and call
-//! approvals to the host), `input.rs` (a stateless-era host asked in
-//! `input_required` rounds), `search.rs` (search mode's two tools),
-//! `tasks.rs` (tasks passed through: ids across servers), `login.rs` (a
-//! login on an upstream 401), `pipes.rs` (the host's stdin and stdout read
-//! and written without a thread hop), `http.rs` (the hosts served over Streamable
-//! HTTP, each session its own). This file picks the servers, connects them
-//! and drives one session on stdio, or hands them to `http.rs`.
+//! forwarded through the registry; lists, reads, prompts), `calls.rs` (tool
+//! calls and tasks), `routes.rs` (names and URIs to servers, and the
+//! capabilities declared), `pump.rs` (the servers' notifications to the
+//! host), `host.rs` (the servers' requests and call approvals to the host),
+//! `input.rs` (a stateless-era host asked in `input_required` rounds),
+//! `search.rs` (search mode's two tools), `tasks.rs` (tasks passed through:
+//! ids across servers), `login.rs` (a login on an upstream 401), `pipes.rs`
+//! (the host's stdin and stdout read and written without a thread hop),
+//! `http.rs` (the hosts served over Streamable HTTP, each session its own).
+//! This file picks the servers, connects them and drives one session on
+//! stdio, or hands them to `http.rs`.
 
 mod calls;
 mod handler;
