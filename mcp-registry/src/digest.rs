@@ -1,16 +1,16 @@
 //! SHA-256 and canonical JSON, shared by tool pinning and tool names.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 /// The SHA-256 of `bytes`, as 64 lowercase hex digits.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for byte in digest.iter() {
-        let _ = write!(out, "{byte:02x}");
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
     out
 }

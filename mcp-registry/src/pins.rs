@@ -448,7 +448,17 @@ pub(crate) struct PinBook {
     cache: Mutex<HashMap<String, ServerPins>>,
     /// (server, tool, digest) already warned about.
     warned: Mutex<HashSet<(String, String, String)>>,
+    /// The pins of the definitions last reviewed, by server and tool: a
+    /// call reviews the same definition again and again, and its pin is
+    /// canonical JSON and eight SHA-256 digests (at most [`MEMO_CAP`]).
+    memo: Mutex<HashMap<String, Reviewed>>,
 }
+
+/// One server's definitions last reviewed, by tool name, with their pins.
+type Reviewed = HashMap<String, (Tool, Arc<ToolPin>)>;
+
+/// The most definitions whose pins [`PinBook`] remembers.
+const MEMO_CAP: usize = 4096;
 
 impl PinBook {
     pub(crate) fn new(store: Arc<dyn PinStore>, default_policy: PinPolicy) -> PinBook {
@@ -457,7 +467,26 @@ impl PinBook {
             default_policy,
             cache: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
+            memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The pin of `tool`, a definition of `server`'s: remembered while the
+    /// definition stays the same.
+    fn pin_of(&self, server: &str, tool: &Tool) -> Arc<ToolPin> {
+        let mut memo = lock(&self.memo);
+        if let Some((seen, pin)) = memo.get(server).and_then(|tools| tools.get(&tool.name))
+            && seen == tool
+        {
+            return pin.clone();
+        }
+        let pin = Arc::new(ToolPin::of(tool));
+        if memo.values().map(HashMap::len).sum::<usize>() >= MEMO_CAP {
+            memo.clear();
+        }
+        let tools = memo.entry(server.to_owned()).or_default();
+        tools.insert(tool.name.clone(), (tool.clone(), pin.clone()));
+        pin
     }
 
     /// The policy of `server`: its own, else the registry's.
@@ -487,10 +516,10 @@ impl PinBook {
         let mut dirty = false;
         let mut statuses = Vec::with_capacity(tools.len());
         for tool in tools {
-            let pin = ToolPin::of(tool);
+            let pin = self.pin_of(&server.name, tool);
             let status = match pins.get(&tool.name) {
                 None => {
-                    pins.insert(tool.name.clone(), pin);
+                    pins.insert(tool.name.clone(), ToolPin::clone(&pin));
                     dirty = true;
                     PinStatus::New
                 }
@@ -499,11 +528,11 @@ impl PinBook {
                     let fields = old.changed_fields(&pin);
                     match policy {
                         PinPolicy::Allow => {
-                            pins.insert(tool.name.clone(), pin);
+                            pins.insert(tool.name.clone(), ToolPin::clone(&pin));
                             dirty = true;
                         }
                         PinPolicy::Warn | PinPolicy::Block => {
-                            let key = (server.name.clone(), tool.name.clone(), pin.digest);
+                            let key = (server.name.clone(), tool.name.clone(), pin.digest.clone());
                             if lock(&self.warned).insert(key) {
                                 let what = PinStatus::Changed { fields: fields.clone() };
                                 tracing::warn!(

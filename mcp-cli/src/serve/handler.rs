@@ -1,15 +1,15 @@
 //! The bridge's [`Handler`]: each request of the host forwarded to the
 //! upstream server its name or URI routes to, through the registry (so
 //! policy, pins, approval, audit and supervision apply), and the answer
-//! or the error sent back. Knows nothing of the transport the host
-//! speaks: the stdio driver (`serve/mod.rs`) and any other feed the same
-//! session.
+//! or the error sent back: lists, reads, prompts, completion and
+//! subscriptions here, tool calls and tasks in `calls.rs`. Knows nothing
+//! of the transport the host speaks: the stdio driver (`serve/mod.rs`)
+//! and any other feed the same session.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
 use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
 use mcp_host_registry::{Error, Registry, TransportError};
@@ -17,20 +17,18 @@ use mcp_proto::client::decide::result::is_cacheable;
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
-use mcp_proto::types::{
-    LOG_LEVEL_META_KEY, LoggingLevel, ProgressNotificationParams, TASKS_EXTENSION, Tool,
-};
+use mcp_proto::types::{LoggingLevel, TASKS_EXTENSION, Tool};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::{RequestMeta, cacheable};
 use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
 use super::HOST_ANSWER_TIMEOUT;
-use super::host::{HostLink, Reach, reach};
+use super::host::HostLink;
 use super::input::CallFuture;
 use super::login::Logins;
 use super::routes::Routes;
-use super::{search, tasks};
+use super::search;
 use crate::cli::ToolsMode;
 use crate::failure::Failure;
 
@@ -42,24 +40,24 @@ const MAX_PAGES: usize = 100;
 
 /// The bridge: the served servers behind one MCP server.
 pub(crate) struct Bridge {
-    registry: Arc<Registry>,
+    pub(super) registry: Arc<Registry>,
     /// The host's side (a stateless-era host's parked calls).
-    link: Arc<HostLink>,
+    pub(super) link: Arc<HostLink>,
     /// The served servers, in order.
-    servers: Vec<String>,
-    info: ServerInfo,
-    capabilities: Value,
-    routes: Mutex<Routes>,
+    pub(super) servers: Vec<String>,
+    pub(super) info: ServerInfo,
+    pub(super) capabilities: Value,
+    pub(super) routes: Mutex<Routes>,
     /// A call's timeout (`--timeout`; else each server's).
-    timeout: Option<Duration>,
+    pub(super) timeout: Option<Duration>,
     /// The most a call may take with progress restarting its timeout.
-    max_time: Duration,
+    pub(super) max_time: Duration,
     /// Search mode: the host lists `search_tools` and `call_tool` only.
-    search: AtomicBool,
+    pub(super) search: AtomicBool,
     /// The logins of servers that answered 401.
-    logins: Arc<Logins>,
+    pub(super) logins: Arc<Logins>,
     /// What the tools' input schemas are shaped for (`--schema-for`).
-    schemas: SchemaTarget,
+    pub(super) schemas: SchemaTarget,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -138,11 +136,21 @@ impl Bridge {
         &self.link
     }
 
-    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
+    pub(super) fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn error(&self, e: Error) -> ErrorObject {
+    /// A request to `server`, logged in and sent again on a 401 (see
+    /// [`Logins::retrying`]).
+    pub(super) async fn with_login<T, F, Fut>(&self, server: &str, attempt: F) -> Result<T, Error>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        self.logins.retrying(&self.registry, server, attempt).await
+    }
+
+    pub(super) fn error(&self, e: Error) -> ErrorObject {
         error_object(&self.registry, e)
     }
 
@@ -166,17 +174,15 @@ impl Bridge {
 
     /// Every served server's tools that its policy and pins allow, each
     /// with the host's name of it (the routes updated).
-    async fn listed_tools(&self) -> Result<Vec<(String, Tool)>, ErrorObject> {
+    pub(super) async fn listed_tools(&self) -> Result<Vec<(String, Tool)>, ErrorObject> {
         let mut listed = Vec::new();
         let mut tools = Vec::new();
         for server in &self.servers {
             // A server that needs an OAuth login: logged in, listed again.
-            let listing = match self.registry.list_tools(server).await {
-                Err(e) if self.logins.after(&self.registry, server, &e).await => {
-                    self.registry.list_tools(server).await
-                }
-                listing => listing,
-            };
+            let listing = self
+                .logins
+                .retrying(&self.registry, server, || self.registry.list_tools(server))
+                .await;
             match listing {
                 Ok(list) => {
                     listed.push((server.clone(), list.iter().map(|t| t.name.clone()).collect()));
@@ -210,162 +216,6 @@ impl Bridge {
             .collect())
     }
 
-    /// A call's arguments as the tool takes them, from arguments valid
-    /// under the shaped schema the host was given.
-    async fn unshape(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> Result<Option<Map<String, Value>>, ErrorObject> {
-        let arguments = match arguments {
-            Some(arguments) if self.schemas != SchemaTarget::Unchanged => arguments,
-            unchanged => return Ok(unchanged),
-        };
-        let tools = self.registry.list_tools(server).await.map_err(|e| self.error(e))?;
-        let Some(listed) = tools.iter().find(|t| t.name == tool) else {
-            return Ok(Some(arguments));
-        };
-        let shaped = shape_tool(listed, self.schemas, &ShapeLimits::default())
-            .map_err(|e| invalid(&format!("the tool's input schema cannot be shaped: {e}")))?;
-        match shaped.arguments.to_original(Value::Object(arguments)) {
-            Value::Object(original) => Ok(Some(original)),
-            _ => Err(invalid("tools/call arguments must be an object")),
-        }
-    }
-
-    /// `search_tools` (search mode): the served tools that fit the query.
-    async fn search_tools(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
-        let (query, limit) = search::query(params.and_then(|p| p.get("arguments")))?;
-        let listed = self.listed_tools().await?;
-        Ok(search::found(&listed, &query, limit))
-    }
-
-    /// The server and tool a host's tool name goes to, listing the tools
-    /// first when the host calls one it was not given yet.
-    async fn route_tool(&self, name: &str) -> Result<(String, String), ErrorObject> {
-        if let Some(route) = self.routes().tool(name) {
-            return Ok(route);
-        }
-        self.listed_tools().await?;
-        self.routes().tool(name).ok_or_else(|| {
-            ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"))
-        })
-    }
-
-    /// `tools/call`: through the registry's policy, approval and audit; the
-    /// host's progress token mapped to the upstream call's progress; a
-    /// cancellation drops this future, which cancels the upstream call.
-    async fn call_tool(
-        &self,
-        session: Session<Bridge>,
-        key: mcp_server_io::RequestKey,
-        meta: Option<&RequestMeta>,
-        params: Option<Value>,
-    ) -> Result<Value, ErrorObject> {
-        let rounds = &self.link.rounds;
-        if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
-            // A stateless-era host's retry: the parked call goes on.
-            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, nothing_new).await;
-        }
-        let mut params = params.unwrap_or_default();
-        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
-            return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
-        };
-        let arguments = match params.get_mut("arguments").map(Value::take) {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(map)) => Some(map),
-            Some(_) => {
-                return Err(ErrorObject::new(
-                    error_code::INVALID_PARAMS,
-                    "tools/call arguments must be an object",
-                ));
-            }
-        };
-        let (server, tool) = self.route_tool(&name).await?;
-        let arguments = self.unshape(&server, &tool, arguments).await?;
-        let (mut passed, token) = split_meta(&params);
-        // The host's log level for this call goes upstream too (a
-        // stateless-era host's from its request; a handshake-era host's
-        // from its session, for an upstream of the stateless era).
-        let level = match meta {
-            Some(meta) => meta.log_level,
-            None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),
-        };
-        if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l)) {
-            passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
-        }
-        let host_asks = match meta {
-            Some(meta) => meta.capabilities.get("elicitation").is_some_and(Value::is_object),
-            None => {
-                let capabilities = session.client_capabilities();
-                reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared
-            }
-        };
-        let mut options = RequestOptions {
-            timeout: self.timeout,
-            reset_timeout_on_progress: true,
-            max_total_timeout: Some(self.max_time),
-            meta: passed,
-            ..Default::default()
-        };
-        if let Some(token) = token {
-            let key = key.clone();
-            options.on_progress = Some(Arc::new(move |p: &ProgressNotificationParams| {
-                let mut progress = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
-                progress["progressToken"] = token.clone();
-                session.notify(methods::NOTIFICATION_PROGRESS, Some(progress), Some(&key));
-            }));
-        }
-        let registry = self.registry.clone();
-        // A host that declared the tasks extension gets the task an
-        // upstream server makes; any other, the call followed to its end.
-        let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
-        let servers = self.servers.clone();
-        let logins = self.logins.clone();
-        let call: CallFuture = Box::pin(async move {
-            let start = || {
-                let (arguments, options) = (arguments.clone(), options.clone());
-                let (registry, server, tool) = (&registry, &server, &tool);
-                async move {
-                    if host_tasks {
-                        registry.call_tool_start(server, tool, arguments, options).await
-                    } else {
-                        registry
-                            .call_tool_with(server, tool, arguments, options)
-                            .await
-                            .map(ToolCallStart::Complete)
-                    }
-                }
-            };
-            // A server that needs an OAuth login: logged in, called again.
-            let started = match start().await {
-                Err(e) if logins.after(&registry, &server, &e).await => start().await,
-                started => started,
-            };
-            match started {
-                Ok(ToolCallStart::Task(task)) => {
-                    let id = tasks::host_id(&servers, &server, &task.task_id);
-                    Ok(tasks::to_host(encode(&*task)?, id, true))
-                }
-                Ok(ToolCallStart::Complete(result)) => encode(&result),
-                Ok(_) => Err(ErrorObject::new(
-                    error_code::INTERNAL_ERROR,
-                    "the server answered the call in a way mcpc does not know",
-                )),
-                Err(e) => Err(call_error(&registry, e, host_asks)),
-            }
-        });
-        match meta {
-            // What a server asks meanwhile goes back in an input round.
-            Some(meta) => rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || call).await,
-            None => {
-                let _running = self.link.running(key);
-                call.await
-            }
-        }
-    }
-
     /// A list every server gives (`resources/list`, `prompts/list`, ...):
     /// one server's page by page as it answers; several servers' whole,
     /// in one page.
@@ -382,8 +232,10 @@ impl Bridge {
         let mut items: Vec<Value> = Vec::new();
         for server in &self.servers {
             let result = self
-                .registry
-                .with_client(server, |c| async move { list_all(&c, method, key).await })
+                .with_login(server, || {
+                    self.registry
+                        .with_client(server, |c| async move { list_all(&c, method, key).await })
+                })
                 .await;
             match result {
                 Ok(list) => {
@@ -446,11 +298,15 @@ impl Bridge {
         });
         let options = RequestOptions { timeout: self.timeout, ..Default::default() };
         let registry = self.registry.clone();
+        let logins = self.logins.clone();
         Box::pin(async move {
-            registry
-                .with_client(&server, |c| async move { request(&c, method, params, options).await })
-                .await
-                .map_err(|e| error_object(&registry, e))
+            let send = || {
+                let (params, options) = (params.clone(), options.clone());
+                registry.with_client(&server, |c| async move {
+                    request(&c, method, params, options).await
+                })
+            };
+            logins.retrying(&registry, &server, send).await.map_err(|e| error_object(&registry, e))
         })
     }
 
@@ -555,11 +411,16 @@ impl Bridge {
             methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
                 let uri = uri().ok_or_else(|| invalid("a subscription needs a uri"))?;
                 let server = self.route_uri(&uri).await?;
-                let done = if method == methods::RESOURCES_SUBSCRIBE {
-                    self.registry.subscribe_resource(&server, &uri).await
-                } else {
-                    self.registry.unsubscribe_resource(&server, &uri).await
-                };
+                let subscribe = method == methods::RESOURCES_SUBSCRIBE;
+                let done = self
+                    .with_login(&server, || async {
+                        if subscribe {
+                            self.registry.subscribe_resource(&server, &uri).await
+                        } else {
+                            self.registry.unsubscribe_resource(&server, &uri).await
+                        }
+                    })
+                    .await;
                 done.map(|()| json!({})).map_err(|e| self.error(e))
             }
             methods::PROMPTS_GET => {
@@ -597,44 +458,6 @@ impl Bridge {
         }
     }
 
-    /// `tasks/get`, `tasks/update`, `tasks/cancel` of a host that declared
-    /// the extension: to the server that made the task, its id mapped.
-    async fn task_method(
-        &self,
-        meta: Option<&RequestMeta>,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Value, ErrorObject> {
-        if !meta.is_some_and(mcp_server_io::tasks::declared) {
-            return Err(mcp_server_io::tasks::missing_extension());
-        }
-        let host_id = mcp_server_io::tasks::task_id(params.as_ref())?.to_owned();
-        let (server, id) = tasks::route(&self.servers, &host_id)
-            .ok_or_else(|| mcp_server_io::tasks::unknown_task(&host_id))?;
-        let done = match method {
-            methods::TASKS_GET => {
-                let got = self
-                    .registry
-                    .with_client(&server, |c| async move { task_status(&c, id).await })
-                    .await
-                    .map_err(|e| self.error(e))?;
-                return Ok(tasks::to_host(got, host_id, false));
-            }
-            methods::TASKS_UPDATE => {
-                let responses = mcp_server_io::tasks::update_responses(params.as_ref())?.clone();
-                self.registry
-                    .with_client(&server, |c| async move { task_update(&c, id, responses).await })
-                    .await
-            }
-            _ => {
-                self.registry
-                    .with_client(&server, |c| async move { task_cancel(&c, id).await })
-                    .await
-            }
-        };
-        done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
-    }
-
     async fn route_prompt(&self, name: &str) -> Result<(String, String), ErrorObject> {
         if let Some(route) = self.routes().prompt(name) {
             return Ok(route);
@@ -653,9 +476,10 @@ impl Bridge {
             .unwrap_or_default();
         for uri in uris {
             let Some(server) = self.routes().resource(&uri) else { continue };
-            let registry = self.registry.clone();
+            let (registry, logins) = (self.registry.clone(), self.logins.clone());
             tokio::spawn(async move {
-                if let Err(e) = registry.subscribe_resource(&server, &uri).await {
+                let subscribe = || registry.subscribe_resource(&server, &uri);
+                if let Err(e) = logins.retrying(&registry, &server, subscribe).await {
                     tracing::warn!(%server, %uri, "subscribing for the host failed: {e}");
                 }
             });
@@ -675,13 +499,13 @@ fn caching_hints(result: Value) -> Value {
 
 /// What a stateless-era host's retry starts: nothing, as the parked
 /// request it names goes on instead.
-fn nothing_new() -> CallFuture {
+pub(super) fn nothing_new() -> CallFuture {
     Box::pin(async { Err(ErrorObject::new(error_code::INTERNAL_ERROR, "no call to take up")) })
 }
 
 /// A registry error as the host's JSON-RPC error: the server's own error
 /// as it came; else what went wrong, in words without secrets.
-fn error_object(registry: &Registry, e: Error) -> ErrorObject {
+pub(super) fn error_object(registry: &Registry, e: Error) -> ErrorObject {
     if let Error::Transport { source, .. } = &e
         && let Some(error) = rpc_error(source)
     {
@@ -700,30 +524,7 @@ fn error_object(registry: &Registry, e: Error) -> ErrorObject {
     ErrorObject::new(code, Failure::registry(registry, e).message)
 }
 
-/// A call's error: as [`error_object`], and a call the approval policy
-/// asked about says whether the user refused it or the host could not
-/// ask them (`host_asks`: the host, or its request, declared elicitation).
-fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
-    let asked = matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
-    let mut error = error_object(registry, e);
-    if asked && host_asks {
-        error.message.push_str(": the user refused it");
-    } else if asked {
-        error.message.push_str(
-            ": it needs the user's approval, and the host did not declare elicitation to ask \
-             for it",
-        );
-    }
-    error
-}
-
-/// A result as JSON.
-fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ErrorObject> {
-    serde_json::to_value(value)
-        .map_err(|e| ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}")))
-}
-
-fn invalid(message: &str) -> ErrorObject {
+pub(super) fn invalid(message: &str) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
 }
 
@@ -739,7 +540,7 @@ fn rpc_error(e: &TransportError) -> Option<ErrorObject> {
 
 /// The host's `_meta` to pass on (less the protocol's own members and
 /// the progress token), and its progress token.
-fn split_meta(params: &Value) -> (Option<Map<String, Value>>, Option<Value>) {
+pub(super) fn split_meta(params: &Value) -> (Option<Map<String, Value>>, Option<Value>) {
     let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
         return (None, None);
     };
@@ -812,25 +613,6 @@ fn set_level<T: Transport>(
     })
 }
 
-fn task_status<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<Value, T::Error>> {
-    Box::pin(async move {
-        let task = c.task_status(&id).await?;
-        Ok(serde_json::to_value(task).unwrap_or_default())
-    })
-}
-
-fn task_update<T: Transport>(
-    c: &Client<T>,
-    id: String,
-    responses: Map<String, Value>,
-) -> BoxFuture<'_, Result<(), T::Error>> {
-    Box::pin(async move { c.task_update(&id, responses).await })
-}
-
-fn task_cancel<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<(), T::Error>> {
-    Box::pin(async move { c.task_cancel(&id).await })
-}
-
 fn roots_changed<T: Transport>(c: &Client<T>) -> BoxFuture<'_, Result<(), T::Error>> {
     Box::pin(c.notify_roots_changed())
 }
@@ -873,11 +655,12 @@ impl Handler for Bridge {
     fn notification(&self, _session: &Session<Self>, method: &str, _params: Option<&Value>) {
         if method == methods::NOTIFICATION_ROOTS_LIST_CHANGED {
             for server in self.servers.clone() {
-                let registry = self.registry.clone();
+                let (registry, logins) = (self.registry.clone(), self.logins.clone());
                 tokio::spawn(async move {
-                    let sent =
-                        registry.with_client(&server, |c| async move { roots_changed(&c).await });
-                    if let Err(e) = sent.await {
+                    let send = || {
+                        registry.with_client(&server, |c| async move { roots_changed(&c).await })
+                    };
+                    if let Err(e) = logins.retrying(&registry, &server, send).await {
                         tracing::warn!(%server, "passing on the roots change failed: {e}");
                     }
                 });
@@ -889,12 +672,14 @@ impl Handler for Bridge {
         let Some(name) = LOG_LEVELS.get(level) else { return };
         let level = LoggingLevel::from(*name);
         for server in self.servers.clone() {
-            let registry = self.registry.clone();
+            let (registry, logins) = (self.registry.clone(), self.logins.clone());
             let level = level.clone();
             tokio::spawn(async move {
-                let set =
-                    registry.with_client(&server, |c| async move { set_level(&c, level).await });
-                if let Err(e) = set.await {
+                let set = || {
+                    let level = level.clone();
+                    registry.with_client(&server, |c| async move { set_level(&c, level).await })
+                };
+                if let Err(e) = logins.retrying(&registry, &server, set).await {
                     tracing::warn!(%server, "passing on the log level failed: {e}");
                 }
             });

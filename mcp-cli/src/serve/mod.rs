@@ -2,21 +2,25 @@
 //! process's stdin and stdout, in either protocol era.
 //!
 //! One file per job: `handler.rs` (the bridge's `Handler`: each request
-//! forwarded through the registry), `routes.rs` (names and URIs to
-//! servers, and the capabilities declared), `pump.rs` (the servers'
-//! notifications to the host), `host.rs` (the servers' requests and call
-//! approvals to the host), `input.rs` (a stateless-era host asked in
-//! `input_required` rounds), `search.rs` (search mode's two tools),
-//! `tasks.rs` (tasks passed through: ids across servers), `login.rs` (a
-//! login on an upstream 401), `http.rs` (the hosts served over Streamable
-//! HTTP, each session its own). This file picks the servers, connects them
-//! and drives one session on stdio, or hands them to `http.rs`.
+//! forwarded through the registry; lists, reads, prompts), `calls.rs` (tool
+//! calls and tasks), `routes.rs` (names and URIs to servers, and the
+//! capabilities declared), `pump.rs` (the servers' notifications to the
+//! host), `host.rs` (the servers' requests and call approvals to the host),
+//! `input.rs` (a stateless-era host asked in `input_required` rounds),
+//! `search.rs` (search mode's two tools), `tasks.rs` (tasks passed through:
+//! ids across servers), `login.rs` (a login on an upstream 401), `pipes.rs`
+//! (the host's stdin and stdout read and written without a thread hop),
+//! `http.rs` (the hosts served over Streamable HTTP, each session its own).
+//! This file picks the servers, connects them and drives one session on
+//! stdio, or hands them to `http.rs`.
 
+mod calls;
 mod handler;
 mod host;
 mod http;
 mod input;
 mod login;
+mod pipes;
 mod pump;
 mod routes;
 mod search;
@@ -137,8 +141,9 @@ pub(crate) async fn serve(
         let registry = registry.clone();
         let logins = logins.clone();
         async move {
+            let sent = std::time::Instant::now();
             match tokio::time::timeout(limit, registry.initialize(server)).await {
-                Ok(Err(e)) if logins.after(&registry, server, &e).await => {
+                Ok(Err(e)) if logins.after(&registry, server, &e, sent).await => {
                     tokio::time::timeout(limit, registry.initialize(server)).await
                 }
                 connected => connected,
@@ -206,17 +211,11 @@ pub(crate) async fn serve(
     let pump = pump::start(&registry, hosts.clone(), &served.servers);
     tracing::info!("serving on stdio");
     let ended =
-        stdio::serve(
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            MAX_LINE,
-            queue,
-            |input| match input {
-                Input::Line(line) => session.handle_json(line),
-                Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
-                _ => {}
-            },
-        )
+        stdio::serve(pipes::stdin(), pipes::stdout(), MAX_LINE, queue, |input| match input {
+            Input::Line(line) => session.handle_json(line),
+            Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
+            _ => {}
+        })
         .await;
     // The host is gone: its calls are cancelled (upstream too: each
     // dropped call sends `notifications/cancelled`).

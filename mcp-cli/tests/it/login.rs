@@ -60,7 +60,7 @@ impl World {
         World { rt, auth, http: Some(http), dir, config }
     }
 
-    fn http(&self) -> &HttpServerHandle {
+    pub(crate) fn http(&self) -> &HttpServerHandle {
         self.http.as_ref().expect("the MCP server runs")
     }
 

@@ -13,6 +13,7 @@ mod hooks;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use http::{HeaderMap, Method, Version};
@@ -59,17 +60,18 @@ pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
     }
     let scheme = if config.tls.is_some() { "https" } else { "http" };
     let base = format!("{scheme}://{local_addr}");
-    let options = options(&config, &base);
+    let waived = Arc::new(AtomicBool::new(false));
+    let options = options(&config, &base, &waived);
     let stats = Arc::new(Mutex::new(Stats::default()));
     let core = config.server.clone();
     let hooks = hooks::Hooks::new(config, base, stats.clone());
     let factory = move || Testkit::new(core.clone());
     let server = server_http::serve_with_hooks(listener, options, factory, hooks).await?;
-    Ok(HttpServerHandle { server, stats })
+    Ok(HttpServerHandle { server, stats, waived })
 }
 
 /// The service's options for a configuration.
-fn options(config: &HttpConfig, base: &str) -> HttpOptions {
+fn options(config: &HttpConfig, base: &str, waived: &Arc<AtomicBool>) -> HttpOptions {
     let mut options = HttpOptions::new(config.server.era);
     options.session = session_options(&config.server);
     options.reply = match config.reply {
@@ -91,7 +93,7 @@ fn options(config: &HttpConfig, base: &str) -> HttpOptions {
         options.http2 = tls.http2();
         options
     });
-    options.authorize = hooks::authorize(config, base);
+    options.authorize = hooks::authorize(config, base, waived.clone());
     options
 }
 
@@ -101,6 +103,8 @@ fn options(config: &HttpConfig, base: &str) -> HttpOptions {
 pub struct HttpServerHandle {
     server: HttpServer<Testkit>,
     stats: Arc<Mutex<Stats>>,
+    /// [`waive_auth`](HttpServerHandle::waive_auth).
+    waived: Arc<AtomicBool>,
 }
 
 /// One HTTP request the server received, as [`HttpServerHandle::requests`]
@@ -120,6 +124,14 @@ pub struct RequestRecord {
 }
 
 impl HttpServerHandle {
+    /// While `true`, requests pass without the token the configuration
+    /// requires ([`HttpConfig::require_auth`], [`HttpConfig::jwt_auth`]);
+    /// set back to `false`, a client connected meanwhile meets 401s in
+    /// the middle of its session, as when its token is revoked.
+    pub fn waive_auth(&self, waived: bool) {
+        self.waived.store(waived, Ordering::Relaxed);
+    }
+
     /// The MCP endpoint: `http://127.0.0.1:PORT/mcp` (`https://` with
     /// [`HttpConfig::tls`]; also the legacy SSE URL in legacy mode).
     pub fn url(&self) -> String {

@@ -1,0 +1,275 @@
+//! The bridge's calls and tasks: `tools/call` through the registry's
+//! policy, approval, pins and audit (a tool name routed to its server, the
+//! arguments mapped back from a shaped schema, progress and log level
+//! passed on, a login on a 401, an upstream task handed to a host that
+//! takes tasks), search mode's `search_tools`, and `tasks/get`,
+//! `tasks/update`, `tasks/cancel` to the server that made the task. The
+//! lists, reads and prompts are `handler.rs`'s.
+
+use std::sync::Arc;
+
+use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
+use mcp_host_registry::mcp_peer::{Client, Transport};
+use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
+use mcp_host_registry::{Error, Registry};
+use mcp_proto::client::{BoxFuture, RequestOptions};
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_proto::methods;
+use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams};
+use mcp_server_io::Session;
+use mcp_server_io::logging::LOG_LEVELS;
+use mcp_server_io::stateless::RequestMeta;
+use serde_json::{Map, Value, json};
+
+use super::HOST_ANSWER_TIMEOUT;
+use super::handler::{Bridge, error_object, invalid, nothing_new, split_meta};
+use super::host::{Reach, reach};
+use super::input::CallFuture;
+use super::{search, tasks};
+
+impl Bridge {
+    /// A call's arguments as the tool takes them, from arguments valid
+    /// under the shaped schema the host was given.
+    pub(super) async fn unshape(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Option<Map<String, Value>>, ErrorObject> {
+        let arguments = match arguments {
+            Some(arguments) if self.schemas != SchemaTarget::Unchanged => arguments,
+            unchanged => return Ok(unchanged),
+        };
+        let tools = self
+            .with_login(server, || self.registry.list_tools(server))
+            .await
+            .map_err(|e| self.error(e))?;
+        let Some(listed) = tools.iter().find(|t| t.name == tool) else {
+            return Ok(Some(arguments));
+        };
+        let shaped = shape_tool(listed, self.schemas, &ShapeLimits::default())
+            .map_err(|e| invalid(&format!("the tool's input schema cannot be shaped: {e}")))?;
+        match shaped.arguments.to_original(Value::Object(arguments)) {
+            Value::Object(original) => Ok(Some(original)),
+            _ => Err(invalid("tools/call arguments must be an object")),
+        }
+    }
+
+    /// `search_tools` (search mode): the served tools that fit the query.
+    pub(super) async fn search_tools(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        let (query, limit) = search::query(params.and_then(|p| p.get("arguments")))?;
+        let listed = self.listed_tools().await?;
+        Ok(search::found(&listed, &query, limit))
+    }
+
+    /// The server and tool a host's tool name goes to, listing the tools
+    /// first when the host calls one it was not given yet.
+    async fn route_tool(&self, name: &str) -> Result<(String, String), ErrorObject> {
+        if let Some(route) = self.routes().tool(name) {
+            return Ok(route);
+        }
+        self.listed_tools().await?;
+        self.routes().tool(name).ok_or_else(|| {
+            ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"))
+        })
+    }
+
+    /// `tools/call`: through the registry's policy, approval and audit; the
+    /// host's progress token mapped to the upstream call's progress; a
+    /// cancellation drops this future, which cancels the upstream call.
+    pub(super) async fn call_tool(
+        &self,
+        session: Session<Bridge>,
+        key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let rounds = &self.link.rounds;
+        if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
+            // A stateless-era host's retry: the parked call goes on.
+            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, nothing_new).await;
+        }
+        let mut params = params.unwrap_or_default();
+        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
+            return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
+        };
+        let arguments = match params.get_mut("arguments").map(Value::take) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) => {
+                return Err(ErrorObject::new(
+                    error_code::INVALID_PARAMS,
+                    "tools/call arguments must be an object",
+                ));
+            }
+        };
+        let (server, tool) = self.route_tool(&name).await?;
+        let arguments = self.unshape(&server, &tool, arguments).await?;
+        let (mut passed, token) = split_meta(&params);
+        // The host's log level for this call goes upstream too (a
+        // stateless-era host's from its request; a handshake-era host's
+        // from its session, for an upstream of the stateless era).
+        let level = match meta {
+            Some(meta) => meta.log_level,
+            None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),
+        };
+        if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l)) {
+            passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
+        }
+        let host_asks = match meta {
+            Some(meta) => meta.capabilities.get("elicitation").is_some_and(Value::is_object),
+            None => {
+                let capabilities = session.client_capabilities();
+                reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared
+            }
+        };
+        let mut options = RequestOptions {
+            timeout: self.timeout,
+            reset_timeout_on_progress: true,
+            max_total_timeout: Some(self.max_time),
+            meta: passed,
+            ..Default::default()
+        };
+        if let Some(token) = token {
+            let key = key.clone();
+            options.on_progress = Some(Arc::new(move |p: &ProgressNotificationParams| {
+                let mut progress = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
+                progress["progressToken"] = token.clone();
+                session.notify(methods::NOTIFICATION_PROGRESS, Some(progress), Some(&key));
+            }));
+        }
+        let registry = self.registry.clone();
+        // A host that declared the tasks extension gets the task an
+        // upstream server makes; any other, the call followed to its end.
+        let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
+        let servers = self.servers.clone();
+        let logins = self.logins.clone();
+        let call: CallFuture = Box::pin(async move {
+            let start = || {
+                let (arguments, options) = (arguments.clone(), options.clone());
+                let (registry, server, tool) = (&registry, &server, &tool);
+                async move {
+                    if host_tasks {
+                        registry.call_tool_start(server, tool, arguments, options).await
+                    } else {
+                        registry
+                            .call_tool_with(server, tool, arguments, options)
+                            .await
+                            .map(ToolCallStart::Complete)
+                    }
+                }
+            };
+            // A server that needs an OAuth login: logged in, called again.
+            let started = logins.retrying(&registry, &server, start).await;
+            match started {
+                Ok(ToolCallStart::Task(task)) => {
+                    let id = tasks::host_id(&servers, &server, &task.task_id);
+                    Ok(tasks::to_host(encode(&*task)?, id, true))
+                }
+                Ok(ToolCallStart::Complete(result)) => encode(&result),
+                Ok(_) => Err(ErrorObject::new(
+                    error_code::INTERNAL_ERROR,
+                    "the server answered the call in a way mcpc does not know",
+                )),
+                Err(e) => Err(call_error(&registry, e, host_asks)),
+            }
+        });
+        match meta {
+            // What a server asks meanwhile goes back in an input round.
+            Some(meta) => rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || call).await,
+            None => {
+                let _running = self.link.running(key);
+                call.await
+            }
+        }
+    }
+
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` of a host that declared
+    /// the extension: to the server that made the task, its id mapped.
+    pub(super) async fn task_method(
+        &self,
+        meta: Option<&RequestMeta>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        if !meta.is_some_and(mcp_server_io::tasks::declared) {
+            return Err(mcp_server_io::tasks::missing_extension());
+        }
+        let host_id = mcp_server_io::tasks::task_id(params.as_ref())?.to_owned();
+        let (server, id) = tasks::route(&self.servers, &host_id)
+            .ok_or_else(|| mcp_server_io::tasks::unknown_task(&host_id))?;
+        let done = match method {
+            methods::TASKS_GET => {
+                let got = self
+                    .with_login(&server, || {
+                        let id = id.clone();
+                        self.registry
+                            .with_client(&server, |c| async move { task_status(&c, id).await })
+                    })
+                    .await
+                    .map_err(|e| self.error(e))?;
+                return Ok(tasks::to_host(got, host_id, false));
+            }
+            methods::TASKS_UPDATE => {
+                let responses = mcp_server_io::tasks::update_responses(params.as_ref())?;
+                self.with_login(&server, || {
+                    let (id, responses) = (id.clone(), responses.clone());
+                    self.registry.with_client(&server, |c| async move {
+                        task_update(&c, id, responses).await
+                    })
+                })
+                .await
+            }
+            _ => {
+                self.with_login(&server, || {
+                    let id = id.clone();
+                    self.registry.with_client(&server, |c| async move { task_cancel(&c, id).await })
+                })
+                .await
+            }
+        };
+        done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
+    }
+}
+
+/// A call's error: as [`error_object`], and a call the approval policy
+/// asked about says whether the user refused it or the host could not
+/// ask them (`host_asks`: the host, or its request, declared elicitation).
+fn call_error(registry: &Registry, e: Error, host_asks: bool) -> ErrorObject {
+    let asked = matches!(&e, Error::CallDenied { reason: mcp_host_registry::Reason::Approver, .. });
+    let mut error = error_object(registry, e);
+    if asked && host_asks {
+        error.message.push_str(": the user refused it");
+    } else if asked {
+        error.message.push_str(
+            ": it needs the user's approval, and the host did not declare elicitation to ask \
+             for it",
+        );
+    }
+    error
+}
+
+/// A result as JSON.
+fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ErrorObject> {
+    serde_json::to_value(value)
+        .map_err(|e| ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}")))
+}
+
+fn task_status<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<Value, T::Error>> {
+    Box::pin(async move {
+        let task = c.task_status(&id).await?;
+        Ok(serde_json::to_value(task).unwrap_or_default())
+    })
+}
+
+fn task_update<T: Transport>(
+    c: &Client<T>,
+    id: String,
+    responses: Map<String, Value>,
+) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move { c.task_update(&id, responses).await })
+}
+
+fn task_cancel<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<(), T::Error>> {
+    Box::pin(async move { c.task_cancel(&id).await })
+}
