@@ -49,7 +49,8 @@
 //!   ([`Outgoing`]), each message tagged with the client request it
 //!   belongs to, so a Streamable HTTP driver can put it on that request's
 //!   stream.
-//! - [`stdio`]: newline-delimited framing with a line cap; the driver.
+//! - [`stdio`]: newline-delimited framing with a line cap; the driver;
+//!   this process's stdin/stdout for it without a thread hop per line.
 //! - `http` (feature `http`): the Streamable HTTP service over any
 //!   [`Handler`] (`http::serve`, `http::HttpService`, a hyper `Service`):
 //!   POST with JSON or SSE answers, the GET stream, sessions with

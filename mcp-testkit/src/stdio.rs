@@ -31,12 +31,10 @@ pub async fn run_stdio(config: Config) -> io::Result<()> {
     let max_line_bytes = config.max_line_bytes;
     let (server, queue) = Server::new(config);
     let ended =
-        stdio::serve(tokio::io::stdin(), tokio::io::stdout(), max_line_bytes, queue, |input| {
-            match input {
-                Input::Line(line) => server.handle_json(line),
-                Input::Oversized { max_line_bytes } => server.reject_oversized(max_line_bytes),
-                _ => {}
-            }
+        stdio::serve(stdio::stdin(), stdio::stdout(), max_line_bytes, queue, |input| match input {
+            Input::Line(line) => server.handle_json(line),
+            Input::Oversized { max_line_bytes } => server.reject_oversized(max_line_bytes),
+            _ => {}
         })
         .await?;
     match ended {

@@ -8,8 +8,7 @@
 //! host), `host.rs` (the servers' requests and call approvals to the host),
 //! `input.rs` (a stateless-era host asked in `input_required` rounds),
 //! `search.rs` (search mode's two tools), `tasks.rs` (tasks passed through:
-//! ids across servers), `login.rs` (a login on an upstream 401), `pipes.rs`
-//! (the host's stdin and stdout read and written without a thread hop),
+//! ids across servers), `login.rs` (a login on an upstream 401),
 //! `http.rs` (the hosts served over Streamable HTTP, each session its own).
 //! This file picks the servers, connects them and drives one session on
 //! stdio, or hands them to `http.rs`.
@@ -20,7 +19,6 @@ mod host;
 mod http;
 mod input;
 mod login;
-mod pipes;
 mod pump;
 mod routes;
 mod search;
@@ -211,7 +209,7 @@ pub(crate) async fn serve(
     let pump = pump::start(&registry, hosts.clone(), &served.servers);
     tracing::info!("serving on stdio");
     let ended =
-        stdio::serve(pipes::stdin(), pipes::stdout(), MAX_LINE, queue, |input| match input {
+        stdio::serve(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| match input {
             Input::Line(line) => session.handle_json(line),
             Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
             _ => {}

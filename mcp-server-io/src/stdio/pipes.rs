@@ -1,6 +1,6 @@
-//! The host's stdin and stdout for the stdio driver. When they are pipes
-//! or Unix sockets (as every host that spawns a server makes them), they
-//! are read and written by the runtime itself, nonblocking, so a request
+//! This process's stdin and stdout for the stdio driver. When they are
+//! pipes or Unix sockets (as every host that spawns a server makes them),
+//! they are read and written by the runtime itself, nonblocking, so a request
 //! and its answer cost no hop through another thread; anything else (a
 //! file, a terminal) goes through Tokio's `stdin`/`stdout`, which do each
 //! read and write on a blocking thread. stdout stays with Tokio's too when
@@ -17,12 +17,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
 /// What the host's side is read from.
-pub(crate) type HostInput = Box<dyn AsyncRead + Unpin + Send>;
+pub type HostInput = Box<dyn AsyncRead + Unpin + Send>;
 /// What the host's side is written to.
-pub(crate) type HostOutput = Box<dyn AsyncWrite + Unpin + Send>;
+pub type HostOutput = Box<dyn AsyncWrite + Unpin + Send>;
 
 /// This process's stdin, read by the runtime when it can be.
-pub(crate) fn stdin() -> HostInput {
+pub fn stdin() -> HostInput {
     match Kind::of(&io::stdin()) {
         Some(Kind::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
             Ok(rx) => return Box::new(rx),
@@ -38,7 +38,7 @@ pub(crate) fn stdin() -> HostInput {
 }
 
 /// This process's stdout, written by the runtime when it can be.
-pub(crate) fn stdout() -> HostOutput {
+pub fn stdout() -> HostOutput {
     if !shares_stderr() {
         match Kind::of(&io::stdout()) {
             Some(Kind::Pipe(fd)) => match pipe::Sender::from_owned_fd(fd) {

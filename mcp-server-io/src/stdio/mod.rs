@@ -3,7 +3,9 @@
 //!
 //! It only moves bytes: each input line goes to the caller's core, and the
 //! core's [`Outgoing`] queue is written by one writer, one compact JSON
-//! message per line.
+//! message per line. [`stdin`] and [`stdout`] give this process's own
+//! pipes to it without a thread hop per read and write when they are pipes
+//! or Unix sockets.
 
 use std::io;
 
@@ -11,6 +13,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::oneshot;
 
 use crate::outgoing::{Outgoing, OutgoingQueue};
+
+mod pipes;
+pub use pipes::{HostInput, HostOutput, stdin, stdout};
 
 /// What the stdio driver hands the core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
