@@ -166,51 +166,44 @@ fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
 }
 
 /// The index past the value starting at `at`: a string, an object or an
-/// array (skipped to its matching close: outside strings only its own kind
-/// of bracket is counted, which in well-formed JSON finds it), or a scalar
+/// array (skipped to its matching close, strings and all), or a scalar
 /// (up to the next `,`, `}` or `]`). Nothing is checked beyond what finds
 /// the value's end.
 fn skip_value(text: &[u8], at: usize) -> Option<usize> {
-    let (open, close) = match *text.get(at)? {
-        b'"' => return skip_string(text, at),
-        b'{' => (b'{', b'}'),
-        b'[' => (b'[', b']'),
-        _ => {
-            let len = text[at..].iter().position(|b| matches!(b, b',' | b'}' | b']'))?;
-            return (len > 0).then_some(at + len);
-        }
-    };
     let mut depth = 0usize;
     let mut i = at;
     loop {
-        i += memchr::memchr3(b'"', open, close, text.get(i..)?)?;
-        match text[i] {
-            b'"' => i = skip_string(text, i)?,
-            b if b == open => {
+        match *text.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    let next = memchr::memchr2(b'"', b'\\', text.get(i..)?)?;
+                    i += next;
+                    if text[i] == b'"' {
+                        break;
+                    }
+                    // An escape: skip the backslash and the byte after it.
+                    i += 2;
+                }
+                i += 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b'{' | b'[' => {
                 depth += 1;
                 i += 1;
             }
-            _ => {
+            b'}' | b']' if depth > 0 => {
                 depth -= 1;
                 i += 1;
                 if depth == 0 {
                     return Some(i);
                 }
             }
+            b',' | b'}' | b']' if depth == 0 => return (i > at).then_some(i),
+            _ => i += 1,
         }
-    }
-}
-
-/// The index past the string starting at `at` (a quote), escapes and all.
-fn skip_string(text: &[u8], at: usize) -> Option<usize> {
-    let mut i = at + 1;
-    loop {
-        i += memchr::memchr2(b'"', b'\\', text.get(i..)?)?;
-        if text[i] == b'"' {
-            return Some(i + 1);
-        }
-        // An escape: the backslash and the byte after it.
-        i += 2;
     }
 }
 
