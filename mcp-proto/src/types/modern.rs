@@ -67,17 +67,16 @@ impl std::error::Error for UnknownResultType {}
 /// decoding the rest (members are skipped, nothing is allocated for them).
 ///
 /// An absent `resultType` is [`ResultKind::Complete`]; a value other than
-/// `"complete"` and `"input_required"` is an error, as is a result that is
-/// not a JSON object.
+/// `"complete"`, `"input_required"` and `"task"` is an error, as is a
+/// result that is not a JSON object. The text is taken to be JSON (a
+/// result as the JSON-RPC decoding kept it): it is not validated.
 pub fn result_kind(result_json: &str) -> Result<ResultKind, UnknownResultType> {
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(rename = "resultType", borrow, default)]
         result_type: Option<std::borrow::Cow<'a, str>>,
     }
-    // Fast path: most results are small and carry no `resultType` (earlier
-    // revisions) or carry it; the scan below is only a shortcut for the
-    // first case.
+    // Fast path for results without `resultType` (earlier revisions).
     if !result_json.contains("\"resultType\"") {
         return if result_json.trim_start().starts_with('{') {
             Ok(ResultKind::Complete)
@@ -85,13 +84,126 @@ pub fn result_kind(result_json: &str) -> Result<ResultKind, UnknownResultType> {
             Err(UnknownResultType("<not an object>".into()))
         };
     }
-    let peek: Peek<'_> = serde_json::from_str(result_json)
-        .map_err(|_| UnknownResultType("<not an object>".into()))?;
-    match peek.result_type.as_deref() {
+    // The common case, read by a byte scan of the top level (no decoding);
+    // anything it is not sure of is decoded.
+    let found = match scan_result_type(result_json.as_bytes()) {
+        Some(found) => found.map(std::borrow::Cow::Borrowed),
+        None => {
+            let peek: Peek<'_> = serde_json::from_str(result_json)
+                .map_err(|_| UnknownResultType("<not an object>".into()))?;
+            peek.result_type
+        }
+    };
+    match found.as_deref() {
         None | Some(RESULT_TYPE_COMPLETE) => Ok(ResultKind::Complete),
         Some(RESULT_TYPE_INPUT_REQUIRED) => Ok(ResultKind::InputRequired),
         Some(RESULT_TYPE_TASK) => Ok(ResultKind::Task),
         Some(other) => Err(UnknownResultType(other.to_owned())),
+    }
+}
+
+/// The top-level `resultType` of a JSON object's text, by a scan that
+/// skips every other member without decoding it: `Some(None)` when the
+/// object has no such member, `Some(Some(text))` when it has one string
+/// value without escapes. `None` (decode the text instead) for anything
+/// else: not one well-formed object as far as the scan sees, a key or
+/// that value with escapes, a value that is not a string, the member twice.
+fn scan_result_type(text: &[u8]) -> Option<Option<&str>> {
+    const KEY: &[u8] = b"resultType";
+    let mut at = skip_space(text, 0);
+    if text.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_space(text, at + 1);
+    let mut found = None;
+    if text.get(at) == Some(&b'}') {
+        return (skip_space(text, at + 1) == text.len()).then_some(None);
+    }
+    loop {
+        // A key: a string without escapes.
+        let (key, end) = plain_string(text, at)?;
+        at = skip_space(text, end);
+        if text.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_space(text, at + 1);
+        if key == KEY {
+            if found.is_some() {
+                return None;
+            }
+            let (value, end) = plain_string(text, at)?;
+            found = Some(std::str::from_utf8(value).ok()?);
+            at = end;
+        } else {
+            at = skip_value(text, at)?;
+        }
+        at = skip_space(text, at);
+        match text.get(at) {
+            Some(b',') => at = skip_space(text, at + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    (skip_space(text, at + 1) == text.len()).then_some(found)
+}
+
+fn skip_space(text: &[u8], mut at: usize) -> usize {
+    while text.get(at).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The bytes of the string starting at `at` (a quote) and the index past
+/// its closing quote; `None` if it is not a string or has escapes.
+fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    if text.get(at) != Some(&b'"') {
+        return None;
+    }
+    let rest = &text[at + 1..];
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    (rest[end] == b'"').then(|| (&rest[..end], at + 1 + end + 1))
+}
+
+/// The index past the value starting at `at`: a string, an object or an
+/// array (skipped to its matching close, strings and all), or a scalar
+/// (up to the next `,`, `}` or `]`). Nothing is checked beyond what finds
+/// the value's end.
+fn skip_value(text: &[u8], at: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = at;
+    loop {
+        match *text.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    let next = memchr::memchr2(b'"', b'\\', text.get(i..)?)?;
+                    i += next;
+                    if text[i] == b'"' {
+                        break;
+                    }
+                    // An escape: skip the backslash and the byte after it.
+                    i += 2;
+                }
+                i += 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' if depth > 0 => {
+                depth -= 1;
+                i += 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b',' | b'}' | b']' if depth == 0 => return (i > at).then_some(i),
+            _ => i += 1,
+        }
     }
 }
 
@@ -327,6 +439,51 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(result_kind(text).map_err(|_| ()), *expected, "{text}");
+        }
+    }
+
+    /// The scan answers only where it is sure, and then as decoding would.
+    #[test]
+    fn the_scan_agrees_with_decoding() {
+        #[derive(Deserialize)]
+        struct Peek {
+            #[serde(rename = "resultType", default)]
+            result_type: Option<String>,
+        }
+        let cases: &[(&str, Option<Option<&str>>)] = &[
+            (r#"{}"#, Some(None)),
+            (" { } \n", Some(None)),
+            (r#"{"content":[{"type":"text","text":"a \"}\" ]"}],"isError":false}"#, Some(None)),
+            (
+                r#"{"_meta":{"resultType":"odd","x":[1,{"y":"}"}]},"resultType":"complete"}"#,
+                Some(Some("complete")),
+            ),
+            (
+                r#"{ "n" : -1.5e3 , "resultType" : "input_required" , "b" : null }"#,
+                Some(Some("input_required")),
+            ),
+            (r#"{"resultType":"task","taskId":"t"}"#, Some(Some("task"))),
+            (r#"{"a":[{"b":"]}\\"},[]],"c":{"d":["{"]},"resultType":"task"}"#, Some(Some("task"))),
+            (
+                r#"{"a":"x\\\"y","b":true,"resultType":"complete","c":[1,2]}"#,
+                Some(Some("complete")),
+            ),
+            (r#"{"resultType":"p\u0061rtial"}"#, None),
+            (r#"{"result\u0054ype":"task"}"#, None),
+            (r#"{"resultType":7}"#, None),
+            (r#"{"resultType":"a","resultType":"b"}"#, None),
+            (r#"{"resultType":"complete"} x"#, None),
+            (r#"{"a":}"#, None),
+            (r#"{"a":1"#, None),
+            (r#"["resultType"]"#, None),
+        ];
+        for (text, expected) in cases {
+            let scanned = scan_result_type(text.as_bytes());
+            assert_eq!(scanned, *expected, "{text}");
+            if let Some(found) = scanned {
+                let peek: Peek = serde_json::from_str(text).unwrap();
+                assert_eq!(peek.result_type.as_deref(), found, "{text}");
+            }
         }
     }
 
