@@ -181,7 +181,10 @@ async fn wait_for_exit(
 }
 
 async fn drain_stderr(pipe: ChildStderr, tail: std::sync::Arc<StderrTail>, server: String) {
-    let mut lines = FramedRead::new(pipe, LineCodec::new(STDERR_LINE_MAX));
+    // Most servers write little or nothing to stderr: start small (the
+    // buffer grows to a line's length when one comes), so an idle client
+    // does not keep 8 KiB for it.
+    let mut lines = FramedRead::with_capacity(pipe, LineCodec::new(STDERR_LINE_MAX), 256);
     while let Some(frame) = lines.next().await {
         match frame {
             Ok(Frame::Line(line)) => {
