@@ -15,6 +15,9 @@
 //! process, the scripts and every server they start on CPU 0); the 64 in
 //! flight phases are not.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// The layout of `Ours::run`'s future (two clients' call futures in one
+// enum, spawned per worker) needs a deeper query than the default.
+#![recursion_limit = "256"]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -249,7 +252,7 @@ fn era_label(era: Era) -> &'static str {
 
 /// One contender's medians over the rounds of a phase.
 #[derive(Default)]
-struct Result3 {
+struct Medians {
     name: &'static str,
     p50: f64,
     p99: f64,
@@ -330,7 +333,7 @@ impl Phase<'_> {
 
     /// Every contender's medians with `depth` calls in flight (1: pinned,
     /// sequential; more: unpinned).
-    fn measure(&self, depth: usize) -> Result<[Result3; 3], String> {
+    fn measure(&self, depth: usize) -> Result<[Medians; 3], String> {
         if depth == 1 {
             pin_to_cpu0()?;
         } else {
@@ -341,7 +344,7 @@ impl Phase<'_> {
         result
     }
 
-    fn measure_with(&self, depth: usize) -> Result<[Result3; 3], String> {
+    fn measure_with(&self, depth: usize) -> Result<[Medians; 3], String> {
         let ((seq, seq_warm), (thr, thr_warm), rounds) = counts(self.config.quick, self.transport);
         let (calls, warm) = if depth == 1 { (seq, seq_warm) } else { (thr, thr_warm) };
         let target = self.target()?;
@@ -385,9 +388,9 @@ impl Phase<'_> {
         });
         drop(target);
         let med = |v: &[Run], f: fn(&Run) -> f64| median_f64(&v.iter().map(f).collect::<Vec<_>>());
-        let mut out: [Result3; 3] = Default::default();
+        let mut out: [Medians; 3] = Default::default();
         for (which, o) in out.iter_mut().enumerate() {
-            *o = Result3 {
+            *o = Medians {
                 name: NAMES[which],
                 p50: med(&runs[which], |r| r.p50),
                 p99: med(&runs[which], |r| r.p99),
