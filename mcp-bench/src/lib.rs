@@ -16,6 +16,11 @@
 //!   the `mcp-testkit` HTTP server with JSON and SSE replies: sequential
 //!   latency, throughput at 1, 16 and 64 in flight, initialize, memory per
 //!   idle session.
+//! - `sdk-bench`: `mcp-stdio` and `mcp-http` against the TypeScript SDK v2
+//!   and Python SDK clients (each driven by its script in
+//!   `xtask/bench/sdks/`), over stdio and Streamable HTTP, on the
+//!   fixed-reply answerers of `stdio-bench` and `http-bench` and on
+//!   `mcp-testkit`: pinned sequential latency, 64 calls in flight.
 //! - `fleet-bench`: `mcp-host-registry` starting 50 `mcp-testkit` stdio
 //!   servers at once (`initialize_all`), against the slowest of the same
 //!   servers started one at a time.

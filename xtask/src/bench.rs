@@ -1,8 +1,10 @@
-//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge]... [--quick]`:
+//! `cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge|sdks]... [--quick]`:
 //! builds `mcp-bench`, the `mcp-testkit` server and `mcpc`, runs the
 //! side-by-side benchmarks (ours, rmcp, the raw limit; for `bridge`,
 //! `mcpc serve` against the pinned Node bridges of `xtask/bench/bridge/`,
-//! installed into `.tools/bridge/`) and writes two blocks of
+//! installed into `.tools/bridge/`; for `sdks`, the TypeScript SDK v2 and
+//! Python SDK clients, driven by the scripts of `xtask/bench/sdks/` and
+//! installed by the interop step's installers) and writes two blocks of
 //! `BENCHMARKS.md` per measure (see `benchdoc`): its summary table at the top
 //! of the file and its full tables further down, each with the date, the
 //! machine's 1-minute load at the start and at the end of the measure, the
@@ -23,14 +25,14 @@ use std::time::Instant;
 use crate::benchdoc;
 use crate::steps::{self, Step};
 
-const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge]... \
+const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge|sdks]... \
                      [--quick] [--no-build] [--summaries-only]";
 
 const TITLE: &str = "# Benchmarks\n\nWritten by `cargo xtask bench <measure>...`.\n";
 
 /// The measures, in the order `all` runs them.
-const MEASURES: [&str; 8] =
-    ["stdio", "http", "startup", "fleet", "memory", "weight", "sse", "bridge"];
+const MEASURES: [&str; 9] =
+    ["stdio", "http", "startup", "fleet", "memory", "weight", "sse", "bridge", "sdks"];
 
 /// `cargo xtask soak [--quick] [--calls N]`: the `soak` binary of
 /// `mcp-bench` (release build; `--quick`: the dev build and 2,000 calls
@@ -205,6 +207,7 @@ pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
             "memory" => memory(&bins, quick)?,
             "weight" => weight(quick)?,
             "bridge" => bridge(&bins, quick)?,
+            "sdks" => sdks(&bins, quick)?,
             _ => sse(&bins, quick)?,
         };
         let measured = measured(measure, &date, &load_start, &load(), quick);
@@ -233,6 +236,7 @@ fn compared(measure: &str) -> &'static [&'static str] {
         "memory" => &["mcp-http", "mcp-client-stdio", "rmcp"],
         "weight" => &["rmcp", "reqwest"],
         "bridge" => &["mcpc", "mcp-client-stdio", "mcp-http"],
+        "sdks" => &["mcp-client-stdio", "mcp-http"],
         _ => &["mcp-sse", "sse-stream", "eventsource-stream"],
     }
 }
@@ -430,6 +434,67 @@ fn bridge(bins: &Bins, quick: bool) -> Result<Section, String> {
             bridge_versions()
         ),
     ))
+}
+
+/// Ours against the TypeScript SDK v2 client (on the pinned Node.js 22 of
+/// `xtask/bench/bridge/`) and the Python SDK client (`sdk-bench`), each
+/// installed by the interop step's installers (nothing is installed again
+/// when the pinned versions are there).
+fn sdks(bins: &Bins, quick: bool) -> Result<Section, String> {
+    crate::interop::install()?;
+    crate::interop_hosts::install_python()?;
+    let node = bridge_tools()?.node;
+    let root = steps::root();
+    let scripts = root.join("xtask").join("bench").join("sdks");
+    // The TypeScript script imports the SDK: it runs from beside the
+    // installed packages, as the interop host scripts do.
+    let ts_script = crate::interop::ts_host_js().with_file_name("bench-ts-client.mjs");
+    std::fs::copy(scripts.join("ts-client.mjs"), &ts_script)
+        .map_err(|e| format!("copying ts-client.mjs: {e}"))?;
+    let args = [
+        "--node".to_owned(),
+        node.display().to_string(),
+        "--ts-script".to_owned(),
+        ts_script.display().to_string(),
+        "--python".to_owned(),
+        crate::interop_hosts::python().display().to_string(),
+        "--py-script".to_owned(),
+        scripts.join("py_client.py").display().to_string(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let table = bins.run("sdk-bench", &args, quick)?;
+    Ok((
+        "The SDK clients most hosts use: TypeScript and Python (`cargo xtask bench sdks`)"
+            .to_owned(),
+        format!(
+            "Compared: ours (`mcp-client-stdio`, `mcp-http`) and the pinned SDK clients ({}). \
+             Goal: ours at least 3x either SDK in every row; a row under that is explained in the note.\n\n{table}",
+            sdk_versions()
+        ),
+    ))
+}
+
+/// The SDK versions the interop step pins, as `name version` words.
+fn sdk_versions() -> String {
+    let dir = steps::root().join("xtask").join("interop");
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+    let (package, requirements) = (read("package.json"), read("requirements.txt"));
+    let needle = "\"@modelcontextprotocol/client\": \"";
+    let ts = package
+        .find(needle)
+        .and_then(|at| package[at + needle.len()..].split('"').next())
+        .unwrap_or("?");
+    let py = requirements.lines().find_map(|l| l.trim().strip_prefix("mcp==")).unwrap_or("?");
+    let node = std::fs::read_to_string(
+        steps::root().join("xtask").join("bench").join("bridge").join("package.json"),
+    )
+    .ok()
+    .and_then(|t| {
+        let at = t.find("\"node\": \"")? + 9;
+        t[at..].split('"').next().map(str::to_owned)
+    })
+    .unwrap_or_else(|| "?".to_owned());
+    format!("`@modelcontextprotocol/client` {ts} on Node.js {node}; PyPI `mcp` {py}")
 }
 
 fn sse(bins: &Bins, quick: bool) -> Result<Section, String> {
@@ -687,7 +752,10 @@ mod tests {
             ("memory stdio memory --no-build", Ok(vec!["memory", "stdio"])),
             (
                 "sse all",
-                Ok(vec!["sse", "stdio", "http", "startup", "fleet", "memory", "weight", "bridge"]),
+                Ok(vec![
+                    "sse", "stdio", "http", "startup", "fleet", "memory", "weight", "bridge",
+                    "sdks",
+                ]),
             ),
             ("stdio disk", Err("unknown measure \"disk\"")),
         ];

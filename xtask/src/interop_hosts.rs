@@ -338,7 +338,7 @@ fn verdict(
 }
 
 /// The Python of the venv.
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let venv = root().join(".tools").join("interop-py");
     if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
@@ -349,7 +349,7 @@ fn python() -> PathBuf {
 
 /// Creates the venv and installs the pinned requirements unless the venv
 /// already holds that very list.
-fn install_python() -> Result<(), String> {
+pub(crate) fn install_python() -> Result<(), String> {
     let venv = root().join(".tools").join("interop-py");
     let pinned_path = root().join("xtask").join("interop").join("requirements.txt");
     let pinned =

@@ -49,9 +49,10 @@ commands:
             packages, installed with apt-get when missing) on a private session bus
   fuzz      fuzz <target>|all [seconds], or fuzz --minutes N [target...] (a
             campaign with a table of executions, corpus and crashes): libFuzzer
-  bench     bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge]... [--quick] [--no-build]:
+  bench     bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge|sdks]... [--quick] [--no-build]:
             ours, rmcp and the raw limits side by side (bridge: mcpc serve against the
-            pinned mcp-remote and supergateway, npm); each measure rewrites its
+            pinned mcp-remote and supergateway, npm; sdks: the pinned TypeScript and
+            Python SDK clients, installed as interop installs them); each measure rewrites its
             summary table at the top of BENCHMARKS.md and its full tables below,
             dated, with the load at the start and the end (--quick: a smoke run
             whose output goes to target/bench-quick/; --summaries-only: measure

@@ -277,15 +277,19 @@ impl Template {
     }
 }
 
-/// `raw-answer CALL_REPLY INIT_REPLY [DISCOVER_REPLY]`: answers each request
-/// line with a fixed reply, its `"id"` value replaced by the request's (byte
-/// search, no JSON parsing): INIT_REPLY for `initialize`, DISCOVER_REPLY
-/// (when given) for `server/discover`, CALL_REPLY for anything else; lines
-/// without an id (notifications) get no answer. Runs until stdin closes.
+/// `raw-answer CALL_REPLY INIT_REPLY [DISCOVER_REPLY [LIST_REPLY]]`: answers
+/// each request line with a fixed reply, its `"id"` value replaced by the
+/// request's (byte search, no JSON parsing): INIT_REPLY for `initialize`,
+/// DISCOVER_REPLY (when given and not `-`) for `server/discover`,
+/// LIST_REPLY (when given; `sdk-bench`'s Python SDK client lists the tools
+/// before its first call) for `tools/list`, CALL_REPLY for anything else;
+/// lines without an id (notifications) get no answer. Runs until stdin
+/// closes.
 fn raw_answer(args: &[String]) -> Result<(), String> {
     let call = Template::new(args.first().map(String::as_str).unwrap_or("{}"));
     let init = Template::new(args.get(1).map(String::as_str).unwrap_or("{}"));
-    let discover = args.get(2).map(|d| Template::new(d));
+    let discover = args.get(2).filter(|d| *d != "-").map(|d| Template::new(d));
+    let list = args.get(3).map(|l| Template::new(l));
     let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
     let mut output = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::with_capacity(1024);
@@ -302,8 +306,9 @@ fn raw_answer(args: &[String]) -> Result<(), String> {
                 .windows(METHOD.len())
                 .position(|w| w == METHOD)
                 .map_or(&[][..], |at| &line[at + METHOD.len()..]);
-            let template = match &discover {
-                Some(d) if method.starts_with(b"server/discover\"") => d,
+            let template = match (&discover, &list) {
+                (Some(d), _) if method.starts_with(b"server/discover\"") => d,
+                (_, Some(l)) if method.starts_with(b"tools/list\"") => l,
                 _ if method.starts_with(b"initialize\"") => &init,
                 _ => &call,
             };
