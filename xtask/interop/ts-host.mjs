@@ -207,8 +207,12 @@ if (opts.upstream === 'everything') {
         expect(text(r).includes('completed'), `got ${text(r)}`);
         // The client may let the result overtake the last progress (sent
         // before it; seen in both eras on a loaded machine): the first two
-        // must arrive, in order.
-        expect(seen.slice(0, 2).join() === '1,2', `progress seen: ${JSON.stringify(seen)}`);
+        // must arrive, in order. When a server's request (the everything
+        // server's roots/list) made the call an input round, the SDK hands
+        // the retry's first update to the callback twice (the bridge sends
+        // 1, 2, 3 once, on the retry's token): repeats are not counted.
+        const distinct = seen.filter((p, i) => i === 0 || p !== seen[i - 1]);
+        expect(distinct.slice(0, 2).join() === '1,2', `progress seen: ${JSON.stringify(seen)}`);
         return `progress ${seen.join(',')}`;
     });
     await check('sampling', async () => {

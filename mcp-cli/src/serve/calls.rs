@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 use super::HOST_ANSWER_TIMEOUT;
 use super::handler::{Bridge, error_object, invalid, nothing_new, split_meta};
 use super::host::{Reach, reach};
-use super::input::CallFuture;
+use super::input::{CallFuture, ProgressTarget};
 use super::{search, tasks};
 
 impl Bridge {
@@ -86,8 +86,11 @@ impl Bridge {
     ) -> Result<Value, ErrorObject> {
         let rounds = &self.link.rounds;
         if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
-            // A stateless-era host's retry: the parked call goes on.
-            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, nothing_new).await;
+            // A stateless-era host's retry: the parked call goes on, its
+            // progress now to this request's token.
+            let token = params.as_ref().and_then(|p| split_meta(p).1);
+            let progress = ProgressTarget::new(token, &key);
+            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress, nothing_new).await;
         }
         let mut params = params.unwrap_or_default();
         let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
@@ -130,11 +133,15 @@ impl Bridge {
             meta: passed,
             ..Default::default()
         };
-        if let Some(token) = token {
-            let key = key.clone();
+        // Read at each update: a stateless host's retry after an input
+        // round takes the call's progress over (its own token and request).
+        let progress_target = ProgressTarget::new(token, &key);
+        if progress_target.get().is_some() {
+            let target = progress_target.clone();
             options.on_progress = Some(Arc::new(move |p: &ProgressNotificationParams| {
+                let Some((token, key)) = target.get() else { return };
                 let mut progress = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
-                progress["progressToken"] = token.clone();
+                progress["progressToken"] = token;
                 session.notify(methods::NOTIFICATION_PROGRESS, Some(progress), Some(&key));
             }));
         }
@@ -176,7 +183,9 @@ impl Bridge {
         });
         match meta {
             // What a server asks meanwhile goes back in an input round.
-            Some(meta) => rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, || call).await,
+            Some(meta) => {
+                rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, || call).await
+            }
             None => {
                 let _running = self.link.running(key);
                 call.await

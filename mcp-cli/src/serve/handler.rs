@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::HOST_ANSWER_TIMEOUT;
 use super::host::HostLink;
-use super::input::CallFuture;
+use super::input::{CallFuture, ProgressTarget};
 use super::login::Logins;
 use super::routes::Routes;
 use super::search;
@@ -321,7 +321,11 @@ impl Bridge {
         start: impl FnOnce() -> CallFuture,
     ) -> Result<Value, ErrorObject> {
         match meta {
-            Some(meta) => self.link.rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, start).await,
+            Some(meta) => {
+                // These requests' progress is not relayed: no target.
+                let none = ProgressTarget::default();
+                self.link.rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &none, start).await
+            }
             None => {
                 let _running = self.link.running(key);
                 start().await

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
@@ -25,6 +25,31 @@ use tokio::time::Instant;
 
 /// A host call that may be parked: its result, or its JSON-RPC error.
 pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>;
+
+/// Where a host call's progress goes: the token and the request of the
+/// host request waiting for the call now. A stateless host's retry after
+/// an input round is a new request with its own token, which takes the
+/// parked call's progress over.
+#[derive(Clone, Default)]
+pub(crate) struct ProgressTarget(Arc<Mutex<Option<(Value, RequestKey)>>>);
+
+impl ProgressTarget {
+    /// A target for `key`'s request with `token` (none: no progress wanted).
+    pub(crate) fn new(token: Option<Value>, key: &RequestKey) -> ProgressTarget {
+        ProgressTarget(Arc::new(Mutex::new(token.map(|t| (t, key.clone())))))
+    }
+
+    /// The token and request progress goes to now, if any.
+    pub(crate) fn get(&self) -> Option<(Value, RequestKey)> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// From now on, progress goes where `other` says.
+    fn follow(&self, other: &ProgressTarget) {
+        let now = other.get();
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = now;
+    }
+}
 
 /// The most calls parked at once.
 const MAX_PARKED: usize = 64;
@@ -83,6 +108,8 @@ struct Call {
 
 struct Parked {
     call: CallFuture,
+    /// Where the parked call's progress goes (the retry takes it over).
+    progress: ProgressTarget,
     answer: oneshot::Sender<Result<Value, ErrorObject>>,
     until: Instant,
 }
@@ -112,12 +139,15 @@ impl Rounds {
     /// Runs a host call (`start` makes it, unless the request takes up a
     /// parked one by its `requestState`) until it ends, or until a server
     /// asks something: then the call is parked for `keep` and the host
-    /// gets `input_required`.
+    /// gets `input_required`. `progress` is where this request wants the
+    /// call's progress; a parked call taken up sends its progress there
+    /// from then on.
     pub(crate) async fn drive(
         &self,
         key: &RequestKey,
         meta: &RequestMeta,
         keep: Duration,
+        progress: &ProgressTarget,
         start: impl FnOnce() -> CallFuture,
     ) -> Result<Value, ErrorObject> {
         let resumed = match &meta.request_state {
@@ -141,8 +171,9 @@ impl Rounds {
             id
         };
         let running = Running { rounds: self, id };
-        let mut call = match resumed {
+        let (mut call, progress) = match resumed {
             Some(parked) => {
+                parked.progress.follow(progress);
                 let answer = meta.input_responses.as_ref().and_then(|r| r.get(INPUT_KEY)).cloned();
                 let _ = parked.answer.send(answer.ok_or_else(|| {
                     ErrorObject::new(
@@ -150,21 +181,27 @@ impl Rounds {
                         "the host's retry has no inputResponses",
                     )
                 }));
-                parked.call
+                (parked.call, parked.progress)
             }
-            None => start(),
+            None => (start(), progress.clone()),
         };
         tokio::select! {
             result = &mut call => result,
             Some(ask) = asks.recv() => {
                 drop(running);
-                self.park(call, ask, keep)
+                self.park(call, progress, ask, keep)
             }
         }
     }
 
     /// Parks a call whose server asked `ask`: the `input_required` result.
-    fn park(&self, call: CallFuture, ask: Ask, keep: Duration) -> Result<Value, ErrorObject> {
+    fn park(
+        &self,
+        call: CallFuture,
+        progress: ProgressTarget,
+        ask: Ask,
+        keep: Duration,
+    ) -> Result<Value, ErrorObject> {
         let mut inner = self.lock();
         let now = Instant::now();
         inner.parked.retain(|_, p| p.until > now);
@@ -180,7 +217,10 @@ impl Rounds {
         inner.next += 1;
         let state = format!("mcpc-serve-{}", inner.next);
         let requests = json!({ INPUT_KEY: { "method": ask.method, "params": ask.params } });
-        inner.parked.insert(state.clone(), Parked { call, answer: ask.answer, until: now + keep });
+        inner.parked.insert(
+            state.clone(),
+            Parked { call, progress, answer: ask.answer, until: now + keep },
+        );
         Ok(stateless::input_required(Some(requests), Some(state)))
     }
 
@@ -295,14 +335,19 @@ mod tests {
         let rounds = Arc::new(Rounds::default());
         let wait = Duration::from_secs(5);
         let asking = rounds.clone();
+        let key = RequestKey { origin: 0, id: 1.into() };
+        // The call's progress goes where its target says (as calls.rs's
+        // progress callback reads it).
+        let progress = ProgressTarget::new(Some(json!("first-token")), &key);
+        let seen_by_call = progress.clone();
         let call: CallFuture = Box::pin(async move {
             let answer = asking
                 .ask("elicitation", None, "elicitation/create", json!({"q": 1}), wait)
                 .await?;
-            Ok(json!({ "got": answer }))
+            let (token, key) = seen_by_call.get().expect("a progress target");
+            Ok(json!({ "got": answer, "progress": [token, key.id] }))
         });
-        let key = RequestKey { origin: 0, id: 1.into() };
-        let first = rounds.drive(&key, &meta(json!({})), wait, || call).await.unwrap();
+        let first = rounds.drive(&key, &meta(json!({})), wait, &progress, || call).await.unwrap();
         assert_eq!(first["resultType"], "input_required");
         assert_eq!(first["inputRequests"]["input"]["method"], "elicitation/create");
         assert_eq!(first["inputRequests"]["input"]["params"], json!({"q": 1}));
@@ -310,10 +355,15 @@ mod tests {
 
         let unused = || -> CallFuture { Box::pin(async { Ok(json!("new")) }) };
         let retry = meta(json!({"requestState": state, "inputResponses": {"input": {"a": 2}}}));
-        let done = rounds.drive(&key, &retry, wait, unused).await.unwrap();
-        assert_eq!(done, json!({"got": {"a": 2}}));
+        // The retry is a request of its own, with its own progress token:
+        // the parked call's progress goes to it from now on.
+        let retry_key = RequestKey { origin: 0, id: 2.into() };
+        let retry_progress = ProgressTarget::new(Some(json!("retry-token")), &retry_key);
+        let done = rounds.drive(&retry_key, &retry, wait, &retry_progress, unused).await.unwrap();
+        assert_eq!(done, json!({"got": {"a": 2}, "progress": ["retry-token", 2]}));
         // Taken up once only.
-        let again = rounds.drive(&key, &retry, wait, unused).await.unwrap_err();
+        let none = ProgressTarget::default();
+        let again = rounds.drive(&key, &retry, wait, &none, unused).await.unwrap_err();
         assert!(again.message.contains("names no call waiting"), "{again:?}");
 
         // Parked calls end with their host; what their server asked fails.
@@ -327,7 +377,7 @@ mod tests {
             let _ = seen.send(());
             result
         });
-        let parked = rounds.drive(&key, &meta(json!({})), wait, || watched).await.unwrap();
+        let parked = rounds.drive(&key, &meta(json!({})), wait, &none, || watched).await.unwrap();
         assert_eq!(parked["resultType"], "input_required");
         rounds.clear();
         assert!(answer.await.is_err(), "a dropped call never finishes");
