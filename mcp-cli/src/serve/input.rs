@@ -7,7 +7,9 @@
 //! up again.
 //!
 //! Which call asked is not said by the servers' requests: a request is
-//! routed to the host call running when it comes, and refused when several
+//! routed to the host call running when it comes (one that comes while
+//! none runs, such as a server's `roots/list` right after it starts, waits
+//! up to [`CALL_WAIT`] for the host's next call), and refused when several
 //! run at once. Parked calls are bounded in number and in time.
 
 use std::collections::HashMap;
@@ -51,6 +53,10 @@ impl ProgressTarget {
     }
 }
 
+/// How long a server's request that comes while no host call runs waits
+/// for one to start.
+pub(crate) const CALL_WAIT: Duration = Duration::from_secs(10);
+
 /// The most calls parked at once.
 const MAX_PARKED: usize = 64;
 /// The key of the one input request of a round.
@@ -67,6 +73,8 @@ struct Ask {
 #[derive(Default)]
 pub(crate) struct Rounds {
     inner: Mutex<Inner>,
+    /// Told each time a host call starts running.
+    started: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Rounds {
@@ -170,6 +178,7 @@ impl Rounds {
             inner.running.insert(id, call);
             id
         };
+        self.started.notify_waiters();
         let running = Running { rounds: self, id };
         let (mut call, progress) = match resumed {
             Some(parked) => {
@@ -277,15 +286,30 @@ impl Rounds {
         params: Value,
         wait: Duration,
     ) -> Result<Value, ErrorObject> {
-        let target = {
-            let inner = self.lock();
-            let mut running = inner.running.values();
-            match (running.next(), running.next()) {
-                (Some(call), None) => Ok((call.asks.clone(), call.capabilities.clone())),
-                (None, _) => Err("no call of the host is running to ask it through"),
-                (Some(_), Some(_)) => {
-                    Err("several calls of the host run at once, and which one asked is unknown")
+        let until = Instant::now() + wait.min(CALL_WAIT);
+        let target = loop {
+            // Listening before looking, so a call starting in between is
+            // not missed.
+            let started = self.started.notified();
+            let mut started = std::pin::pin!(started);
+            started.as_mut().enable();
+            {
+                let inner = self.lock();
+                let mut running = inner.running.values();
+                match (running.next(), running.next()) {
+                    (Some(call), None) => {
+                        break Ok((call.asks.clone(), call.capabilities.clone()));
+                    }
+                    (None, _) => {}
+                    (Some(_), Some(_)) => {
+                        break Err(
+                            "several calls of the host run at once, and which one asked is unknown",
+                        );
+                    }
                 }
+            }
+            if tokio::time::timeout_at(until, started).await.is_err() {
+                break Err("no call of the host is running to ask it through");
             }
         };
         let (tx, capabilities) = target.map_err(|why| super::host::refusal(method, why))?;
@@ -385,10 +409,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_ask_waits_for_the_hosts_next_call() {
+        let rounds = Arc::new(Rounds::default());
+        let wait = Duration::from_secs(60);
+        // The server asks before the host calls anything...
+        let asking = rounds.clone();
+        let ask = tokio::spawn(async move {
+            asking.ask("elicitation", None, "elicitation/create", json!({"q": 1}), wait).await
+        });
+        tokio::task::yield_now().await;
+        // ...and the host's next call carries the question.
+        let key = RequestKey { origin: 0, id: 1.into() };
+        let never: CallFuture = Box::pin(std::future::pending());
+        let none = ProgressTarget::default();
+        let round = rounds.drive(&key, &meta(json!({})), wait, &none, || never).await.unwrap();
+        assert_eq!(round["inputRequests"]["input"]["method"], "elicitation/create");
+        let state = round["requestState"].as_str().unwrap().to_owned();
+        let retry = meta(json!({"requestState": state, "inputResponses": {"input": {"a": 2}}}));
+        let resuming = rounds.clone();
+        let taken_up = tokio::spawn(async move {
+            let unused = || -> CallFuture { Box::pin(async { Ok(json!("new")) }) };
+            resuming.drive(&key, &retry, wait, &ProgressTarget::default(), unused).await
+        });
+        let answered = tokio::time::timeout(Duration::from_secs(5), ask).await;
+        taken_up.abort();
+        assert_eq!(answered.unwrap().unwrap().unwrap(), json!({"a": 2}));
+    }
+
+    #[tokio::test]
     async fn asks_need_one_running_call_that_declared_the_capability() {
         let rounds = Rounds::default();
         let wait = Duration::from_secs(1);
-        let none = rounds.ask("elicitation", None, "elicitation/create", json!({}), wait).await;
+        // With no call running, the ask waits (here 20 ms) for one.
+        let short = Duration::from_millis(20);
+        let none = rounds.ask("elicitation", None, "elicitation/create", json!({}), short).await;
         assert!(none.unwrap_err().message.contains("no call of the host is running"));
         let (tx, _rx) = mpsc::channel(1);
         let call = |id: i64, log_level| Call {
