@@ -66,7 +66,12 @@ impl Server {
     /// Every tool listed: the testkit's, then the conformance fixtures when
     /// they are on.
     pub(crate) fn tool_definitions(&self, modern: bool) -> Vec<Value> {
-        let mut all = tools::definitions(self.extra_tool(), modern);
+        self.definitions(self.extra_tool(), modern)
+    }
+
+    /// The tools listed with the `extra` tool on or off.
+    pub(crate) fn definitions(&self, extra: bool, modern: bool) -> Vec<Value> {
+        let mut all = tools::definitions(extra, modern);
         if self.config().conformance_fixtures {
             all.extend(fixtures::definitions());
             if modern {

@@ -13,17 +13,18 @@
 //! testkit never stops reading because a client is slow to read, so a client
 //! under test cannot deadlock it by writing a burst before reading.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write as _;
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use mcp_proto::jsonrpc::{ErrorObject, Message, RequestId, error_code};
 use mcp_proto::methods;
 use mcp_server_io::era;
 use mcp_server_io::session::{RequestTimeout, SessionOptions};
 use mcp_server_io::stateless::{Change, RequestMeta};
+use mcp_server_io::tasks::TaskSupport;
 use mcp_server_io::{
     Context, Handler, Outgoing, OutgoingQueue, Reply, RequestKey, ServerInfo, Session,
 };
@@ -62,6 +63,11 @@ pub(crate) struct Testkit {
     config: Config,
     info: ServerInfo,
     state: Mutex<State>,
+    /// Each listed tool's `execution.taskSupport` in the stateless era,
+    /// with the `extra` tool off (`[0]`) and on (`[1]`): built on first
+    /// use, since the definitions change with nothing else, so a
+    /// `tools/call` does not rebuild every definition to find its own.
+    task_support: [OnceLock<HashMap<String, TaskSupport>>; 2],
 }
 
 #[derive(Debug, Default)]
@@ -189,7 +195,12 @@ impl Testkit {
         info.implementation = modern::server_info();
         info.instructions = config.instructions.clone();
         info.discover_ttl_ms = config.ttl_ms;
-        Testkit { config, info, state: Mutex::new(State::default()) }
+        Testkit {
+            config,
+            info,
+            state: Mutex::new(State::default()),
+            task_support: [OnceLock::new(), OnceLock::new()],
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -483,6 +494,19 @@ impl Server {
     /// Whether the `extra` tool is listed (and so callable).
     pub(crate) fn extra_tool(&self) -> bool {
         self.state().extra_tool
+    }
+
+    /// The `execution.taskSupport` that the stateless era's `tools/list`
+    /// shows for the tool `name`; `None` when no such tool is listed.
+    pub(crate) fn task_support(&self, name: &str) -> Option<TaskSupport> {
+        let extra = self.extra_tool();
+        let table = self.session.handler().task_support[usize::from(extra)].get_or_init(|| {
+            self.definitions(extra, true)
+                .iter()
+                .filter_map(|t| Some((t["name"].as_str()?.to_owned(), TaskSupport::of_tool(t))))
+                .collect()
+        });
+        table.get(name).copied()
     }
 
     /// Whether the client subscribed to the resource `uri`.

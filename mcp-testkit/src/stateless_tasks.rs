@@ -18,7 +18,7 @@ use std::time::Duration;
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_server_io::Reply;
-use mcp_server_io::tasks::{self as wire, Dispatch, TaskSupport};
+use mcp_server_io::tasks::{self as wire, Dispatch};
 use serde_json::{Map, Value};
 
 use crate::modern::RequestMeta;
@@ -60,11 +60,7 @@ impl Server {
         arguments: &Map<String, Value>,
         meta: &RequestMeta,
     ) -> Option<Reply> {
-        let support = self
-            .tool_definitions(true)
-            .iter()
-            .find(|t| t["name"] == name)
-            .map(TaskSupport::of_tool)?;
+        let support = self.task_support(name)?;
         match wire::dispatch(support, wire::declared(meta)) {
             Dispatch::MissingExtension => Some(Reply::Now(Err(wire::missing_extension()))),
             Dispatch::Task => Some(match self.task_start(call, name, arguments, meta) {
