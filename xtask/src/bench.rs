@@ -226,6 +226,25 @@ fn load() -> String {
         .unwrap_or_else(|| "?".to_owned())
 }
 
+/// How an idle CPU waits here (`/sys/devices/system/cpu/cpuidle`), when
+/// the kernel says: it sets what waking a process on another, idle CPU
+/// costs, which the unpinned rows pay on every round trip. In a VM whose
+/// `haltpoll` driver does not poll (`guest_halt_poll_ns` 0), each such
+/// wake-up is a halted virtual CPU's exit: tens of microseconds.
+fn cpu_idle() -> Option<String> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+    };
+    let driver = read("/sys/devices/system/cpu/cpuidle/current_driver")?;
+    let poll = read("/sys/module/haltpoll/parameters/guest_halt_poll_ns");
+    Some(match poll {
+        Some(ns) if driver == "haltpoll" => {
+            format!("idle driver `haltpoll`, guest halt polling up to {ns} ns")
+        }
+        _ => format!("idle driver `{driver}`"),
+    })
+}
+
 /// The crates whose versions a measure's tables compare.
 fn compared(measure: &str) -> &'static [&'static str] {
     match measure {
@@ -251,11 +270,12 @@ fn measured(measure: &str, date: &str, load_start: &str, load_end: &str, quick: 
         .collect();
     format!(
         "Measured {date} with `cargo xtask bench {measure}{quick}`; 1-minute load (`/proc/loadavg`) \
-         {load_start} at the start, {load_end} at the end; {cpu}, {nproc} CPUs shared with other work; \
+         {load_start} at the start, {load_end} at the end; {cpu}, {nproc} CPUs shared with other work{idle}; \
          {rustc}, {profile}; {versions}.",
         quick = if quick { " --quick" } else { "" },
         cpu = cpu_model(),
         nproc = command_output("nproc", &[]),
+        idle = cpu_idle().map(|idle| format!(" ({idle})")).unwrap_or_default(),
         rustc = command_output("rustc", &["--version"]),
         profile = if quick { "dev profile (not results)" } else { "release profile" },
         versions = versions.join(", "),
