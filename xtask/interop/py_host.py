@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+import py_common
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 # Each request's deadline; a check never waits longer.
@@ -155,13 +155,9 @@ async def on_log(params: types.LoggingMessageNotificationParams) -> None:
 
 
 async def run(args: argparse.Namespace) -> None:
-    if args.url is not None:
-        server: Any = args.url
-    else:
-        server = StdioServerParameters(command=args.command[0], args=args.command[1:])
     client = Client(
-        server,
-        mode="legacy" if args.era == "handshake" else "auto",
+        py_common.server(args),
+        mode=py_common.mode(args.era),
         read_timeout_seconds=TIMEOUT_S,
         sampling_callback=on_sampling,
         elicitation_callback=on_elicitation,
@@ -181,11 +177,7 @@ async def run(args: argparse.Namespace) -> None:
     try:
 
         async def connected() -> str:
-            version = client.protocol_version
-            expect(
-                (version == "2026-07-28") == (not handshake),
-                f"negotiated {version} for the {args.era} era",
-            )
+            version = py_common.negotiated_in(client, args.era)
             name = client.server_info.name if client.server_info else None
             return f"{version} with {name}"
 
@@ -203,13 +195,7 @@ async def run(args: argparse.Namespace) -> None:
         else:
             await ts_server(client, handshake)
     finally:
-        try:
-            async with asyncio.timeout(TIMEOUT_S):
-                await client.__aexit__(None, None, None)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            print(f"py-host: close: {type(e).__name__}: {e}", file=sys.stderr)
+        await py_common.close(client, TIMEOUT_S, "py-host")
 
 
 async def everything(client: Client, handshake: bool) -> None:
@@ -491,14 +477,9 @@ async def ts_server(client: Client, handshake: bool) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="the Python SDK client as a host of mcpc serve")
-    parser.add_argument("--era", choices=["handshake", "stateless"], required=True)
+    parser = py_common.parser("py_host.py", "the Python SDK client as a host of mcpc serve")
     parser.add_argument("--upstream", choices=["everything", "ts-server"], required=True)
-    parser.add_argument("--url", help="a bridge serving Streamable HTTP at this URL")
-    parser.add_argument("command", nargs="*", help="the bridge to spawn (after --)")
-    args = parser.parse_args()
-    if (args.url is None) == (not args.command):
-        parser.error("give either -- <command> or --url")
+    args = py_common.parse(parser, sys.argv[1:])
     asyncio.run(run(args))
     return 1 if failed else 0
 
