@@ -590,21 +590,26 @@ pub(crate) fn suite_path() -> Result<std::ffi::OsString, String> {
     .map_err(|e| format!("building PATH: {e}"))
 }
 
-/// The client scenarios the suite lists for `revision`.
-fn listed(revision: &str) -> Result<Vec<String>, String> {
+/// The scenarios of one `side` (`client` or `server`) the suite lists for
+/// `revision`, as `parse` reads its listing; none is an error.
+pub(crate) fn listed(
+    side: &str,
+    revision: &str,
+    parse: fn(&str) -> Vec<String>,
+) -> Result<Vec<String>, String> {
     let mut cmd = Command::new(bin_dir().join("conformance"));
-    cmd.args(["list", "--client", "--requirements", revision]).env("PATH", suite_path()?);
+    cmd.args(["list", &format!("--{side}"), "--requirements", revision]).env("PATH", suite_path()?);
     let out = cmd.output().map_err(|e| format!("running conformance list: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "conformance list --requirements {revision} exited with {}: {}",
+            "conformance list --{side} --requirements {revision} exited with {}: {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let names = parse_requirements(&String::from_utf8_lossy(&out.stdout));
+    let names = parse(&String::from_utf8_lossy(&out.stdout));
     if names.is_empty() {
-        return Err(format!("conformance list --requirements {revision} lists no client scenario"));
+        return Err(format!("conformance list --requirements {revision} lists no {side} scenario"));
     }
     Ok(names)
 }
@@ -862,7 +867,11 @@ pub(crate) fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
 fn run_all() -> Result<(), String> {
     let mut problems = Vec::new();
     for revision in REVISIONS {
-        problems.extend(list_mismatch(revision, &listed(revision)?, SCENARIOS));
+        problems.extend(list_mismatch(
+            revision,
+            &listed("client", revision, parse_requirements)?,
+            SCENARIOS,
+        ));
     }
     if !problems.is_empty() {
         return Err(format!("the scenario table is out of date:\n  {}", problems.join("\n  ")));

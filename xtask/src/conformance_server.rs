@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use crate::conformance::{
     Judgement, REVISIONS, Scenario, Tally, bin_dir, find_file, install, judge, list_mismatch,
-    parse_checks, suite_path,
+    listed, parse_checks, suite_path,
 };
 use crate::steps::{Step, root};
 
@@ -419,23 +419,6 @@ pub(crate) fn parse_server_requirements(text: &str) -> Vec<String> {
     names
 }
 
-fn listed(revision: &str) -> Result<Vec<String>, String> {
-    let mut cmd = Command::new(bin_dir().join("conformance"));
-    cmd.args(["list", "--server", "--requirements", revision]).env("PATH", suite_path()?);
-    let out = cmd.output().map_err(|e| format!("running conformance list: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "conformance list --server --requirements {revision} exited with {}",
-            out.status
-        ));
-    }
-    let names = parse_server_requirements(&String::from_utf8_lossy(&out.stdout));
-    if names.is_empty() {
-        return Err(format!("conformance list --requirements {revision} lists no server scenario"));
-    }
-    Ok(names)
-}
-
 /// What the scenarios run against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
@@ -575,7 +558,11 @@ fn run_all(target: Target) -> Result<(), String> {
     install()?;
     let mut problems = Vec::new();
     for revision in REVISIONS {
-        problems.extend(list_mismatch(revision, &listed(revision)?, SERVER_SCENARIOS));
+        problems.extend(list_mismatch(
+            revision,
+            &listed("server", revision, parse_server_requirements)?,
+            SERVER_SCENARIOS,
+        ));
     }
     if !problems.is_empty() {
         return Err(format!("the server table is out of date:\n  {}", problems.join("\n  ")));
