@@ -22,21 +22,21 @@
 //!                (driver: moves bytes)        (core: decides, spawns     (one writer:
 //!                                              waiting tools as tasks)    no interleaving)
 //!
-//!  POST /mcp ─▶ serve_http ──handle()──▶ Server (one per session) ──▶ Outgoing queue
-//!                  ▲                                                      │
-//!                  └── JSON body / request's SSE stream / GET stream ◀── router task
+//!  POST /mcp ─▶ serve_http: mcp_server_io's HTTP service ──▶ one Session per HTTP
+//!               (+ the testkit's hooks: faults, auth)          session, same handler
 //! ```
 //!
-//! [`Server`] is the transport-independent core: a driver feeds it each
-//! message ([`Server::handle`], [`Server::handle_json`]) and delivers each
+//! [`Server`] is the transport-independent core, an `mcp_server_io`
+//! session whose handler is the testkit's: a driver feeds it each message
+//! ([`Server::handle`], [`Server::handle_json`]) and delivers each
 //! [`Outgoing`] item from the queue [`Server::new`] returns. Every outgoing
-//! message names the client request it belongs to, so a Streamable HTTP
-//! driver can put it on that request's response stream; a driver that
-//! serves several clients from one core ([`Server::handle_from`]) tells
-//! their requests apart by origin, as they may use the same ids. [`run_stdio`] is the
-//! stdio driver (`mcp-testkit stdio`); `serve_http` is the HTTP driver
-//! (`mcp-testkit http`, feature `http`), which tests in other crates can
-//! also run in-process.
+//! message names the client request it belongs to; a driver that serves
+//! several clients from one core ([`Server::handle_from`]) tells their
+//! requests apart by origin, as they may use the same ids. [`run_stdio`] is
+//! the stdio driver (`mcp-testkit stdio`); `serve_http` is the HTTP driver
+//! (`mcp-testkit http`, feature `http`): `mcp_server_io`'s Streamable HTTP
+//! service with a session of the same handler per HTTP session, which
+//! tests in other crates can also run in-process.
 //!
 //! The protocol rules and the transport machinery come from the server
 //! half of the transports, `mcp-server-io`: the era rules (`initialize`
