@@ -7,12 +7,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_peer::EraChoice;
-use mcp_proto::client::{RequestOptions, ServerNotification};
+use mcp_proto::client::RequestOptions;
 use mcp_test_support::text_blocks;
 use serde_json::json;
 
 use crate::run::Sandbox;
-use crate::serve_support::{call, host, next_matching, server_spec, wait_exit};
+use crate::serve_support::{call, host, next_matching, server_spec, tools_changed, wait_exit};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_crash_is_an_error_and_the_bridge_serves_on() {
@@ -28,11 +28,7 @@ async fn an_upstream_crash_is_an_error_and_the_bridge_serves_on() {
     // Supervision restarts it; the next call waits for it.
     assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "again"})).await), "again");
     // Restarted, it may list other tools: the host is told.
-    next_matching(
-        async || n.recv().await,
-        |n| matches!(n, ServerNotification::ToolListChanged).then_some(()),
-    )
-    .await;
+    next_matching(async || n.recv().await, tools_changed).await;
     // Garbage on the server's stdout is skipped; the call is answered.
     let r = text_blocks(&call(&c, "noisy", json!({"garbage_rounds": 2})).await);
     assert!(r.starts_with("noisy: wrote 6 garbage lines"), "{r}");

@@ -86,13 +86,7 @@ pub(crate) async fn host_with(s: &Sandbox, args: &[&str], o: StdioOptions) -> St
     let mut command = ServerCommand::new(env!("CARGO_BIN_EXE_mcpc")).arg("serve");
     command.args.extend(args.iter().map(|a| (*a).to_owned()));
     command.cwd = Some(s.dir.clone());
-    for (k, v) in [
-        ("HOME", s.dir.clone()),
-        ("XDG_CONFIG_HOME", s.dir.join("xdg")),
-        ("XDG_DATA_HOME", s.dir.join("data")),
-        ("XDG_CACHE_HOME", s.dir.join("cache")),
-        ("MCPC_MANAGED_POLICY", s.dir.join("managed.toml")),
-    ] {
+    for (k, v) in s.env() {
         command.env.insert(k.to_owned(), v.to_string_lossy().into_owned());
     }
     mcp_client_stdio::spawn(command, o).await.expect("mcpc serve starts")
@@ -168,4 +162,25 @@ pub(crate) fn wait_exit(child: &mut std::process::Child) -> std::process::ExitSt
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A log message's data: a pick for [`next_matching`].
+pub(crate) fn log_data(n: &ServerNotification) -> Option<Value> {
+    match n {
+        ServerNotification::LogMessage(m) => Some(m.data.clone()),
+        _ => None,
+    }
+}
+
+/// The URI of an updated resource: a pick for [`next_matching`].
+pub(crate) fn updated_uri(n: &ServerNotification) -> Option<String> {
+    match n {
+        ServerNotification::ResourceUpdated(p) => Some(p.uri.clone()),
+        _ => None,
+    }
+}
+
+/// A change of the tool list: a pick for [`next_matching`].
+pub(crate) fn tools_changed(n: &ServerNotification) -> Option<()> {
+    matches!(n, ServerNotification::ToolListChanged).then_some(())
 }
