@@ -8,13 +8,13 @@ use mcp_http::Error;
 use mcp_test_support::bounded_by;
 use mcp_testkit::HttpConfig;
 
-use crate::client_support::{TEST_TIMEOUT, echo, options, server};
+use crate::client_support::{TEST_TIMEOUT, echo, options, proxy_authorization, read_head, server};
 
 #[cfg(feature = "proxy")]
 /// A CONNECT proxy that only tunnels to loopback, and logs each CONNECT
 /// line with its Proxy-Authorization value.
 async fn connect_proxy() -> (SocketAddr, Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -23,23 +23,9 @@ async fn connect_proxy() -> (SocketAddr, Arc<std::sync::Mutex<Vec<(String, Optio
         while let Ok((mut client, _)) = listener.accept().await {
             let seen = seen.clone();
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 8192 {
-                    match client.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
+                let Some(head) = read_head(&mut client).await else { return };
                 let target = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-                let auth = head
-                    .lines()
-                    .find_map(|l| {
-                        l.strip_prefix("proxy-authorization: ")
-                            .or_else(|| l.strip_prefix("Proxy-Authorization: "))
-                    })
-                    .map(str::to_owned);
+                let auth = proxy_authorization(&head).map(str::to_owned);
                 seen.lock().unwrap().push((target.clone(), auth));
                 if !head.starts_with("CONNECT ") || !target.starts_with("127.0.0.1:") {
                     let _ = client.write_all(b"HTTP/1.1 403 Forbidden\r\n\r\n").await;

@@ -144,3 +144,28 @@ pub(crate) fn reply(status: u16, kind: &str, body: impl Into<Bytes>) -> Response
     r.headers_mut().insert("content-type", kind.parse().unwrap());
     r
 }
+
+/// A proxy's view of what a client sends first: the request head, read up
+/// to its blank line (at most 8 KiB); `None` when the client went away.
+#[cfg(feature = "proxy")]
+pub(crate) async fn read_head<S: tokio::io::AsyncRead + Unpin>(client: &mut S) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 8192 {
+        match client.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// The `Proxy-Authorization` value of a request head (the name in any case).
+#[cfg(feature = "proxy")]
+pub(crate) fn proxy_authorization(head: &str) -> Option<&str> {
+    head.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("proxy-authorization").then(|| value.trim())
+    })
+}
