@@ -258,6 +258,7 @@
 //! | `--silent-discover` | legacy era: never answer `server/discover` |
 //! | `--ttl-ms N` | `ttlMs` of cacheable stateless-era results (default 0) |
 //! | `--instructions TEXT`, `--no-instructions` | the `instructions` of `initialize` and `server/discover`, or none |
+//! | `--tool-description NAME=TEXT` (`tool_descriptions`) | replaces that tool's `description` (repeatable): a definition that changes between runs, for tool-pinning tests |
 //! | `--conformance-fixtures` (`conformance_fixtures`) | also list and serve the official conformance suite's fixtures, which its server scenarios use: the tools `test_simple_text`, `test_image_content`, `test_audio_content`, `test_embedded_resource`, `test_multiple_content_types`, `test_tool_with_logging`, `test_error_handling`, `test_tool_with_progress`, `test_sampling`, `test_elicitation`; its resources `test://static-text`, `test://static-binary`, `test://watched-resource` and template `test://template/{id}/data`; its prompts `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`, `test_prompt_with_image`; and, for stateless-era requests, `test_input_required_result_elicitation`, `_sampling` and `_list_roots` (one `input_required` round each; an answer that is not an object gets `-32602`) |
 //!
 //! ## HTTP driver (`mcp-testkit http [options]`, or `serve_http` with an [`HttpConfig`]; feature `http`)
