@@ -190,6 +190,7 @@ async def run(args: argparse.Namespace) -> None:
                 await client.send_ping()
 
             await check("ping", ping)
+        await listed_and_echoed(client, args.upstream)
         if args.upstream == "everything":
             await everything(client, handshake)
         else:
@@ -198,18 +199,27 @@ async def run(args: argparse.Namespace) -> None:
         await py_common.close(client, TIMEOUT_S, "py-host")
 
 
-async def everything(client: Client, handshake: bool) -> None:
+# The tools each upstream lists, of those the checks use.
+LISTED = {
+    "everything": [
+        "echo",
+        "get-sum",
+        "trigger-long-running-operation",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ],
+    "ts-server": ["echo", "add", "greet", "ask-model", "list-roots", "interview", "touch-tools"],
+}
+
+
+async def listed_and_echoed(client: Client, upstream: str) -> None:
+    """The checks of every upstream: its tools listed, `echo` called."""
+
     async def tools_list() -> str:
         tools = (await client.list_tools()).tools
         names = [t.name for t in tools]
-        for want in [
-            "echo",
-            "get-sum",
-            "trigger-long-running-operation",
-            "trigger-sampling-request",
-            "trigger-elicitation-request",
-            "get-roots-list",
-        ]:
+        for want in LISTED[upstream]:
             expect(want in names, f"{want} missing from {names}")
         return f"{len(tools)} tools"
 
@@ -221,6 +231,8 @@ async def everything(client: Client, handshake: bool) -> None:
 
     await check("tools/call", tools_call)
 
+
+async def everything(client: Client, handshake: bool) -> None:
     async def structured() -> None:
         r = await client.call_tool("get-structured-content", {"location": "Chicago"})
         expect((r.structured_content or {}).get("temperature") == 36, f"got {r.structured_content}")
@@ -366,21 +378,6 @@ async def everything(client: Client, handshake: bool) -> None:
 
 
 async def ts_server(client: Client, handshake: bool) -> None:
-    async def tools_list() -> str:
-        tools = (await client.list_tools()).tools
-        names = [t.name for t in tools]
-        for want in ["echo", "add", "greet", "ask-model", "list-roots", "interview", "touch-tools"]:
-            expect(want in names, f"{want} missing from {names}")
-        return f"{len(tools)} tools"
-
-    await check("tools/list", tools_list)
-
-    async def tools_call() -> None:
-        r = await client.call_tool("echo", {"message": "hi"})
-        expect(text(r) == "Echo: hi", f"echo gave {r}")
-
-    await check("tools/call", tools_call)
-
     async def structured() -> None:
         r = await client.call_tool("add", {"a": 2, "b": 3})
         expect((r.structured_content or {}).get("sum") == 5, f"got {r}")

@@ -137,19 +137,26 @@ if (handshake) {
     });
 }
 
+/** The tools each upstream lists, of those the checks use. */
+const LISTED = {
+    everything: ['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request', 'get-roots-list'],
+    'ts-server': ['echo', 'add', 'greet', 'ask-model', 'list-roots', 'interview', 'touch-tools']
+};
+
+await check('tools/list', async () => {
+    const { tools } = await client.listTools(undefined, req);
+    const names = tools.map(t => t.name);
+    for (const want of LISTED[opts.upstream]) {
+        expect(names.includes(want), `${want} missing from ${names.join(',')}`);
+    }
+    return `${tools.length} tools`;
+});
+await check('tools/call', async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, req);
+    expect(text(r) === 'Echo: hi', `echo gave ${JSON.stringify(r)}`);
+});
+
 if (opts.upstream === 'everything') {
-    await check('tools/list', async () => {
-        const { tools } = await client.listTools(undefined, req);
-        const names = tools.map(t => t.name);
-        for (const want of ['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request', 'get-roots-list']) {
-            expect(names.includes(want), `${want} missing from ${names.join(',')}`);
-        }
-        return `${tools.length} tools`;
-    });
-    await check('tools/call', async () => {
-        const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, req);
-        expect(text(r) === 'Echo: hi', `echo gave ${JSON.stringify(r)}`);
-    });
     await check('tools/call:structured', async () => {
         const r = await client.callTool({ name: 'get-structured-content', arguments: { location: 'Chicago' } }, req);
         expect(r.structuredContent?.temperature === 36, `got ${JSON.stringify(r.structuredContent)}`);
@@ -265,18 +272,6 @@ if (opts.upstream === 'everything') {
         });
     }
 } else {
-    await check('tools/list', async () => {
-        const { tools } = await client.listTools(undefined, req);
-        const names = tools.map(t => t.name);
-        for (const want of ['echo', 'add', 'greet', 'ask-model', 'list-roots', 'interview', 'touch-tools']) {
-            expect(names.includes(want), `${want} missing from ${names.join(',')}`);
-        }
-        return `${tools.length} tools`;
-    });
-    await check('tools/call', async () => {
-        const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, req);
-        expect(text(r) === 'Echo: hi', `echo gave ${JSON.stringify(r)}`);
-    });
     await check('tools/call:structured', async () => {
         const r = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } }, req);
         expect(r.structuredContent?.sum === 5, `got ${JSON.stringify(r)}`);
