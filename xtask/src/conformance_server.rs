@@ -31,8 +31,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use crate::conformance::{
-    Judgement, REVISIONS, Scenario, Tally, bin_dir, find_file, install, judge, list_mismatch,
-    listed, parse_checks, suite_path,
+    Judgement, Scenario, Tally, bin_dir, check_table, find_file, install, judge, parse_checks,
+    suite_path,
 };
 use crate::steps::{Step, root};
 
@@ -556,17 +556,7 @@ pub(crate) fn bridge_step() -> Step {
 /// Runs every scenario of [`SERVER_SCENARIOS`] against one server.
 fn run_all(target: Target) -> Result<(), String> {
     install()?;
-    let mut problems = Vec::new();
-    for revision in REVISIONS {
-        problems.extend(list_mismatch(
-            revision,
-            &listed("server", revision, parse_server_requirements)?,
-            SERVER_SCENARIOS,
-        ));
-    }
-    if !problems.is_empty() {
-        return Err(format!("the server table is out of date:\n  {}", problems.join("\n  ")));
-    }
+    check_table("server", parse_server_requirements, SERVER_SCENARIOS, "server")?;
     let server = start_server(target)?;
     let start = Instant::now();
     let mut tally = Tally::default();
@@ -593,6 +583,7 @@ fn run_all(target: Target) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::{REVISIONS, list_mismatch};
 
     #[test]
     fn server_listings_parse_and_the_table_has_no_duplicates() {
