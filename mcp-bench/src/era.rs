@@ -3,9 +3,11 @@
 //! request carries its version, capabilities and client identity in
 //! `_meta`).
 
+use mcp_client_stdio::mcp_peer::EraChoice;
 use mcp_proto::types::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY,
 };
+use serde_json::Value;
 
 /// Which era a phase speaks; every contender is pinned to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -25,6 +27,14 @@ impl Era {
             Some(Some(v)) if v == "legacy" => Ok(Era::Legacy),
             Some(Some(v)) if v == "modern" => Ok(Era::Modern),
             Some(v) => Err(format!("--era takes legacy or modern, not {v:?}")),
+        }
+    }
+
+    /// Our clients' option that pins them to this era.
+    pub fn choice(self) -> EraChoice {
+        match self {
+            Era::Legacy => EraChoice::Legacy,
+            Era::Modern => EraChoice::Modern,
         }
     }
 
@@ -71,5 +81,29 @@ impl Era {
                 self.revision()
             ),
         }
+    }
+
+    /// The `_meta` of [`Era::raw_meta`] as JSON, for a request built as a
+    /// value; `None` in the handshake era.
+    pub fn meta(self) -> Option<Value> {
+        let member = self.raw_meta();
+        let member = member.strip_prefix(',')?;
+        let object: Value = serde_json::from_str(&format!("{{{member}}}")).ok()?;
+        object.get("_meta").cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stateless_meta_as_json_and_as_text_agree() {
+        assert_eq!(Era::Legacy.meta(), None);
+        let meta = Era::Modern.meta().expect("the stateless era's _meta");
+        assert_eq!(meta[PROTOCOL_VERSION_META_KEY], "2026-07-28");
+        assert_eq!(meta[CLIENT_INFO_META_KEY]["name"], "raw");
+        assert!(meta[CLIENT_CAPABILITIES_META_KEY].is_object());
+        assert_eq!(Era::Modern.choice(), EraChoice::Modern);
     }
 }

@@ -24,9 +24,21 @@
 //! - `fleet-bench`: `mcp-host-registry` starting 50 `mcp-testkit` stdio
 //!   servers at once (`initialize_all`), against the slowest of the same
 //!   servers started one at a time.
+//! - `bridge-bench`: `mcpc serve` against the Node bridges `mcp-remote` and
+//!   `supergateway` in front of the same `mcp-testkit`, and against calling
+//!   it directly: added latency, startup and RSS, and a soak of the bridge.
+//! - `soak` (`cargo xtask soak`): many calls over stdio and Streamable HTTP
+//!   in both eras with a server restart half way, checking that RSS,
+//!   descriptors and tasks come back to their first sample.
 //!
 //! The round-trip measures run in either protocol era (`--era
 //! legacy|modern`, see [`era::Era`]), every contender pinned to it.
+//!
+//! What the binaries share, once: [`alternating`] runs and [`median`]s,
+//! the echo call ([`MESSAGE`], [`echo_args`]), [`runtime`] and
+//! [`value_of`] (here); CPU time, memory, affinity, the testkit and server
+//! processes ([`proc`]); quantiles and the tables' number formats
+//! ([`report`]); the era ([`era`]).
 
 pub mod era;
 pub mod proc;
@@ -45,6 +57,12 @@ pub fn echo_args() -> JsonObject {
     let mut args = JsonObject::new();
     args.insert("message".into(), Value::String(MESSAGE.into()));
     args
+}
+
+/// The value after `flag` among a binary's arguments (`--flag VALUE`);
+/// `None` when the flag or its value is missing.
+pub fn value_of<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).map(String::as_str)
 }
 
 /// The runtime a benchmark's clients run on: current-thread, I/O and
@@ -104,6 +122,14 @@ mod tests {
         assert_eq!(median(&[ms(3), ms(1), ms(2)]), ms(2));
         assert_eq!(median(&[ms(4), ms(1), ms(2), ms(3)]), Duration::from_micros(2500));
         assert_eq!(median(&[]), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_flag_s_value_or_none() {
+        let args: Vec<String> = ["--quick", "--node", "n", "--era"].map(String::from).into();
+        assert_eq!(value_of(&args, "--node"), Some("n"));
+        assert_eq!(value_of(&args, "--era"), None);
+        assert_eq!(value_of(&args, "--python"), None);
     }
 
     #[test]

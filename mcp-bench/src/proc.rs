@@ -86,16 +86,22 @@ pub fn unpin() -> Result<(), String> {
     sched_setaffinity(Pid::from_raw(0), all_cpus()).map_err(|e| format!("sched_setaffinity: {e}"))
 }
 
+/// The binary `name` next to this executable (`target/<profile>/`), such
+/// as another benchmark run in one of its server modes.
+pub fn beside(name: &str) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this executable's path: {e}"))?;
+    Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+}
+
 /// The `mcp-testkit` binary: `--server PATH` when given, else the one next
 /// to this executable (`target/<profile>/`), built if missing.
 pub fn testkit_path(args: &[String]) -> PathBuf {
-    match args.iter().position(|a| a == "--server") {
-        Some(i) if i + 1 < args.len() => PathBuf::from(&args[i + 1]),
-        _ => {
-            let exe = std::env::current_exe().unwrap_or_default();
-            let beside = exe.with_file_name("mcp-testkit");
-            if beside.is_file() { beside } else { mcp_testkit::binary_path() }
-        }
+    match crate::value_of(args, "--server") {
+        Some(path) => PathBuf::from(path),
+        None => match beside("mcp-testkit") {
+            Ok(path) if path.is_file() => path,
+            _ => mcp_testkit::binary_path(),
+        },
     }
 }
 

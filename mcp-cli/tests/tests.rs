@@ -28,10 +28,26 @@ mod model;
 mod path_cache;
 #[path = "it/run.rs"]
 mod run;
-#[path = "it/serve.rs"]
-mod serve;
+#[path = "it/serve_aggregate.rs"]
+mod serve_aggregate;
+#[path = "it/serve_asks.rs"]
+mod serve_asks;
+#[path = "it/serve_faults.rs"]
+mod serve_faults;
+#[path = "it/serve_forward.rs"]
+mod serve_forward;
 #[path = "it/serve_http.rs"]
 mod serve_http;
+#[path = "it/serve_login.rs"]
+mod serve_login;
+#[path = "it/serve_notify.rs"]
+mod serve_notify;
+#[path = "it/serve_search.rs"]
+mod serve_search;
+#[path = "it/serve_support.rs"]
+mod serve_support;
+#[path = "it/serve_tasks.rs"]
+mod serve_tasks;
 #[path = "it/tasks.rs"]
 mod tasks;
 #[cfg(target_os = "linux")]

@@ -9,8 +9,33 @@
 #[cfg(feature = "blocking")]
 #[path = "it/blocking.rs"]
 mod blocking;
-#[path = "it/client.rs"]
-mod client;
+#[path = "it/client_bodies.rs"]
+mod client_bodies;
+#[path = "it/client_cancel.rs"]
+mod client_cancel;
+#[path = "it/client_errors.rs"]
+mod client_errors;
+#[path = "it/client_headers.rs"]
+mod client_headers;
+#[path = "it/client_legacy.rs"]
+mod client_legacy;
+#[path = "it/client_pool.rs"]
+mod client_pool;
+#[cfg(feature = "proxy")]
+#[path = "it/client_proxy.rs"]
+mod client_proxy;
+#[path = "it/client_redirects.rs"]
+mod client_redirects;
+#[path = "it/client_sessions.rs"]
+mod client_sessions;
+#[path = "it/client_stateless.rs"]
+mod client_stateless;
+#[path = "it/client_streamable.rs"]
+mod client_streamable;
+#[path = "it/client_streams.rs"]
+mod client_streams;
+#[path = "it/client_support.rs"]
+mod client_support;
 #[path = "it/dpop.rs"]
 mod dpop;
 #[cfg(feature = "idp-tests")]

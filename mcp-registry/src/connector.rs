@@ -231,6 +231,27 @@ impl TokenStoreConfig {
     }
 }
 
+#[cfg(feature = "http")]
+impl DefaultConnector {
+    /// The HTTP client (not yet connected) of a server that uses OAuth, for
+    /// a login or a logout; `NotOAuth` for any other server.
+    fn oauth_client(
+        &self,
+        server: &ServerConfig,
+        identity: &ClientIdentity,
+        handler: Option<OAuthHandler>,
+    ) -> Result<mcp_http::HttpClient, Error> {
+        let TransportConfig::Http { endpoint, headers, auth: auth @ AuthConfig::OAuth(_), .. } =
+            &server.transport
+        else {
+            return Err(Error::NotOAuth { server: server.name.clone() });
+        };
+        let options = self.http_options(server, identity, headers, auth, handler)?;
+        mcp_http::connect(endpoint, options)
+            .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })
+    }
+}
+
 impl Connector for DefaultConnector {
     fn connect<'a>(
         &'a self,
@@ -294,15 +315,7 @@ impl Connector for DefaultConnector {
         handler: Option<OAuthHandler>,
     ) -> BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move {
-            let TransportConfig::Http {
-                endpoint, headers, auth: auth @ AuthConfig::OAuth(_), ..
-            } = &server.transport
-            else {
-                return Err(Error::NotOAuth { server: server.name.clone() });
-            };
-            let options = self.http_options(server, identity, headers, auth, handler)?;
-            let client = mcp_http::connect(endpoint, options)
-                .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
+            let client = self.oauth_client(server, identity, handler)?;
             let name = server.name.clone();
             // The handshake runs the flow on the server's own 401 (its
             // challenge names the metadata and the scope); a server that
@@ -334,15 +347,7 @@ impl Connector for DefaultConnector {
         identity: &'a ClientIdentity,
     ) -> BoxFuture<'a, Result<Revocation, Error>> {
         Box::pin(async move {
-            let TransportConfig::Http {
-                endpoint, headers, auth: auth @ AuthConfig::OAuth(_), ..
-            } = &server.transport
-            else {
-                return Err(Error::NotOAuth { server: server.name.clone() });
-            };
-            let options = self.http_options(server, identity, headers, auth, None)?;
-            let client = mcp_http::connect(endpoint, options)
-                .map_err(|e| Error::Transport { server: server.name.clone(), source: e.into() })?;
+            let client = self.oauth_client(server, identity, None)?;
             let Some(oauth) = client.transport().oauth().cloned() else {
                 return Err(Error::NotOAuth { server: server.name.clone() });
             };

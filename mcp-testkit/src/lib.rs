@@ -22,21 +22,21 @@
 //!                (driver: moves bytes)        (core: decides, spawns     (one writer:
 //!                                              waiting tools as tasks)    no interleaving)
 //!
-//!  POST /mcp ─▶ serve_http ──handle()──▶ Server (one per session) ──▶ Outgoing queue
-//!                  ▲                                                      │
-//!                  └── JSON body / request's SSE stream / GET stream ◀── router task
+//!  POST /mcp ─▶ serve_http: mcp_server_io's HTTP service ──▶ one Session per HTTP
+//!               (+ the testkit's hooks: faults, auth)          session, same handler
 //! ```
 //!
-//! [`Server`] is the transport-independent core: a driver feeds it each
-//! message ([`Server::handle`], [`Server::handle_json`]) and delivers each
+//! [`Server`] is the transport-independent core, an `mcp_server_io`
+//! session whose handler is the testkit's: a driver feeds it each message
+//! ([`Server::handle`], [`Server::handle_json`]) and delivers each
 //! [`Outgoing`] item from the queue [`Server::new`] returns. Every outgoing
-//! message names the client request it belongs to, so a Streamable HTTP
-//! driver can put it on that request's response stream; a driver that
-//! serves several clients from one core ([`Server::handle_from`]) tells
-//! their requests apart by origin, as they may use the same ids. [`run_stdio`] is the
-//! stdio driver (`mcp-testkit stdio`); `serve_http` is the HTTP driver
-//! (`mcp-testkit http`, feature `http`), which tests in other crates can
-//! also run in-process.
+//! message names the client request it belongs to; a driver that serves
+//! several clients from one core ([`Server::handle_from`]) tells their
+//! requests apart by origin, as they may use the same ids. [`run_stdio`] is
+//! the stdio driver (`mcp-testkit stdio`); `serve_http` is the HTTP driver
+//! (`mcp-testkit http`, feature `http`): `mcp_server_io`'s Streamable HTTP
+//! service with a session of the same handler per HTTP session, which
+//! tests in other crates can also run in-process.
 //!
 //! The protocol rules and the transport machinery come from the server
 //! half of the transports, `mcp-server-io`: the era rules (`initialize`
@@ -258,6 +258,7 @@
 //! | `--silent-discover` | legacy era: never answer `server/discover` |
 //! | `--ttl-ms N` | `ttlMs` of cacheable stateless-era results (default 0) |
 //! | `--instructions TEXT`, `--no-instructions` | the `instructions` of `initialize` and `server/discover`, or none |
+//! | `--tool-description NAME=TEXT` (`tool_descriptions`) | replaces that tool's `description` (repeatable): a definition that changes between runs, for tool-pinning tests |
 //! | `--conformance-fixtures` (`conformance_fixtures`) | also list and serve the official conformance suite's fixtures, which its server scenarios use: the tools `test_simple_text`, `test_image_content`, `test_audio_content`, `test_embedded_resource`, `test_multiple_content_types`, `test_tool_with_logging`, `test_error_handling`, `test_tool_with_progress`, `test_sampling`, `test_elicitation`; its resources `test://static-text`, `test://static-binary`, `test://watched-resource` and template `test://template/{id}/data`; its prompts `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`, `test_prompt_with_image`; and, for stateless-era requests, `test_input_required_result_elicitation`, `_sampling` and `_list_roots` (one `input_required` round each; an answer that is not an object gets `-32602`) |
 //!
 //! ## HTTP driver (`mcp-testkit http [options]`, or `serve_http` with an [`HttpConfig`]; feature `http`)

@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+import py_common
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 # Each request's deadline; a check never waits longer.
@@ -155,13 +155,9 @@ async def on_log(params: types.LoggingMessageNotificationParams) -> None:
 
 
 async def run(args: argparse.Namespace) -> None:
-    if args.url is not None:
-        server: Any = args.url
-    else:
-        server = StdioServerParameters(command=args.command[0], args=args.command[1:])
     client = Client(
-        server,
-        mode="legacy" if args.era == "handshake" else "auto",
+        py_common.server(args),
+        mode=py_common.mode(args.era),
         read_timeout_seconds=TIMEOUT_S,
         sampling_callback=on_sampling,
         elicitation_callback=on_elicitation,
@@ -181,11 +177,7 @@ async def run(args: argparse.Namespace) -> None:
     try:
 
         async def connected() -> str:
-            version = client.protocol_version
-            expect(
-                (version == "2026-07-28") == (not handshake),
-                f"negotiated {version} for the {args.era} era",
-            )
+            version = py_common.negotiated_in(client, args.era)
             name = client.server_info.name if client.server_info else None
             return f"{version} with {name}"
 
@@ -198,32 +190,36 @@ async def run(args: argparse.Namespace) -> None:
                 await client.send_ping()
 
             await check("ping", ping)
+        await listed_and_echoed(client, args.upstream)
         if args.upstream == "everything":
             await everything(client, handshake)
         else:
             await ts_server(client, handshake)
     finally:
-        try:
-            async with asyncio.timeout(TIMEOUT_S):
-                await client.__aexit__(None, None, None)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            print(f"py-host: close: {type(e).__name__}: {e}", file=sys.stderr)
+        await py_common.close(client, TIMEOUT_S, "py-host")
 
 
-async def everything(client: Client, handshake: bool) -> None:
+# The tools each upstream lists, of those the checks use.
+LISTED = {
+    "everything": [
+        "echo",
+        "get-sum",
+        "trigger-long-running-operation",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ],
+    "ts-server": ["echo", "add", "greet", "ask-model", "list-roots", "interview", "touch-tools"],
+}
+
+
+async def listed_and_echoed(client: Client, upstream: str) -> None:
+    """The checks of every upstream: its tools listed, `echo` called."""
+
     async def tools_list() -> str:
         tools = (await client.list_tools()).tools
         names = [t.name for t in tools]
-        for want in [
-            "echo",
-            "get-sum",
-            "trigger-long-running-operation",
-            "trigger-sampling-request",
-            "trigger-elicitation-request",
-            "get-roots-list",
-        ]:
+        for want in LISTED[upstream]:
             expect(want in names, f"{want} missing from {names}")
         return f"{len(tools)} tools"
 
@@ -235,6 +231,8 @@ async def everything(client: Client, handshake: bool) -> None:
 
     await check("tools/call", tools_call)
 
+
+async def everything(client: Client, handshake: bool) -> None:
     async def structured() -> None:
         r = await client.call_tool("get-structured-content", {"location": "Chicago"})
         expect((r.structured_content or {}).get("temperature") == 36, f"got {r.structured_content}")
@@ -380,21 +378,6 @@ async def everything(client: Client, handshake: bool) -> None:
 
 
 async def ts_server(client: Client, handshake: bool) -> None:
-    async def tools_list() -> str:
-        tools = (await client.list_tools()).tools
-        names = [t.name for t in tools]
-        for want in ["echo", "add", "greet", "ask-model", "list-roots", "interview", "touch-tools"]:
-            expect(want in names, f"{want} missing from {names}")
-        return f"{len(tools)} tools"
-
-    await check("tools/list", tools_list)
-
-    async def tools_call() -> None:
-        r = await client.call_tool("echo", {"message": "hi"})
-        expect(text(r) == "Echo: hi", f"echo gave {r}")
-
-    await check("tools/call", tools_call)
-
     async def structured() -> None:
         r = await client.call_tool("add", {"a": 2, "b": 3})
         expect((r.structured_content or {}).get("sum") == 5, f"got {r}")
@@ -491,14 +474,9 @@ async def ts_server(client: Client, handshake: bool) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="the Python SDK client as a host of mcpc serve")
-    parser.add_argument("--era", choices=["handshake", "stateless"], required=True)
+    parser = py_common.parser("py_host.py", "the Python SDK client as a host of mcpc serve")
     parser.add_argument("--upstream", choices=["everything", "ts-server"], required=True)
-    parser.add_argument("--url", help="a bridge serving Streamable HTTP at this URL")
-    parser.add_argument("command", nargs="*", help="the bridge to spawn (after --)")
-    args = parser.parse_args()
-    if (args.url is None) == (not args.command):
-        parser.error("give either -- <command> or --url")
+    args = py_common.parse(parser, sys.argv[1:])
     asyncio.run(run(args))
     return 1 if failed else 0
 

@@ -18,47 +18,21 @@
 // goes to this process's stderr.
 
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { TIMEOUT_MS, eraOptions, negotiatedIn, parseArgs, transport, usageError } from './ts-common.mjs';
 
-const ERAS = ['handshake', 'stateless'];
 const UPSTREAMS = ['everything', 'ts-server'];
-/** Each request's deadline; a check never waits longer. */
-const TIMEOUT_MS = 20_000;
 /** How long a notification the upstream announces may take to arrive. */
 const NOTIFY_MS = 15_000;
 /** What the host answers to the upstream's questions. */
 const MODEL = 'ts-host-model';
 const ROOT = 'file:///interop/ts-host-root';
 
-function usage(why) {
-    console.error(`ts-host: ${why}`);
-    console.error('usage: node ts-host.mjs --era handshake|stateless --upstream everything|ts-server (-- <command> [args...] | --url <url>)');
-    process.exit(2);
-}
-
-function parseArgs(argv) {
-    const out = { era: undefined, upstream: undefined, url: undefined, command: [] };
-    for (let i = 0; i < argv.length; i++) {
-        const a = argv[i];
-        if (a === '--') {
-            out.command = argv.slice(i + 1);
-            break;
-        }
-        const value = argv[i + 1];
-        if (value === undefined) usage(`${a} needs a value`);
-        if (a === '--era') out.era = value;
-        else if (a === '--upstream') out.upstream = value;
-        else if (a === '--url') out.url = value;
-        else usage(`unknown argument ${a}`);
-        i++;
-    }
-    if (!ERAS.includes(out.era)) usage('--era must be handshake or stateless');
-    if (!UPSTREAMS.includes(out.upstream)) usage('--upstream must be everything or ts-server');
-    if ((out.url === undefined) === (out.command.length === 0)) usage('give either -- <command> or --url');
-    return out;
-}
-
-const opts = parseArgs(process.argv.slice(2));
+const usage = usageError(
+    'ts-host',
+    'node ts-host.mjs --era handshake|stateless --upstream everything|ts-server (-- <command> [args...] | --url <url>)'
+);
+const opts = parseArgs(process.argv.slice(2), usage, { '--upstream': value => value });
+if (!UPSTREAMS.includes(opts.upstream)) usage('--upstream must be everything or ts-server');
 let failed = 0;
 
 function report(check, ok, detail) {
@@ -117,7 +91,7 @@ const client = new Client(
     { name: 'ts-sdk-v2-interop-host', version: '2.4.0' },
     {
         capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } },
-        ...(opts.era === 'stateless' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {})
+        ...eraOptions(opts.era)
     }
 );
 client.setRequestHandler('sampling/createMessage', async request => {
@@ -148,27 +122,9 @@ for (const method of [
 
 const req = { timeout: TIMEOUT_MS };
 
-async function connect() {
-    let transport;
-    if (opts.url !== undefined) {
-        const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-        transport = new StreamableHTTPClientTransport(new URL(opts.url));
-    } else {
-        transport = new StdioClientTransport({
-            command: opts.command[0],
-            args: opts.command.slice(1),
-            env: process.env,
-            stderr: 'inherit'
-        });
-    }
-    await client.connect(transport, req);
-}
-
 await check('connect', async () => {
-    await connect();
-    const version = client.getNegotiatedProtocolVersion();
-    const modern = version === '2026-07-28';
-    expect(modern === (opts.era === 'stateless'), `negotiated ${version} for the ${opts.era} era`);
+    await client.connect(transport(opts, { env: process.env }), req);
+    const version = negotiatedIn(client, opts.era);
     return `${version} with ${client.getServerVersion()?.name}`;
 });
 if (failed > 0) process.exit(1);
@@ -181,19 +137,26 @@ if (handshake) {
     });
 }
 
+/** The tools each upstream lists, of those the checks use. */
+const LISTED = {
+    everything: ['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request', 'get-roots-list'],
+    'ts-server': ['echo', 'add', 'greet', 'ask-model', 'list-roots', 'interview', 'touch-tools']
+};
+
+await check('tools/list', async () => {
+    const { tools } = await client.listTools(undefined, req);
+    const names = tools.map(t => t.name);
+    for (const want of LISTED[opts.upstream]) {
+        expect(names.includes(want), `${want} missing from ${names.join(',')}`);
+    }
+    return `${tools.length} tools`;
+});
+await check('tools/call', async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, req);
+    expect(text(r) === 'Echo: hi', `echo gave ${JSON.stringify(r)}`);
+});
+
 if (opts.upstream === 'everything') {
-    await check('tools/list', async () => {
-        const { tools } = await client.listTools(undefined, req);
-        const names = tools.map(t => t.name);
-        for (const want of ['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request', 'get-roots-list']) {
-            expect(names.includes(want), `${want} missing from ${names.join(',')}`);
-        }
-        return `${tools.length} tools`;
-    });
-    await check('tools/call', async () => {
-        const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, req);
-        expect(text(r) === 'Echo: hi', `echo gave ${JSON.stringify(r)}`);
-    });
     await check('tools/call:structured', async () => {
         const r = await client.callTool({ name: 'get-structured-content', arguments: { location: 'Chicago' } }, req);
         expect(r.structuredContent?.temperature === 36, `got ${JSON.stringify(r.structuredContent)}`);
@@ -309,18 +272,6 @@ if (opts.upstream === 'everything') {
         });
     }
 } else {
-    await check('tools/list', async () => {
-        const { tools } = await client.listTools(undefined, req);
-        const names = tools.map(t => t.name);
-        for (const want of ['echo', 'add', 'greet', 'ask-model', 'list-roots', 'interview', 'touch-tools']) {
-            expect(names.includes(want), `${want} missing from ${names.join(',')}`);
-        }
-        return `${tools.length} tools`;
-    });
-    await check('tools/call', async () => {
-        const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, req);
-        expect(text(r) === 'Echo: hi', `echo gave ${JSON.stringify(r)}`);
-    });
     await check('tools/call:structured', async () => {
         const r = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } }, req);
         expect(r.structuredContent?.sum === 5, `got ${JSON.stringify(r)}`);

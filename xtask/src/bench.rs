@@ -466,8 +466,8 @@ fn sdks(bins: &Bins, quick: bool) -> Result<Section, String> {
     let node = bridge_tools()?.node;
     let root = steps::root();
     let scripts = root.join("xtask").join("bench").join("sdks");
-    // The TypeScript script imports the SDK: it runs from beside the
-    // installed packages, as the interop host scripts do.
+    // The TypeScript script imports the SDK and `ts-common.mjs`: it runs
+    // from beside the installed packages, as the interop host scripts do.
     let ts_script = crate::interop::ts_host_js().with_file_name("bench-ts-client.mjs");
     std::fs::copy(scripts.join("ts-client.mjs"), &ts_script)
         .map_err(|e| format!("copying ts-client.mjs: {e}"))?;

@@ -590,21 +590,46 @@ pub(crate) fn suite_path() -> Result<std::ffi::OsString, String> {
     .map_err(|e| format!("building PATH: {e}"))
 }
 
-/// The client scenarios the suite lists for `revision`.
-fn listed(revision: &str) -> Result<Vec<String>, String> {
+/// Checks a scenario `table` against what the suite lists for one `side`
+/// (`client` or `server`) in every revision (`parse` reads the listing);
+/// the error names every scenario missing from either.
+pub(crate) fn check_table(
+    side: &str,
+    parse: fn(&str) -> Vec<String>,
+    table: &[Scenario],
+    what: &str,
+) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for revision in REVISIONS {
+        problems.extend(list_mismatch(revision, &listed(side, revision, parse)?, table));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the {what} table is out of date:\n  {}", problems.join("\n  ")))
+    }
+}
+
+/// The scenarios of one `side` (`client` or `server`) the suite lists for
+/// `revision`, as `parse` reads its listing; none is an error.
+fn listed(
+    side: &str,
+    revision: &str,
+    parse: fn(&str) -> Vec<String>,
+) -> Result<Vec<String>, String> {
     let mut cmd = Command::new(bin_dir().join("conformance"));
-    cmd.args(["list", "--client", "--requirements", revision]).env("PATH", suite_path()?);
+    cmd.args(["list", &format!("--{side}"), "--requirements", revision]).env("PATH", suite_path()?);
     let out = cmd.output().map_err(|e| format!("running conformance list: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "conformance list --requirements {revision} exited with {}: {}",
+            "conformance list --{side} --requirements {revision} exited with {}: {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let names = parse_requirements(&String::from_utf8_lossy(&out.stdout));
+    let names = parse(&String::from_utf8_lossy(&out.stdout));
     if names.is_empty() {
-        return Err(format!("conformance list --requirements {revision} lists no client scenario"));
+        return Err(format!("conformance list --requirements {revision} lists no {side} scenario"));
     }
     Ok(names)
 }
@@ -860,13 +885,7 @@ pub(crate) fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
 /// Runs every scenario in [`SCENARIOS`], one at a time, after checking the
 /// table against the suite's requirement lists.
 fn run_all() -> Result<(), String> {
-    let mut problems = Vec::new();
-    for revision in REVISIONS {
-        problems.extend(list_mismatch(revision, &listed(revision)?, SCENARIOS));
-    }
-    if !problems.is_empty() {
-        return Err(format!("the scenario table is out of date:\n  {}", problems.join("\n  ")));
-    }
+    check_table("client", parse_requirements, SCENARIOS, "scenario")?;
     let client = build_client()?;
     let start = Instant::now();
     let mut tally = Tally::default();

@@ -31,8 +31,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use crate::conformance::{
-    Judgement, REVISIONS, Scenario, Tally, bin_dir, find_file, install, judge, list_mismatch,
-    parse_checks, suite_path,
+    Judgement, Scenario, Tally, bin_dir, check_table, find_file, install, judge, parse_checks,
+    suite_path,
 };
 use crate::steps::{Step, root};
 
@@ -419,23 +419,6 @@ pub(crate) fn parse_server_requirements(text: &str) -> Vec<String> {
     names
 }
 
-fn listed(revision: &str) -> Result<Vec<String>, String> {
-    let mut cmd = Command::new(bin_dir().join("conformance"));
-    cmd.args(["list", "--server", "--requirements", revision]).env("PATH", suite_path()?);
-    let out = cmd.output().map_err(|e| format!("running conformance list: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "conformance list --server --requirements {revision} exited with {}",
-            out.status
-        ));
-    }
-    let names = parse_server_requirements(&String::from_utf8_lossy(&out.stdout));
-    if names.is_empty() {
-        return Err(format!("conformance list --requirements {revision} lists no server scenario"));
-    }
-    Ok(names)
-}
-
 /// What the scenarios run against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
@@ -573,13 +556,7 @@ pub(crate) fn bridge_step() -> Step {
 /// Runs every scenario of [`SERVER_SCENARIOS`] against one server.
 fn run_all(target: Target) -> Result<(), String> {
     install()?;
-    let mut problems = Vec::new();
-    for revision in REVISIONS {
-        problems.extend(list_mismatch(revision, &listed(revision)?, SERVER_SCENARIOS));
-    }
-    if !problems.is_empty() {
-        return Err(format!("the server table is out of date:\n  {}", problems.join("\n  ")));
-    }
+    check_table("server", parse_server_requirements, SERVER_SCENARIOS, "server")?;
     let server = start_server(target)?;
     let start = Instant::now();
     let mut tally = Tally::default();
@@ -606,6 +583,7 @@ fn run_all(target: Target) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::{REVISIONS, list_mismatch};
 
     #[test]
     fn server_listings_parse_and_the_table_has_no_duplicates() {

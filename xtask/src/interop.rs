@@ -78,8 +78,10 @@ fn apps_server_js() -> PathBuf {
     install_dir().join("apps-server.mjs")
 }
 
-/// The scripts of `xtask/interop/` copied beside the installed packages.
-const SCRIPTS: [&str; 3] = ["ts-server.mjs", "apps-server.mjs", "ts-host.mjs"];
+/// The scripts of `xtask/interop/` copied beside the installed packages
+/// (`ts-common.mjs`: what the scripts driving the TypeScript SDK client
+/// share, this host's and `sdk-bench`'s).
+const SCRIPTS: [&str; 4] = ["ts-server.mjs", "apps-server.mjs", "ts-host.mjs", "ts-common.mjs"];
 
 /// The entry points of every pinned package.
 fn entry_points() -> [PathBuf; 7] {

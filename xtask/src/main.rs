@@ -27,8 +27,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        every check: fmt, clippy, tests (also with the optional features), fuzz and bench
-            smoke, interop, idp, keychain, conformance, docs, publish --dry-run
+  ci        every check: fmt, clippy, tests (also with the optional features), fuzz, bench
+            and soak smoke, interop, idp, keychain, conformance, docs, publish --dry-run
   fmt       cargo fmt --check
   lint      cargo clippy with warnings denied
   test      the workspace's tests (nextest when installed), doc tests, the crates

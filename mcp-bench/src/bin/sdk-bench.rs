@@ -25,17 +25,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_bench::era::Era;
-use mcp_bench::proc::{HttpServer, cpu_time, pin_to_cpu0, testkit_path, unpin};
+use mcp_bench::proc::{HttpServer, beside, cpu_time, pin_to_cpu0, testkit_path, unpin};
 use mcp_bench::report::{median_f64, quantile, rate, ratio, us_f64};
-use mcp_client_stdio::mcp_peer::EraChoice;
+use mcp_bench::{MESSAGE, echo_args, value_of};
 use mcp_client_stdio::{ServerCommand, StdioOptions};
 use mcp_http::HttpOptions;
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::JsonObject;
 use serde_json::{Value, json};
 
-/// The echoed message: the one `stdio-bench`, `http-bench` and the scripts send.
-const MESSAGE: &str = "the quick brown fox jumps over the lazy dog";
 /// The longest a whole run may take (a hung peer ends it).
 const WALL_LIMIT: Duration = Duration::from_secs(30 * 60);
 /// The longest one script run may take before it is killed.
@@ -63,11 +60,7 @@ struct Config {
 }
 
 fn arg(args: &[String], name: &str) -> Result<PathBuf, String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(PathBuf::from)
-        .ok_or_else(|| format!("{name} is required\n{USAGE}"))
+    value_of(args, name).map(PathBuf::from).ok_or_else(|| format!("{name} is required\n{USAGE}"))
 }
 
 const USAGE: &str = "usage: sdk-bench [--quick] [--server PATH] --node NODE --ts-script FILE --python PYTHON --py-script FILE";
@@ -190,22 +183,16 @@ fn run(args: &[String]) -> Result<(), String> {
                     }
                 }
                 summary.push_str(&format!(
-                    "| {} | {era_name} | {} | {} / {} / {} | {} | {} | {} / {} / {} | {} | {} | {} / {} / {} |\n",
+                    "| {} | {era_name} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                     transport.label(),
                     server.label(),
-                    us_f64(seq[0].p50),
-                    us_f64(seq[1].p50),
-                    us_f64(seq[2].p50),
+                    each(&seq, |r| us_f64(r.p50)),
                     ratio(seq[1].p50, seq[0].p50),
                     ratio(seq[2].p50, seq[0].p50),
-                    rate(thr[0].rate),
-                    rate(thr[1].rate),
-                    rate(thr[2].rate),
+                    each(&thr, |r| rate(r.rate)),
                     ratio(thr[0].rate, thr[1].rate),
                     ratio(thr[0].rate, thr[2].rate),
-                    us_f64(seq[0].cpu),
-                    us_f64(seq[1].cpu),
-                    us_f64(seq[2].cpu),
+                    each(&seq, |r| us_f64(r.cpu)),
                 ));
             }
         }
@@ -241,6 +228,11 @@ fn run(args: &[String]) -> Result<(), String> {
         py = if versions.1.is_empty() { "Python ?".to_owned() } else { versions.1 },
     );
     Ok(())
+}
+
+/// One figure of every contender, in the order of [`NAMES`]: `a / b / c`.
+fn each(results: &[Medians; 3], figure: impl Fn(&Medians) -> String) -> String {
+    results.iter().map(figure).collect::<Vec<_>>().join(" / ")
 }
 
 fn era_label(era: Era) -> &'static str {
@@ -287,11 +279,6 @@ enum Target {
 }
 
 impl Phase<'_> {
-    fn bin_beside(name: &str) -> Result<PathBuf, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
-    }
-
     /// The server of this phase: for stdio the command each client spawns,
     /// for HTTP a server started now (under the affinity of the phase).
     fn target(&self) -> Result<Target, String> {
@@ -311,7 +298,7 @@ impl Phase<'_> {
                     discover,
                     r.list.clone(),
                 ];
-                Ok(Target::Stdio(Phase::bin_beside("stdio-bench")?, args))
+                Ok(Target::Stdio(beside("stdio-bench")?, args))
             }
             (Transport::Http, ServerKind::Testkit) => {
                 let mut args = vec!["--reply", "json"];
@@ -319,7 +306,7 @@ impl Phase<'_> {
                 Ok(Target::Http(HttpServer::start(&self.config.testkit, &args)?))
             }
             (Transport::Http, ServerKind::Answerer) => {
-                let mut command = Command::new(Phase::bin_beside("http-bench")?);
+                let mut command = Command::new(beside("http-bench")?);
                 command.args(["answer", "json"]).args([
                     if self.era == Era::Legacy { r.init.as_str() } else { "-" },
                     r.discover.as_deref().unwrap_or("-"),
@@ -348,10 +335,7 @@ impl Phase<'_> {
         let ((seq, seq_warm), (thr, thr_warm), rounds) = counts(self.config.quick, self.transport);
         let (calls, warm) = if depth == 1 { (seq, seq_warm) } else { (thr, thr_warm) };
         let target = self.target()?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
+        let rt = mcp_bench::runtime();
         let ours = rt.block_on(Ours::connect(&target, self.era))?;
         rt.block_on(ours.run(warm, depth, None));
         let mut runs: [Vec<Run>; 3] = Default::default();
@@ -435,8 +419,7 @@ impl Phase<'_> {
         let v: Value = serde_json::from_str(line.trim())
             .map_err(|e| format!("{}: not a result line ({e}): {line:.300}", NAMES[which]))?;
         let num = |k: &str| v[k].as_f64().unwrap_or(0.0);
-        let expected = if self.era == Era::Legacy { "2025-11-25" } else { "2026-07-28" };
-        if v["negotiated"].as_str() != Some(expected) || num("calls") <= 0.0 {
+        if v["negotiated"].as_str() != Some(self.era.revision()) || num("calls") <= 0.0 {
             return Err(format!("{}: unexpected result {line:.300}", NAMES[which]));
         }
         let runtime = match (v["node"].as_str(), v["python"].as_str()) {
@@ -491,19 +474,10 @@ enum Ours {
     Http(mcp_http::HttpClient),
 }
 
-fn echo_args() -> JsonObject {
-    let mut args = JsonObject::new();
-    args.insert("message".into(), Value::String(MESSAGE.into()));
-    args
-}
-
 impl Ours {
     /// Connected and pinned to `era`, as `stdio-bench` and `http-bench` do.
     async fn connect(target: &Target, era: Era) -> Result<Ours, String> {
-        let choice = match era {
-            Era::Legacy => EraChoice::Legacy,
-            Era::Modern => EraChoice::Modern,
-        };
+        let choice = era.choice();
         match target {
             Target::Stdio(program, args) => {
                 let command =
@@ -651,12 +625,8 @@ impl Replies {
         };
         let meta = |params: Value| -> Value {
             let mut params = params;
-            if era == Era::Modern {
-                params["_meta"] = json!({
-                    "io.modelcontextprotocol/protocolVersion": era.revision(),
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                    "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
-                });
+            if let Some(meta) = era.meta() {
+                params["_meta"] = meta;
             }
             params
         };

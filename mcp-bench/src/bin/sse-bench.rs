@@ -22,6 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures_util::Stream;
+use mcp_bench::report::rate;
 use mcp_bench::{alternating, median, per_second};
 use mcp_sse::sse::{Decoder, Item, ItemRef};
 
@@ -198,7 +199,7 @@ fn main() {
                 "| {} | {name} | {:.2} ms | {mbps:.0} MB/s | {} | {ratio} |",
                 w.name,
                 m.as_secs_f64() * 1e3,
-                human(eps)
+                rate(eps)
             );
         }
     }
@@ -207,14 +208,4 @@ fn main() {
         "Input fed in {} KiB chunks; medians of {rounds} alternating rounds after a warm-up; MB = 10^6 bytes.",
         CHUNK / 1024
     );
-}
-
-fn human(per_second: f64) -> String {
-    if per_second >= 1e6 {
-        format!("{:.2}M", per_second / 1e6)
-    } else if per_second >= 1e3 {
-        format!("{:.1}k", per_second / 1e3)
-    } else {
-        format!("{per_second:.1}")
-    }
 }

@@ -100,19 +100,27 @@ impl Sandbox {
         self.run_env(args, &[])
     }
 
-    /// `mcpc args` in the sandbox (its working directory, home and
-    /// configuration directories), no browser, no colour.
+    /// The environment that keeps `mcpc` in the sandbox: its home, its
+    /// configuration, data and cache directories, and the administrator's
+    /// policy of the sandbox (none unless written).
+    pub(crate) fn env(&self) -> [(&'static str, PathBuf); 5] {
+        [
+            ("HOME", self.dir.clone()),
+            ("XDG_CONFIG_HOME", self.dir.join("xdg")),
+            ("XDG_DATA_HOME", self.dir.join("data")),
+            ("XDG_CACHE_HOME", self.dir.join("cache")),
+            ("MCPC_MANAGED_POLICY", self.dir.join("managed.toml")),
+        ]
+    }
+
+    /// `mcpc args` in the sandbox (its working directory and
+    /// [`env`](Self::env)), no browser, no colour.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
         cmd.args(args)
             .current_dir(&self.dir)
-            .env("HOME", &self.dir)
-            .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
-            .env("XDG_DATA_HOME", self.dir.join("data"))
-            .env("XDG_CACHE_HOME", self.dir.join("cache"))
+            .envs(self.env())
             .env("MCPC_NO_BROWSER", "1")
-            // The administrator's policy of the sandbox (none unless written).
-            .env("MCPC_MANAGED_POLICY", self.dir.join("managed.toml"))
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());
         cmd

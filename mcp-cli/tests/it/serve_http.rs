@@ -48,15 +48,7 @@ impl Served {
 fn serve(s: &Sandbox, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Served {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
     cmd.args(["serve", "--http", addr]).args(args).current_dir(&s.dir);
-    for (k, v) in [
-        ("HOME", s.dir.clone()),
-        ("XDG_CONFIG_HOME", s.dir.join("xdg")),
-        ("XDG_DATA_HOME", s.dir.join("data")),
-        ("XDG_CACHE_HOME", s.dir.join("cache")),
-        ("MCPC_MANAGED_POLICY", s.dir.join("managed.toml")),
-    ] {
-        cmd.env(k, v);
-    }
+    cmd.envs(s.env());
     cmd.env_remove("MCPC_SERVE_TOKEN");
     for (k, v) in env {
         cmd.env(k, v);

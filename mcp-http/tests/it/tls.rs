@@ -437,7 +437,6 @@ async fn tls_connect_proxy(
     upstream: std::net::SocketAddr,
 ) -> (std::net::SocketAddr, ProxyLog) {
     use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-    use tokio::io::AsyncReadExt;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -458,24 +457,11 @@ async fn tls_connect_proxy(
             let (acceptor, seen) = (acceptor.clone(), seen.clone());
             tokio::spawn(async move {
                 let Ok(mut client) = acceptor.accept(tcp).await else { return };
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 8192 {
-                    match client.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
+                let Some(head) = crate::client_support::read_head(&mut client).await else {
+                    return;
+                };
                 let target = head.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
-                let auth = head
-                    .lines()
-                    .find_map(|l| {
-                        let (name, value) = l.split_once(':')?;
-                        name.eq_ignore_ascii_case("proxy-authorization").then(|| value.trim())
-                    })
-                    .unwrap_or("-")
-                    .to_owned();
+                let auth = crate::client_support::proxy_authorization(&head).unwrap_or("-");
                 seen.lock().unwrap().push(format!("{target} {auth}"));
                 splice(client, upstream, b"HTTP/1.1 200 Connection Established\r\n\r\n").await;
             });

@@ -16,15 +16,16 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
 
 /// The longest a test waits for a response or an event.
-const WAIT: Duration = Duration::from_secs(5);
+pub(crate) const WAIT: Duration = Duration::from_secs(5);
 const BOTH: &str = "application/json, text/event-stream";
 
 async fn start(config: HttpConfig) -> HttpServerHandle {
     serve_http(config).await.expect("the server starts")
 }
 
-/// Sends one request on a fresh connection.
-async fn send(
+/// Sends one request on a fresh connection (with a `host` header unless
+/// one is given), within [`WAIT`].
+pub(crate) async fn send(
     addr: SocketAddr,
     method: Method,
     target: &str,

@@ -14,7 +14,8 @@ use mcp_testkit::{Config, HttpConfig, HttpServerHandle, ServeEra, serve_http};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
-const WAIT: Duration = Duration::from_secs(5);
+use crate::http::WAIT;
+
 const VERSION: &str = "2026-07-28";
 
 async fn start(era: ServeEra) -> HttpServerHandle {
@@ -22,26 +23,15 @@ async fn start(era: ServeEra) -> HttpServerHandle {
     serve_http(HttpConfig { server, ..HttpConfig::default() }).await.unwrap()
 }
 
+/// Sends one request to `/mcp` on a fresh connection.
 async fn send(
     addr: SocketAddr,
     method: Method,
     headers: &[(&str, String)],
     body: Option<&Value>,
 ) -> Response<Incoming> {
-    let exchange = async {
-        let stream = TcpStream::connect(addr).await.unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
-        tokio::spawn(connection);
-        let mut builder =
-            Request::builder().method(method).uri("/mcp").header("host", addr.to_string());
-        for (name, value) in headers {
-            builder = builder.header(*name, value.as_str());
-        }
-        let body = body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()));
-        sender.send_request(builder.body(Full::new(body)).unwrap()).await.unwrap()
-    };
-    tokio::time::timeout(WAIT, exchange).await.expect("a response in time")
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    crate::http::send(addr, method, "/mcp", &headers, body).await
 }
 
 fn meta(capabilities: Value) -> Value {

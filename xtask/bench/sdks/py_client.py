@@ -12,7 +12,8 @@ The era: `handshake` is `mode="legacy"` (the `initialize` handshake);
 sequential phase. Prints one JSON line on stdout: {"sdk", "python",
 "negotiated", "depth", "calls", "p50_us", "p99_us", "calls_per_s",
 "cpu_us_per_call"}; exits 1 on any failure (a wrong echo included), 2 on
-a usage error. Every request has a deadline.
+a usage error. Every request has a deadline. It imports `py_common`
+from `xtask/interop/`.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ import platform
 import sys
 import time
 import warnings
-from typing import Any
+from pathlib import Path
 
 import mcp_types as types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "interop"))
+import py_common  # noqa: E402  (found through the path above)
 
 # Each request's deadline, and the connection's.
 TIMEOUT_S = 20.0
@@ -70,20 +73,13 @@ def quantile(ordered: list[float], q: float) -> float:
 
 
 async def main(args: argparse.Namespace) -> None:
-    server: Any = args.url if args.url is not None else StdioServerParameters(
-        command=args.command[0], args=args.command[1:]
-    )
     client = Client(
-        server,
-        mode="legacy" if args.era == "handshake" else "auto",
-        read_timeout_seconds=TIMEOUT_S,
+        py_common.server(args), mode=py_common.mode(args.era), read_timeout_seconds=TIMEOUT_S
     )
     async with asyncio.timeout(TIMEOUT_S):
         await client.__aenter__()
     try:
-        negotiated = client.protocol_version
-        if (negotiated == "2026-07-28") != (args.era == "stateless"):
-            raise AssertionError(f"negotiated {negotiated} for the {args.era} era")
+        negotiated = py_common.negotiated_in(client, args.era)
         if args.warm > 0:
             await run(client, args.warm, min(args.depth, args.warm), None)
         lat: list[float] | None = [] if args.depth == 1 else None
@@ -108,31 +104,16 @@ async def main(args: argparse.Namespace) -> None:
         sys.stdout.write(json.dumps(line) + "\n")
         sys.stdout.flush()
     finally:
-        try:
-            async with asyncio.timeout(5):
-                await client.__aexit__(None, None, None)
-        except BaseException as e:  # closing is not measured; a slow close only warns
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            print(f"py-client: close: {type(e).__name__}: {e}", file=sys.stderr)
+        # Closing is not measured; a slow close only warns.
+        await py_common.close(client, 5, "py-client")
 
 
 def parse() -> argparse.Namespace:
-    argv = sys.argv[1:]
-    command: list[str] = []
-    if "--" in argv:
-        at = argv.index("--")
-        argv, command = argv[:at], argv[at + 1 :]
-    parser = argparse.ArgumentParser(prog="py_client.py")
-    parser.add_argument("--era", choices=["handshake", "stateless"], required=True)
+    parser = py_common.parser("py_client.py", "the Python SDK client timed as sdk-bench times ours")
     parser.add_argument("--calls", type=int, required=True)
     parser.add_argument("--warm", type=int, default=0)
     parser.add_argument("--depth", type=int, default=1)
-    parser.add_argument("--url", help="a server serving Streamable HTTP at this URL")
-    args = parser.parse_args(argv)
-    args.command = command
-    if (args.url is None) == (not command):
-        parser.error("give either -- <command> or --url")
+    args = py_common.parse(parser, sys.argv[1:])
     if not (1 <= args.depth <= args.calls <= 10_000_000) or args.warm < 0:
         parser.error("--depth must be at least 1 and at most --calls")
     return args

@@ -10,51 +10,33 @@
 // {"sdk", "node", "negotiated", "depth", "calls", "p50_us", "p99_us",
 //  "calls_per_s", "cpu_us_per_call"}; exits 1 on any failure (a wrong
 // echo included), 2 on a usage error. Every request has a deadline.
+//
+// It runs beside the installed packages and `ts-common.mjs` (from
+// `xtask/interop/`), where `cargo xtask bench sdks` copies it.
 
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { TIMEOUT_MS, eraOptions, negotiatedIn, parseArgs, transport, usageError } from './ts-common.mjs';
 
-/** Each request's deadline. */
-const TIMEOUT_MS = 20_000;
 /** The echoed message: the one `sdk-bench` sends for ours. */
 const MESSAGE = 'the quick brown fox jumps over the lazy dog';
 
-function usage(why) {
-    console.error(`ts-client: ${why}`);
-    console.error('usage: node ts-client.mjs --era handshake|stateless --calls N --warm W --depth D (--url <url> | -- <command> [args...])');
-    process.exit(2);
-}
-
-function parseArgs(argv) {
-    const out = { era: undefined, calls: 0, warm: 0, depth: 1, url: undefined, command: [] };
-    for (let i = 0; i < argv.length; i++) {
-        const a = argv[i];
-        if (a === '--') {
-            out.command = argv.slice(i + 1);
-            break;
-        }
-        const value = argv[i + 1];
-        if (value === undefined) usage(`${a} needs a value`);
-        if (a === '--era') out.era = value;
-        else if (a === '--url') out.url = value;
-        else if (['--calls', '--warm', '--depth'].includes(a)) {
-            const n = Number.parseInt(value, 10);
-            if (!(n >= 0 && n <= 10_000_000)) usage(`${a} takes a count, not ${value}`);
-            out[a.slice(2)] = n;
-        } else usage(`unknown argument ${a}`);
-        i++;
-    }
-    if (!['handshake', 'stateless'].includes(out.era)) usage('--era must be handshake or stateless');
-    if (out.depth < 1 || out.calls < out.depth) usage('--depth must be at least 1 and at most --calls');
-    if ((out.url === undefined) === (out.command.length === 0)) usage('give either -- <command> or --url');
-    return out;
-}
-
-const opts = parseArgs(process.argv.slice(2));
-const client = new Client(
-    { name: 'ts-sdk-v2-bench', version: '2.4.0' },
-    opts.era === 'stateless' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}
+const usage = usageError(
+    'ts-client',
+    'node ts-client.mjs --era handshake|stateless --calls N --warm W --depth D (--url <url> | -- <command> [args...])'
 );
+const count = (value, flag) => {
+    const n = Number.parseInt(value, 10);
+    if (!(n >= 0 && n <= 10_000_000)) usage(`${flag} takes a count, not ${value}`);
+    return n;
+};
+const opts = parseArgs(
+    process.argv.slice(2),
+    usage,
+    { '--calls': count, '--warm': count, '--depth': count },
+    { calls: 0, warm: 0, depth: 1 }
+);
+if (opts.depth < 1 || opts.calls < opts.depth) usage('--depth must be at least 1 and at most --calls');
+const client = new Client({ name: 'ts-sdk-v2-bench', version: '2.4.0' }, eraOptions(opts.era));
 const req = { timeout: TIMEOUT_MS };
 
 async function call() {
@@ -87,15 +69,8 @@ function quantile(sorted, q) {
 }
 
 try {
-    const transport =
-        opts.url !== undefined
-            ? new (await import('@modelcontextprotocol/client')).StreamableHTTPClientTransport(new URL(opts.url))
-            : new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), stderr: 'inherit' });
-    await client.connect(transport, req);
-    const negotiated = client.getNegotiatedProtocolVersion();
-    if ((negotiated === '2026-07-28') !== (opts.era === 'stateless')) {
-        throw new Error(`negotiated ${negotiated} for the ${opts.era} era`);
-    }
+    await client.connect(transport(opts), req);
+    const negotiated = negotiatedIn(client, opts.era);
     if (opts.warm > 0) await run(opts.warm, Math.min(opts.depth, opts.warm), null);
     const lat = opts.depth === 1 ? [] : null;
     const cpu0 = process.cpuUsage();
