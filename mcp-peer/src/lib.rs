@@ -115,6 +115,7 @@ mod subscription;
 mod sync;
 pub mod tasks;
 mod throttle;
+mod timer;
 mod tools;
 mod transport;
 

@@ -698,7 +698,14 @@ pub fn decode_slice(bytes: &[u8]) -> Result<Incoming, DecodeError> {
 pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, DecodeError> {
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {
-            let parts: Parts<'_> = serde_json::from_slice(bytes).map_err(json_error)?;
+            // UTF-8 checked once for the whole text, rather than string by
+            // string and again for each member kept as JSON text; invalid
+            // text goes the byte path, for the parser's own error.
+            let parts: Parts<'_> = match std::str::from_utf8(bytes) {
+                Ok(text) => serde_json::from_str(text),
+                Err(_) => serde_json::from_slice(bytes),
+            }
+            .map_err(json_error)?;
             classify(parts).map(IncomingOf::Single)
         }
         Some(b'[') => {

@@ -411,10 +411,16 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     let mut swept = false;
     let sleep = tokio::time::sleep(EOF_AFTER_EXIT);
     tokio::pin!(sleep);
+    // One wait on the exit for the whole loop: made anew for each line, it
+    // would register with the watch channel and leave it again per message.
+    let exit_seen = async move {
+        let _ = exit.wait_for(Option::is_some).await;
+    };
+    tokio::pin!(exit_seen);
     loop {
         let frame = tokio::select! {
             frame = frames.next() => frame,
-            _ = exit.wait_for(Option::is_some), if !exited => {
+            () = &mut exit_seen, if !exited => {
                 exited = true;
                 sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
                 continue;
