@@ -76,14 +76,16 @@ impl<T: Transport> Client<T> {
 
     /// A request's result as JSON text, a task handle followed to its end
     /// (or, without `follow`, given back as it came).
-    async fn request_raw<P: Serialize + ?Sized>(
+    /// Not an `async fn`: a wrapper's future would hold the inner one and
+    /// be copied around it on every call.
+    fn request_raw<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'_, P>,
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
-    ) -> Result<Box<RawValue>, T::Error> {
-        self.request_following(method, params, tool, options, true).await
+    ) -> impl Future<Output = Result<Box<RawValue>, T::Error>> {
+        self.request_following(method, params, tool, options, true)
     }
 
     async fn request_following<P: Serialize + ?Sized>(
@@ -188,26 +190,26 @@ impl<T: Transport> Client<T> {
     /// `tools/call`, its result as JSON text. The arguments are written
     /// straight into the request; only their top-level shape is looked at
     /// first (an object, or nothing).
-    async fn call_raw<A: Serialize>(
+    fn call_raw<A: Serialize>(
         &self,
         name: &str,
         arguments: A,
         task: Option<TaskMetadata>,
         options: RequestOptions,
-    ) -> Result<Box<RawValue>, T::Error> {
-        self.call_shaped(name, arguments, task, options, true).await
+    ) -> impl Future<Output = Result<Box<RawValue>, T::Error>> {
+        self.call_shaped(name, arguments, task, options, true)
     }
 
     /// `tools/call` as JSON text; with `poll_tasks` false, a task handle
     /// (tasks extension) comes back as it came.
-    async fn call_raw_with<A: Serialize>(
+    fn call_raw_with<A: Serialize>(
         &self,
         name: &str,
         arguments: A,
         options: RequestOptions,
         poll_tasks: bool,
-    ) -> Result<Box<RawValue>, T::Error> {
-        self.call_shaped(name, arguments, None, options, poll_tasks).await
+    ) -> impl Future<Output = Result<Box<RawValue>, T::Error>> {
+        self.call_shaped(name, arguments, None, options, poll_tasks)
     }
 
     async fn call_shaped<A: Serialize>(

@@ -48,6 +48,8 @@ pub(crate) struct Inner<T: Transport> {
     /// of 256 slots is most of a client's memory, and most hosts never
     /// subscribe.
     pub(crate) notifications: std::sync::OnceLock<broadcast::Sender<ServerNotification>>,
+    /// The one timer of every request's deadline (see `timer.rs`).
+    pub(crate) timer: crate::timer::Timer,
 }
 
 #[derive(Debug, Default)]
@@ -65,6 +67,7 @@ impl<T: Transport> Drop for Inner<T> {
         for (_, task) in lock(&self.server_tasks).drain() {
             task.abort();
         }
+        self.timer.stop();
     }
 }
 
@@ -109,6 +112,7 @@ impl<T: Transport> Inner<T> {
             tasks_declared,
             tool_misses: Mutex::new(ToolMisses::default()),
             notifications: std::sync::OnceLock::new(),
+            timer: crate::timer::Timer::default(),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -133,6 +137,20 @@ impl<T: Transport> Inner<T> {
                 return;
             }
             core.cancel(id, reason);
+            (drain_events(&mut core), core.has_transmit())
+        };
+        self.deliver(events);
+        if flush {
+            self.spawn_flush();
+        }
+    }
+
+    /// Times out every request whose deadline has passed (sending
+    /// `notifications/cancelled` for each).
+    pub(crate) fn expire(&self) {
+        let (events, flush) = {
+            let mut core = lock(&self.core);
+            core.handle_timeout(now());
             (drain_events(&mut core), core.has_transmit())
         };
         self.deliver(events);
@@ -252,7 +270,7 @@ impl<T: Transport> Inner<T> {
     }
 
     /// Acts on the core's events outside its lock.
-    pub(crate) fn deliver(&self, events: Vec<Event<Waiter>>) {
+    pub(crate) fn deliver(&self, events: Drained) {
         for event in events {
             self.invalidate(&event);
             if let Some(sender) = self.notifications.get()
@@ -398,6 +416,29 @@ fn notification_of(event: &Event<Waiter>) -> Option<ServerNotification> {
     })
 }
 
-pub(crate) fn drain_events(core: &mut ClientCore<Waiter>) -> Vec<Event<Waiter>> {
-    std::iter::from_fn(|| core.poll_event()).collect()
+/// The core's events, taken out to be acted on outside its lock. The
+/// common case, one answer, needs no allocation.
+pub(crate) struct Drained {
+    first: Option<Event<Waiter>>,
+    rest: Vec<Event<Waiter>>,
+}
+
+impl IntoIterator for Drained {
+    type Item = Event<Waiter>;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<Event<Waiter>>, std::vec::IntoIter<Event<Waiter>>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
+}
+
+pub(crate) fn drain_events(core: &mut ClientCore<Waiter>) -> Drained {
+    let first = core.poll_event();
+    let rest = match first {
+        // An empty `collect` allocates nothing.
+        Some(_) => std::iter::from_fn(|| core.poll_event()).collect(),
+        None => Vec::new(),
+    };
+    Drained { first, rest }
 }

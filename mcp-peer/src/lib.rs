@@ -55,8 +55,9 @@
 //! ## What this crate does not do
 //!
 //! No sockets, no processes, no HTTP: those are the transports'. It needs a
-//! Tokio runtime (tasks for the server's requests, tokio's clock for
-//! deadlines, so tests run on a paused clock). It never writes to stdout.
+//! Tokio runtime (tasks for the server's requests and one keeping request
+//! deadlines, tokio's clock for them, so tests run on a paused clock). It
+//! never writes to stdout.
 //!
 //! ## Example
 //!
@@ -115,6 +116,7 @@ mod subscription;
 mod sync;
 pub mod tasks;
 mod throttle;
+mod timer;
 mod tools;
 mod transport;
 

@@ -119,8 +119,13 @@ impl<T: Transport> Client<T> {
             tracing::trace!(server = %self.name(), method, "answered from the cache");
             return Ok(Answer::Result(hit));
         }
+        // Opened just above for the first attempt; each later one opens
+        // again when the connection was lost or renewed.
+        let mut opened = true;
         loop {
-            self.initialize().await?;
+            if !std::mem::take(&mut opened) {
+                self.initialize().await?;
+            }
             let epoch = inner.epoch();
             let called = tool.as_ref().map(|(list, i)| &list[*i]);
             let start = Start::Request { method, params, options: &options };

@@ -254,8 +254,12 @@ impl<T: Transport> Inner<T> {
         outgoing: OutgoingRequest<'_>,
     ) -> Result<Box<RawValue>, Fail<T::Error>> {
         let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
+        let deadline = lock(&self.core).deadline(id);
+        if let Some(deadline) = deadline {
+            self.arm_deadline(deadline);
+        }
         let exchange = self.transport.send_request(outgoing);
-        let outcome = self.wait(id, rx, exchange).await;
+        let outcome = self.wait(rx, exchange).await;
         guard.id = None;
         if let Err(Fail::Transport(_)) = &outcome {
             if self.rules().is_none_or(|rules| rules.notifies_cancel_after_broken_exchange()) {
@@ -267,41 +271,23 @@ impl<T: Transport> Inner<T> {
         outcome
     }
 
-    /// Waits for a request's outcome while its exchange runs, expiring
-    /// deadlines as they pass.
+    /// Waits for a request's outcome while its exchange runs; the client's
+    /// deadline task (`timer.rs`) fails it when its deadline passes.
     async fn wait(
         &self,
-        id: &RequestId,
         mut rx: oneshot::Receiver<Outcome>,
         exchange: impl Future<Output = Result<(), T::Error>>,
     ) -> Result<Box<RawValue>, Fail<T::Error>> {
         let closed = || ClientError::Closed { method: String::new() };
         tokio::pin!(exchange);
-        let mut running = true;
-        loop {
-            let deadline = lock(&self.core).deadline(id);
-            let Some(deadline) = deadline else { break };
-            tokio::select! {
-                biased;
-                outcome = &mut rx => {
-                    return outcome.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client);
-                }
-                result = &mut exchange, if running => {
-                    running = false;
-                    if let Err(e) = result {
-                        return Err(Fail::Transport(e));
-                    }
-                }
-                () = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
-                    let (events, flush) = {
-                        let mut core = lock(&self.core);
-                        core.handle_timeout(now());
-                        (drain_events(&mut core), core.has_transmit())
-                    };
-                    self.deliver(events);
-                    if flush {
-                        self.spawn_flush();
-                    }
+        tokio::select! {
+            biased;
+            outcome = &mut rx => {
+                return outcome.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client);
+            }
+            result = &mut exchange => {
+                if let Err(e) = result {
+                    return Err(Fail::Transport(e));
                 }
             }
         }

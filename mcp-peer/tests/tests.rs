@@ -198,6 +198,42 @@ async fn a_timeout_cancels_on_the_paused_clock() {
     assert_eq!(text(&log), "[2]");
 }
 
+/// One timer keeps every request's deadline: a request started after a
+/// longer one, with an earlier deadline, still times out on time (it wakes
+/// the timer that slept until the longer one's), and the longer one then
+/// times out on its own.
+#[tokio::test(start_paused = true)]
+async fn an_earlier_deadline_started_later_is_kept() {
+    let Pair { client, .. } = pair(options());
+    client.initialize().await.unwrap();
+    let started = tokio::time::Instant::now();
+    let long = RequestOptions::with_timeout(Duration::from_secs(60));
+    let short = RequestOptions::with_timeout(Duration::from_secs(5));
+    let slow = client.clone();
+    let long_call = tokio::spawn(async move { slow.call_tool_with("hang", (), long).await });
+    tokio::task::yield_now().await;
+    let err = client.call_tool_with("hang", (), short).await.unwrap_err();
+    let short_took = started.elapsed();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::Timeout { after, .. })
+            if after >= Duration::from_secs(5) && after < Duration::from_secs(6)),
+        "{err:?}"
+    );
+    assert!(short_took < Duration::from_secs(6), "{short_took:?}");
+    let err = long_call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::Timeout { after, .. })
+            if after >= Duration::from_secs(60) && after < Duration::from_secs(61)),
+        "{err:?}"
+    );
+    // A third request after both: the timer, idle meanwhile, wakes again.
+    let quick = RequestOptions::with_timeout(Duration::from_secs(1));
+    let before = tokio::time::Instant::now();
+    let err = client.call_tool_with("hang", (), quick).await.unwrap_err();
+    assert!(matches!(err, MemoryError::Protocol(ClientError::Timeout { .. })), "{err:?}");
+    assert!(before.elapsed() < Duration::from_secs(2), "{:?}", before.elapsed());
+}
+
 #[tokio::test(start_paused = true)]
 async fn progress_restarts_the_deadline_up_to_the_total() {
     let Pair { client, .. } = pair(options());

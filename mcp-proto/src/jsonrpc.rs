@@ -698,7 +698,19 @@ pub fn decode_slice(bytes: &[u8]) -> Result<Incoming, DecodeError> {
 pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, DecodeError> {
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {
-            let parts: Parts<'_> = serde_json::from_slice(bytes).map_err(json_error)?;
+            // UTF-8 checked once for the whole text, rather than string by
+            // string and again for each member kept as JSON text; invalid
+            // text goes the byte path, for the parser's own error.
+            let parts: Parts<'_> = match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    if let Some(message) = plain_response(text) {
+                        return Ok(IncomingOf::Single(message));
+                    }
+                    serde_json::from_str(text)
+                }
+                Err(_) => serde_json::from_slice(bytes),
+            }
+            .map_err(json_error)?;
             classify(parts).map(IncomingOf::Single)
         }
         Some(b'[') => {
@@ -714,6 +726,27 @@ pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, Dec
             Err(DecodeError::NotAnObject(kind_of(&value)))
         }
     }
+}
+
+/// The usual answer, exactly `{"jsonrpc":"2.0","id":N,"result":R}` as most
+/// servers write it (N a plain non-negative integer), taken apart without
+/// the member-by-member decoding; `R` is still checked to be one JSON value.
+/// `None` for anything else (members in another order, spaces, another id,
+/// a member twice, trailing text), which the general path decodes: the
+/// outcome is the same either way.
+fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
+    let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    // At most 18 digits fit an i64; a leading zero is not JSON.
+    if digits == 0 || digits > 18 || (digits > 1 && rest.starts_with('0')) {
+        return None;
+    }
+    let id: i64 = rest[..digits].parse().ok()?;
+    let rest = rest[digits..].strip_prefix(r#","result":"#)?;
+    let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
+    let result: &RawValue = serde_json::from_str(body).ok()?;
+    let result = R::from_raw(result).ok()?;
+    Some(MessageOf::Response(Response { id: RequestId::Number(id), result }))
 }
 
 /// Classifies an already parsed JSON value (one message or a batch).

@@ -393,9 +393,12 @@ impl Drop for Unfinished<'_> {
 /// Reads the server's stdout until it closes, handing every message to the
 /// client; then records how the server ended and fails what still waits.
 async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, max_line: usize) {
-    let mut frames = FramedRead::with_capacity(stdout, LineCodec::new(max_line), 64 * 1024);
+    // Starts at 8 KiB (dozens of short answers a read) and grows with the
+    // lines and bursts it meets: a large first buffer is pages an idle
+    // client keeps.
+    let mut frames = FramedRead::with_capacity(stdout, LineCodec::new(max_line), 8 * 1024);
     let garbage = mcp_peer::DropReport::default();
-    let (server, mut exit) = match (inner.upgrade(), conn.upgrade()) {
+    let (server, exit) = match (inner.upgrade(), conn.upgrade()) {
         (Some(i), Some(c)) => (i.options.name.clone(), c.exit.clone()),
         _ => return,
     };
@@ -411,10 +414,16 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     let mut swept = false;
     let sleep = tokio::time::sleep(EOF_AFTER_EXIT);
     tokio::pin!(sleep);
+    // One wait on the exit for the whole loop: made anew for each line, it
+    // would register with the watch channel and leave it again per message.
+    let exit_seen = async move {
+        exit.wait().await;
+    };
+    tokio::pin!(exit_seen);
     loop {
         let frame = tokio::select! {
             frame = frames.next() => frame,
-            _ = exit.wait_for(Option::is_some), if !exited => {
+            () = &mut exit_seen, if !exited => {
                 exited = true;
                 sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
                 continue;

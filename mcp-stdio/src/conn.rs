@@ -58,6 +58,65 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How the process ended, once it has: set by the waiter task (which owns
+/// the `Child`), awaited by the reader and by `shutdown`; and the waiter's
+/// order to kill. Two `Notify`s: a watch channel (eight wait lists) and an
+/// mpsc channel (a block of slots) per client are more than a handful of
+/// waiters need.
+#[derive(Debug, Default)]
+pub(crate) struct Exit {
+    state: Mutex<Ended>,
+    ended: tokio::sync::Notify,
+    kill: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+enum Ended {
+    #[default]
+    Running,
+    /// The process ended (its status, when it could be read), or the
+    /// waiter stopped.
+    Ended(Option<ExitStatus>),
+}
+
+impl Exit {
+    /// Records the end (the first one counts) and wakes every waiter.
+    fn end(&self, status: Option<ExitStatus>) {
+        {
+            let mut state = lock(&self.state);
+            if let Ended::Ended(_) = *state {
+                return;
+            }
+            *state = Ended::Ended(status);
+        }
+        self.ended.notify_waiters();
+    }
+
+    /// Waits until the process ended (or its waiter stopped); its status.
+    pub(crate) async fn wait(&self) -> Option<ExitStatus> {
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            // Registered before the state is read: an end in between wakes it.
+            ended.as_mut().enable();
+            if let Ended::Ended(status) = *lock(&self.state) {
+                return status;
+            }
+            ended.await;
+        }
+    }
+}
+
+/// Marks the end when the waiter task stops, however it stops (aborted
+/// too), so no one waits for a status that will never come.
+struct EndOnDrop(std::sync::Arc<Exit>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.0.end(None);
+    }
+}
+
 /// One spawned server process.
 #[derive(Debug)]
 pub(crate) struct Conn {
@@ -65,10 +124,7 @@ pub(crate) struct Conn {
     pub(crate) stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     /// The exit status, once the process ended (the waiter task owns the
     /// `Child` and reaps it).
-    pub(crate) exit: tokio::sync::watch::Receiver<Option<ExitStatus>>,
-    /// Asks the waiter task to kill the process (where there are no process
-    /// groups, the only kill).
-    kill_tx: tokio::sync::mpsc::UnboundedSender<()>,
+    pub(crate) exit: std::sync::Arc<Exit>,
     waiter_task: Mutex<Option<AbortHandle>>,
     pub(crate) pid: Option<u32>,
     pub(crate) stderr: std::sync::Arc<StderrTail>,
@@ -129,15 +185,13 @@ pub(crate) fn spawn(
         .map(|pipe| tokio::spawn(drain_stderr(pipe, tail.clone(), options.name.clone())));
     let pid = child.id();
     tracing::debug!(server = %options.name, pid, "spawned MCP server");
-    let (exit_tx, exit) = tokio::sync::watch::channel(None);
-    let (kill_tx, kill_rx) = tokio::sync::mpsc::unbounded_channel();
-    let waiter = tokio::spawn(wait_for_exit(child, exit_tx, kill_rx));
+    let exit = std::sync::Arc::new(Exit::default());
+    let waiter = tokio::spawn(wait_for_exit(child, exit.clone()));
     Ok(Spawned {
         conn: Conn {
             generation,
             stdin: tokio::sync::Mutex::new(stdin),
             exit,
-            kill_tx,
             waiter_task: Mutex::new(Some(waiter.abort_handle())),
             pid,
             stderr: tail,
@@ -150,31 +204,18 @@ pub(crate) fn spawn(
 }
 
 /// Owns the child: reaps it when it ends (publishing its status), and kills
-/// it when asked. Aborting the task drops the child, which kills it
-/// (`kill_on_drop`).
-async fn wait_for_exit(
-    mut child: Child,
-    exit: tokio::sync::watch::Sender<Option<ExitStatus>>,
-    mut kill: tokio::sync::mpsc::UnboundedReceiver<()>,
-) {
+/// it when asked (where there are no process groups, the only kill).
+/// Aborting the task drops the child, which kills it (`kill_on_drop`).
+async fn wait_for_exit(mut child: Child, exit: std::sync::Arc<Exit>) {
+    let _end = EndOnDrop(exit.clone());
     loop {
         tokio::select! {
             status = child.wait() => {
-                if let Ok(status) = status {
-                    let _ = exit.send(Some(status));
-                }
+                exit.end(status.ok());
                 return;
             }
-            asked = kill.recv() => {
-                if asked.is_some() {
-                    let _ = child.start_kill();
-                } else {
-                    // Every sender is gone: wait on, unasked.
-                    if let Ok(status) = child.wait().await {
-                        let _ = exit.send(Some(status));
-                    }
-                    return;
-                }
+            () = exit.kill.notified() => {
+                let _ = child.start_kill();
             }
         }
     }
@@ -204,11 +245,7 @@ async fn drain_stderr(pipe: ChildStderr, tail: std::sync::Arc<StderrTail>, serve
 impl Conn {
     /// Waits (bounded) for the process to end, after stdout closed.
     pub(crate) async fn exit_status(&self, wait: Duration) -> Option<ExitStatus> {
-        let mut exit = self.exit.clone();
-        match tokio::time::timeout(wait, exit.wait_for(Option::is_some)).await {
-            Ok(Ok(status)) => *status,
-            _ => None,
-        }
+        tokio::time::timeout(wait, self.exit.wait()).await.ok().flatten()
     }
 
     /// Waits (bounded) for the stderr reader to reach the end, so the tail
@@ -239,7 +276,7 @@ impl Conn {
         if status.is_none() {
             self.signal_group(Signal::Kill);
             // Where there are no process groups, this is the only kill.
-            let _ = self.kill_tx.send(());
+            self.exit.kill.notify_one();
             status = self.exit_status(grace).await;
         }
         self.finish();
@@ -250,7 +287,7 @@ impl Conn {
     /// it sees the end of stdout and reports the death as for a crash.
     pub(crate) fn kill(&self) {
         self.signal_group(Signal::Kill);
-        let _ = self.kill_tx.send(());
+        self.exit.kill.notify_one();
     }
 
     /// Kills the process group (the sweep after the server itself ended).

@@ -1,8 +1,10 @@
 //! The sans-IO client state machine.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -353,7 +355,7 @@ enum Phase {
 }
 
 struct Pending<W> {
-    method: Box<str>,
+    method: Cow<'static, str>,
     waiter: W,
     started: Instant,
     timeout: Duration,
@@ -388,7 +390,7 @@ pub struct ClientCore<W> {
     negotiated: Option<ProtocolVersion>,
     init_result: Option<Arc<InitializeResult>>,
     next_id: i64,
-    pending: HashMap<i64, Pending<W>>,
+    pending: HashMap<i64, Pending<W>, BuildHasherDefault<IdHasher>>,
     timers: BinaryHeap<Reverse<(Instant, i64)>>,
     inbound: HashMap<RequestId, Box<str>>,
     transmit: VecDeque<Message>,
@@ -434,7 +436,7 @@ impl<W> ClientCore<W> {
             negotiated: None,
             init_result: None,
             next_id: 0,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             timers: BinaryHeap::new(),
             inbound: HashMap::new(),
             transmit: VecDeque::new(),
@@ -755,7 +757,7 @@ impl<W> ClientCore<W> {
         self.pending.insert(
             id,
             Pending {
-                method: method.into(),
+                method: method_name(method),
                 waiter,
                 started: now,
                 timeout,
@@ -1232,6 +1234,53 @@ impl<W> ClientCore<W> {
     }
 }
 
+/// Hashes the core's own request ids: numbers it allocates in sequence,
+/// which no peer chooses (an answer's id is only looked up), so one
+/// multiplication serves where SipHash's resistance to chosen keys is not
+/// needed.
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(ID_MIX);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = u64::from_ne_bytes(n.to_ne_bytes()).wrapping_mul(ID_MIX);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// An odd constant (2^64 / the golden ratio): consecutive ids spread over
+/// the high bits a hash table tags its entries with.
+const ID_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// A request's method as a pending request keeps it: the protocol's own
+/// names without an allocation.
+fn method_name(method: &str) -> Cow<'static, str> {
+    const KNOWN: &[&str] = &[
+        methods::TOOLS_CALL,
+        methods::RESOURCES_READ,
+        methods::PROMPTS_GET,
+        methods::TOOLS_LIST,
+        methods::RESOURCES_LIST,
+        methods::PROMPTS_LIST,
+        methods::PING,
+        methods::INITIALIZE,
+        methods::SERVER_DISCOVER,
+    ];
+    match KNOWN.iter().find(|known| **known == method) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(method.to_owned()),
+    }
+}
+
 /// A request as JSON text, encoded from borrowed parts.
 ///
 /// With `meta` (a JSON object's text), the parameters get a `_meta` member
@@ -1245,7 +1294,9 @@ fn request_text<P: Serialize + ?Sized>(
     params: &P,
     meta: Option<&[u8]>,
 ) -> Result<Option<Vec<u8>>, serde_json::Error> {
-    let mut text = Vec::with_capacity(128 + meta.map_or(0, <[u8]>::len));
+    // Room for a short call and the line ending a transport adds, so the
+    // buffer is not grown (and copied) while it is written.
+    let mut text = Vec::with_capacity(256 + meta.map_or(0, <[u8]>::len));
     text.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     serde_json::to_writer(&mut text, id)?;
     text.extend_from_slice(b",\"method\":");

@@ -103,6 +103,73 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// The value of a tagged object's `type` member: a string (borrowed from
+/// the input when it can be), or the kind of JSON it was instead.
+pub(crate) enum Tag<'de> {
+    String(Key<'de>),
+    Other(&'static str),
+}
+
+impl<'de> Deserialize<'de> for Tag<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TagVisitor;
+        impl<'de> Visitor<'de> for TagVisitor {
+            type Value = Tag<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Tag<'de>, E> {
+                Ok(Tag::String(Key::Borrowed(s)))
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Tag<'de>, E> {
+                Ok(Tag::String(Key::Owned(s.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Tag<'de>, E> {
+                Ok(Tag::String(Key::Owned(s)))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other("a boolean"))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other("a number"))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other("a number"))
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other("a number"))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other("null"))
+            }
+
+            fn visit_none<E: de::Error>(self) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other("null"))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Tag<'de>, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(Tag::Other("an array"))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tag<'de>, A::Error> {
+                while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+                Ok(Tag::Other("an object"))
+            }
+        }
+        deserializer.deserialize_any(TagVisitor)
+    }
+}
+
 /// Decoding an object's members from a map access that may already have
 /// been read in part: a tagged union reads up to `type`, then hands the
 /// members it read before it (`before`, usually none) and the rest of the
@@ -111,7 +178,7 @@ pub(crate) trait VisitRest: Sized {
     /// Takes the members in `before`, then reads the remaining ones.
     fn visit_rest<'de, A: MapAccess<'de>>(
         map: A,
-        before: Vec<(String, Value)>,
+        before: Vec<(Key<'de>, Value)>,
     ) -> Result<Self, A::Error>;
 }
 
@@ -149,10 +216,11 @@ macro_rules! visit_rest_via_value {
         impl $crate::types::macros::VisitRest for $ty {
             fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(
                 map: A,
-                before: Vec<(String, ::serde_json::Value)>,
+                before: Vec<($crate::types::macros::Key<'de>, ::serde_json::Value)>,
             ) -> Result<Self, A::Error> {
                 use ::serde::de::Error as _;
-                let obj = $crate::types::macros::rest_to_map(map, before.into_iter().collect())?;
+                let before = before.into_iter().map(|(key, value)| (key.into_string(), value));
+                let obj = $crate::types::macros::rest_to_map(map, before.collect())?;
                 ::serde_json::from_value(::serde_json::Value::Object(obj)).map_err(A::Error::custom)
             }
         }
@@ -170,7 +238,7 @@ macro_rules! lossless_deserialize {
         impl $crate::types::macros::VisitRest for $name {
             fn visit_rest<'de, A: ::serde::de::MapAccess<'de>>(
                 mut map: A,
-                before: Vec<(String, ::serde_json::Value)>,
+                before: Vec<($crate::types::macros::Key<'de>, ::serde_json::Value)>,
             ) -> Result<Self, A::Error> {
                 use ::serde::de::Error as _;
                 $( let mut $field = None; )+
@@ -179,7 +247,7 @@ macro_rules! lossless_deserialize {
                     match key.as_str() {
                         $( $wire => $field = Some(::serde_json::from_value(value).map_err(A::Error::custom)?), )+
                         _ => {
-                            extra.insert(key, value);
+                            extra.insert(key.into_string(), value);
                         }
                     }
                 }
@@ -383,7 +451,7 @@ macro_rules! open_tagged_enum {
 
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
                         use ::serde::de::Error as _;
-                        use $crate::types::macros::{Key, VisitRest};
+                        use $crate::types::macros::{Key, Tag, VisitRest};
                         // The members before `type` (none when it comes first,
                         // as most SDKs write it) are kept; the rest decode
                         // straight into the variant.
@@ -395,18 +463,19 @@ macro_rules! open_tagged_enum {
                                     stringify!($name)
                                 )));
                             };
-                            let value: ::serde_json::Value = map.next_value()?;
                             if key.as_str() != "type" {
-                                before.push((key.into_string(), value));
+                                let value: ::serde_json::Value = map.next_value()?;
+                                before.push((key, value));
                                 continue;
                             }
-                            match value {
-                                ::serde_json::Value::String(tag) => break tag,
-                                other => {
+                            // Borrowed from the input when it can be.
+                            match map.next_value::<Tag<'de>>()? {
+                                Tag::String(tag) => break tag,
+                                Tag::Other(kind) => {
                                     return Err(A::Error::custom(format!(
                                         "the \"type\" of {} must be a string, found {}",
                                         stringify!($name),
-                                        $crate::jsonrpc::kind_of(&other)
+                                        kind
                                     )));
                                 }
                             }
@@ -419,8 +488,8 @@ macro_rules! open_tagged_enum {
                             )+
                             _ => {
                                 let mut obj: ::serde_json::Map<String, ::serde_json::Value> =
-                                    before.into_iter().collect();
-                                obj.insert("type".into(), ::serde_json::Value::String(tag));
+                                    before.into_iter().map(|(k, v)| (k.into_string(), v)).collect();
+                                obj.insert("type".into(), ::serde_json::Value::String(tag.into_string()));
                                 $crate::types::macros::rest_to_map(map, obj)
                                     .map(|obj| $name::Unknown(::serde_json::Value::Object(obj)))
                             }

@@ -424,3 +424,54 @@ fn serialized_map_lengths_count_the_members() {
     without.push(Token::MapEnd);
     assert_ser_tokens(&Notification::new("notifications/progress", None), &without);
 }
+
+/// The usual answer's shortcut gives what the general decoding gives: each
+/// input is decoded as written (the shortcut's shape, or a near miss) and
+/// with its members reordered, `result` first (never the shortcut).
+#[test]
+fn the_usual_answer_decodes_as_any_other() {
+    // (input, whether it has the shortcut's shape)
+    let cases = [
+        (r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"hi","type":"text"}]}}"#, true),
+        (r#"{"jsonrpc":"2.0","id":0,"result":{}}"#, true),
+        (r#"{"jsonrpc":"2.0","id":123456789012345678,"result":[1,"}"]}"#, true),
+        (r#"{"jsonrpc":"2.0","id":7,"result":null}  "#, true),
+        (r#"{"jsonrpc":"2.0","id":7,"result": {"a":"\u00e9"} }"#, true),
+        (r#"{"jsonrpc":"2.0","id":07,"result":{}}"#, false),
+        (r#"{"jsonrpc":"2.0","id":-3,"result":{}}"#, false),
+        (r#"{"jsonrpc":"2.0","id":1234567890123456789012,"result":{}}"#, false),
+        (r#"{"jsonrpc":"2.0","id":1,"result":{"a":1},"result":{"b":2}}"#, false),
+        (r#"{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":{"code":1,"message":"m"}}"#, false),
+        (r#"{"jsonrpc":"2.0","id":1,"result":{"a":1}"#, false),
+        (r#"{"jsonrpc":"2.0","id":1,"result":{"a":}}"#, false),
+        (r#"{"jsonrpc":"2.0","id":1,"result":{}}x"#, false),
+        (r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#, false),
+    ];
+    for (input, shortcut) in cases {
+        let direct = jsonrpc::decode_slice_as::<Box<RawValue>>(input.as_bytes());
+        if shortcut {
+            assert!(matches!(direct, Ok(IncomingOf::Single(MessageOf::Response(_)))), "{input}");
+        }
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(input) else {
+            assert!(direct.is_err(), "{input}: {direct:?}");
+            continue;
+        };
+        let mut members: Vec<_> = map.into_iter().collect();
+        members.sort_by_key(|(k, _)| k != "result");
+        let members: Vec<String> =
+            members.iter().map(|(k, v)| format!("{}:{v}", Value::from(k.as_str()))).collect();
+        let reordered = format!("{{{}}}", members.join(","));
+        let general = jsonrpc::decode_slice_as::<Box<RawValue>>(reordered.as_bytes());
+        assert_eq!(direct.is_ok(), general.is_ok(), "{input}: {direct:?} / {general:?}");
+        if let (
+            Ok(IncomingOf::Single(MessageOf::Response(a))),
+            Ok(IncomingOf::Single(MessageOf::Response(b))),
+        ) = (&direct, &general)
+        {
+            assert_eq!(a.id, b.id, "{input}");
+            let a: Value = serde_json::from_str(a.result.get()).unwrap();
+            let b: Value = serde_json::from_str(b.result.get()).unwrap();
+            assert_eq!(a, b, "{input}");
+        }
+    }
+}

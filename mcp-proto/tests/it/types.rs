@@ -718,6 +718,26 @@ fn tagged_blocks_decode_the_same_whatever_the_member_order() {
         assert!(e.contains(needle), "{input}: error {e:?} lacks {needle:?}");
     }
 
+    // A `type` that is no string names what it is instead, whichever
+    // member comes first; an escaped one decodes like any other string.
+    for (tag, kind) in [
+        ("null", "null"),
+        ("true", "a boolean"),
+        ("-1.5", "a number"),
+        ("[\"text\"]", "an array"),
+        ("{\"a\":[1]}", "an object"),
+    ] {
+        for input in
+            [format!(r#"{{"type":{tag},"text":"hi"}}"#), format!(r#"{{"text":"hi","type":{tag}}}"#)]
+        {
+            let e = serde_json::from_str::<ContentBlock>(&input).unwrap_err().to_string();
+            assert!(e.contains(&format!("must be a string, found {kind}")), "{input}: {e:?}");
+        }
+    }
+    let escaped: ContentBlock =
+        serde_json::from_str(r#"{"text":"hi","type":"te\u0078t"}"#).unwrap();
+    assert_eq!(escaped, ContentBlock::text("hi"));
+
     // An unknown type, first or not, is kept whole.
     for input in [r#"{"type":"hologram","z":1}"#, r#"{"z":1,"type":"hologram"}"#] {
         let block: ContentBlock = serde_json::from_str(input).unwrap();
