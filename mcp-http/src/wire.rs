@@ -55,13 +55,14 @@ pub(crate) fn media_type(headers: &HeaderMap) -> MediaType {
 /// ([`encode_header_value`](mcp_proto::client::headers::encode_header_value)).
 /// An empty name is encoded too, so it is not mistaken for a missing one.
 pub(crate) fn encoded_header_value(s: &str) -> HeaderValue {
-    let text = if s.is_empty() {
-        "=?base64??=".to_owned()
-    } else {
-        mcp_proto::client::headers::encode_header_value(s)
-    };
-    // Both forms are visible ASCII: this cannot fail.
-    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+    if s.is_empty() {
+        return HeaderValue::from_static("=?base64??=");
+    }
+    let text = mcp_proto::client::headers::encode_header_value(s);
+    // Both forms are visible ASCII: this cannot fail. The text's buffer
+    // becomes the value's (no second copy).
+    HeaderValue::from_maybe_shared(bytes::Bytes::from(text))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// The `Mcp-Param-*` headers of a `tools/call` of `tool` with the request's
@@ -91,9 +92,36 @@ pub(crate) fn mcp_name(method: &str, params: Option<&Value>) -> Option<HeaderVal
 }
 
 /// The header value of a method name (method names are ASCII in practice;
-/// anything else is encoded).
+/// anything else is encoded). The methods a client sends are values made
+/// once, from their names (nothing allocated per request).
 pub(crate) fn method_value(method: &str) -> HeaderValue {
-    encoded_header_value(method)
+    use mcp_proto::methods as m;
+    macro_rules! known {
+        ($($name:path),* $(,)?) => {
+            match method {
+                $($name => HeaderValue::from_static($name),)*
+                _ => encoded_header_value(method),
+            }
+        };
+    }
+    known!(
+        m::TOOLS_CALL,
+        m::TOOLS_LIST,
+        m::RESOURCES_READ,
+        m::RESOURCES_LIST,
+        m::RESOURCES_TEMPLATES_LIST,
+        m::PROMPTS_GET,
+        m::PROMPTS_LIST,
+        m::PING,
+        m::COMPLETION_COMPLETE,
+        m::INITIALIZE,
+        m::SERVER_DISCOVER,
+        m::NOTIFICATION_INITIALIZED,
+        m::NOTIFICATION_CANCELLED,
+        m::NOTIFICATION_PROGRESS,
+        m::TASKS_GET,
+        m::TASKS_RESULT,
+    )
 }
 
 /// The most bytes of an error body kept for the error message.
@@ -220,6 +248,33 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(encoded_header_value(input).to_str().unwrap(), expected, "{input:?}");
         }
+    }
+
+    #[test]
+    fn method_values_made_once_equal_the_encoded_form() {
+        let methods = [
+            "tools/call",
+            "tools/list",
+            "resources/read",
+            "resources/templates/list",
+            "prompts/get",
+            "ping",
+            "initialize",
+            "server/discover",
+            "notifications/initialized",
+            "notifications/cancelled",
+            "tasks/result",
+            // Not among them: encoded as any name is.
+            "x/custom",
+            "weird method ",
+        ];
+        for method in methods {
+            assert_eq!(method_value(method), encoded_header_value(method), "{method}");
+        }
+        assert_eq!(
+            method_value("weird method ").to_str().unwrap(),
+            "=?base64?d2VpcmQgbWV0aG9kIA==?="
+        );
     }
 
     #[test]
