@@ -274,9 +274,14 @@ impl Transport for HttpTransport {
         }
     }
 
-    /// The `Mcp-Name` and `Mcp-Param-*` headers are read from the
-    /// parameters and the called tool's schema.
+    /// The `Mcp-Name` and `Mcp-Param-*` headers are read from the encoded
+    /// request (its parameters are never built as a value for them) and
+    /// the called tool's schema.
     fn wants_params(&self) -> bool {
+        false
+    }
+
+    fn wants_tool(&self) -> bool {
         true
     }
 
@@ -285,13 +290,21 @@ impl Transport for HttpTransport {
         let initialize = request.method == methods::INITIALIZE;
         let modern = request.protocol_version.filter(|v| v.is_modern());
         let snap = inner.streamable.request_snapshot(initialize, modern);
-        let mut extra = ExtraHeaders::new();
-        if let Some(name) = wire::mcp_name(request.method, request.params) {
-            extra.push((MCP_NAME.clone(), name));
-        }
-        if let Some(tool) = request.tool {
-            extra.extend(wire::param_headers(tool, request.params));
-        }
+        let mut extra = match request.params {
+            // A request made from a value (`Client::request`).
+            Some(params) => {
+                let mut extra = ExtraHeaders::new();
+                if let Some(name) = wire::mcp_name(request.method, Some(params)) {
+                    extra.push((MCP_NAME.clone(), name));
+                }
+                if let Some(tool) = request.tool {
+                    let arguments = params.get("arguments").and_then(|a| a.as_object());
+                    extra.extend(wire::param_headers(tool, arguments));
+                }
+                extra
+            }
+            None => wire::body_headers(request.method, request.tool, &request.body),
+        };
         if !request.headers.is_empty() {
             let given = wire::extra_headers(request.headers).map_err(|reason| {
                 self.client_error(ClientError::InvalidParams {
