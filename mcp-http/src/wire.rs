@@ -86,7 +86,10 @@ pub(crate) fn param_headers(
 }
 
 /// The `Mcp-Name` of a request: the member of its `params` that
-/// [`mcp_proto::methods::name_header_param`] names.
+/// [`mcp_proto::methods::name_header_param`] names, as a string. What
+/// [`body_headers`] reads from the encoded request; kept as its reference
+/// in the tests.
+#[cfg(test)]
 pub(crate) fn mcp_name(method: &str, params: Option<&Value>) -> Option<HeaderValue> {
     let key = mcp_proto::methods::name_header_param(method)?;
     params?.get(key)?.as_str().map(encoded_header_value)
