@@ -18,7 +18,7 @@ use crate::legacy::{Legacy, LegacyFail};
 use crate::options::HttpOptions;
 use crate::request::{ExtraHeaders, Http, Snapshot, lock};
 use crate::streamable::{EventStreamState, Streamable};
-use crate::wire::{self, MCP_NAME};
+use crate::wire;
 
 /// How long the handshake waits for the standalone GET stream to open.
 const EVENT_STREAM_OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -274,9 +274,14 @@ impl Transport for HttpTransport {
         }
     }
 
-    /// The `Mcp-Name` and `Mcp-Param-*` headers are read from the
-    /// parameters and the called tool's schema.
+    /// The `Mcp-Name` and `Mcp-Param-*` headers are read from the encoded
+    /// request (its parameters are never built as a value for them) and
+    /// the called tool's schema.
     fn wants_params(&self) -> bool {
+        false
+    }
+
+    fn wants_tool(&self) -> bool {
         true
     }
 
@@ -285,13 +290,9 @@ impl Transport for HttpTransport {
         let initialize = request.method == methods::INITIALIZE;
         let modern = request.protocol_version.filter(|v| v.is_modern());
         let snap = inner.streamable.request_snapshot(initialize, modern);
-        let mut extra = ExtraHeaders::new();
-        if let Some(name) = wire::mcp_name(request.method, request.params) {
-            extra.push((MCP_NAME.clone(), name));
-        }
-        if let Some(tool) = request.tool {
-            extra.extend(wire::param_headers(tool, request.params));
-        }
+        // The client gives no parameters as a value (`wants_params` is
+        // false): the headers come from the encoded request.
+        let mut extra = wire::body_headers(request.method, request.tool, &request.body);
         if !request.headers.is_empty() {
             let given = wire::extra_headers(request.headers).map_err(|reason| {
                 self.client_error(ClientError::InvalidParams {

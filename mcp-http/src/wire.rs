@@ -1,11 +1,13 @@
 //! Pure pieces of the Streamable HTTP exchange: header names, media types,
 //! `Mcp-Name` values, body excerpts, the reconnection backoff.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 use mcp_proto::backoff::Backoff;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// `Mcp-Session-Id`.
 pub(crate) static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -55,22 +57,22 @@ pub(crate) fn media_type(headers: &HeaderMap) -> MediaType {
 /// ([`encode_header_value`](mcp_proto::client::headers::encode_header_value)).
 /// An empty name is encoded too, so it is not mistaken for a missing one.
 pub(crate) fn encoded_header_value(s: &str) -> HeaderValue {
-    let text = if s.is_empty() {
-        "=?base64??=".to_owned()
-    } else {
-        mcp_proto::client::headers::encode_header_value(s)
-    };
-    // Both forms are visible ASCII: this cannot fail.
-    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+    if s.is_empty() {
+        return HeaderValue::from_static("=?base64??=");
+    }
+    let text = mcp_proto::client::headers::encode_header_value(s);
+    // Both forms are visible ASCII: this cannot fail. The text's buffer
+    // becomes the value's (no second copy).
+    HeaderValue::from_maybe_shared(bytes::Bytes::from(text))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// The `Mcp-Param-*` headers of a `tools/call` of `tool` with the request's
-/// `params` (their `arguments`), as header names and values.
+/// The `Mcp-Param-*` headers of a `tools/call` of `tool` with `arguments`,
+/// as header names and values.
 pub(crate) fn param_headers(
     tool: &mcp_proto::types::Tool,
-    params: Option<&Value>,
+    arguments: Option<&serde_json::Map<String, Value>>,
 ) -> Vec<(HeaderName, HeaderValue)> {
-    let arguments = params.and_then(|p| p.get("arguments")).and_then(Value::as_object);
     mcp_proto::client::headers::param_header_values(tool, arguments)
         .into_iter()
         .filter_map(|(name, value)| {
@@ -84,16 +86,140 @@ pub(crate) fn param_headers(
 }
 
 /// The `Mcp-Name` of a request: the member of its `params` that
-/// [`mcp_proto::methods::name_header_param`] names.
+/// [`mcp_proto::methods::name_header_param`] names, as a string. What
+/// [`body_headers`] reads from the encoded request; kept as its reference
+/// in the tests.
+#[cfg(test)]
 pub(crate) fn mcp_name(method: &str, params: Option<&Value>) -> Option<HeaderValue> {
     let key = mcp_proto::methods::name_header_param(method)?;
     params?.get(key)?.as_str().map(encoded_header_value)
 }
 
+/// The members of a request's `params` its headers are made from, read
+/// borrowed from the encoded request (every other member skipped).
+#[derive(serde::Deserialize)]
+struct HeaderParams<'a> {
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    uri: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "taskId")]
+    task_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// A request as far as its headers need it.
+#[derive(serde::Deserialize)]
+struct HeaderRequest<'a> {
+    #[serde(borrow, default)]
+    params: Option<HeaderParams<'a>>,
+}
+
+/// The string `params.<key>` of an encoded request when it is the first
+/// member of `params` and `params` the first object-valued member of the
+/// request, compact, as this client's encoder writes a call (`jsonrpc`,
+/// `id`, `method`, then `params` starting with the name): found without
+/// reading the rest. `None` when the request is not laid out that way (it
+/// is then read whole). A `"params":{` outside a string is structure (a
+/// string's quotes are escaped), and the members before it are scalars.
+fn leading_param<'a>(body: &'a [u8], key: &str) -> Option<Cow<'a, str>> {
+    const PARAMS: &[u8] = b"\"params\":{";
+    let at = body.windows(PARAMS.len()).position(|w| w == PARAMS)?;
+    if at == 0 || !matches!(body[at - 1], b',' | b'{') {
+        return None;
+    }
+    let rest = body[at + PARAMS.len()..].strip_prefix(b"\"")?;
+    let rest = rest.strip_prefix(key.as_bytes())?.strip_prefix(b"\":")?;
+    let mut value = serde_json::Deserializer::from_slice(rest);
+    // Borrowed unless it has escapes.
+    match <&str as serde::Deserialize>::deserialize(&mut value) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        Err(_) => {
+            let mut value = serde_json::Deserializer::from_slice(rest);
+            <String as serde::Deserialize>::deserialize(&mut value).ok().map(Cow::Owned)
+        }
+    }
+}
+
+/// The `Mcp-Name` and `Mcp-Param-*` headers of a request, read from its
+/// encoded JSON-RPC `body` (the same headers [`mcp_name`] and
+/// [`param_headers`] make from the parameters as a value): the named
+/// member when it is a string, and, for a `tool` that declares header
+/// parameters, its arguments (decoded only then).
+pub(crate) fn body_headers(
+    method: &str,
+    tool: Option<&mcp_proto::types::Tool>,
+    body: &[u8],
+) -> Vec<(HeaderName, HeaderValue)> {
+    let key = mcp_proto::methods::name_header_param(method);
+    let declares = |t: &mcp_proto::types::Tool| {
+        mcp_proto::client::headers::param_headers(&t.input_schema).is_ok_and(|p| !p.is_empty())
+    };
+    let tool = tool.filter(|t| declares(t));
+    if key.is_none() && tool.is_none() {
+        return Vec::new();
+    }
+    if tool.is_none()
+        && let Some(text) = key.and_then(|key| leading_param(body, key))
+    {
+        return vec![(MCP_NAME.clone(), encoded_header_value(&text))];
+    }
+    let Ok(HeaderRequest { params: Some(params) }) = serde_json::from_slice(body) else {
+        return Vec::new();
+    };
+    let mut headers = Vec::new();
+    let named = match key {
+        Some("name") => params.name,
+        Some("uri") => params.uri,
+        Some("taskId") => params.task_id,
+        _ => None,
+    };
+    // A string (escapes decoded), as `mcp_name` takes it; anything else
+    // gives no header.
+    if let Some(text) = named.and_then(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()) {
+        headers.push((MCP_NAME.clone(), encoded_header_value(&text)));
+    }
+    if let Some(tool) = tool {
+        let arguments = params
+            .arguments
+            .and_then(|raw| serde_json::from_str::<serde_json::Map<String, Value>>(raw.get()).ok());
+        headers.extend(param_headers(tool, arguments.as_ref()));
+    }
+    headers
+}
+
 /// The header value of a method name (method names are ASCII in practice;
-/// anything else is encoded).
+/// anything else is encoded). The methods a client sends are values made
+/// once, from their names (nothing allocated per request).
 pub(crate) fn method_value(method: &str) -> HeaderValue {
-    encoded_header_value(method)
+    use mcp_proto::methods as m;
+    macro_rules! known {
+        ($($name:path),* $(,)?) => {
+            match method {
+                $($name => HeaderValue::from_static($name),)*
+                _ => encoded_header_value(method),
+            }
+        };
+    }
+    known!(
+        m::TOOLS_CALL,
+        m::TOOLS_LIST,
+        m::RESOURCES_READ,
+        m::RESOURCES_LIST,
+        m::RESOURCES_TEMPLATES_LIST,
+        m::PROMPTS_GET,
+        m::PROMPTS_LIST,
+        m::PING,
+        m::COMPLETION_COMPLETE,
+        m::INITIALIZE,
+        m::SERVER_DISCOVER,
+        m::NOTIFICATION_INITIALIZED,
+        m::NOTIFICATION_CANCELLED,
+        m::NOTIFICATION_PROGRESS,
+        m::TASKS_GET,
+        m::TASKS_RESULT,
+    )
 }
 
 /// The most bytes of an error body kept for the error message.
@@ -223,6 +349,33 @@ mod tests {
     }
 
     #[test]
+    fn method_values_made_once_equal_the_encoded_form() {
+        let methods = [
+            "tools/call",
+            "tools/list",
+            "resources/read",
+            "resources/templates/list",
+            "prompts/get",
+            "ping",
+            "initialize",
+            "server/discover",
+            "notifications/initialized",
+            "notifications/cancelled",
+            "tasks/result",
+            // Not among them: encoded as any name is.
+            "x/custom",
+            "weird method ",
+        ];
+        for method in methods {
+            assert_eq!(method_value(method), encoded_header_value(method), "{method}");
+        }
+        assert_eq!(
+            method_value("weird method ").to_str().unwrap(),
+            "=?base64?d2VpcmQgbWV0aG9kIA==?="
+        );
+    }
+
+    #[test]
     fn param_headers_from_the_tool_schema() {
         let tool: mcp_proto::types::Tool = serde_json::from_value(serde_json::json!({
             "name": "t",
@@ -233,15 +386,93 @@ mod tests {
         }))
         .unwrap();
         let params = serde_json::json!({"name": "t", "arguments": {"region": "é", "n": 7}});
-        let got: Vec<(String, String)> = param_headers(&tool, Some(&params))
-            .into_iter()
-            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
-            .collect();
+        let strings = |h: Vec<(HeaderName, HeaderValue)>| -> Vec<(String, String)> {
+            h.into_iter()
+                .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+                .collect()
+        };
+        let got = strings(param_headers(&tool, params["arguments"].as_object()));
         let want = [("mcp-param-n", "7"), ("mcp-param-region", "=?base64?w6k=?=")];
         let want: Vec<(String, String)> =
             want.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect();
         assert_eq!(got, want);
-        assert!(param_headers(&tool, Some(&serde_json::json!({"name": "t"}))).is_empty());
+        assert!(param_headers(&tool, None).is_empty());
+
+        // Read from the encoded request: the same headers, `Mcp-Name` first.
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let got = strings(body_headers("tools/call", Some(&tool), body.to_string().as_bytes()));
+        let mut with_name = vec![("mcp-name".to_owned(), "t".to_owned())];
+        with_name.extend(want);
+        assert_eq!(got, with_name);
+    }
+
+    #[test]
+    fn headers_from_the_encoded_request_match_those_from_the_value() {
+        let plain: mcp_proto::types::Tool = serde_json::from_value(serde_json::json!({
+            "name": "echo", "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}}
+        }))
+        .unwrap();
+        let cases = [
+            (
+                "tools/call",
+                serde_json::json!({"name": "echo", "arguments": {"m": "x"}, "_meta": {"a": 1}}),
+            ),
+            (
+                "tools/call",
+                serde_json::json!({"arguments": {"name": "not this"}, "name": "get \"w\" é"}),
+            ),
+            ("tools/call", serde_json::json!({"name": 7})),
+            ("tools/call", serde_json::json!({})),
+            ("prompts/get", serde_json::json!({"name": " padded "})),
+            ("resources/read", serde_json::json!({"uri": "file:///a b", "name": "x"})),
+            ("tasks/get", serde_json::json!({"taskId": "t-7", "name": "not this"})),
+            ("tasks/list", serde_json::json!({"name": "x"})),
+            ("tools/list", serde_json::json!({"cursor": "c"})),
+        ];
+        for (method, params) in cases {
+            let body =
+                serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params});
+            let from_body = body_headers(method, Some(&plain), body.to_string().as_bytes());
+            let from_value: Vec<_> = mcp_name(method, Some(&params))
+                .map(|v| (MCP_NAME.clone(), v))
+                .into_iter()
+                .collect();
+            assert_eq!(from_body, from_value, "{method} {params}");
+        }
+        // Laid out as this client writes a call: found at the start of
+        // `params`, escapes decoded; a look-alike inside a string is not it.
+        let laid_out = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"name":"no"}}}"#,
+                "echo",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a\"b\u00e9","arguments":{}}}"#,
+                "=?base64?YSJiw6k=?=",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"\"params\":{\"name\":\"no\"","method":"tools/call","params":{"name":"yes"}}"#,
+                "yes",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"name":"no"},"name":"late"}}"#,
+                "late",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7,"x":{"name":"no"}}}"#,
+                "",
+            ),
+        ];
+        for (body, want) in laid_out {
+            let got = body_headers("tools/call", Some(&plain), body.as_bytes());
+            let got: Vec<&str> = got.iter().map(|(_, v)| v.to_str().unwrap()).collect();
+            let want: Vec<&str> = [want].into_iter().filter(|w| !w.is_empty()).collect();
+            assert_eq!(got, want, "{body}");
+        }
+        // No parameters at all, or a body that is not JSON: no headers.
+        let bare = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#;
+        assert!(body_headers("tools/call", Some(&plain), bare).is_empty());
+        assert!(body_headers("tools/call", None, b"not json").is_empty());
     }
 
     #[test]

@@ -54,6 +54,8 @@ mod interop_modern;
 mod oauth;
 #[path = "it/secrets.rs"]
 mod secrets;
+#[path = "it/startup.rs"]
+mod startup;
 #[path = "it/tls.rs"]
 mod tls;
 #[cfg(unix)]

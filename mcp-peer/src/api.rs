@@ -45,7 +45,7 @@ impl<T: Transport> Client<T> {
         options: RequestOptions,
     ) -> Result<serde_json::Value, T::Error> {
         let tool = match method {
-            methods::TOOLS_CALL if self.transport().wants_params() => {
+            methods::TOOLS_CALL if self.transport().wants_tool() => {
                 let name = params.as_ref().and_then(|p| p.get("name"));
                 match name.and_then(serde_json::Value::as_str) {
                     Some(name) => self.tool_list_with(name).await,
@@ -250,7 +250,7 @@ impl<T: Transport> Client<T> {
         let params = CallParams { name, arguments, task };
         // Transports that derive headers from the call read the tool's
         // definition (listed once when the cache lacks it).
-        let tool = match self.transport().wants_params() {
+        let tool = match self.transport().wants_tool() {
             true => self.tool_list_with(name).await,
             false => None,
         };

@@ -161,7 +161,7 @@ impl<T: Transport> Inner<T> {
                 method,
                 body,
                 params: None,
-                tool: None,
+                tool,
                 protocol_version: version,
                 headers: &options.headers,
             };

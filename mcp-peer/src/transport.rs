@@ -63,8 +63,9 @@ pub struct OutgoingRequest<'a> {
     /// The request's parameters as a value, when the transport asked for
     /// them ([`Transport::wants_params`]).
     pub params: Option<&'a Value>,
-    /// For `tools/call` when the transport asked for parameters: the called
-    /// tool's definition from the cached tool list, when the server lists it.
+    /// For `tools/call` when the transport asked for the tool
+    /// ([`Transport::wants_tool`]): the called tool's definition from the
+    /// cached tool list, when the server lists it.
     pub tool: Option<&'a Tool>,
     /// The protocol version the request's `_meta` names, for a request of
     /// the stateless era (the era probe included); `None` in the handshake
@@ -105,6 +106,16 @@ pub trait Transport: Send + Sync + 'static {
     /// built as a value.
     fn wants_params(&self) -> bool {
         false
+    }
+
+    /// Whether [`OutgoingRequest::tool`] should be filled for a
+    /// `tools/call` (the called tool's definition, listed once when the
+    /// cache lacks it). A transport that reads what it needs of the
+    /// parameters from [`OutgoingRequest::body`] asks for the tool alone,
+    /// and the parameters are then never built as a value. By default,
+    /// whatever [`wants_params`](Self::wants_params) says.
+    fn wants_tool(&self) -> bool {
+        self.wants_params()
     }
 
     /// Sends one request. Its answer comes back through the [`Link`]: the
@@ -305,6 +316,8 @@ pub trait DynTransport<E>: Send + Sync + fmt::Debug + 'static {
     fn attach(&self, link: Link);
     /// See [`Transport::wants_params`].
     fn wants_params(&self) -> bool;
+    /// See [`Transport::wants_tool`].
+    fn wants_tool(&self) -> bool;
     /// See [`Transport::send_request`].
     fn send_request<'a>(&'a self, request: OutgoingRequest<'a>) -> BoxFuture<'a, Result<(), E>>;
     /// See [`Transport::flush`].
@@ -334,6 +347,9 @@ where
     }
     fn wants_params(&self) -> bool {
         Transport::wants_params(self)
+    }
+    fn wants_tool(&self) -> bool {
+        Transport::wants_tool(self)
     }
     fn send_request<'a>(&'a self, request: OutgoingRequest<'a>) -> BoxFuture<'a, Result<(), E>> {
         Box::pin(async move { Transport::send_request(self, request).await.map_err(E::from) })
@@ -370,6 +386,9 @@ impl<E: TransportError> Transport for Box<dyn DynTransport<E>> {
     fn wants_params(&self) -> bool {
         (**self).wants_params()
     }
+    fn wants_tool(&self) -> bool {
+        (**self).wants_tool()
+    }
     async fn send_request(&self, request: OutgoingRequest<'_>) -> Result<(), E> {
         (**self).send_request(request).await
     }
@@ -401,6 +420,9 @@ impl<T: Transport> Transport for Arc<T> {
     }
     fn wants_params(&self) -> bool {
         (**self).wants_params()
+    }
+    fn wants_tool(&self) -> bool {
+        (**self).wants_tool()
     }
     async fn send_request(&self, request: OutgoingRequest<'_>) -> Result<(), T::Error> {
         (**self).send_request(request).await

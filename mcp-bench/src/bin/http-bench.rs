@@ -11,8 +11,9 @@
 //! `seq` and `throughput`; `startup` measures both, `memory` the handshake
 //! era). Hidden modes:
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
-//! sessions; prints its memory) and `--profile json|sse|raw N` (N sequential
-//! calls of ours, or of raw hyper, for callgrind). With
+//! sessions; prints its memory), `--profile json|sse|raw N` (N sequential
+//! calls of ours, or of raw hyper, for callgrind) and `--profile
+//! start|start-raw N` (N start-ups of ours or of raw hyper). With
 //! `BENCH_NO_EVENT_STREAM` set, our client does not open the standalone GET
 //! stream (`HttpOptions::event_stream = false`), to measure what it costs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -1260,15 +1261,40 @@ fn memory(config: &Config) -> Result<String, String> {
 }
 
 /// `--profile json|sse|raw N`: N sequential calls of ours (or of the raw
-/// hyper POSTs), for callgrind.
+/// hyper POSTs), for callgrind. `--profile start|start-raw N`: N start-ups
+/// in the era of `--era` (a new client and its handshake or
+/// `server/discover`, then closed; or raw hyper's), for callgrind and
+/// `strace`; each start's time goes to stderr with `--times`.
 fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
     // `raw` profiles the raw hyper POSTs (JSON replies) for comparison.
-    let reply = if mode == "raw" { "json" } else { mode };
+    let reply = if matches!(mode, "raw" | "start" | "start-raw") { "json" } else { mode };
     let mut args = vec!["--reply", reply];
     args.extend(config.era.testkit_args());
     let server = HttpServer::start(&config.testkit, &args)?;
     let rt = runtime();
     rt.block_on(async {
+        if let "start" | "start-raw" = mode {
+            let times = std::env::args().any(|a| a == "--times");
+            for _ in 0..n.min(100_000) {
+                let start = Instant::now();
+                if mode == "start" {
+                    let client = connect_ours(&server.url, config.era).await?;
+                    let took = start.elapsed();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                    if times {
+                        eprintln!("{}", took.as_micros());
+                    }
+                } else {
+                    let raw = Raw::connect(&server.url, config.era).await?;
+                    let took = start.elapsed();
+                    drop(raw);
+                    if times {
+                        eprintln!("{}", took.as_micros());
+                    }
+                }
+            }
+            return Ok(());
+        }
         if mode == "raw" {
             let mut raw = Raw::connect(&server.url, config.era).await?;
             raw.ensure_connections(1).await?;

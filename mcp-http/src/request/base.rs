@@ -96,7 +96,10 @@ impl Http {
                 .with_query_param(name, value)
                 .map_err(|reason| Error::InvalidAuth { reason })?;
         }
-        let mut plain_headers = HeaderMap::new();
+        // Room for what a request adds to its copy of these (session,
+        // version, `Mcp-*`): a copy keeps its table's size, so the request
+        // never grows (and rehashes) it.
+        let mut plain_headers = HeaderMap::with_capacity(16);
         for (name, value) in auth.headers {
             plain_headers.append(name, value);
         }
