@@ -797,7 +797,12 @@ fn latency(config: &Config) -> Result<String, String> {
          Added = the path's p50 − the direct p50 in the same phase. Pinned: client, bridge and server restricted to CPU 0 \
          (`sched_setaffinity` before the server and the bridges start, inherited as under `taskset -c 0`). \
          Upstream: `mcp-testkit` (the same handler over stdio and HTTP, so each scenario has the same server behind every path; \
-         its own time cancels out of the added latency). Node bridges on the pinned Node.js 22.\n"
+         its own time cancels out of the added latency). {}\n",
+        if config.node.is_some() {
+            "Node bridges on the pinned Node.js 22."
+        } else {
+            "The Node bridges were left out of this run (`--no-node`)."
+        }
     ));
     Ok(out)
 }
