@@ -26,7 +26,7 @@ use crate::benchdoc;
 use crate::steps::{self, Step};
 
 const USAGE: &str = "usage: cargo xtask bench [all|stdio|http|startup|fleet|memory|weight|sse|bridge|sdks]... \
-                     [--quick] [--no-build] [--summaries-only]";
+                     [--quick] [--no-build] [--summaries-only] [--no-node]";
 
 const TITLE: &str = "# Benchmarks\n\nWritten by `cargo xtask bench <measure>...`.\n";
 
@@ -72,10 +72,9 @@ fn soak_bridge(args: &[String], quick: bool) -> Result<(), String> {
         None => (!quick).then_some(600),
     };
     let bins = build(quick, true)?;
-    let tools = bridge_tools()?;
     let seconds = seconds.map(|s| s.to_string());
-    let mut extra = tools.args();
-    extra.push("soak".to_owned());
+    // The soak runs `mcpc serve` alone: no Node bridge to install.
+    let mut extra = vec!["--no-node".to_owned(), "soak".to_owned()];
     if let Some(s) = &seconds {
         extra.extend(["--seconds".to_owned(), s.clone()]);
     }
@@ -181,7 +180,8 @@ fn chosen(args: &[String]) -> Result<Vec<&'static str>, String> {
 /// `cargo xtask bench [name...] [--quick]` (`args` are the words after `bench`).
 pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
     if let Some(unknown) = args.iter().find(|a| {
-        a.starts_with("--") && !["--quick", "--no-build", "--summaries-only"].contains(&a.as_str())
+        a.starts_with("--")
+            && !["--quick", "--no-build", "--summaries-only", "--no-node"].contains(&a.as_str())
     }) {
         return Err(format!("unknown option {unknown:?}\n{USAGE}"));
     }
@@ -206,7 +206,7 @@ pub(crate) fn bench_command(args: &[String]) -> Result<(), String> {
             "fleet" => fleet(&bins, quick)?,
             "memory" => memory(&bins, quick)?,
             "weight" => weight(quick)?,
-            "bridge" => bridge(&bins, quick)?,
+            "bridge" => bridge(&bins, quick, args.iter().any(|a| a == "--no-node"))?,
             "sdks" => sdks(&bins, quick)?,
             _ => sse(&bins, quick)?,
         };
@@ -433,10 +433,14 @@ fn memory(bins: &Bins, quick: bool) -> Result<Section, String> {
 }
 
 /// `mcpc serve` against `mcp-remote` and `supergateway`, and direct:
-/// added latency per call, start-up, idle RSS (`bridge-bench`).
-fn bridge(bins: &Bins, quick: bool) -> Result<Section, String> {
-    let tools = bridge_tools()?;
-    let args = tools.args();
+/// added latency per call, start-up, idle RSS (`bridge-bench`); with
+/// `no_node`, `mcpc serve`, the byte relay and direct only (nothing
+/// installed).
+fn bridge(bins: &Bins, quick: bool, no_node: bool) -> Result<Section, String> {
+    let args = match no_node {
+        true => vec!["--no-node".to_owned()],
+        false => bridge_tools()?.args(),
+    };
     let run = |what: &str| {
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
         a.push(what);
@@ -444,14 +448,20 @@ fn bridge(bins: &Bins, quick: bool) -> Result<Section, String> {
     };
     let latency = run("latency")?;
     let startup = run("startup")?;
+    let compared = match no_node {
+        true => "`mcpc serve` alone: this run left the Node bridges out (`--no-node`)".to_owned(),
+        false => format!(
+            "`mcpc serve` and the pinned Node bridges of `xtask/bench/bridge/package.json` ({})",
+            bridge_versions()
+        ),
+    };
     Ok((
         "Bridges: `mcpc serve` against mcp-remote and supergateway (`cargo xtask bench bridge`)"
             .to_owned(),
         format!(
-            "Compared: `mcpc serve` and the pinned Node bridges of `xtask/bench/bridge/package.json` ({}). \
+            "Compared: {compared}. \
              Goals: a Node bridge adds at least 5x the latency `mcpc serve` adds; `mcpc serve` stdio to stdio \
-             at most 1.3x the direct round trip.\n\n{latency}\n### Start-up and idle memory\n\n{startup}",
-            bridge_versions()
+             at most 1.3x the direct round trip.\n\n{latency}\n### Start-up and idle memory\n\n{startup}"
         ),
     ))
 }

@@ -56,7 +56,8 @@ commands:
             summary table at the top of BENCHMARKS.md and its full tables below,
             dated, with the load at the start and the end (--quick: a smoke run
             whose output goes to target/bench-quick/; --summaries-only: measure
-            nothing, make the summaries again from the full tables in the file)
+            nothing, make the summaries again from the full tables in the file;
+            --no-node: bridge without the Node bridges, nothing installed)
   soak      soak [--quick] [--calls N]: many calls over stdio and HTTP in both
             eras with a server restart, checking RSS, descriptors and tasks;
             soak bridge [--quick] [--minutes N]: 64 calls in flight through mcpc serve

@@ -3,11 +3,13 @@
 //! way, and against calling that server directly; one client (ours) drives
 //! every path, so only the bridge differs.
 //!
-//! Usage: `bridge-bench [--quick] --server TESTKIT --mcpc MCPC --node NODE
-//! --bridges DIR latency|startup|soak [--seconds N]` prints Markdown on stdout
-//! (progress on stderr). `DIR` holds the pinned npm packages
-//! (`node_modules/mcp-remote`, `node_modules/supergateway`); `NODE` is the
-//! Node.js they run on.
+//! Usage: `bridge-bench [--quick] --server TESTKIT --mcpc MCPC (--node NODE
+//! --bridges DIR | --no-node) [--scenario KEY]... latency|startup|soak
+//! [--seconds N]` prints Markdown on stdout (progress on stderr). `DIR`
+//! holds the pinned npm packages (`node_modules/mcp-remote`,
+//! `node_modules/supergateway`); `NODE` is the Node.js they run on;
+//! `--no-node` leaves their rows out. `--scenario stdio-http|stdio-stdio|http-stdio`
+//! runs only the scenarios named (default: all three).
 //!
 //! The upstream server is `mcp-testkit` (the real server) rather than the
 //! fixed-reply answerer: it is the one server that answers both over stdio
@@ -17,11 +19,18 @@
 //!
 //! - `latency`: per scenario, sequential and 16-in-flight p50 per call of
 //!   each path, pinned (client, bridge and server on CPU 0) and unpinned.
+//!   stdio to stdio has the floor beside `mcpc serve`: a byte relay
+//!   (`relay`, this same executable) that parses nothing.
 //! - `startup`: spawn of the bridge to the first `tools/list` answer through
 //!   it, and the bridge process's RSS once idle.
 //! - `soak`: 64 calls in flight through `mcpc serve` to a stdio server for
 //!   `--seconds` (600 by default), sampling the bridge's RSS, descriptors and
 //!   threads; exits 1 when they grow past the bounds.
+//! - `relay [--threads] -- PROGRAM ARGS...`: the byte relay itself.
+//! - `drive [--calls N] [--pin] -- PROGRAM ARGS...`: N sequential calls
+//!   through any command line (a bridge under `valgrind --tool=callgrind`,
+//!   say), printing their p50 and the spawned process's CPU time and
+//!   context switches per call.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader};
@@ -60,7 +69,10 @@ const THREAD_SLACK: usize = 2;
 /// How long a bridge's HTTP port may take to open.
 const PORT_WAIT: Duration = Duration::from_secs(20);
 
-const USAGE: &str = "usage: bridge-bench [--quick] --server TESTKIT --mcpc MCPC --node NODE --bridges DIR latency|startup|soak [--seconds N]";
+const USAGE: &str = "usage: bridge-bench [--quick] --server TESTKIT --mcpc MCPC (--node NODE --bridges DIR | --no-node) \
+                     [--scenario stdio-http|stdio-stdio|http-stdio]... latency|startup|soak [--seconds N]\n\
+                     \x20      bridge-bench relay [--threads] -- PROGRAM ARGS...\n\
+                     \x20      bridge-bench drive [--calls N] [--pin] -- PROGRAM ARGS...";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -76,19 +88,38 @@ struct Config {
     quick: bool,
     testkit: PathBuf,
     mcpc: PathBuf,
-    node: PathBuf,
-    bridges: PathBuf,
+    /// Node.js and the directory of the pinned Node bridges; `None` with
+    /// `--no-node` (their rows are left out).
+    node: Option<(PathBuf, PathBuf)>,
     /// Whether this `mcpc` has `serve --http`.
     mcpc_http: bool,
+    /// The scenarios asked for (`--scenario KEY`, repeatable); empty: all.
+    only: Vec<String>,
 }
 
+/// The scenarios' keys for `--scenario`, in the order they run.
+const SCENARIO_KEYS: [&str; 3] = ["stdio-http", "stdio-stdio", "http-stdio"];
+
 impl Config {
-    fn mcp_remote(&self) -> PathBuf {
-        self.bridges.join("node_modules/mcp-remote/dist/proxy.js")
+    /// `node_modules/<package>/<file>` of the pinned bridges, and the Node.js
+    /// to run it; `None` with `--no-node`.
+    fn node_script(&self, script: &str) -> Option<(PathBuf, String)> {
+        let (node, dir) = self.node.as_ref()?;
+        let path = dir.join("node_modules").join(script);
+        Some((node.clone(), path.to_string_lossy().into_owned()))
     }
 
-    fn supergateway(&self) -> PathBuf {
-        self.bridges.join("node_modules/supergateway/dist/index.js")
+    fn mcp_remote(&self) -> Option<(PathBuf, String)> {
+        self.node_script("mcp-remote/dist/proxy.js")
+    }
+
+    fn supergateway(&self) -> Option<(PathBuf, String)> {
+        self.node_script("supergateway/dist/index.js")
+    }
+
+    /// Whether the scenario `key` is asked for.
+    fn wants(&self, key: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|k| k == key)
     }
 
     /// The testkit's stdio server as one shell-quoted command line.
@@ -102,6 +133,15 @@ fn value_of<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 }
 
 fn run(args: &[String]) -> Result<(), String> {
+    // The helpers run as this same executable: no configuration needed.
+    match args.first().map(String::as_str) {
+        Some("relay") => {
+            let (program, rest) = command_after_dashes(args)?;
+            return relay::run(args.iter().any(|a| a == "--threads"), program, rest);
+        }
+        Some("drive") => return drive(args),
+        _ => {}
+    }
     let need = |flag: &str| {
         value_of(args, flag).map(PathBuf::from).ok_or_else(|| format!("{flag} is needed\n{USAGE}"))
     };
@@ -111,15 +151,27 @@ fn run(args: &[String]) -> Result<(), String> {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("--http"))
         .unwrap_or(false);
+    let node = match args.iter().any(|a| a == "--no-node") {
+        true => None,
+        false => Some((need("--node")?, need("--bridges")?)),
+    };
+    let only: Vec<String> =
+        args.windows(2).filter(|w| w[0] == "--scenario").map(|w| w[1].clone()).collect();
+    if let Some(unknown) = only.iter().find(|k| !SCENARIO_KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "--scenario takes one of {}, not {unknown:?}",
+            SCENARIO_KEYS.join(", ")
+        ));
+    }
     let config = Config {
         quick: args.iter().any(|a| a == "--quick"),
         testkit: testkit_path(args),
         mcpc,
-        node: need("--node")?,
-        bridges: need("--bridges")?,
+        node,
         mcpc_http,
+        only,
     };
-    let valued = ["--server", "--mcpc", "--node", "--bridges", "--seconds"];
+    let valued = ["--server", "--mcpc", "--node", "--bridges", "--seconds", "--scenario"];
     let what = args
         .iter()
         .enumerate()
@@ -140,6 +192,18 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     print!("{out}");
     Ok(())
+}
+
+/// The command line after `--`: its program and arguments.
+fn command_after_dashes(args: &[String]) -> Result<(&str, &[String]), String> {
+    let at = args
+        .iter()
+        .position(|a| a == "--")
+        .ok_or_else(|| format!("-- PROGRAM is needed\n{USAGE}"))?;
+    match &args[at + 1..] {
+        [program, rest @ ..] => Ok((program.as_str(), rest)),
+        [] => Err(format!("a program is needed after --\n{USAGE}")),
+    }
 }
 
 /// POSIX shell quoting of one word (for `--server "<command>"` specs).
@@ -175,13 +239,36 @@ enum BridgeUrl {
     Port(u16),
 }
 
+/// What stands between the client and the server on a path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Nothing: the client speaks to the server itself.
+    Direct,
+    /// A process that copies bytes both ways and parses nothing (the
+    /// least any process in the middle can add).
+    Floor,
+    /// A bridge.
+    Bridge,
+}
+
 /// One way to the server, as a row calls it.
 #[derive(Clone)]
 struct Route {
     label: &'static str,
-    /// Whether a bridge stands between the client and the server.
-    bridge: bool,
+    role: Role,
     reach: Reach,
+}
+
+impl Route {
+    /// Whether a process stands between the client and the server.
+    fn in_between(&self) -> bool {
+        self.role != Role::Direct
+    }
+
+    /// Whether the path is a bridge compared with mcpc's.
+    fn bridge(&self) -> bool {
+        self.role == Role::Bridge
+    }
 }
 
 /// A connected client, and the bridge process behind it when there is one.
@@ -368,127 +455,135 @@ struct Scenario {
     _server: Option<HttpServer>,
 }
 
-/// The three scenarios, each with its server started (under the affinity
-/// of the caller's thread, so a pinned phase pins the server too).
+/// The scenarios asked for (all three by default), each with its server
+/// started (under the affinity of the caller's thread, so a pinned phase
+/// pins the server too).
 fn scenarios(config: &Config) -> Result<Vec<Scenario>, String> {
-    let node = &config.node;
     let testkit = &config.testkit;
     let mcpc = &config.mcpc;
     let stdio_line = config.stdio_server_line();
     let mut out = Vec::new();
 
     // stdio host -> remote Streamable HTTP server.
-    let server = HttpServer::start(testkit, &[])?;
-    let url = server.url.clone();
-    let js = |p: PathBuf| p.to_string_lossy().into_owned();
-    out.push(Scenario {
-        title: "stdio host → Streamable HTTP server (`mcp-testkit http`)",
-        paths: vec![
+    if config.wants("stdio-http") {
+        let server = HttpServer::start(testkit, &[])?;
+        let url = server.url.clone();
+        let mut paths = vec![
             Route {
                 label: "direct (ours over HTTP)",
-                bridge: false,
+                role: Role::Direct,
                 reach: Reach::Url(url.clone()),
             },
             Route {
                 label: "`mcpc serve --server URL`",
-                bridge: true,
+                role: Role::Bridge,
                 reach: Reach::Stdio {
                     program: mcpc.clone(),
                     args: vec!["serve".into(), "--server".into(), url.clone()],
                 },
             },
-            Route {
+        ];
+        if let Some((node, script)) = config.mcp_remote() {
+            paths.push(Route {
                 label: "`mcp-remote URL --transport http-only`",
-                bridge: true,
+                role: Role::Bridge,
                 reach: Reach::Stdio {
-                    program: node.clone(),
+                    program: node,
                     args: vec![
-                        js(config.mcp_remote()),
+                        script,
                         url.clone(),
                         "--transport".into(),
                         "http-only".into(),
                         "--silent".into(),
                     ],
                 },
-            },
-            Route {
+            });
+        }
+        if let Some((node, script)) = config.supergateway() {
+            paths.push(Route {
                 label: "`supergateway --streamableHttp URL`",
-                bridge: true,
+                role: Role::Bridge,
                 reach: Reach::Stdio {
-                    program: node.clone(),
+                    program: node,
                     args: vec![
-                        js(config.supergateway()),
+                        script,
                         "--streamableHttp".into(),
                         url.clone(),
                         "--logLevel".into(),
                         "none".into(),
                     ],
                 },
-            },
-        ],
-        note: String::new(),
-        _server: Some(server),
-    });
+            });
+        }
+        out.push(Scenario {
+            title: "stdio host → Streamable HTTP server (`mcp-testkit http`)",
+            paths,
+            note: String::new(),
+            _server: Some(server),
+        });
+    }
 
     // stdio host -> stdio server.
-    out.push(Scenario {
-        title: "stdio host → stdio server (`mcp-testkit stdio`)",
-        paths: vec![
-            Route {
-                label: "direct (ours over stdio)",
-                bridge: false,
-                reach: Reach::Stdio { program: testkit.clone(), args: vec!["stdio".into()] },
-            },
-            Route {
-                label: "`mcpc serve --server \"<stdio server>\"`",
-                bridge: true,
-                reach: Reach::Stdio {
-                    program: mcpc.clone(),
-                    args: vec!["serve".into(), "--server".into(), stdio_line.clone()],
+    if config.wants("stdio-stdio") {
+        let relay_args = |threads: bool| -> Result<Reach, String> {
+            let me = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
+            let mut args = vec!["relay".to_owned()];
+            if threads {
+                args.push("--threads".to_owned());
+            }
+            args.extend(["--".to_owned(), testkit.to_string_lossy().into_owned(), "stdio".into()]);
+            Ok(Reach::Stdio { program: me, args })
+        };
+        out.push(Scenario {
+            title: "stdio host → stdio server (`mcp-testkit stdio`)",
+            paths: vec![
+                Route {
+                    label: "direct (ours over stdio)",
+                    role: Role::Direct,
+                    reach: Reach::Stdio { program: testkit.clone(), args: vec!["stdio".into()] },
                 },
-            },
-        ],
-        note: "Neither Node bridge has a stdio → stdio mode (`supergateway --stdio` serves \
-               SSE, WebSocket or Streamable HTTP; `mcp-remote` only reaches URLs): `mcpc serve` alone."
-            .into(),
-        _server: None,
-    });
+                Route {
+                    label: "byte relay, no JSON: the floor (current-thread Tokio)",
+                    role: Role::Floor,
+                    reach: relay_args(false)?,
+                },
+                Route {
+                    label: "byte relay, no JSON: the floor (two blocking threads)",
+                    role: Role::Floor,
+                    reach: relay_args(true)?,
+                },
+                Route {
+                    label: "`mcpc serve --server \"<stdio server>\"`",
+                    role: Role::Bridge,
+                    reach: Reach::Stdio {
+                        program: mcpc.clone(),
+                        args: vec!["serve".into(), "--server".into(), stdio_line.clone()],
+                    },
+                },
+            ],
+            note: "Neither Node bridge has a stdio → stdio mode (`supergateway --stdio` serves \
+                   SSE, WebSocket or Streamable HTTP; `mcp-remote` only reaches URLs): `mcpc serve` alone. \
+                   The byte relay (`bridge-bench relay`) is the least any process in the middle can add: \
+                   it copies the host's bytes to the server's stdin and the server's stdout back as they come, \
+                   one read and one write per chunk, parsing nothing; on a current-thread Tokio runtime \
+                   with the pipes nonblocking (as `mcpc serve` reads and writes them), and with one blocking \
+                   thread per direction."
+                .into(),
+            _server: None,
+        });
+    }
 
     // HTTP host -> stdio server.
-    let port = free_port()?;
-    let mut paths = vec![
-        Route {
+    if config.wants("http-stdio") {
+        let mut paths = vec![Route {
             label: "direct (ours over stdio)",
-            bridge: false,
+            role: Role::Direct,
             reach: Reach::Stdio { program: testkit.clone(), args: vec!["stdio".into()] },
-        },
-        Route {
-            label: "`supergateway --stdio \"<server>\" --outputTransport streamableHttp --stateful`",
-            bridge: true,
-            reach: Reach::HttpBridge {
-                program: node.clone(),
-                args: vec![
-                    js(config.supergateway()),
-                    "--stdio".into(),
-                    stdio_line.clone(),
-                    "--outputTransport".into(),
-                    "streamableHttp".into(),
-                    "--stateful".into(),
-                    "--port".into(),
-                    port.to_string(),
-                    "--logLevel".into(),
-                    "none".into(),
-                ],
-                url: BridgeUrl::Port(port),
-            },
-        },
-    ];
-    let note = if config.mcpc_http {
-        paths.insert(
-            1,
-            Route {
+        }];
+        if config.mcpc_http {
+            paths.push(Route {
                 label: "`mcpc serve --http 127.0.0.1:0 --server \"<server>\"`",
-                bridge: true,
+                role: Role::Bridge,
                 reach: Reach::HttpBridge {
                     program: mcpc.clone(),
                     args: vec![
@@ -500,22 +595,47 @@ fn scenarios(config: &Config) -> Result<Vec<Scenario>, String> {
                     ],
                     url: BridgeUrl::Stderr,
                 },
-            },
-        );
-        "supergateway with `--stateful` (one server process per session, as `mcpc serve` keeps one): \
-         its default stateless mode starts the server again for every request."
-            .to_owned()
-    } else {
-        "This `mcpc` has no `serve --http` yet: the `mcpc serve --http` row is left out; \
-         supergateway's row stays as the Node figure. supergateway with `--stateful` (one server process per session)."
-            .to_owned()
-    };
-    out.push(Scenario {
-        title: "HTTP host → stdio server (`mcp-testkit stdio`)",
-        paths,
-        note,
-        _server: None,
-    });
+            });
+        }
+        if let Some((node, script)) = config.supergateway() {
+            let port = free_port()?;
+            paths.push(Route {
+                label: "`supergateway --stdio \"<server>\" --outputTransport streamableHttp --stateful`",
+                role: Role::Bridge,
+                reach: Reach::HttpBridge {
+                    program: node,
+                    args: vec![
+                        script,
+                        "--stdio".into(),
+                        config.stdio_server_line(),
+                        "--outputTransport".into(),
+                        "streamableHttp".into(),
+                        "--stateful".into(),
+                        "--port".into(),
+                        port.to_string(),
+                        "--logLevel".into(),
+                        "none".into(),
+                    ],
+                    url: BridgeUrl::Port(port),
+                },
+            });
+        }
+        let note = if config.mcpc_http {
+            "supergateway with `--stateful` (one server process per session, as `mcpc serve` keeps one): \
+             its default stateless mode starts the server again for every request."
+                .to_owned()
+        } else {
+            "This `mcpc` has no `serve --http` yet: the `mcpc serve --http` row is left out; \
+             supergateway's row stays as the Node figure. supergateway with `--stateful` (one server process per session)."
+                .to_owned()
+        };
+        out.push(Scenario {
+            title: "HTTP host → stdio server (`mcp-testkit stdio`)",
+            paths,
+            note,
+            _server: None,
+        });
+    }
     Ok(out)
 }
 
@@ -644,13 +764,13 @@ fn latency(config: &Config) -> Result<String, String> {
                 let added = |v: &[f64]| v[i] - v[0];
                 let (added_seq, added_par) = (added(&seq50), added(&par50));
                 let (vs_seq, vs_par) = match mcpc {
-                    Some(m) if path.bridge => (
+                    Some(m) if path.bridge() => (
                         ratio(added_seq, seq50[m] - seq50[0]),
                         ratio(added_par, par50[m] - par50[0]),
                     ),
                     _ => ("–".to_owned(), "–".to_owned()),
                 };
-                let show = |v: f64| if path.bridge { us_f64(v) } else { "–".to_owned() };
+                let show = |v: f64| if path.in_between() { us_f64(v) } else { "–".to_owned() };
                 table.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {vs_seq} | {vs_par} |\n",
                     path.label,
@@ -677,7 +797,12 @@ fn latency(config: &Config) -> Result<String, String> {
          Added = the path's p50 − the direct p50 in the same phase. Pinned: client, bridge and server restricted to CPU 0 \
          (`sched_setaffinity` before the server and the bridges start, inherited as under `taskset -c 0`). \
          Upstream: `mcp-testkit` (the same handler over stdio and HTTP, so each scenario has the same server behind every path; \
-         its own time cancels out of the added latency). Node bridges on the pinned Node.js 22.\n"
+         its own time cancels out of the added latency). {}\n",
+        if config.node.is_some() {
+            "Node bridges on the pinned Node.js 22."
+        } else {
+            "The Node bridges were left out of this run (`--no-node`)."
+        }
     ));
     Ok(out)
 }
@@ -729,7 +854,7 @@ fn startup(config: &Config) -> Result<String, String> {
                 );
                 for s in 0..starts {
                     for (i, path) in scenario.paths.iter().enumerate() {
-                        let (took, idle) = start_once(path, s == 0 && path.bridge).await?;
+                        let (took, idle) = start_once(path, s == 0 && path.in_between()).await?;
                         times[i].push(took.as_secs_f64());
                         if let Some(bytes) = idle {
                             rss[i].push(bytes as f64);
@@ -744,7 +869,7 @@ fn startup(config: &Config) -> Result<String, String> {
         let mcpc = scenario.paths.iter().position(|p| p.label.starts_with("`mcpc"));
         for (i, path) in scenario.paths.iter().enumerate() {
             let vs = |v: &[f64]| match mcpc {
-                Some(m) if path.bridge => ratio(v[i], v[m]),
+                Some(m) if path.bridge() => ratio(v[i], v[m]),
                 _ => "–".to_owned(),
             };
             table_row(&mut out, &scenario, path, &t, &r, i, vs(&t), vs(&r));
@@ -780,7 +905,7 @@ fn table_row(
         scenario.title,
         path.label,
         ms(Duration::from_secs_f64(t[i])),
-        if path.bridge { kib(r[i]) } else { "–".to_owned() },
+        if path.in_between() { kib(r[i]) } else { "–".to_owned() },
     ));
 }
 
@@ -807,7 +932,7 @@ fn soak(config: &Config, seconds: u64) -> Result<String, String> {
     unpin()?;
     let path = Route {
         label: "mcpc serve",
-        bridge: true,
+        role: Role::Bridge,
         reach: Reach::Stdio {
             program: config.mcpc.clone(),
             args: vec!["serve".into(), "--server".into(), config.stdio_server_line()],
@@ -914,6 +1039,190 @@ fn soak(config: &Config, seconds: u64) -> Result<String, String> {
     } else {
         print!("{out}");
         Err(format!("the bridge grew: {}", problems.join("; ")))
+    }
+}
+
+/// `drive [--calls N] [--pin] -- PROGRAM ARGS...`: our stdio client spawns
+/// `PROGRAM ARGS` (a bridge, a relay, a server; or any of them under
+/// `valgrind` or `perf`), makes warm-up calls, then `N` sequential echo
+/// calls (20,000 by default), and prints their p50 and what the spawned
+/// process spent per call: CPU time and context switches (all its
+/// threads, read from `/proc` before and after). `--pin`: everything on
+/// CPU 0.
+fn drive(args: &[String]) -> Result<(), String> {
+    let (program, rest) = command_after_dashes(args)?;
+    let head = &args[..args.iter().position(|a| a == "--").unwrap_or(args.len())];
+    let calls: usize = match value_of(head, "--calls") {
+        Some(n) => n.parse().map_err(|_| format!("--calls takes a number, not {n:?}"))?,
+        None => 20_000,
+    };
+    if head.iter().any(|a| a == "--pin") {
+        pin_to_cpu0()?;
+    }
+    let route = Route {
+        label: "driven",
+        role: Role::Bridge,
+        reach: Reach::Stdio { program: PathBuf::from(program), args: rest.to_vec() },
+    };
+    let rt = runtime();
+    let line = rt.block_on(async {
+        let conn = connect(&route).await?;
+        let pid = conn.bridge_pid().ok_or("the spawned process has no id")?;
+        timed_sequential(&conn.client, 1_000.min(calls.max(1))).await?;
+        let before = Spent::of(pid).ok_or("cannot read /proc for the spawned process")?;
+        let p50 = timed_sequential(&conn.client, calls.max(1)).await?;
+        let after = Spent::of(pid).ok_or("the spawned process is gone")?;
+        conn.close().await;
+        let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / calls.max(1) as f64;
+        Ok::<_, String>(format!(
+            "calls {calls}: p50 {p50:.1} µs; the spawned process per call: CPU {:.2} µs, \
+             context switches {:.2} voluntary + {:.2} involuntary\n",
+            per(after.cpu_ns, before.cpu_ns) / 1000.0,
+            per(after.voluntary, before.voluntary),
+            per(after.involuntary, before.involuntary),
+        ))
+    })?;
+    print!("{line}");
+    Ok(())
+}
+
+/// What a process has spent so far, summed over its threads.
+#[derive(Debug, Default, Clone, Copy)]
+struct Spent {
+    /// Time on a CPU (`/proc/PID/task/TID/schedstat`, nanoseconds).
+    cpu_ns: u64,
+    voluntary: u64,
+    involuntary: u64,
+}
+
+impl Spent {
+    fn of(pid: u32) -> Option<Spent> {
+        let mut spent = Spent::default();
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+            let dir = task.ok()?.path();
+            let Ok(status) = std::fs::read_to_string(dir.join("status")) else { continue };
+            let field = |name: &str| -> u64 {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0)
+            };
+            spent.voluntary += field("voluntary_ctxt_switches");
+            spent.involuntary += field("nonvoluntary_ctxt_switches");
+            let schedstat = std::fs::read_to_string(dir.join("schedstat")).unwrap_or_default();
+            spent.cpu_ns +=
+                schedstat.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        }
+        Some(spent)
+    }
+}
+
+/// `relay [--threads] -- PROGRAM ARGS...`: the least a process in the
+/// middle can do. It starts `PROGRAM ARGS` and copies its own stdin to the
+/// program's stdin and the program's stdout to its own stdout, bytes as
+/// they come (one read and one write per chunk), parsing nothing. By
+/// default on a current-thread Tokio runtime with every pipe nonblocking
+/// (its own stdin and stdout taken as `mcpc serve` takes them,
+/// `mcp_server_io::stdio`); `--threads`: one blocking thread per direction.
+/// Ends when the program's stdout closes (after the host closed stdin, or
+/// the program died).
+mod relay {
+    use std::io::{Read, Write};
+    use std::os::fd::AsFd;
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    /// The largest chunk copied in one go.
+    const CHUNK: usize = 64 * 1024;
+    /// How long the program may take to end once its stdout closed.
+    const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+    pub(super) fn run(threads: bool, program: &str, args: &[String]) -> Result<(), String> {
+        if threads { blocking(program, args) } else { nonblocking(program, args) }
+    }
+
+    fn nonblocking(program: &str, args: &[String]) -> Result<(), String> {
+        mcp_bench::runtime().block_on(async {
+            let mut child = tokio::process::Command::new(program)
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| format!("relay: cannot start {program}: {e}"))?;
+            let to_child = child.stdin.take().ok_or("relay: no stdin pipe")?;
+            let from_child = child.stdout.take().ok_or("relay: no stdout pipe")?;
+            let up = copy(mcp_server_io::stdio::stdin(), to_child);
+            let down = copy(from_child, mcp_server_io::stdio::stdout());
+            // One task polls both directions: no hop between tasks.
+            let (_, _) = tokio::join!(up, down);
+            let _ = tokio::time::timeout(EXIT_WAIT, child.wait()).await;
+            Ok(())
+        })
+    }
+
+    /// Copies until the end of `from` (then `to` is dropped, closing it).
+    async fn copy<R, W>(mut from: R, mut to: W) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = from.read(&mut buf).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            to.write_all(&buf[..n]).await?;
+        }
+    }
+
+    fn blocking(program: &str, args: &[String]) -> Result<(), String> {
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("relay: cannot start {program}: {e}"))?;
+        let to_child = child.stdin.take().ok_or("relay: no stdin pipe")?;
+        let from_child = child.stdout.take().ok_or("relay: no stdout pipe")?;
+        // Unbuffered descriptors of their own (no `LineWriter`, no lock).
+        let own = |fd: std::os::fd::BorrowedFd<'_>| {
+            fd.try_clone_to_owned().map(std::fs::File::from).map_err(|e| format!("relay: {e}"))
+        };
+        let host_in = own(std::io::stdin().as_fd())?;
+        let host_out = own(std::io::stdout().as_fd())?;
+        // The host's side on a thread of its own; when the host closes,
+        // the program's stdin closes with it. Not joined: it may be blocked
+        // reading a host that outlives the program.
+        std::thread::spawn(move || copy_blocking(host_in, to_child));
+        let _ = copy_blocking(from_child, host_out);
+        let deadline = std::time::Instant::now() + EXIT_WAIT;
+        while std::time::Instant::now() < deadline {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Ok(())
+    }
+
+    fn copy_blocking(mut from: impl Read, mut to: impl Write) -> std::io::Result<()> {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = from.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            to.write_all(&buf[..n])?;
+        }
     }
 }
 

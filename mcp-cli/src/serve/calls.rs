@@ -119,12 +119,13 @@ impl Bridge {
         if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l)) {
             passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
         }
+        // Whether the host could be asked: read only when a call fails
+        // (a stateless-era host's from its request, now).
         let host_asks = match meta {
-            Some(meta) => meta.capabilities.get("elicitation").is_some_and(Value::is_object),
-            None => {
-                let capabilities = session.client_capabilities();
-                reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared
+            Some(meta) => {
+                Asks::Known(meta.capabilities.get("elicitation").is_some_and(Value::is_object))
             }
+            None => Asks::Session(session.clone()),
         };
         let mut options = RequestOptions {
             timeout: self.timeout,
@@ -149,7 +150,7 @@ impl Bridge {
         // A host that declared the tasks extension gets the task an
         // upstream server makes; any other, the call followed to its end.
         let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
-        let servers = self.servers.clone();
+        let servers = if host_tasks { self.servers.clone() } else { Vec::new() };
         let logins = self.logins.clone();
         let call: CallFuture = Box::pin(async move {
             let start = || {
@@ -157,28 +158,28 @@ impl Bridge {
                 let (registry, server, tool) = (&registry, &server, &tool);
                 async move {
                     if host_tasks {
-                        registry.call_tool_start(server, tool, arguments, options).await
+                        registry.call_tool_start(server, tool, arguments, options).await.map(Ok)
                     } else {
-                        registry
-                            .call_tool_with(server, tool, arguments, options)
-                            .await
-                            .map(ToolCallStart::Complete)
+                        // The result as the server sent it: passed on, not
+                        // decoded and encoded again.
+                        registry.call_tool_json(server, tool, arguments, options).await.map(Err)
                     }
                 }
             };
             // A server that needs an OAuth login: logged in, called again.
             let started = logins.retrying(&registry, &server, start).await;
             match started {
-                Ok(ToolCallStart::Task(task)) => {
+                Ok(Err(result)) => Ok(result),
+                Ok(Ok(ToolCallStart::Task(task))) => {
                     let id = tasks::host_id(&servers, &server, &task.task_id);
                     Ok(tasks::to_host(encode(&*task)?, id, true))
                 }
-                Ok(ToolCallStart::Complete(result)) => encode(&result),
-                Ok(_) => Err(ErrorObject::new(
+                Ok(Ok(ToolCallStart::Complete(result))) => encode(&result),
+                Ok(Ok(_)) => Err(ErrorObject::new(
                     error_code::INTERNAL_ERROR,
                     "the server answered the call in a way mcpc does not know",
                 )),
-                Err(e) => Err(call_error(&registry, e, host_asks)),
+                Err(e) => Err(call_error(&registry, e, host_asks.asks())),
             }
         });
         match meta {
@@ -238,6 +239,26 @@ impl Bridge {
             }
         };
         done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
+    }
+}
+
+/// Whether the host of a call declared elicitation, known at once (a
+/// stateless-era host's request says) or read from its session when a
+/// call fails.
+enum Asks {
+    Known(bool),
+    Session(Session<Bridge>),
+}
+
+impl Asks {
+    fn asks(&self) -> bool {
+        match self {
+            Asks::Known(asks) => *asks,
+            Asks::Session(session) => {
+                let capabilities = session.client_capabilities();
+                reach(capabilities.as_ref(), "elicitation", None) == Reach::Declared
+            }
+        }
     }
 }
 

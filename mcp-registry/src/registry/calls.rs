@@ -12,6 +12,7 @@ use mcp_peer::{Client, Subscription, Transport};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, SubscriptionFilter, Tool};
 use mcp_proto::{ProtocolVersion, methods};
+use serde_json::Value;
 
 /// A round trip: `ping`, or `server/discover` in the stateless era
 /// (which has no `ping`).
@@ -44,6 +45,24 @@ pub(crate) fn call_tool<'a, T: Transport>(
     options: RequestOptions,
 ) -> BoxFuture<'a, Result<CallToolResult, T::Error>> {
     Box::pin(c.call_tool_with(tool, arguments, options))
+}
+
+/// `tools/call`, its result as the JSON the server sent (a task it made
+/// followed to its end), not decoded into [`CallToolResult`].
+pub(crate) fn call_tool_json<'a, T: Transport>(
+    c: &'a Client<T>,
+    tool: &'a str,
+    arguments: Option<JsonObject>,
+    options: RequestOptions,
+) -> BoxFuture<'a, Result<Value, T::Error>> {
+    Box::pin(async move {
+        let mut params = JsonObject::new();
+        params.insert("name".into(), Value::String(tool.to_owned()));
+        if let Some(arguments) = arguments {
+            params.insert("arguments".into(), Value::Object(arguments));
+        }
+        c.request(methods::TOOLS_CALL, Some(Value::Object(params)), options).await
+    })
 }
 
 pub(crate) fn call_tool_start<'a, T: Transport>(

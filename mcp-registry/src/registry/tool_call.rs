@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use mcp_peer::tasks::ToolCallStart;
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::{CallToolResult, CreateTaskResult, JsonObject};
+use serde_json::Value;
 
 use super::{MIN_CALL_TIME, Registry, calls};
 use crate::error::Error;
@@ -173,6 +174,29 @@ impl Registry {
         .await
     }
 
+    /// A tool call as [`call_tool_with`](Self::call_tool_with) makes it
+    /// (every check, the audit log), its result given as the JSON the
+    /// server sent instead of a [`CallToolResult`]: for a host that passes
+    /// results on (a bridge), which would only encode the decoded result
+    /// again. The result is not checked against the result's schema.
+    pub async fn call_tool_json(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<Value, Error> {
+        self.call_audited(
+            server,
+            tool,
+            arguments,
+            options,
+            json_outcome,
+            |c, tool, a, o| async move { calls::call_tool_json(&c, &tool, a, o).await },
+        )
+        .await
+    }
+
     /// Starts a tool call that a 2026-07-28 server may turn into a task
     /// (the tasks extension, declared with
     /// [`DefaultConnector::tasks`](crate::DefaultConnector::tasks)): the
@@ -228,6 +252,11 @@ impl Registry {
 /// A result, for its audit line.
 fn result_outcome(result: &CallToolResult) -> Audited<'_> {
     Audited::Result(result)
+}
+
+/// A result as JSON, for its audit line.
+fn json_outcome(result: &Value) -> Audited<'_> {
+    Audited::Json(result)
 }
 
 /// What a started call is, for its audit line.

@@ -132,6 +132,11 @@ impl TierRules {
     /// The strictest tier among the rules matching `server__tool`, with
     /// the first pattern of that tier; `None` when none matches.
     pub fn strictest(&self, server: &str, tool: &str) -> Option<(Tier, &Pattern)> {
+        // Asked several times per call: no rules (the usual case) costs
+        // nothing, not even the joined name.
+        if self.rules.is_empty() {
+            return None;
+        }
         let name = format!("{server}__{tool}");
         let mut best: Option<(Tier, &Pattern)> = None;
         for (pattern, tier) in &self.rules {

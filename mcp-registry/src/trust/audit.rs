@@ -201,6 +201,8 @@ pub(crate) struct AuditedCall<'a> {
 pub(crate) enum Audited<'a> {
     /// The tool's result.
     Result(&'a CallToolResult),
+    /// The tool's result as the JSON the server sent.
+    Json(&'a Value),
     /// A task the server made of the call (its id): its result is the
     /// server's to keep, and is not in the log.
     Task(&'a str),
@@ -230,6 +232,10 @@ impl AuditedCall<'_> {
         let (outcome, error) = match self.result {
             Ok(Audited::Result(r)) if r.is_error == Some(true) => ("tool_error", None),
             Ok(Audited::Result(_)) => ("ok", None),
+            Ok(Audited::Json(r)) if r.get("isError") == Some(&Value::Bool(true)) => {
+                ("tool_error", None)
+            }
+            Ok(Audited::Json(_)) => ("ok", None),
             Ok(Audited::Task(id)) => {
                 line["task_id"] = json!(id);
                 ("task", None)

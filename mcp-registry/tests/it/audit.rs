@@ -87,6 +87,28 @@ async fn every_call_is_a_line_without_secrets() {
 }
 
 #[tokio::test]
+async fn a_call_passed_on_as_json_is_checked_and_logged_like_any_other() {
+    let dir = scratch("json");
+    let path = dir.join("audit.jsonl");
+    let r = registry(AuditConfig::new(&path));
+    let args = json!({"token": "tok-777"});
+    let options = mcp_proto::client::RequestOptions::default();
+    let result =
+        r.call_tool_json("s", "echo", args.as_object().cloned(), options.clone()).await.unwrap();
+    // The result as the server sent it.
+    assert_eq!(result, json!({"content": [{"type": "text", "text": "called echo"}]}));
+    r.call_tool_json("s", "forbidden", None, options.clone()).await.unwrap_err();
+    r.call_tool_json("s", "missing", None, options).await.unwrap_err();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("tok-777"), "{text}");
+    let got = lines(&path);
+    let outcomes: Vec<&str> = got.iter().map(|l| l["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["ok", "denied", "error"], "{text}");
+    assert_eq!(got[0]["arguments"]["token"], "<redacted>");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
 async fn the_log_is_rotated_by_size_and_keeps_a_bounded_number_of_files() {
     let dir = scratch("rotate");
     let path = dir.join("audit.jsonl");
