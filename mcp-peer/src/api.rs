@@ -167,6 +167,20 @@ impl<T: Transport> Client<T> {
         ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
     }
 
+    /// `tools/call`, its result as the JSON the server sent rather than
+    /// decoded into [`CallToolResult`] (a task the server made is followed
+    /// to its end, as [`call_tool_with`](Self::call_tool_with) follows it):
+    /// for a caller that passes results on, such as a bridge.
+    pub async fn call_tool_json(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<serde_json::Value, T::Error> {
+        let raw = self.call_raw(name, arguments, None, options).await?;
+        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
+    }
+
     /// Calls a tool as a task (experimental, 2025-11-25): the server answers
     /// at once with the task it created, which [`get_task`](Self::get_task)
     /// polls and [`task_result`](Self::task_result) waits for; its status

@@ -1064,6 +1064,14 @@ async fn a_task_handle_is_followed_to_its_result_through_its_input_requests() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_call_for_its_json_follows_a_task_to_its_result_too() {
+    let (client, _) = task_server(false);
+    let result = client.call_tool_json("job", (), RequestOptions::default()).await.unwrap();
+    assert_eq!(result["content"][0]["text"], "hello Ada", "{result}");
+    assert!(result.get("taskId").is_none(), "{result}");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_failed_task_is_the_call_s_error_and_a_started_call_gives_the_handle() {
     let (client, _) = task_server(true);
     let err = client.call_tool("job", ()).await.unwrap_err();

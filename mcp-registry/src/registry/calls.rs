@@ -55,14 +55,7 @@ pub(crate) fn call_tool_json<'a, T: Transport>(
     arguments: Option<JsonObject>,
     options: RequestOptions,
 ) -> BoxFuture<'a, Result<Value, T::Error>> {
-    Box::pin(async move {
-        let mut params = JsonObject::new();
-        params.insert("name".into(), Value::String(tool.to_owned()));
-        if let Some(arguments) = arguments {
-            params.insert("arguments".into(), Value::Object(arguments));
-        }
-        c.request(methods::TOOLS_CALL, Some(Value::Object(params)), options).await
-    })
+    Box::pin(c.call_tool_json(tool, arguments, options))
 }
 
 pub(crate) fn call_tool_start<'a, T: Transport>(
