@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::cache::ProbeCache;
 use crate::fallback::{RealFileSystem, fallback_dirs};
@@ -200,12 +201,91 @@ pub fn default_spawn_path() -> OsString {
 /// `cache` ([`login_shell_path_cached`]).
 #[must_use]
 pub fn default_spawn_path_cached(cache: Option<&ProbeCache>) -> OsString {
+    default_spawn_path_detail(cache).value
+}
+
+/// [`default_spawn_path_cached`], saying also whether this process's own
+/// PATH is equivalent to it.
+fn default_spawn_path_detail(cache: Option<&ProbeCache>) -> SpawnPath {
     let platform = Platform::CURRENT;
     let env = |name: &str| std::env::var_os(name);
     let fallbacks = fallback_dirs(platform, &env, &RealFileSystem);
     let process_path = std::env::var_os("PATH");
     let login = login_shell_path_cached(cache);
-    merge_path_sources(login, process_path.as_deref(), &fallbacks, platform)
+    LAST_SPAWN_PATH.merged(login, process_path, fallbacks, platform)
+}
+
+/// A PATH for a spawned server ([`spawn_path_detail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SpawnPath {
+    /// The PATH value to give the server.
+    pub value: OsString,
+    /// This process's PATH, when a search along it finds what a search
+    /// along `value` finds (the same directories in the same order; it
+    /// differs at most by repeated or empty entries): a child inheriting
+    /// that PATH needs none set. `None` otherwise, and for a configured PATH.
+    pub equivalent_process_path: Option<OsString>,
+}
+
+/// [`spawn_path_cached`], saying also whether this process's PATH (when
+/// it is still the one named) serves the child as well: then a spawner
+/// can leave the child's PATH inherited, which spares copying the whole
+/// environment for it.
+#[must_use]
+pub fn spawn_path_detail(config_path: Option<&str>, cache: Option<&ProbeCache>) -> SpawnPath {
+    match config_path {
+        Some(configured) if !configured.is_empty() => {
+            SpawnPath { value: configured.into(), equivalent_process_path: None }
+        }
+        _ => default_spawn_path_detail(cache),
+    }
+}
+
+/// The last [`merge_path_sources`] of this process, with its inputs: a host
+/// starting servers asks for the same merge each time (the login PATH is
+/// fixed once known, the process PATH and the fallbacks that exist rarely
+/// change), and the merge (splitting, de-duplicating, joining: about 40k
+/// instructions for two PATHs of a dozen entries) is most of the work.
+/// Any input that differs makes the merge again, so the answer is always
+/// that of its inputs.
+static LAST_SPAWN_PATH: SpawnPathMemo = SpawnPathMemo(Mutex::new(None));
+
+struct SpawnPathMemo(Mutex<Option<MergeInputs>>);
+
+/// The inputs of one merge and its result.
+struct MergeInputs {
+    login: Option<&'static OsStr>,
+    process: Option<OsString>,
+    fallbacks: Vec<PathBuf>,
+    merged: SpawnPath,
+}
+
+impl SpawnPathMemo {
+    fn merged(
+        &self,
+        login: Option<&'static OsStr>,
+        process: Option<OsString>,
+        fallbacks: Vec<PathBuf>,
+        platform: Platform,
+    ) -> SpawnPath {
+        let mut last = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(memo) = last.as_ref()
+            && memo.login == login
+            && memo.process == process
+            && memo.fallbacks == fallbacks
+        {
+            return memo.merged.clone();
+        }
+        let value = merge_path_sources(login, process.as_deref(), &fallbacks, platform);
+        // The process's PATH alone, merged the same way: equal when the
+        // login PATH and the fallbacks add nothing and move nothing.
+        let own = merge_path_sources(None, process.as_deref(), &[], platform);
+        let equivalent_process_path = process.clone().filter(|_| own == value);
+        let merged = SpawnPath { value, equivalent_process_path };
+        *last = Some(MergeInputs { login, process, fallbacks, merged: merged.clone() });
+        merged
+    }
 }
 
 /// The PATH to give a spawned server.
@@ -397,5 +477,56 @@ mod tests {
     fn configured_path_skips_the_computation() {
         let chosen = choose_path(Some("/configured"), || panic!("the default PATH was computed"));
         assert_eq!(chosen, OsString::from("/configured"));
+    }
+
+    #[test]
+    fn the_remembered_merge_follows_its_inputs() {
+        let memo = SpawnPathMemo(Mutex::new(None));
+        let unix = Platform::Unix;
+        let merge = |login: Option<&'static str>, process: Option<&str>, fallbacks: &[&str]| {
+            memo.merged(login.map(OsStr::new), process.map(OsString::from), paths(fallbacks), unix)
+        };
+        // Login PATH, process PATH, fallbacks; the merge; whether the
+        // process PATH is equivalent. Each answer is that of its own
+        // inputs, whichever came before.
+        type Case<'a> = (Option<&'static str>, Option<&'a str>, &'a [&'a str], &'a str, bool);
+        let cases: &[Case<'_>] = &[
+            (Some("/l"), Some("/usr/bin:/bin"), &["/opt/x"], "/l:/usr/bin:/bin:/opt/x", false),
+            (Some("/l"), Some("/usr/bin:/bin"), &["/opt/x"], "/l:/usr/bin:/bin:/opt/x", false),
+            (Some("/l"), Some("/usr/bin"), &["/opt/x"], "/l:/usr/bin:/opt/x", false),
+            (
+                Some("/l"),
+                Some("/usr/bin"),
+                &["/opt/x", "/opt/y"],
+                "/l:/usr/bin:/opt/x:/opt/y",
+                false,
+            ),
+            (Some("/l"), Some("/usr/bin"), &[], "/l:/usr/bin", false),
+            (Some("/o"), Some("/usr/bin"), &[], "/o:/usr/bin", false),
+            (None, Some("/usr/bin"), &[], "/usr/bin", true),
+            // Repeated and empty entries aside, the same search.
+            (Some("/a:/a:/b"), Some("/a:/a::/b"), &["/b"], "/a:/b", true),
+            (Some("/a:/b"), Some("/a:/b:/a"), &["/a/"], "/a:/b", true),
+            // The same directories in another order: not the same search.
+            (Some("/b:/a"), Some("/a:/b"), &[], "/b:/a", false),
+            (None, None, &[], "", false),
+            (Some("/l"), Some("/usr/bin:/bin"), &["/opt/x"], "/l:/usr/bin:/bin:/opt/x", false),
+        ];
+        for &(login, process, fallbacks, expected, equivalent) in cases {
+            let got = merge(login, process, fallbacks);
+            let what = format!("{login:?} {process:?} {fallbacks:?}");
+            assert_eq!(got.value, OsString::from(expected), "{what}");
+            let fresh = merge_path_sources(
+                login.map(OsStr::new),
+                process.map(OsStr::new),
+                &paths(fallbacks),
+                unix,
+            );
+            assert_eq!(got.value, fresh, "{what}");
+            let own = process.map(OsString::from).filter(|_| equivalent);
+            assert_eq!(got.equivalent_process_path, own, "{what}");
+            // Asked again with the same inputs: the remembered answer.
+            assert_eq!(merge(login, process, fallbacks), got, "{what}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use tokio::process::ChildStdout;
 use tokio_util::codec::FramedRead;
 
 use crate::codec::LineCodec;
-use crate::conn::{self, Conn, lock};
+use crate::conn::{self, ChildPath, Conn, lock};
 use crate::error::{Error, ExitInfo};
 use crate::lines::{Next, Reader, write_queued};
 use crate::options::{ServerCommand, Settings, StdioOptions};
@@ -69,7 +69,7 @@ struct Shared {
     options: Settings,
     command: ServerCommand,
     program: PathBuf,
-    path: OsString,
+    path: ChildPath,
     slot: Mutex<Slot>,
     link: OnceLock<Link>,
     /// Lines of the server's stdout dropped (over-long, not JSON-RPC).
@@ -127,13 +127,21 @@ impl StdioTransport {
         let program_name = command.command.clone();
         let cache = options.path_cache.clone();
         let resolve = move || {
-            let path = match (configured_path, discover) {
-                (Some(p), _) => OsString::from(p),
-                (None, true) => mcp_spawn_env::spawn_path_cached(None, cache.as_ref()),
-                (None, false) => std::env::var_os("PATH").unwrap_or_default(),
+            // The PATH for the child, and the process PATH that serves as
+            // well when the child inherits it (then none is set).
+            let (path, inherited) = match (configured_path, discover) {
+                (Some(p), _) => (OsString::from(p), None),
+                (None, true) => {
+                    let path = mcp_spawn_env::spawn_path_detail(None, cache.as_ref());
+                    (path.value, path.equivalent_process_path)
+                }
+                (None, false) => {
+                    let path = std::env::var_os("PATH").unwrap_or_default();
+                    (path.clone(), Some(path))
+                }
             };
             let program = mcp_spawn_env::resolve_command(&program_name, &cwd, &path, &host_name);
-            (path, program)
+            (ChildPath { path, inherited }, program)
         };
         // PATH discovery runs the user's login shell (or reads its cached
         // result) once per process: that first time it is kept off the

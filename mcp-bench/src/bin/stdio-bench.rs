@@ -13,7 +13,8 @@
 //! process holding N initialized clients; prints its RSS growth per client)
 //! and `--profile ours|rmcp N [DEPTH]` (N calls, DEPTH of them in flight (1
 //! by default), against the fixed-reply answerer of the `--era` given, for
-//! callgrind).
+//! callgrind), and `--profile-start ours|rmcp|raw N` (N starts against
+//! `mcp-testkit stdio` of the `--era` given, for callgrind and `strace -c`).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -64,6 +65,11 @@ fn run(args: &[String]) -> Result<(), String> {
         testkit: testkit_path(args),
         era: Era::from_args(args)?,
     };
+    if let Some(i) = args.iter().position(|a| a == "--profile-start") {
+        let which = args.get(i + 1).map(String::as_str).unwrap_or("ours");
+        let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(100);
+        return profile_start(&config, which, n);
+    }
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let which = args.get(i + 1).map(String::as_str).unwrap_or("ours");
         let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(20_000);
@@ -728,41 +734,12 @@ fn startup(config: &Config) -> Result<String, String> {
     unpin()?;
     let (starts, rounds) = if config.quick { (2, 1) } else { (20, 5) };
     let rt = runtime();
-    let servers = [
-        ServerSpec::testkit(&config.testkit, Era::Legacy),
-        ServerSpec::testkit(&config.testkit, Era::Modern),
-    ];
+    let servers = startup_servers(config);
     // Contenders 0-2: ours, rmcp, raw on the handshake-era server; 3-5 the
     // same on the stateless one; 6: ours left to probe (`EraChoice::Auto`,
     // the default) on the handshake-era server.
     let mut times: [Vec<f64>; 7] = Default::default();
-    let once = |which: usize| -> Result<Duration, String> {
-        let server = &servers[usize::from((3..6).contains(&which))];
-        match which % 3 {
-            0 => rt.block_on(async {
-                let choice = (which == 6).then_some(EraChoice::Auto);
-                let start = Instant::now();
-                let client = spawn_ours_with(server, choice).await?;
-                let time = start.elapsed();
-                let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
-                Ok(time)
-            }),
-            1 => rt.block_on(async {
-                let start = Instant::now();
-                let client = spawn_rmcp(server).await?;
-                let time = start.elapsed();
-                let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
-                Ok(time)
-            }),
-            _ => {
-                let start = Instant::now();
-                let pipe = raw_pipe(server)?;
-                let time = start.elapsed();
-                drop(pipe);
-                Ok(time)
-            }
-        }
-    };
+    let once = |which: usize| start_once(&rt, &servers, which);
     for which in 0..times.len() {
         once(which)?;
     }
@@ -794,6 +771,68 @@ fn startup(config: &Config) -> Result<String, String> {
         ratio(m[3], m[5]),
         d(m[6]),
     ))
+}
+
+/// The servers of the start-up measure: the handshake-era testkit, then the
+/// stateless-era one.
+fn startup_servers(config: &Config) -> [ServerSpec; 2] {
+    [
+        ServerSpec::testkit(&config.testkit, Era::Legacy),
+        ServerSpec::testkit(&config.testkit, Era::Modern),
+    ]
+}
+
+/// One start of contender `which` (0 ours, 1 rmcp, 2 the raw pipe on the
+/// handshake-era server; 3-5 the same on the stateless one; 6 ours with
+/// `EraChoice::Auto` on the handshake-era server): the time from the spawn
+/// to the end of the handshake. Closing is not timed.
+fn start_once(rt: &Runtime, servers: &[ServerSpec; 2], which: usize) -> Result<Duration, String> {
+    let server = &servers[usize::from((3..6).contains(&which))];
+    match which % 3 {
+        0 => rt.block_on(async {
+            let choice = (which == 6).then_some(EraChoice::Auto);
+            let start = Instant::now();
+            let client = spawn_ours_with(server, choice).await?;
+            let time = start.elapsed();
+            let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+            Ok(time)
+        }),
+        1 => rt.block_on(async {
+            let start = Instant::now();
+            let client = spawn_rmcp(server).await?;
+            let time = start.elapsed();
+            let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
+            Ok(time)
+        }),
+        _ => {
+            let start = Instant::now();
+            let pipe = raw_pipe(server)?;
+            let time = start.elapsed();
+            drop(pipe);
+            Ok(time)
+        }
+    }
+}
+
+/// `--profile-start ours|rmcp|raw N`: N starts (spawn + handshake + close)
+/// of one contender against `mcp-testkit stdio` of the `--era` given, for
+/// callgrind and `strace -c`; prints the median start in µs on stderr.
+fn profile_start(config: &Config, which: &str, n: usize) -> Result<(), String> {
+    let rt = runtime();
+    let servers = startup_servers(config);
+    let base = match which {
+        "ours" => 0,
+        "rmcp" => 1,
+        "raw" => 2,
+        other => return Err(format!("--profile-start: unknown contender {other}")),
+    };
+    let which = base + if config.era == Era::Modern { 3 } else { 0 };
+    let mut times = Vec::new();
+    for _ in 0..n.clamp(1, 100_000) {
+        times.push(start_once(&rt, &servers, which)?.as_secs_f64() * 1e6);
+    }
+    eprintln!("stdio-bench: {} starts, median {:.1} µs", times.len(), median_f64(&times));
+    Ok(())
 }
 
 /// `hold ours|rmcp N SERVER`: a process holding N initialized clients to N

@@ -349,6 +349,28 @@ async fn clean_environment_keeps_only_the_allowlist_and_the_configured_env() {
     c.close().await.unwrap();
 }
 
+/// The PATH a server sees: the host's own when nothing changes it (the
+/// child inherits it, none is set), the configured one, and the host's in
+/// a clean environment too.
+#[tokio::test]
+async fn the_server_gets_its_path_set_or_inherited() {
+    let host = std::env::var("PATH").unwrap_or_default();
+    let path_of = |c: StdioClient| async move {
+        let seen = call(&c, "env", json!({"name": "PATH"})).await;
+        c.close().await.unwrap();
+        serde_json::from_str::<Value>(&text_blocks(&seen)).unwrap()
+    };
+    let inherited = mcp_client_stdio::spawn(testkit(&[]), options()).await.unwrap();
+    assert_eq!(path_of(inherited).await, json!(host), "inherited");
+    let cmd = testkit(&[]).env("PATH", "/configured/bin:/usr/bin");
+    let configured = mcp_client_stdio::spawn(cmd, options()).await.unwrap();
+    assert_eq!(path_of(configured).await, json!("/configured/bin:/usr/bin"), "configured");
+    let mut o = options();
+    o.env = EnvMode::Clean;
+    let clean = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
+    assert_eq!(path_of(clean).await, json!(host), "clean");
+}
+
 #[tokio::test]
 async fn a_missing_command_says_what_to_install() {
     let mut o = options();
