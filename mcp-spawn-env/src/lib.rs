@@ -103,8 +103,9 @@ pub use resolve::{
     resolve_command_with,
 };
 pub use search_path::{
-    SpawnPath, default_spawn_path, default_spawn_path_cached, join_path_list, merge_path_lists,
-    merge_path_sources, spawn_path, spawn_path_cached, spawn_path_detail, split_path_list,
+    FALLBACK_RECHECK, SpawnPath, default_spawn_path, default_spawn_path_cached, join_path_list,
+    merge_path_lists, merge_path_sources, spawn_path, spawn_path_cached, spawn_path_detail,
+    split_path_list,
 };
 
 /// The README's examples, compiled as doc tests.

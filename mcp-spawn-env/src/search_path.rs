@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::cache::ProbeCache;
 use crate::fallback::{RealFileSystem, fallback_dirs};
@@ -191,7 +192,9 @@ fn choose_path(config_path: Option<&str>, computed: impl FnOnce() -> OsString) -
 /// Merges, in this order: the login shell's PATH ([`login_shell_path`](crate::login_shell_path),
 /// probed once per process), this process's `PATH`, and the
 /// [`fallback_dirs`] that exist. Calls after the first are cheap: the probe
-/// is cached; the directory checks are a handful of `stat`s.
+/// is cached; the directory checks are a handful of `stat`s, made at most
+/// once per [`FALLBACK_RECHECK`], and the merge is remembered with its
+/// inputs.
 #[must_use]
 pub fn default_spawn_path() -> OsString {
     default_spawn_path_cached(None)
@@ -209,11 +212,18 @@ pub fn default_spawn_path_cached(cache: Option<&ProbeCache>) -> OsString {
 fn default_spawn_path_detail(cache: Option<&ProbeCache>) -> SpawnPath {
     let platform = Platform::CURRENT;
     let env = |name: &str| std::env::var_os(name);
-    let fallbacks = fallback_dirs(platform, &env, &RealFileSystem);
     let process_path = std::env::var_os("PATH");
     let login = login_shell_path_cached(cache);
-    LAST_SPAWN_PATH.merged(login, process_path, fallbacks, platform)
+    let fallbacks = || fallback_dirs(platform, &env, &RealFileSystem);
+    LAST_SPAWN_PATH.merged(login, process_path, Instant::now(), fallbacks, platform)
 }
+
+/// How long the tool directories found to exist ([`fallback_dirs`]) are
+/// trusted before they are looked for again: a burst of server starts
+/// looks once (about 25k instructions and a dozen `stat`s each time), and
+/// a directory made while the host runs is seen by the starts a second
+/// later.
+pub const FALLBACK_RECHECK: Duration = Duration::from_secs(1);
 
 /// A PATH for a spawned server ([`spawn_path_detail`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,8 +257,8 @@ pub fn spawn_path_detail(config_path: Option<&str>, cache: Option<&ProbeCache>) 
 /// fixed once known, the process PATH and the fallbacks that exist rarely
 /// change), and the merge (splitting, de-duplicating, joining: about 40k
 /// instructions for two PATHs of a dozen entries) is most of the work.
-/// Any input that differs makes the merge again, so the answer is always
-/// that of its inputs.
+/// A login or process PATH that differs, or fallbacks that differ when
+/// looked for again (after [`FALLBACK_RECHECK`]), make the merge again.
 static LAST_SPAWN_PATH: SpawnPathMemo = SpawnPathMemo(Mutex::new(None));
 
 struct SpawnPathMemo(Mutex<Option<MergeInputs>>);
@@ -258,23 +268,41 @@ struct MergeInputs {
     login: Option<&'static OsStr>,
     process: Option<OsString>,
     fallbacks: Vec<PathBuf>,
+    /// When the fallbacks were last looked for.
+    checked: Instant,
     merged: SpawnPath,
 }
 
 impl SpawnPathMemo {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<MergeInputs>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The merge for these PATHs at `now`, `fallbacks` looked for (with no
+    /// lock held) only when the remembered ones are older than
+    /// [`FALLBACK_RECHECK`] or the PATHs differ.
     fn merged(
         &self,
         login: Option<&'static OsStr>,
         process: Option<OsString>,
-        fallbacks: Vec<PathBuf>,
+        now: Instant,
+        fallbacks: impl FnOnce() -> Vec<PathBuf>,
         platform: Platform,
     ) -> SpawnPath {
-        let mut last = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(memo) = last.as_ref()
-            && memo.login == login
-            && memo.process == process
+        let same_paths = |memo: &MergeInputs| memo.login == login && memo.process == process;
+        if let Some(memo) = self.lock().as_ref()
+            && same_paths(memo)
+            && now.saturating_duration_since(memo.checked) < FALLBACK_RECHECK
+        {
+            return memo.merged.clone();
+        }
+        let fallbacks = fallbacks();
+        let mut last = self.lock();
+        if let Some(memo) = last.as_mut()
+            && same_paths(memo)
             && memo.fallbacks == fallbacks
         {
+            memo.checked = memo.checked.max(now);
             return memo.merged.clone();
         }
         let value = merge_path_sources(login, process.as_deref(), &fallbacks, platform);
@@ -283,7 +311,8 @@ impl SpawnPathMemo {
         let own = merge_path_sources(None, process.as_deref(), &[], platform);
         let equivalent_process_path = process.clone().filter(|_| own == value);
         let merged = SpawnPath { value, equivalent_process_path };
-        *last = Some(MergeInputs { login, process, fallbacks, merged: merged.clone() });
+        *last =
+            Some(MergeInputs { login, process, fallbacks, checked: now, merged: merged.clone() });
         merged
     }
 }
@@ -483,8 +512,14 @@ mod tests {
     fn the_remembered_merge_follows_its_inputs() {
         let memo = SpawnPathMemo(Mutex::new(None));
         let unix = Platform::Unix;
-        let merge = |login: Option<&'static str>, process: Option<&str>, fallbacks: &[&str]| {
-            memo.merged(login.map(OsStr::new), process.map(OsString::from), paths(fallbacks), unix)
+        // Each call a second after the one before: the fallbacks are
+        // looked for every time.
+        let start = Instant::now();
+        let mut at = start;
+        let mut merge = |login: Option<&'static str>, process: Option<&str>, fallbacks: &[&str]| {
+            at += FALLBACK_RECHECK;
+            let process = process.map(OsString::from);
+            memo.merged(login.map(OsStr::new), process, at, || paths(fallbacks), unix)
         };
         // Login PATH, process PATH, fallbacks; the merge; whether the
         // process PATH is equivalent. Each answer is that of its own
@@ -528,5 +563,40 @@ mod tests {
             // Asked again with the same inputs: the remembered answer.
             assert_eq!(merge(login, process, fallbacks), got, "{what}");
         }
+    }
+
+    #[test]
+    fn the_fallbacks_are_looked_for_again_after_the_recheck_time() {
+        let memo = SpawnPathMemo(Mutex::new(None));
+        let looked = std::cell::Cell::new(0);
+        let t0 = Instant::now();
+        let ask = |process: &str, at: Instant, fallbacks: &[&str]| {
+            let fallbacks = || {
+                looked.set(looked.get() + 1);
+                paths(fallbacks)
+            };
+            let process = Some(OsString::from(process));
+            memo.merged(Some(OsStr::new("/l")), process, at, fallbacks, Platform::Unix).value
+        };
+        assert_eq!(ask("/p", t0, &["/x"]), OsString::from("/l:/p:/x"));
+        assert_eq!(looked.get(), 1);
+        // Within the recheck time: not looked for; a new directory is not
+        // seen yet.
+        let soon = t0 + FALLBACK_RECHECK / 2;
+        assert_eq!(ask("/p", soon, &["/x", "/new"]), OsString::from("/l:/p:/x"));
+        assert_eq!(looked.get(), 1);
+        // Another process PATH: looked for at once.
+        assert_eq!(ask("/q", soon, &["/x", "/new"]), OsString::from("/l:/q:/x:/new"));
+        assert_eq!(looked.get(), 2);
+        // The recheck time passed: looked for again, and a change is seen.
+        let later = soon + FALLBACK_RECHECK;
+        assert_eq!(ask("/q", later, &["/y"]), OsString::from("/l:/q:/y"));
+        assert_eq!(looked.get(), 3);
+        // Unchanged when looked for again: the same answer.
+        let much_later = later + FALLBACK_RECHECK;
+        assert_eq!(ask("/q", much_later, &["/y"]), OsString::from("/l:/q:/y"));
+        assert_eq!(looked.get(), 4);
+        assert_eq!(ask("/q", much_later + FALLBACK_RECHECK / 2, &[]), OsString::from("/l:/q:/y"));
+        assert_eq!(looked.get(), 4);
     }
 }
