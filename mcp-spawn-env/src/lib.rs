@@ -15,7 +15,11 @@
 //!   `~/.local/bin`, Volta, Bun, Cargo, the newest nvm Node.js, fnm, asdf and
 //!   mise shims, Homebrew, `/usr/local`; uv's directories on Windows),
 //!   de-duplicated keeping the first. A PATH the user configured for the
-//!   server wins.
+//!   server wins. The merge is remembered with its inputs, and the tool
+//!   directories are looked for at most once per [`FALLBACK_RECHECK`], so
+//!   a burst of starts pays for them once; [`spawn_path_detail`] also says
+//!   when this process's PATH is equivalent, so a spawner can leave the
+//!   child's PATH inherited.
 //! - **A probe cache between runs** ([`ProbeCache`], opt-in,
 //!   [`spawn_path_cached`]): the login shell's PATH kept in a file for a
 //!   day, keyed by the shell, `HOME`, the inherited PATH and the
