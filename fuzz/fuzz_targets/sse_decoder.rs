@@ -3,6 +3,8 @@
 //! through the owned `decode` or the borrowing `decode_with`.
 #![no_main]
 
+mod common;
+
 use libfuzzer_sys::fuzz_target;
 use mcp_sse::sse::{Decoder, Item};
 
@@ -43,14 +45,7 @@ fuzz_target!(|input: &[u8]| {
         assert_eq!(whole, decode_borrowed(max, body.chunks(chunk)), "borrowed, chunks of {chunk}");
     }
     // Uneven chunks: lengths taken from the body itself.
-    let mut chunks = Vec::new();
-    let mut rest = body;
-    while !rest.is_empty() {
-        let n = (usize::from(rest[0]) % 9 + 1).min(rest.len());
-        let (chunk, tail) = rest.split_at(n);
-        chunks.push(chunk);
-        rest = tail;
-    }
+    let chunks = common::uneven_chunks(body);
     assert_eq!(whole, decode(max, chunks.iter().copied()), "uneven chunks");
     assert_eq!(whole, decode_borrowed(max, chunks), "borrowed, uneven chunks");
 });

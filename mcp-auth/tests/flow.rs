@@ -252,6 +252,19 @@ fn install_as(net: &Net, opts: AsOpts) -> Arc<Mutex<AsLog>> {
     log
 }
 
+/// Where the MCP server serves its protected resource metadata.
+const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// The `resource_metadata` parameter of a challenge naming [`PRM_PATH`].
+fn resource_metadata() -> String {
+    format!(r#"resource_metadata="{RS}{PRM_PATH}""#)
+}
+
+/// [`install_prm`] at [`PRM_PATH`] for [`MCP`], with `extra` members.
+fn install_mcp_prm(net: &Net, extra: Value) {
+    install_prm(net, PRM_PATH, MCP, extra);
+}
+
 /// Serves the protected resource metadata at `path` on the MCP server.
 fn install_prm(net: &Net, path: &str, resource: &str, extra: Value) {
     let mut prm = json!({"resource": resource, "authorization_servers": [AS]});
@@ -299,7 +312,7 @@ fn bearer(req: &RequestAuth) -> String {
 #[tokio::test]
 async fn metadata_default() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(&net, AsOpts::default());
     let c = client(&net, config());
     let req = first_401(&c, Some(&prm_challenge())).await.unwrap();
@@ -337,7 +350,7 @@ async fn metadata_default() {
 #[tokio::test]
 async fn metadata_var1_openid_at_root_without_challenge_url() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     install_as(
         &net,
         AsOpts {
@@ -493,7 +506,7 @@ async fn issuer_mismatch_and_missing_pkce_are_refused() {
     ];
     for (extra, expected) in cases {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         let log = install_as(&net, AsOpts { extra: extra.clone(), ..Default::default() });
         let c = client(&net, config());
         let err = first_401(&c, Some(&prm_challenge())).await.unwrap_err();
@@ -525,7 +538,7 @@ async fn insecure_urls_are_refused() {
 #[tokio::test]
 async fn basic_cimd_uses_the_metadata_url_as_client_id() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(
         &net,
         AsOpts {
@@ -547,7 +560,7 @@ async fn basic_cimd_uses_the_metadata_url_as_client_id() {
 #[tokio::test]
 async fn cimd_without_a_configured_url_falls_back_to_dcr() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(
         &net,
         AsOpts {
@@ -569,7 +582,7 @@ async fn token_endpoint_auth_methods_are_honoured() {
     ];
     for (method, secret) in cases {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         let log = install_as(
             &net,
             AsOpts {
@@ -613,7 +626,7 @@ async fn token_endpoint_auth_methods_are_honoured() {
 #[tokio::test]
 async fn pre_registration_without_dcr() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(
         &net,
         AsOpts {
@@ -637,7 +650,7 @@ async fn pre_registration_without_dcr() {
 #[tokio::test]
 async fn no_registration_method_is_an_error() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     install_as(
         &net,
         AsOpts { extra: json!({"registration_endpoint": null}), ..Default::default() },
@@ -656,7 +669,7 @@ async fn requested_scope(
     cfg: OAuthConfig,
 ) -> (Option<String>, Vec<Value>) {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, prm_extra);
+    install_mcp_prm(&net, prm_extra);
     let log = install_as(&net, AsOpts { extra: as_extra, ..Default::default() });
     let c = client(&net, cfg);
     first_401(&c, Some(&challenge(header))).await.unwrap();
@@ -666,7 +679,7 @@ async fn requested_scope(
 
 #[tokio::test]
 async fn scope_selection_scenarios() {
-    let rm = format!(r#"resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#);
+    let rm = resource_metadata();
     // scope-from-www-authenticate
     let (s, _) = requested_scope(
         json!({"scopes_supported": ["mcp:basic", "mcp:read"]}),
@@ -721,15 +734,10 @@ async fn scope_selection_scenarios() {
 #[tokio::test]
 async fn scope_step_up() {
     let net = Arc::new(Net::default());
-    install_prm(
-        &net,
-        "/.well-known/oauth-protected-resource/mcp",
-        MCP,
-        json!({"scopes_supported": ["mcp:basic"]}),
-    );
+    install_mcp_prm(&net, json!({"scopes_supported": ["mcp:basic"]}));
     let log = install_as(&net, AsOpts::default());
     let c = client(&net, config());
-    let rm = format!(r#"resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#);
+    let rm = resource_metadata();
     // tools/list: 401 asking for mcp:basic.
     first_401(&c, Some(&challenge(&format!(r#"Bearer scope="mcp:basic", {rm}"#)))).await.unwrap();
     assert_eq!(c.granted_scopes(), ["mcp:basic"]);
@@ -759,15 +767,10 @@ async fn scope_step_up() {
 #[tokio::test]
 async fn scope_retry_limit() {
     let net = Arc::new(Net::default());
-    install_prm(
-        &net,
-        "/.well-known/oauth-protected-resource/mcp",
-        MCP,
-        json!({"scopes_supported": ["mcp:admin"]}),
-    );
+    install_mcp_prm(&net, json!({"scopes_supported": ["mcp:admin"]}));
     let log = install_as(&net, AsOpts::default());
     let c = client(&net, config());
-    let rm = format!(r#"resource_metadata="{RS}/.well-known/oauth-protected-resource/mcp""#);
+    let rm = resource_metadata();
     let mut req = first_401(&c, Some(&challenge(&format!(r#"Bearer scope="mcp:admin", {rm}"#))))
         .await
         .unwrap();
@@ -859,7 +862,7 @@ async fn callback_checks() {
     ];
     for (opts, check) in cases {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         let log = install_as(&net, opts);
         let c = client(&net, config());
         let r = first_401(&c, Some(&prm_challenge())).await;
@@ -892,7 +895,7 @@ fn clocked_client(net: &Arc<Net>) -> (OAuthClient, Arc<Clock>, Arc<MemoryTokenSt
 }
 
 fn refreshing_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
-    install_prm(net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(net, json!({}));
     install_as(net, AsOpts { token_hook: Some(hook), ..Default::default() })
 }
 
@@ -1032,7 +1035,7 @@ async fn invalid_grant_drops_tokens_and_restarts_once() {
 #[tokio::test]
 async fn stored_tokens_are_reused_across_clients() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(&net, AsOpts::default());
     let dir = std::env::temp_dir().join(format!("mcp-auth-flow-{}", std::process::id()));
     let store = Arc::new(FileTokenStore::new(&dir));
@@ -1051,7 +1054,7 @@ async fn stored_tokens_are_reused_across_clients() {
 #[tokio::test]
 async fn concurrent_401s_share_one_flow() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(&net, AsOpts::default());
     let c = client(&net, config());
     let ch = prm_challenge();
@@ -1202,7 +1205,7 @@ async fn a_redirect_uri_off_loopback_without_tls_is_refused() {
         ("https://example.com/callback", true),
     ] {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         let log = install_as(&net, AsOpts::default());
         let fetch: Arc<dyn HttpFetch> = net.clone();
         let handler = HeadlessHandler::with_redirect_uri(fetch.clone(), uri);
@@ -1245,7 +1248,7 @@ async fn logout_forgets_tokens_stored_under_a_server_url_with_a_query() {
 #[tokio::test]
 async fn client_credentials_basic() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let log = install_as(
         &net,
         AsOpts {
@@ -1291,7 +1294,7 @@ async fn client_credentials_private_key_jwt_es256() {
     );
 
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let verified = Arc::new(Mutex::new(None::<Value>));
     let v2 = verified.clone();
     let hook: TokenHook = Arc::new(move |f, _| {
@@ -1452,7 +1455,7 @@ async fn oversized_bodies_and_missing_challenge_metadata_are_errors() {
 async fn cross_app_access_complete_flow() {
     const IDP: &str = "http://127.0.0.1:9100";
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     let exchange = Arc::new(Mutex::new(None::<HashMap<String, String>>));
     let ex2 = exchange.clone();
     net.route(Method::POST, &format!("{IDP}/token"), move |req| {
@@ -1648,7 +1651,7 @@ async fn pre_registered_credentials_are_not_taken_to_a_new_server() {
 // ------------------------------------------------------------ workload identity
 
 fn wif_as(net: &Net, hook: TokenHook) -> Arc<Mutex<AsLog>> {
-    install_prm(net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(net, json!({}));
     install_as(
         net,
         AsOpts {
@@ -1782,7 +1785,7 @@ fn dpop_token_endpoint(net: &Net, issued: Arc<Mutex<u32>>) {
 /// DPoP with ES256 (its token endpoint is the test's to route).
 fn dpop_net() -> Arc<Net> {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     install_as(
         &net,
         AsOpts {
@@ -1983,7 +1986,7 @@ async fn dpop_modes() {
     ];
     for (mode, algs, dpop_only, expected) in cases {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         install_as(
             &net,
             AsOpts {
@@ -2015,7 +2018,7 @@ async fn dpop_modes() {
 async fn revoke_then_logout() {
     for offered in [true, false] {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         let extra = if offered {
             json!({"revocation_endpoint": format!("{AS}/revoke")})
         } else {
@@ -2090,7 +2093,7 @@ async fn logout_without_the_server_uses_the_issuer_kept_with_the_tokens() {
     let key = StoreKey::new(MCP, AS);
     let login = |store: Arc<FileTokenStore>| async move {
         let net = Arc::new(Net::default());
-        install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+        install_mcp_prm(&net, json!({}));
         revoking_as(&net);
         let c = client(&net, config()).with_store(store);
         let req = first_401(&c, Some(&prm_challenge())).await.unwrap();
@@ -2153,7 +2156,7 @@ async fn logout_without_the_server_uses_the_issuer_kept_with_the_tokens() {
 #[tokio::test]
 async fn dpop_bound_tokens_are_revoked_with_a_proof_of_their_key() {
     let net = Arc::new(Net::default());
-    install_prm(&net, "/.well-known/oauth-protected-resource/mcp", MCP, json!({}));
+    install_mcp_prm(&net, json!({}));
     install_as(
         &net,
         AsOpts {

@@ -20,12 +20,15 @@ pub enum Era {
 }
 
 impl Era {
+    /// Both eras, the handshake era first.
+    pub const BOTH: [Era; 2] = [Era::Legacy, Era::Modern];
+
     /// `--era legacy|modern` among a binary's arguments (legacy when absent).
     pub fn from_args(args: &[String]) -> Result<Era, String> {
-        match args.iter().position(|a| a == "--era").map(|i| args.get(i + 1)) {
+        match crate::args::after(args, "--era") {
             None => Ok(Era::Legacy),
-            Some(Some(v)) if v == "legacy" => Ok(Era::Legacy),
-            Some(Some(v)) if v == "modern" => Ok(Era::Modern),
+            Some(Some("legacy")) => Ok(Era::Legacy),
+            Some(Some("modern")) => Ok(Era::Modern),
             Some(v) => Err(format!("--era takes legacy or modern, not {v:?}")),
         }
     }
@@ -59,6 +62,14 @@ impl Era {
         match self {
             Era::Legacy => "handshake era (2025-11-25, `initialize`)",
             Era::Modern => "stateless era (2026-07-28, `server/discover`, no session)",
+        }
+    }
+
+    /// Its short name: `handshake` or `stateless`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Era::Legacy => "handshake",
+            Era::Modern => "stateless",
         }
     }
 

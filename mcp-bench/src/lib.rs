@@ -34,15 +34,21 @@
 //! The round-trip measures run in either protocol era (`--era
 //! legacy|modern`, see [`era::Era`]), every contender pinned to it.
 //!
-//! What the binaries share, once: [`alternating`] runs and [`median`]s,
-//! the echo call ([`MESSAGE`], [`echo_args`]), [`runtime`] and
-//! [`value_of`] (here); CPU time, memory, affinity, the testkit and server
-//! processes ([`proc`]); quantiles and the tables' number formats
-//! ([`report`]); the era ([`era`]).
+//! What the binaries share, once: [`alternating`] runs, the echo call
+//! ([`MESSAGE`], [`echo_args`]), [`runtime`] and [`main`] (here); flags
+//! and the mode word ([`args`]); CPU time, memory, affinity, the testkit
+//! and server processes ([`proc`]); medians, quantiles and the tables'
+//! number formats ([`report`]); the era ([`era`]); our clients ([`ours`])
+//! and rmcp's ([`theirs`]) as every benchmark connects and calls them; the
+//! raw JSON-RPC texts and the fixed-reply answerers' templates ([`wire`]).
 
+pub mod args;
 pub mod era;
+pub mod ours;
 pub mod proc;
 pub mod report;
+pub mod theirs;
+pub mod wire;
 
 use std::time::{Duration, Instant};
 
@@ -59,16 +65,23 @@ pub fn echo_args() -> JsonObject {
     args
 }
 
-/// The value after `flag` among a binary's arguments (`--flag VALUE`);
-/// `None` when the flag or its value is missing.
-pub fn value_of<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
-    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).map(String::as_str)
-}
-
 /// The runtime a benchmark's clients run on: current-thread, I/O and
 /// time enabled.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime")
+}
+
+/// A benchmark binary's `main`: the wall-clock [`proc::watchdog`] of
+/// `limit`, then `run` on the arguments; an error goes to stderr as
+/// `name: error` and ends the process with exit code 1.
+#[allow(clippy::print_stderr)]
+pub fn main(name: &str, limit: Duration, run: impl FnOnce(&[String]) -> Result<(), String>) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    proc::watchdog(limit);
+    if let Err(e) = run(&args) {
+        eprintln!("{name}: {e}");
+        std::process::exit(1);
+    }
 }
 
 /// Runs each contender once to warm up, then `rounds` rounds in which every
@@ -95,42 +108,9 @@ pub fn alternating<T: PartialEq + std::fmt::Debug>(
     times
 }
 
-/// The median of some durations (the mean of the middle two for an even
-/// count); zero for none.
-pub fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort_unstable();
-    match sorted.len() {
-        0 => Duration::ZERO,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
-    }
-}
-
-/// `count` things in `time`, per second.
-pub fn per_second(count: f64, time: Duration) -> f64 {
-    count / time.as_secs_f64().max(1e-12)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        let ms = Duration::from_millis;
-        assert_eq!(median(&[ms(3), ms(1), ms(2)]), ms(2));
-        assert_eq!(median(&[ms(4), ms(1), ms(2), ms(3)]), Duration::from_micros(2500));
-        assert_eq!(median(&[]), Duration::ZERO);
-    }
-
-    #[test]
-    fn a_flag_s_value_or_none() {
-        let args: Vec<String> = ["--quick", "--node", "n", "--era"].map(String::from).into();
-        assert_eq!(value_of(&args, "--node"), Some("n"));
-        assert_eq!(value_of(&args, "--era"), None);
-        assert_eq!(value_of(&args, "--python"), None);
-    }
 
     #[test]
     fn alternating_runs_every_contender_each_round() {

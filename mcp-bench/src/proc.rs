@@ -12,16 +12,22 @@ use nix::unistd::Pid;
 
 /// User plus system CPU time this process (all its threads) has used so far.
 pub fn cpu_time() -> Duration {
-    match getrusage(UsageWho::RUSAGE_SELF) {
-        Ok(usage) => {
-            let tv = |t: nix::sys::time::TimeVal| {
-                Duration::from_secs(t.tv_sec().max(0) as u64)
-                    + Duration::from_micros(t.tv_usec().max(0) as u64)
-            };
-            tv(usage.user_time()) + tv(usage.system_time())
-        }
-        Err(_) => Duration::ZERO,
-    }
+    rusage_cpu(UsageWho::RUSAGE_SELF)
+}
+
+/// User plus system CPU time of this process's children that have ended
+/// and been waited for.
+pub fn children_cpu_time() -> Duration {
+    rusage_cpu(UsageWho::RUSAGE_CHILDREN)
+}
+
+/// User plus system time of `getrusage(who)`; zero when it fails.
+fn rusage_cpu(who: UsageWho) -> Duration {
+    let tv = |t: nix::sys::time::TimeVal| {
+        Duration::from_secs(t.tv_sec().max(0) as u64)
+            + Duration::from_micros(t.tv_usec().max(0) as u64)
+    };
+    getrusage(who).map_or(Duration::ZERO, |u| tv(u.user_time()) + tv(u.system_time()))
 }
 
 /// User plus system CPU time another process (`/proc/<pid>/stat`) has
@@ -86,6 +92,12 @@ pub fn unpin() -> Result<(), String> {
     sched_setaffinity(Pid::from_raw(0), all_cpus()).map_err(|e| format!("sched_setaffinity: {e}"))
 }
 
+/// [`pin_to_cpu0`] when `pinned`, else [`unpin`]: the affinity of a phase
+/// (what it starts from now on inherits it).
+pub fn pin(pinned: bool) -> Result<(), String> {
+    if pinned { pin_to_cpu0() } else { unpin() }
+}
+
 /// The binary `name` next to this executable (`target/<profile>/`), such
 /// as another benchmark run in one of its server modes.
 pub fn beside(name: &str) -> Result<PathBuf, String> {
@@ -96,7 +108,7 @@ pub fn beside(name: &str) -> Result<PathBuf, String> {
 /// The `mcp-testkit` binary: `--server PATH` when given, else the one next
 /// to this executable (`target/<profile>/`), built if missing.
 pub fn testkit_path(args: &[String]) -> PathBuf {
-    match crate::value_of(args, "--server") {
+    match crate::args::value_of(args, "--server") {
         Some(path) => PathBuf::from(path),
         None => match beside("mcp-testkit") {
             Ok(path) if path.is_file() => path,

@@ -2,6 +2,23 @@
 
 use std::time::Duration;
 
+/// The median of some durations (the mean of the middle two for an even
+/// count); zero for none.
+pub fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+/// `count` things in `time`, per second.
+pub fn per_second(count: f64, time: Duration) -> f64 {
+    count / time.as_secs_f64().max(1e-12)
+}
+
 /// The `q`-quantile (0..=1) of some durations, nearest rank; zero for none.
 pub fn quantile(times: &mut [Duration], q: f64) -> Duration {
     if times.is_empty() {
@@ -10,6 +27,11 @@ pub fn quantile(times: &mut [Duration], q: f64) -> Duration {
     times.sort_unstable();
     let rank = ((times.len() as f64 * q).ceil() as usize).clamp(1, times.len());
     times[rank - 1]
+}
+
+/// [`quantile`] in microseconds, as the latency columns show it.
+pub fn quantile_us(times: &mut [Duration], q: f64) -> f64 {
+    quantile(times, q).as_secs_f64() * 1e6
 }
 
 /// The median of some numbers (the mean of the middle two for an even
@@ -22,6 +44,11 @@ pub fn median_f64(values: &[f64]) -> f64 {
         n if n % 2 == 1 => sorted[n / 2],
         n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
+}
+
+/// The `CPUs` column of a phase run pinned to one CPU, or not.
+pub fn cpus(pinned: bool) -> &'static str {
+    if pinned { "pinned (1 CPU)" } else { "unpinned" }
 }
 
 /// Microseconds with one decimal.
@@ -75,6 +102,15 @@ mod tests {
         assert_eq!(quantile(&mut t, 0.5), Duration::from_micros(50));
         assert_eq!(quantile(&mut t, 0.99), Duration::from_micros(99));
         assert_eq!(quantile(&mut [], 0.5), Duration::ZERO);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        let ms = Duration::from_millis;
+        assert_eq!(median(&[ms(3), ms(1), ms(2)]), ms(2));
+        assert_eq!(median(&[ms(4), ms(1), ms(2), ms(3)]), Duration::from_micros(2500));
+        assert_eq!(median(&[]), Duration::ZERO);
+        assert_eq!(quantile_us(&mut [ms(1)], 0.5), 1000.0);
     }
 
     #[test]

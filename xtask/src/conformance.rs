@@ -49,7 +49,8 @@ pub(crate) struct Scenario {
     pub(crate) known_gap: Option<&'static str>,
 }
 
-const fn pass(
+/// A scenario the client (or, in `conformance_server`, the server) passes.
+pub(crate) const fn pass(
     name: &'static str,
     revision: &'static str,
     expected: &'static [&'static [&'static str]],
@@ -68,8 +69,9 @@ const fn gap(
     Scenario { name, revision, expected, known_gap: Some(reason) }
 }
 
-const R25: &str = "2025-11-25";
-const R26: &str = "2026-07-28";
+/// The revisions the scenarios are listed at.
+pub(crate) const R25: &str = "2025-11-25";
+pub(crate) const R26: &str = "2026-07-28";
 
 // The SUCCESS ids the suite's authorization server and MCP server helpers
 // emit for a well-behaved client, in the order of the flow.

@@ -31,27 +31,16 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use crate::conformance::{
-    Judgement, Scenario, Tally, bin_dir, check_table, find_file, install, judge, parse_checks,
-    suite_path,
+    Judgement, R25, R26, Scenario, Tally, bin_dir, check_table, find_file, install, judge,
+    parse_checks, pass, suite_path,
 };
 use crate::steps::{Step, root};
-
-const R25: &str = "2025-11-25";
-const R26: &str = "2026-07-28";
 
 const FIXTURES: &str = "needs the suite's fixtures (resources, prompts or tools of its own \
                         names), which the testkit does not serve";
 const INPUT_FIXTURES: &str = "needs more of the suite's input_required fixtures (request state, \
                               several inputs, several rounds, a prompt, capability checks) than \
                               the testkit serves";
-
-const fn pass(
-    name: &'static str,
-    revision: &'static str,
-    expected: &'static [&'static [&'static str]],
-) -> Scenario {
-    Scenario { name, revision, expected, known_gap: None }
-}
 
 const fn gap(name: &'static str, revision: &'static str, reason: &'static str) -> Scenario {
     Scenario { name, revision, expected: &[], known_gap: Some(reason) }

@@ -23,7 +23,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcp_bench::proc::{cpu_time, testkit_path, unpin, watchdog};
+use mcp_bench::args::{after, has};
+use mcp_bench::proc::{children_cpu_time, cpu_time, testkit_path, unpin};
 use mcp_bench::report::{median_f64, ms, ratio};
 use mcp_host_registry::{Config, Registry, RegistryOptions, ServerCommand, ServerConfig};
 
@@ -31,19 +32,13 @@ use mcp_host_registry::{Config, Registry, RegistryOptions, ServerCommand, Server
 const WALL_LIMIT: Duration = Duration::from_secs(10 * 60);
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    watchdog(WALL_LIMIT);
-    if let Err(e) = run(&args) {
-        eprintln!("fleet-bench: {e}");
-        std::process::exit(1);
-    }
+    mcp_bench::main("fleet-bench", WALL_LIMIT, run);
 }
 
 fn run(args: &[String]) -> Result<(), String> {
-    let quick = args.iter().any(|a| a == "--quick");
+    let quick = has(args, "--quick");
     let testkit = testkit_path(args);
-    let value = |name: &str| args.iter().position(|a| a == name).map(|i| args.get(i + 1));
-    let servers = match value("--servers") {
+    let servers = match after(args, "--servers") {
         Some(n) => n
             .and_then(|n| n.parse::<usize>().ok())
             .filter(|n| *n > 0)
@@ -51,7 +46,7 @@ fn run(args: &[String]) -> Result<(), String> {
         None if quick => 5,
         None => 50,
     };
-    let delays: Vec<u64> = match value("--delays") {
+    let delays: Vec<u64> = match after(args, "--delays") {
         Some(list) => list
             .ok_or("--delays needs a list of milliseconds")?
             .split(',')
@@ -89,19 +84,6 @@ fn registry(testkit: &Path, delay_ms: u64, names: impl Iterator<Item = String>) 
     let mut options = RegistryOptions::default();
     options.max_concurrency = servers.len();
     Registry::new(Config { servers, ..Default::default() }, options)
-}
-
-/// User plus system CPU time of this process's children that have ended
-/// and been waited for (the servers, once closed).
-fn children_cpu() -> Duration {
-    use nix::sys::resource::{UsageWho, getrusage};
-    let tv = |t: nix::sys::time::TimeVal| {
-        Duration::from_secs(t.tv_sec().max(0) as u64)
-            + Duration::from_micros(t.tv_usec().max(0) as u64)
-    };
-    getrusage(UsageWho::RUSAGE_CHILDREN)
-        .map(|u| tv(u.user_time()) + tv(u.system_time()))
-        .unwrap_or_default()
 }
 
 /// Starts every server of `registry` at once; the time until the last is
@@ -160,13 +142,13 @@ async fn measure(
         let fleet = registry(testkit, delay_ms, (0..servers).map(|i| format!("s{i}")));
         // The single starts' servers reaped first.
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let (before, children_before) = (cpu_time(), children_cpu());
+        let (before, children_before) = (cpu_time(), children_cpu_time());
         fleets.push(start_all(&fleet).await?.as_secs_f64());
         let client = cpu_time().saturating_sub(before);
         fleet.close_all().await;
         // The servers' whole lives (start, idle, shut down), once reaped.
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let server = children_cpu().saturating_sub(children_before);
+        let server = children_cpu_time().saturating_sub(children_before);
         cpus.push((client.as_secs_f64(), server.as_secs_f64()));
     }
     let per_start = |pick: fn(&(f64, f64)) -> f64| {

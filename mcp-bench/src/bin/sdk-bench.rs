@@ -15,23 +15,24 @@
 //! process, the scripts and every server they start on CPU 0); the 64 in
 //! flight phases are not.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
-// The layout of `Ours::run`'s future (two clients' call futures in one
+// The layout of `run_ours`'s future (two clients' call futures in one
 // enum, spawned per worker) needs a deeper query than the default.
 #![recursion_limit = "256"]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_bench::args::{has, value_of};
 use mcp_bench::era::Era;
-use mcp_bench::proc::{HttpServer, beside, cpu_time, pin_to_cpu0, testkit_path, unpin};
-use mcp_bench::report::{median_f64, quantile, rate, ratio, us_f64};
-use mcp_bench::{MESSAGE, echo_args, value_of};
+use mcp_bench::ours::{self, Ours};
+use mcp_bench::proc::{HttpServer, beside, cpu_time, pin, testkit_path, unpin};
+use mcp_bench::report::{cpus, median_f64, quantile_us, rate, ratio, us_f64};
+use mcp_bench::wire::Replies;
 use mcp_client_stdio::{ServerCommand, StdioOptions};
 use mcp_http::HttpOptions;
-use mcp_proto::client::RequestOptions;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The longest a whole run may take (a hung peer ends it).
 const WALL_LIMIT: Duration = Duration::from_secs(30 * 60);
@@ -41,12 +42,7 @@ const SCRIPT_LIMIT: Duration = Duration::from_secs(180);
 const DEPTH: usize = 64;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    mcp_bench::proc::watchdog(WALL_LIMIT);
-    if let Err(e) = run(&args) {
-        eprintln!("sdk-bench: {e}");
-        std::process::exit(1);
-    }
+    mcp_bench::main("sdk-bench", WALL_LIMIT, run);
 }
 
 /// Where everything is.
@@ -109,7 +105,7 @@ fn counts(quick: bool, transport: Transport) -> ((usize, usize), (usize, usize),
 
 fn run(args: &[String]) -> Result<(), String> {
     let config = Config {
-        quick: args.iter().any(|a| a == "--quick"),
+        quick: has(args, "--quick"),
         testkit: testkit_path(args),
         node: arg(args, "--node")?,
         ts_script: arg(args, "--ts-script")?,
@@ -128,7 +124,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut under = Vec::new();
     let mut versions = (String::new(), String::new());
     for transport in [Transport::Stdio, Transport::Http] {
-        for era in [Era::Legacy, Era::Modern] {
+        for era in Era::BOTH {
             // The smoke checks that every script runs over each transport
             // and in each era: the handshake era over stdio, the stateless
             // one over HTTP, on the answerer only.
@@ -152,7 +148,7 @@ fn run(args: &[String]) -> Result<(), String> {
                             "| {} | {era_name} | {} | {} | {depth} | {name} | {} | {} | {} | {} |\n",
                             transport.label(),
                             server.label(),
-                            if depth == 1 { "pinned (1 CPU)" } else { "unpinned" },
+                            cpus(depth == 1),
                             if depth == 1 { us_f64(r.p50) } else { "–".to_owned() },
                             if depth == 1 { us_f64(r.p99) } else { "–".to_owned() },
                             rate(r.rate),
@@ -235,11 +231,8 @@ fn each(results: &[Medians; 3], figure: impl Fn(&Medians) -> String) -> String {
     results.iter().map(figure).collect::<Vec<_>>().join(" / ")
 }
 
-fn era_label(era: Era) -> &'static str {
-    match era {
-        Era::Legacy => "handshake (2025-11-25)",
-        Era::Modern => "stateless (2026-07-28)",
-    }
+fn era_label(era: Era) -> String {
+    format!("{} ({})", era.name(), era.revision())
 }
 
 /// One contender's medians over the rounds of a phase.
@@ -321,11 +314,7 @@ impl Phase<'_> {
     /// Every contender's medians with `depth` calls in flight (1: pinned,
     /// sequential; more: unpinned).
     fn measure(&self, depth: usize) -> Result<[Medians; 3], String> {
-        if depth == 1 {
-            pin_to_cpu0()?;
-        } else {
-            unpin()?;
-        }
+        pin(depth == 1)?;
         let result = self.measure_with(depth);
         unpin()?;
         result
@@ -336,8 +325,8 @@ impl Phase<'_> {
         let (calls, warm) = if depth == 1 { (seq, seq_warm) } else { (thr, thr_warm) };
         let target = self.target()?;
         let rt = mcp_bench::runtime();
-        let ours = rt.block_on(Ours::connect(&target, self.era))?;
-        rt.block_on(ours.run(warm, depth, None));
+        let ours = rt.block_on(connect_ours(&target, self.era))?;
+        rt.block_on(run_ours(&ours, warm, depth, None));
         let mut runs: [Vec<Run>; 3] = Default::default();
         let mut runtimes = [String::new(), String::new(), String::new()];
         for round in 0..rounds {
@@ -352,12 +341,12 @@ impl Phase<'_> {
             let mut lat = Vec::with_capacity(if depth == 1 { calls } else { 0 });
             let cpu0 = cpu_time();
             let start = Instant::now();
-            let done = rt.block_on(ours.run(calls, depth, (depth == 1).then_some(&mut lat)));
+            let done = rt.block_on(run_ours(&ours, calls, depth, (depth == 1).then_some(&mut lat)));
             let wall = start.elapsed();
             let cpu = cpu_time().saturating_sub(cpu0);
             runs[0].push(Run {
-                p50: quantile(&mut lat, 0.5).as_secs_f64() * 1e6,
-                p99: quantile(&mut lat, 0.99).as_secs_f64() * 1e6,
+                p50: quantile_us(&mut lat, 0.5),
+                p99: quantile_us(&mut lat, 0.99),
                 rate: done as f64 / wall.as_secs_f64().max(1e-9),
                 cpu: cpu.as_secs_f64() * 1e6 / done.max(1) as f64,
             });
@@ -368,7 +357,7 @@ impl Phase<'_> {
             }
         }
         rt.block_on(async {
-            let _ = tokio::time::timeout(Duration::from_secs(5), ours.close()).await;
+            ours.close().await;
         });
         drop(target);
         let med = |v: &[Run], f: fn(&Run) -> f64| median_f64(&v.iter().map(f).collect::<Vec<_>>());
@@ -404,8 +393,14 @@ impl Phase<'_> {
             c.arg(&self.config.py_script);
             c
         };
-        let era = if self.era == Era::Legacy { "handshake" } else { "stateless" };
-        cmd.args(["--era", era, "--calls", &calls.to_string(), "--warm", &warm.to_string()]);
+        cmd.args([
+            "--era",
+            self.era.name(),
+            "--calls",
+            &calls.to_string(),
+            "--warm",
+            &warm.to_string(),
+        ]);
         cmd.args(["--depth", &depth.to_string()]);
         match target {
             Target::Stdio(program, args) => {
@@ -468,203 +463,57 @@ fn run_bounded(mut cmd: Command, name: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// Ours, over either transport.
-enum Ours {
-    Stdio(mcp_client_stdio::StdioClient),
-    Http(mcp_http::HttpClient),
-}
-
-impl Ours {
-    /// Connected and pinned to `era`, as `stdio-bench` and `http-bench` do.
-    async fn connect(target: &Target, era: Era) -> Result<Ours, String> {
-        let choice = era.choice();
-        match target {
-            Target::Stdio(program, args) => {
-                let command =
-                    ServerCommand::new(program.to_string_lossy()).args(args.iter().cloned());
-                let mut options = StdioOptions::new("bench");
-                options.client.era = choice;
-                let client = mcp_client_stdio::spawn(command, options)
-                    .await
-                    .map_err(|e| format!("ours: spawn: {e}"))?;
-                client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
-                Ok(Ours::Stdio(client))
-            }
-            Target::Http(server) => {
-                let mut options = HttpOptions::new("bench");
-                options.client.era = choice;
-                let client =
-                    mcp_http::connect(&server.url, options).map_err(|e| format!("ours: {e}"))?;
-                client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
-                Ok(Ours::Http(client))
-            }
+/// Connected and pinned to `era`, as `stdio-bench` and `http-bench` do.
+async fn connect_ours(target: &Target, era: Era) -> Result<Ours, String> {
+    let choice = era.choice();
+    match target {
+        Target::Stdio(program, args) => {
+            let command = ServerCommand::new(program.to_string_lossy()).args(args.iter().cloned());
+            let mut options = StdioOptions::new("bench");
+            options.client.era = choice;
+            Ok(Ours::Stdio(ours::spawn_stdio(command, options, "ours").await?))
         }
-    }
-
-    async fn call(&self) {
-        let args = Some(echo_args());
-        let result = match self {
-            Ours::Stdio(c) => c
-                .call_tool_with("echo", args, RequestOptions::default())
-                .await
-                .map_err(|e| e.to_string()),
-            Ours::Http(c) => c
-                .call_tool_with("echo", args, RequestOptions::default())
-                .await
-                .map_err(|e| e.to_string()),
-        };
-        match result {
-            Ok(r) if !r.is_error.unwrap_or(false) => {}
-            Ok(_) => panic!("ours: echo answered isError"),
-            Err(e) => panic!("ours: echo failed: {e}"),
-        }
-    }
-
-    fn clone_handle(&self) -> Ours {
-        match self {
-            Ours::Stdio(c) => Ours::Stdio(c.clone()),
-            Ours::Http(c) => Ours::Http(c.clone()),
-        }
-    }
-
-    /// `n` calls with `depth` in flight; how many were made. With `lat`,
-    /// each call's latency (sequential only).
-    async fn run(&self, n: usize, depth: usize, lat: Option<&mut Vec<Duration>>) -> usize {
-        let per_worker = n / depth.max(1);
-        if depth <= 1 {
-            let mut lat = lat;
-            for _ in 0..n {
-                let start = Instant::now();
-                self.call().await;
-                if let Some(lat) = lat.as_deref_mut() {
-                    lat.push(start.elapsed());
-                }
-            }
-            return n;
-        }
-        let mut set = tokio::task::JoinSet::new();
-        for _ in 0..depth {
-            let client = self.clone_handle();
-            set.spawn(async move {
-                for _ in 0..per_worker {
-                    client.call().await;
-                }
-            });
-        }
-        while let Some(done) = set.join_next().await {
-            done.expect("an ours worker panicked");
-        }
-        per_worker * depth
-    }
-
-    async fn close(self) {
-        match self {
-            Ours::Stdio(c) => {
-                let _ = c.close().await;
-            }
-            Ours::Http(c) => {
-                let _ = c.close().await;
-            }
+        Target::Http(server) => {
+            let mut options = HttpOptions::new("bench");
+            options.client.era = choice;
+            Ok(Ours::Http(ours::connect_http(&server.url, options, "ours").await?))
         }
     }
 }
 
-/// The testkit's exact replies in one era (learned over stdio; the HTTP
-/// service is the same session, so its JSON bodies are the same bytes):
-/// to `initialize` (the handshake era; in the stateless era the testkit's
-/// refusal of it, which no client sends), to `server/discover` (the
-/// stateless era), to `tools/list` (our HTTP client lists the tools once)
-/// and to one echo call.
-struct Replies {
-    init: String,
-    discover: Option<String>,
-    list: String,
-    call: String,
+/// One echo call of ours; a failure ends the benchmark.
+async fn call(client: &Ours) {
+    if let Err(e) = client.echo().await {
+        panic!("ours: echo failed: {e}");
+    }
 }
 
-impl Replies {
-    fn learn(testkit: &Path, era: Era) -> Result<Replies, String> {
-        let mut child = Command::new(testkit)
-            .arg("stdio")
-            .args(era.testkit_args())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", testkit.display()))?;
-        let mut stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        // Read on a thread, so a silent server cannot hang this one.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            for _ in 0..16 {
-                let mut line = String::new();
-                if reader.read_line(&mut line).map_or(true, |n| n == 0) || tx.send(line).is_err() {
-                    break;
-                }
+/// `n` calls with `depth` in flight; how many were made. With `lat`, each
+/// call's latency (sequential only). A failed call ends the benchmark.
+async fn run_ours(ours: &Ours, n: usize, depth: usize, lat: Option<&mut Vec<Duration>>) -> usize {
+    let per_worker = n / depth.max(1);
+    if depth <= 1 {
+        let mut lat = lat;
+        for _ in 0..n {
+            let start = Instant::now();
+            call(ours).await;
+            if let Some(lat) = lat.as_deref_mut() {
+                lat.push(start.elapsed());
+            }
+        }
+        return n;
+    }
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..depth {
+        let client = ours.clone();
+        set.spawn(async move {
+            for _ in 0..per_worker {
+                call(&client).await;
             }
         });
-        let mut ask = |request: Value| -> Result<String, String> {
-            let mut line = request.to_string();
-            line.push('\n');
-            stdin.write_all(line.as_bytes()).map_err(|e| format!("testkit: write: {e}"))?;
-            let id = request["id"].clone();
-            if id.is_null() {
-                return Ok(String::new());
-            }
-            loop {
-                let line = rx
-                    .recv_timeout(Duration::from_secs(10))
-                    .map_err(|_| "the testkit did not answer within 10 s".to_owned())?;
-                let parsed: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-                if parsed["id"] == id {
-                    return Ok(line.trim_end().to_owned());
-                }
-            }
-        };
-        let meta = |params: Value| -> Value {
-            let mut params = params;
-            if let Some(meta) = era.meta() {
-                params["_meta"] = meta;
-            }
-            params
-        };
-        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": { "name": "raw", "version": "0" } }});
-        let result = (|| {
-            let discover = if era == Era::Modern {
-                let d = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta(json!({}))});
-                Some(ask(d)?)
-            } else {
-                None
-            };
-            let init = ask(initialize)?;
-            if era == Era::Legacy {
-                ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-            }
-            let list = ask(
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": meta(json!({}))}),
-            )?;
-            let call = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": meta(json!({"name": "echo", "arguments": {"message": MESSAGE}}))}))?;
-            let ok = call.contains(MESSAGE)
-                && list.contains("\"tools\"")
-                && match &discover {
-                    None => init.contains("protocolVersion"),
-                    Some(d) => d.contains("supportedVersions") && call.contains("resultType"),
-                };
-            if !ok {
-                return Err(format!(
-                    "unexpected testkit replies {init:.200?} / {discover:.200?} / {call:.200?}"
-                ));
-            }
-            Ok(Replies { init, discover, list, call })
-        })();
-        drop(stdin);
-        let _ = child.kill();
-        let _ = child.wait();
-        result
     }
+    while let Some(done) = set.join_next().await {
+        done.expect("an ours worker panicked");
+    }
+    per_worker * depth
 }

@@ -20,11 +20,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use mcp_bench::args::{after, has};
+use mcp_bench::era::Era;
+use mcp_bench::ours::Ours;
 use mcp_bench::proc::{self, HttpServer};
-use mcp_client_stdio::mcp_peer::EraChoice;
-use mcp_client_stdio::{RestartPolicy, ServerCommand, StdioClient, StdioOptions};
-use mcp_http::{HttpClient, HttpOptions};
-use serde_json::json;
+use mcp_client_stdio::{RestartPolicy, ServerCommand, StdioOptions};
+use mcp_http::HttpOptions;
 
 /// Calls in flight at once.
 const DEPTH: usize = 16;
@@ -78,33 +79,8 @@ impl Row {
     }
 }
 
-/// A client of either transport, behind one face for the loop.
-#[derive(Clone)]
-enum Any {
-    Stdio(StdioClient),
-    Http(HttpClient),
-}
-
-impl Any {
-    async fn echo(&self) -> bool {
-        let args = json!({"message": "soak"});
-        let args = args.as_object().cloned();
-        match self {
-            Any::Stdio(c) => c.call_tool_with("echo", args, Default::default()).await.is_ok(),
-            Any::Http(c) => c.call_tool_with("echo", args, Default::default()).await.is_ok(),
-        }
-    }
-
-    async fn close(&self) {
-        let _ = match self {
-            Any::Stdio(c) => c.close().await.map_err(|e| e.to_string()),
-            Any::Http(c) => c.close().await.map_err(|e| e.to_string()),
-        };
-    }
-}
-
 /// `count` calls, `DEPTH` at a time; the failures.
-async fn calls(client: &Any, count: u64) -> u64 {
+async fn calls(client: &Ours, count: u64) -> u64 {
     let next = Arc::new(AtomicU64::new(0));
     let failed = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..DEPTH)
@@ -112,7 +88,7 @@ async fn calls(client: &Any, count: u64) -> u64 {
             let (client, next, failed) = (client.clone(), next.clone(), failed.clone());
             tokio::spawn(async move {
                 while next.fetch_add(1, Ordering::Relaxed) < count {
-                    if !client.echo().await {
+                    if client.echo().await.is_err() {
                         failed.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -125,20 +101,16 @@ async fn calls(client: &Any, count: u64) -> u64 {
     failed.load(Ordering::Relaxed)
 }
 
-fn era_name(era: EraChoice) -> &'static str {
-    if era == EraChoice::Modern { "modern" } else { "legacy" }
-}
-
-async fn soak_stdio(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, String> {
+async fn soak_stdio(testkit: &Path, era: Era, n: u64) -> Result<Row, String> {
     let command = ServerCommand::new(testkit.to_string_lossy().into_owned())
         .arg("stdio")
-        .args(["--era", era_name(era)]);
+        .args(["--era", era.arg()]);
     let mut o = StdioOptions::new("soak");
     o.discover_path = false;
-    o.era = era;
+    o.era = era.choice();
     o.restart = Some(RestartPolicy { max_restarts: 3, window: Duration::from_secs(600) });
     let client = mcp_client_stdio::spawn(command, o).await.map_err(|e| e.to_string())?;
-    let any = Any::Stdio(client.clone());
+    let any = Ours::Stdio(client.clone());
     calls(&any, WARM_UP).await;
     let first = settle_and_sample().await;
     let started = Instant::now();
@@ -152,18 +124,18 @@ async fn soak_stdio(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, Strin
     let took = started.elapsed();
     let last = settle_and_sample().await;
     any.close().await;
-    Ok(Row { name: format!("stdio, {} era", era_name(era)), calls: n, failed, took, first, last })
+    Ok(Row { name: format!("stdio, {} era", era.arg()), calls: n, failed, took, first, last })
 }
 
-async fn soak_http(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, String> {
-    let extra = ["--era", era_name(era)];
+async fn soak_http(testkit: &Path, era: Era, n: u64) -> Result<Row, String> {
+    let extra = ["--era", era.arg()];
     let server = HttpServer::start(testkit, &extra)?;
     let port = server.url.trim_start_matches("http://127.0.0.1:").split('/').next().unwrap_or("");
     let port = port.to_owned();
     let mut o = HttpOptions::new("soak");
-    o.era = era;
+    o.era = era.choice();
     let client = mcp_http::connect(&server.url, o).map_err(|e| e.to_string())?;
-    let any = Any::Http(client);
+    let any = Ours::Http(client);
     calls(&any, WARM_UP).await;
     let first = settle_and_sample().await;
     let started = Instant::now();
@@ -179,7 +151,7 @@ async fn soak_http(testkit: &Path, era: EraChoice, n: u64) -> Result<Row, String
     let last = settle_and_sample().await;
     any.close().await;
     drop(server);
-    Ok(Row { name: format!("HTTP, {} era", era_name(era)), calls: n, failed, took, first, last })
+    Ok(Row { name: format!("HTTP, {} era", era.arg()), calls: n, failed, took, first, last })
 }
 
 /// A sample after background work (connection drains, closed streams)
@@ -191,18 +163,18 @@ async fn settle_and_sample() -> Sample {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let n: u64 = match args.iter().position(|a| a == "--calls") {
-        Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(100_000),
+    let quick = has(&args, "--quick");
+    let n: u64 = match after(&args, "--calls") {
+        Some(v) => v.and_then(|v| v.parse().ok()).unwrap_or(100_000),
         None if quick => 2_000,
         None => 100_000,
     };
     proc::watchdog(Duration::from_secs(if quick { 300 } else { 3600 }));
     let testkit: PathBuf = proc::testkit_path(&args);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = mcp_bench::runtime();
     let rows = runtime.block_on(async {
         let mut rows = Vec::new();
-        for era in [EraChoice::Legacy, EraChoice::Modern] {
+        for era in Era::BOTH {
             rows.push(soak_stdio(&testkit, era, n).await);
             rows.push(soak_http(&testkit, era, n).await);
         }

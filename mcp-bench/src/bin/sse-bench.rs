@@ -22,8 +22,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures_util::Stream;
-use mcp_bench::report::rate;
-use mcp_bench::{alternating, median, per_second};
+use mcp_bench::alternating;
+use mcp_bench::report::{median, per_second, rate};
 use mcp_sse::sse::{Decoder, Item, ItemRef};
 
 /// The size of the chunks every decoder is fed (a typical body frame).

@@ -22,17 +22,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_bench::args::{has, mode};
 use mcp_bench::era::Era;
-use mcp_bench::proc::{cpu_time, pin_to_cpu0, status_bytes, testkit_path, unpin};
-use mcp_bench::report::{kib, median_f64, ms, quantile, rate, ratio, us_f64};
-use mcp_bench::{MESSAGE, echo_args, runtime};
+use mcp_bench::proc::{cpu_time, pin, status_bytes, testkit_path, unpin};
+use mcp_bench::report::{cpus, kib, median_f64, ms, quantile_us, rate, ratio, us_f64};
+use mcp_bench::theirs::{self, Rmcp};
+use mcp_bench::wire::{self, Replies, Template, id_span};
+use mcp_bench::{MESSAGE, ours, runtime};
 use mcp_client_stdio::mcp_peer::EraChoice;
 use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
-use mcp_proto::client::RequestOptions;
-use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
@@ -40,17 +39,11 @@ use tokio::runtime::Runtime;
 const WALL_LIMIT: Duration = Duration::from_secs(20 * 60);
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    mcp_bench::proc::watchdog(WALL_LIMIT);
-    let result = match args.first().map(String::as_str) {
+    mcp_bench::main("stdio-bench", WALL_LIMIT, |args| match args.first().map(String::as_str) {
         Some("raw-answer") => raw_answer(&args[1..]),
         Some("hold") => hold(&args[1..]),
-        _ => run(&args),
-    };
-    if let Err(e) = result {
-        eprintln!("stdio-bench: {e}");
-        std::process::exit(1);
-    }
+        _ => run(args),
+    });
 }
 
 struct Config {
@@ -61,7 +54,7 @@ struct Config {
 
 fn run(args: &[String]) -> Result<(), String> {
     let config = Config {
-        quick: args.iter().any(|a| a == "--quick"),
+        quick: has(args, "--quick"),
         testkit: testkit_path(args),
         era: Era::from_args(args)?,
     };
@@ -76,15 +69,7 @@ fn run(args: &[String]) -> Result<(), String> {
         let depth = args.get(i + 3).and_then(|n| n.parse().ok()).unwrap_or(1);
         return profile(&config, which, n, depth);
     }
-    let what = args
-        .iter()
-        .enumerate()
-        .find(|(i, a)| {
-            !a.starts_with("--")
-                && (*i == 0 || !["--server", "--era"].contains(&args[i - 1].as_str()))
-        })
-        .map(|(_, a)| a.as_str());
-    let table = match what {
+    let table = match mode(args, &["--server", "--era"]) {
         Some("seq") => sequential(&config)?,
         Some("throughput") => throughput(&config)?,
         Some("startup") => startup(&config)?,
@@ -103,32 +88,8 @@ fn run(args: &[String]) -> Result<(), String> {
 /// raw ping-pong replays: in the stateless era with the `_meta` every
 /// request carries.
 fn request_line(era: Era) -> String {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"message\":\"{MESSAGE}\"}}{}}}}}\n",
-        era.raw_meta()
-    )
+    format!("{}\n", wire::call_request(1, &era.raw_meta()))
 }
-
-/// The stateless era's `server/discover` line (id 0).
-fn discover_line() -> String {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{}}}}}\n",
-        Era::Modern.raw_meta().trim_start_matches(',')
-    )
-}
-
-fn initialize_line() -> String {
-    let request = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": { "name": "raw", "version": "0" },
-        },
-    });
-    format!("{request}\n")
-}
-
-const INITIALIZED_LINE: &str = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
 
 /// A child process spoken to with blocking line I/O.
 struct Pipe {
@@ -173,12 +134,6 @@ impl Drop for Pipe {
     }
 }
 
-fn testkit_command(testkit: &Path, era: Era) -> Command {
-    let mut command = Command::new(testkit);
-    command.arg("stdio").args(era.testkit_args());
-    command
-}
-
 /// The server a phase talks to: a program and its arguments.
 #[derive(Clone)]
 struct ServerSpec {
@@ -213,76 +168,6 @@ impl ServerSpec {
     }
 }
 
-/// The testkit's exact reply lines to `initialize` or `server/discover`
-/// (id 0) and to one echo call (id 1).
-struct Replies {
-    era: Era,
-    /// The handshake era's `initialize` answer (in the stateless era, the
-    /// testkit's refusal of `initialize`: no client sends it).
-    init: String,
-    /// The stateless era's `server/discover` answer.
-    discover: Option<String>,
-    call: String,
-}
-
-/// Talks to the testkit over a raw pipe once to learn its exact replies.
-fn replies(testkit: &Path, era: Era) -> Result<Replies, String> {
-    let mut pipe = Pipe::spawn(testkit_command(testkit, era))?;
-    let (init, discover) = match era {
-        Era::Legacy => {
-            pipe.send(&initialize_line())?;
-            let init = pipe.receive()?.trim_end().to_owned();
-            pipe.send(INITIALIZED_LINE)?;
-            (init, None)
-        }
-        Era::Modern => {
-            pipe.send(&discover_line())?;
-            let discover = pipe.receive()?.trim_end().to_owned();
-            pipe.send(&initialize_line())?;
-            let refusal = pipe.receive()?.trim_end().to_owned();
-            (refusal, Some(discover))
-        }
-    };
-    pipe.send(&request_line(era))?;
-    let call = pipe.receive()?.trim_end().to_owned();
-    let expected = match (era, &discover) {
-        (Era::Legacy, _) => init.contains("protocolVersion"),
-        (Era::Modern, Some(d)) => {
-            d.contains("\"supportedVersions\"") && call.contains("\"resultType\":\"complete\"")
-        }
-        (Era::Modern, None) => false,
-    };
-    if !call.contains(MESSAGE) || !expected {
-        return Err(format!("unexpected testkit replies {init:?} / {discover:?} / {call:?}"));
-    }
-    Ok(Replies { era, init, discover, call })
-}
-
-/// A reply line cut around its `"id":` value, so that any id can be put
-/// back in without parsing JSON.
-struct Template {
-    head: Vec<u8>,
-    tail: Vec<u8>,
-}
-
-/// Where the first `"id":` value of a line starts and ends.
-fn id_span(line: &[u8]) -> Option<(usize, usize)> {
-    const KEY: &[u8] = b"\"id\":";
-    let start = line.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
-    let len = line[start..].iter().position(|&b| b == b',' || b == b'}')?;
-    Some((start, start + len))
-}
-
-impl Template {
-    fn new(line: &str) -> Template {
-        let line = line.trim_end().as_bytes();
-        let (a, b) = id_span(line).unwrap_or((line.len(), line.len()));
-        let mut tail = line[b..].to_vec();
-        tail.push(b'\n');
-        Template { head: line[..a].to_vec(), tail }
-    }
-}
-
 /// `raw-answer CALL_REPLY INIT_REPLY [DISCOVER_REPLY [LIST_REPLY]]`: answers
 /// each request line with a fixed reply, its `"id"` value replaced by the
 /// request's (byte search, no JSON parsing): INIT_REPLY for `initialize`,
@@ -292,10 +177,11 @@ impl Template {
 /// lines without an id (notifications) get no answer. Runs until stdin
 /// closes.
 fn raw_answer(args: &[String]) -> Result<(), String> {
-    let call = Template::new(args.first().map(String::as_str).unwrap_or("{}"));
-    let init = Template::new(args.get(1).map(String::as_str).unwrap_or("{}"));
-    let discover = args.get(2).filter(|d| *d != "-").map(|d| Template::new(d));
-    let list = args.get(3).map(|l| Template::new(l));
+    let template = |reply: &str| Template::new(reply, b"\n");
+    let call = template(args.first().map(String::as_str).unwrap_or("{}"));
+    let init = template(args.get(1).map(String::as_str).unwrap_or("{}"));
+    let discover = args.get(2).filter(|d| *d != "-").map(|d| template(d));
+    let list = args.get(3).map(|l| template(l));
     let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
     let mut output = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::with_capacity(1024);
@@ -307,11 +193,7 @@ fn raw_answer(args: &[String]) -> Result<(), String> {
         }
         if let Some((a, b)) = id_span(&line) {
             // One search for the method, whichever the era.
-            const METHOD: &[u8] = b"\"method\":\"";
-            let method = line
-                .windows(METHOD.len())
-                .position(|w| w == METHOD)
-                .map_or(&[][..], |at| &line[at + METHOD.len()..]);
+            let method = wire::after_method(&line);
             let template = match (&discover, &list) {
                 (Some(d), _) if method.starts_with(b"server/discover\"") => d,
                 (_, Some(l)) if method.starts_with(b"tools/list\"") => l,
@@ -341,35 +223,16 @@ async fn spawn_ours_with(
     let command =
         ServerCommand::new(server.program.to_string_lossy()).args(server.args.iter().cloned());
     let mut options = StdioOptions::new("bench");
-    options.client.era = choice.unwrap_or(match server.era {
-        Era::Legacy => EraChoice::Legacy,
-        Era::Modern => EraChoice::Modern,
-    });
-    let client =
-        mcp_client_stdio::spawn(command, options).await.map_err(|e| format!("ours: spawn: {e}"))?;
-    client.initialize().await.map_err(|e| format!("ours: initialize: {e}"))?;
-    Ok(client)
+    options.client.era = choice.unwrap_or(server.era.choice());
+    ours::spawn_stdio(command, options, "ours").await
 }
 
-async fn spawn_rmcp(server: &ServerSpec) -> Result<RunningService<RoleClient, ()>, String> {
+async fn spawn_rmcp(server: &ServerSpec) -> Result<Rmcp, String> {
     let command = tokio::process::Command::new(&server.program).configure(|c| {
         c.args(&server.args);
     });
     let transport = TokioChildProcess::new(command).map_err(|e| format!("rmcp: spawn: {e}"))?;
-    match server.era {
-        Era::Legacy => ().serve(transport).await.map_err(|e| format!("rmcp: initialize: {e}")),
-        Era::Modern => {
-            ().serve_with_lifecycle(transport, rmcp_modern())
-                .await
-                .map_err(|e| format!("rmcp: server/discover: {e}"))
-        }
-    }
-}
-
-/// rmcp's stateless era: `server/discover` (no fallback to `initialize`),
-/// then the client context in every request's `_meta`.
-fn rmcp_modern() -> ClientLifecycleMode {
-    ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+    theirs::serve(transport, server.era, "rmcp").await
 }
 
 /// A raw pipe to the server, past its handshake (in the stateless era,
@@ -378,35 +241,23 @@ fn raw_pipe(server: &ServerSpec) -> Result<Pipe, String> {
     let mut pipe = Pipe::spawn(server.command())?;
     match server.era {
         Era::Legacy => {
-            pipe.send(&initialize_line())?;
+            pipe.send(&format!("{}\n", wire::initialize_request()))?;
             pipe.receive()?;
-            pipe.send(INITIALIZED_LINE)?;
+            pipe.send(&format!("{}\n", wire::INITIALIZED))?;
         }
         Era::Modern => {
-            pipe.send(&discover_line())?;
+            pipe.send(&format!("{}\n", wire::discover_request()))?;
             pipe.receive()?;
         }
     }
     Ok(pipe)
 }
 
-async fn call_ours(client: &StdioClient) {
-    let result = client.call_tool_with("echo", Some(echo_args()), RequestOptions::default()).await;
-    assert!(result.is_ok_and(|r| !r.is_error.unwrap_or(false)), "ours: echo failed");
-}
-
-async fn call_rmcp(peer: &rmcp::Peer<RoleClient>) {
-    let mut params = CallToolRequestParams::new("echo");
-    params.arguments = Some(echo_args());
-    let result = peer.call_tool(params).await;
-    assert!(result.is_ok_and(|r| r.is_error != Some(true)), "rmcp: echo failed");
-}
-
 /// The three contenders of one phase, each with its own server.
 struct Contenders {
     rt: Runtime,
     ours: StdioClient,
-    rmcp: RunningService<RoleClient, ()>,
+    rmcp: Rmcp,
     raw: Pipe,
     /// The raw pipe's request line.
     request: String,
@@ -434,7 +285,7 @@ impl Contenders {
             0 => self.rt.block_on(async {
                 for _ in 0..n {
                     let start = Instant::now();
-                    call_ours(&self.ours).await;
+                    ours::echo_or_panic(&self.ours).await;
                     lat.push(start.elapsed());
                 }
             }),
@@ -442,7 +293,7 @@ impl Contenders {
                 let peer = self.rmcp.peer();
                 for _ in 0..n {
                     let start = Instant::now();
-                    call_rmcp(peer).await;
+                    theirs::echo_or_panic(peer).await;
                     lat.push(start.elapsed());
                 }
             }),
@@ -470,7 +321,7 @@ impl Contenders {
                     let client = self.ours.clone();
                     set.spawn(async move {
                         for _ in 0..per_worker {
-                            call_ours(&client).await;
+                            ours::echo_or_panic(&client).await;
                         }
                     });
                 }
@@ -484,7 +335,7 @@ impl Contenders {
                     let peer = self.rmcp.peer().clone();
                     set.spawn(async move {
                         for _ in 0..per_worker {
-                            call_rmcp(&peer).await;
+                            theirs::echo_or_panic(&peer).await;
                         }
                     });
                 }
@@ -537,11 +388,7 @@ fn sequential_phase(
     server: &ServerSpec,
     pinned: bool,
 ) -> Result<Vec<SeqRound>, String> {
-    if pinned {
-        pin_to_cpu0()?;
-    } else {
-        unpin()?;
-    }
+    pin(pinned)?;
     let (calls, rounds, warm) = seq_counts(config.quick);
     let mut c = Contenders::start(server)?;
     let mut lat = Vec::with_capacity(calls);
@@ -566,8 +413,8 @@ fn sequential_phase(
             let cpu = cpu_time().saturating_sub(cpu0);
             stats.rate.push(calls as f64 / wall.as_secs_f64());
             stats.cpu.push(cpu.as_secs_f64() * 1e6 / calls as f64);
-            stats.p50.push(quantile(&mut lat, 0.5).as_secs_f64() * 1e6);
-            stats.p99.push(quantile(&mut lat, 0.99).as_secs_f64() * 1e6);
+            stats.p50.push(quantile_us(&mut lat, 0.5));
+            stats.p99.push(quantile_us(&mut lat, 0.99));
         }
     }
     c.close();
@@ -583,7 +430,7 @@ fn seq_counts(quick: bool) -> (usize, usize, usize) {
 /// Both servers: the real one, and the fixed-reply answerer that shows
 /// what the clients alone cost.
 fn servers(config: &Config) -> Result<[ServerSpec; 2], String> {
-    let replies = replies(&config.testkit, config.era)?;
+    let replies = Replies::learn(&config.testkit, config.era)?;
     Ok([ServerSpec::answerer(&replies)?, ServerSpec::testkit(&config.testkit, config.era)])
 }
 
@@ -619,7 +466,7 @@ fn json_floor(reply: &str, calls: usize, era: Era) -> f64 {
 
 fn sequential(config: &Config) -> Result<String, String> {
     let (calls, _, _) = seq_counts(config.quick);
-    let floor = json_floor(&replies(&config.testkit, config.era)?.call, calls, config.era);
+    let floor = json_floor(&Replies::learn(&config.testkit, config.era)?.call, calls, config.era);
     let mut raw_pinned_answerer = 0.0;
     let mut ours_pinned_answerer = 0.0;
     let mut table = String::from(
@@ -636,7 +483,7 @@ fn sequential(config: &Config) -> Result<String, String> {
                 table.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                     server.label,
-                    if pinned { "pinned (1 CPU)" } else { "unpinned" },
+                    cpus(pinned),
                     NAMES[which],
                     us_f64(p50[which]),
                     us_f64(median_f64(&r.p99)),
@@ -846,15 +693,14 @@ fn hold(args: &[String]) -> Result<(), String> {
     rt.block_on(async {
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
-        let add = async |ours: &mut Vec<StdioClient>,
-                         theirs: &mut Vec<RunningService<RoleClient, ()>>| {
+        let add = async |ours: &mut Vec<StdioClient>, theirs: &mut Vec<Rmcp>| {
             if which == "ours" {
                 let client = spawn_ours(&server).await?;
-                call_ours(&client).await;
+                ours::echo_or_panic(&client).await;
                 ours.push(client);
             } else {
                 let client = spawn_rmcp(&server).await?;
-                call_rmcp(client.peer()).await;
+                theirs::echo_or_panic(client.peer()).await;
                 theirs.push(client);
             }
             Ok::<(), String>(())
@@ -916,7 +762,7 @@ fn memory(config: &Config) -> Result<String, String> {
 /// `--profile ours|rmcp N`: N sequential calls of one client against the
 /// fixed-reply answerer, for callgrind.
 fn profile(config: &Config, which: &str, n: usize, depth: usize) -> Result<(), String> {
-    let server = ServerSpec::answerer(&replies(&config.testkit, config.era)?)?;
+    let server = ServerSpec::answerer(&Replies::learn(&config.testkit, config.era)?)?;
     let rt = runtime();
     let per_task = n.min(1_000_000) / depth.max(1);
     rt.block_on(async {
@@ -927,7 +773,7 @@ fn profile(config: &Config, which: &str, n: usize, depth: usize) -> Result<(), S
                 let peer = client.peer().clone();
                 set.spawn(async move {
                     for _ in 0..per_task {
-                        call_rmcp(&peer).await;
+                        theirs::echo_or_panic(&peer).await;
                     }
                 });
             }
@@ -939,7 +785,7 @@ fn profile(config: &Config, which: &str, n: usize, depth: usize) -> Result<(), S
                 let client = client.clone();
                 set.spawn(async move {
                     for _ in 0..per_task {
-                        call_ours(&client).await;
+                        ours::echo_or_panic(&client).await;
                     }
                 });
             }

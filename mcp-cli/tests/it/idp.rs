@@ -7,13 +7,13 @@
 //! the browser. Nothing the provider issued shows in `mcpc`'s output.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use mcp_test_support::idp::{Browser, Provider};
 use mcp_testkit::{HttpConfig, HttpServerHandle, JwtAuth, serve_http};
 use serde_json::json;
 
-use crate::login::{Finished, Running};
+use crate::login::{Finished, Running, confined_mcpc};
 
 /// The provider's application id URI for the MCP server.
 const APP: &str = "api://mcp-server";
@@ -69,20 +69,7 @@ impl World {
     }
 
     fn mcpc(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
-        cmd.arg("--config")
-            .arg(&self.config)
-            .args(args)
-            .current_dir(&self.dir)
-            .env("HOME", &self.dir)
-            .env("XDG_CONFIG_HOME", self.dir.join("config"))
-            .env("XDG_DATA_HOME", self.dir.join("data"))
-            .env("MCPC_NO_BROWSER", "1")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        cmd
+        confined_mcpc(&self.config, &self.dir, args)
     }
 
     fn run(&self, args: &[&str]) -> Finished {

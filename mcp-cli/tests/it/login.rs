@@ -7,7 +7,7 @@
 //! a callback with another `state`, nobody comes.
 
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -67,20 +67,7 @@ impl World {
     /// `mcpc --config FILE ARGS...`, confined to the scratch directory, no
     /// browser opened.
     pub(crate) fn mcpc(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
-        cmd.arg("--config")
-            .arg(&self.config)
-            .args(args)
-            .current_dir(&self.dir)
-            .env("HOME", &self.dir)
-            .env("XDG_CONFIG_HOME", self.dir.join("config"))
-            .env("XDG_DATA_HOME", self.dir.join("data"))
-            .env("MCPC_NO_BROWSER", "1")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        cmd
+        confined_mcpc(&self.config, &self.dir, args)
     }
 
     /// Starts `mcpc login remote` with these extra arguments.
@@ -119,6 +106,26 @@ impl World {
             Err(_) => Vec::new(),
         }
     }
+}
+
+/// `mcpc --config CONFIG ARGS...` confined to `dir` (its home, XDG config
+/// and data folders, working directory), no browser opened, no colour,
+/// stdout and stderr captured.
+pub(crate) fn confined_mcpc(config: &Path, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpc"));
+    cmd.arg("--config")
+        .arg(config)
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("MCPC_NO_BROWSER", "1")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
 }
 
 impl Drop for World {

@@ -1,0 +1,65 @@
+//! `http-bench --profile`: one contender alone, for callgrind and
+//! `strace`.
+
+use std::time::{Duration, Instant};
+
+use mcp_bench::proc::HttpServer;
+use mcp_bench::{ours, runtime};
+
+use crate::clients::connect_ours;
+use crate::flags::Config;
+use crate::raw::Raw;
+
+/// `--profile json|sse|raw N`: N sequential calls of ours (or of the raw
+/// hyper POSTs), for callgrind. `--profile start|start-raw N`: N start-ups
+/// in the era of `--era` (a new client and its handshake or
+/// `server/discover`, then closed; or raw hyper's), for callgrind and
+/// `strace`; each start's time goes to stderr with `--times`.
+pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
+    // `raw` profiles the raw hyper POSTs (JSON replies) for comparison.
+    let reply = if matches!(mode, "raw" | "start" | "start-raw") { "json" } else { mode };
+    let mut args = vec!["--reply", reply];
+    args.extend(config.era.testkit_args());
+    let server = HttpServer::start(&config.testkit, &args)?;
+    let rt = runtime();
+    rt.block_on(async {
+        if let "start" | "start-raw" = mode {
+            let times = std::env::args().any(|a| a == "--times");
+            for _ in 0..n.min(100_000) {
+                let start = Instant::now();
+                if mode == "start" {
+                    let client = connect_ours(&server.url, config.era).await?;
+                    let took = start.elapsed();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                    if times {
+                        eprintln!("{}", took.as_micros());
+                    }
+                } else {
+                    let raw = Raw::connect(&server.url, config.era).await?;
+                    let took = start.elapsed();
+                    drop(raw);
+                    if times {
+                        eprintln!("{}", took.as_micros());
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if mode == "raw" {
+            let mut raw = Raw::connect(&server.url, config.era).await?;
+            raw.ensure_connections(1).await?;
+            let mut caller = raw.caller(0);
+            for _ in 0..n.min(1_000_000) {
+                caller.call().await;
+            }
+            raw.give_back(caller);
+            return Ok(());
+        }
+        let client = connect_ours(&server.url, config.era).await?;
+        for _ in 0..n.min(1_000_000) {
+            ours::echo_or_panic(&client).await;
+        }
+        let _ = client.close().await;
+        Ok(())
+    })
+}

@@ -1,0 +1,131 @@
+//! `http-bench startup`: from nothing to a session ready for requests, for
+//! every contender in both eras.
+
+use std::time::{Duration, Instant};
+
+use mcp_bench::era::Era;
+use mcp_bench::proc::{HttpServer, unpin};
+use mcp_bench::report::{median_f64, ms, ratio};
+use mcp_bench::runtime;
+use mcp_http::mcp_peer::EraChoice;
+use mcp_http::{HttpOptions, HttpPool};
+
+use crate::clients::{
+    connect_ours, connect_ours_in, connect_ours_with, connect_rmcp_default, connect_rmcp_pooled,
+    pooled_reqwest,
+};
+use crate::flags::Config;
+use crate::raw::Raw;
+
+/// `startup`: a new client to a ready session, in both eras, and a second
+/// client sharing a pool.
+pub(crate) fn startup(config: &Config) -> Result<String, String> {
+    unpin()?;
+    let (starts, rounds) = if config.quick { (2, 1) } else { (20, 5) };
+    let servers = [
+        HttpServer::start(&config.testkit, Era::Legacy.testkit_args())?,
+        HttpServer::start(&config.testkit, Era::Modern.testkit_args())?,
+    ];
+    let rt = runtime();
+    let shared = pooled_reqwest();
+    // Ours with a pool every one of its clients shares, as rmcp pooled
+    // shares its `reqwest::Client`.
+    let pool = HttpPool::new(&HttpOptions::new("bench")).map_err(|e| e.to_string())?;
+    // Contenders 0-3: ours, rmcp default, rmcp pooled, raw on the
+    // handshake-era server; 4-7 the same on the stateless one; 8: ours
+    // left to probe (`EraChoice::Auto`, the default) on the handshake-era
+    // server; 9 and 10: ours with the shared pool, in each era.
+    let mut times: [Vec<f64>; 11] = Default::default();
+    let once = |which: usize| -> Result<Duration, String> {
+        let era = if (4..8).contains(&which) || which == 10 { Era::Modern } else { Era::Legacy };
+        let url = &servers[usize::from(era == Era::Modern)].url;
+        rt.block_on(async {
+            let start = Instant::now();
+            let time = match which % 4 {
+                _ if which >= 9 => {
+                    let client = connect_ours_in(url, era.choice(), Some(&pool)).await?;
+                    let time = start.elapsed();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                    time
+                }
+                0 => {
+                    let client = if which == 8 {
+                        connect_ours_with(url, EraChoice::Auto).await?
+                    } else {
+                        connect_ours(url, era).await?
+                    };
+                    let time = start.elapsed();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                    time
+                }
+                1 | 2 => {
+                    let client = if which % 4 == 1 {
+                        connect_rmcp_default(url, era).await?
+                    } else {
+                        connect_rmcp_pooled(url, shared.clone(), era).await?
+                    };
+                    let time = start.elapsed();
+                    let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
+                    time
+                }
+                _ => {
+                    let raw = Raw::connect(url, era).await?;
+                    let time = start.elapsed();
+                    drop(raw);
+                    time
+                }
+            };
+            Ok(time)
+        })
+    };
+    for which in 0..times.len() {
+        once(which)?;
+    }
+    for round in 0..rounds {
+        eprintln!("http-bench: startup round {}/{rounds}", round + 1);
+        for _ in 0..starts {
+            for (which, t) in times.iter_mut().enumerate() {
+                t.push(once(which)?.as_secs_f64());
+            }
+        }
+    }
+    drop(servers);
+    let m: Vec<f64> = times.iter().map(|t| median_f64(t)).collect();
+    let d = |s: f64| ms(Duration::from_secs_f64(s));
+    let row = |label: &str, m: &[f64]| {
+        format!(
+            "| {label} | {} ms | {} ms | {} ms | {} ms | {} | {} |\n",
+            d(m[0]),
+            d(m[1]),
+            d(m[2]),
+            d(m[3]),
+            ratio(m[1], m[0]),
+            ratio(m[0], m[3]),
+        )
+    };
+    Ok(format!(
+        "| transport | mcp-http (ours) | rmcp default | rmcp pooled (client shared) | raw hyper | rmcp default / ours | ours / raw |\n|---|---:|---:|---:|---:|---:|---:|\n\
+         {}{}\n\
+         Ours left to find the era (`EraChoice::Auto`, the default) on the handshake-era server: {} ms. Over HTTP the client \
+         remembers a handshake-era origin for the life of the process, so only the first client of a process pays the \
+         `server/discover` round trip; the median here is of later clients.\n\n\
+         | second client, same origin, shared pool | mcp-http (ours, one `HttpPool`) | rmcp pooled (one `reqwest::Client`) | rmcp pooled / ours |\n|---|---:|---:|---:|\n\
+         | handshake era: new client + initialize | {} ms | {} ms | {} |\n\
+         | stateless era: new client + `server/discover` | {} ms | {} ms | {} |\n",
+        row(
+            "HTTP: new client + initialize (+ `initialized`; all pinned to the handshake era)",
+            &m[0..4]
+        ),
+        row(
+            "HTTP: new client + `server/discover` (`--era modern`; all pinned to the stateless era)",
+            &m[4..8]
+        ),
+        d(m[8]),
+        d(m[9]),
+        d(m[2]),
+        ratio(m[2], m[9]),
+        d(m[10]),
+        d(m[6]),
+        ratio(m[6], m[10]),
+    ))
+}

@@ -1,0 +1,102 @@
+//! Our clients as the benchmarks start and call them: a spawned stdio
+//! client or a Streamable HTTP one, connected and past its handshake; the
+//! echo call; either transport behind one face ([`Ours`]) for the
+//! benchmarks that drive both.
+
+use std::time::Duration;
+
+use mcp_client_stdio::mcp_peer::{Client, Transport};
+use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
+use mcp_http::{HttpClient, HttpOptions};
+use mcp_proto::client::RequestOptions;
+
+use crate::echo_args;
+
+/// How long closing a client may take.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Spawns `command` and initializes the client (its handshake, or
+/// `server/discover` in the stateless era); errors start with `label`.
+pub async fn spawn_stdio(
+    command: ServerCommand,
+    options: StdioOptions,
+    label: &str,
+) -> Result<StdioClient, String> {
+    let client = mcp_client_stdio::spawn(command, options)
+        .await
+        .map_err(|e| format!("{label}: spawn: {e}"))?;
+    client.initialize().await.map_err(|e| format!("{label}: initialize: {e}"))?;
+    Ok(client)
+}
+
+/// A client of `url`, initialized; errors start with `label`.
+pub async fn connect_http(
+    url: &str,
+    options: HttpOptions,
+    label: &str,
+) -> Result<HttpClient, String> {
+    let client = mcp_http::connect(url, options).map_err(|e| format!("{label}: {e}"))?;
+    client.initialize().await.map_err(|e| format!("{label}: initialize: {e}"))?;
+    Ok(client)
+}
+
+/// One `tools/call echo` ([`echo_args`]); an error, or a result flagged
+/// `isError`, as text.
+pub async fn echo<T: Transport>(client: &Client<T>) -> Result<(), String> {
+    match client.call_tool_with("echo", Some(echo_args()), RequestOptions::default()).await {
+        Ok(r) if !r.is_error.unwrap_or(false) => Ok(()),
+        Ok(_) => Err("the echo answered isError".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// [`echo`], a failure ending the benchmark (a contender that fails is
+/// not measured). The timed loops' call: written out rather than through
+/// [`echo`], whose extra future layer costs about 40 instructions a call.
+pub async fn echo_or_panic<T: Transport>(client: &Client<T>) {
+    match client.call_tool_with("echo", Some(echo_args()), RequestOptions::default()).await {
+        Ok(r) if !r.is_error.unwrap_or(false) => {}
+        Ok(_) => panic!("ours: echo failed: it answered isError"),
+        Err(e) => panic!("ours: echo failed: {e}"),
+    }
+}
+
+/// Our client over either transport.
+#[derive(Clone, Debug)]
+pub enum Ours {
+    /// `mcp-client-stdio`.
+    Stdio(StdioClient),
+    /// `mcp-http`.
+    Http(HttpClient),
+}
+
+impl Ours {
+    /// One [`echo`].
+    pub async fn echo(&self) -> Result<(), String> {
+        match self {
+            Ours::Stdio(c) => echo(c).await,
+            Ours::Http(c) => echo(c).await,
+        }
+    }
+
+    /// `tools/list`: how many tools the server has.
+    pub async fn list_tools(&self) -> Result<usize, String> {
+        match self {
+            Ours::Stdio(c) => c.list_tools().await.map(|t| t.len()).map_err(|e| e.to_string()),
+            Ours::Http(c) => c.list_tools().await.map(|t| t.len()).map_err(|e| e.to_string()),
+        }
+        .map_err(|e| format!("tools/list: {e}"))
+    }
+
+    /// Closes the session (bounded in time; an error is of no interest).
+    pub async fn close(&self) {
+        match self {
+            Ours::Stdio(c) => {
+                let _ = tokio::time::timeout(CLOSE_WAIT, c.close()).await;
+            }
+            Ours::Http(c) => {
+                let _ = tokio::time::timeout(CLOSE_WAIT, c.close()).await;
+            }
+        }
+    }
+}
