@@ -167,18 +167,30 @@ impl<T: Transport> Client<T> {
         ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
     }
 
-    /// `tools/call`, its result as the JSON the server sent rather than
-    /// decoded into [`CallToolResult`] (a task the server made is followed
-    /// to its end, as [`call_tool_with`](Self::call_tool_with) follows it):
-    /// for a caller that passes results on, such as a bridge.
+    /// `tools/call`, its result as the JSON text the server sent rather
+    /// than decoded into [`CallToolResult`] (a task the server made is
+    /// followed to its end, as [`call_tool_with`](Self::call_tool_with)
+    /// follows it): for a caller that passes results on unchanged, such as
+    /// a bridge. The text is well-formed JSON (the message was decoded) and
+    /// a JSON object, else the call fails with `InvalidResult`; it is not
+    /// checked against [`CallToolResult`]'s shape, and may span lines when
+    /// the server pretty-printed it
+    /// ([`make_one_line`](mcp_proto::jsonrpc::make_one_line) before
+    /// writing it to a line).
     pub async fn call_tool_json(
         &self,
         name: &str,
         arguments: impl Serialize,
         options: RequestOptions,
-    ) -> Result<serde_json::Value, T::Error> {
+    ) -> Result<Box<RawValue>, T::Error> {
         let raw = self.call_raw(name, arguments, None, options).await?;
-        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
+        match raw.get().trim_start().as_bytes().first() {
+            Some(b'{') => Ok(raw),
+            _ => Err(self.error(ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.into(),
+                reason: "the result is not a JSON object".into(),
+            })),
+        }
     }
 
     /// Calls a tool as a task (experimental, 2025-11-25): the server answers

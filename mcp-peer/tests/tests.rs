@@ -1066,9 +1066,61 @@ async fn a_task_handle_is_followed_to_its_result_through_its_input_requests() {
 #[tokio::test(start_paused = true)]
 async fn a_call_for_its_json_follows_a_task_to_its_result_too() {
     let (client, _) = task_server(false);
-    let result = client.call_tool_json("job", (), RequestOptions::default()).await.unwrap();
+    let raw = client.call_tool_json("job", (), RequestOptions::default()).await.unwrap();
+    let result: serde_json::Value = serde_json::from_str(raw.get()).unwrap();
     assert_eq!(result["content"][0]["text"], "hello Ada", "{result}");
     assert!(result.get("taskId").is_none(), "{result}");
+}
+
+/// A handshake-era server in memory whose `tools/call` results are the
+/// given JSON texts, in turn, written into the reply as they are.
+fn raw_results(results: Vec<&'static str>) -> Client<MemoryTransport> {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    tokio::spawn(async move {
+        let mut results = results.into_iter();
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let result = match msg["method"].as_str().unwrap_or_default() {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "raw", "version": "1"},
+                })
+                .to_string(),
+                _ => results.next().unwrap_or("{}").to_owned(),
+            };
+            let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+            end.send(reply.as_bytes());
+        }
+    });
+    client
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_for_its_json_gives_the_server_s_text_as_it_came_and_refuses_a_non_object() {
+    // Escapes, non-ASCII text and an escaped surrogate pair, a number no
+    // float holds, `_meta`, nesting, members in no sorted order, spaces.
+    let unusual = concat!(
+        r#"{"structuredContent":{"n":123456789012345678901234567890,"f":1.0e-7,"#,
+        r#""deep":[[[{"a":[null,true,false]}]]]},"content":[{"type":"text","#,
+        r#""text":"tab\t quote\" backslash\\ slash\/ \u00e9 é \ud83d\ude00 😀"}],"#,
+        r#""_meta":{"x.y/z":{"k":[]}}, "isError" : false }"#
+    );
+    let client = raw_results(vec![unusual, "[1, 2]", "42", r#""text""#, "null"]);
+    let raw = client.call_tool_json("t", (), RequestOptions::default()).await.unwrap();
+    assert_eq!(raw.get(), unusual);
+    for _ in 0..4 {
+        let err = client.call_tool_json("t", (), RequestOptions::default()).await.unwrap_err();
+        match err {
+            MemoryError::Protocol(ClientError::InvalidResult { method, reason }) => {
+                assert_eq!(method, "tools/call");
+                assert!(reason.contains("not a JSON object"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -62,8 +62,8 @@
 //!   described, the whole result kept in a bounded [`SpillDir`] under the
 //!   user's cache directory and named in a notice; a server's
 //!   `_meta["anthropic/maxResultSizeChars"]` honoured up to a host maximum.
-//!   A host that passes results on (a bridge) takes them as the JSON the
-//!   server sent (`Registry::call_tool_json`), through the same checks.
+//!   A host that passes results on (a bridge) takes them as the JSON text
+//!   the server sent (`Registry::call_tool_json`), through the same checks.
 //! - **Schemas shaped for a provider** ([`shape`]): a tool's input schema
 //!   for strict function calling, for a provider without `$ref`, `null`
 //!   choices or formats, or unchanged; references inlined within bounds

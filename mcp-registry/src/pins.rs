@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_proto::types::Tool;
@@ -452,6 +453,22 @@ pub(crate) struct PinBook {
     /// call reviews the same definition again and again, and its pin is
     /// canonical JSON and eight SHA-256 digests (at most [`MEMO_CAP`]).
     memo: Mutex<HashMap<String, Reviewed>>,
+    /// Bumped whenever the pins held change (a tool pinned or approved):
+    /// what [`passed`](Self::passed) knows holds only for the same value.
+    epoch: AtomicU64,
+    /// By server: the tool list (kept, so it is the same list as long as
+    /// the pointer is) whose tools at the marked places were found pinned
+    /// and unchanged, at an epoch. A call to one of them again needs no
+    /// review.
+    passed: Mutex<HashMap<String, Passed>>,
+}
+
+/// One server's tool list and which of its tools matched their pins.
+#[derive(Debug)]
+struct Passed {
+    tools: Arc<[Tool]>,
+    epoch: u64,
+    pinned: Vec<bool>,
 }
 
 /// One server's definitions last reviewed, by tool name, with their pins.
@@ -468,6 +485,8 @@ impl PinBook {
             cache: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             memo: Mutex::new(HashMap::new()),
+            epoch: AtomicU64::new(0),
+            passed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -551,6 +570,7 @@ impl PinBook {
             statuses.push(status);
         }
         if dirty {
+            self.epoch.fetch_add(1, Ordering::Relaxed);
             self.store.save(&server.name, pins).map_err(|e| Self::pin_error(server, e))?;
         }
         Ok(statuses)
@@ -573,9 +593,54 @@ impl PinBook {
             .collect())
     }
 
-    /// Refuses a call to a tool withheld under [`PinPolicy::Block`].
-    pub(crate) fn check_call(&self, server: &ServerConfig, tool: &Tool) -> Result<(), Error> {
+    /// Refuses a call to `tools[index]`, a tool of `server`'s list, when
+    /// it is withheld under [`PinPolicy::Block`]. A tool of the same list
+    /// found pinned and unchanged before, with no pin changed since, is
+    /// not reviewed again.
+    pub(crate) fn check_listed(
+        &self,
+        server: &ServerConfig,
+        tools: &Arc<[Tool]>,
+        index: usize,
+    ) -> Result<(), Error> {
+        let Some(tool) = tools.get(index) else { return Ok(()) };
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let known = lock(&self.passed)
+            .get(&server.name)
+            .is_some_and(|p| Arc::ptr_eq(&p.tools, tools) && p.epoch == epoch && p.pinned[index]);
+        if known {
+            return Ok(());
+        }
         let status = self.review(server, std::slice::from_ref(tool))?;
+        match status.first() {
+            Some(PinStatus::Pinned | PinStatus::New) => {
+                // At the epoch read before the review: any pin changed
+                // since (this review's own included) makes the next call
+                // review again.
+                let mut passed = lock(&self.passed);
+                let entry = passed.entry(server.name.clone()).or_insert_with(|| Passed {
+                    tools: tools.clone(),
+                    epoch,
+                    pinned: vec![false; tools.len()],
+                });
+                if !Arc::ptr_eq(&entry.tools, tools) || entry.epoch != epoch {
+                    *entry =
+                        Passed { tools: tools.clone(), epoch, pinned: vec![false; tools.len()] };
+                }
+                entry.pinned[index] = true;
+                Ok(())
+            }
+            _ => self.blocked(server, tool, status),
+        }
+    }
+
+    /// A call's refusal when its tool's status withholds it.
+    fn blocked(
+        &self,
+        server: &ServerConfig,
+        tool: &Tool,
+        status: Vec<PinStatus>,
+    ) -> Result<(), Error> {
         match status.into_iter().next() {
             Some(PinStatus::Changed { fields }) if self.policy(server) == PinPolicy::Block => {
                 Err(Error::ToolChanged {
@@ -596,6 +661,7 @@ impl PinBook {
         tools: &[Tool],
         only: Option<&str>,
     ) -> Result<Vec<String>, Error> {
+        self.epoch.fetch_add(1, Ordering::Relaxed);
         let mut cache = lock(&self.cache);
         let mut pins = match cache.remove(&server.name) {
             Some(pins) => pins,

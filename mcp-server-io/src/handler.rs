@@ -12,6 +12,7 @@ use std::pin::Pin;
 
 use mcp_proto::jsonrpc::{ErrorObject, RequestId};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::era;
 use crate::session::Context;
@@ -19,6 +20,10 @@ use crate::stateless::RequestMeta;
 
 /// A result to come: its value or its JSON-RPC error.
 pub type ReplyFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send + 'static>>;
+
+/// A result to come as JSON text, sent as it is, or its JSON-RPC error.
+pub type RawReplyFuture =
+    Pin<Box<dyn Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'static>>;
 
 /// How a handler answers a request.
 #[non_exhaustive]
@@ -29,6 +34,13 @@ pub enum Reply {
     /// (dropped at its next `.await`, never answered) when the client
     /// cancels the request or the session ends.
     Later(ReplyFuture),
+    /// As [`Reply::Later`], the result being JSON text that goes out as it
+    /// is, neither decoded nor encoded again (a bridge passing on what an
+    /// upstream server answered). It should be an object, as MCP results
+    /// are: the session does not look inside. In the stateless era, where
+    /// the session adds `resultType` and `serverInfo`, it is decoded for
+    /// that.
+    LaterRaw(RawReplyFuture),
     /// No answer: the handler answers later through its own means
     /// ([`Context::reply`]), or never (a test server that ignores what it
     /// does not know).
@@ -40,6 +52,7 @@ impl std::fmt::Debug for Reply {
         match self {
             Reply::Now(result) => f.debug_tuple("Now").field(result).finish(),
             Reply::Later(_) => f.write_str("Later(..)"),
+            Reply::LaterRaw(_) => f.write_str("LaterRaw(..)"),
             Reply::Silent => f.write_str("Silent"),
         }
     }

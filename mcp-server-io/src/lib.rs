@@ -29,7 +29,8 @@
 //! ```
 //!
 //! - [`Handler`] (what an application implements: requests in, results or
-//!   JSON-RPC errors out, as a [`Reply`] now or later) and [`Context`]
+//!   JSON-RPC errors out, as a [`Reply`] now or later; later also as
+//!   JSON text sent as it is, for a result passed on) and [`Context`]
 //!   (the request's key and era, notifications and progress related to
 //!   it, requests to the client, log levels). A cancelled request's future
 //!   is dropped at its next `.await` and never answered.

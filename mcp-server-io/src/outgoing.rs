@@ -2,10 +2,11 @@
 //! written by one writer so messages never interleave.
 
 use mcp_proto::jsonrpc::{Message, RequestId};
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 /// One item a server core asks its driver to deliver.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Outgoing {
     /// A JSON-RPC message for the client (build it with
@@ -29,6 +30,19 @@ pub enum Outgoing {
         /// may use the same ids; 0 when the driver serves one.
         origin: u64,
     },
+    /// A successful reply whose result is JSON text, written as it is
+    /// (see [`Reply::LaterRaw`](crate::Reply::LaterRaw)): the reply to
+    /// `id` from `origin`, related to that request. Drivers encode it with
+    /// [`Outgoing::raw_reply_bytes`].
+    #[non_exhaustive]
+    RawReply {
+        /// The request answered.
+        id: RequestId,
+        /// The result's JSON text.
+        result: Box<RawValue>,
+        /// Where the request came in (see [`Outgoing::Message`]).
+        origin: u64,
+    },
     /// Raw bytes to write as one line as they are (stdio only; an HTTP
     /// driver drops them). A hook for test servers that inject garbage
     /// into the stream: a product server never queues one.
@@ -39,10 +53,48 @@ pub enum Outgoing {
     Exit(i32),
 }
 
+impl PartialEq for Outgoing {
+    fn eq(&self, other: &Self) -> bool {
+        use Outgoing::{Exit, Message, RawLine, RawReply};
+        match (self, other) {
+            (
+                Message { message, related, origin },
+                Message { message: m, related: r, origin: o },
+            ) => (message, related, origin) == (m, r, o),
+            (RawReply { id, result, origin }, RawReply { id: i, result: r, origin: o }) => {
+                (id, result.get(), origin) == (i, r.get(), o)
+            }
+            (RawLine(a), RawLine(b)) => a == b,
+            (Exit(a), Exit(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
 impl Outgoing {
     /// A message related to `related` from `origin`.
     pub fn message(message: Message, related: Option<RequestId>, origin: u64) -> Self {
         Outgoing::Message { message, related, origin }
+    }
+
+    /// A reply to `id` from `origin` whose result is JSON text.
+    pub fn raw_reply(id: RequestId, result: Box<RawValue>, origin: u64) -> Self {
+        Outgoing::RawReply { id, result, origin }
+    }
+
+    /// Appends the JSON-RPC response of a [`Outgoing::RawReply`] to `out`
+    /// as one line's text (no line ending): the result's text as it is,
+    /// except that line breaks between its tokens (a pretty-printed
+    /// result) become spaces.
+    pub fn raw_reply_bytes(id: &RequestId, result: &RawValue, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        // Writing an id to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *out, id);
+        out.extend_from_slice(br#","result":"#);
+        let start = out.len();
+        out.extend_from_slice(result.get().as_bytes());
+        mcp_proto::jsonrpc::make_one_line(&mut out[start..]);
+        out.push(b'}');
     }
 }
 

@@ -33,12 +33,13 @@ use mcp_proto::jsonrpc::{
     Response, decode_slice, error_code,
 };
 use mcp_proto::methods;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use crate::era::{self, ServeEra};
-use crate::handler::{Handler, Reply, ReplyFuture};
+use crate::handler::{Handler, RawReplyFuture, Reply, ReplyFuture};
 use crate::logging;
 use crate::outgoing::{self, Outgoing, OutgoingQueue, OutgoingSender};
 use crate::stateless::{self, Change, Filter, RequestMeta};
@@ -356,6 +357,20 @@ impl<H: Handler> Session<H> {
                 self.spawn_request(key, Box::pin(async move { session.decorate(future.await) }))
             }
             Reply::Later(future) => self.spawn_request(key, future),
+            Reply::LaterRaw(future) if stateless => {
+                let session = self.clone();
+                let decoded = async move {
+                    let result = future.await.and_then(|raw| {
+                        serde_json::from_str(raw.get()).map_err(|e| {
+                            let message = format!("the result is not JSON: {e}");
+                            ErrorObject::new(error_code::INTERNAL_ERROR, message)
+                        })
+                    });
+                    session.decorate(result)
+                };
+                self.spawn_request(key, Box::pin(decoded))
+            }
+            Reply::LaterRaw(future) => self.spawn_raw_request(key, future),
             Reply::Silent => {}
         }
     }
@@ -467,6 +482,21 @@ impl<H: Handler> Session<H> {
     /// Answers a request from a task of its own, aborted by a cancellation.
     /// A second request with the id of a running one gets `-32600`.
     pub fn spawn_request(&self, key: RequestKey, future: ReplyFuture) {
+        self.spawn_answer(key, future, Session::reply);
+    }
+
+    /// [`spawn_request`](Self::spawn_request) for a result that is JSON
+    /// text, sent as it is ([`reply_raw`](Self::reply_raw)).
+    pub fn spawn_raw_request(&self, key: RequestKey, future: RawReplyFuture) {
+        self.spawn_answer(key, future, Session::reply_raw);
+    }
+
+    fn spawn_answer<R: Send + 'static>(
+        &self,
+        key: RequestKey,
+        future: impl Future<Output = Result<R, ErrorObject>> + Send + 'static,
+        reply: fn(&Self, RequestKey, Result<R, ErrorObject>),
+    ) {
         let mut state = self.state();
         if state.in_flight.contains_key(&key) {
             drop(state);
@@ -482,7 +512,7 @@ impl<H: Handler> Session<H> {
             // A request cancelled in the meantime gets no reply.
             let wanted = session.state().in_flight.remove(&task_key).is_some();
             if wanted {
-                session.reply(task_key, result);
+                reply(&session, task_key, result);
             }
         });
         state.in_flight.insert(key, task.abort_handle());
@@ -495,11 +525,24 @@ impl<H: Handler> Session<H> {
             Ok(result) => Message::Response(Response::new(id.clone(), result)),
             Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
         };
+        self.queue_reply(Outgoing::message(message, Some(id), origin));
+    }
+
+    /// Sends the reply to a client request, a result being JSON text that
+    /// goes out as it is (an object, as MCP results are: not looked at).
+    pub fn reply_raw(&self, key: RequestKey, result: Result<Box<RawValue>, ErrorObject>) {
+        match result {
+            Ok(result) => self.queue_reply(Outgoing::raw_reply(key.id, result, key.origin)),
+            Err(error) => self.reply(key, Err(error)),
+        }
+    }
+
+    fn queue_reply(&self, reply: Outgoing) {
         // Counting and queueing under one lock keeps an exit right after
         // the N-th reply, whichever task sends it.
         let mut state = self.state();
         state.answered += 1;
-        let _ = self.inner.out.send(Outgoing::message(message, Some(id), origin));
+        let _ = self.inner.out.send(reply);
         if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {
             let _ = self.inner.out.send(Outgoing::Exit(code));
         }

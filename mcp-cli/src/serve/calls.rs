@@ -19,12 +19,14 @@ use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams};
 use mcp_server_io::Session;
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::HOST_ANSWER_TIMEOUT;
 use super::handler::{Bridge, error_object, invalid, nothing_new, split_meta};
 use super::host::{Reach, reach};
 use super::input::{CallFuture, ProgressTarget};
+use super::login::Logins;
 use super::{search, tasks};
 
 impl Bridge {
@@ -74,23 +76,53 @@ impl Bridge {
         })
     }
 
+    /// A host's `tools/call`: in search mode, one of its two tools; else
+    /// the tool it names ([`call_tool`](Self::call_tool)).
+    pub(super) async fn tool_call(
+        &self,
+        session: Session<Bridge>,
+        key: mcp_server_io::RequestKey,
+        meta: Option<&RequestMeta>,
+        params: Option<Value>,
+    ) -> Result<Called, ErrorObject> {
+        if !self.tools_fixed() || meta.is_some_and(|m| m.request_state.is_some()) {
+            return self.call_tool(session, key, meta, params).await;
+        }
+        let params = params.unwrap_or_default();
+        match params.get("name").and_then(Value::as_str) {
+            Some(search::SEARCH_TOOL) => self.search_tools(Some(&params)).await.map(Called::Value),
+            Some(search::CALL_TOOL) => {
+                let direct = search::direct_call(&params)?;
+                self.call_tool(session, key, meta, Some(direct)).await
+            }
+            name => Err(invalid(&format!(
+                "Unknown tool: {} (search mode: call {} or {})",
+                name.unwrap_or_default(),
+                search::SEARCH_TOOL,
+                search::CALL_TOOL
+            ))),
+        }
+    }
+
     /// `tools/call`: through the registry's policy, approval and audit; the
     /// host's progress token mapped to the upstream call's progress; a
-    /// cancellation drops this future, which cancels the upstream call.
+    /// cancellation drops this future, which cancels the upstream call. A
+    /// handshake-era host gets the server's result as its text.
     pub(super) async fn call_tool(
         &self,
         session: Session<Bridge>,
         key: mcp_server_io::RequestKey,
         meta: Option<&RequestMeta>,
         params: Option<Value>,
-    ) -> Result<Value, ErrorObject> {
+    ) -> Result<Called, ErrorObject> {
         let rounds = &self.link.rounds;
         if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
             // A stateless-era host's retry: the parked call goes on, its
             // progress now to this request's token.
             let token = params.as_ref().and_then(|p| split_meta(p).1);
             let progress = ProgressTarget::new(token, &key);
-            return rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress, nothing_new).await;
+            let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress, nothing_new);
+            return drive.await.map(Called::Value);
         }
         let mut params = params.unwrap_or_default();
         let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
@@ -152,9 +184,14 @@ impl Bridge {
         let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
         let servers = if host_tasks { self.servers.clone() } else { Vec::new() };
         let logins = self.logins.clone();
-        let call: CallFuture = Box::pin(async move {
+        let call = async move {
+            // Copied for each attempt only when a login may call for a
+            // second one.
+            let twice = Logins::may_retry(&registry, &server);
+            let mut inputs = Some((arguments, options));
             let start = || {
-                let (arguments, options) = (arguments.clone(), options.clone());
+                let (arguments, options) =
+                    if twice { inputs.clone() } else { inputs.take() }.unwrap_or_default();
                 let (registry, server, tool) = (&registry, &server, &tool);
                 async move {
                     if host_tasks {
@@ -169,23 +206,25 @@ impl Bridge {
             // A server that needs an OAuth login: logged in, called again.
             let started = logins.retrying(&registry, &server, start).await;
             match started {
-                Ok(Err(result)) => Ok(result),
+                Ok(Err(result)) => Ok(Called::Text(result)),
                 Ok(Ok(ToolCallStart::Task(task))) => {
                     let id = tasks::host_id(&servers, &server, &task.task_id);
-                    Ok(tasks::to_host(encode(&*task)?, id, true))
+                    Ok(Called::Value(tasks::to_host(encode(&*task)?, id, true)))
                 }
-                Ok(Ok(ToolCallStart::Complete(result))) => encode(&result),
+                Ok(Ok(ToolCallStart::Complete(result))) => encode(&result).map(Called::Value),
                 Ok(Ok(_)) => Err(ErrorObject::new(
                     error_code::INTERNAL_ERROR,
                     "the server answered the call in a way mcpc does not know",
                 )),
                 Err(e) => Err(call_error(&registry, e, host_asks.asks())),
             }
-        });
+        };
         match meta {
             // What a server asks meanwhile goes back in an input round.
             Some(meta) => {
-                rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, || call).await
+                let call = || -> CallFuture { Box::pin(async { call.await?.into_value() }) };
+                let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, call);
+                drive.await.map(Called::Value)
             }
             None => {
                 let _running = self.link.running(key);
@@ -239,6 +278,38 @@ impl Bridge {
             }
         };
         done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
+    }
+}
+
+/// What a tool call gives the host: the server's result as the text it
+/// sent (passed on as it is where nothing in it changes), or a value the
+/// bridge made (a task handle, search results, an input round's result).
+#[derive(Debug)]
+pub(super) enum Called {
+    Text(Box<RawValue>),
+    Value(Value),
+}
+
+impl Called {
+    /// As a value (the text decoded), for what the bridge changes or adds
+    /// to.
+    pub(super) fn into_value(self) -> Result<Value, ErrorObject> {
+        match self {
+            Called::Value(value) => Ok(value),
+            Called::Text(text) => serde_json::from_str(text.get()).map_err(|e| {
+                ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot decode: {e}"))
+            }),
+        }
+    }
+
+    /// As JSON text (a value encoded), to send as it is.
+    pub(super) fn into_text(self) -> Result<Box<RawValue>, ErrorObject> {
+        match self {
+            Called::Text(text) => Ok(text),
+            Called::Value(value) => serde_json::value::to_raw_value(&value).map_err(|e| {
+                ErrorObject::new(error_code::INTERNAL_ERROR, format!("cannot encode: {e}"))
+            }),
+        }
     }
 }
 

@@ -24,6 +24,7 @@ use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
 use super::HOST_ANSWER_TIMEOUT;
+use super::calls::Called;
 use super::host::HostLink;
 use super::input::{CallFuture, ProgressTarget};
 use super::login::Logins;
@@ -366,25 +367,9 @@ impl Bridge {
         };
         match method {
             methods::TOOLS_LIST => self.list_tools().await,
-            methods::TOOLS_CALL
-                if self.tools_fixed() && meta.is_none_or(|m| m.request_state.is_none()) =>
-            {
-                let params = params.unwrap_or_default();
-                match params.get("name").and_then(Value::as_str) {
-                    Some(search::SEARCH_TOOL) => self.search_tools(Some(&params)).await,
-                    Some(search::CALL_TOOL) => {
-                        let direct = search::direct_call(&params)?;
-                        self.call_tool(session, key, meta, Some(direct)).await
-                    }
-                    name => Err(invalid(&format!(
-                        "Unknown tool: {} (search mode: call {} or {})",
-                        name.unwrap_or_default(),
-                        search::SEARCH_TOOL,
-                        search::CALL_TOOL
-                    ))),
-                }
+            methods::TOOLS_CALL => {
+                self.tool_call(session, key, meta, params).await.and_then(Called::into_value)
             }
-            methods::TOOLS_CALL => self.call_tool(session, key, meta, params).await,
             methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
                 self.task_method(meta, method, params).await
             }
@@ -640,9 +625,18 @@ impl Handler for Bridge {
     }
 
     fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
-        let method = method.to_owned();
         let (session, key, meta) = cx.into_parts();
         self.link.attach(&session);
+        if method == methods::TOOLS_CALL && meta.is_none() {
+            // A handshake-era host's call: the server's result goes back as
+            // the text it sent (nothing is added to it in this era).
+            return Reply::LaterRaw(Box::pin(async move {
+                let bridge = session.handler();
+                let called = bridge.tool_call(session.clone(), key, None, params).await;
+                called.and_then(Called::into_text)
+            }));
+        }
+        let method = method.to_owned();
         Reply::Later(Box::pin(async move {
             let bridge = session.handler();
             let stateless = meta.is_some();

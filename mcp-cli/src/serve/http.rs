@@ -26,6 +26,7 @@ use mcp_server_io::Session;
 use mcp_server_io::http::{self, BearerToken, HttpHooks, HttpOptions};
 use tokio::net::TcpListener;
 
+use super::AbortOnDrop;
 use super::handler::Bridge;
 use super::host::Hosts;
 use super::{HOST_ANSWER_TIMEOUT, Served, pump};
@@ -214,15 +215,6 @@ pub(super) async fn serve(
     let _server = server;
     std::future::pending::<()>().await;
     Ok(0)
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 #[cfg(test)]

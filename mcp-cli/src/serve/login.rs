@@ -67,15 +67,15 @@ pub(crate) struct Logins {
 impl Logins {
     /// Runs `attempt` (a request to `server`); when it fails for want of
     /// an OAuth login, logs in (or waits for the login running) and runs
-    /// it once more.
+    /// it once more (only for a server that [`may_retry`](Self::may_retry)).
     pub(crate) async fn retrying<T, F, Fut>(
         &self,
         registry: &Registry,
         server: &str,
-        attempt: F,
+        mut attempt: F,
     ) -> Result<T, Error>
     where
-        F: Fn() -> Fut,
+        F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
         let sent = Instant::now();
@@ -83,6 +83,13 @@ impl Logins {
             Err(e) if self.after(registry, server, &e, sent).await => attempt().await,
             done => done,
         }
+    }
+
+    /// Whether [`retrying`](Self::retrying) may run a request to `server`
+    /// twice (it uses OAuth): else its first attempt may use up what it
+    /// sends.
+    pub(crate) fn may_retry(registry: &Registry, server: &str) -> bool {
+        registry.get(server).is_some_and(ServerConfig::uses_oauth)
     }
 
     /// After `e`, an error of `server` to a request sent at `sent`: logs
@@ -95,9 +102,7 @@ impl Logins {
         e: &Error,
         sent: Instant,
     ) -> bool {
-        if !matches!(e, Error::LoginRequired { .. })
-            || !registry.get(server).is_some_and(ServerConfig::uses_oauth)
-        {
+        if !matches!(e, Error::LoginRequired { .. }) || !Self::may_retry(registry, server) {
             return false;
         }
         let slot = self.slot(server);

@@ -48,6 +48,15 @@ const MAX_LINE: usize = 16 << 20;
 /// filling in a form included).
 const HOST_ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Aborts a task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The host's side the registry is built with: the servers' requests and
 /// call approvals go through `hosts` to the host they belong to.
 pub(crate) fn host_side(hosts: &Arc<Hosts>) -> HostSide {
@@ -208,13 +217,23 @@ pub(crate) async fn serve(
     link.set(session.clone());
     let pump = pump::start(&registry, hosts.clone(), &served.servers);
     tracing::info!("serving on stdio");
-    let ended =
+    // A task of its own: each wake-up for the host's pipes then polls the
+    // driver alone, not also what the caller waits on beside it (the
+    // signals). Aborted if this future is dropped.
+    let feed = session.clone();
+    let driver = tokio::spawn(async move {
         stdio::serve(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| match input {
-            Input::Line(line) => session.handle_json(line),
-            Input::Oversized { max_line_bytes } => session.reject_oversized(max_line_bytes),
+            Input::Line(line) => feed.handle_json(line),
+            Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
             _ => {}
         })
-        .await;
+        .await
+    });
+    let mut driver = AbortOnDrop(driver);
+    let ended = match (&mut driver.0).await {
+        Ok(ended) => ended,
+        Err(e) => Err(std::io::Error::other(format!("the stdio driver ended: {e}"))),
+    };
     // The host is gone: its calls are cancelled (upstream too: each
     // dropped call sends `notifications/cancelled`).
     session.abort_all();

@@ -699,9 +699,9 @@ impl<W> ClientCore<W> {
                 .ok_or_else(|| invalid(serde::ser::Error::custom("unreachable")))?;
             Ok((request.id, text))
         };
-        if options.on_progress.is_some()
-            || options.reset_timeout_on_progress
-            || options.meta.is_some()
+        let wants_progress = options.on_progress.is_some() || options.reset_timeout_on_progress;
+        if (wants_progress || options.meta.is_some())
+            && !meta_text_fits(options.meta.as_ref(), wants_progress, self.modern.as_ref())
         {
             return by_value(self, waiter);
         }
@@ -709,7 +709,15 @@ impl<W> ClientCore<W> {
         // An id lost to a failed encoding is never reused: ids stay unique.
         let n = self.allocate_id();
         let id = RequestId::Number(n);
-        let meta = self.modern.as_ref().map(|m| &*m.text);
+        let joined;
+        let meta = if wants_progress || options.meta.is_some() {
+            let progress = wants_progress.then_some(n);
+            let modern = self.modern.as_ref().map(|m| &*m.text);
+            joined = meta_text(progress, options.meta.as_ref(), modern).map_err(invalid)?;
+            Some(&joined[..])
+        } else {
+            self.modern.as_ref().map(|m| &*m.text)
+        };
         match request_text(&id, method, params, meta).map_err(invalid)? {
             Some(text) => {
                 self.register(n, method, waiter, options, now);
@@ -1323,6 +1331,59 @@ fn request_text<P: Serialize + ?Sized>(
     text.push(b'}');
     crate::jsonrpc::make_one_line(&mut text);
     Ok(Some(text))
+}
+
+/// Whether a request's `_meta` can be written as text
+/// ([`meta_text`]) rather than merged into its parameters as a value: no
+/// member of the caller's `_meta` is one the progress token or the
+/// stateless era's `_meta` also sets (where the value merge decides which
+/// wins).
+fn meta_text_fits(
+    extra: Option<&Map<String, Value>>,
+    progress: bool,
+    modern: Option<&ModernMeta>,
+) -> bool {
+    extra.into_iter().flatten().all(|(k, _)| {
+        !(progress && k == PROGRESS_TOKEN_META_KEY) && modern.is_none_or(|m| !m.map.contains_key(k))
+    })
+}
+
+/// A request's `_meta` object as text: the progress token (the request's
+/// id), the caller's members, the stateless era's (its text as the core
+/// keeps it). The same members [`with_progress_token`] and [`with_meta`]
+/// give the value when [`meta_text_fits`].
+fn meta_text(
+    progress: Option<i64>,
+    extra: Option<&Map<String, Value>>,
+    modern: Option<&[u8]>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut text = Vec::with_capacity(64 + modern.map_or(0, <[u8]>::len));
+    text.push(b'{');
+    if let Some(id) = progress {
+        serde_json::to_writer(&mut text, PROGRESS_TOKEN_META_KEY)?;
+        text.push(b':');
+        serde_json::to_writer(&mut text, &id)?;
+        text.push(b',');
+    }
+    for (k, v) in extra.into_iter().flatten() {
+        serde_json::to_writer(&mut text, k)?;
+        text.push(b':');
+        serde_json::to_writer(&mut text, v)?;
+        text.push(b',');
+    }
+    let members = modern
+        .and_then(|m| m.trim_ascii().strip_prefix(b"{")?.strip_suffix(b"}"))
+        .filter(|m| !m.trim_ascii().is_empty());
+    match members {
+        Some(members) => text.extend_from_slice(members),
+        // Nothing after the last comma (or an empty object).
+        None if text.len() > 1 => {
+            text.pop();
+        }
+        None => {}
+    }
+    text.push(b'}');
+    Ok(text)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -1154,3 +1154,53 @@ fn server_log_messages_reach_tracing_at_their_level() {
     assert_eq!(got, [L::DEBUG, L::INFO, L::INFO, L::WARN, L::ERROR, L::ERROR, L::ERROR]);
     assert_eq!(events(&mut core).len(), 7);
 }
+
+/// A request whose options ask for progress or add `_meta` is written as
+/// text with the same parameters the value merge gives, in both eras,
+/// also when a member of the caller's `_meta` collides with one the core
+/// sets (then the value merge decides, as it always did).
+#[test]
+fn encoded_meta_matches_the_value_merge() {
+    let t0 = Instant::now();
+    let meta = |pairs: &[(&str, Value)]| {
+        Some(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+    };
+    let level = ("io.modelcontextprotocol/logLevel", json!("debug"));
+    let trace = ("trace\"parent", json!({"nested": [1, "\u{e9}"]}));
+    let cases: Vec<(bool, Option<serde_json::Map<String, Value>>)> = vec![
+        (true, None),
+        (false, meta(std::slice::from_ref(&level))),
+        (true, meta(&[level.clone(), trace.clone()])),
+        (true, meta(&[("progressToken", json!("mine")), trace.clone()])),
+        (false, meta(&[("io.modelcontextprotocol/protocolVersion", json!("1999-01-01"))])),
+        (true, Some(serde_json::Map::new())),
+    ];
+    let mut args = serde_json::Map::new();
+    args.insert("message".into(), json!("hi"));
+    let params = mcp_proto::types::CallToolRequestParams::new("echo", Some(args));
+    for modern in [false, true] {
+        let mut core = if modern { stateless() } else { ready(t0) };
+        for (progress, extra) in &cases {
+            let opts = RequestOptions {
+                reset_timeout_on_progress: *progress,
+                meta: extra.clone(),
+                ..Default::default()
+            };
+            let value = serde_json::to_value(&params).unwrap();
+            let by_value = core.start_request("tools/call", Some(value), &opts, "v", t0).unwrap();
+            let (id, text) =
+                core.start_request_encoded("tools/call", &params, &opts, "t", t0).unwrap();
+            assert!(!text.contains(&b'\n'));
+            let sent: Value = serde_json::from_slice(&text).unwrap();
+            let mut expected = by_value.params.unwrap();
+            // The token is each request's own id.
+            if expected.pointer("/_meta/progressToken")
+                == Some(&serde_json::to_value(&by_value.id).unwrap())
+            {
+                expected["_meta"]["progressToken"] = serde_json::to_value(&id).unwrap();
+            }
+            assert_eq!(sent["params"], expected, "modern {modern}, {progress}, {extra:?}");
+            assert_eq!(sent["id"], serde_json::to_value(&id).unwrap());
+        }
+    }
+}

@@ -12,7 +12,7 @@ use mcp_peer::{Client, Subscription, Transport};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, SubscriptionFilter, Tool};
 use mcp_proto::{ProtocolVersion, methods};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A round trip: `ping`, or `server/discover` in the stateless era
 /// (which has no `ping`).
@@ -47,14 +47,14 @@ pub(crate) fn call_tool<'a, T: Transport>(
     Box::pin(c.call_tool_with(tool, arguments, options))
 }
 
-/// `tools/call`, its result as the JSON the server sent (a task it made
-/// followed to its end), not decoded into [`CallToolResult`].
+/// `tools/call`, its result as the JSON text the server sent (an object;
+/// a task it made followed to its end), not decoded into [`CallToolResult`].
 pub(crate) fn call_tool_json<'a, T: Transport>(
     c: &'a Client<T>,
     tool: &'a str,
     arguments: Option<JsonObject>,
     options: RequestOptions,
-) -> BoxFuture<'a, Result<Value, T::Error>> {
+) -> BoxFuture<'a, Result<Box<RawValue>, T::Error>> {
     Box::pin(c.call_tool_json(tool, arguments, options))
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use mcp_peer::tasks::ToolCallStart;
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::{CallToolResult, CreateTaskResult, JsonObject};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{MIN_CALL_TIME, Registry, calls};
 use crate::error::Error;
@@ -59,13 +59,14 @@ impl Registry {
             Ok(tools) => tools,
             Err(e) => return Err(self.failed(&slot, generation, e).await),
         };
-        let Some(definition) = tools.iter().find(|t| t.name == tool) else {
+        let Some(index) = tools.iter().position(|t| t.name == tool) else {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });
         };
+        let definition = &tools[index];
         if !self.shared.options.app_only_tools && !definition.is_visible_to_model() {
             return Err(Error::AppOnlyTool { server: server.to_owned(), tool: tool.to_owned() });
         }
-        self.shared.pins.check_call(&config, definition)?;
+        self.shared.pins.check_listed(&config, &tools, index)?;
         let ask_within = options.timeout.unwrap_or(config.timeout);
         *decision =
             Some(self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?);
@@ -175,17 +176,19 @@ impl Registry {
     }
 
     /// A tool call as [`call_tool_with`](Self::call_tool_with) makes it
-    /// (every check, the audit log), its result given as the JSON the
+    /// (every check, the audit log), its result given as the JSON text the
     /// server sent instead of a [`CallToolResult`]: for a host that passes
-    /// results on (a bridge), which would only encode the decoded result
-    /// again. The result is not checked against the result's schema.
+    /// results on unchanged (a bridge), which would only decode and encode
+    /// it again. The text is a JSON object (else the call fails, as
+    /// [`mcp_peer::Client::call_tool_json`] says); it is not checked against
+    /// the result's schema.
     pub async fn call_tool_json(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
-    ) -> Result<Value, Error> {
+    ) -> Result<Box<RawValue>, Error> {
         self.call_audited(
             server,
             tool,
@@ -254,8 +257,9 @@ fn result_outcome(result: &CallToolResult) -> Audited<'_> {
     Audited::Result(result)
 }
 
-/// A result as JSON, for its audit line.
-fn json_outcome(result: &Value) -> Audited<'_> {
+/// A result as JSON text, for its audit line.
+#[allow(clippy::borrowed_box)] // the type the call gives, as `outcome` takes it
+fn json_outcome(result: &Box<RawValue>) -> Audited<'_> {
     Audited::Json(result)
 }
 

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_proto::types::{CallToolResult, JsonObject};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::config::{AuthConfig, ServerConfig, TransportConfig};
@@ -201,8 +202,8 @@ pub(crate) struct AuditedCall<'a> {
 pub(crate) enum Audited<'a> {
     /// The tool's result.
     Result(&'a CallToolResult),
-    /// The tool's result as the JSON the server sent.
-    Json(&'a Value),
+    /// The tool's result as the JSON text the server sent (an object).
+    Json(&'a RawValue),
     /// A task the server made of the call (its id): its result is the
     /// server's to keep, and is not in the log.
     Task(&'a str),
@@ -232,9 +233,7 @@ impl AuditedCall<'_> {
         let (outcome, error) = match self.result {
             Ok(Audited::Result(r)) if r.is_error == Some(true) => ("tool_error", None),
             Ok(Audited::Result(_)) => ("ok", None),
-            Ok(Audited::Json(r)) if r.get("isError") == Some(&Value::Bool(true)) => {
-                ("tool_error", None)
-            }
+            Ok(Audited::Json(r)) if reports_error(r) => ("tool_error", None),
             Ok(Audited::Json(_)) => ("ok", None),
             Ok(Audited::Task(id)) => {
                 line["task_id"] = json!(id);
@@ -263,6 +262,17 @@ impl AuditedCall<'_> {
         line["decision"] = decision;
         line
     }
+}
+
+/// Whether a result's JSON text has `isError: true` at its top level,
+/// read without building the result (the other members are skipped).
+fn reports_error(result: &RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        #[serde(rename = "isError", default)]
+        is_error: Option<Value>,
+    }
+    serde_json::from_str::<Peek>(result.get()).is_ok_and(|p| p.is_error == Some(Value::Bool(true)))
 }
 
 /// The configured secrets of a server: environment values, header values,

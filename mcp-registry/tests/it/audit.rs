@@ -96,6 +96,7 @@ async fn a_call_passed_on_as_json_is_checked_and_logged_like_any_other() {
     let result =
         r.call_tool_json("s", "echo", args.as_object().cloned(), options.clone()).await.unwrap();
     // The result as the server sent it.
+    let result: serde_json::Value = serde_json::from_str(result.get()).unwrap();
     assert_eq!(result, json!({"content": [{"type": "text", "text": "called echo"}]}));
     r.call_tool_json("s", "forbidden", None, options.clone()).await.unwrap_err();
     r.call_tool_json("s", "missing", None, options).await.unwrap_err();

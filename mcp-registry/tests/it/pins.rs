@@ -203,13 +203,18 @@ async fn allow_repins_a_changed_tool_silently() {
 }
 
 /// A definition that changes during a run, announced by
-/// `notifications/tools/list_changed`, is caught on the next listing.
+/// `notifications/tools/list_changed`, is caught on the next listing, and
+/// a call to it is refused although the old definition was called.
 #[tokio::test]
 async fn a_change_announced_during_a_run_is_caught() {
     let script = Scripted::new(original());
     let store: Arc<dyn PinStore> = Arc::new(MemoryPinStore::new());
     let run = registry(&script, store, PinPolicy::Block, None);
     assert_eq!(names(&run.list_tools("s").await.unwrap()), ["echo", "add"]);
+    // Called twice: the second call finds it matched its pin before.
+    for _ in 0..2 {
+        assert_eq!(called(&run, "add").await.unwrap(), "called add");
+    }
     let mut changed = original();
     changed[1]["inputSchema"]["properties"]["c"] = json!({"type": "number"});
     changed[1]["annotations"] = json!({"destructiveHint": true});

@@ -499,6 +499,13 @@ async fn route_outgoing<H: Handler>(
             Outgoing::Message { message, related, origin, .. } => {
                 session.dispatch(&shared, &message, related, origin)
             }
+            Outgoing::RawReply { id, result, origin, .. } => {
+                // Not shown to `HttpHooks::encode_reply`, which sees the
+                // replies a test server makes (never raw ones).
+                let mut json = Vec::with_capacity(result.get().len() + 48);
+                Outgoing::raw_reply_bytes(&id, &result, &mut json);
+                session.routes.dispatch(Bytes::from(json), true, Some(id), origin);
+            }
             Outgoing::Exit(code) => {
                 shared.hooks.exit(code).await;
                 shared.end_session(&session, true);

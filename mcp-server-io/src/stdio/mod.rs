@@ -163,6 +163,12 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
                 self.scratch.push(b'\n');
                 self.out.write_all(&self.scratch).await?;
             }
+            Outgoing::RawReply { id, result, .. } => {
+                self.scratch.clear();
+                Outgoing::raw_reply_bytes(&id, &result, &mut self.scratch);
+                self.scratch.push(b'\n');
+                self.out.write_all(&self.scratch).await?;
+            }
             Outgoing::RawLine(line) => {
                 self.out.write_all(&line).await?;
                 self.out.write_all(b"\n").await?;

@@ -8,6 +8,7 @@ use mcp_server_io::stateless::Change;
 use mcp_server_io::{
     Context, Handler, Outgoing, OutgoingQueue, Reply, ServeEra, ServerInfo, Session, SessionOptions,
 };
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// A handler with three methods: `echo` (now), `wait` (never, until
@@ -37,6 +38,16 @@ impl Handler for Demo {
                     Err(timeout) => Err(ErrorObject::new(-1, timeout.to_string())),
                 }
             })),
+            // The JSON text of `text`, as a result passed on unchanged.
+            "raw" => {
+                let text = params.as_ref().and_then(|p| p["text"].as_str()).map(str::to_owned);
+                Reply::LaterRaw(Box::pin(async move {
+                    tokio::task::yield_now().await;
+                    RawValue::from_string(text.unwrap_or_default())
+                        .map_err(|e| ErrorObject::new(-1, e.to_string()))
+                }))
+            }
+            "raw_wait" => Reply::LaterRaw(Box::pin(std::future::pending())),
             "later" => {
                 tokio::spawn(async move {
                     tokio::task::yield_now().await;
@@ -284,4 +295,51 @@ async fn the_exit_hook_follows_the_reply_it_names() {
     let all = drain(&mut queue);
     assert_eq!(all.len(), 101);
     assert_eq!(all[100].0["item"], "Exit(9)");
+}
+
+/// A result text with escapes, non-ASCII text, a number no float holds,
+/// `_meta`, nesting and the line breaks of pretty-printing.
+const UNUSUAL: &str = "{\"content\": [{\"type\":\"text\",\"text\":\"q\\\" \\\\ \\u00e9 \u{e9} \\ud83d\\ude00\"}],\r\n  \"structuredContent\":{\"n\":123456789012345678901234567890,\"d\":[[{}]]},\n  \"_meta\":{\"k/x\":null}}";
+
+#[tokio::test]
+async fn a_raw_result_goes_out_as_it_is_on_one_line_and_only_while_wanted() {
+    let (session, mut queue) = session(ServeEra::Legacy);
+    session.handle(initialize(1, "2025-11-25"));
+    only(&mut queue);
+    session.handle(request(2, "raw", json!({ "text": UNUSUAL })));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let item = queue.try_recv().unwrap();
+    let Outgoing::RawReply { ref id, ref result, origin, .. } = item else { panic!("{item:?}") };
+    assert_eq!((id, result.get(), origin), (&RequestId::Number(2), UNUSUAL, 0));
+    // On the wire: the text as it came, its line breaks made spaces.
+    let mut line = Vec::new();
+    Outgoing::raw_reply_bytes(id, result, &mut line);
+    let line = String::from_utf8(line).unwrap();
+    let one_line = UNUSUAL.replace(['\r', '\n'], " ");
+    assert_eq!(line, format!(r#"{{"jsonrpc":"2.0","id":2,"result":{one_line}}}"#));
+    let parsed: Value = serde_json::from_str(&line).unwrap();
+    let unusual: Value = serde_json::from_str(UNUSUAL).unwrap();
+    assert_eq!(parsed["result"], unusual);
+    // A cancelled raw call is never answered; an error is an error reply.
+    session.handle(request(3, "raw_wait", json!({})));
+    let cancel = json!({ "requestId": 3 });
+    session
+        .handle(Message::Notification(Notification::new("notifications/cancelled", Some(cancel))));
+    session.handle(request(4, "raw", json!({ "text": "not json" })));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let answer = only(&mut queue);
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(4), json!(-1)));
+}
+
+#[tokio::test]
+async fn a_raw_result_in_the_stateless_era_gets_its_result_type_and_server_info() {
+    let (session, mut queue) = session(ServeEra::Modern);
+    session.handle(request(1, "raw", json!({ "_meta": stateless_meta(), "text": UNUSUAL })));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let result = only(&mut queue)["result"].clone();
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "demo");
+    assert_eq!(result["_meta"].get("k/x"), Some(&Value::Null), "{result}");
+    let unusual: Value = serde_json::from_str(UNUSUAL).unwrap();
+    assert_eq!(result["structuredContent"], unusual["structuredContent"]);
 }
