@@ -26,7 +26,7 @@ use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use tower_service::Service;
 
 use crate::guard::{Guard, GuardedResolver};
-use crate::options::HttpOptions;
+use crate::options::{HttpOptions, Roots};
 
 mod proxy;
 mod tls;
@@ -86,6 +86,10 @@ struct PoolInner {
 /// so the choice is made once.
 enum Connector {
     Direct(HttpsConnector<HttpConnector>),
+    /// Direct, with the process's default TLS configuration made at the
+    /// first `https` connection: an `http://` client never loads the
+    /// platform's roots (milliseconds, once per process).
+    DirectDefault(HttpConnector, Roots),
     /// Direct, through the SSRF guard's resolver (the OAuth requests).
     Guarded(HttpsConnector<HttpConnector<GuardedResolver>>),
     /// A Unix domain socket (HTTP/1.1, no TLS), with the connect timeout.
@@ -255,7 +259,10 @@ impl Pool {
     pub(crate) fn is_proxied(&self) -> bool {
         !matches!(
             self.inner.connector,
-            Connector::Direct(_) | Connector::Guarded(_) | Connector::Unix(..)
+            Connector::Direct(_)
+                | Connector::DirectDefault(..)
+                | Connector::Guarded(_)
+                | Connector::Unix(..)
         )
     }
 
@@ -313,6 +320,22 @@ impl Pool {
     fn connect(&self, uri: &Uri) -> ConnectFuture {
         match &self.inner.connector {
             Connector::Direct(c) => Box::pin(connect_with(c.clone(), uri.clone())),
+            Connector::DirectDefault(http, roots) if uri.scheme() == Some(&Scheme::HTTPS) => {
+                match tls::default_config(*roots) {
+                    Ok(config) => {
+                        let c = HttpsConnector::from((http.clone(), config));
+                        Box::pin(connect_with(c, uri.clone()))
+                    }
+                    Err(e) => Box::pin(std::future::ready(Err(PoolError::Connect(e.into())))),
+                }
+            }
+            // The same stream type as through TLS: one handshake for both.
+            Connector::DirectDefault(http, _) => {
+                let (http, uri) = (http.clone(), uri.clone());
+                Box::pin(async move {
+                    handshake(hyper_rustls::MaybeHttpsStream::Http(call(http, uri).await?)).await
+                })
+            }
             Connector::Guarded(c) => Box::pin(connect_with(c.clone(), uri.clone())),
             Connector::Unix(socket, timeout) => {
                 let (socket, timeout) = (socket.clone(), *timeout);
@@ -507,6 +530,11 @@ pub(crate) fn build_pool(
         ));
     }
     let http = tcp(HttpConnector::new(), options);
+    if let (None, None) = (proxy, guard)
+        && tls::uses_default(options)
+    {
+        return Ok(Pool::with_connector(Connector::DirectDefault(http, options.roots), options));
+    }
     let config = tls_config(options)?;
     let connector = match (proxy, guard) {
         (None, Some(guard)) => Connector::Guarded(wrap(
@@ -616,6 +644,16 @@ pub(crate) async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_tls_configuration_is_not_made_by_building_a_pool() {
+        let direct = build_pool(&HttpOptions::new("t"), None, None).unwrap();
+        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Platform)));
+        let mut mozilla = HttpOptions::new("t");
+        mozilla.roots = Roots::Mozilla;
+        let direct = build_pool(&mozilla, None, None).unwrap();
+        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Mozilla)));
+    }
 
     #[test]
     fn host_header_and_origin_form() {
