@@ -31,8 +31,9 @@ pub enum Roots {
     /// system's CA bundle on Linux and the BSDs (`SSL_CERT_FILE` and
     /// `SSL_CERT_DIR` when set), the keychain on macOS, the certificate
     /// store on Windows; so a CA that an organisation installs on its
-    /// machines is trusted. Loaded once per process, at the first client
-    /// built with it. A store with no usable certificate (a minimal
+    /// machines is trusted. Loaded once per process, at the first `https`
+    /// connection made with it (a client of an `http://` endpoint never
+    /// loads it). A store with no usable certificate (a minimal
     /// container without a CA bundle) gives the Mozilla roots instead,
     /// with a warning. The default.
     #[default]

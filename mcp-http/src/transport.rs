@@ -140,6 +140,18 @@ impl HttpTransport {
     }
 }
 
+/// A future that goes on in a task of its own when it is dropped before
+/// it is done (and taken out).
+struct Background(Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let (Some(rest), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(rest);
+        }
+    }
+}
+
 /// Whether the status an `initialize` POST got says the server does not
 /// speak Streamable HTTP, so the 2024-11-05 transport is worth a try.
 fn refused_initialize(resp: &Response<Incoming>) -> bool {
@@ -320,15 +332,15 @@ impl Transport for HttpTransport {
         if !inner.http.options.event_stream || self.is_legacy() {
             return;
         }
-        // Opened by a task of its own, which the handshake waits for (one
-        // round trip, at most EVENT_STREAM_OPEN_WAIT): the stream is then
-        // open before the first request goes out, so a server that has
-        // something to say right away has somewhere to say it, and the
-        // server never mistakes it for the resumption of a later request's
-        // stream. A server slower than that gets its stream later.
-        let weak = Arc::downgrade(inner);
-        let task = tokio::spawn(async move {
-            let Some(inner) = weak.upgrade() else { return };
+        // Opened here, and the handshake waits for it (one round trip, at
+        // most EVENT_STREAM_OPEN_WAIT): the stream is then open before the
+        // first request goes out, so a server that has something to say
+        // right away has somewhere to say it, and the server never
+        // mistakes it for the resumption of a later request's stream. A
+        // server slower than that (or a handshake given up meanwhile) gets
+        // its stream later: the opening goes on in a task of its own.
+        let inner = inner.clone();
+        let mut opening = Background(Some(Box::pin(async move {
             let endpoint = &inner.http.endpoint.redacted;
             match inner.open_event_stream().await {
                 Ok(true) => {}
@@ -339,8 +351,12 @@ impl Transport for HttpTransport {
                     tracing::debug!(endpoint = %endpoint, error = %e, "the standalone event stream could not be opened")
                 }
             }
-        });
-        let _ = tokio::time::timeout(EVENT_STREAM_OPEN_WAIT, task).await;
+        })));
+        if let Some(open) = &mut opening.0
+            && tokio::time::timeout(EVENT_STREAM_OPEN_WAIT, open).await.is_ok()
+        {
+            opening.0 = None;
+        }
     }
 
     /// Stops the streams, and deletes the session when the server gave one

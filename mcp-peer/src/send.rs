@@ -10,6 +10,7 @@
 //! decisions say.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Weak;
 use std::time::Duration;
 
@@ -90,6 +91,8 @@ struct Wire<'a> {
     version: Option<ProtocolVersion>,
     /// Extra HTTP headers.
     headers: &'a [(String, String)],
+    /// The probe or `initialize`: waited for under a timer of its own.
+    opening: bool,
 }
 
 /// One attempt's outcome, and the parameters back for another.
@@ -125,7 +128,13 @@ impl<T: Transport> Inner<T> {
                     self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
                 let outcome = match started {
                     Ok(request) => {
-                        let wire = Wire { wants, tool: None, version: Some(version), headers: &[] };
+                        let wire = Wire {
+                            wants,
+                            tool: None,
+                            version: Some(version),
+                            headers: &[],
+                            opening: true,
+                        };
                         self.exchange_request(request, rx, wire, before_sending).await.0
                     }
                     Err(e) => Err(e),
@@ -136,7 +145,8 @@ impl<T: Transport> Inner<T> {
                 let started = self.start_opening(|core| core.initialize(tx, now()));
                 let outcome = match started {
                     Ok(request) => {
-                        let wire = Wire { wants, tool: None, version: None, headers: &[] };
+                        let wire =
+                            Wire { wants, tool: None, version: None, headers: &[], opening: true };
                         self.exchange_request(request, rx, wire, before_sending).await.0
                     }
                     Err(e) => Err(e),
@@ -165,7 +175,7 @@ impl<T: Transport> Inner<T> {
                 protocol_version: version,
                 headers: &options.headers,
             };
-            return (self.exchange(&id, rx, outgoing).await, params);
+            return (self.exchange(&id, rx, outgoing, false).await, params);
         }
         let value = match params {
             Params::Value(v) => v,
@@ -187,7 +197,7 @@ impl<T: Transport> Inner<T> {
             Ok(s) => s,
             Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
         };
-        let wire = Wire { wants, tool, version, headers: &options.headers };
+        let wire = Wire { wants, tool, version, headers: &options.headers, opening: false };
         let (outcome, request) = self.exchange_request(request, rx, wire, before_sending).await;
         (outcome, Params::Value(request.params))
     }
@@ -219,7 +229,7 @@ impl<T: Transport> Inner<T> {
         wire: Wire<'_>,
         before_sending: impl FnOnce(&RequestId),
     ) -> (Result<Box<RawValue>, Fail<T::Error>>, Request) {
-        let Wire { wants, tool, version, headers } = wire;
+        let Wire { wants, tool, version, headers, opening } = wire;
         let body = match serde_json::to_vec(&request) {
             Ok(b) => b,
             Err(e) => {
@@ -241,25 +251,39 @@ impl<T: Transport> Inner<T> {
             protocol_version: version,
             headers,
         };
-        let outcome = self.exchange(&request.id, rx, outgoing).await;
+        let outcome = self.exchange(&request.id, rx, outgoing, opening).await;
         (outcome, request)
     }
 
     /// Sends a started request and waits for its answer under its
-    /// deadline; cancels it when the caller stops waiting.
+    /// deadline; cancels it when the caller stops waiting. An `opening`
+    /// request (the probe, `initialize`) keeps its deadline with a timer of
+    /// its own: a client's deadline task is started by its first request
+    /// after the opening, so a session left idle after it has none.
     async fn exchange(
         &self,
         id: &RequestId,
         rx: oneshot::Receiver<Outcome>,
         outgoing: OutgoingRequest<'_>,
+        opening: bool,
     ) -> Result<Box<RawValue>, Fail<T::Error>> {
         let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
         let deadline = lock(&self.core).deadline(id);
-        if let Some(deadline) = deadline {
-            self.arm_deadline(deadline);
-        }
+        // Pinned here, once: the waits below hold it by reference, so the
+        // exchange's (large) future is not moved into either.
         let exchange = self.transport.send_request(outgoing);
-        let outcome = self.wait(rx, exchange).await;
+        tokio::pin!(exchange);
+        let outcome = match deadline {
+            Some(deadline) if opening => {
+                self.wait_opening(id, deadline, self.wait(rx, exchange)).await
+            }
+            _ => {
+                if let Some(deadline) = deadline {
+                    self.arm_deadline(deadline);
+                }
+                self.wait(rx, exchange).await
+            }
+        };
         guard.id = None;
         if let Err(Fail::Transport(_)) = &outcome {
             if self.rules().is_none_or(|rules| rules.notifies_cancel_after_broken_exchange()) {
@@ -276,10 +300,9 @@ impl<T: Transport> Inner<T> {
     async fn wait(
         &self,
         mut rx: oneshot::Receiver<Outcome>,
-        exchange: impl Future<Output = Result<(), T::Error>>,
+        mut exchange: Pin<&mut impl Future<Output = Result<(), T::Error>>>,
     ) -> Result<Box<RawValue>, Fail<T::Error>> {
         let closed = || ClientError::Closed { method: String::new() };
-        tokio::pin!(exchange);
         tokio::select! {
             biased;
             outcome = &mut rx => {

@@ -13,10 +13,18 @@
 //! It runs on the runtime of the request that armed it last: a request
 //! made on another runtime (or after the task's runtime shut down) starts
 //! it again there.
+//!
+//! The opening requests (the era probe, `initialize`) do not start it:
+//! each is waited for under a timer of its own
+//! ([`wait_opening`](Inner::wait_opening)), once a connection, so a
+//! session left idle after its handshake holds no deadline task and a
+//! start-up spawns none.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+use mcp_proto::jsonrpc::RequestId;
 use tokio::runtime::{Handle, Id};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
@@ -75,6 +83,39 @@ impl<T: Transport> Inner<T> {
         if state.armed.is_none_or(|armed| deadline < armed) {
             state.armed = Some(deadline);
             self.timer.wake.notify_one();
+        }
+    }
+}
+
+impl<T: Transport> Inner<T> {
+    /// Waits for `wait` (an opening request's answer), expiring what is
+    /// due when `deadline` passes, and again at the request's deadline as
+    /// the core then gives it (a deadline that moved), until the request
+    /// is done.
+    pub(crate) async fn wait_opening<R>(
+        &self,
+        id: &RequestId,
+        deadline: Instant,
+        wait: impl Future<Output = R>,
+    ) -> R {
+        // Boxed, alone: a request's future (which holds this one) grows by
+        // a pointer, and the exchange is not copied into a box.
+        let mut sleep =
+            Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)));
+        tokio::pin!(wait);
+        let mut armed = true;
+        loop {
+            tokio::select! {
+                biased;
+                outcome = &mut wait => return outcome,
+                () = &mut sleep, if armed => {
+                    self.expire();
+                    match lock(&self.core).deadline(id) {
+                        Some(next) => sleep.as_mut().reset(tokio::time::Instant::from_std(next)),
+                        None => armed = false,
+                    }
+                }
+            }
         }
     }
 }

@@ -585,6 +585,36 @@ async fn the_era_probe_falls_back_to_initialize_on_a_handshake_era_server() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_silent_initialize_times_out_under_its_own_timer() {
+    let not_initialize = |v: &Value| v["method"] != "initialize";
+    let mut o = options();
+    o.request_timeout = Duration::from_secs(7);
+    let Pair { client, .. } = pair_filtered(o, Config::default(), not_initialize);
+    let started = tokio::time::Instant::now();
+    let err = client.initialize().await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::Protocol(ClientError::Timeout { ref method, .. })
+            if method == "initialize"),
+        "{err:?}"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(7));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_task_starts_with_the_first_request_after_the_handshake() {
+    let Pair { client, .. } = pair(options());
+    client.initialize().await.unwrap();
+    // An idle session holds no deadline task: the handshake kept its
+    // deadline with a timer of its own.
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let idle = metrics.num_alive_tasks();
+    client.ping().await.unwrap();
+    assert_eq!(metrics.num_alive_tasks(), idle + 1);
+    client.ping().await.unwrap();
+    assert_eq!(metrics.num_alive_tasks(), idle + 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_silent_probe_times_out_into_the_handshake_era() {
     let not_discover = |v: &Value| v["method"] != "server/discover";
     let Pair { client, received, .. } =

@@ -26,7 +26,7 @@ use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use tower_service::Service;
 
 use crate::guard::{Guard, GuardedResolver};
-use crate::options::HttpOptions;
+use crate::options::{HttpOptions, Roots};
 
 mod proxy;
 mod tls;
@@ -86,6 +86,10 @@ struct PoolInner {
 /// so the choice is made once.
 enum Connector {
     Direct(HttpsConnector<HttpConnector>),
+    /// Direct, with the process's default TLS configuration made at the
+    /// first `https` connection: an `http://` client never loads the
+    /// platform's roots (milliseconds, once per process).
+    DirectDefault(HttpConnector, Roots),
     /// Direct, through the SSRF guard's resolver (the OAuth requests).
     Guarded(HttpsConnector<HttpConnector<GuardedResolver>>),
     /// A Unix domain socket (HTTP/1.1, no TLS), with the connect timeout.
@@ -194,10 +198,11 @@ impl Pool {
             let kept = if fresh { None } else { self.checkout(&scheme, &authority) };
             let (sender, reused) = match kept {
                 Some(sender) => (sender, true),
-                // Boxed: connecting (TCP, a tunnel, TLS) is a large future,
-                // which would otherwise make every request's future as large
-                // and be copied into its box each time.
-                None => (Box::pin(self.connect(&uri)).await?, false),
+                // Boxed (see `connect`): connecting (TCP, a tunnel, TLS) is
+                // a large future, which would otherwise make every
+                // request's future as large and be copied into its box
+                // each time.
+                None => (self.connect(&uri).await?, false),
             };
             // Kept only when it may be needed again.
             let replay = (reused && req.extensions().get::<Replayable>().is_some())
@@ -254,7 +259,10 @@ impl Pool {
     pub(crate) fn is_proxied(&self) -> bool {
         !matches!(
             self.inner.connector,
-            Connector::Direct(_) | Connector::Guarded(_) | Connector::Unix(..)
+            Connector::Direct(_)
+                | Connector::DirectDefault(..)
+                | Connector::Guarded(_)
+                | Connector::Unix(..)
         )
     }
 
@@ -304,21 +312,45 @@ impl Pool {
     }
 
     /// Opens a connection to the URI's origin and starts its task.
-    async fn connect(&self, uri: &Uri) -> Result<Sender, PoolError> {
+    ///
+    /// Each connector's future is boxed on its own: one future over every
+    /// connector would be as large as the largest (TLS to a proxy and TLS
+    /// inside it hold two TLS connections), and all of it is copied into
+    /// its box, about 11k instructions per connection for a direct one.
+    fn connect(&self, uri: &Uri) -> ConnectFuture {
         match &self.inner.connector {
-            Connector::Direct(c) => handshake(call(c.clone(), uri.clone()).await?).await,
-            Connector::Guarded(c) => handshake(call(c.clone(), uri.clone()).await?).await,
+            Connector::Direct(c) => Box::pin(connect_with(c.clone(), uri.clone())),
+            Connector::DirectDefault(http, roots) if uri.scheme() == Some(&Scheme::HTTPS) => {
+                match tls::default_config(*roots) {
+                    Ok(config) => {
+                        let c = HttpsConnector::from((http.clone(), config));
+                        Box::pin(connect_with(c, uri.clone()))
+                    }
+                    Err(e) => Box::pin(std::future::ready(Err(PoolError::Connect(e.into())))),
+                }
+            }
+            // The same stream type as through TLS: one handshake for both.
+            Connector::DirectDefault(http, _) => {
+                let (http, uri) = (http.clone(), uri.clone());
+                Box::pin(async move {
+                    handshake(hyper_rustls::MaybeHttpsStream::Http(call(http, uri).await?)).await
+                })
+            }
+            Connector::Guarded(c) => Box::pin(connect_with(c.clone(), uri.clone())),
             Connector::Unix(socket, timeout) => {
-                handshake_http1(connect_unix(socket, *timeout).await?).await
+                let (socket, timeout) = (socket.clone(), *timeout);
+                Box::pin(
+                    async move { handshake_http1(connect_unix(&socket, timeout).await?).await },
+                )
             }
             // A proxy is asked for host and port: the scheme's port when
             // the URI has none.
             #[cfg(feature = "proxy")]
-            Connector::Tunnel(c) => handshake(call(c.clone(), explicit_port(uri)).await?).await,
+            Connector::Tunnel(c) => Box::pin(connect_with(c.clone(), explicit_port(uri))),
             #[cfg(feature = "proxy")]
-            Connector::TlsTunnel(c) => handshake(call(c.clone(), explicit_port(uri)).await?).await,
+            Connector::TlsTunnel(c) => Box::pin(connect_with(c.clone(), explicit_port(uri))),
             #[cfg(feature = "proxy")]
-            Connector::Socks(c) => handshake(call(c.clone(), explicit_port(uri)).await?).await,
+            Connector::Socks(c) => Box::pin(connect_with(c.clone(), explicit_port(uri))),
         }
     }
 }
@@ -343,6 +375,20 @@ impl Sender {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What [`Pool::connect`] returns.
+type ConnectFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Sender, PoolError>> + Send>>;
+
+/// Opens a connection with `connector` and makes the HTTP handshake on it.
+async fn connect_with<C>(connector: C, uri: Uri) -> Result<Sender, PoolError>
+where
+    C: Service<Uri>,
+    C::Response: Read + Write + Connection + Unpin + Send + 'static,
+    C::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    handshake(call(connector, uri).await?).await
 }
 
 /// Runs a connector once.
@@ -484,6 +530,11 @@ pub(crate) fn build_pool(
         ));
     }
     let http = tcp(HttpConnector::new(), options);
+    if let (None, None) = (proxy, guard)
+        && tls::uses_default(options)
+    {
+        return Ok(Pool::with_connector(Connector::DirectDefault(http, options.roots), options));
+    }
     let config = tls_config(options)?;
     let connector = match (proxy, guard) {
         (None, Some(guard)) => Connector::Guarded(wrap(
@@ -593,6 +644,16 @@ pub(crate) async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_tls_configuration_is_not_made_by_building_a_pool() {
+        let direct = build_pool(&HttpOptions::new("t"), None, None).unwrap();
+        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Platform)));
+        let mut mozilla = HttpOptions::new("t");
+        mozilla.roots = Roots::Mozilla;
+        let direct = build_pool(&mozilla, None, None).unwrap();
+        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Mozilla)));
+    }
 
     #[test]
     fn host_header_and_origin_form() {

@@ -27,13 +27,7 @@ pub(crate) fn tls_config(options: &HttpOptions) -> Result<Arc<rustls::ClientConf
         return Ok(Arc::new(config));
     }
     if options.ca_file.is_none() {
-        static MOZILLA: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-        static PLATFORM: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-        let (cell, roots): (_, fn() -> Arc<rustls::RootCertStore>) = match options.roots {
-            Roots::Mozilla => (&MOZILLA, mozilla_roots),
-            _ => (&PLATFORM, platform_roots),
-        };
-        return cell.get_or_init(|| build_config(roots()).map(Arc::new)).clone();
+        return default_config(options.roots);
     }
     let mut roots = match options.roots {
         Roots::Mozilla => mozilla_roots(),
@@ -44,6 +38,25 @@ pub(crate) fn tls_config(options: &HttpOptions) -> Result<Arc<rustls::ClientConf
         tracing::debug!(added, "extra CA roots loaded");
     }
     build_config(roots).map(Arc::new)
+}
+
+/// Whether [`tls_config`] gives the process's configuration for `roots`
+/// (no caller's configuration, no CA file), which
+/// [`default_config`] makes at its first use.
+pub(crate) fn uses_default(options: &HttpOptions) -> bool {
+    options.tls.is_none() && options.ca_file.is_none()
+}
+
+/// The process's TLS configuration for `roots`, made at the first call
+/// (loading the platform's store takes milliseconds) and shared after.
+pub(crate) fn default_config(roots: Roots) -> Result<Arc<rustls::ClientConfig>, String> {
+    static MOZILLA: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    static PLATFORM: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    let (cell, roots): (_, fn() -> Arc<rustls::RootCertStore>) = match roots {
+        Roots::Mozilla => (&MOZILLA, mozilla_roots),
+        _ => (&PLATFORM, platform_roots),
+    };
+    cell.get_or_init(|| build_config(roots()).map(Arc::new)).clone()
 }
 
 /// The ALPN protocols offered: h2 and http/1.1 with the `http2` feature,

@@ -238,8 +238,8 @@ impl DiscoverResult {
 
 /// The server identity a result's `_meta` carries, if any.
 pub fn server_info_of(meta: Option<&Meta>) -> Option<Implementation> {
-    let value = meta?.get(SERVER_INFO_META_KEY)?;
-    serde_json::from_value(value.clone()).ok()
+    // Read from the value where it is, not from a copy of it.
+    Implementation::deserialize(meta?.get(SERVER_INFO_META_KEY)?).ok()
 }
 
 /// One request of an [`InputRequiredResult`]: `elicitation/create`,
