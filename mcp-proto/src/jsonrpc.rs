@@ -703,7 +703,7 @@ pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, Dec
             // text goes the byte path, for the parser's own error.
             let parts: Parts<'_> = match std::str::from_utf8(bytes) {
                 Ok(text) => {
-                    if let Some(message) = plain_response(text) {
+                    if let Some(message) = plain_response(text).or_else(|| plain_request(text)) {
                         return Ok(IncomingOf::Single(message));
                     }
                     serde_json::from_str(text)
@@ -735,6 +735,47 @@ pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, Dec
 /// a member twice, trailing text), which the general path decodes: the
 /// outcome is the same either way.
 fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
+    let (id, rest) = plain_head(text)?;
+    let rest = rest.strip_prefix(r#","result":"#)?;
+    let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
+    let result: &RawValue = serde_json::from_str(body).ok()?;
+    let result = R::from_raw(result).ok()?;
+    Some(MessageOf::Response(Response { id: RequestId::Number(id), result }))
+}
+
+/// The usual request, exactly
+/// `{"jsonrpc":"2.0","id":N,"method":"M","params":{...}}` as most clients
+/// write it (N a plain non-negative integer, M without escapes, the
+/// parameters an object), taken apart without the member-by-member
+/// decoding: the parameters are parsed once, straight into their value,
+/// rather than located as text and then parsed. `None` for anything else
+/// (members in another order, spaces, another id, a member twice, trailing
+/// text, parameters nested deep enough to near the parser's depth limit),
+/// which the general path decodes: the outcome is the same either way.
+fn plain_request<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
+    let (id, rest) = plain_head(text)?;
+    let rest = rest.strip_prefix(r#","method":""#)?;
+    let end = rest.find('"')?;
+    let method = &rest[..end];
+    // An escape or a control character: the parser's to judge.
+    if method.bytes().any(|b| b == b'\\' || b < 0x20) {
+        return None;
+    }
+    let rest = rest[end + 1..].strip_prefix(r#","params":"#)?;
+    let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
+    // Parsed here from depth 0 where the general path starts one level
+    // deeper: far enough from the limit (128), both agree.
+    if !body.starts_with('{') || memchr::memchr2_iter(b'{', b'[', body.as_bytes()).count() > 64 {
+        return None;
+    }
+    let params: Value = serde_json::from_str(body).ok()?;
+    let method = method.to_owned();
+    Some(MessageOf::Request(Request { id: RequestId::Number(id), method, params: Some(params) }))
+}
+
+/// `{"jsonrpc":"2.0","id":N` with N a plain non-negative integer that fits
+/// an `i64`: N and the text after it.
+fn plain_head(text: &str) -> Option<(i64, &str)> {
     let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     // At most 18 digits fit an i64; a leading zero is not JSON.
@@ -742,11 +783,7 @@ fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
         return None;
     }
     let id: i64 = rest[..digits].parse().ok()?;
-    let rest = rest[digits..].strip_prefix(r#","result":"#)?;
-    let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
-    let result: &RawValue = serde_json::from_str(body).ok()?;
-    let result = R::from_raw(result).ok()?;
-    Some(MessageOf::Response(Response { id: RequestId::Number(id), result }))
+    Some((id, &rest[digits..]))
 }
 
 /// Classifies an already parsed JSON value (one message or a batch).
@@ -980,7 +1017,76 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::{Deserialize, Member, Parts, RequestId, Value, response_id_of_prefix};
+    use super::{
+        Deserialize, Member, MessageOf, Parts, RequestId, Value, classify, plain_request,
+        response_id_of_prefix,
+    };
+
+    /// The usual request's shortcut takes what it should, hands the rest
+    /// to the general path, and what it takes decodes as the general path
+    /// decodes it.
+    #[test]
+    fn the_usual_request_takes_its_shape_and_decodes_as_any_other() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(70),
+            "]".repeat(70)
+        );
+        let within = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(60),
+            "]".repeat(60)
+        );
+        // (input, whether the shortcut takes it)
+        let cases: &[(&str, bool)] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+                true,
+            ),
+            (r#"{"jsonrpc":"2.0","id":0,"method":"ping","params":{}}"#, true),
+            (
+                r#"{"jsonrpc":"2.0","id":123456789012345678,"method":"m","params":{"a":"}\"{"}}"#,
+                true,
+            ),
+            (r#"{"jsonrpc":"2.0","id":7,"method":"","params":{"a":[1,{"b":null}]}}  "#, true),
+            (r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":"\u00e9"} }"#, true),
+            (r#"{"jsonrpc":"2.0","id":7,"method":"m","params": {}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":1,"a":2}}"#, true),
+            (r#"{"jsonrpc":"2.0","id":7,"method":"é","params":{}}"#, true),
+            (within.as_str(), true),
+            // Near misses: the general path's to decode (or refuse).
+            (deep.as_str(), false),
+            (r#"{"jsonrpc":"2.0","id":07,"method":"m","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":-3,"method":"m","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":"a","method":"m","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1234567890123456789012,"method":"m","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m\"x","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m\u0041","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":{"b":2}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"id":2}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"result":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}x"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, false),
+            (r#"{"jsonrpc":"2.0","method":"m","params":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"m","params":{}}"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","method":"m","params":{}}"#, false),
+            (r#" {"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#, false),
+        ];
+        for (input, taken) in cases {
+            let fast = plain_request::<Value>(input);
+            assert_eq!(fast.is_some(), *taken, "{input}");
+            let Some(fast) = fast else { continue };
+            let general = serde_json::from_str::<Parts<'_>>(input)
+                .map_err(|e| e.to_string())
+                .and_then(|parts| classify::<Value>(parts).map_err(|e| e.to_string()));
+            assert_eq!(general.as_ref().ok(), Some(&fast), "{input}: {general:?}");
+            assert!(matches!(fast, MessageOf::Request(_)), "{input}");
+        }
+    }
 
     #[test]
     fn ids_of_cut_or_broken_responses() {

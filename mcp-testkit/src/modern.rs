@@ -47,35 +47,68 @@ pub(crate) fn server_info() -> Value {
     })
 }
 
-/// The record of one stateless-era request, as `received_log` shows it.
-pub(crate) fn record(
-    id: &RequestId,
-    method: &str,
-    meta: &RequestMeta,
-    params: Option<&Value>,
-) -> Value {
-    let mut record = json!({
-        "id": id,
-        "method": method,
-        "protocolVersion": meta.version,
-        "clientCapabilities": meta.capabilities,
-    });
-    if let Some(info) = &meta.client_info {
-        record["clientInfo"] = info.clone();
+/// The record of one stateless-era request: what it carried, kept as it
+/// came (the JSON record `received_log` shows is built when asked for, so a
+/// request pays for its copy, not for a JSON object it may never show).
+#[derive(Debug, Clone)]
+pub(crate) struct Received {
+    id: RequestId,
+    method: String,
+    version: String,
+    capabilities: serde_json::Map<String, Value>,
+    client_info: Option<Value>,
+    log_level: Option<usize>,
+    name: Option<Value>,
+    request_state: Option<String>,
+    input_responses: Option<serde_json::Map<String, Value>>,
+}
+
+impl Received {
+    /// What the request `id` of `method` carried.
+    pub(crate) fn new(
+        id: &RequestId,
+        method: &str,
+        meta: &RequestMeta,
+        params: Option<&Value>,
+    ) -> Received {
+        Received {
+            id: id.clone(),
+            method: method.to_owned(),
+            version: meta.version.clone(),
+            capabilities: meta.capabilities.clone(),
+            client_info: meta.client_info.clone(),
+            log_level: meta.log_level,
+            name: params.and_then(|p| p.get("name")).cloned(),
+            request_state: meta.request_state.clone(),
+            input_responses: meta.input_responses.clone(),
+        }
     }
-    if let Some(level) = meta.log_level {
-        record["logLevel"] = json!(LOG_LEVELS[level]);
+
+    /// The record as `received_log` shows it.
+    pub(crate) fn to_value(&self) -> Value {
+        let mut record = json!({
+            "id": self.id,
+            "method": self.method,
+            "protocolVersion": self.version,
+            "clientCapabilities": self.capabilities,
+        });
+        if let Some(info) = &self.client_info {
+            record["clientInfo"] = info.clone();
+        }
+        if let Some(level) = self.log_level {
+            record["logLevel"] = json!(LOG_LEVELS[level]);
+        }
+        if let Some(name) = &self.name {
+            record["name"] = name.clone();
+        }
+        if let Some(state) = &self.request_state {
+            record["requestState"] = json!(state);
+        }
+        if let Some(responses) = &self.input_responses {
+            record["inputResponses"] = Value::Object(responses.clone());
+        }
+        record
     }
-    if let Some(name) = params.and_then(|p| p.get("name")) {
-        record["name"] = name.clone();
-    }
-    if let Some(state) = &meta.request_state {
-        record["requestState"] = json!(state);
-    }
-    if let Some(responses) = &meta.input_responses {
-        record["inputResponses"] = Value::Object(responses.clone());
-    }
-    record
 }
 
 /// The input request of each `ask` kind, and the client capability it

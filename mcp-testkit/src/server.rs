@@ -81,7 +81,7 @@ pub(crate) struct State {
     /// The tasks of task-augmented `tools/call`s.
     pub(crate) tasks: Tasks,
     /// What the stateless-era requests carried (`received_log`).
-    received: VecDeque<Value>,
+    received: VecDeque<modern::Received>,
     /// The number of the next `retry_once` state.
     next_retry: u64,
 }
@@ -152,7 +152,7 @@ impl Handler for Testkit {
         params: Option<&Value>,
     ) {
         let mut state = self.state();
-        state.received.push_back(modern::record(id, method, meta, params));
+        state.received.push_back(modern::Received::new(id, method, meta, params));
         if state.received.len() > RECEIVED_LOG_CAP {
             state.received.pop_front();
         }
@@ -382,7 +382,7 @@ impl Server {
     /// logLevel?, name?, requestState?, inputResponses?}`. The
     /// `received_log` tool answers the same.
     pub fn received_log(&self) -> Vec<Value> {
-        self.state().received.iter().cloned().collect()
+        self.state().received.iter().map(modern::Received::to_value).collect()
     }
 
     /// The number for the next `retry_once` request state.

@@ -231,7 +231,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     Line::Complete
                 });
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let chunk = &available[..newline.unwrap_or(available.len())];
             if !self.too_long {
                 if self.line.len() + chunk.len() > self.max {
