@@ -729,13 +729,21 @@ pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, Dec
 }
 
 /// The usual answer, exactly `{"jsonrpc":"2.0","id":N,"result":R}` as most
-/// servers write it (N a plain non-negative integer), taken apart without
-/// the member-by-member decoding; `R` is still checked to be one JSON value.
-/// `None` for anything else (members in another order, spaces, another id,
-/// a member twice, trailing text), which the general path decodes: the
-/// outcome is the same either way.
+/// servers write it, or `{"id":N,"jsonrpc":"2.0","result":R}` (the members
+/// in name order, as a server that writes a `serde_json` map does), N a
+/// plain non-negative integer: taken apart without the member-by-member
+/// decoding; `R` is still checked to be one JSON value. `None` for anything
+/// else (members in another order, spaces, another id, a member twice,
+/// trailing text), which the general path decodes: the outcome is the same
+/// either way.
 fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
-    let (id, rest) = plain_head(text)?;
+    let (id, rest) = match plain_head(text) {
+        Some(head) => head,
+        None => {
+            let (id, rest) = plain_id(text.strip_prefix(r#"{"id":"#)?)?;
+            (id, rest.strip_prefix(r#","jsonrpc":"2.0""#)?)
+        }
+    };
     let rest = rest.strip_prefix(r#","result":"#)?;
     let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
     let result: &RawValue = serde_json::from_str(body).ok()?;
@@ -776,7 +784,12 @@ fn plain_request<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
 /// `{"jsonrpc":"2.0","id":N` with N a plain non-negative integer that fits
 /// an `i64`: N and the text after it.
 fn plain_head(text: &str) -> Option<(i64, &str)> {
-    let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
+    plain_id(text.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?)
+}
+
+/// A plain non-negative integer id that fits an `i64` at the start of
+/// `rest`: N and the text after it.
+fn plain_id(rest: &str) -> Option<(i64, &str)> {
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     // At most 18 digits fit an i64; a leading zero is not JSON.
     if digits == 0 || digits > 18 || (digits > 1 && rest.starts_with('0')) {
@@ -1018,9 +1031,68 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::{
-        Deserialize, Member, MessageOf, Parts, RequestId, Value, classify, plain_request,
-        response_id_of_prefix,
+        Deserialize, Member, MessageOf, Parts, RawValue, RequestId, Value, classify, plain_request,
+        plain_response, response_id_of_prefix,
     };
+
+    /// The usual answer's shortcut takes its two shapes (members in the
+    /// order most servers write them, or in name order), hands the rest to
+    /// the general path, and what it takes decodes as the general path
+    /// decodes it.
+    #[test]
+    fn the_usual_answer_takes_its_shapes_and_decodes_as_any_other() {
+        // (input, whether the shortcut takes it)
+        let cases: &[(&str, bool)] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+                true,
+            ),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"hi","type":"text"}]}}"#,
+                true,
+            ),
+            (r#"{"id":0,"jsonrpc":"2.0","result":{}}"#, true),
+            (r#"{"id":123456789012345678,"jsonrpc":"2.0","result":[1,"}"]}"#, true),
+            (r#"{"id":7,"jsonrpc":"2.0","result":null}  "#, true),
+            (r#"{"id":7,"jsonrpc":"2.0","result": {"a":"\u00e9"} }"#, true),
+            (r#"{"id":7,"jsonrpc":"2.0","result":{"resultType":"task","task":{}}}"#, true),
+            // Near misses: the general path's to decode (or refuse).
+            (r#"{"id":07,"jsonrpc":"2.0","result":{}}"#, false),
+            (r#"{"id":-3,"jsonrpc":"2.0","result":{}}"#, false),
+            (r#"{"id":"a","jsonrpc":"2.0","result":{}}"#, false),
+            (r#"{"id":1.5,"jsonrpc":"2.0","result":{}}"#, false),
+            (r#"{"id":1234567890123456789012,"jsonrpc":"2.0","result":{}}"#, false),
+            (r#"{"id":1,"jsonrpc":"1.0","result":{}}"#, false),
+            (r#"{"id":1,"result":{},"jsonrpc":"2.0"}"#, false),
+            (r#"{"id":1, "jsonrpc":"2.0","result":{}}"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","error":{"code":1,"message":"m"}}"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"result":{"b":2}}"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"id":2}"#, false),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"error":{"code":1,"message":"m"}}"#,
+                false,
+            ),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1}"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":}}"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{}}x"#, false),
+            (r#"{"id":1,"jsonrpc":"2.0","method":"m","params":{}}"#, false),
+            (r#" {"id":1,"jsonrpc":"2.0","result":{}}"#, false),
+        ];
+        for (input, taken) in cases {
+            let fast = plain_response::<Box<RawValue>>(input);
+            assert_eq!(fast.is_some(), *taken, "{input}");
+            let Some(fast) = fast else { continue };
+            let general = serde_json::from_str::<Parts<'_>>(input)
+                .map_err(|e| e.to_string())
+                .and_then(|parts| classify::<Box<RawValue>>(parts).map_err(|e| e.to_string()));
+            let (MessageOf::Response(fast), Ok(MessageOf::Response(general))) = (fast, general)
+            else {
+                panic!("{input}: not an answer both ways");
+            };
+            assert_eq!(fast.id, general.id, "{input}");
+            assert_eq!(fast.result.get(), general.result.get(), "{input}");
+        }
+    }
 
     /// The usual request's shortcut takes what it should, hands the rest
     /// to the general path, and what it takes decodes as the general path
