@@ -66,12 +66,13 @@ impl Bridge {
 
     /// The server and tool a host's tool name goes to, listing the tools
     /// first when the host calls one it was not given yet.
-    async fn route_tool(&self, name: &str) -> Result<(String, String), ErrorObject> {
-        if let Some(route) = self.routes().tool(name) {
-            return Ok(route);
-        }
+    async fn route_tool(&self, name: String) -> Result<(String, String), ErrorObject> {
+        let name = match self.routes().take_tool(name) {
+            Ok(route) => return Ok(route),
+            Err(name) => name,
+        };
         self.listed_tools().await?;
-        self.routes().tool(name).ok_or_else(|| {
+        self.routes().tool(&name).ok_or_else(|| {
             ErrorObject::new(error_code::INVALID_PARAMS, format!("Unknown tool: {name}"))
         })
     }
@@ -125,7 +126,8 @@ impl Bridge {
             return drive.await.map(Called::Value);
         }
         let mut params = params.unwrap_or_default();
-        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
+        // Taken out of the parameters rather than copied.
+        let Some(Value::String(name)) = params.get_mut("name").map(Value::take) else {
             return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
         };
         let arguments = match params.get_mut("arguments").map(Value::take) {
@@ -138,7 +140,7 @@ impl Bridge {
                 ));
             }
         };
-        let (server, tool) = self.route_tool(&name).await?;
+        let (server, tool) = self.route_tool(name).await?;
         let arguments = self.unshape(&server, &tool, arguments).await?;
         let (mut passed, token) = split_meta(&params);
         // The host's log level for this call goes upstream too (a
@@ -168,9 +170,11 @@ impl Bridge {
         };
         // Read at each update: a stateless host's retry after an input
         // round takes the call's progress over (its own token and request).
-        let progress_target = ProgressTarget::new(token, &key);
-        if progress_target.get().is_some() {
-            let target = progress_target.clone();
+        // A handshake-era host's call without a token needs none.
+        let progress_target =
+            (token.is_some() || meta.is_some()).then(|| ProgressTarget::new(token, &key));
+        if let Some(target) = progress_target.as_ref().filter(|t| t.get().is_some()) {
+            let target = target.clone();
             options.on_progress = Some(Arc::new(move |p: &ProgressNotificationParams| {
                 let Some((token, key)) = target.get() else { return };
                 let mut progress = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
@@ -222,6 +226,8 @@ impl Bridge {
         match meta {
             // What a server asks meanwhile goes back in an input round.
             Some(meta) => {
+                let progress_target =
+                    progress_target.unwrap_or_else(|| ProgressTarget::new(None, &key));
                 let call = || -> CallFuture { Box::pin(async { call.await?.into_value() }) };
                 let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, call);
                 drive.await.map(Called::Value)

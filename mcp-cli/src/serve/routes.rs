@@ -53,6 +53,16 @@ impl Routes {
         resolve(&self.single, &self.tools, name)
     }
 
+    /// As [`tool`](Self::tool), the name taken (one server served: it is
+    /// the tool's own, kept as it is); the name back when it routes to
+    /// nothing.
+    pub(crate) fn take_tool(&self, name: String) -> Result<(String, String), String> {
+        match &self.single {
+            Some(only) => Ok((only.clone(), name)),
+            None => self.tool(&name).ok_or(name),
+        }
+    }
+
     /// The server and upstream name of a prompt the host names.
     pub(crate) fn prompt(&self, name: &str) -> Option<(String, String)> {
         resolve(&self.single, &self.prompts, name)
@@ -181,6 +191,7 @@ mod tests {
         assert_eq!(one.tool("read"), Some(("files".into(), "read".into())));
         assert_eq!(one.tool("never-listed"), Some(("files".into(), "never-listed".into())));
         assert_eq!(one.resource("file:///x"), Some("files".into()));
+        assert_eq!(one.take_tool("read".into()), Ok(("files".into(), "read".into())));
 
         // Several: the registry's flat names, and back; unknown is unknown.
         let mut many = Routes::new(&["a".into(), "b".into()]);
@@ -192,6 +203,8 @@ mod tests {
             assert_eq!(many.tool(flat), Some(((*server).into(), (*tool).into())), "{flat}");
         }
         assert_eq!(many.tool("echo"), None);
+        assert_eq!(many.take_tool("b__add".into()), Ok(("b".into(), "add".into())));
+        assert_eq!(many.take_tool("echo".into()), Err("echo".into()));
         assert_eq!(many.tool("c__echo"), None);
         // A name that is no valid flat name gets the hashed form, reversibly.
         let names = many.name_prompts(&listed(&[("a", &["greet me"]), ("b", &["greet"])]));

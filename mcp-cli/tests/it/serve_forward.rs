@@ -28,6 +28,9 @@ async fn a_handshake_era_host_lists_calls_and_sees_progress() {
     // Names unchanged; annotations and `_meta` as the server gave them.
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
     assert_eq!(text_blocks(&call(&c, "echo", json!({"message": "hi"})).await), "hi");
+    // Arguments with escapes and non-ASCII text reach the tool as sent.
+    let odd = "tab\t \"quoted\" back\\slash \u{1} é ✓ 😀 \u{2028}";
+    assert_eq!(text_blocks(&call(&c, "echo", json!({"message": odd})).await), odd);
 
     let seen = Arc::new(Mutex::new(Vec::new()));
     let options = RequestOptions {
