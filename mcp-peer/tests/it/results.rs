@@ -1,0 +1,116 @@
+//! What a tool result is taken as: typed, and checked against the tool's
+//! output schema (feature `schema`); or the server's JSON text as it
+//! came.
+
+use mcp_peer::memory::{self, MemoryError, MemoryTransport};
+use mcp_peer::{Client, RequestOptions};
+use mcp_proto::client::ClientError;
+use serde_json::{Value, json};
+
+use crate::common::options;
+
+/// A hand-written server in memory that answers every request from a table.
+#[cfg(feature = "schema")]
+fn scripted(answers: Vec<(&'static str, Value)>) -> Client<MemoryTransport> {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let method = msg["method"].as_str().unwrap_or_default();
+            let result = match method {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "scripted", "version": "1"},
+                }),
+                _ => answers.iter().find(|(m, _)| *m == method).map(|(_, r)| r.clone()).unwrap(),
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            end.send(reply.to_string().as_bytes());
+        }
+    });
+    client
+}
+
+#[cfg(feature = "schema")]
+#[tokio::test(start_paused = true)]
+async fn typed_results_are_checked_against_the_output_schema() {
+    let tools = json!({"tools": [{
+        "name": "sum",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"sum": {"type": "number"}},
+            "required": ["sum"],
+        },
+    }]});
+    #[derive(serde::Deserialize, Debug)]
+    struct Loose {
+        #[allow(dead_code)]
+        sum: Value,
+    }
+    // A result that fits its schema decodes.
+    let good = json!({"content": [], "structuredContent": {"sum": 3}});
+    let client = scripted(vec![("tools/list", tools.clone()), ("tools/call", good)]);
+    client.call_tool_as::<Loose>("sum", ()).await.unwrap();
+    // One that does not is refused with the instance path, even though `R`
+    // would have taken it.
+    let bad = json!({"content": [], "structuredContent": {"sum": "three"}});
+    let client = scripted(vec![("tools/list", tools), ("tools/call", bad)]);
+    let err = client.call_tool_as::<Loose>("sum", ()).await.unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.contains("outputSchema") && shown.contains("/sum"), "{shown}");
+}
+
+/// A handshake-era server in memory whose `tools/call` results are the
+/// given JSON texts, in turn, written into the reply as they are.
+fn raw_results(results: Vec<&'static str>) -> Client<MemoryTransport> {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    tokio::spawn(async move {
+        let mut results = results.into_iter();
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let result = match msg["method"].as_str().unwrap_or_default() {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "raw", "version": "1"},
+                })
+                .to_string(),
+                _ => results.next().unwrap_or("{}").to_owned(),
+            };
+            let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+            end.send(reply.as_bytes());
+        }
+    });
+    client
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_for_its_json_gives_the_server_s_text_as_it_came_and_refuses_a_non_object() {
+    // Escapes, non-ASCII text and an escaped surrogate pair, a number no
+    // float holds, `_meta`, nesting, members in no sorted order, spaces.
+    let unusual = concat!(
+        r#"{"structuredContent":{"n":123456789012345678901234567890,"f":1.0e-7,"#,
+        r#""deep":[[[{"a":[null,true,false]}]]]},"content":[{"type":"text","#,
+        r#""text":"tab\t quote\" backslash\\ slash\/ \u00e9 é \ud83d\ude00 😀"}],"#,
+        r#""_meta":{"x.y/z":{"k":[]}}, "isError" : false }"#
+    );
+    let client = raw_results(vec![unusual, "[1, 2]", "42", r#""text""#, "null"]);
+    let raw = client.call_tool_json("t", (), RequestOptions::default()).await.unwrap();
+    assert_eq!(raw.get(), unusual);
+    for _ in 0..4 {
+        let err = client.call_tool_json("t", (), RequestOptions::default()).await.unwrap_err();
+        match err {
+            MemoryError::Protocol(ClientError::InvalidResult { method, reason }) => {
+                assert_eq!(method, "tools/call");
+                assert!(reason.contains("not a JSON object"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
