@@ -32,6 +32,26 @@ pub fn number<T: std::str::FromStr>(args: &[String], flag: &str) -> Result<Optio
     }
 }
 
+/// The words after a profiling flag (`--profile WHICH N [DEPTH]`): `None`
+/// when the flag is absent; each word `None` when missing (or, for the
+/// numbers, not a number).
+pub fn profile<'a>(args: &'a [String], flag: &str) -> Option<Profile<'a>> {
+    let i = args.iter().position(|a| a == flag)?;
+    let number = |k: usize| args.get(i + k).and_then(|n| n.parse().ok());
+    Some(Profile { which: args.get(i + 1).map(String::as_str), n: number(2), depth: number(3) })
+}
+
+/// What follows a profiling flag: see [`profile`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Profile<'a> {
+    /// What to profile (a contender, a mode).
+    pub which: Option<&'a str>,
+    /// How many calls or starts.
+    pub n: Option<usize>,
+    /// How many of them in flight.
+    pub depth: Option<usize>,
+}
+
 /// The mode word: the first argument that is neither a flag (`--...`) nor
 /// the value of one of the `valued` flags.
 pub fn mode<'a>(args: &'a [String], valued: &[&str]) -> Option<&'a str> {
@@ -69,6 +89,15 @@ mod tests {
             number::<u64>(&a, "--seconds"),
             Err("--seconds takes a number, not \"x\"".to_owned())
         );
+    }
+
+    #[test]
+    fn the_words_after_a_profiling_flag() {
+        let a = args("--era modern --profile rmcp 300 x");
+        let p = profile(&a, "--profile").unwrap();
+        assert_eq!(p, Profile { which: Some("rmcp"), n: Some(300), depth: None });
+        assert_eq!(profile(&args("--profile"), "--profile").unwrap().which, None);
+        assert!(profile(&a, "--profile-start").is_none());
     }
 
     #[test]

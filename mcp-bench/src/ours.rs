@@ -3,9 +3,10 @@
 //! echo call; either transport behind one face ([`Ours`]) for the
 //! benchmarks that drive both.
 
-use std::time::Duration;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use mcp_client_stdio::mcp_peer::{Client, Transport};
+use mcp_client_stdio::mcp_peer::{Client, EraChoice, Transport};
 use mcp_client_stdio::{ServerCommand, StdioClient, StdioOptions};
 use mcp_http::{HttpClient, HttpOptions};
 use mcp_proto::client::RequestOptions;
@@ -27,6 +28,20 @@ pub async fn spawn_stdio(
         .map_err(|e| format!("{label}: spawn: {e}"))?;
     client.initialize().await.map_err(|e| format!("{label}: initialize: {e}"))?;
     Ok(client)
+}
+
+/// `program args...` spawned and initialized, pinned to the era `choice`:
+/// ours over stdio as the round-trip benchmarks start it (errors start
+/// with `ours`).
+pub async fn spawn_program(
+    program: &Path,
+    args: &[String],
+    choice: EraChoice,
+) -> Result<StdioClient, String> {
+    let command = ServerCommand::new(program.to_string_lossy()).args(args.iter().cloned());
+    let mut options = StdioOptions::new("bench");
+    options.client.era = choice;
+    spawn_stdio(command, options, "ours").await
 }
 
 /// A client of `url`, initialized; errors start with `label`.
@@ -58,6 +73,24 @@ pub async fn echo_or_panic<T: Transport>(client: &Client<T>) {
         Ok(r) if !r.is_error.unwrap_or(false) => {}
         Ok(_) => panic!("ours: echo failed: it answered isError"),
         Err(e) => panic!("ours: echo failed: {e}"),
+    }
+}
+
+/// `n` [`echo_or_panic`] calls in turn, each timed into `lat`: the timed
+/// loop of the sequential phases, the call awaited directly in it.
+pub async fn timed_echoes<T: Transport>(client: &Client<T>, n: usize, lat: &mut Vec<Duration>) {
+    for _ in 0..n {
+        let start = Instant::now();
+        echo_or_panic(client).await;
+        lat.push(start.elapsed());
+    }
+}
+
+/// `n` [`echo_or_panic`] calls in turn: one worker of an in-flight phase,
+/// spawned as it is (it owns its client).
+pub async fn echoes<T: Transport>(client: Client<T>, n: usize) {
+    for _ in 0..n {
+        echo_or_panic(&client).await;
     }
 }
 

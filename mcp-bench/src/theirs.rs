@@ -1,6 +1,8 @@
 //! rmcp's client as the benchmarks start and call it: pinned to an era
 //! (`initialize`, or `server/discover` with no fallback), the echo call.
 
+use std::time::{Duration, Instant};
+
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::IntoTransport;
@@ -44,5 +46,23 @@ pub async fn echo_or_panic(peer: &Peer<RoleClient>) {
         Ok(r) if r.is_error != Some(true) => {}
         Ok(_) => panic!("rmcp: echo failed: it answered isError"),
         Err(e) => panic!("rmcp: echo failed: {e}"),
+    }
+}
+
+/// `n` [`echo_or_panic`] calls in turn, each timed into `lat`: the timed
+/// loop of the sequential phases, the call awaited directly in it.
+pub async fn timed_echoes(peer: &Peer<RoleClient>, n: usize, lat: &mut Vec<Duration>) {
+    for _ in 0..n {
+        let start = Instant::now();
+        echo_or_panic(peer).await;
+        lat.push(start.elapsed());
+    }
+}
+
+/// `n` [`echo_or_panic`] calls in turn: one worker of an in-flight phase,
+/// spawned as it is (it owns its peer).
+pub async fn echoes(peer: Peer<RoleClient>, n: usize) {
+    for _ in 0..n {
+        echo_or_panic(&peer).await;
     }
 }

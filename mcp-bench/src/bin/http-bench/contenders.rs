@@ -80,21 +80,8 @@ impl Contenders {
     /// `n` sequential calls of contender `which`, each timed into `lat`.
     pub(crate) fn sequential(&mut self, which: usize, n: usize, lat: &mut Vec<Duration>) {
         match which {
-            0 => self.rt.block_on(async {
-                for _ in 0..n {
-                    let start = Instant::now();
-                    ours::echo_or_panic(&self.ours).await;
-                    lat.push(start.elapsed());
-                }
-            }),
-            1 | 2 => self.rt.block_on(async {
-                let peer = self.rmcp(which).peer();
-                for _ in 0..n {
-                    let start = Instant::now();
-                    theirs::echo_or_panic(peer).await;
-                    lat.push(start.elapsed());
-                }
-            }),
+            0 => self.rt.block_on(ours::timed_echoes(&self.ours, n, lat)),
+            1 | 2 => self.rt.block_on(theirs::timed_echoes(self.rmcp(which).peer(), n, lat)),
             _ => {
                 let mut caller = self.raw.caller(0);
                 self.rt.block_on(async {

@@ -65,10 +65,8 @@ fn main() {
 
 fn run(args: &[String]) -> Result<(), String> {
     let config = Config::from_args(args)?;
-    if let Some(i) = args.iter().position(|a| a == "--profile") {
-        let mode = args.get(i + 1).map(String::as_str).unwrap_or("json");
-        let n = args.get(i + 2).and_then(|n| n.parse().ok()).unwrap_or(5_000);
-        return profile::profile(&config, mode, n);
+    if let Some(p) = mcp_bench::args::profile(args, "--profile") {
+        return profile::profile(&config, p.which.unwrap_or("json"), p.n.unwrap_or(5_000));
     }
     let valued = ["--server", "--reply", "--server-threads", "--era", "--only"];
     let table = match mcp_bench::args::mode(args, &valued) {
