@@ -2,7 +2,7 @@
 //! `mcp-testkit` over Streamable HTTP, at both revisions, and (a second
 //! target) against `mcpc serve --http` fronting the same testkit over stdio.
 //!
-//! Uses the suite installed by the client step (`conformance::install`),
+//! Uses the suite installed by the client step (`conformance::suite::install`),
 //! builds the testkit binary, starts `mcp-testkit http --era both
 //! --conformance-fixtures` (one server, both eras: each scenario speaks the
 //! era of its revision; the suite's fixture tools served), checks
@@ -30,10 +30,11 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use crate::conformance::{
-    Judgement, R25, R26, Scenario, Tally, bin_dir, check_table, find_file, install, judge,
-    parse_checks, pass, suite_path,
+use crate::conformance::scenarios::{R25, R26, Scenario, pass};
+use crate::conformance::suite::{
+    bin_dir, check_table, find_file, fresh_run_dir, install, suite_path,
 };
+use crate::conformance::verdict::{Judgement, Tally, judge, parse_checks};
 use crate::steps::{Step, root};
 
 const FIXTURES: &str = "needs the suite's fixtures (resources, prompts or tools of its own \
@@ -506,11 +507,7 @@ fn start_server(target: Target) -> Result<Server, String> {
 /// Runs one scenario and returns its `checks.json`, or why there is none.
 fn run_scenario(target: Target, url: &str, s: &Scenario) -> Result<String, String> {
     let out = root().join("target").join(target.out_dir()).join(s.revision).join(s.name);
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
-    let log = std::fs::File::create(out.join("runner.log"))
-        .map_err(|e| format!("creating the runner log: {e}"))?;
-    let log_err = log.try_clone().map_err(|e| format!("the runner log: {e}"))?;
+    let (log, log_err) = fresh_run_dir(&out)?;
     let mut cmd = Command::new(bin_dir().join("conformance"));
     cmd.args(["server", "--url", url, "--scenario", s.name, "--spec-version", s.revision])
         .args(["--force", "--timeout", "30000", "-o"])
@@ -572,7 +569,8 @@ fn run_all(target: Target) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::{REVISIONS, list_mismatch};
+    use crate::conformance::scenarios::REVISIONS;
+    use crate::conformance::suite::list_mismatch;
 
     #[test]
     fn server_listings_parse_and_the_table_has_no_duplicates() {
