@@ -29,6 +29,7 @@ pub mod body;
 pub mod guard;
 pub mod hooks;
 pub mod listen;
+mod pump;
 pub mod reply;
 pub mod routes;
 mod server;
