@@ -171,7 +171,8 @@ where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let too_large = || BodyError::Refused(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, "body too large"));
+    let too_large =
+        || BodyError::Refused(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, "body too large"));
     if body.size_hint().lower() > limit as u64 {
         return Err(too_large());
     }

@@ -128,6 +128,11 @@ impl Pump {
 
     /// Awaits `reply` (a POST's own channel), draining the queue meanwhile
     /// as its owner, so that the reply needs no other task to reach it.
+    ///
+    /// When a drain that brought the reply also routed messages elsewhere
+    /// (progress sent before the reply, for the GET stream), the reply
+    /// waits one turn of the scheduler, so the tasks that write those go
+    /// first, as they would if the routing task had woken them.
     pub(super) async fn wait<H: Handler, F: Future>(
         &self,
         shared: &Shared<H>,
@@ -137,7 +142,11 @@ impl Pump {
         let id = self.next_waiter.fetch_add(1, Ordering::Relaxed);
         let _release = Release { pump: self, id, shared, session };
         let mut reply = pin!(reply);
+        let mut ready = None;
         std::future::poll_fn(|cx| {
+            if let Some(out) = ready.take() {
+                return Poll::Ready(out);
+            }
             if let Poll::Ready(out) = reply.as_mut().poll(cx) {
                 return Poll::Ready(out);
             }
@@ -148,7 +157,17 @@ impl Pump {
                 let mut inner = self.lock();
                 self.drain(&mut inner, shared, session)
             };
-            if routed { reply.as_mut().poll(cx) } else { Poll::Pending }
+            if routed == 0 {
+                return Poll::Pending;
+            }
+            match reply.as_mut().poll(cx) {
+                Poll::Ready(out) if routed > 1 => {
+                    ready = Some(out);
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+                polled => polled,
+            }
         })
         .await
     }
@@ -201,25 +220,25 @@ impl Pump {
 
     /// Routes what is queued, in order, until the queue is empty (its
     /// wake-up registered), ended, or holds an exit (left for the routing
-    /// task, which is woken). Whether anything was routed.
+    /// task, which is woken). How many messages were routed.
     fn drain<H: Handler>(
         &self,
         inner: &mut Inner,
         shared: &Shared<H>,
         session: &HttpSession<H>,
-    ) -> bool {
+    ) -> usize {
         if inner.exit.is_some() || inner.closed || !self.waker.woken.swap(false, Ordering::SeqCst) {
-            return false;
+            return 0;
         }
         let waker = Waker::from(self.waker.clone());
         let mut cx = Context::from_waker(&waker);
-        let mut routed = false;
+        let mut routed = 0;
         loop {
             match inner.queue.poll_recv(&mut cx) {
                 Poll::Ready(Some(item)) => match item {
                     Outgoing::Message { message, related, origin, .. } => {
                         session.dispatch(shared, &message, related, origin);
-                        routed = true;
+                        routed += 1;
                     }
                     Outgoing::RawReply { id, result, origin, .. } => {
                         // Not shown to `HttpHooks::encode_reply`, which sees
@@ -227,7 +246,7 @@ impl Pump {
                         let mut json = Vec::with_capacity(result.get().len() + 48);
                         Outgoing::raw_reply_bytes(&id, &result, &mut json);
                         session.routes.dispatch(Bytes::from(json), true, Some(id), origin);
-                        routed = true;
+                        routed += 1;
                     }
                     Outgoing::Exit(code) => {
                         inner.exit = Some(code);

@@ -160,7 +160,8 @@ fn check_stateless<H: Handler>(
 fn status_of(reply: &[u8]) -> StatusCode {
     use serde_json::value::RawValue;
     let members = serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(reply);
-    let error = members.ok().and_then(|m| Some(serde_json::from_str::<Value>(m.get("error")?.get())));
+    let error =
+        members.ok().and_then(|m| Some(serde_json::from_str::<Value>(m.get("error")?.get())));
     let code = error.and_then(|e| e.ok()?.get("code")?.as_i64());
     code.and_then(|c| StatusCode::from_u16(http_status(c)).ok()).unwrap_or(StatusCode::OK)
 }

@@ -441,7 +441,8 @@ async fn a_post_waiting_for_its_reply_routes_the_replies_of_the_others() {
         started: started.clone(),
         release: release_in.clone(),
     };
-    let server = serve(listener().await, HttpOptions::new(ServeEra::Legacy), factory).await.unwrap();
+    let server =
+        serve(listener().await, HttpOptions::new(ServeEra::Legacy), factory).await.unwrap();
     let client = client(server.url(), EraChoice::Legacy);
     // The held call waits first: its POST drains the session's queue
     // while it waits, so every other reply passes through its task.
