@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::types::PROTOCOL_VERSION_META_KEY;
 use mcp_proto::{ProtocolVersion, methods};
@@ -42,25 +42,45 @@ impl Refusal {
 /// Whether an `Accept` header lists the media type (case-insensitive,
 /// parameters ignored).
 pub fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
-    headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| item.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(wanted))
+    accepts_all(headers, &[wanted])
+}
+
+/// Whether the `Accept` headers list every one of the media types (at most
+/// 64; case-insensitive, parameters ignored), read once.
+pub fn accepts_all(headers: &HeaderMap, wanted: &[&str]) -> bool {
+    let wanted = &wanted[..wanted.len().min(64)];
+    let all = u64::MAX >> (64 - wanted.len().max(1));
+    let mut found = 0u64;
+    for value in headers.get_all(ACCEPT) {
+        for item in value.as_bytes().split(|&b| b == b',') {
+            let media = media_type(item);
+            for (i, name) in wanted.iter().enumerate() {
+                if media.eq_ignore_ascii_case(name.as_bytes()) {
+                    found |= 1 << i;
+                }
+            }
+        }
+    }
+    wanted.is_empty() || found == all
+}
+
+/// The media type of an `Accept` item or a `Content-Type`: before any
+/// parameter, trimmed.
+fn media_type(item: &[u8]) -> &[u8] {
+    item.split(|&b| b == b';').next().unwrap_or_default().trim_ascii()
 }
 
 /// Whether `Content-Type` is `application/json` (parameters ignored).
 pub fn is_json(headers: &HeaderMap) -> bool {
-    headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
-        v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json")
-    })
+    headers
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| media_type(v.as_bytes()).eq_ignore_ascii_case(b"application/json"))
 }
 
 /// Whether a host name (no port) is a loopback one: `localhost`,
 /// `127.0.0.1` or `[::1]`.
 fn is_loopback_name(host: &str) -> bool {
-    matches!(host.to_ascii_lowercase().as_str(), "127.0.0.1" | "localhost" | "[::1]")
+    ["127.0.0.1", "localhost", "[::1]"].iter().any(|name| name.eq_ignore_ascii_case(host))
 }
 
 /// The host name of an authority (`host[:port]`, `[v6][:port]`).
@@ -144,22 +164,49 @@ pub enum BodyError {
     Io(std::io::Error),
 }
 
-/// Reads a request body of at most `limit` bytes within `deadline`.
+/// Reads a request body of at most `limit` bytes within `deadline`. A body
+/// of one frame (the usual small POST) is returned as it came, uncopied.
 pub async fn read_body<B>(body: B, limit: usize, deadline: Duration) -> Result<Bytes, BodyError>
 where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let body = Limited::new(body, limit);
-    match tokio::time::timeout(deadline, body.collect()).await {
+    let too_large =
+        || BodyError::Refused(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, "body too large"));
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    let read = async {
+        let mut body = std::pin::pin!(body);
+        let mut first: Option<Bytes> = None;
+        let mut more: Option<BytesMut> = None;
+        let mut total = 0usize;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| BodyError::Io(std::io::Error::other(e.into())))?;
+            let Ok(mut data) = frame.into_data() else { continue };
+            total = total.saturating_add(data.remaining());
+            if total > limit {
+                return Err(too_large());
+            }
+            let data = data.copy_to_bytes(data.remaining());
+            match (&mut first, &mut more) {
+                (None, None) => first = Some(data),
+                (_, Some(more)) => more.extend_from_slice(&data),
+                (Some(head), None) => {
+                    let mut joined = BytesMut::with_capacity(head.len() + data.len());
+                    joined.extend_from_slice(head);
+                    joined.extend_from_slice(&data);
+                    more = Some(joined);
+                }
+            }
+        }
+        Ok(more.map(BytesMut::freeze).or(first).unwrap_or_default())
+    };
+    match tokio::time::timeout(deadline, read).await {
+        Ok(read) => read,
         Err(_) => {
             Err(BodyError::Refused(Refusal::new(StatusCode::REQUEST_TIMEOUT, "body too slow")))
         }
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(BodyError::Refused(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, "body too large")))
-        }
-        Ok(Err(e)) => Err(BodyError::Io(std::io::Error::other(e))),
     }
 }
 

@@ -13,6 +13,9 @@
 //!   event stream).
 //! - [`routes`]: where each message of a session goes (the POST that
 //!   carried its request, that POST's SSE stream, or the GET stream).
+//!   A session's outgoing queue is drained by the POST waiting for its
+//!   reply when there is one (so the reply reaches it without a hop
+//!   through another task), else by the session's routing task.
 //! - [`sessions`]: the live sessions by `Mcp-Session-Id`, bounded in
 //!   number and ended after an idle time (by the service's timer).
 //! - [`listen`]: the accept loop (HTTP/1.1, or HTTPS with HTTP/2 by ALPN),
@@ -29,6 +32,7 @@ pub mod body;
 pub mod guard;
 pub mod hooks;
 pub mod listen;
+mod pump;
 pub mod reply;
 pub mod routes;
 mod server;

@@ -35,6 +35,15 @@ pub enum Route {
     /// with whether it is the reply; the POST decides between a JSON body
     /// and an SSE stream on the first.
     Stream(mpsc::UnboundedSender<(Bytes, bool)>),
+    /// A handshake-era POST that answers with one JSON body when the reply
+    /// is the first thing about its request, else with an SSE stream: the
+    /// first message goes through this channel, with whether it is the
+    /// reply; what comes after it is [`Route::Held`] until the POST moves
+    /// the route to its stream ([`Routes::upgrade_held`]).
+    First(oneshot::Sender<(Bytes, bool)>),
+    /// The messages after a [`Route::First`] one, each with whether it is
+    /// the reply, waiting for the POST's stream.
+    Held(Vec<(Bytes, bool)>),
 }
 
 /// The routing table of one session.
@@ -121,32 +130,28 @@ impl Routes {
         }
     }
 
-    /// Moves a request's route from its channel ([`Route::Stream`]) to an
-    /// SSE stream: the messages still in `rx` go on the stream first, in
-    /// order, then the ones to come. `false` when the reply was among
-    /// them (the stream is finished) or the session has ended.
-    pub fn upgrade(
-        &self,
-        key: &RequestKey,
-        stream: Arc<EventStream>,
-        rx: &mut mpsc::UnboundedReceiver<(Bytes, bool)>,
-    ) -> bool {
+    /// Moves a request's [`Route::Held`] to an SSE stream: the messages held
+    /// go on the stream first, in order, then the ones to come. `false`
+    /// when the reply was among them (the stream is finished) or the
+    /// session has ended.
+    pub fn upgrade_held(&self, key: &RequestKey, stream: Arc<EventStream>) -> bool {
         // Under the lock, so nothing dispatched meanwhile can overtake.
         let mut inner = self.lock();
-        while let Ok((json, is_reply)) = rx.try_recv() {
+        let Some(route @ Route::Held(_)) = inner.by_request.get_mut(key) else {
+            return false;
+        };
+        let Route::Held(held) = std::mem::replace(route, Route::Sse(stream.clone())) else {
+            return false;
+        };
+        for (json, is_reply) in held {
             stream.push_message(&json);
             if is_reply {
+                inner.by_request.remove(key);
                 stream.finish();
                 return false;
             }
         }
-        match inner.by_request.get_mut(key) {
-            Some(route @ Route::Stream(_)) => {
-                *route = Route::Sse(stream);
-                true
-            }
-            _ => false,
-        }
+        true
     }
 
     /// Ends the table: waiting POSTs are dropped, and every stream's
@@ -188,10 +193,19 @@ impl Routes {
                         let _ = tx.send((json, true));
                         return;
                     }
+                    Some(Route::First(tx)) => {
+                        let _ = tx.send((json, true));
+                        return;
+                    }
+                    Some(Route::Held(mut held)) => {
+                        held.push((json, true));
+                        inner.by_request.insert(key, Route::Held(held));
+                        return;
+                    }
                     None => {}
                 }
             } else {
-                match inner.by_request.get(&key) {
+                match inner.by_request.get_mut(&key) {
                     Some(Route::Sse(stream)) => {
                         let stream = stream.clone();
                         drop(inner);
@@ -200,6 +214,23 @@ impl Routes {
                     }
                     Some(Route::Stream(tx)) => {
                         let _ = tx.send((json, false));
+                        return;
+                    }
+                    // The POST is gone: dropped, as its reply will be.
+                    Some(Route::First(tx)) if tx.is_closed() => return,
+                    Some(route @ Route::First(_)) => {
+                        // The POST answers with a stream: what follows waits
+                        // for it.
+                        let held = std::mem::replace(route, Route::Held(Vec::new()));
+                        if let Route::First(tx) = held
+                            && tx.send((json, false)).is_err()
+                        {
+                            inner.by_request.remove(&key);
+                        }
+                        return;
+                    }
+                    Some(Route::Held(held)) => {
+                        held.push((json, false));
                         return;
                     }
                     _ => {}
@@ -272,28 +303,45 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_channel_route_becomes_a_stream_in_order() {
+    async fn a_first_route_becomes_a_stream_in_order() {
         let routes = Routes::new("g".into(), false);
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        assert!(routes.register(key(0, 1), Route::Stream(tx)));
+        let (tx, rx) = oneshot::channel();
+        assert!(routes.register(key(0, 1), Route::First(tx)));
         routes.dispatch(Bytes::from_static(b"p1"), false, Some(1.into()), 0);
         routes.dispatch(Bytes::from_static(b"p2"), false, Some(1.into()), 0);
-        // The first message decides: a stream; the second waits in the channel.
-        assert_eq!(rx.recv().await.unwrap().0, "p1");
+        // The first message decides: a stream; the second waits in the route.
+        assert_eq!(rx.await.unwrap(), (Bytes::from_static(b"p1"), false));
         let stream = routes.open_reply_stream("s1".into());
         let (events, body) = ResponseBody::events();
         stream.attach(events, None, None);
         stream.push_message(b"p1");
-        assert!(routes.upgrade(&key(0, 1), stream.clone(), &mut rx));
+        assert!(routes.upgrade_held(&key(0, 1), stream.clone()));
         routes.dispatch(Bytes::from_static(b"r1"), true, Some(1.into()), 0);
         let text = String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap();
         let data: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
         assert_eq!(data, ["p1", "p2", "r1"]);
-        // A reply already in the channel finishes the stream at once.
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        assert!(routes.register(key(0, 2), Route::Stream(tx)));
+        // A reply held before the stream finishes it at once, and the
+        // route is gone.
+        let (tx, rx) = oneshot::channel();
+        assert!(routes.register(key(0, 2), Route::First(tx)));
+        routes.dispatch(Bytes::from_static(b"p3"), false, Some(2.into()), 0);
         routes.dispatch(Bytes::from_static(b"r2"), true, Some(2.into()), 0);
+        assert_eq!(rx.await.unwrap().0, "p3");
         let late = routes.open_reply_stream("s2".into());
-        assert!(!routes.upgrade(&key(0, 2), late, &mut rx));
+        assert!(!routes.upgrade_held(&key(0, 2), late));
+        assert!(!routes.lock().by_request.contains_key(&key(0, 2)));
+        // A reply that comes first is the JSON body.
+        let (tx, rx) = oneshot::channel();
+        assert!(routes.register(key(0, 3), Route::First(tx)));
+        routes.dispatch(Bytes::from_static(b"r3"), true, Some(3.into()), 0);
+        assert_eq!(rx.await.unwrap(), (Bytes::from_static(b"r3"), true));
+        // A POST gone before its first message: what comes is dropped, not
+        // held.
+        let (tx, rx) = oneshot::channel();
+        assert!(routes.register(key(0, 4), Route::First(tx)));
+        drop(rx);
+        routes.dispatch(Bytes::from_static(b"p4"), false, Some(4.into()), 0);
+        routes.dispatch(Bytes::from_static(b"r4"), true, Some(4.into()), 0);
+        assert!(routes.lock().by_request.is_empty());
     }
 }

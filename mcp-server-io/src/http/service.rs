@@ -24,13 +24,14 @@ use mcp_proto::jsonrpc::{
     DecodeError, Incoming as Decoded, Message, RequestId, decode_slice, error_code,
 };
 use mcp_proto::methods;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio::task::AbortHandle;
 
 use super::auth::Authorize;
 use super::body::ResponseBody;
-use super::guard::{self, BodyError, accepts, is_json};
+use super::guard::{self, BodyError, accepts, accepts_all, is_json};
 use super::hooks::{HttpHooks, NoHooks};
+use super::pump::{Next, Pump};
 use super::reply::{Reply, accepted, event_stream, json_body, not_allowed, rpc_error, text};
 use super::routes::{Route, Routes, is_reply};
 use super::sessions::SessionTable;
@@ -39,7 +40,6 @@ use super::stream::{EventStream, parse_event_id};
 use super::{LAST_EVENT_ID, SESSION_ID};
 use crate::Handler;
 use crate::era::ServeEra;
-use crate::outgoing::{Outgoing, OutgoingQueue};
 use crate::session::{RequestKey, Session, SessionOptions};
 
 /// The default cap on live sessions.
@@ -433,6 +433,8 @@ pub(super) struct HttpSession<H: Handler> {
     pub(super) session: Session<H>,
     posts: AtomicU64,
     pub(super) routes: Routes,
+    /// The core's outgoing queue, drained by a waiting POST or the router.
+    pump: Pump,
     router: Mutex<Option<AbortHandle>>,
 }
 
@@ -444,9 +446,10 @@ impl<H: Handler> HttpSession<H> {
             session,
             posts: AtomicU64::new(0),
             routes: Routes::new(shared.stream_name(), legacy),
+            pump: Pump::new(queue),
             router: Mutex::new(None),
         });
-        let task = tokio::spawn(route_outgoing(shared.clone(), this.clone(), queue));
+        let task = tokio::spawn(route_outgoing(shared.clone(), this.clone()));
         *lock(&this.router) = Some(task.abort_handle());
         this
     }
@@ -462,13 +465,20 @@ impl<H: Handler> HttpSession<H> {
         if let Some(router) = lock(&self.router).take() {
             router.abort();
         }
+        self.pump.close();
         self.session.abort_all();
         shared.hooks.session_closed(&self.session);
         self.routes.close(abort);
     }
 
+    /// Awaits `reply`, a POST's own channel, routing the session's
+    /// outgoing queue meanwhile ([`Pump::wait`]).
+    pub(super) async fn wait<F: Future>(&self, shared: &Shared<H>, reply: F) -> F::Output {
+        self.pump.wait(shared, self, reply).await
+    }
+
     /// Sends one outgoing message where it belongs.
-    fn dispatch(
+    pub(super) fn dispatch(
         &self,
         shared: &Shared<H>,
         message: &Message,
@@ -479,8 +489,9 @@ impl<H: Handler> HttpSession<H> {
         let hooked = if is_reply { shared.hooks.encode_reply(message) } else { None };
         let json = match hooked {
             Some(bytes) => bytes,
-            None => match serde_json::to_value(message) {
-                Ok(value) => Bytes::from(value.to_string()),
+            // Written as it is: no `Value` built on the way.
+            None => match serde_json::to_vec(message) {
+                Ok(json) => Bytes::from(json),
                 Err(_) => return,
             },
         };
@@ -488,32 +499,13 @@ impl<H: Handler> HttpSession<H> {
     }
 }
 
-/// A session's routing task: drains the core's queue.
-async fn route_outgoing<H: Handler>(
-    shared: Arc<Shared<H>>,
-    session: Arc<HttpSession<H>>,
-    mut queue: OutgoingQueue,
-) {
-    while let Some(item) = queue.recv().await {
-        match item {
-            Outgoing::Message { message, related, origin, .. } => {
-                session.dispatch(&shared, &message, related, origin)
-            }
-            Outgoing::RawReply { id, result, origin, .. } => {
-                // Not shown to `HttpHooks::encode_reply`, which sees the
-                // replies a test server makes (never raw ones).
-                let mut json = Vec::with_capacity(result.get().len() + 48);
-                Outgoing::raw_reply_bytes(&id, &result, &mut json);
-                session.routes.dispatch(Bytes::from(json), true, Some(id), origin);
-            }
-            Outgoing::Exit(code) => {
-                shared.hooks.exit(code).await;
-                shared.end_session(&session, true);
-                return;
-            }
-            // Raw lines are a stdio fault; HTTP has no place for them.
-            _ => {}
-        }
+/// A session's routing task: drains the core's queue when no POST waiting
+/// for its reply does ([`Pump`]), and runs the exit hook.
+async fn route_outgoing<H: Handler>(shared: Arc<Shared<H>>, session: Arc<HttpSession<H>>) {
+    let next = std::future::poll_fn(|cx| session.pump.poll_route(cx, &shared, &session)).await;
+    if let Next::Exit(code) = next {
+        shared.hooks.exit(code).await;
+        shared.end_session(&session, true);
     }
 }
 
@@ -588,7 +580,7 @@ where
 {
     let options = &shared.options;
     let headers = &parts.headers;
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+    if !accepts_all(headers, &["application/json", "text/event-stream"]) {
         return Ok(text(
             StatusCode::NOT_ACCEPTABLE,
             "Accept must list both application/json and text/event-stream",
@@ -668,8 +660,10 @@ where
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
             session.session.handle(message);
-            let reply =
-                rx.await.map_err(|_| io::Error::other("the session ended before the reply"))?;
+            let reply = session
+                .wait(shared, rx)
+                .await
+                .map_err(|_| io::Error::other("the session ended before the reply"))?;
             json_body(StatusCode::OK, reply)
         }
         ReplyMode::Sse => {
@@ -685,12 +679,12 @@ where
             event_stream(body)
         }
         ReplyMode::Auto => {
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            if !session.routes.register(key.clone(), Route::Stream(tx)) {
+            let (tx, rx) = oneshot::channel();
+            if !session.routes.register(key.clone(), Route::First(tx)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
             session.session.handle(message);
-            let Some((first, is_reply)) = rx.recv().await else {
+            let Ok((first, is_reply)) = session.wait(shared, rx).await else {
                 return Err(io::Error::other("the session ended before the reply"));
             };
             if is_reply {
@@ -699,7 +693,7 @@ where
                 let (tx, body) = ResponseBody::events();
                 let stream = open_reply_stream(shared, &session, tx);
                 stream.push_message(&first);
-                if !session.routes.upgrade(&key, stream.clone(), &mut rx) {
+                if !session.routes.upgrade_held(&key, stream.clone()) {
                     // The reply was already there, or the session ended.
                     stream.disconnect();
                 }

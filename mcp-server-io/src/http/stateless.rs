@@ -75,7 +75,7 @@ pub(super) async fn stateless_post<H: Handler>(
     // with the SSE body: either way the request is cancelled if unanswered.
     let guard = CancelOnDrop { session: session.clone(), key };
     session.session.handle_from(origin, Message::Request(request));
-    let Some((first, is_reply)) = rx.recv().await else {
+    let Some((first, is_reply)) = session.wait(shared, rx.recv()).await else {
         return Err(io::Error::other("the server ended before the reply"));
     };
     if is_reply {
@@ -155,11 +155,14 @@ fn check_stateless<H: Handler>(
     Ok(())
 }
 
-/// The HTTP status of a stateless-era reply: that of its error code.
+/// The HTTP status of a stateless-era reply: that of its error code (read
+/// without building a `Value` of the reply).
 fn status_of(reply: &[u8]) -> StatusCode {
-    let code = serde_json::from_slice::<Value>(reply)
-        .ok()
-        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
+    use serde_json::value::RawValue;
+    let members = serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(reply);
+    let error =
+        members.ok().and_then(|m| Some(serde_json::from_str::<Value>(m.get("error")?.get())));
+    let code = error.and_then(|e| e.ok()?.get("code")?.as_i64());
     code.and_then(|c| StatusCode::from_u16(http_status(c)).ok()).unwrap_or(StatusCode::OK)
 }
 

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use http::request::Parts;
 use mcp_http::StaticAuth;
-use mcp_peer::{EraChoice, RequestOptions};
+use mcp_peer::{EraChoice, RequestOptions, ServerNotification};
 use mcp_server_io::http::{
     BearerToken, HttpHooks, HttpOptions, HttpServer, HttpService, ReplyMode, serve,
     serve_with_hooks,
 };
-use mcp_server_io::{ServeEra, ServerInfo};
+use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -369,5 +369,112 @@ async fn the_legacy_http_sse_pair_serves_an_old_client() {
     let client = client(server.url(), EraChoice::Legacy);
     assert_eq!(echo(&client, "older").await, "older");
     assert_eq!(server.session_count(), 1, "the GET stream's session");
+    server.shutdown().await;
+}
+
+/// A handler whose `hold` call waits for the test to release it (saying
+/// when it started), whose `echo` answers after a yield, and whose `later`
+/// answers at once, then, once released, sends a notification related to
+/// no request (it goes on the GET stream).
+struct Held {
+    info: ServerInfo,
+    started: tokio::sync::mpsc::UnboundedSender<()>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+impl Handler for Held {
+    fn capabilities(&self, _: Option<&str>) -> Value {
+        json!({ "tools": { "listChanged": true } })
+    }
+
+    fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+        let text = |t: &str| Ok(json!({ "content": [{ "type": "text", "text": t }] }));
+        let name = params.as_ref().and_then(|p| p["name"].as_str()).unwrap_or_default();
+        match (method, name) {
+            ("tools/call", "hold") => {
+                let (started, release) = (self.started.clone(), self.release.clone());
+                Reply::Later(Box::pin(async move {
+                    let _ = started.send(());
+                    release.notified().await;
+                    text("held")
+                }))
+            }
+            ("tools/call", "echo") => {
+                let message = params.as_ref().and_then(|p| p["arguments"]["message"].as_str());
+                let message = message.unwrap_or_default().to_owned();
+                Reply::Later(Box::pin(async move {
+                    tokio::task::yield_now().await;
+                    text(&message)
+                }))
+            }
+            ("tools/call", "later") => {
+                let (session, _, _) = cx.into_parts();
+                let release = self.release.clone();
+                tokio::spawn(async move {
+                    release.notified().await;
+                    session.notify("notifications/tools/list_changed", None, None);
+                });
+                Reply::Now(text("later"))
+            }
+            _ => Reply::Now(Err(mcp_proto::jsonrpc::ErrorObject::method_not_found(method))),
+        }
+    }
+}
+
+async fn call_text(client: &mcp_http::HttpClient, name: &str, message: &str) -> String {
+    let call = client.call_tool_with(name, json!({ "message": message }), Default::default());
+    let result = tokio::time::timeout(TIMEOUT, call).await.expect("in time").unwrap();
+    mcp_proto::render_tool_result(&result).text
+}
+
+#[tokio::test]
+async fn a_post_waiting_for_its_reply_routes_the_replies_of_the_others() {
+    let (started, mut was_started) = tokio::sync::mpsc::unbounded_channel();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let release_in = release.clone();
+    let factory = move || Held {
+        info: ServerInfo::new("held", "1"),
+        started: started.clone(),
+        release: release_in.clone(),
+    };
+    let server =
+        serve(listener().await, HttpOptions::new(ServeEra::Legacy), factory).await.unwrap();
+    let client = client(server.url(), EraChoice::Legacy);
+    // The held call waits first: its POST drains the session's queue
+    // while it waits, so every other reply passes through its task.
+    let held = tokio::spawn({
+        let client = client.clone();
+        async move { call_text(&client, "hold", "").await }
+    });
+    tokio::time::timeout(TIMEOUT, was_started.recv()).await.expect("in time");
+    let calls = (0..24).map(|i| {
+        let client = client.clone();
+        tokio::spawn(async move { (i, call_text(&client, "echo", &format!("m{i}")).await) })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        let (i, text) = call.await.unwrap();
+        assert_eq!(text, format!("m{i}"), "each POST gets its own reply");
+    }
+    assert!(!held.is_finished());
+    release.notify_one();
+    assert_eq!(held.await.unwrap(), "held");
+    // With no POST waiting, what the session sends still goes out: a
+    // notification related to no request, on the GET stream.
+    let mut notifications = client.notifications();
+    assert_eq!(call_text(&client, "later", "").await, "later");
+    release.notify_one();
+    let seen = async {
+        loop {
+            if let Some(ServerNotification::ToolListChanged) = notifications.recv().await {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(TIMEOUT, seen).await.expect("the notification comes");
+    assert_eq!(call_text(&client, "echo", "after").await, "after");
     server.shutdown().await;
 }
