@@ -14,10 +14,12 @@ use mcp_proto::types::{
     PROTOCOL_VERSION_META_KEY, RESULT_TYPE_COMPLETE, RESULT_TYPE_INPUT_REQUIRED,
     SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY,
 };
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::era::{ServeEra, invalid_params};
 use crate::logging::{LOG_LEVELS, level_index};
+use crate::params::Head;
 
 /// The metadata every stateless-era request carries, with what the request
 /// adds for an `input_required` retry.
@@ -48,7 +50,12 @@ impl RequestMeta {
 /// Whether the request's `params._meta` carries a stateless-era key (the
 /// protocol version or the client capabilities).
 pub fn has_stateless_meta(params: Option<&Value>) -> bool {
-    params.and_then(|p| p.get("_meta")).and_then(Value::as_object).is_some_and(|m| {
+    is_stateless_meta(params.and_then(|p| p.get("_meta")))
+}
+
+/// Whether a request's `_meta` carries a stateless-era key.
+pub(crate) fn is_stateless_meta(meta: Option<&Value>) -> bool {
+    meta.and_then(Value::as_object).is_some_and(|m| {
         m.contains_key(PROTOCOL_VERSION_META_KEY) || m.contains_key(CLIENT_CAPABILITIES_META_KEY)
     })
 }
@@ -61,24 +68,42 @@ pub fn is_stateless_only(method: &str) -> bool {
 /// The request's metadata: `-32602` when a required key is missing or
 /// malformed, `-32022` when the version is not a stateless one.
 pub fn request_meta(params: Option<&Value>, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
-    let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-    let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).and_then(Value::as_str)
-    else {
-        return Err(invalid_params(format!(
-            "the request's _meta needs a string {PROTOCOL_VERSION_META_KEY}"
-        )));
+    let member = |name| params.and_then(|p| p.get(name)).cloned();
+    let head = Head {
+        meta: member("_meta"),
+        input_responses: member("inputResponses"),
+        request_state: member("requestState"),
     };
-    let Some(capabilities) =
-        meta.and_then(|m| m.get(CLIENT_CAPABILITIES_META_KEY)).and_then(Value::as_object)
-    else {
-        return Err(invalid_params(format!(
-            "the request's _meta needs an object {CLIENT_CAPABILITIES_META_KEY}"
-        )));
+    request_meta_of(head, era)
+}
+
+/// [`request_meta`] of the members read from the parameters, taken apart
+/// rather than copied.
+pub(crate) fn request_meta_of(head: Head, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
+    let mut meta = match head.meta {
+        Some(Value::Object(meta)) => meta,
+        _ => Map::new(),
     };
-    if !mcp_proto::ProtocolVersion::parse(version).is_some_and(|v| v.is_modern()) {
-        return Err(unsupported_version(version, era));
+    let version = match meta.remove(PROTOCOL_VERSION_META_KEY) {
+        Some(Value::String(version)) => version,
+        _ => {
+            return Err(invalid_params(format!(
+                "the request's _meta needs a string {PROTOCOL_VERSION_META_KEY}"
+            )));
+        }
+    };
+    let capabilities = match meta.remove(CLIENT_CAPABILITIES_META_KEY) {
+        Some(Value::Object(capabilities)) => capabilities,
+        _ => {
+            return Err(invalid_params(format!(
+                "the request's _meta needs an object {CLIENT_CAPABILITIES_META_KEY}"
+            )));
+        }
+    };
+    if !mcp_proto::ProtocolVersion::parse(&version).is_some_and(|v| v.is_modern()) {
+        return Err(unsupported_version(&version, era));
     }
-    let log_level = match meta.and_then(|m| m.get(LOG_LEVEL_META_KEY)) {
+    let log_level = match meta.get(LOG_LEVEL_META_KEY) {
         None | Some(Value::Null) => None,
         Some(level) => match level.as_str().and_then(level_index) {
             Some(index) => Some(index),
@@ -90,20 +115,20 @@ pub fn request_meta(params: Option<&Value>, era: ServeEra) -> Result<RequestMeta
             }
         },
     };
-    let input_responses = match params.and_then(|p| p.get("inputResponses")) {
+    let input_responses = match head.input_responses {
         None | Some(Value::Null) => None,
-        Some(Value::Object(responses)) => Some(responses.clone()),
+        Some(Value::Object(responses)) => Some(responses),
         Some(_) => return Err(invalid_params("inputResponses must be an object")),
     };
-    let request_state = match params.and_then(|p| p.get("requestState")) {
+    let request_state = match head.request_state {
         None | Some(Value::Null) => None,
-        Some(Value::String(state)) => Some(state.clone()),
+        Some(Value::String(state)) => Some(state),
         Some(_) => return Err(invalid_params("requestState must be a string")),
     };
     Ok(RequestMeta {
-        version: version.to_owned(),
-        client_info: meta.and_then(|m| m.get(CLIENT_INFO_META_KEY)).cloned(),
-        capabilities: capabilities.clone(),
+        version,
+        client_info: meta.remove(CLIENT_INFO_META_KEY),
+        capabilities,
         log_level,
         input_responses,
         request_state,
@@ -190,6 +215,102 @@ pub fn decorate(
         }
         value
     })
+}
+
+/// [`decorate`] on a result's JSON text: `resultType` and `_meta` with
+/// `serverInfo` (JSON text too) added at the end of the object, when it
+/// has neither member; `None` otherwise (not an object, or a member to
+/// merge with), for the caller to decode it and [`decorate`] the value.
+pub fn decorate_text(result: &RawValue, server_info: &RawValue) -> Option<Box<RawValue>> {
+    let text = result.get().trim();
+    let body = text.strip_prefix('{')?.strip_suffix('}')?;
+    let members: TopMembers = serde_json::from_str(text).ok()?;
+    if members.result_type || members.meta {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + server_info.get().len() + 96);
+    out.push('{');
+    out.push_str(body);
+    if members.any {
+        out.push(',');
+    }
+    out.push_str(r#""resultType":""#);
+    out.push_str(RESULT_TYPE_COMPLETE);
+    out.push_str(r#"","_meta":{""#);
+    out.push_str(SERVER_INFO_META_KEY);
+    out.push_str(r#"":"#);
+    out.push_str(server_info.get());
+    out.push_str("}}");
+    RawValue::from_string(out).ok()
+}
+
+/// Which of the members [`decorate`] sets a result's text has at its top.
+#[derive(Default)]
+struct TopMembers {
+    any: bool,
+    result_type: bool,
+    meta: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for TopMembers {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+        impl<'de> serde::de::Visitor<'de> for MembersVisitor {
+            type Value = TopMembers;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a result object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<TopMembers, A::Error> {
+                let mut members = TopMembers::default();
+                while let Some(name) = map.next_key::<TopMember>()? {
+                    members.any = true;
+                    match name {
+                        TopMember::ResultType => members.result_type = true,
+                        TopMember::Meta => members.meta = true,
+                        TopMember::Other => {}
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Ok(members)
+            }
+        }
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+/// A member name at a result's top, as [`TopMembers`] sorts them (read
+/// without a copy).
+enum TopMember {
+    ResultType,
+    Meta,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for TopMember {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl serde::de::Visitor<'_> for MemberVisitor {
+            type Value = TopMember;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<TopMember, E> {
+                Ok(match name {
+                    "resultType" => TopMember::ResultType,
+                    "_meta" => TopMember::Meta,
+                    _ => TopMember::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
 }
 
 /// An `input_required` result: the requests the client must answer (by
@@ -390,6 +511,35 @@ mod tests {
         assert!(filter.wants(&Change::Updated("test://a".into())));
         assert!(!filter.wants(&Change::Updated("test://b".into())));
         assert!(Filter::parse(Some(&json!({})), |_| true).is_err());
+    }
+
+    /// A result's text gets what its decoded value would get, or is left
+    /// to the value path when it has a member to merge with.
+    #[test]
+    fn result_text_is_decorated_as_its_value_would_be() {
+        let info = json!({"name": "s", "version": "1"});
+        let info_text = serde_json::value::to_raw_value(&info).unwrap();
+        for (text, spliced) in [
+            (r#"{"content":[{"type":"text","text":"}"}]}"#, true),
+            (" {}\n", true),
+            (r#"{"n":123456789012345678901234567890}"#, true),
+            (r#"{"_meta":{"k":1},"content":[]}"#, false),
+            (r#"{"resultType":"incomplete"}"#, false),
+            (r#"{"_met\u0061":{}}"#, false),
+            ("[1]", false),
+        ] {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let decorated = decorate_text(&raw, &info_text);
+            assert_eq!(decorated.is_some(), spliced, "{text}");
+            let Some(decorated) = decorated else { continue };
+            let value: Value = serde_json::from_str(text).unwrap();
+            let expected = decorate(Ok(value), &info).unwrap();
+            let got: Value = serde_json::from_str(decorated.get()).unwrap();
+            assert_eq!(got, expected, "{text}");
+        }
+        // The text is kept as written where a value would change it.
+        let raw = RawValue::from_string(r#"{"n":1.10}"#.to_owned()).unwrap();
+        assert!(decorate_text(&raw, &info_text).unwrap().get().starts_with(r#"{"n":1.10,"#));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use mcp_proto::jsonrpc::{ErrorObject, RequestId};
 use mcp_proto::methods;
+use mcp_server_io::Params;
 use mcp_server_io::logging::LOG_LEVELS;
 pub(crate) use mcp_server_io::stateless::{
     Change, RequestMeta, cacheable, input_required, missing_capabilities,
@@ -65,12 +66,14 @@ pub(crate) struct Received {
 
 impl Received {
     /// What the request `id` of `method` carried.
-    pub(crate) fn new(
-        id: &RequestId,
-        method: &str,
-        meta: &RequestMeta,
-        params: Option<&Value>,
-    ) -> Received {
+    pub(crate) fn new(id: &RequestId, method: &str, meta: &RequestMeta, params: &Params) -> Received {
+        /// The one member of the parameters the record keeps.
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: Option<Value>,
+        }
+        // Parameters that do not decode so (a member twice) record no name.
+        let name = params.decode::<Named>().ok().flatten().and_then(|n| n.name);
         Received {
             id: id.clone(),
             method: method.to_owned(),
@@ -78,7 +81,7 @@ impl Received {
             capabilities: meta.capabilities.clone(),
             client_info: meta.client_info.clone(),
             log_level: meta.log_level,
-            name: params.and_then(|p| p.get("name")).cloned(),
+            name,
             request_state: meta.request_state.clone(),
             input_responses: meta.input_responses.clone(),
         }

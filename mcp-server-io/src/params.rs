@@ -1,0 +1,262 @@
+//! A request's parameters as the session hands them to the handler:
+//! [`Params`], the JSON text the client wrote or a value, decoded once by
+//! whoever needs them, into what they need.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A request's parameters: the JSON text the client wrote (from a driver
+/// that hands the session text, as the stdio driver does), or a value
+/// (from one that decoded the message itself).
+///
+/// A handler decodes them once, straight into what its method takes
+/// ([`decode`](Params::decode)); passes them on as they are
+/// ([`into_text`](Params::into_text): byte for byte, numbers beyond what a
+/// [`Value`] holds included); or takes them as a value
+/// ([`into_value`](Params::into_value)).
+#[derive(Clone, Default)]
+pub struct Params(Repr);
+
+#[derive(Clone, Default)]
+enum Repr {
+    #[default]
+    Absent,
+    Text(Box<RawValue>),
+    Value(Value),
+}
+
+impl fmt::Debug for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The client's text: shown as it is, as a `Value` would be.
+        match &self.0 {
+            Repr::Absent => f.write_str("Params(none)"),
+            Repr::Text(text) => write!(f, "Params({})", text.get()),
+            Repr::Value(value) => write!(f, "Params({value})"),
+        }
+    }
+}
+
+impl Params {
+    /// Parameters given as JSON text (an object or an array, as JSON-RPC
+    /// has them), or none.
+    pub fn from_text(text: Option<Box<RawValue>>) -> Self {
+        Params(text.map_or(Repr::Absent, Repr::Text))
+    }
+
+    /// Parameters given as a value, or none.
+    pub fn from_value(value: Option<Value>) -> Self {
+        Params(value.map_or(Repr::Absent, Repr::Value))
+    }
+
+    /// Whether the request had no parameters (or `null`).
+    pub fn is_absent(&self) -> bool {
+        matches!(self.0, Repr::Absent)
+    }
+
+    /// The parameters' JSON text: as the client wrote it, or the value
+    /// encoded.
+    pub fn text(&self) -> Option<Cow<'_, RawValue>> {
+        match &self.0 {
+            Repr::Absent => None,
+            Repr::Text(text) => Some(Cow::Borrowed(text)),
+            Repr::Value(value) => Some(Cow::Owned(encode(value))),
+        }
+    }
+
+    /// The parameters' JSON text, owned: as the client wrote it, or the
+    /// value encoded.
+    pub fn into_text(self) -> Option<Box<RawValue>> {
+        match self.0 {
+            Repr::Absent => None,
+            Repr::Text(text) => Some(text),
+            Repr::Value(value) => Some(encode(&value)),
+        }
+    }
+
+    /// The parameters as a value: `-32602` when the text holds what a
+    /// [`Value`] cannot (a number beyond a double's range, `1e400`).
+    pub fn into_value(self) -> Result<Option<Value>, ErrorObject> {
+        match self.0 {
+            Repr::Absent => Ok(None),
+            Repr::Text(text) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
+            Repr::Value(value) => Ok(Some(value)),
+        }
+    }
+
+    /// The parameters decoded into `T` (`None` when there are none),
+    /// which may borrow from them (`&str`, `&RawValue`): `-32602`, saying
+    /// why, when they do not fit it.
+    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<Option<T>, ErrorObject> {
+        match &self.0 {
+            Repr::Absent => Ok(None),
+            Repr::Text(text) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
+            Repr::Value(value) => T::deserialize(value).map(Some).map_err(invalid),
+        }
+    }
+
+    /// The members the session reads itself (`_meta`, and a stateless-era
+    /// retry's `inputResponses` and `requestState`), the rest of the text
+    /// skipped without building anything.
+    pub(crate) fn head(&self) -> Result<Head, ErrorObject> {
+        match &self.0 {
+            Repr::Absent => Ok(Head::default()),
+            Repr::Text(text) => match text.get().as_bytes().first() {
+                Some(b'{') => serde_json::from_str(text.get()).map_err(invalid),
+                _ => Ok(Head::default()),
+            },
+            Repr::Value(value) => Ok(Head {
+                meta: value.get("_meta").cloned(),
+                input_responses: value.get("inputResponses").cloned(),
+                request_state: value.get("requestState").cloned(),
+            }),
+        }
+    }
+}
+
+impl From<Option<Value>> for Params {
+    fn from(value: Option<Value>) -> Self {
+        Params::from_value(value)
+    }
+}
+
+fn encode(value: &Value) -> Box<RawValue> {
+    // A `Value` always encodes (its keys are strings, its numbers finite).
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+fn invalid(e: serde_json::Error) -> ErrorObject {
+    ErrorObject::new(error_code::INVALID_PARAMS, format!("Invalid params: {e}"))
+}
+
+/// The members of a request's parameters the session reads itself. A
+/// member given twice counts as its last, as in a parsed object.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    pub(crate) meta: Option<Value>,
+    pub(crate) input_responses: Option<Value>,
+    pub(crate) request_state: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for Head {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HeadVisitor;
+        impl<'de> Visitor<'de> for HeadVisitor {
+            type Value = Head;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("request parameters")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+                let mut head = Head::default();
+                while let Some(member) = map.next_key::<HeadMember>()? {
+                    let slot = match member {
+                        HeadMember::Meta => &mut head.meta,
+                        HeadMember::InputResponses => &mut head.input_responses,
+                        HeadMember::RequestState => &mut head.request_state,
+                        HeadMember::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(head)
+            }
+        }
+        deserializer.deserialize_map(HeadVisitor)
+    }
+}
+
+/// A member name of request parameters, as [`Head`] sorts them.
+enum HeadMember {
+    Meta,
+    InputResponses,
+    RequestState,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for HeadMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl Visitor<'_> for MemberVisitor {
+            type Value = HeadMember;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<HeadMember, E> {
+                Ok(match name {
+                    "_meta" => HeadMember::Meta,
+                    "inputResponses" => HeadMember::InputResponses,
+                    "requestState" => HeadMember::RequestState,
+                    _ => HeadMember::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Params {
+        Params::from_text(Some(RawValue::from_string(s.to_owned()).unwrap()))
+    }
+
+    #[test]
+    fn text_stays_as_written_and_decodes_into_what_is_asked() {
+        let written = r#"{"n":123456789012345678901234567890,"d":1.00000000000000000001,"s":"\u00e9"}"#;
+        let params = text(written);
+        assert_eq!(params.text().unwrap().get(), written);
+        #[derive(Debug, Deserialize)]
+        struct S {
+            s: String,
+        }
+        assert_eq!(params.decode::<S>().unwrap().unwrap().s, "é");
+        assert_eq!(params.clone().into_text().unwrap().get(), written);
+        // A value has no room for the big integer: decoded approximately,
+        // never refused.
+        assert!(params.into_value().unwrap().unwrap()["n"].is_f64());
+        // What a value cannot hold at all is -32602.
+        let e = text(r#"{"x":1e400}"#).into_value().unwrap_err();
+        assert_eq!(e.code, error_code::INVALID_PARAMS);
+        let e = text(r#"{"s":1}"#).decode::<S>().unwrap_err();
+        assert_eq!(e.code, error_code::INVALID_PARAMS);
+        assert!(Params::default().decode::<S>().unwrap().is_none());
+        // A value is encoded when text is asked for.
+        let value = Params::from_value(Some(json!({"a": [1]})));
+        assert_eq!(value.text().unwrap().get(), r#"{"a":[1]}"#);
+        assert_eq!(value.decode::<Value>().unwrap(), Some(json!({"a": [1]})));
+    }
+
+    #[test]
+    fn the_head_is_read_from_text_as_from_a_value() {
+        let cases = [
+            r#"{"name":"t","_meta":{"progressToken":1},"arguments":{"_meta":2}}"#,
+            r#"{"_meta":{"a":1},"_meta":{"b":2},"requestState":"s","inputResponses":{"k":{}}}"#,
+            r#"{"_met\u0061":{"a":1},"requestState":3}"#,
+            r#"{}"#,
+            r#"[1,2]"#,
+        ];
+        for case in cases {
+            let from_text = text(case).head().unwrap();
+            let value: Value = serde_json::from_str(case).unwrap();
+            let from_value = Params::from_value(Some(value)).head().unwrap();
+            assert_eq!(from_text.meta, from_value.meta, "{case}");
+            assert_eq!(from_text.input_responses, from_value.input_responses, "{case}");
+            assert_eq!(from_text.request_state, from_value.request_state, "{case}");
+        }
+        assert!(text(r#"{"_meta":{"x":1e400}}"#).head().is_err());
+    }
+}
