@@ -750,7 +750,9 @@ pub struct RawRequest {
 impl PartialEq for RawRequest {
     fn eq(&self, other: &Self) -> bool {
         let text = |p: &Option<Box<RawValue>>| p.as_ref().map(|p| p.get().to_owned());
-        self.id == other.id && self.method == other.method && text(&self.params) == text(&other.params)
+        self.id == other.id
+            && self.method == other.method
+            && text(&self.params) == text(&other.params)
     }
 }
 

@@ -31,11 +31,6 @@ pub type RawReplyFuture =
 pub enum Reply {
     /// The answer, ready now (the hot path: no task is spawned).
     Now(Result<Value, ErrorObject>),
-    /// The answer, ready now, the result being JSON text that goes out as
-    /// it is (an object, as MCP results are). In the stateless era the
-    /// session adds `resultType` and `serverInfo` to the text when it has
-    /// neither member (else it decodes it to add them).
-    NowRaw(Result<Box<RawValue>, ErrorObject>),
     /// An answer that needs waiting for: run as a task of its own, aborted
     /// (dropped at its next `.await`, never answered) when the client
     /// cancels the request or the session ends.
@@ -44,8 +39,8 @@ pub enum Reply {
     /// is, neither decoded nor encoded again (a bridge passing on what an
     /// upstream server answered). It should be an object, as MCP results
     /// are: the session does not look inside. In the stateless era the
-    /// session adds `resultType` and `serverInfo` as for
-    /// [`Reply::NowRaw`].
+    /// session adds `resultType` and `serverInfo` to the text when it has
+    /// neither member (else it decodes it to add them).
     LaterRaw(RawReplyFuture),
     /// No answer: the handler answers later through its own means
     /// ([`Context::reply`]), or never (a test server that ignores what it
@@ -57,7 +52,6 @@ impl std::fmt::Debug for Reply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Reply::Now(result) => f.debug_tuple("Now").field(result).finish(),
-            Reply::NowRaw(result) => f.debug_tuple("NowRaw").field(result).finish(),
             Reply::Later(_) => f.write_str("Later(..)"),
             Reply::LaterRaw(_) => f.write_str("LaterRaw(..)"),
             Reply::Silent => f.write_str("Silent"),

@@ -262,12 +262,19 @@ impl<H: Handler> Session<H> {
         let head = match era {
             ServeEra::Legacy => None,
             _ if method == methods::INITIALIZE => None,
+            // A handshake-era request (no stateless key can be in its
+            // text) is not parsed for a `_meta` it does not have.
+            ServeEra::Both
+                if !params.may_be_stateless() && !stateless::is_stateless_only(&method) =>
+            {
+                None
+            }
             _ => match params.head() {
                 Ok(head) => Some(head),
                 Err(error) => return self.reply(key, Err(error)),
             },
         };
-        let stateless_meta = || stateless::is_stateless_meta(head.as_ref().and_then(|h| h.meta.as_ref()));
+        let stateless_meta = || head.as_ref().is_some_and(Head::is_stateless);
         if era.routes_stateless_by(&method, stateless_meta) {
             return self.handle_stateless(key, &method, params, head.unwrap_or_default());
         }
@@ -397,7 +404,6 @@ impl<H: Handler> Session<H> {
                 self.spawn_request(key, Box::pin(async move { session.decorate(future.await) }))
             }
             Reply::Later(future) => self.spawn_request(key, future),
-            Reply::NowRaw(result) => self.reply_text(key, result, stateless),
             Reply::LaterRaw(future) if stateless => {
                 self.spawn_answer(key, future, |session, key, result| {
                     session.reply_text(key, result, true)
@@ -573,7 +579,12 @@ impl<H: Handler> Session<H> {
     /// Sends a result that is JSON text; in the stateless era with
     /// `resultType` and `serverInfo` added: to the text when it has neither
     /// member, else to its decoded value.
-    fn reply_text(&self, key: RequestKey, result: Result<Box<RawValue>, ErrorObject>, stateless: bool) {
+    fn reply_text(
+        &self,
+        key: RequestKey,
+        result: Result<Box<RawValue>, ErrorObject>,
+        stateless: bool,
+    ) {
         let text = match result {
             Ok(text) if stateless => text,
             result => return self.reply_raw(key, result),

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{
-    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY,
-    PROTOCOL_VERSION_META_KEY, RESULT_TYPE_COMPLETE, RESULT_TYPE_INPUT_REQUIRED,
-    SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY,
+    CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY,
+    RESULT_TYPE_COMPLETE, RESULT_TYPE_INPUT_REQUIRED, SERVER_INFO_META_KEY,
+    SUBSCRIPTION_ID_META_KEY,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -53,8 +53,7 @@ pub fn has_stateless_meta(params: Option<&Value>) -> bool {
     is_stateless_meta(params.and_then(|p| p.get("_meta")))
 }
 
-/// Whether a request's `_meta` carries a stateless-era key.
-pub(crate) fn is_stateless_meta(meta: Option<&Value>) -> bool {
+fn is_stateless_meta(meta: Option<&Value>) -> bool {
     meta.and_then(Value::as_object).is_some_and(|m| {
         m.contains_key(PROTOCOL_VERSION_META_KEY) || m.contains_key(CLIENT_CAPABILITIES_META_KEY)
     })
@@ -68,23 +67,14 @@ pub fn is_stateless_only(method: &str) -> bool {
 /// The request's metadata: `-32602` when a required key is missing or
 /// malformed, `-32022` when the version is not a stateless one.
 pub fn request_meta(params: Option<&Value>, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
-    let member = |name| params.and_then(|p| p.get(name)).cloned();
-    let head = Head {
-        meta: member("_meta"),
-        input_responses: member("inputResponses"),
-        request_state: member("requestState"),
-    };
-    request_meta_of(head, era)
+    request_meta_of(params.map(Head::of_value).unwrap_or_default(), era)
 }
 
 /// [`request_meta`] of the members read from the parameters, taken apart
 /// rather than copied.
 pub(crate) fn request_meta_of(head: Head, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
-    let mut meta = match head.meta {
-        Some(Value::Object(meta)) => meta,
-        _ => Map::new(),
-    };
-    let version = match meta.remove(PROTOCOL_VERSION_META_KEY) {
+    let meta = head.meta.unwrap_or_default();
+    let version = match meta.version {
         Some(Value::String(version)) => version,
         _ => {
             return Err(invalid_params(format!(
@@ -92,7 +82,7 @@ pub(crate) fn request_meta_of(head: Head, era: ServeEra) -> Result<RequestMeta, 
             )));
         }
     };
-    let capabilities = match meta.remove(CLIENT_CAPABILITIES_META_KEY) {
+    let capabilities = match meta.capabilities {
         Some(Value::Object(capabilities)) => capabilities,
         _ => {
             return Err(invalid_params(format!(
@@ -103,7 +93,7 @@ pub(crate) fn request_meta_of(head: Head, era: ServeEra) -> Result<RequestMeta, 
     if !mcp_proto::ProtocolVersion::parse(&version).is_some_and(|v| v.is_modern()) {
         return Err(unsupported_version(&version, era));
     }
-    let log_level = match meta.get(LOG_LEVEL_META_KEY) {
+    let log_level = match meta.log_level.as_ref() {
         None | Some(Value::Null) => None,
         Some(level) => match level.as_str().and_then(level_index) {
             Some(index) => Some(index),
@@ -127,7 +117,7 @@ pub(crate) fn request_meta_of(head: Head, era: ServeEra) -> Result<RequestMeta, 
     };
     Ok(RequestMeta {
         version,
-        client_info: meta.remove(CLIENT_INFO_META_KEY),
+        client_info: meta.client_info,
         capabilities,
         log_level,
         input_responses,
@@ -218,45 +208,28 @@ pub fn decorate(
 }
 
 /// [`decorate`] on a result's JSON text: `resultType` and `_meta` with
-/// `serverInfo` (JSON text too) added at the end of the object, when it
-/// has neither member; `None` otherwise (not an object, or a member to
-/// merge with), for the caller to decode it and [`decorate`] the value.
+/// `serverInfo` (JSON text too) added at the end of the object, its own
+/// members copied as written, when it has neither member; `None`
+/// otherwise (not an object, or a member to merge with), for the caller to
+/// decode it and [`decorate`] the value.
 pub fn decorate_text(result: &RawValue, server_info: &RawValue) -> Option<Box<RawValue>> {
-    let text = result.get().trim();
-    let body = text.strip_prefix('{')?.strip_suffix('}')?;
-    let members: TopMembers = serde_json::from_str(text).ok()?;
-    if members.result_type || members.meta {
+    let Members(members) = serde_json::from_str(result.get()).ok()?;
+    if members.iter().any(|(name, _)| matches!(name.as_ref(), "resultType" | "_meta")) {
         return None;
     }
-    let mut out = String::with_capacity(text.len() + server_info.get().len() + 96);
-    out.push('{');
-    out.push_str(body);
-    if members.any {
-        out.push(',');
-    }
-    out.push_str(r#""resultType":""#);
-    out.push_str(RESULT_TYPE_COMPLETE);
-    out.push_str(r#"","_meta":{""#);
-    out.push_str(SERVER_INFO_META_KEY);
-    out.push_str(r#"":"#);
-    out.push_str(server_info.get());
-    out.push_str("}}");
-    RawValue::from_string(out).ok()
+    // Written by the serialiser: the members' values are copied as they
+    // are, so nothing is parsed again.
+    serde_json::value::to_raw_value(&Decorated { members: &members, server_info }).ok()
 }
 
-/// Which of the members [`decorate`] sets a result's text has at its top.
-#[derive(Default)]
-struct TopMembers {
-    any: bool,
-    result_type: bool,
-    meta: bool,
-}
+/// A result object's members, each value as its JSON text.
+struct Members<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
 
-impl<'de> serde::Deserialize<'de> for TopMembers {
+impl<'de> serde::Deserialize<'de> for Members<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct MembersVisitor;
         impl<'de> serde::de::Visitor<'de> for MembersVisitor {
-            type Value = TopMembers;
+            type Value = Members<'de>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a result object")
@@ -265,51 +238,74 @@ impl<'de> serde::Deserialize<'de> for TopMembers {
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<TopMembers, A::Error> {
-                let mut members = TopMembers::default();
-                while let Some(name) = map.next_key::<TopMember>()? {
-                    members.any = true;
-                    match name {
-                        TopMember::ResultType => members.result_type = true,
-                        TopMember::Meta => members.meta = true,
-                        TopMember::Other => {}
-                    }
-                    map.next_value::<serde::de::IgnoredAny>()?;
+            ) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some(MemberName(name)) = map.next_key()? {
+                    members.push((name, map.next_value()?));
                 }
-                Ok(members)
+                Ok(Members(members))
             }
         }
         deserializer.deserialize_map(MembersVisitor)
     }
 }
 
-/// A member name at a result's top, as [`TopMembers`] sorts them (read
-/// without a copy).
-enum TopMember {
-    ResultType,
-    Meta,
-    Other,
-}
+/// A member name, borrowed from the text unless it has escapes.
+struct MemberName<'a>(std::borrow::Cow<'a, str>);
 
-impl<'de> serde::Deserialize<'de> for TopMember {
+impl<'de> serde::Deserialize<'de> for MemberName<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MemberVisitor;
-        impl serde::de::Visitor<'_> for MemberVisitor {
-            type Value = TopMember;
+        struct NameVisitor;
+        impl<'de> serde::de::Visitor<'de> for NameVisitor {
+            type Value = MemberName<'de>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a member name")
             }
 
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<TopMember, E> {
-                Ok(match name {
-                    "resultType" => TopMember::ResultType,
-                    "_meta" => TopMember::Meta,
-                    _ => TopMember::Other,
-                })
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                name: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(MemberName(std::borrow::Cow::Borrowed(name)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Self::Value, E> {
+                Ok(MemberName(std::borrow::Cow::Owned(name.to_owned())))
             }
         }
-        deserializer.deserialize_identifier(MemberVisitor)
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
+
+/// A result's members, then `resultType` and `_meta` with `serverInfo`.
+struct Decorated<'a> {
+    members: &'a [(std::borrow::Cow<'a, str>, &'a RawValue)],
+    server_info: &'a RawValue,
+}
+
+impl serde::Serialize for Decorated<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.members.len() + 2))?;
+        for (name, value) in self.members {
+            map.serialize_entry(name.as_ref(), value)?;
+        }
+        map.serialize_entry("resultType", RESULT_TYPE_COMPLETE)?;
+        map.serialize_entry("_meta", &ServerInfoMeta(self.server_info))?;
+        map.end()
+    }
+}
+
+/// `{"io.modelcontextprotocol/serverInfo": ...}`.
+struct ServerInfoMeta<'a>(&'a RawValue);
+
+impl serde::Serialize for ServerInfoMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(SERVER_INFO_META_KEY, self.0)?;
+        map.end()
     }
 }
 
@@ -537,9 +533,10 @@ mod tests {
             let got: Value = serde_json::from_str(decorated.get()).unwrap();
             assert_eq!(got, expected, "{text}");
         }
-        // The text is kept as written where a value would change it.
-        let raw = RawValue::from_string(r#"{"n":1.10}"#.to_owned()).unwrap();
-        assert!(decorate_text(&raw, &info_text).unwrap().get().starts_with(r#"{"n":1.10,"#));
+        // Values are kept as written where a value would change them.
+        let raw = RawValue::from_string(r#"{"n":1.10, "s":"\u00e9"}"#.to_owned()).unwrap();
+        let decorated = decorate_text(&raw, &info_text).unwrap();
+        assert!(decorated.get().starts_with(r#"{"n":1.10,"s":"\u00e9","#), "{decorated}");
     }
 
     #[test]

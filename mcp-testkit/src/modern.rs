@@ -59,21 +59,25 @@ pub(crate) struct Received {
     capabilities: serde_json::Map<String, Value>,
     client_info: Option<Value>,
     log_level: Option<usize>,
-    name: Option<Value>,
+    name: Name,
     request_state: Option<String>,
     input_responses: Option<serde_json::Map<String, Value>>,
 }
 
 impl Received {
     /// What the request `id` of `method` carried.
-    pub(crate) fn new(id: &RequestId, method: &str, meta: &RequestMeta, params: &Params) -> Received {
-        /// The one member of the parameters the record keeps.
-        #[derive(serde::Deserialize)]
-        struct Named {
-            name: Option<Value>,
-        }
-        // Parameters that do not decode so (a member twice) record no name.
-        let name = params.decode::<Named>().ok().flatten().and_then(|n| n.name);
+    pub(crate) fn new(
+        id: &RequestId,
+        method: &str,
+        meta: &RequestMeta,
+        params: &Params,
+    ) -> Received {
+        // The text is kept as it came (a copy, not a decoding); the name is
+        // read from it when the log is asked for.
+        let name = match params.value() {
+            Some(value) => Name::Value(value.get("name").cloned()),
+            None => Name::Text(params.text().map(std::borrow::Cow::into_owned)),
+        };
         Received {
             id: id.clone(),
             method: method.to_owned(),
@@ -101,8 +105,8 @@ impl Received {
         if let Some(level) = self.log_level {
             record["logLevel"] = json!(LOG_LEVELS[level]);
         }
-        if let Some(name) = &self.name {
-            record["name"] = name.clone();
+        if let Some(name) = self.name.get() {
+            record["name"] = name;
         }
         if let Some(state) = &self.request_state {
             record["requestState"] = json!(state);
@@ -111,6 +115,33 @@ impl Received {
             record["inputResponses"] = Value::Object(responses.clone());
         }
         record
+    }
+}
+
+/// The `name` a request's parameters carry, as the record keeps it.
+#[derive(Debug, Clone)]
+enum Name {
+    /// Read from the parameters' text when asked for.
+    Text(Option<Box<serde_json::value::RawValue>>),
+    /// Taken from parameters given as a value.
+    Value(Option<Value>),
+}
+
+impl Name {
+    fn get(&self) -> Option<Value> {
+        /// The one member of the parameters the record shows.
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: Option<Value>,
+        }
+        match self {
+            // Parameters that do not decode so (a member twice) show none.
+            Name::Text(text) => text
+                .as_ref()
+                .and_then(|t| serde_json::from_str::<Named>(t.get()).ok())
+                .and_then(|n| n.name),
+            Name::Value(name) => name.clone(),
+        }
     }
 }
 

@@ -306,12 +306,7 @@ impl Server {
     /// A stateless-era request the session handed over (its `_meta` read
     /// and recorded; `resultType` and `serverInfo` are added to the
     /// result).
-    fn stateless(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        meta: RequestMeta,
-    ) -> Reply {
+    fn stateless(&self, method: &str, params: Option<Value>, meta: RequestMeta) -> Reply {
         if !modern::serves(method) {
             return Reply::Now(Err(ErrorObject::method_not_found(method)));
         }
@@ -451,7 +446,6 @@ impl Server {
         };
         let outcome = match fixture {
             Some(outcome) => outcome,
-            None if name == "echo" => return Reply::NowRaw(tools::echo_text(arguments.as_deref())),
             None => tools::run_text(call, &name, arguments.as_deref()),
         };
         match outcome {

@@ -16,9 +16,9 @@ use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams};
-use mcp_server_io::{Params, Session};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
+use mcp_server_io::{Params, Session};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -132,7 +132,8 @@ impl Bridge {
             let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress, nothing_new);
             return drive.await.map(Called::Value);
         }
-        let Some(CallParams { name: Some(Value::String(name)), arguments, meta: call_meta }) = params
+        let Some(CallParams { name: Some(Value::String(name)), arguments, meta: call_meta }) =
+            params
         else {
             return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
         };
@@ -202,7 +203,10 @@ impl Bridge {
                 let (registry, server, tool) = (&registry, &server, &tool);
                 async move {
                     if host_tasks {
-                        registry.call_tool_start_text(server, tool, arguments, options).await.map(Ok)
+                        registry
+                            .call_tool_start_text(server, tool, arguments, options)
+                            .await
+                            .map(Ok)
                     } else {
                         // The result as the server sent it: passed on, not
                         // decoded and encoded again.

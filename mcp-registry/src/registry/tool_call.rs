@@ -70,7 +70,8 @@ impl Registry {
         self.shared.pins.check_listed(&config, &tools, index)?;
         let ask_within = options.timeout.unwrap_or(config.timeout);
         let asked = || arguments.to_object();
-        *decision = Some(self.shared.gate.check(parts, &config, definition, asked, ask_within).await?);
+        *decision =
+            Some(self.shared.gate.check(parts, &config, definition, asked, ask_within).await?);
         match send(conn, tool.to_owned(), arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),

@@ -379,7 +379,9 @@ async fn parameters_reach_the_handler_as_the_client_wrote_them() {
         assert_eq!(result.get(), params);
     }
     // A handler that wants a value gets -32602 for what no value holds.
-    session.handle_json(format!(r#"{{"jsonrpc":"2.0","id":3,"method":"echo","params":{params}}}"#).as_bytes());
+    session.handle_json(
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"echo","params":{params}}}"#).as_bytes(),
+    );
     assert_eq!(only(&mut queue)["error"]["code"], -32602);
     // The stateless era's `_meta` read from the text, as from a value.
     let meta = stateless_meta();
