@@ -4,6 +4,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
+
+use memchr::memmem;
 
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::types::{
@@ -121,8 +124,11 @@ impl Params {
         match &self.0 {
             Repr::Text(text) => {
                 let text = text.get().as_bytes();
-                memchr::memchr(b'\\', text).is_some()
-                    || memchr::memmem::find(text, STATELESS_KEY_PREFIX.as_bytes()).is_some()
+                // The searcher is built once: building it costs more than
+                // a search of a request's text.
+                static PREFIX: LazyLock<memmem::Finder<'static>> =
+                    LazyLock::new(|| memmem::Finder::new(STATELESS_KEY_PREFIX));
+                memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
             }
             Repr::Absent => false,
             Repr::Value(_) => true,
