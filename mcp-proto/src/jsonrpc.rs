@@ -3,7 +3,8 @@
 //! [`decode`] and [`decode_slice`] classify any incoming JSON value into
 //! exactly one [`Message`] (or a batch of them, which 2025-03-26 peers may
 //! send) and reject everything else with a [`DecodeError`] that says what was
-//! wrong. Encoding goes through [`serde::Serialize`] on the message types,
+//! wrong; [`decode_received`] does the same for a server, a request's
+//! parameters kept as their JSON text ([`RawRequest`]). Encoding goes through [`serde::Serialize`] on the message types,
 //! which always writes `"jsonrpc": "2.0"` and never a `null` id on a request.
 
 use std::fmt;
@@ -720,11 +721,90 @@ pub fn decode_slice_as<R: ResultBody>(bytes: &[u8]) -> Result<IncomingOf<R>, Dec
             }
             Ok(IncomingOf::Batch(items.into_iter().map(decode_element).collect()))
         }
-        // Not an object or an array: say what it is, or why it is not JSON.
-        _ => {
-            let value: Value = serde_json::from_slice(bytes).map_err(json_error)?;
-            Err(DecodeError::NotAnObject(kind_of(&value)))
+        _ => Err(not_a_message(bytes)),
+    }
+}
+
+/// Text that is neither an object nor an array: what it is, or why it is
+/// not JSON.
+fn not_a_message(bytes: &[u8]) -> DecodeError {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) => DecodeError::NotAnObject(kind_of(&value)),
+        Err(e) => json_error(e),
+    }
+}
+
+/// A request as a server reads it: its parameters kept as the JSON text
+/// the client wrote, for the handler to decode into its own types (or pass
+/// on as they are, byte for byte).
+#[derive(Debug, Clone)]
+pub struct RawRequest {
+    /// The id the response will carry.
+    pub id: RequestId,
+    /// The method name, such as `tools/call`.
+    pub method: String,
+    /// The parameters' JSON text (an object or an array), if present.
+    pub params: Option<Box<RawValue>>,
+}
+
+impl PartialEq for RawRequest {
+    fn eq(&self, other: &Self) -> bool {
+        let text = |p: &Option<Box<RawValue>>| p.as_ref().map(|p| p.get().to_owned());
+        self.id == other.id
+            && self.method == other.method
+            && text(&self.params) == text(&other.params)
+    }
+}
+
+/// One message as a server reads it: a request with its parameters as
+/// text, or any other message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// A request, its parameters as text.
+    Request(RawRequest),
+    /// A notification or a response (never a request).
+    Message(Message),
+}
+
+/// What one incoming JSON text held, as a server reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReceivedIncoming {
+    /// A single message.
+    Single(Received),
+    /// A non-empty batch, each element classified on its own.
+    Batch(Vec<Result<Received, DecodeError>>),
+}
+
+/// Classifies the JSON text in `bytes` as [`decode_slice`] does, keeping a
+/// request's parameters as their JSON text ([`RawRequest`]): a server
+/// decodes them once, into what its method takes, and numbers beyond what
+/// a [`Value`] holds (integers past 64 bits, decimals past a double's
+/// precision) stay as the client wrote them. Everything else is decoded
+/// and refused exactly as [`decode_slice`] does.
+pub fn decode_received(bytes: &[u8]) -> Result<ReceivedIncoming, DecodeError> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {
+            let parts: Parts<'_> = match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    if let Some(request) = plain_raw_request(text) {
+                        return Ok(ReceivedIncoming::Single(Received::Request(request)));
+                    }
+                    serde_json::from_str(text)
+                }
+                Err(_) => serde_json::from_slice(bytes),
+            }
+            .map_err(json_error)?;
+            classify_received(parts).map(ReceivedIncoming::Single)
         }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(json_error)?;
+            if items.is_empty() {
+                return Err(DecodeError::EmptyBatch);
+            }
+            let element = |raw| element_with(raw, classify_received);
+            Ok(ReceivedIncoming::Batch(items.into_iter().map(element).collect()))
+        }
+        _ => Err(not_a_message(bytes)),
     }
 }
 
@@ -761,6 +841,24 @@ fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
 /// text, parameters nested deep enough to near the parser's depth limit),
 /// which the general path decodes: the outcome is the same either way.
 fn plain_request<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
+    let (id, method, body) = plain_request_parts(text)?;
+    let params: Value = serde_json::from_str(body).ok()?;
+    let method = method.to_owned();
+    Some(MessageOf::Request(Request { id: RequestId::Number(id), method, params: Some(params) }))
+}
+
+/// [`plain_request`] for a server: the parameters checked to be one JSON
+/// value and kept as their text.
+fn plain_raw_request(text: &str) -> Option<RawRequest> {
+    let (id, method, body) = plain_request_parts(text)?;
+    let params: &RawValue = serde_json::from_str(body).ok()?;
+    let method = method.to_owned();
+    Some(RawRequest { id: RequestId::Number(id), method, params: Some(params.to_owned()) })
+}
+
+/// The usual request's id, method and parameters' text (not yet checked
+/// to be JSON), when the text has its shape (see [`plain_request`]).
+fn plain_request_parts(text: &str) -> Option<(i64, &str, &str)> {
     let (id, rest) = plain_head(text)?;
     let rest = rest.strip_prefix(r#","method":""#)?;
     let end = rest.find('"')?;
@@ -776,9 +874,7 @@ fn plain_request<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
     if !body.starts_with('{') || memchr::memchr2_iter(b'{', b'[', body.as_bytes()).count() > 64 {
         return None;
     }
-    let params: Value = serde_json::from_str(body).ok()?;
-    let method = method.to_owned();
-    Some(MessageOf::Request(Request { id: RequestId::Number(id), method, params: Some(params) }))
+    Some((id, method, body))
 }
 
 /// `{"jsonrpc":"2.0","id":N` with N a plain non-negative integer that fits
@@ -820,6 +916,14 @@ fn json_error(e: serde_json::Error) -> DecodeError {
 
 /// One element of a batch (or a lone message given as a value).
 fn decode_element<R: ResultBody>(raw: &RawValue) -> Result<MessageOf<R>, DecodeError> {
+    element_with(raw, classify)
+}
+
+/// One element of a batch, its members classified by `classify`.
+fn element_with<T>(
+    raw: &RawValue,
+    classify: impl FnOnce(Parts<'_>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
     match raw.get().as_bytes().first() {
         Some(b'{') => classify(serde_json::from_str(raw.get()).map_err(json_error)?),
         Some(b'[') => Err(DecodeError::NestedBatch),
@@ -912,30 +1016,10 @@ impl<'de> Deserialize<'de> for Member {
 
 /// Applies the JSON-RPC rules to one message's members.
 fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<MessageOf<R>, DecodeError> {
-    match parts.jsonrpc {
-        None => return Err(DecodeError::MissingVersion),
-        // The common spelling, without parsing; an escaped "2.0" is parsed.
-        Some(v) if v.get() == "\"2.0\"" => {}
-        Some(v) => match raw_to_value(v)? {
-            Value::String(s) if s == JSONRPC_VERSION => {}
-            other => return Err(DecodeError::WrongVersion(other.to_string())),
-        },
-    }
+    check_version(parts.jsonrpc)?;
 
     if let Some(method) = parts.method {
-        if parts.result.is_some() || parts.error.is_some() {
-            return Err(DecodeError::MethodAndOutcome);
-        }
-        let method: String =
-            serde_json::from_str(method.get()).map_err(|_| DecodeError::MethodNotString)?;
-        let params = match parts.params {
-            None => None,
-            Some(p) => match p.get().as_bytes().first() {
-                Some(b'{' | b'[') => Some(raw_to_value(p)?),
-                Some(b'n') => None,
-                _ => return Err(DecodeError::InvalidParams(kind_of_raw(p))),
-            },
-        };
+        let (method, params) = request_parts(&parts, method)?;
         return match parts.id {
             None => Ok(MessageOf::Notification(Notification { method, params })),
             Some(id) => {
@@ -963,6 +1047,51 @@ fn classify<R: ResultBody>(parts: Parts<'_>) -> Result<MessageOf<R>, DecodeError
         }
         (None, None) => Err(DecodeError::NoMethodResultOrError),
     }
+}
+
+/// [`classify`] for a server: a request's parameters kept as text.
+fn classify_received(parts: Parts<'_>) -> Result<Received, DecodeError> {
+    let (Some(method), Some(id)) = (parts.method, parts.id) else {
+        return classify(parts).map(Received::Message);
+    };
+    check_version(parts.jsonrpc)?;
+    let (method, params) = request_parts(&parts, method)?;
+    Ok(Received::Request(RawRequest { id: RequestId::from_raw(id)?, method, params }))
+}
+
+/// The `jsonrpc` member must be `"2.0"`.
+fn check_version(jsonrpc: Option<&RawValue>) -> Result<(), DecodeError> {
+    match jsonrpc {
+        None => Err(DecodeError::MissingVersion),
+        // The common spelling, without parsing; an escaped "2.0" is parsed.
+        Some(v) if v.get() == "\"2.0\"" => Ok(()),
+        Some(v) => match raw_to_value(v)? {
+            Value::String(s) if s == JSONRPC_VERSION => Ok(()),
+            other => Err(DecodeError::WrongVersion(other.to_string())),
+        },
+    }
+}
+
+/// A request's or notification's method and parameters (an object or an
+/// array; `null` counts as none), held as `P`.
+fn request_parts<P: ResultBody>(
+    parts: &Parts<'_>,
+    method: &RawValue,
+) -> Result<(String, Option<P>), DecodeError> {
+    if parts.result.is_some() || parts.error.is_some() {
+        return Err(DecodeError::MethodAndOutcome);
+    }
+    let method: String =
+        serde_json::from_str(method.get()).map_err(|_| DecodeError::MethodNotString)?;
+    let params = match parts.params {
+        None => None,
+        Some(p) => match p.get().as_bytes().first() {
+            Some(b'{' | b'[') => Some(P::from_raw(p)?),
+            Some(b'n') => None,
+            _ => return Err(DecodeError::InvalidParams(kind_of_raw(p))),
+        },
+    };
+    Ok((method, params))
 }
 
 fn raw_to_value(raw: &RawValue) -> Result<Value, DecodeError> {
@@ -1031,8 +1160,9 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::{
-        Deserialize, Member, MessageOf, Parts, RawValue, RequestId, Value, classify, plain_request,
-        plain_response, response_id_of_prefix,
+        Deserialize, IncomingOf, Member, MessageOf, Parts, RawValue, Received, ReceivedIncoming,
+        RequestId, Value, classify, decode_received, decode_slice, plain_request, plain_response,
+        response_id_of_prefix,
     };
 
     /// The usual answer's shortcut takes its two shapes (members in the
@@ -1157,6 +1287,74 @@ mod tests {
                 .and_then(|parts| classify::<Value>(parts).map_err(|e| e.to_string()));
             assert_eq!(general.as_ref().ok(), Some(&fast), "{input}: {general:?}");
             assert!(matches!(fast, MessageOf::Request(_)), "{input}");
+        }
+    }
+
+    /// A server's decoding classifies every text as the general one does,
+    /// a request's parameters kept as the text the client wrote.
+    #[test]
+    fn a_server_reads_requests_as_written_and_everything_else_as_usual() {
+        let same = |general: &MessageOf<Value>, received: &Received| match (general, received) {
+            (MessageOf::Request(r), Received::Request(raw)) => {
+                let params = raw.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap());
+                r.id == raw.id && r.method == raw.method && r.params == params
+            }
+            (MessageOf::Request(_), _) | (_, Received::Request(_)) => false,
+            (m, Received::Message(n)) => m == n,
+        };
+        let cases = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params": {"a":[1,{"b":null}]}}"#,
+            r#"{"id":"x","jsonrpc":"2.0","method":"m","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":{"b":2}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+            r#"{"jsonrpc":"2.0","id":"srv-1","result":{"x":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m","params":{}},{"jsonrpc":"2.0","method":"n"},3,[]]"#,
+            // Refused alike.
+            r#"{"jsonrpc":"1.0","id":1,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":2,"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":}}"#,
+            r#"[]"#,
+            r#"3"#,
+            r#"nope"#,
+        ];
+        for input in cases {
+            match (decode_slice(input.as_bytes()), decode_received(input.as_bytes())) {
+                (Ok(IncomingOf::Single(m)), Ok(ReceivedIncoming::Single(r))) => {
+                    assert!(same(&m, &r), "{input}: {m:?} / {r:?}");
+                }
+                (Ok(IncomingOf::Batch(ms)), Ok(ReceivedIncoming::Batch(rs))) => {
+                    assert_eq!(ms.len(), rs.len(), "{input}");
+                    for (m, r) in ms.iter().zip(&rs) {
+                        match (m, r) {
+                            (Ok(m), Ok(r)) => assert!(same(m, r), "{input}: {m:?} / {r:?}"),
+                            (Err(a), Err(b)) => assert_eq!(a, b, "{input}"),
+                            other => panic!("{input}: {other:?}"),
+                        }
+                    }
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{input}"),
+                other => panic!("{input}: {other:?}"),
+            }
+        }
+        // What a `Value` would change stays as written, on either path.
+        let params = r#"{"arguments":{"n":123456789012345678901234567890,"d":0.10000000000000000000000001,"e":1e400,"s":"\u00e9\n\"é"}}"#;
+        for shape in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#),
+            format!(r#"{{"method":"tools/call","params":{params},"id":1,"jsonrpc":"2.0"}}"#),
+        ] {
+            let Ok(ReceivedIncoming::Single(Received::Request(request))) =
+                decode_received(shape.as_bytes())
+            else {
+                panic!("{shape}")
+            };
+            assert_eq!(request.params.as_ref().map(|p| p.get()), Some(params), "{shape}");
         }
     }
 

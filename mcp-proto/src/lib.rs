@@ -15,7 +15,8 @@
 //! The decoder reads a message's text once and never builds a `Value` of the
 //! whole message; [`jsonrpc::decode_slice_as`] with `Box<RawValue>` keeps a
 //! result as its JSON text, and [`client::ops::parse_result`] decodes it once,
-//! straight into the result's type.
+//! straight into the result's type; a server's [`jsonrpc::decode_received`]
+//! keeps a request's parameters as the text the client wrote.
 //!
 //! ## Getting started
 //!

@@ -63,13 +63,23 @@ impl ServeEra {
     /// request but `initialize`; in `Both` one that carries the stateless
     /// `_meta` or has a stateless-only method (`initialize` never is).
     pub fn routes_stateless(self, method: &str, params: Option<&Value>) -> bool {
+        self.routes_stateless_by(method, || stateless::has_stateless_meta(params))
+    }
+
+    /// [`routes_stateless`](Self::routes_stateless), `stateless_meta`
+    /// saying (when asked) whether the request's `_meta` carries a
+    /// stateless-era key.
+    pub(crate) fn routes_stateless_by(
+        self,
+        method: &str,
+        stateless_meta: impl FnOnce() -> bool,
+    ) -> bool {
         match self {
             ServeEra::Legacy => false,
             ServeEra::Modern => method != methods::INITIALIZE,
             ServeEra::Both => {
                 method != methods::INITIALIZE
-                    && (stateless::is_stateless_only(method)
-                        || stateless::has_stateless_meta(params))
+                    && (stateless::is_stateless_only(method) || stateless_meta())
             }
         }
     }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::era;
+use crate::params::Params;
 use crate::session::Context;
 use crate::stateless::RequestMeta;
 
@@ -37,9 +38,9 @@ pub enum Reply {
     /// As [`Reply::Later`], the result being JSON text that goes out as it
     /// is, neither decoded nor encoded again (a bridge passing on what an
     /// upstream server answered). It should be an object, as MCP results
-    /// are: the session does not look inside. In the stateless era, where
-    /// the session adds `resultType` and `serverInfo`, it is decoded for
-    /// that.
+    /// are: the session does not look inside. In the stateless era the
+    /// session adds `resultType` and `serverInfo` to the text when it has
+    /// neither member (else it decodes it to add them).
     LaterRaw(RawReplyFuture),
     /// No answer: the handler answers later through its own means
     /// ([`Context::reply`]), or never (a test server that ignores what it
@@ -105,7 +106,13 @@ pub trait Handler: Send + Sync + Sized + 'static {
     /// in the stateless era the session adds `resultType` and `serverInfo`
     /// to the result. An unknown method should get
     /// [`ErrorObject::method_not_found`].
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply;
+    ///
+    /// The parameters are the client's JSON text where the driver had it
+    /// (stdio): decoded once into what the method takes
+    /// ([`Params::decode`]), passed on byte for byte
+    /// ([`Params::into_text`]), or taken as a value
+    /// ([`Params::into_value`]).
+    fn request(&self, cx: Context<Self>, method: &str, params: Params) -> Reply;
 
     /// The server's identity and instructions.
     fn info(&self) -> &ServerInfo;
@@ -145,13 +152,7 @@ pub trait Handler: Send + Sync + Sized + 'static {
 
     /// Every stateless-era request whose `_meta` was read, before it is
     /// served (to record what clients send).
-    fn stateless_request(
-        &self,
-        id: &RequestId,
-        method: &str,
-        meta: &RequestMeta,
-        params: Option<&Value>,
-    ) {
+    fn stateless_request(&self, id: &RequestId, method: &str, meta: &RequestMeta, params: &Params) {
         let _ = (id, method, meta, params);
     }
 

@@ -28,9 +28,11 @@
 //!                          Outgoing queue ──(one writer)──▶ stdout, or an HTTP stream
 //! ```
 //!
-//! - [`Handler`] (what an application implements: requests in, results or
-//!   JSON-RPC errors out, as a [`Reply`] now or later; later also as
-//!   JSON text sent as it is, for a result passed on) and [`Context`]
+//! - [`Handler`] (what an application implements: requests in, their
+//!   [`Params`] as the client's JSON text, decoded once into what each
+//!   method takes or passed on byte for byte; results or JSON-RPC errors
+//!   out, as a [`Reply`] now or later; later also as JSON text sent as it
+//!   is, for a result passed on) and [`Context`]
 //!   (the request's key and era, notifications and progress related to
 //!   it, requests to the client, log levels). A cancelled request's future
 //!   is dropped at its next `.await` and never answered.
@@ -77,7 +79,7 @@
 //! # async fn main() -> std::io::Result<()> {
 //! use mcp_proto::jsonrpc::ErrorObject;
 //! use mcp_server_io::stdio::{self, Input};
-//! use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo, Session, SessionOptions};
+//! use mcp_server_io::{Context, Handler, Params, Reply, ServeEra, ServerInfo, Session, SessionOptions};
 //! use serde_json::{Value, json};
 //!
 //! struct Echo(ServerInfo);
@@ -89,9 +91,10 @@
 //!     fn info(&self) -> &ServerInfo {
 //!         &self.0
 //!     }
-//!     fn request(&self, _cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+//!     fn request(&self, _cx: Context<Self>, method: &str, params: Params) -> Reply {
 //!         match method {
-//!             "echo" => Reply::Now(Ok(params.unwrap_or_default())),
+//!             // Decoded into what the method takes (here any value).
+//!             "echo" => Reply::Now(params.decode::<Value>().map(Option::unwrap_or_default)),
 //!             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
 //!         }
 //!     }
@@ -125,7 +128,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # use mcp_proto::jsonrpc::ErrorObject;
-//! # use mcp_server_io::{Context, Handler, Reply, ServerInfo};
+//! # use mcp_server_io::{Context, Handler, Params, Reply, ServerInfo};
 //! # use serde_json::{Value, json};
 //! # struct Echo(ServerInfo);
 //! # impl Handler for Echo {
@@ -135,9 +138,9 @@
 //! #     fn info(&self) -> &ServerInfo {
 //! #         &self.0
 //! #     }
-//! #     fn request(&self, _cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+//! #     fn request(&self, _cx: Context<Self>, method: &str, params: Params) -> Reply {
 //! #         match method {
-//! #             "echo" => Reply::Now(Ok(params.unwrap_or_default())),
+//! #             "echo" => Reply::Now(params.decode::<Value>().map(Option::unwrap_or_default)),
 //! #             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
 //! #         }
 //! #     }
@@ -181,6 +184,7 @@ pub mod handler;
 pub mod http;
 pub mod logging;
 pub mod outgoing;
+mod params;
 pub mod session;
 pub mod stateless;
 pub mod stdio;
@@ -195,4 +199,5 @@ struct ReadmeDoctests;
 pub use error::Error;
 pub use handler::{Handler, Reply, ServerInfo};
 pub use outgoing::{Outgoing, OutgoingQueue};
+pub use params::Params;
 pub use session::{Context, RequestKey, Session, SessionOptions};

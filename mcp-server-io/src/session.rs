@@ -25,12 +25,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use mcp_proto::jsonrpc::{
-    DecodeError, ErrorObject, ErrorResponse, Incoming, Message, Notification, Request, RequestId,
-    Response, decode_slice, error_code,
+    DecodeError, ErrorObject, ErrorResponse, Message, Notification, RawRequest, Received,
+    ReceivedIncoming, Request, RequestId, Response, decode_received, error_code,
 };
 use mcp_proto::methods;
 use serde_json::value::RawValue;
@@ -42,6 +42,7 @@ use crate::era::{self, ServeEra};
 use crate::handler::{Handler, RawReplyFuture, Reply, ReplyFuture};
 use crate::logging;
 use crate::outgoing::{self, Outgoing, OutgoingQueue, OutgoingSender};
+use crate::params::{Head, Params};
 use crate::stateless::{self, Change, Filter, RequestMeta};
 
 pub use crate::context::Context;
@@ -119,6 +120,9 @@ struct Inner<H> {
     out: OutgoingSender,
     state: Mutex<State>,
     next_server_request: AtomicU64,
+    /// The handler's `serverInfo` as JSON text, for the stateless era's
+    /// results given as text (encoded once).
+    server_info_text: OnceLock<Box<RawValue>>,
 }
 
 #[derive(Default)]
@@ -151,6 +155,7 @@ impl<H: Handler> Session<H> {
             out,
             state: Mutex::new(State::default()),
             next_server_request: AtomicU64::new(1),
+            server_info_text: OnceLock::new(),
         };
         (Session { inner: Arc::new(inner) }, queue)
     }
@@ -186,14 +191,16 @@ impl<H: Handler> Session<H> {
     ///
     /// Text that is not JSON is answered with `-32700`, JSON that is not a
     /// JSON-RPC message with `-32600`, with a `null` id unless the id could
-    /// be read. A batch (2025-03-26) is handled element by element.
+    /// be read. A batch (2025-03-26) is handled element by element. A
+    /// request's parameters reach the handler as the text they were
+    /// written as ([`Params`]).
     pub fn handle_json(&self, bytes: &[u8]) {
-        match decode_slice(bytes) {
-            Ok(Incoming::Single(message)) => self.handle(message),
-            Ok(Incoming::Batch(items)) => {
+        match decode_received(bytes) {
+            Ok(ReceivedIncoming::Single(received)) => self.handle_received(0, received),
+            Ok(ReceivedIncoming::Batch(items)) => {
                 for item in items {
                     match item {
-                        Ok(message) => self.handle(message),
+                        Ok(received) => self.handle_received(0, received),
                         Err(e) => self.reject_invalid(None, &e),
                     }
                 }
@@ -203,6 +210,18 @@ impl<H: Handler> Session<H> {
                 ErrorObject::new(error_code::PARSE_ERROR, format!("Parse error: {e}")),
             ),
             Err(e) => self.reject_invalid(id_of_invalid(bytes), &e),
+        }
+    }
+
+    /// Handles one message read as a server reads it (a request's
+    /// parameters as text), its request keyed by `origin` as well as its
+    /// id (see [`handle_from`](Self::handle_from)).
+    pub fn handle_received(&self, origin: u64, received: Received) {
+        match received {
+            Received::Request(RawRequest { id, method, params }) => {
+                self.handle_request(origin, id, method, Params::from_text(params))
+            }
+            Received::Message(message) => self.handle_from(origin, message),
         }
     }
 
@@ -224,7 +243,9 @@ impl<H: Handler> Session<H> {
     /// under any origin (a stateless-era notification comes on its own).
     pub fn handle_from(&self, origin: u64, message: Message) {
         match message {
-            Message::Request(request) => self.handle_request(origin, request),
+            Message::Request(Request { id, method, params }) => {
+                self.handle_request(origin, id, method, Params::from_value(params))
+            }
             Message::Notification(notification) => self.handle_notification(origin, notification),
             Message::Response(Response { id, result }) => self.complete(id, Ok(result)),
             Message::Error(ErrorResponse { id: Some(id), error }) => self.complete(id, Err(error)),
@@ -234,15 +255,35 @@ impl<H: Handler> Session<H> {
         }
     }
 
-    fn handle_request(&self, origin: u64, request: Request) {
-        let Request { id, method, params } = request;
+    fn handle_request(&self, origin: u64, id: RequestId, method: String, params: Params) {
         let key = RequestKey { origin, id };
         let era = self.inner.options.era;
-        if era.routes_stateless(&method, params.as_ref()) {
-            return self.handle_stateless(key, &method, params);
+        // Only the members the session needs are read from the text.
+        let head = match era {
+            ServeEra::Legacy => None,
+            _ if method == methods::INITIALIZE => None,
+            // A handshake-era request (no stateless key can be in its
+            // text) is not parsed for a `_meta` it does not have.
+            ServeEra::Both
+                if !params.may_be_stateless() && !stateless::is_stateless_only(&method) =>
+            {
+                None
+            }
+            _ => match params.head() {
+                Ok(head) => Some(head),
+                Err(error) => return self.reply(key, Err(error)),
+            },
+        };
+        let stateless_meta = || head.as_ref().is_some_and(Head::is_stateless);
+        if era.routes_stateless_by(&method, stateless_meta) {
+            return self.handle_stateless(key, &method, params, head.unwrap_or_default());
         }
         if era == ServeEra::Modern {
             // Only `initialize` gets here.
+            let params = match params.into_value() {
+                Ok(params) => params,
+                Err(error) => return self.reply(key, Err(error)),
+            };
             return self.reply(key, Err(stateless::refuse_initialize(params.as_ref(), era)));
         }
         if self.inner.handler.ignores(&method) {
@@ -250,16 +291,19 @@ impl<H: Handler> Session<H> {
         }
         let initialized = self.state().version.is_some();
         let result = match method.as_str() {
-            methods::INITIALIZE => self.initialize(key.clone(), params.as_ref()),
+            methods::INITIALIZE => {
+                params.into_value().and_then(|p| self.initialize(key.clone(), p.as_ref()))
+            }
             methods::PING => Ok(json!({})),
             _ if !initialized => Err(era::not_initialized(&method)),
-            methods::LOGGING_SET_LEVEL if self.declares_logging() => {
-                logging::set_level_param(params.as_ref()).map(|level| {
+            methods::LOGGING_SET_LEVEL if self.declares_logging() => params
+                .into_value()
+                .and_then(|p| logging::set_level_param(p.as_ref()))
+                .map(|level| {
                     self.state().min_log_level = level;
                     self.inner.handler.log_level_set(self, level);
                     json!({})
-                })
-            }
+                }),
             _ => {
                 let cx = self.context(key.clone(), None);
                 return self.answer(key, self.inner.handler.request(cx, &method, params), false);
@@ -315,12 +359,12 @@ impl<H: Handler> Session<H> {
 
     /// A stateless-era request: its `_meta` checked, then served with
     /// `resultType` and `serverInfo` on the result.
-    fn handle_stateless(&self, key: RequestKey, method: &str, params: Option<Value>) {
-        let meta = match stateless::request_meta(params.as_ref(), self.inner.options.era) {
+    fn handle_stateless(&self, key: RequestKey, method: &str, params: Params, head: Head) {
+        let meta = match stateless::request_meta_of(head, self.inner.options.era) {
             Ok(meta) => meta,
             Err(error) => return self.reply(key, Err(error)),
         };
-        self.inner.handler.stateless_request(&key.id, method, &meta, params.as_ref());
+        self.inner.handler.stateless_request(&key.id, method, &meta, &params);
         match method {
             methods::SERVER_DISCOVER => {
                 let info = self.inner.handler.info();
@@ -332,7 +376,10 @@ impl<H: Handler> Session<H> {
                 );
                 self.reply(key, self.decorate(Ok(result)));
             }
-            methods::SUBSCRIPTIONS_LISTEN => self.listen(key, params.as_ref()),
+            methods::SUBSCRIPTIONS_LISTEN => match params.into_value() {
+                Ok(params) => self.listen(key, params.as_ref()),
+                Err(error) => self.reply(key, Err(error)),
+            },
             _ => {
                 let cx = self.context(key.clone(), Some(meta));
                 self.answer(key, self.inner.handler.request(cx, method, params), true);
@@ -358,17 +405,9 @@ impl<H: Handler> Session<H> {
             }
             Reply::Later(future) => self.spawn_request(key, future),
             Reply::LaterRaw(future) if stateless => {
-                let session = self.clone();
-                let decoded = async move {
-                    let result = future.await.and_then(|raw| {
-                        serde_json::from_str(raw.get()).map_err(|e| {
-                            let message = format!("the result is not JSON: {e}");
-                            ErrorObject::new(error_code::INTERNAL_ERROR, message)
-                        })
-                    });
-                    session.decorate(result)
-                };
-                self.spawn_request(key, Box::pin(decoded))
+                self.spawn_answer(key, future, |session, key, result| {
+                    session.reply_text(key, result, true)
+                })
             }
             Reply::LaterRaw(future) => self.spawn_raw_request(key, future),
             Reply::Silent => {}
@@ -535,6 +574,32 @@ impl<H: Handler> Session<H> {
             Ok(result) => self.queue_reply(Outgoing::raw_reply(key.id, result, key.origin)),
             Err(error) => self.reply(key, Err(error)),
         }
+    }
+
+    /// Sends a result that is JSON text; in the stateless era with
+    /// `resultType` and `serverInfo` added: to the text when it has neither
+    /// member, else to its decoded value.
+    fn reply_text(
+        &self,
+        key: RequestKey,
+        result: Result<Box<RawValue>, ErrorObject>,
+        stateless: bool,
+    ) {
+        let text = match result {
+            Ok(text) if stateless => text,
+            result => return self.reply_raw(key, result),
+        };
+        let info = self.inner.server_info_text.get_or_init(|| {
+            let info = &self.inner.handler.info().implementation;
+            serde_json::value::to_raw_value(info).unwrap_or_else(|_| RawValue::NULL.to_owned())
+        });
+        if let Some(decorated) = stateless::decorate_text(&text, info) {
+            return self.reply_raw(key, Ok(decorated));
+        }
+        let value = serde_json::from_str(text.get()).map_err(|e| {
+            ErrorObject::new(error_code::INTERNAL_ERROR, format!("the result is not JSON: {e}"))
+        });
+        self.reply(key, self.decorate(value));
     }
 
     fn queue_reply(&self, reply: Outgoing) {

@@ -10,14 +10,16 @@ use std::collections::BTreeSet;
 use mcp_proto::jsonrpc::{ErrorObject, RequestId, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{
-    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY,
-    PROTOCOL_VERSION_META_KEY, RESULT_TYPE_COMPLETE, RESULT_TYPE_INPUT_REQUIRED,
-    SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY,
+    CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY,
+    RESULT_TYPE_COMPLETE, RESULT_TYPE_INPUT_REQUIRED, SERVER_INFO_META_KEY,
+    SUBSCRIPTION_ID_META_KEY,
 };
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::era::{ServeEra, invalid_params};
 use crate::logging::{LOG_LEVELS, level_index};
+use crate::params::Head;
 
 /// The metadata every stateless-era request carries, with what the request
 /// adds for an `input_required` retry.
@@ -48,7 +50,11 @@ impl RequestMeta {
 /// Whether the request's `params._meta` carries a stateless-era key (the
 /// protocol version or the client capabilities).
 pub fn has_stateless_meta(params: Option<&Value>) -> bool {
-    params.and_then(|p| p.get("_meta")).and_then(Value::as_object).is_some_and(|m| {
+    is_stateless_meta(params.and_then(|p| p.get("_meta")))
+}
+
+fn is_stateless_meta(meta: Option<&Value>) -> bool {
+    meta.and_then(Value::as_object).is_some_and(|m| {
         m.contains_key(PROTOCOL_VERSION_META_KEY) || m.contains_key(CLIENT_CAPABILITIES_META_KEY)
     })
 }
@@ -61,24 +67,33 @@ pub fn is_stateless_only(method: &str) -> bool {
 /// The request's metadata: `-32602` when a required key is missing or
 /// malformed, `-32022` when the version is not a stateless one.
 pub fn request_meta(params: Option<&Value>, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
-    let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-    let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).and_then(Value::as_str)
-    else {
-        return Err(invalid_params(format!(
-            "the request's _meta needs a string {PROTOCOL_VERSION_META_KEY}"
-        )));
+    request_meta_of(params.map(Head::of_value).unwrap_or_default(), era)
+}
+
+/// [`request_meta`] of the members read from the parameters, taken apart
+/// rather than copied.
+pub(crate) fn request_meta_of(head: Head, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
+    let meta = head.meta.unwrap_or_default();
+    let version = match meta.version {
+        Some(Value::String(version)) => version,
+        _ => {
+            return Err(invalid_params(format!(
+                "the request's _meta needs a string {PROTOCOL_VERSION_META_KEY}"
+            )));
+        }
     };
-    let Some(capabilities) =
-        meta.and_then(|m| m.get(CLIENT_CAPABILITIES_META_KEY)).and_then(Value::as_object)
-    else {
-        return Err(invalid_params(format!(
-            "the request's _meta needs an object {CLIENT_CAPABILITIES_META_KEY}"
-        )));
+    let capabilities = match meta.capabilities {
+        Some(Value::Object(capabilities)) => capabilities,
+        _ => {
+            return Err(invalid_params(format!(
+                "the request's _meta needs an object {CLIENT_CAPABILITIES_META_KEY}"
+            )));
+        }
     };
-    if !mcp_proto::ProtocolVersion::parse(version).is_some_and(|v| v.is_modern()) {
-        return Err(unsupported_version(version, era));
+    if !mcp_proto::ProtocolVersion::parse(&version).is_some_and(|v| v.is_modern()) {
+        return Err(unsupported_version(&version, era));
     }
-    let log_level = match meta.and_then(|m| m.get(LOG_LEVEL_META_KEY)) {
+    let log_level = match meta.log_level.as_ref() {
         None | Some(Value::Null) => None,
         Some(level) => match level.as_str().and_then(level_index) {
             Some(index) => Some(index),
@@ -90,20 +105,20 @@ pub fn request_meta(params: Option<&Value>, era: ServeEra) -> Result<RequestMeta
             }
         },
     };
-    let input_responses = match params.and_then(|p| p.get("inputResponses")) {
+    let input_responses = match head.input_responses {
         None | Some(Value::Null) => None,
-        Some(Value::Object(responses)) => Some(responses.clone()),
+        Some(Value::Object(responses)) => Some(responses),
         Some(_) => return Err(invalid_params("inputResponses must be an object")),
     };
-    let request_state = match params.and_then(|p| p.get("requestState")) {
+    let request_state = match head.request_state {
         None | Some(Value::Null) => None,
-        Some(Value::String(state)) => Some(state.clone()),
+        Some(Value::String(state)) => Some(state),
         Some(_) => return Err(invalid_params("requestState must be a string")),
     };
     Ok(RequestMeta {
-        version: version.to_owned(),
-        client_info: meta.and_then(|m| m.get(CLIENT_INFO_META_KEY)).cloned(),
-        capabilities: capabilities.clone(),
+        version,
+        client_info: meta.client_info,
+        capabilities,
         log_level,
         input_responses,
         request_state,
@@ -190,6 +205,108 @@ pub fn decorate(
         }
         value
     })
+}
+
+/// [`decorate`] on a result's JSON text: `resultType` and `_meta` with
+/// `serverInfo` (JSON text too) added at the end of the object, its own
+/// members copied as written, when it has neither member; `None`
+/// otherwise (not an object, or a member to merge with), for the caller to
+/// decode it and [`decorate`] the value.
+pub fn decorate_text(result: &RawValue, server_info: &RawValue) -> Option<Box<RawValue>> {
+    let Members(members) = serde_json::from_str(result.get()).ok()?;
+    if members.iter().any(|(name, _)| matches!(name.as_ref(), "resultType" | "_meta")) {
+        return None;
+    }
+    // Written by the serialiser: the members' values are copied as they
+    // are, so nothing is parsed again.
+    serde_json::value::to_raw_value(&Decorated { members: &members, server_info }).ok()
+}
+
+/// A result object's members, each value as its JSON text.
+struct Members<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+        impl<'de> serde::de::Visitor<'de> for MembersVisitor {
+            type Value = Members<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a result object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some(MemberName(name)) = map.next_key()? {
+                    members.push((name, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+/// A member name, borrowed from the text unless it has escapes.
+struct MemberName<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for MemberName<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameVisitor;
+        impl<'de> serde::de::Visitor<'de> for NameVisitor {
+            type Value = MemberName<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                name: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(MemberName(std::borrow::Cow::Borrowed(name)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Self::Value, E> {
+                Ok(MemberName(std::borrow::Cow::Owned(name.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
+
+/// A result's members, then `resultType` and `_meta` with `serverInfo`.
+struct Decorated<'a> {
+    members: &'a [(std::borrow::Cow<'a, str>, &'a RawValue)],
+    server_info: &'a RawValue,
+}
+
+impl serde::Serialize for Decorated<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.members.len() + 2))?;
+        for (name, value) in self.members {
+            map.serialize_entry(name.as_ref(), value)?;
+        }
+        map.serialize_entry("resultType", RESULT_TYPE_COMPLETE)?;
+        map.serialize_entry("_meta", &ServerInfoMeta(self.server_info))?;
+        map.end()
+    }
+}
+
+/// `{"io.modelcontextprotocol/serverInfo": ...}`.
+struct ServerInfoMeta<'a>(&'a RawValue);
+
+impl serde::Serialize for ServerInfoMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(SERVER_INFO_META_KEY, self.0)?;
+        map.end()
+    }
 }
 
 /// An `input_required` result: the requests the client must answer (by
@@ -390,6 +507,36 @@ mod tests {
         assert!(filter.wants(&Change::Updated("test://a".into())));
         assert!(!filter.wants(&Change::Updated("test://b".into())));
         assert!(Filter::parse(Some(&json!({})), |_| true).is_err());
+    }
+
+    /// A result's text gets what its decoded value would get, or is left
+    /// to the value path when it has a member to merge with.
+    #[test]
+    fn result_text_is_decorated_as_its_value_would_be() {
+        let info = json!({"name": "s", "version": "1"});
+        let info_text = serde_json::value::to_raw_value(&info).unwrap();
+        for (text, spliced) in [
+            (r#"{"content":[{"type":"text","text":"}"}]}"#, true),
+            (" {}\n", true),
+            (r#"{"n":123456789012345678901234567890}"#, true),
+            (r#"{"_meta":{"k":1},"content":[]}"#, false),
+            (r#"{"resultType":"incomplete"}"#, false),
+            (r#"{"_met\u0061":{}}"#, false),
+            ("[1]", false),
+        ] {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let decorated = decorate_text(&raw, &info_text);
+            assert_eq!(decorated.is_some(), spliced, "{text}");
+            let Some(decorated) = decorated else { continue };
+            let value: Value = serde_json::from_str(text).unwrap();
+            let expected = decorate(Ok(value), &info).unwrap();
+            let got: Value = serde_json::from_str(decorated.get()).unwrap();
+            assert_eq!(got, expected, "{text}");
+        }
+        // Values are kept as written where a value would change them.
+        let raw = RawValue::from_string(r#"{"n":1.10, "s":"\u00e9"}"#.to_owned()).unwrap();
+        let decorated = decorate_text(&raw, &info_text).unwrap();
+        assert!(decorated.get().starts_with(r#"{"n":1.10,"s":"\u00e9","#), "{decorated}");
     }
 
     #[test]

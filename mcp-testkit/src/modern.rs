@@ -7,6 +7,7 @@
 
 use mcp_proto::jsonrpc::{ErrorObject, RequestId};
 use mcp_proto::methods;
+use mcp_server_io::Params;
 use mcp_server_io::logging::LOG_LEVELS;
 pub(crate) use mcp_server_io::stateless::{
     Change, RequestMeta, cacheable, input_required, missing_capabilities,
@@ -58,7 +59,7 @@ pub(crate) struct Received {
     capabilities: serde_json::Map<String, Value>,
     client_info: Option<Value>,
     log_level: Option<usize>,
-    name: Option<Value>,
+    name: Name,
     request_state: Option<String>,
     input_responses: Option<serde_json::Map<String, Value>>,
 }
@@ -69,8 +70,14 @@ impl Received {
         id: &RequestId,
         method: &str,
         meta: &RequestMeta,
-        params: Option<&Value>,
+        params: &Params,
     ) -> Received {
+        // The text is kept as it came (a copy, not a decoding); the name is
+        // read from it when the log is asked for.
+        let name = match params.value() {
+            Some(value) => Name::Value(value.get("name").cloned()),
+            None => Name::Text(params.text().map(std::borrow::Cow::into_owned)),
+        };
         Received {
             id: id.clone(),
             method: method.to_owned(),
@@ -78,7 +85,7 @@ impl Received {
             capabilities: meta.capabilities.clone(),
             client_info: meta.client_info.clone(),
             log_level: meta.log_level,
-            name: params.and_then(|p| p.get("name")).cloned(),
+            name,
             request_state: meta.request_state.clone(),
             input_responses: meta.input_responses.clone(),
         }
@@ -98,8 +105,8 @@ impl Received {
         if let Some(level) = self.log_level {
             record["logLevel"] = json!(LOG_LEVELS[level]);
         }
-        if let Some(name) = &self.name {
-            record["name"] = name.clone();
+        if let Some(name) = self.name.get() {
+            record["name"] = name;
         }
         if let Some(state) = &self.request_state {
             record["requestState"] = json!(state);
@@ -108,6 +115,33 @@ impl Received {
             record["inputResponses"] = Value::Object(responses.clone());
         }
         record
+    }
+}
+
+/// The `name` a request's parameters carry, as the record keeps it.
+#[derive(Debug, Clone)]
+enum Name {
+    /// Read from the parameters' text when asked for.
+    Text(Option<Box<serde_json::value::RawValue>>),
+    /// Taken from parameters given as a value.
+    Value(Option<Value>),
+}
+
+impl Name {
+    fn get(&self) -> Option<Value> {
+        /// The one member of the parameters the record shows.
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: Option<Value>,
+        }
+        match self {
+            // Parameters that do not decode so (a member twice) show none.
+            Name::Text(text) => text
+                .as_ref()
+                .and_then(|t| serde_json::from_str::<Named>(t.get()).ok())
+                .and_then(|n| n.name),
+            Name::Value(name) => name.clone(),
+        }
     }
 }
 

@@ -26,8 +26,10 @@ use mcp_server_io::session::{RequestTimeout, SessionOptions};
 use mcp_server_io::stateless::{Change, RequestMeta};
 use mcp_server_io::tasks::TaskSupport;
 use mcp_server_io::{
-    Context, Handler, Outgoing, OutgoingQueue, Reply, RequestKey, ServerInfo, Session,
+    Context, Handler, Outgoing, OutgoingQueue, Params, Reply, RequestKey, ServerInfo, Session,
 };
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::config::Config;
@@ -114,12 +116,21 @@ impl Handler for Testkit {
         &self.info
     }
 
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+    fn request(&self, cx: Context<Self>, method: &str, params: Params) -> Reply {
         let (session, key, meta) = cx.into_parts();
         let server = Server { session };
+        // The hot path: decoded into what the call needs, its arguments
+        // into what the tool needs.
+        if method == methods::TOOLS_CALL {
+            return server.call_tool(key, &params, meta);
+        }
+        let params = match params.into_value() {
+            Ok(params) => params,
+            Err(error) => return Reply::Now(Err(error)),
+        };
         match meta {
-            Some(meta) => server.stateless(key, method, params, meta),
-            None => server.legacy(key, method, params),
+            Some(meta) => server.stateless(method, params, meta),
+            None => server.legacy(method, params),
         }
     }
 
@@ -144,13 +155,7 @@ impl Handler for Testkit {
         }
     }
 
-    fn stateless_request(
-        &self,
-        id: &RequestId,
-        method: &str,
-        meta: &RequestMeta,
-        params: Option<&Value>,
-    ) {
+    fn stateless_request(&self, id: &RequestId, method: &str, meta: &RequestMeta, params: &Params) {
         let mut state = self.state();
         state.received.push_back(modern::Received::new(id, method, meta, params));
         if state.received.len() > RECEIVED_LOG_CAP {
@@ -269,10 +274,9 @@ impl Server {
     }
 
     /// A handshake-era request the session handed over.
-    fn legacy(&self, key: Addr, method: &str, params: Option<Value>) -> Reply {
+    fn legacy(&self, method: &str, params: Option<Value>) -> Reply {
         let result = match method {
             methods::TOOLS_LIST => self.list_tools(params),
-            methods::TOOLS_CALL => return self.call_tool(key, params, None),
             methods::RESOURCES_LIST => {
                 self.paginate(params.as_ref(), "resources", self.resources())
             }
@@ -302,13 +306,7 @@ impl Server {
     /// A stateless-era request the session handed over (its `_meta` read
     /// and recorded; `resultType` and `serverInfo` are added to the
     /// result).
-    fn stateless(
-        &self,
-        key: Addr,
-        method: &str,
-        params: Option<Value>,
-        meta: RequestMeta,
-    ) -> Reply {
+    fn stateless(&self, method: &str, params: Option<Value>, meta: RequestMeta) -> Reply {
         if !modern::serves(method) {
             return Reply::Now(Err(ErrorObject::method_not_found(method)));
         }
@@ -355,7 +353,6 @@ impl Server {
             },
             methods::PROMPTS_GET => self.get_prompt(params),
             methods::COMPLETION_COMPLETE => features::complete(params),
-            methods::TOOLS_CALL => return self.call_tool(key, params, Some(meta)),
             m if mcp_server_io::tasks::is_task_method(m) => {
                 self.task_method(m, params.as_ref(), &meta)
             }
@@ -392,49 +389,64 @@ impl Server {
         state.next_retry
     }
 
-    fn call_tool(&self, id: Addr, params: Option<Value>, modern: Option<RequestMeta>) -> Reply {
-        let mut params = match params {
-            Some(Value::Object(p)) => p,
-            _ => return Reply::Now(Err(invalid_params("tools/call needs params"))),
+    fn call_tool(&self, id: Addr, params: &Params, modern: Option<RequestMeta>) -> Reply {
+        let params = match params.decode::<CallParams>() {
+            Ok(Some(params)) => params,
+            Ok(None) => return Reply::Now(Err(invalid_params("tools/call needs params"))),
+            Err(e) => {
+                let message = format!("tools/call needs params: {}", e.message);
+                return Reply::Now(Err(invalid_params(message)));
+            }
         };
-        let name = match params.remove("name") {
+        let name = match params.name {
             Some(Value::String(name)) => name,
             _ => return Reply::Now(Err(invalid_params("tools/call needs a string name"))),
         };
-        let arguments = match params.remove("arguments") {
-            None | Some(Value::Null) => serde_json::Map::new(),
-            Some(Value::Object(a)) => a,
-            Some(_) => return Reply::Now(Err(invalid_params("tool arguments must be an object"))),
-        };
+        // Kept as text: decoded by the tool, into what it takes.
+        let arguments = params.arguments;
+        if arguments.as_ref().is_some_and(|a| !a.get().starts_with('{')) {
+            return Reply::Now(Err(invalid_params("tool arguments must be an object")));
+        }
+        let map = || tools::arguments_map(arguments.as_deref());
         let progress_token = params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-            .cloned();
-        if let Some(task) = params.remove("task").filter(|t| !t.is_null())
+            .meta
+            .and_then(|m| m.progress_token)
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+        if let Some(task) = params.task.filter(|t| !t.is_null())
             && self.tasks_enabled()
             && modern.is_none()
         {
-            self.call_tool_as_task(id, &name, arguments, progress_token, &task);
-            return Reply::Silent;
+            match map() {
+                Ok(arguments) => {
+                    self.call_tool_as_task(id, &name, arguments, progress_token, &task);
+                    return Reply::Silent;
+                }
+                Err(error) => return Reply::Now(Err(error)),
+            }
         }
         let call = tools::Call { server: self.clone(), id, progress_token, task: None, modern };
         if let Some(meta) = &call.modern
-            && let Some(reply) = self.stateless_call(&call, &name, &arguments, meta)
+            && let Some(reply) = self.stateless_call(&call, &name, map, meta)
         {
             return reply;
         }
         let fixtures = self.config().conformance_fixtures;
-        let fixture = if fixtures && name.starts_with("test_") {
-            fixtures::run(call.clone(), &name, &arguments)
-        } else if fixtures && call.modern.is_some() {
-            task_fixtures::run(&name, &arguments)
+        let fixture = if fixtures && (name.starts_with("test_") || call.modern.is_some()) {
+            let arguments = match map() {
+                Ok(arguments) => arguments,
+                Err(error) => return Reply::Now(Err(error)),
+            };
+            if name.starts_with("test_") {
+                fixtures::run(call.clone(), &name, &arguments)
+            } else {
+                task_fixtures::run(&name, &arguments)
+            }
         } else {
             None
         };
         let outcome = match fixture {
             Some(outcome) => outcome,
-            None => tools::run(call, &name, arguments),
+            None => tools::run_text(call, &name, arguments.as_deref()),
         };
         match outcome {
             tools::Outcome::Reply(result) => Reply::Now(result),
@@ -532,6 +544,24 @@ impl Server {
 
 pub(crate) fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
+}
+
+/// What the testkit reads of `tools/call`'s parameters: the arguments
+/// kept as their text until the tool decodes what it takes.
+#[derive(Deserialize)]
+struct CallParams {
+    name: Option<Value>,
+    arguments: Option<Box<RawValue>>,
+    #[serde(rename = "_meta")]
+    meta: Option<CallMeta>,
+    task: Option<Value>,
+}
+
+/// The member of a call's `_meta` the testkit reads.
+#[derive(Deserialize)]
+struct CallMeta {
+    #[serde(rename = "progressToken")]
+    progress_token: Option<Value>,
 }
 
 /// Writes one line to the process's stderr (the server's log), ignoring

@@ -57,16 +57,19 @@ impl Server {
         &self,
         call: &Call,
         name: &str,
-        arguments: &Map<String, Value>,
+        arguments: impl FnOnce() -> Result<Map<String, Value>, ErrorObject>,
         meta: &RequestMeta,
     ) -> Option<Reply> {
         let support = self.task_support(name)?;
         match wire::dispatch(support, wire::declared(meta)) {
             Dispatch::MissingExtension => Some(Reply::Now(Err(wire::missing_extension()))),
-            Dispatch::Task => Some(match self.task_start(call, name, arguments, meta) {
-                Start::Now(result) => Reply::Now(result),
-                Start::Task(make) => Reply::Now(self.start_task(make)),
-                Start::Silent => Reply::Silent,
+            Dispatch::Task => Some(match arguments() {
+                Err(error) => Reply::Now(Err(error)),
+                Ok(arguments) => match self.task_start(call, name, &arguments, meta) {
+                    Start::Now(result) => Reply::Now(result),
+                    Start::Task(make) => Reply::Now(self.start_task(make)),
+                    Start::Silent => Reply::Silent,
+                },
             }),
             // `Dispatch::Sync`.
             _ => None,

@@ -16,9 +16,10 @@ use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams};
-use mcp_server_io::Session;
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
+use mcp_server_io::{Params, Session};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -31,13 +32,14 @@ use super::{search, tasks};
 
 impl Bridge {
     /// A call's arguments as the tool takes them, from arguments valid
-    /// under the shaped schema the host was given.
+    /// under the shaped schema the host was given (with no shaping, the
+    /// host's text as it is).
     pub(super) async fn unshape(
         &self,
         server: &str,
         tool: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> Result<Option<Map<String, Value>>, ErrorObject> {
+        arguments: Option<Box<RawValue>>,
+    ) -> Result<Option<Box<RawValue>>, ErrorObject> {
         let arguments = match arguments {
             Some(arguments) if self.schemas != SchemaTarget::Unchanged => arguments,
             unchanged => return Ok(unchanged),
@@ -51,8 +53,12 @@ impl Bridge {
         };
         let shaped = shape_tool(listed, self.schemas, &ShapeLimits::default())
             .map_err(|e| invalid(&format!("the tool's input schema cannot be shaped: {e}")))?;
-        match shaped.arguments.to_original(Value::Object(arguments)) {
-            Value::Object(original) => Ok(Some(original)),
+        let arguments: Value = serde_json::from_str(arguments.get())
+            .map_err(|e| invalid(&format!("tools/call arguments: {e}")))?;
+        match shaped.arguments.to_original(arguments) {
+            original @ Value::Object(_) => serde_json::value::to_raw_value(&original)
+                .map(Some)
+                .map_err(|e| invalid(&format!("tools/call arguments: {e}"))),
             _ => Err(invalid("tools/call arguments must be an object")),
         }
     }
@@ -84,17 +90,17 @@ impl Bridge {
         session: Session<Bridge>,
         key: mcp_server_io::RequestKey,
         meta: Option<&RequestMeta>,
-        params: Option<Value>,
+        params: Params,
     ) -> Result<Called, ErrorObject> {
         if !self.tools_fixed() || meta.is_some_and(|m| m.request_state.is_some()) {
             return self.call_tool(session, key, meta, params).await;
         }
-        let params = params.unwrap_or_default();
+        let params = params.into_value()?.unwrap_or_default();
         match params.get("name").and_then(Value::as_str) {
             Some(search::SEARCH_TOOL) => self.search_tools(Some(&params)).await.map(Called::Value),
             Some(search::CALL_TOOL) => {
                 let direct = search::direct_call(&params)?;
-                self.call_tool(session, key, meta, Some(direct)).await
+                self.call_tool(session, key, meta, Params::from_value(Some(direct))).await
             }
             name => Err(invalid(&format!(
                 "Unknown tool: {} (search mode: call {} or {})",
@@ -114,35 +120,33 @@ impl Bridge {
         session: Session<Bridge>,
         key: mcp_server_io::RequestKey,
         meta: Option<&RequestMeta>,
-        params: Option<Value>,
+        params: Params,
     ) -> Result<Called, ErrorObject> {
         let rounds = &self.link.rounds;
+        let params = params.decode::<CallParams>()?;
         if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
             // A stateless-era host's retry: the parked call goes on, its
             // progress now to this request's token.
-            let token = params.as_ref().and_then(|p| split_meta(p).1);
+            let token = params.and_then(|p| split_meta(p.meta.as_ref()).1);
             let progress = ProgressTarget::new(token, &key);
             let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress, nothing_new);
             return drive.await.map(Called::Value);
         }
-        let mut params = params.unwrap_or_default();
-        // Taken out of the parameters rather than copied.
-        let Some(Value::String(name)) = params.get_mut("name").map(Value::take) else {
+        let Some(CallParams { name: Some(Value::String(name)), arguments, meta: call_meta }) =
+            params
+        else {
             return Err(ErrorObject::new(error_code::INVALID_PARAMS, "tools/call needs a name"));
         };
-        let arguments = match params.get_mut("arguments").map(Value::take) {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(map)) => Some(map),
-            Some(_) => {
-                return Err(ErrorObject::new(
-                    error_code::INVALID_PARAMS,
-                    "tools/call arguments must be an object",
-                ));
-            }
-        };
+        // Passed on as the host wrote them (`null` reads as none).
+        if arguments.as_ref().is_some_and(|a| !a.get().starts_with('{')) {
+            return Err(ErrorObject::new(
+                error_code::INVALID_PARAMS,
+                "tools/call arguments must be an object",
+            ));
+        }
         let (server, tool) = self.route_tool(name).await?;
         let arguments = self.unshape(&server, &tool, arguments).await?;
-        let (mut passed, token) = split_meta(&params);
+        let (mut passed, token) = split_meta(call_meta.as_ref());
         // The host's log level for this call goes upstream too (a
         // stateless-era host's from its request; a handshake-era host's
         // from its session, for an upstream of the stateless era).
@@ -199,11 +203,14 @@ impl Bridge {
                 let (registry, server, tool) = (&registry, &server, &tool);
                 async move {
                     if host_tasks {
-                        registry.call_tool_start(server, tool, arguments, options).await.map(Ok)
+                        registry
+                            .call_tool_start_text(server, tool, arguments, options)
+                            .await
+                            .map(Ok)
                     } else {
                         // The result as the server sent it: passed on, not
                         // decoded and encoded again.
-                        registry.call_tool_json(server, tool, arguments, options).await.map(Err)
+                        registry.call_tool_text(server, tool, arguments, options).await.map(Err)
                     }
                 }
             };
@@ -285,6 +292,16 @@ impl Bridge {
         };
         done.map(|()| mcp_server_io::tasks::ack()).map_err(|e| self.error(e))
     }
+}
+
+/// What the bridge reads of a host's `tools/call`: the arguments as the
+/// host wrote them, passed on byte for byte.
+#[derive(Deserialize)]
+struct CallParams {
+    name: Option<Value>,
+    arguments: Option<Box<RawValue>>,
+    #[serde(rename = "_meta")]
+    meta: Option<Value>,
 }
 
 /// What a tool call gives the host: the server's result as the text it

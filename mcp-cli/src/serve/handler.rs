@@ -20,7 +20,7 @@ use mcp_proto::methods;
 use mcp_proto::types::{LoggingLevel, TASKS_EXTENSION, Tool};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::{RequestMeta, cacheable};
-use mcp_server_io::{Context, Handler, Reply, ServerInfo, Session};
+use mcp_server_io::{Context, Handler, Params, Reply, ServerInfo, Session};
 use serde_json::{Map, Value, json};
 
 use super::HOST_ANSWER_TIMEOUT;
@@ -360,16 +360,17 @@ impl Bridge {
         key: mcp_server_io::RequestKey,
         meta: Option<&RequestMeta>,
         method: &str,
-        params: Option<Value>,
+        params: Params,
     ) -> Result<Value, ErrorObject> {
+        if method == methods::TOOLS_CALL {
+            return self.tool_call(session, key, meta, params).await.and_then(Called::into_value);
+        }
+        let params = params.into_value()?;
         let uri = || {
             params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str).map(str::to_owned)
         };
         match method {
             methods::TOOLS_LIST => self.list_tools().await,
-            methods::TOOLS_CALL => {
-                self.tool_call(session, key, meta, params).await.and_then(Called::into_value)
-            }
             methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
                 self.task_method(meta, method, params).await
             }
@@ -529,8 +530,8 @@ fn rpc_error(e: &TransportError) -> Option<ErrorObject> {
 
 /// The host's `_meta` to pass on (less the protocol's own members and
 /// the progress token), and its progress token.
-pub(super) fn split_meta(params: &Value) -> (Option<Map<String, Value>>, Option<Value>) {
-    let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
+pub(super) fn split_meta(meta: Option<&Value>) -> (Option<Map<String, Value>>, Option<Value>) {
+    let Some(meta) = meta.and_then(Value::as_object) else {
         return (None, None);
     };
     let token = meta.get("progressToken").cloned();
@@ -624,7 +625,7 @@ impl Handler for Bridge {
         &self.info
     }
 
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+    fn request(&self, cx: Context<Self>, method: &str, params: Params) -> Reply {
         let (session, key, meta) = cx.into_parts();
         self.link.attach(&session);
         if method == methods::TOOLS_CALL && meta.is_none() {
@@ -689,10 +690,11 @@ impl Handler for Bridge {
         _id: &mcp_proto::jsonrpc::RequestId,
         method: &str,
         _meta: &mcp_server_io::stateless::RequestMeta,
-        params: Option<&Value>,
+        params: &Params,
     ) {
         if method == methods::SUBSCRIPTIONS_LISTEN {
-            self.listen_upstream(params);
+            // Parameters that do not decode get the session's refusal.
+            self.listen_upstream(params.decode::<Value>().ok().flatten().as_ref());
         }
     }
 
@@ -712,10 +714,10 @@ mod tests {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "traceparent": "00-abc-def-01",
         }});
-        let (meta, token) = split_meta(&params);
+        let (meta, token) = split_meta(params.get("_meta"));
         assert_eq!(token, Some(json!(7)));
         assert_eq!(Value::Object(meta.unwrap()), json!({"traceparent": "00-abc-def-01"}));
-        assert_eq!(split_meta(&json!({"name": "t"})), (None, None));
+        assert_eq!(split_meta(None), (None, None));
 
         let mut forwarded = json!({"uri": "u", "requestState": "s", "_meta": {
             "io.modelcontextprotocol/clientCapabilities": {},

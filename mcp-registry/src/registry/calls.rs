@@ -58,6 +58,26 @@ pub(crate) fn call_tool_json<'a, T: Transport>(
     Box::pin(c.call_tool_json(tool, arguments, options))
 }
 
+/// [`call_tool_json`] with the arguments as JSON text, sent as written.
+pub(crate) fn call_tool_text<'a, T: Transport>(
+    c: &'a Client<T>,
+    tool: &'a str,
+    arguments: Option<Box<RawValue>>,
+    options: RequestOptions,
+) -> BoxFuture<'a, Result<Box<RawValue>, T::Error>> {
+    Box::pin(c.call_tool_json(tool, arguments, options))
+}
+
+/// [`call_tool_start`] with the arguments as JSON text, sent as written.
+pub(crate) fn call_tool_start_text<'a, T: Transport>(
+    c: &'a Client<T>,
+    tool: &'a str,
+    arguments: Option<Box<RawValue>>,
+    options: RequestOptions,
+) -> BoxFuture<'a, Result<mcp_peer::tasks::ToolCallStart, T::Error>> {
+    Box::pin(c.call_tool_start(tool, arguments, options))
+}
+
 pub(crate) fn call_tool_start<'a, T: Transport>(
     c: &'a Client<T>,
     tool: &'a str,

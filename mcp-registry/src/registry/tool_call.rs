@@ -33,17 +33,18 @@ impl Registry {
     /// [`call_tool_with`](Self::call_tool_with) (policy, listing, pins,
     /// app-only tools, approval), then `send` on the connection;
     /// `decision` is set once the call policy has decided.
-    pub(crate) async fn call_unaudited<R, F, Fut>(
+    pub(crate) async fn call_unaudited<A, R, F, Fut>(
         &self,
         server: &str,
         tool: &str,
-        arguments: Option<JsonObject>,
+        arguments: A,
         mut options: RequestOptions,
         decision: &mut Option<Decision>,
         send: F,
     ) -> Result<R, Error>
     where
-        F: FnOnce(ServerClient, String, Option<JsonObject>, RequestOptions) -> Fut,
+        A: Arguments,
+        F: FnOnce(ServerClient, String, A, RequestOptions) -> Fut,
         Fut: Future<Output = Result<R, TransportError>>,
     {
         let slot = self.slot(server)?;
@@ -68,8 +69,9 @@ impl Registry {
         }
         self.shared.pins.check_listed(&config, &tools, index)?;
         let ask_within = options.timeout.unwrap_or(config.timeout);
+        let asked = || arguments.to_object();
         *decision =
-            Some(self.shared.gate.check(parts, &config, definition, &arguments, ask_within).await?);
+            Some(self.shared.gate.check(parts, &config, definition, asked, ask_within).await?);
         match send(conn, tool.to_owned(), arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),
@@ -78,17 +80,18 @@ impl Registry {
 
     /// [`call_unaudited`](Self::call_unaudited), then the call's line in
     /// the audit log when there is one (`outcome` says what came back).
-    async fn call_audited<R, F, Fut>(
+    async fn call_audited<A, R, F, Fut>(
         &self,
         server: &str,
         tool: &str,
-        arguments: Option<JsonObject>,
+        arguments: A,
         options: RequestOptions,
         outcome: for<'r> fn(&'r R) -> Audited<'r>,
         send: F,
     ) -> Result<R, Error>
     where
-        F: FnOnce(ServerClient, String, Option<JsonObject>, RequestOptions) -> Fut,
+        A: Arguments,
+        F: FnOnce(ServerClient, String, A, RequestOptions) -> Fut,
         Fut: Future<Output = Result<R, TransportError>>,
     {
         let mut decision = None;
@@ -98,7 +101,7 @@ impl Registry {
                 .await;
         };
         let started = Instant::now();
-        let logged = arguments.clone();
+        let logged = arguments.to_object();
         let result =
             self.call_unaudited(server, tool, arguments, options, &mut decision, send).await;
         let config = self.get(server);
@@ -200,6 +203,51 @@ impl Registry {
         .await
     }
 
+    /// [`call_tool_json`](Self::call_tool_json) with the arguments as JSON
+    /// text (an object), sent exactly as written: for a bridge passing on
+    /// what its host wrote, whose numbers a map of values could change
+    /// (integers past 64 bits, decimals past a double's precision). They
+    /// are decoded only to be shown to an approver or written to the audit
+    /// log.
+    pub async fn call_tool_text(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        self.call_audited(
+            server,
+            tool,
+            arguments,
+            options,
+            json_outcome,
+            |c, tool, a, o| async move { calls::call_tool_text(&c, &tool, a, o).await },
+        )
+        .await
+    }
+
+    /// [`call_tool_start`](Self::call_tool_start) with the arguments as
+    /// JSON text (an object), sent exactly as written (see
+    /// [`call_tool_text`](Self::call_tool_text)).
+    pub async fn call_tool_start_text(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<ToolCallStart, Error> {
+        self.call_audited(
+            server,
+            tool,
+            arguments,
+            options,
+            start_outcome,
+            |c, tool, a, o| async move { calls::call_tool_start_text(&c, &tool, a, o).await },
+        )
+        .await
+    }
+
     /// Starts a tool call that a 2026-07-28 server may turn into a task
     /// (the tasks extension, declared with
     /// [`DefaultConnector::tasks`](crate::DefaultConnector::tasks)): the
@@ -249,6 +297,27 @@ impl Registry {
             },
         )
         .await
+    }
+}
+
+/// A call's arguments as the registry takes them: a map, or the JSON
+/// text a host wrote, sent on as it is. Made a map only for an approver
+/// or the audit log.
+pub(crate) trait Arguments: Send + 'static {
+    /// The arguments as a map (`None` when there are none, or the text is
+    /// not an object).
+    fn to_object(&self) -> Option<JsonObject>;
+}
+
+impl Arguments for Option<JsonObject> {
+    fn to_object(&self) -> Option<JsonObject> {
+        self.clone()
+    }
+}
+
+impl Arguments for Option<Box<RawValue>> {
+    fn to_object(&self) -> Option<JsonObject> {
+        self.as_ref().and_then(|text| serde_json::from_str(text.get()).ok())
     }
 }
 

@@ -65,7 +65,7 @@ impl CallGate {
         parts: GateParts<'_>,
         server: &ServerConfig,
         tool: &Tool,
-        arguments: &Option<JsonObject>,
+        arguments: impl FnOnce() -> Option<JsonObject>,
         timeout: Duration,
     ) -> Result<Decision, Error> {
         let decision =
@@ -101,7 +101,7 @@ impl CallGate {
         let request = ApprovalRequest {
             server: server.name.clone(),
             tool: tool.name.clone(),
-            arguments: arguments.clone(),
+            arguments: arguments(),
             annotations: tool.annotations.clone(),
             annotations_trusted: parts.policy.trusts_annotations_of(&server.name),
             reason: decision.reason,

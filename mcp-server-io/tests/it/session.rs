@@ -6,7 +6,8 @@ use std::time::Duration;
 use mcp_proto::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
 use mcp_server_io::stateless::Change;
 use mcp_server_io::{
-    Context, Handler, Outgoing, OutgoingQueue, Reply, ServeEra, ServerInfo, Session, SessionOptions,
+    Context, Handler, Outgoing, OutgoingQueue, Params, Reply, ServeEra, ServerInfo, Session,
+    SessionOptions,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -28,9 +29,16 @@ impl Handler for Demo {
         &self.info
     }
 
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+    fn request(&self, cx: Context<Self>, method: &str, params: Params) -> Reply {
         match method {
-            "echo" => Reply::Now(Ok(params.unwrap_or(Value::Null))),
+            "echo" => Reply::Now(params.into_value().map(|p| p.unwrap_or(Value::Null))),
+            // The parameters' text, as the result passed on unchanged.
+            "params" => {
+                let text = params.into_text();
+                Reply::LaterRaw(Box::pin(async move {
+                    text.ok_or_else(|| ErrorObject::new(-1, "no params"))
+                }))
+            }
             "wait" => Reply::Later(Box::pin(std::future::pending())),
             "ask" => Reply::Later(Box::pin(async move {
                 match cx.request("roots/list", None).await {
@@ -40,7 +48,14 @@ impl Handler for Demo {
             })),
             // The JSON text of `text`, as a result passed on unchanged.
             "raw" => {
-                let text = params.as_ref().and_then(|p| p["text"].as_str()).map(str::to_owned);
+                #[derive(serde::Deserialize)]
+                struct Text {
+                    text: Option<String>,
+                }
+                let text = match params.decode::<Text>() {
+                    Ok(text) => text.and_then(|t| t.text),
+                    Err(e) => return Reply::Now(Err(e)),
+                };
                 Reply::LaterRaw(Box::pin(async move {
                     tokio::task::yield_now().await;
                     RawValue::from_string(text.unwrap_or_default())
@@ -342,4 +357,42 @@ async fn a_raw_result_in_the_stateless_era_gets_its_result_type_and_server_info(
     assert_eq!(result["_meta"].get("k/x"), Some(&Value::Null), "{result}");
     let unusual: Value = serde_json::from_str(UNUSUAL).unwrap();
     assert_eq!(result["structuredContent"], unusual["structuredContent"]);
+}
+
+/// Parameters the client wrote reach the handler as that text, whatever a
+/// `Value` would have made of them; the session reads only the `_meta` it
+/// needs from them.
+#[tokio::test]
+async fn parameters_reach_the_handler_as_the_client_wrote_them() {
+    let params = r#"{"arguments":{"n":123456789012345678901234567890,"d":0.10000000000000000000000001,"e":1e400,"s":"\u00e9\n\"é\\"},"_meta":{"progressToken":"t"}}"#;
+    let (session, mut queue) = session(ServeEra::Both);
+    session.handle(initialize(1, "2025-11-25"));
+    only(&mut queue);
+    for line in [
+        format!(r#"{{"jsonrpc":"2.0","id":2,"method":"params","params":{params}}}"#),
+        format!(r#"{{"id":2, "method":"params", "jsonrpc":"2.0", "params":{params}}}"#),
+    ] {
+        session.handle_json(line.as_bytes());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let item = queue.try_recv().unwrap();
+        let Outgoing::RawReply { ref result, .. } = item else { panic!("{item:?}") };
+        assert_eq!(result.get(), params);
+    }
+    // A handler that wants a value gets -32602 for what no value holds.
+    session.handle_json(
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"echo","params":{params}}}"#).as_bytes(),
+    );
+    assert_eq!(only(&mut queue)["error"]["code"], -32602);
+    // The stateless era's `_meta` read from the text, as from a value.
+    let meta = stateless_meta();
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"params","params":{{"x":18446744073709551616,"_meta":{meta}}}}}"#
+    );
+    session.handle_json(line.as_bytes());
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let result = only(&mut queue)["result"].clone();
+    assert_eq!(result["resultType"], "complete");
+    let line = r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    session.handle_json(line.as_bytes());
+    assert_eq!(only(&mut queue)["error"]["code"], -32022);
 }

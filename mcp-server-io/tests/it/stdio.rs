@@ -11,7 +11,9 @@ use mcp_peer::memory::{self, MemoryTransport};
 use mcp_peer::{Client, ClientOptions, EraChoice, RequestOptions};
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_server_io::stdio::{self, Input};
-use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo, Session, SessionOptions};
+use mcp_server_io::{
+    Context, Handler, Params, Reply, ServeEra, ServerInfo, Session, SessionOptions,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -28,14 +30,17 @@ impl Handler for Tools {
         &self.0
     }
 
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+    fn request(&self, cx: Context<Self>, method: &str, params: Params) -> Reply {
         match method {
             "tools/list" => Reply::Now(Ok(json!({ "tools": [{
                 "name": "echo",
                 "inputSchema": { "type": "object", "properties": { "message": { "type": "string" } } },
             }] }))),
             "tools/call" => {
-                let params = params.unwrap_or_default();
+                let params = match params.into_value() {
+                    Ok(params) => params.unwrap_or_default(),
+                    Err(e) => return Reply::Now(Err(e)),
+                };
                 let text = params["arguments"]["message"].as_str().unwrap_or_default().to_owned();
                 let token = params.pointer("/_meta/progressToken").cloned();
                 Reply::Later(Box::pin(async move {

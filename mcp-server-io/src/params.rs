@@ -1,0 +1,464 @@
+//! A request's parameters as the session hands them to the handler:
+//! [`Params`], the JSON text the client wrote or a value, decoded once by
+//! whoever needs them, into what they need.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::LazyLock;
+
+use memchr::memmem;
+
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_proto::types::{
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A request's parameters: the JSON text the client wrote (from a driver
+/// that hands the session text, as the stdio driver does), or a value
+/// (from one that decoded the message itself).
+///
+/// A handler decodes them once, straight into what its method takes
+/// ([`decode`](Params::decode)); passes them on as they are
+/// ([`into_text`](Params::into_text): byte for byte, numbers beyond what a
+/// [`Value`] holds included); or takes them as a value
+/// ([`into_value`](Params::into_value)).
+#[derive(Clone, Default)]
+pub struct Params(Repr);
+
+#[derive(Clone, Default)]
+enum Repr {
+    #[default]
+    Absent,
+    Text(Box<RawValue>),
+    Value(Value),
+}
+
+impl fmt::Debug for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The client's text: shown as it is, as a `Value` would be.
+        match &self.0 {
+            Repr::Absent => f.write_str("Params(none)"),
+            Repr::Text(text) => write!(f, "Params({})", text.get()),
+            Repr::Value(value) => write!(f, "Params({value})"),
+        }
+    }
+}
+
+impl Params {
+    /// Parameters given as JSON text (an object or an array, as JSON-RPC
+    /// has them), or none.
+    pub fn from_text(text: Option<Box<RawValue>>) -> Self {
+        Params(text.map_or(Repr::Absent, Repr::Text))
+    }
+
+    /// Parameters given as a value, or none.
+    pub fn from_value(value: Option<Value>) -> Self {
+        Params(value.map_or(Repr::Absent, Repr::Value))
+    }
+
+    /// Whether the request had no parameters (or `null`).
+    pub fn is_absent(&self) -> bool {
+        matches!(self.0, Repr::Absent)
+    }
+
+    /// The parameters' JSON text: as the client wrote it, or the value
+    /// encoded.
+    pub fn text(&self) -> Option<Cow<'_, RawValue>> {
+        match &self.0 {
+            Repr::Absent => None,
+            Repr::Text(text) => Some(Cow::Borrowed(text)),
+            Repr::Value(value) => Some(Cow::Owned(encode(value))),
+        }
+    }
+
+    /// The parameters when they are held as a value (the driver decoded
+    /// the message itself): read without encoding them. `None` for text.
+    pub fn value(&self) -> Option<&Value> {
+        match &self.0 {
+            Repr::Value(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The parameters' JSON text, owned: as the client wrote it, or the
+    /// value encoded.
+    pub fn into_text(self) -> Option<Box<RawValue>> {
+        match self.0 {
+            Repr::Absent => None,
+            Repr::Text(text) => Some(text),
+            Repr::Value(value) => Some(encode(&value)),
+        }
+    }
+
+    /// The parameters as a value: `-32602` when the text holds what a
+    /// [`Value`] cannot (a number beyond a double's range, `1e400`).
+    pub fn into_value(self) -> Result<Option<Value>, ErrorObject> {
+        match self.0 {
+            Repr::Absent => Ok(None),
+            Repr::Text(text) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
+            Repr::Value(value) => Ok(Some(value)),
+        }
+    }
+
+    /// The parameters decoded into `T` (`None` when there are none),
+    /// which may borrow from them (`&str`, `&RawValue`): `-32602`, saying
+    /// why, when they do not fit it.
+    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<Option<T>, ErrorObject> {
+        match &self.0 {
+            Repr::Absent => Ok(None),
+            Repr::Text(text) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
+            Repr::Value(value) => T::deserialize(value).map(Some).map_err(invalid),
+        }
+    }
+
+    /// Whether the parameters may carry a stateless-era `_meta` key:
+    /// `false` only for text that holds neither the keys' common prefix
+    /// nor any escape (which could spell it), found by a byte search
+    /// rather than a parse.
+    pub(crate) fn may_be_stateless(&self) -> bool {
+        match &self.0 {
+            Repr::Text(text) => {
+                let text = text.get().as_bytes();
+                // The searcher is built once: building it costs more than
+                // a search of a request's text.
+                static PREFIX: LazyLock<memmem::Finder<'static>> =
+                    LazyLock::new(|| memmem::Finder::new(STATELESS_KEY_PREFIX));
+                memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
+            }
+            Repr::Absent => false,
+            Repr::Value(_) => true,
+        }
+    }
+
+    /// The members the session reads itself (`_meta`, and a stateless-era
+    /// retry's `inputResponses` and `requestState`), the rest of the text
+    /// skipped without building anything.
+    pub(crate) fn head(&self) -> Result<Head, ErrorObject> {
+        match &self.0 {
+            Repr::Absent => Ok(Head::default()),
+            Repr::Text(text) => match text.get().as_bytes().first() {
+                Some(b'{') => serde_json::from_str(text.get()).map_err(invalid),
+                _ => Ok(Head::default()),
+            },
+            Repr::Value(value) => Ok(Head::of_value(value)),
+        }
+    }
+}
+
+impl From<Option<Value>> for Params {
+    fn from(value: Option<Value>) -> Self {
+        Params::from_value(value)
+    }
+}
+
+/// What the stateless era's `_meta` keys begin with.
+const STATELESS_KEY_PREFIX: &str = "io.modelcontextprotocol/";
+
+fn encode(value: &Value) -> Box<RawValue> {
+    // A `Value` always encodes (its keys are strings, its numbers finite).
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+fn invalid(e: serde_json::Error) -> ErrorObject {
+    ErrorObject::new(error_code::INVALID_PARAMS, format!("Invalid params: {e}"))
+}
+
+/// The members of a request's parameters the session reads itself. A
+/// member given twice counts as its last, as in a parsed object.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    /// The stateless era's members of `_meta` (none when `_meta` is not
+    /// an object).
+    pub(crate) meta: Option<MetaHead>,
+    pub(crate) input_responses: Option<Value>,
+    pub(crate) request_state: Option<Value>,
+}
+
+impl Head {
+    /// The head of parameters held as a value.
+    pub(crate) fn of_value(params: &Value) -> Head {
+        Head {
+            meta: params.get("_meta").and_then(MetaHead::of_value),
+            input_responses: params.get("inputResponses").cloned(),
+            request_state: params.get("requestState").cloned(),
+        }
+    }
+
+    /// Whether `_meta` carries a stateless-era key (the protocol version
+    /// or the client capabilities).
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.meta.as_ref().is_some_and(|m| m.version.is_some() || m.capabilities.is_some())
+    }
+}
+
+/// The members of a request's `_meta` the stateless era reads, the rest
+/// skipped; each as its value.
+#[derive(Debug, Default)]
+pub(crate) struct MetaHead {
+    pub(crate) version: Option<Value>,
+    pub(crate) capabilities: Option<Value>,
+    pub(crate) client_info: Option<Value>,
+    pub(crate) log_level: Option<Value>,
+}
+
+impl MetaHead {
+    fn of_value(meta: &Value) -> Option<MetaHead> {
+        let meta = meta.as_object()?;
+        Some(MetaHead {
+            version: meta.get(PROTOCOL_VERSION_META_KEY).cloned(),
+            capabilities: meta.get(CLIENT_CAPABILITIES_META_KEY).cloned(),
+            client_info: meta.get(CLIENT_INFO_META_KEY).cloned(),
+            log_level: meta.get(LOG_LEVEL_META_KEY).cloned(),
+        })
+    }
+}
+
+/// `_meta` as the head reads it: an object's stateless members, or
+/// nothing for any other value.
+struct MetaSlot(Option<MetaHead>);
+
+impl<'de> Deserialize<'de> for MetaSlot {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MetaVisitor;
+        impl<'de> Visitor<'de> for MetaVisitor {
+            type Value = MetaSlot;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaSlot, A::Error> {
+                let mut meta = MetaHead::default();
+                while let Some(key) = map.next_key::<MetaKey>()? {
+                    let slot = match key {
+                        MetaKey::Version => &mut meta.version,
+                        MetaKey::Capabilities => &mut meta.capabilities,
+                        MetaKey::ClientInfo => &mut meta.client_info,
+                        MetaKey::LogLevel => &mut meta.log_level,
+                        MetaKey::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(MetaSlot(Some(meta)))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<MetaSlot, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MetaSlot(None))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MetaSlot, E> {
+                Ok(MetaSlot(None))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MetaSlot, E> {
+                Ok(MetaSlot(None))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MetaSlot, E> {
+                Ok(MetaSlot(None))
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MetaSlot, E> {
+                Ok(MetaSlot(None))
+            }
+
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MetaSlot, E> {
+                Ok(MetaSlot(None))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<MetaSlot, E> {
+                Ok(MetaSlot(None))
+            }
+        }
+        deserializer.deserialize_any(MetaVisitor)
+    }
+}
+
+/// A member name of `_meta`, as [`MetaSlot`] sorts them.
+enum MetaKey {
+    Version,
+    Capabilities,
+    ClientInfo,
+    LogLevel,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for MetaKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = MetaKey;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<MetaKey, E> {
+                Ok(match name {
+                    PROTOCOL_VERSION_META_KEY => MetaKey::Version,
+                    CLIENT_CAPABILITIES_META_KEY => MetaKey::Capabilities,
+                    CLIENT_INFO_META_KEY => MetaKey::ClientInfo,
+                    LOG_LEVEL_META_KEY => MetaKey::LogLevel,
+                    _ => MetaKey::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Head {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HeadVisitor;
+        impl<'de> Visitor<'de> for HeadVisitor {
+            type Value = Head;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("request parameters")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+                let mut head = Head::default();
+                while let Some(member) = map.next_key::<HeadMember>()? {
+                    let slot = match member {
+                        HeadMember::Meta => {
+                            head.meta = map.next_value::<MetaSlot>()?.0;
+                            continue;
+                        }
+                        HeadMember::InputResponses => &mut head.input_responses,
+                        HeadMember::RequestState => &mut head.request_state,
+                        HeadMember::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(head)
+            }
+        }
+        deserializer.deserialize_map(HeadVisitor)
+    }
+}
+
+/// A member name of request parameters, as [`Head`] sorts them.
+enum HeadMember {
+    Meta,
+    InputResponses,
+    RequestState,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for HeadMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl Visitor<'_> for MemberVisitor {
+            type Value = HeadMember;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<HeadMember, E> {
+                Ok(match name {
+                    "_meta" => HeadMember::Meta,
+                    "inputResponses" => HeadMember::InputResponses,
+                    "requestState" => HeadMember::RequestState,
+                    _ => HeadMember::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Params {
+        Params::from_text(Some(RawValue::from_string(s.to_owned()).unwrap()))
+    }
+
+    #[test]
+    fn text_stays_as_written_and_decodes_into_what_is_asked() {
+        let written =
+            r#"{"n":123456789012345678901234567890,"d":1.00000000000000000001,"s":"\u00e9"}"#;
+        let params = text(written);
+        assert_eq!(params.text().unwrap().get(), written);
+        #[derive(Debug, Deserialize)]
+        struct S {
+            s: String,
+        }
+        assert_eq!(params.decode::<S>().unwrap().unwrap().s, "é");
+        assert_eq!(params.clone().into_text().unwrap().get(), written);
+        // A value has no room for the big integer: decoded approximately,
+        // never refused.
+        assert!(params.into_value().unwrap().unwrap()["n"].is_f64());
+        // What a value cannot hold at all is -32602.
+        let e = text(r#"{"x":1e400}"#).into_value().unwrap_err();
+        assert_eq!(e.code, error_code::INVALID_PARAMS);
+        let e = text(r#"{"s":1}"#).decode::<S>().unwrap_err();
+        assert_eq!(e.code, error_code::INVALID_PARAMS);
+        assert!(Params::default().decode::<S>().unwrap().is_none());
+        // A value is encoded when text is asked for.
+        let value = Params::from_value(Some(json!({"a": [1]})));
+        assert_eq!(value.text().unwrap().get(), r#"{"a":[1]}"#);
+        assert_eq!(value.decode::<Value>().unwrap(), Some(json!({"a": [1]})));
+    }
+
+    #[test]
+    fn only_text_that_cannot_hold_a_stateless_key_skips_the_head() {
+        let cases = [
+            (r#"{"name":"echo","arguments":{"m":"x"},"_meta":{"progressToken":1}}"#, false),
+            (r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v"}}"#, true),
+            (r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"v"}}"#, true),
+            (r#"{"_meta":{"\u0069o.modelcontextprotocol/clientCapabilities":{}}}"#, true),
+        ];
+        for (case, may) in cases {
+            assert_eq!(text(case).may_be_stateless(), may, "{case}");
+            if !may {
+                assert!(!text(case).head().unwrap().is_stateless(), "{case}");
+            }
+        }
+        assert!(!Params::default().may_be_stateless());
+    }
+
+    #[test]
+    fn the_head_is_read_from_text_as_from_a_value() {
+        let cases = [
+            r#"{"name":"t","_meta":{"progressToken":1},"arguments":{"_meta":2}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v","io.modelcontextprotocol/clientCapabilities":{"a":{}},"io.modelcontextprotocol/logLevel":"info","x":[1]}}"#,
+            r#"{"_meta":"text"}"#,
+            r#"{"_meta":[1,{"a":2}],"requestState":null}"#,
+            r#"{"_meta":{"a":1},"_meta":{"b":2},"requestState":"s","inputResponses":{"k":{}}}"#,
+            r#"{"_met\u0061":{"a":1},"requestState":3}"#,
+            r#"{}"#,
+            r#"[1,2]"#,
+        ];
+        for case in cases {
+            let from_text = text(case).head().unwrap();
+            let value: Value = serde_json::from_str(case).unwrap();
+            let from_value = Params::from_value(Some(value)).head().unwrap();
+            let meta = |h: &Head| h.meta.as_ref().map(|m| format!("{m:?}"));
+            assert_eq!(meta(&from_text), meta(&from_value), "{case}");
+            assert_eq!(from_text.is_stateless(), from_value.is_stateless(), "{case}");
+            assert_eq!(from_text.input_responses, from_value.input_responses, "{case}");
+            assert_eq!(from_text.request_state, from_value.request_state, "{case}");
+        }
+        // What the session reads must be a value; the rest is skipped.
+        assert!(text(r#"{"_meta":{"x":1e400},"y":1e400}"#).head().is_ok());
+        let caps = r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"x":1e400}}}"#;
+        assert!(text(caps).head().is_err());
+    }
+}
