@@ -15,7 +15,7 @@ use mcp_server_io::http::{
     BearerToken, HttpHooks, HttpOptions, HttpServer, HttpService, ReplyMode, serve,
     serve_with_hooks,
 };
-use mcp_server_io::{Context, Handler, Reply, ServeEra, ServerInfo};
+use mcp_server_io::{Context, Handler, Params, Reply, ServeEra, ServerInfo};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -391,7 +391,11 @@ impl Handler for Held {
         &self.info
     }
 
-    fn request(&self, cx: Context<Self>, method: &str, params: Option<Value>) -> Reply {
+    fn request(&self, cx: Context<Self>, method: &str, params: Params) -> Reply {
+        let params = match params.into_value() {
+            Ok(params) => params,
+            Err(e) => return Reply::Now(Err(e)),
+        };
         let text = |t: &str| Ok(json!({ "content": [{ "type": "text", "text": t }] }));
         let name = params.as_ref().and_then(|p| p["name"].as_str()).unwrap_or_default();
         match (method, name) {
