@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use mcp_proto::client::decide::{EraRules, rules};
 use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, ListKind, ServerNotification};
-use mcp_proto::jsonrpc::{IncomingOf, Message, RequestId};
+use mcp_proto::jsonrpc::{self, IncomingOf, Message, RequestId};
 use mcp_proto::methods;
+use mcp_proto::types::CallToolResult;
 use mcp_proto::{Era, ProtocolVersion};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -22,9 +23,46 @@ use crate::options::ClientOptions;
 use crate::sync::{lock, now};
 use crate::transport::{Link, LinkTarget, Transport};
 
-/// A request's outcome as the core delivers it.
-pub(crate) type Outcome = Result<Box<RawValue>, ClientError>;
-pub(crate) type Waiter = oneshot::Sender<Outcome>;
+/// A request's outcome as its waiter gets it.
+pub(crate) type Outcome = Result<Reply, ClientError>;
+
+/// A result as its waiter gets it.
+pub(crate) enum Reply {
+    /// As JSON text (checked to be JSON).
+    Raw(Box<RawValue>),
+    /// A `tools/call` result decoded straight from the answer's text
+    /// (for a waiter that asked for it: [`Waiter::tool_result`]).
+    Tool(CallToolResult),
+}
+
+impl Reply {
+    /// The result as JSON text. A decoded `tools/call` result goes only to
+    /// waiters that take it as such: encoding it again serves the rest.
+    pub(crate) fn into_raw(self) -> Box<RawValue> {
+        match self {
+            Reply::Raw(raw) => raw,
+            Reply::Tool(result) => serde_json::value::to_raw_value(&result)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        }
+    }
+}
+
+/// What a request's entry in the core holds: where its outcome goes, and
+/// how it takes a result.
+pub(crate) struct Waiter {
+    pub(crate) tx: oneshot::Sender<Outcome>,
+    /// The result of this `tools/call` is wanted as a [`CallToolResult`]
+    /// and nothing else reads its text (no middleware, no cache, an era
+    /// whose rules read no result): the usual answer's result is decoded
+    /// straight into one as it is read (`feed_usual_answer`), once.
+    pub(crate) tool_result: bool,
+}
+
+impl Waiter {
+    pub(crate) fn new(tx: oneshot::Sender<Outcome>, tool_result: bool) -> Waiter {
+        Waiter { tx, tool_result }
+    }
+}
 
 /// The state a client's clones share.
 pub(crate) struct Inner<T: Transport> {
@@ -280,7 +318,7 @@ impl<T: Transport> Inner<T> {
                 let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
-                let _ = waiter.send(outcome);
+                let _ = waiter.tx.send(outcome.map(Reply::Raw));
             });
             match work {
                 Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
@@ -337,6 +375,36 @@ impl<T: Transport> LinkTarget for Inner<T> {
         if flush {
             self.spawn_flush();
         }
+    }
+
+    /// The usual answer to a `tools/call` whose waiter takes a decoded
+    /// result, its result decoded once, straight from the text. Anything
+    /// else (another message, another waiter, a result that does not
+    /// decode as a `CallToolResult` or is not JSON) is left to the general
+    /// decoding, which then decides as it does for every message.
+    fn feed_usual_answer(&self, bytes: &[u8]) -> bool {
+        // A request from the server starts the same way: the rest tells.
+        if !bytes.starts_with(br#"{"jsonrpc":"2.0","id":"#) && !bytes.starts_with(br#"{"id":"#) {
+            return false;
+        }
+        let Some((id, result)) = std::str::from_utf8(bytes).ok().and_then(jsonrpc::usual_answer)
+        else {
+            return false;
+        };
+        if !lock(&self.core).waiter(id).is_some_and(|w| w.tool_result) {
+            return false;
+        }
+        // Checked as it is decoded: a result that decodes was valid JSON.
+        let Ok(result) = serde_json::from_str::<CallToolResult>(result) else { return false };
+        // Taken only now: a request that finished in between (its deadline
+        // passed) has its answer dropped, as any late answer is.
+        match lock(&self.core).take_answered(id) {
+            Some(waiter) => {
+                let _ = waiter.tx.send(Ok(Reply::Tool(result)));
+            }
+            None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
+        }
+        true
     }
 
     fn answer_undecodable(&self, reply: mcp_proto::jsonrpc::ErrorResponse) {

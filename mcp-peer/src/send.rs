@@ -21,10 +21,9 @@ use mcp_proto::jsonrpc::{Notification, Request, RequestId};
 use mcp_proto::types::Tool;
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::inner::{Inner, Outcome, Waiter, drain_events};
+use crate::inner::{Inner, Outcome, Reply, Waiter, drain_events};
 use crate::sync::{lock, now};
 use crate::transport::{OutgoingRequest, Transport, TransportError};
 
@@ -77,8 +76,15 @@ pub(crate) enum Start<'a, P: ?Sized> {
     Probe { version: ProtocolVersion, timeout: Duration },
     /// The `initialize` handshake.
     Initialize,
-    /// Any other request.
-    Request { method: &'a str, params: Params<'a, P>, options: &'a RequestOptions },
+    /// Any other request; `tool_result`: its result is taken as a
+    /// decoded `tools/call` result when it comes as the usual answer
+    /// ([`Waiter::tool_result`]).
+    Request {
+        method: &'a str,
+        params: Params<'a, P>,
+        options: &'a RequestOptions,
+        tool_result: bool,
+    },
 }
 
 /// What the transport gets beside a request started by value.
@@ -96,7 +102,7 @@ struct Wire<'a> {
 }
 
 /// One attempt's outcome, and the parameters back for another.
-pub(crate) type Sent<'a, P, E> = (Result<Box<RawValue>, Fail<E>>, Params<'a, P>);
+pub(crate) type Sent<'a, P, E> = (Result<Reply, Fail<E>>, Params<'a, P>);
 
 impl<T: Transport> Inner<T> {
     /// Sends a notification: queued in the core (after what is queued
@@ -122,10 +128,11 @@ impl<T: Transport> Inner<T> {
     ) -> Sent<'p, P, T::Error> {
         let (tx, rx) = oneshot::channel();
         let wants = self.transport.wants_params();
-        let (method, options, params) = match start {
+        let (method, options, params, waiter) = match start {
             Start::Probe { version, timeout } => {
+                let waiter = Waiter::new(tx, false);
                 let started =
-                    self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
+                    self.start_opening(|core| core.start_probe(version, timeout, waiter, now()));
                 let outcome = match started {
                     Ok(request) => {
                         let wire = Wire {
@@ -142,7 +149,8 @@ impl<T: Transport> Inner<T> {
                 return (outcome, Params::Value(None));
             }
             Start::Initialize => {
-                let started = self.start_opening(|core| core.initialize(tx, now()));
+                let waiter = Waiter::new(tx, false);
+                let started = self.start_opening(|core| core.initialize(waiter, now()));
                 let outcome = match started {
                     Ok(request) => {
                         let wire =
@@ -153,13 +161,15 @@ impl<T: Transport> Inner<T> {
                 };
                 return (outcome, Params::Value(None));
             }
-            Start::Request { method, params, options } => (method, options, params),
+            Start::Request { method, params, options, tool_result } => {
+                (method, options, params, Waiter::new(tx, tool_result))
+            }
         };
         if !wants && let Params::Typed(p) = &params {
             let started = {
                 let mut core = lock(&self.core);
                 let version = wire_version(&core);
-                core.start_request_encoded(method, p, options, tx, now()).map(|s| (s, version))
+                core.start_request_encoded(method, p, options, waiter, now()).map(|s| (s, version))
             };
             let ((id, body), version) = match started {
                 Ok(s) => s,
@@ -191,7 +201,7 @@ impl<T: Transport> Inner<T> {
         let started = {
             let mut core = lock(&self.core);
             let version = wire_version(&core);
-            core.start_request(method, value, options, tx, now()).map(|r| (r, version))
+            core.start_request(method, value, options, waiter, now()).map(|r| (r, version))
         };
         let (request, version) = match started {
             Ok(s) => s,
@@ -228,7 +238,7 @@ impl<T: Transport> Inner<T> {
         rx: oneshot::Receiver<Outcome>,
         wire: Wire<'_>,
         before_sending: impl FnOnce(&RequestId),
-    ) -> (Result<Box<RawValue>, Fail<T::Error>>, Request) {
+    ) -> (Result<Reply, Fail<T::Error>>, Request) {
         let Wire { wants, tool, version, headers, opening } = wire;
         let body = match serde_json::to_vec(&request) {
             Ok(b) => b,
@@ -266,7 +276,7 @@ impl<T: Transport> Inner<T> {
         rx: oneshot::Receiver<Outcome>,
         outgoing: OutgoingRequest<'_>,
         opening: bool,
-    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+    ) -> Result<Reply, Fail<T::Error>> {
         let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
         let deadline = lock(&self.core).deadline(id);
         // Pinned here, once: the waits below hold it by reference, so the
@@ -301,7 +311,7 @@ impl<T: Transport> Inner<T> {
         &self,
         mut rx: oneshot::Receiver<Outcome>,
         mut exchange: Pin<&mut impl Future<Output = Result<(), T::Error>>>,
-    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+    ) -> Result<Reply, Fail<T::Error>> {
         let closed = || ClientError::Closed { method: String::new() };
         tokio::select! {
             biased;

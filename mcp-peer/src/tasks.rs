@@ -198,7 +198,7 @@ impl<T: Transport> Client<T> {
         params: &P,
     ) -> Result<Box<RawValue>, T::Error> {
         let answer =
-            self.request_inner(method, Params::Typed(params), None, RequestOptions::default());
+            self.request_inner(method, Params::Typed(params), None, RequestOptions::default(), false);
         answer.await.map(Answer::into_raw)
     }
 
