@@ -99,7 +99,9 @@ impl<T: Transport> Client<T> {
         tool_result: bool,
     ) -> Result<Answer, T::Error> {
         match self.request_inner(method, params, tool, options, tool_result).await? {
-            Answer::Task(raw) if follow => self.follow_task(method, raw, None).await.map(Answer::Result),
+            Answer::Task(raw) if follow => {
+                self.follow_task(method, raw, None).await.map(Answer::Result)
+            }
             answer => Ok(answer),
         }
     }

@@ -1815,7 +1815,10 @@ async fn a_call_result_decoded_as_it_is_read_is_the_general_paths_result() {
                 let expected = serde_json::from_str::<CallToolResult>(raw.get());
                 match (typed, expected) {
                     (Ok(typed), Ok(expected)) => assert_eq!(typed, expected, "{body}"),
-                    (Err(MemoryError::Protocol(ClientError::InvalidResult { reason, .. })), Err(e)) => {
+                    (
+                        Err(MemoryError::Protocol(ClientError::InvalidResult { reason, .. })),
+                        Err(e),
+                    ) => {
                         assert_eq!(reason, e.to_string(), "{body}")
                     }
                     (typed, expected) => panic!("{body}: {typed:?} against {expected:?}"),
@@ -1849,7 +1852,10 @@ async fn a_call_result_decoded_as_it_is_read_is_the_general_paths_result() {
     let refused = refused.lock().unwrap().clone();
     assert_eq!(refused.len(), 6, "{refused:?}");
     for pair in refused.chunks(2) {
-        assert_eq!(pair[0].split_once(",\"result\":").map(|p| p.1), pair[1].split_once(",\"result\":").map(|p| p.1));
+        assert_eq!(
+            pair[0].split_once(",\"result\":").map(|p| p.1),
+            pair[1].split_once(",\"result\":").map(|p| p.1)
+        );
     }
     // The next call goes on.
     let r = client.call_tool_with("x", json!({"body": r#"{"content":[]}"#}), within()).await;

@@ -1121,7 +1121,8 @@ mod tests {
     fn the_usual_answer_decoded_straight_is_the_general_paths_answer() {
         use crate::types::CallToolResult;
         // (input, the id and result text found, whether the result decodes)
-        let cases: &[(&str, Option<(i64, &str)>, bool)] = &[
+        type Case<'a> = (&'a str, Option<(i64, &'a str)>, bool);
+        let cases: &[Case<'_>] = &[
             (
                 r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
                 Some((1, r#"{"content":[{"type":"text","text":"hi"}]}"#)),
@@ -1132,15 +1133,39 @@ mod tests {
                 Some((42, r#"{"content":[],"isError":true,"z":[1,{"a":"}"}]}"#)),
                 true,
             ),
-            (r#"{"id":7,"jsonrpc":"2.0","result": {"content":[]} }  "#, Some((7, r#" {"content":[]} "#)), true),
-            (r#"{"id":7,"jsonrpc":"2.0","result":{"a":"\u00e9\n"}}"#, Some((7, r#"{"a":"\u00e9\n"}"#)), true),
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result": {"content":[]} }  "#,
+                Some((7, r#" {"content":[]} "#)),
+                true,
+            ),
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result":{"a":"\u00e9\n"}}"#,
+                Some((7, r#"{"a":"\u00e9\n"}"#)),
+                true,
+            ),
             // Found, but the result does not decode: the general path's.
-            (r#"{"id":7,"jsonrpc":"2.0","result":{"content":"x"}}"#, Some((7, r#"{"content":"x"}"#)), false),
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result":{"content":"x"}}"#,
+                Some((7, r#"{"content":"x"}"#)),
+                false,
+            ),
             // A member twice: the last counts, both ways.
-            (r#"{"id":7,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"a"}],"content":[]}}"#, Some((7, r#"{"content":[{"type":"text","text":"a"}],"content":[]}"#)), true),
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"a"}],"content":[]}}"#,
+                Some((7, r#"{"content":[{"type":"text","text":"a"}],"content":[]}"#)),
+                true,
+            ),
             (r#"{"id":7,"jsonrpc":"2.0","result":null}"#, Some((7, "null")), false),
-            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"error":{"code":1,"message":"m"}}"#, Some((1, r#"{"a":1},"error":{"code":1,"message":"m"}"#)), false),
-            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"id":2}"#, Some((1, r#"{"a":1},"id":2"#)), false),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"error":{"code":1,"message":"m"}}"#,
+                Some((1, r#"{"a":1},"error":{"code":1,"message":"m"}"#)),
+                false,
+            ),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"id":2}"#,
+                Some((1, r#"{"a":1},"id":2"#)),
+                false,
+            ),
             (r#"{"id":1,"jsonrpc":"2.0","result":{"a":}}"#, Some((1, r#"{"a":}"#)), false),
             (r#"{"id":1,"jsonrpc":"2.0","result":{}}x"#, None, false),
             (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1}"#, Some((1, r#"{"a":1"#)), false),
