@@ -4,6 +4,7 @@
 //! server's requests to the host's handlers). What goes out is in `send`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -64,6 +65,28 @@ impl Waiter {
     }
 }
 
+/// Counts a request that takes a decoded `tools/call` result in
+/// [`Inner::tool_results`] for as long as it is sent or waited for.
+pub(crate) struct ToolResultOut<'a>(Option<&'a AtomicUsize>);
+
+impl<'a> ToolResultOut<'a> {
+    pub(crate) fn new(count: &'a AtomicUsize, tool_result: bool) -> ToolResultOut<'a> {
+        if !tool_result {
+            return ToolResultOut(None);
+        }
+        count.fetch_add(1, Ordering::Relaxed);
+        ToolResultOut(Some(count))
+    }
+}
+
+impl Drop for ToolResultOut<'_> {
+    fn drop(&mut self) {
+        if let Some(count) = self.0 {
+            count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// The state a client's clones share.
 pub(crate) struct Inner<T: Transport> {
     pub(crate) me: Weak<Inner<T>>,
@@ -88,6 +111,10 @@ pub(crate) struct Inner<T: Transport> {
     pub(crate) notifications: std::sync::OnceLock<broadcast::Sender<ServerNotification>>,
     /// The one timer of every request's deadline (see `timer.rs`).
     pub(crate) timer: crate::timer::Timer,
+    /// How many requests taking a decoded `tools/call` result are being
+    /// sent or waited for ([`Waiter::tool_result`]): while none are, an
+    /// answer is not looked at for one (`feed_usual_answer`).
+    pub(crate) tool_results: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -151,6 +178,7 @@ impl<T: Transport> Inner<T> {
             tool_misses: Mutex::new(ToolMisses::default()),
             notifications: std::sync::OnceLock::new(),
             timer: crate::timer::Timer::default(),
+            tool_results: AtomicUsize::new(0),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -383,6 +411,12 @@ impl<T: Transport> LinkTarget for Inner<T> {
     /// decode as a `CallToolResult` or is not JSON) is left to the general
     /// decoding, which then decides as it does for every message.
     fn feed_usual_answer(&self, bytes: &[u8]) -> bool {
+        // No such request out (the stateless era's, a raw call's answer):
+        // nothing to look for. A hint only: the general path is right for
+        // every answer.
+        if self.tool_results.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
         // A request from the server starts the same way: the rest tells.
         if !bytes.starts_with(br#"{"jsonrpc":"2.0","id":"#) && !bytes.starts_with(br#"{"id":"#) {
             return false;

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::inner::{Inner, Outcome, Reply, Waiter, drain_events};
+use crate::inner::{Inner, Outcome, Reply, ToolResultOut, Waiter, drain_events};
 use crate::sync::{lock, now};
 use crate::transport::{OutgoingRequest, Transport, TransportError};
 
@@ -165,6 +165,7 @@ impl<T: Transport> Inner<T> {
                 (method, options, params, Waiter::new(tx, tool_result))
             }
         };
+        let _counted = ToolResultOut::new(&self.tool_results, waiter.tool_result);
         if !wants && let Params::Typed(p) = &params {
             let started = {
                 let mut core = lock(&self.core);
