@@ -77,8 +77,8 @@ pub(crate) enum Start<'a, P: ?Sized> {
     /// The `initialize` handshake.
     Initialize,
     /// Any other request; `tool_result`: its result is taken as a
-    /// decoded `tools/call` result when it comes as the usual answer
-    /// ([`Waiter::tool_result`]).
+    /// decoded `tools/call` result when it comes as the usual answer and
+    /// the era's rules read no result ([`Waiter::tool_result`]).
     Request {
         method: &'a str,
         params: Params<'a, P>,
@@ -165,17 +165,22 @@ impl<T: Transport> Inner<T> {
                 (method, options, params, Waiter::new(tx, tool_result))
             }
         };
-        let _counted = ToolResultOut::new(&self.tool_results, waiter.tool_result);
+        let mut waiter = waiter;
         if !wants && let Params::Typed(p) = &params {
             let started = {
                 let mut core = lock(&self.core);
                 let version = wire_version(&core);
-                core.start_request_encoded(method, p, options, waiter, now()).map(|s| (s, version))
+                waiter.tool_result &= reads_no_results(&core);
+                let counted = waiter.tool_result;
+                core.start_request_encoded(method, p, options, waiter, now())
+                    .map(|s| (s, version, counted))
             };
-            let ((id, body), version) = match started {
+            let ((id, body), version, counted) = match started {
                 Ok(s) => s,
                 Err(e) => return (Err(Fail::Client(e)), params),
             };
+            // Counted before the request leaves: its answer is looked for.
+            let _counted = ToolResultOut::new(&self.tool_results, counted);
             before_sending(&id);
             let outgoing = OutgoingRequest {
                 id: &id,
@@ -202,12 +207,15 @@ impl<T: Transport> Inner<T> {
         let started = {
             let mut core = lock(&self.core);
             let version = wire_version(&core);
-            core.start_request(method, value, options, waiter, now()).map(|r| (r, version))
+            waiter.tool_result &= reads_no_results(&core);
+            let counted = waiter.tool_result;
+            core.start_request(method, value, options, waiter, now()).map(|r| (r, version, counted))
         };
-        let (request, version) = match started {
+        let (request, version, counted) = match started {
             Ok(s) => s,
             Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
         };
+        let _counted = ToolResultOut::new(&self.tool_results, counted);
         let wire = Wire { wants, tool, version, headers: &options.headers, opening: false };
         let (outcome, request) = self.exchange_request(request, rx, wire, before_sending).await;
         (outcome, Params::Value(request.params))
@@ -327,6 +335,13 @@ impl<T: Transport> Inner<T> {
         }
         rx.await.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client)
     }
+}
+
+/// Whether the era's rules read no result (see
+/// [`EraRules::reads_results`](mcp_proto::client::decide::EraRules::reads_results)):
+/// only then is a result taken decoded ([`Waiter::tool_result`]).
+fn reads_no_results(core: &ClientCore<Waiter>) -> bool {
+    core.protocol_version().is_some_and(|v| !rules(v.era()).reads_results())
 }
 
 /// The version a request names outside its body, by the era's rules.
