@@ -74,20 +74,21 @@ impl<T: Transport> Client<T> {
         ops::parse_result(method, &raw).map_err(|e| self.error(e))
     }
 
-    /// A request's result as JSON text, a task handle followed to its end
-    /// (or, without `follow`, given back as it came).
-    /// Not an `async fn`: a wrapper's future would hold the inner one and
-    /// be copied around it on every call.
-    fn request_raw<P: Serialize + ?Sized>(
+    /// A request's result as JSON text, a task handle followed to its end.
+    async fn request_raw<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'_, P>,
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
-    ) -> impl Future<Output = Result<Box<RawValue>, T::Error>> {
-        self.request_following(method, params, tool, options, true)
+    ) -> Result<Box<RawValue>, T::Error> {
+        let answer = self.request_following(method, params, tool, options, true, false).await?;
+        Ok(answer.into_raw())
     }
 
+    /// A request's answer, a task handle followed to its end (or, without
+    /// `follow`, given back as it came); with `tool_result`, a
+    /// `tools/call` result may come decoded ([`Answer::Tool`]).
     async fn request_following<P: Serialize + ?Sized>(
         &self,
         method: &str,
@@ -95,10 +96,13 @@ impl<T: Transport> Client<T> {
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
         follow: bool,
-    ) -> Result<Box<RawValue>, T::Error> {
-        match self.request_inner(method, params, tool, options).await? {
-            Answer::Task(raw) if follow => self.follow_task(method, raw, None).await,
-            answer => Ok(answer.into_raw()),
+        tool_result: bool,
+    ) -> Result<Answer, T::Error> {
+        match self.request_inner(method, params, tool, options, tool_result).await? {
+            Answer::Task(raw) if follow => {
+                self.follow_task(method, raw, None).await.map(Answer::Result)
+            }
+            answer => Ok(answer),
         }
     }
 
@@ -163,8 +167,12 @@ impl<T: Transport> Client<T> {
         arguments: impl Serialize,
         options: RequestOptions,
     ) -> Result<CallToolResult, T::Error> {
-        let raw = self.call_raw(name, arguments, None, options).await?;
-        ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
+        // The usual answer's result is decoded once, as it is read.
+        match self.call_shaped(name, arguments, None, options, true, true).await? {
+            Answer::Tool(result) => Ok(result),
+            answer => ops::parse_result(methods::TOOLS_CALL, &answer.into_raw())
+                .map_err(|e| self.error(e)),
+        }
     }
 
     /// `tools/call`, its result as the JSON text the server sent rather
@@ -183,7 +191,7 @@ impl<T: Transport> Client<T> {
         arguments: impl Serialize,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let raw = self.call_raw(name, arguments, None, options).await?;
+        let raw = self.call_shaped(name, arguments, None, options, true, false).await?.into_raw();
         match raw.get().trim_start().as_bytes().first() {
             Some(b'{') => Ok(raw),
             _ => Err(self.error(ClientError::InvalidResult {
@@ -209,35 +217,17 @@ impl<T: Transport> Client<T> {
             ttl: ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             ..Default::default()
         };
-        let raw = self.call_raw(name, arguments, Some(task), RequestOptions::default()).await?;
+        let options = RequestOptions::default();
+        let raw = self.call_shaped(name, arguments, Some(task), options, true, false).await?;
+        let raw = raw.into_raw();
         ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
     }
 
-    /// `tools/call`, its result as JSON text. The arguments are written
-    /// straight into the request; only their top-level shape is looked at
-    /// first (an object, or nothing).
-    fn call_raw<A: Serialize>(
-        &self,
-        name: &str,
-        arguments: A,
-        task: Option<TaskMetadata>,
-        options: RequestOptions,
-    ) -> impl Future<Output = Result<Box<RawValue>, T::Error>> {
-        self.call_shaped(name, arguments, task, options, true)
-    }
-
-    /// `tools/call` as JSON text; with `poll_tasks` false, a task handle
-    /// (tasks extension) comes back as it came.
-    fn call_raw_with<A: Serialize>(
-        &self,
-        name: &str,
-        arguments: A,
-        options: RequestOptions,
-        poll_tasks: bool,
-    ) -> impl Future<Output = Result<Box<RawValue>, T::Error>> {
-        self.call_shaped(name, arguments, None, options, poll_tasks)
-    }
-
+    /// `tools/call`. The arguments are written straight into the request;
+    /// only their top-level shape is looked at first (an object, or
+    /// nothing). With `poll` false, a task handle (tasks extension) comes
+    /// back as it came; with `tool_result`, the result may come decoded
+    /// ([`Answer::Tool`]).
     async fn call_shaped<A: Serialize>(
         &self,
         name: &str,
@@ -245,19 +235,21 @@ impl<T: Transport> Client<T> {
         task: Option<TaskMetadata>,
         options: RequestOptions,
         poll: bool,
-    ) -> Result<Box<RawValue>, T::Error> {
+        tool_result: bool,
+    ) -> Result<Answer, T::Error> {
         use crate::shape::{Shape, shape_of};
+        let how = (poll, tool_result);
         match shape_of(&arguments) {
-            Shape::Null => self.call_params(name, None::<&()>, task, options, poll).await,
-            Shape::Object => self.call_params(name, Some(&arguments), task, options, poll).await,
+            Shape::Null => self.call_params(name, None::<&()>, task, options, how).await,
+            Shape::Object => self.call_params(name, Some(&arguments), task, options, how).await,
             Shape::Raw => {
                 // Known only from its text.
                 let raw = serde_json::value::to_raw_value(&arguments).map_err(|e| {
                     self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}"))
                 })?;
                 match raw.get().trim_start().as_bytes().first() {
-                    Some(b'n') => self.call_params(name, None::<&()>, task, options, poll).await,
-                    Some(b'{') => self.call_params(name, Some(&*raw), task, options, poll).await,
+                    Some(b'n') => self.call_params(name, None::<&()>, task, options, how).await,
+                    Some(b'{') => self.call_params(name, Some(&*raw), task, options, how).await,
                     _ => Err(self.not_an_object()),
                 }
             }
@@ -271,8 +263,8 @@ impl<T: Transport> Client<T> {
         arguments: Option<&A>,
         task: Option<TaskMetadata>,
         options: RequestOptions,
-        poll: bool,
-    ) -> Result<Box<RawValue>, T::Error> {
+        (poll, tool_result): (bool, bool),
+    ) -> Result<Answer, T::Error> {
         let params = CallParams { name, arguments, task };
         // Transports that derive headers from the call read the tool's
         // definition (listed once when the cache lacks it).
@@ -280,8 +272,8 @@ impl<T: Transport> Client<T> {
             true => self.tool_list_with(name).await,
             false => None,
         };
-        self.request_following(methods::TOOLS_CALL, Params::Typed(&params), tool, options, poll)
-            .await
+        let params = Params::Typed(&params);
+        self.request_following(methods::TOOLS_CALL, params, tool, options, poll, tool_result).await
     }
 
     /// Calls a tool without following a task the server may make of it
@@ -294,7 +286,8 @@ impl<T: Transport> Client<T> {
         arguments: impl Serialize,
         options: RequestOptions,
     ) -> Result<ToolCallStart, T::Error> {
-        let raw = self.call_raw_with(name, arguments, options, false).await?;
+        let raw = self.call_shaped(name, arguments, None, options, false, false).await?;
+        let raw = raw.into_raw();
         let parse = |e: serde_json::Error| {
             self.error(ClientError::InvalidResult {
                 method: methods::TOOLS_CALL.into(),

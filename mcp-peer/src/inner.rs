@@ -4,13 +4,15 @@
 //! server's requests to the host's handlers). What goes out is in `send`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use mcp_proto::client::decide::{EraRules, rules};
 use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, ListKind, ServerNotification};
-use mcp_proto::jsonrpc::{IncomingOf, Message, RequestId};
+use mcp_proto::jsonrpc::{self, IncomingOf, Message, RequestId};
 use mcp_proto::methods;
+use mcp_proto::types::CallToolResult;
 use mcp_proto::{Era, ProtocolVersion};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -22,9 +24,68 @@ use crate::options::ClientOptions;
 use crate::sync::{lock, now};
 use crate::transport::{Link, LinkTarget, Transport};
 
-/// A request's outcome as the core delivers it.
-pub(crate) type Outcome = Result<Box<RawValue>, ClientError>;
-pub(crate) type Waiter = oneshot::Sender<Outcome>;
+/// A request's outcome as its waiter gets it.
+pub(crate) type Outcome = Result<Reply, ClientError>;
+
+/// A result as its waiter gets it.
+pub(crate) enum Reply {
+    /// As JSON text (checked to be JSON).
+    Raw(Box<RawValue>),
+    /// A `tools/call` result decoded straight from the answer's text
+    /// (for a waiter that asked for it: [`Waiter::tool_result`]).
+    Tool(CallToolResult),
+}
+
+impl Reply {
+    /// The result as JSON text. A decoded `tools/call` result goes only to
+    /// waiters that take it as such: encoding it again serves the rest.
+    pub(crate) fn into_raw(self) -> Box<RawValue> {
+        match self {
+            Reply::Raw(raw) => raw,
+            Reply::Tool(result) => serde_json::value::to_raw_value(&result)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        }
+    }
+}
+
+/// What a request's entry in the core holds: where its outcome goes, and
+/// how it takes a result.
+pub(crate) struct Waiter {
+    pub(crate) tx: oneshot::Sender<Outcome>,
+    /// The result of this `tools/call` is wanted as a [`CallToolResult`]
+    /// and nothing else reads its text (no middleware, no cache, an era
+    /// whose rules read no result): the usual answer's result is decoded
+    /// straight into one as it is read (`feed_usual_answer`), once.
+    pub(crate) tool_result: bool,
+}
+
+impl Waiter {
+    pub(crate) fn new(tx: oneshot::Sender<Outcome>, tool_result: bool) -> Waiter {
+        Waiter { tx, tool_result }
+    }
+}
+
+/// Counts a request that takes a decoded `tools/call` result in
+/// [`Inner::tool_results`] for as long as it is sent or waited for.
+pub(crate) struct ToolResultOut<'a>(Option<&'a AtomicUsize>);
+
+impl<'a> ToolResultOut<'a> {
+    pub(crate) fn new(count: &'a AtomicUsize, tool_result: bool) -> ToolResultOut<'a> {
+        if !tool_result {
+            return ToolResultOut(None);
+        }
+        count.fetch_add(1, Ordering::Relaxed);
+        ToolResultOut(Some(count))
+    }
+}
+
+impl Drop for ToolResultOut<'_> {
+    fn drop(&mut self) {
+        if let Some(count) = self.0 {
+            count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
 
 /// The state a client's clones share.
 pub(crate) struct Inner<T: Transport> {
@@ -50,6 +111,10 @@ pub(crate) struct Inner<T: Transport> {
     pub(crate) notifications: std::sync::OnceLock<broadcast::Sender<ServerNotification>>,
     /// The one timer of every request's deadline (see `timer.rs`).
     pub(crate) timer: crate::timer::Timer,
+    /// How many requests taking a decoded `tools/call` result are being
+    /// sent or waited for ([`Waiter::tool_result`]): while none are, an
+    /// answer is not looked at for one (`feed_usual_answer`).
+    pub(crate) tool_results: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -113,6 +178,7 @@ impl<T: Transport> Inner<T> {
             tool_misses: Mutex::new(ToolMisses::default()),
             notifications: std::sync::OnceLock::new(),
             timer: crate::timer::Timer::default(),
+            tool_results: AtomicUsize::new(0),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -280,7 +346,7 @@ impl<T: Transport> Inner<T> {
                 let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
-                let _ = waiter.send(outcome);
+                let _ = waiter.tx.send(outcome.map(Reply::Raw));
             });
             match work {
                 Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
@@ -337,6 +403,42 @@ impl<T: Transport> LinkTarget for Inner<T> {
         if flush {
             self.spawn_flush();
         }
+    }
+
+    /// The usual answer to a `tools/call` whose waiter takes a decoded
+    /// result, its result decoded once, straight from the text. Anything
+    /// else (another message, another waiter, a result that does not
+    /// decode as a `CallToolResult` or is not JSON) is left to the general
+    /// decoding, which then decides as it does for every message.
+    fn feed_usual_answer(&self, bytes: &[u8]) -> bool {
+        // No such request out (the stateless era's, a raw call's answer):
+        // nothing to look for. A hint only: the general path is right for
+        // every answer.
+        if self.tool_results.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        // A request from the server starts the same way: the rest tells.
+        if !bytes.starts_with(br#"{"jsonrpc":"2.0","id":"#) && !bytes.starts_with(br#"{"id":"#) {
+            return false;
+        }
+        let Some((id, result)) = std::str::from_utf8(bytes).ok().and_then(jsonrpc::usual_answer)
+        else {
+            return false;
+        };
+        if !lock(&self.core).waiter(id).is_some_and(|w| w.tool_result) {
+            return false;
+        }
+        // Checked as it is decoded: a result that decodes was valid JSON.
+        let Ok(result) = serde_json::from_str::<CallToolResult>(result) else { return false };
+        // Taken only now: a request that finished in between (its deadline
+        // passed) has its answer dropped, as any late answer is.
+        match lock(&self.core).take_answered(id) {
+            Some(waiter) => {
+                let _ = waiter.tx.send(Ok(Reply::Tool(result)));
+            }
+            None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
+        }
+        true
     }
 
     fn answer_undecodable(&self, reply: mcp_proto::jsonrpc::ErrorResponse) {

@@ -11,14 +11,14 @@ use mcp_proto::client::decide::recovery::{self, changed_tool};
 use mcp_proto::client::decide::result::{ResultContext, may_cache};
 use mcp_proto::client::decide::{Action, Attempt, GiveUp, InputRounds, ResultStep};
 use mcp_proto::client::{BoxFuture, ClientError, RequestOptions, ops};
-use mcp_proto::types::Tool;
+use mcp_proto::types::{CallToolResult, Tool};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::cache::{CacheKey, key_params};
 use crate::client::Client;
-use crate::inner::ToolMisses;
+use crate::inner::{Reply, ToolMisses};
 use crate::middleware::{self, After, Verdict};
 use crate::send::{Fail, Params, Start};
 use crate::sync::{lock, now};
@@ -31,6 +31,10 @@ pub(crate) enum Answer {
     /// A task handle (tasks extension, `tools/call` only), to follow or to
     /// give to the caller.
     Task(Box<RawValue>),
+    /// A `tools/call` result, decoded as it was read (asked for with
+    /// `tool_result`; never when a middleware or the cache is to see the
+    /// text).
+    Tool(CallToolResult),
 }
 
 impl Answer {
@@ -38,12 +42,16 @@ impl Answer {
     pub(crate) fn into_raw(self) -> Box<RawValue> {
         match self {
             Answer::Result(raw) | Answer::Task(raw) => raw,
+            Answer::Tool(result) => Reply::Tool(result).into_raw(),
         }
     }
 
-    fn raw(&self) -> &RawValue {
+    /// The JSON text, for the middlewares (which never get a decoded
+    /// result: with middlewares, none is asked for).
+    fn raw(&self) -> Option<&RawValue> {
         match self {
-            Answer::Result(raw) | Answer::Task(raw) => raw,
+            Answer::Result(raw) | Answer::Task(raw) => Some(raw),
+            Answer::Tool(_) => None,
         }
     }
 }
@@ -52,13 +60,17 @@ impl<T: Transport> Client<T> {
     /// Sends a request (opening the conversation first) and waits for its
     /// answer, as JSON text, acting on what the decisions say after each
     /// attempt. A task handle comes back as [`Answer::Task`]. The
-    /// middlewares, when there are any, see it before and after.
+    /// middlewares, when there are any, see it before and after. With
+    /// `tool_result` (a `tools/call` whose caller wants a
+    /// [`CallToolResult`]), its result may come decoded, as
+    /// [`Answer::Tool`], when nothing else reads its text.
     pub(crate) async fn request_inner<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'_, P>,
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
+        tool_result: bool,
     ) -> Result<Answer, T::Error> {
         let chain = &self.inner.options.middleware;
         let started = (!chain.is_empty()).then(tokio::time::Instant::now);
@@ -75,9 +87,21 @@ impl<T: Transport> Client<T> {
                 // there the attempts run boxed; a release build keeps them
                 // inline.
                 #[cfg(debug_assertions)]
-                let attempts = Box::pin(self.request_attempts(method, params, tool, options));
+                let attempts = Box::pin(self.request_attempts(
+                    method,
+                    params,
+                    tool,
+                    options,
+                    tool_result && chain.is_empty(),
+                ));
                 #[cfg(not(debug_assertions))]
-                let attempts = self.request_attempts(method, params, tool, options);
+                let attempts = self.request_attempts(
+                    method,
+                    params,
+                    tool,
+                    options,
+                    tool_result && chain.is_empty(),
+                );
                 attempts.await
             }
             Verdict::Answer(raw) => Ok(Answer::Result(raw)),
@@ -87,7 +111,7 @@ impl<T: Transport> Client<T> {
             return outcome;
         }
         let (result, error) = match &outcome {
-            Ok(answer) => (Some(answer.raw()), None),
+            Ok(answer) => (answer.raw(), None),
             Err(e) => (None, Some(e as &(dyn std::error::Error + 'static))),
         };
         let elapsed = started.map(|s| s.elapsed()).unwrap_or_default();
@@ -102,6 +126,7 @@ impl<T: Transport> Client<T> {
         params: Params<'_, P>,
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
+        tool_result: bool,
     ) -> Result<Answer, T::Error> {
         #[cfg(feature = "otel")]
         let options = crate::otel::with_trace_context(options);
@@ -128,11 +153,15 @@ impl<T: Transport> Client<T> {
             }
             let epoch = inner.epoch();
             let called = tool.as_ref().map(|(list, i)| &list[*i]);
-            let start = Start::Request { method, params, options: &options };
+            // Decoded as it is read only when nothing else reads the text:
+            // not the cache, nor the era's rules (`send` asks them).
+            let tool_result = tool_result && cache_key.is_none();
+            let start = Start::Request { method, params, options: &options, tool_result };
             let (outcome, back) = inner.send(start, called, |_| {}).await;
             params = back;
             let fail = match outcome {
-                Ok(raw) => {
+                Ok(Reply::Tool(result)) => return Ok(Answer::Tool(result)),
+                Ok(Reply::Raw(raw)) => {
                     let Some(rules) = inner.rules() else { return Ok(Answer::Result(raw)) };
                     let context = ResultContext {
                         tasks_declared: inner.tasks_declared,
@@ -293,7 +322,8 @@ impl<T: Transport> ops::Requester for Plain<'_, T> {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer = self.0.request_inner::<()>(method, Params::Value(params), None, options);
+        let answer =
+            self.0.request_inner::<()>(method, Params::Value(params), None, options, false);
         answer.await.map(Answer::into_raw)
     }
 
@@ -303,7 +333,7 @@ impl<T: Transport> ops::Requester for Plain<'_, T> {
         params: &P,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer = self.0.request_inner(method, Params::Typed(params), None, options);
+        let answer = self.0.request_inner(method, Params::Typed(params), None, options, false);
         answer.await.map(Answer::into_raw)
     }
 

@@ -21,10 +21,9 @@ use mcp_proto::jsonrpc::{Notification, Request, RequestId};
 use mcp_proto::types::Tool;
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use crate::inner::{Inner, Outcome, Waiter, drain_events};
+use crate::inner::{Inner, Outcome, Reply, ToolResultOut, Waiter, drain_events};
 use crate::sync::{lock, now};
 use crate::transport::{OutgoingRequest, Transport, TransportError};
 
@@ -77,8 +76,15 @@ pub(crate) enum Start<'a, P: ?Sized> {
     Probe { version: ProtocolVersion, timeout: Duration },
     /// The `initialize` handshake.
     Initialize,
-    /// Any other request.
-    Request { method: &'a str, params: Params<'a, P>, options: &'a RequestOptions },
+    /// Any other request; `tool_result`: its result is taken as a
+    /// decoded `tools/call` result when it comes as the usual answer and
+    /// the era's rules read no result ([`Waiter::tool_result`]).
+    Request {
+        method: &'a str,
+        params: Params<'a, P>,
+        options: &'a RequestOptions,
+        tool_result: bool,
+    },
 }
 
 /// What the transport gets beside a request started by value.
@@ -96,7 +102,7 @@ struct Wire<'a> {
 }
 
 /// One attempt's outcome, and the parameters back for another.
-pub(crate) type Sent<'a, P, E> = (Result<Box<RawValue>, Fail<E>>, Params<'a, P>);
+pub(crate) type Sent<'a, P, E> = (Result<Reply, Fail<E>>, Params<'a, P>);
 
 impl<T: Transport> Inner<T> {
     /// Sends a notification: queued in the core (after what is queued
@@ -122,10 +128,11 @@ impl<T: Transport> Inner<T> {
     ) -> Sent<'p, P, T::Error> {
         let (tx, rx) = oneshot::channel();
         let wants = self.transport.wants_params();
-        let (method, options, params) = match start {
+        let (method, options, params, waiter) = match start {
             Start::Probe { version, timeout } => {
+                let waiter = Waiter::new(tx, false);
                 let started =
-                    self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
+                    self.start_opening(|core| core.start_probe(version, timeout, waiter, now()));
                 let outcome = match started {
                     Ok(request) => {
                         let wire = Wire {
@@ -142,7 +149,8 @@ impl<T: Transport> Inner<T> {
                 return (outcome, Params::Value(None));
             }
             Start::Initialize => {
-                let started = self.start_opening(|core| core.initialize(tx, now()));
+                let waiter = Waiter::new(tx, false);
+                let started = self.start_opening(|core| core.initialize(waiter, now()));
                 let outcome = match started {
                     Ok(request) => {
                         let wire =
@@ -153,18 +161,26 @@ impl<T: Transport> Inner<T> {
                 };
                 return (outcome, Params::Value(None));
             }
-            Start::Request { method, params, options } => (method, options, params),
+            Start::Request { method, params, options, tool_result } => {
+                (method, options, params, Waiter::new(tx, tool_result))
+            }
         };
+        let mut waiter = waiter;
         if !wants && let Params::Typed(p) = &params {
             let started = {
                 let mut core = lock(&self.core);
                 let version = wire_version(&core);
-                core.start_request_encoded(method, p, options, tx, now()).map(|s| (s, version))
+                waiter.tool_result &= reads_no_results(&core);
+                let counted = waiter.tool_result;
+                core.start_request_encoded(method, p, options, waiter, now())
+                    .map(|s| (s, version, counted))
             };
-            let ((id, body), version) = match started {
+            let ((id, body), version, counted) = match started {
                 Ok(s) => s,
                 Err(e) => return (Err(Fail::Client(e)), params),
             };
+            // Counted before the request leaves: its answer is looked for.
+            let _counted = ToolResultOut::new(&self.tool_results, counted);
             before_sending(&id);
             let outgoing = OutgoingRequest {
                 id: &id,
@@ -191,12 +207,15 @@ impl<T: Transport> Inner<T> {
         let started = {
             let mut core = lock(&self.core);
             let version = wire_version(&core);
-            core.start_request(method, value, options, tx, now()).map(|r| (r, version))
+            waiter.tool_result &= reads_no_results(&core);
+            let counted = waiter.tool_result;
+            core.start_request(method, value, options, waiter, now()).map(|r| (r, version, counted))
         };
-        let (request, version) = match started {
+        let (request, version, counted) = match started {
             Ok(s) => s,
             Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
         };
+        let _counted = ToolResultOut::new(&self.tool_results, counted);
         let wire = Wire { wants, tool, version, headers: &options.headers, opening: false };
         let (outcome, request) = self.exchange_request(request, rx, wire, before_sending).await;
         (outcome, Params::Value(request.params))
@@ -228,7 +247,7 @@ impl<T: Transport> Inner<T> {
         rx: oneshot::Receiver<Outcome>,
         wire: Wire<'_>,
         before_sending: impl FnOnce(&RequestId),
-    ) -> (Result<Box<RawValue>, Fail<T::Error>>, Request) {
+    ) -> (Result<Reply, Fail<T::Error>>, Request) {
         let Wire { wants, tool, version, headers, opening } = wire;
         let body = match serde_json::to_vec(&request) {
             Ok(b) => b,
@@ -266,7 +285,7 @@ impl<T: Transport> Inner<T> {
         rx: oneshot::Receiver<Outcome>,
         outgoing: OutgoingRequest<'_>,
         opening: bool,
-    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+    ) -> Result<Reply, Fail<T::Error>> {
         let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
         let deadline = lock(&self.core).deadline(id);
         // Pinned here, once: the waits below hold it by reference, so the
@@ -301,7 +320,7 @@ impl<T: Transport> Inner<T> {
         &self,
         mut rx: oneshot::Receiver<Outcome>,
         mut exchange: Pin<&mut impl Future<Output = Result<(), T::Error>>>,
-    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+    ) -> Result<Reply, Fail<T::Error>> {
         let closed = || ClientError::Closed { method: String::new() };
         tokio::select! {
             biased;
@@ -316,6 +335,13 @@ impl<T: Transport> Inner<T> {
         }
         rx.await.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client)
     }
+}
+
+/// Whether the era's rules read no result (see
+/// [`EraRules::reads_results`](mcp_proto::client::decide::EraRules::reads_results)):
+/// only then is a result taken decoded ([`Waiter::tool_result`]).
+fn reads_no_results(core: &ClientCore<Waiter>) -> bool {
+    core.protocol_version().is_some_and(|v| !rules(v.era()).reads_results())
 }
 
 /// The version a request names outside its body, by the era's rules.

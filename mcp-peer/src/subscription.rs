@@ -304,6 +304,7 @@ impl<T: Transport> Client<T> {
             method: methods::SUBSCRIPTIONS_LISTEN,
             params: Params::Value(Some(params)),
             options: &options,
+            tool_result: false,
         };
         let mut sent = None;
         // Registered before the request leaves: the acknowledgment cannot

@@ -197,8 +197,13 @@ impl<T: Transport> Client<T> {
         method: &str,
         params: &P,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer =
-            self.request_inner(method, Params::Typed(params), None, RequestOptions::default());
+        let answer = self.request_inner(
+            method,
+            Params::Typed(params),
+            None,
+            RequestOptions::default(),
+            false,
+        );
         answer.await.map(Answer::into_raw)
     }
 

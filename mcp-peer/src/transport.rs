@@ -171,6 +171,7 @@ pub trait Transport: Send + Sync + 'static {
 /// client's shared state; a transport sees only [`Link`].
 pub(crate) trait LinkTarget: Send + Sync {
     fn feed(&self, incoming: IncomingOf<Box<RawValue>>);
+    fn feed_usual_answer(&self, bytes: &[u8]) -> bool;
     fn answer_undecodable(&self, reply: mcp_proto::jsonrpc::ErrorResponse);
     fn poll_transmit(&self) -> Option<Message>;
     fn has_transmit(&self) -> bool;
@@ -232,21 +233,47 @@ impl Link {
     /// to log with its context, and is otherwise dropped, except a request
     /// whose id cannot be read: it is answered `-32600` with a `null` id, as
     /// JSON-RPC asks ([`mcp_proto::jsonrpc::invalid_request_reply`]).
+    ///
+    /// The usual answer to a call that waits for a decoded result is
+    /// decoded once, straight into that result (see
+    /// [`feed_usual_answer`](Self::feed_usual_answer)).
     pub fn feed_slice(&self, bytes: &[u8]) -> Result<(), mcp_proto::jsonrpc::DecodeError> {
+        let target = self.target.upgrade();
+        if let Some(target) = &target
+            && target.feed_usual_answer(bytes)
+        {
+            return Ok(());
+        }
         match mcp_proto::jsonrpc::decode_slice_as::<Box<RawValue>>(bytes) {
             Ok(incoming) => {
-                self.feed(incoming);
+                if let Some(target) = &target {
+                    target.feed(incoming);
+                }
                 Ok(())
             }
             Err(e) => {
-                if let Some(Message::Error(reply)) =
-                    mcp_proto::jsonrpc::invalid_request_reply(bytes, &e)
+                if let (Some(target), Some(Message::Error(reply))) =
+                    (&target, mcp_proto::jsonrpc::invalid_request_reply(bytes, &e))
                 {
-                    self.with(|t| t.answer_undecodable(reply));
+                    target.answer_undecodable(reply);
                 }
                 Err(e)
             }
         }
+    }
+
+    /// Hands over the usual answer
+    /// ([`mcp_proto::jsonrpc::usual_answer`]) to a `tools/call` whose
+    /// caller waits for its decoded result, decoding the result once,
+    /// straight from `bytes`, into that result: `true` when it was taken
+    /// (or answered a request that finished meanwhile, and was dropped).
+    /// `false`, with nothing done, for anything else, which the transport
+    /// then decodes and feeds as usual ([`feed_slice`](Self::feed_slice)
+    /// does both); a result that does not decode so, or is not JSON, is
+    /// among those, so the general decoding decides about it as about any
+    /// message.
+    pub fn feed_usual_answer(&self, bytes: &[u8]) -> bool {
+        self.with(|t| t.feed_usual_answer(bytes)).unwrap_or(false)
     }
 
     /// The next message the core queued for sending, if any.
@@ -452,6 +479,9 @@ struct Detached;
 
 impl LinkTarget for Detached {
     fn feed(&self, _: IncomingOf<Box<RawValue>>) {}
+    fn feed_usual_answer(&self, _: &[u8]) -> bool {
+        false
+    }
     fn answer_undecodable(&self, _: mcp_proto::jsonrpc::ErrorResponse) {}
     fn poll_transmit(&self) -> Option<Message> {
         None

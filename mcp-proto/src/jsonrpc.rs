@@ -817,6 +817,26 @@ pub fn decode_received(bytes: &[u8]) -> Result<ReceivedIncoming, DecodeError> {
 /// trailing text), which the general path decodes: the outcome is the same
 /// either way.
 fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
+    let (id, body) = usual_answer(text)?;
+    let result: &RawValue = serde_json::from_str(body).ok()?;
+    let result = R::from_raw(result).ok()?;
+    Some(MessageOf::Response(Response { id: RequestId::Number(id), result }))
+}
+
+/// The id and the result's text of the usual answer, exactly
+/// `{"jsonrpc":"2.0","id":N,"result":R}` or `{"id":N,"jsonrpc":"2.0","result":R}`
+/// (N a plain non-negative integer that fits an `i64`; whitespace only
+/// after the closing brace), found without reading `R`: `None` for
+/// anything else.
+///
+/// `R` is **not checked**: it is whatever lies between `"result":` and the
+/// last `}`, which is one JSON value only if the whole text is a valid
+/// message. A client that decodes `R` straight into its type (serde_json
+/// checks the text as it decodes, and refuses trailing text) has read a
+/// valid answer when that succeeds, the same answer [`decode_slice_as`]
+/// gives; when it fails, the text must go to [`decode_slice_as`], which
+/// decides about it as about any other text.
+pub fn usual_answer(text: &str) -> Option<(i64, &str)> {
     let (id, rest) = match plain_head(text) {
         Some(head) => head,
         None => {
@@ -826,9 +846,7 @@ fn plain_response<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
     };
     let rest = rest.strip_prefix(r#","result":"#)?;
     let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
-    let result: &RawValue = serde_json::from_str(body).ok()?;
-    let result = R::from_raw(result).ok()?;
-    Some(MessageOf::Response(Response { id: RequestId::Number(id), result }))
+    Some((id, body))
 }
 
 /// The usual request, exactly
@@ -1221,6 +1239,89 @@ mod tests {
             };
             assert_eq!(fast.id, general.id, "{input}");
             assert_eq!(fast.result.get(), general.result.get(), "{input}");
+        }
+    }
+
+    /// The usual answer's parts, found without reading the result: where
+    /// the result then decodes straight into its type, the general path
+    /// takes the text as the same answer and its result decodes to the
+    /// same value; where it does not, the general path decides (a result
+    /// that is not one JSON value, a member after it).
+    #[test]
+    fn the_usual_answer_decoded_straight_is_the_general_paths_answer() {
+        use crate::types::CallToolResult;
+        // (input, the id and result text found, whether the result decodes)
+        type Case<'a> = (&'a str, Option<(i64, &'a str)>, bool);
+        let cases: &[Case<'_>] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+                Some((1, r#"{"content":[{"type":"text","text":"hi"}]}"#)),
+                true,
+            ),
+            (
+                r#"{"id":42,"jsonrpc":"2.0","result":{"content":[],"isError":true,"z":[1,{"a":"}"}]}}"#,
+                Some((42, r#"{"content":[],"isError":true,"z":[1,{"a":"}"}]}"#)),
+                true,
+            ),
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result": {"content":[]} }  "#,
+                Some((7, r#" {"content":[]} "#)),
+                true,
+            ),
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result":{"a":"\u00e9\n"}}"#,
+                Some((7, r#"{"a":"\u00e9\n"}"#)),
+                true,
+            ),
+            // Found, but the result does not decode: the general path's.
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result":{"content":"x"}}"#,
+                Some((7, r#"{"content":"x"}"#)),
+                false,
+            ),
+            // A member twice: the last counts, both ways.
+            (
+                r#"{"id":7,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"a"}],"content":[]}}"#,
+                Some((7, r#"{"content":[{"type":"text","text":"a"}],"content":[]}"#)),
+                true,
+            ),
+            (r#"{"id":7,"jsonrpc":"2.0","result":null}"#, Some((7, "null")), false),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"error":{"code":1,"message":"m"}}"#,
+                Some((1, r#"{"a":1},"error":{"code":1,"message":"m"}"#)),
+                false,
+            ),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"a":1},"id":2}"#,
+                Some((1, r#"{"a":1},"id":2"#)),
+                false,
+            ),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":}}"#, Some((1, r#"{"a":}"#)), false),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{}}x"#, None, false),
+            (r#"{"id":1,"jsonrpc":"2.0","result":{"a":1}"#, Some((1, r#"{"a":1"#)), false),
+            // Not the usual answer at all.
+            (r#"{"id":07,"jsonrpc":"2.0","result":{}}"#, None, false),
+            (r#"{"id":"a","jsonrpc":"2.0","result":{}}"#, None, false),
+            (r#"{"id":1,"result":{},"jsonrpc":"2.0"}"#, None, false),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#, None, false),
+            (r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#, None, false),
+            (r#" {"id":1,"jsonrpc":"2.0","result":{}}"#, None, false),
+        ];
+        for (input, found, decodes) in cases {
+            assert_eq!(&super::usual_answer(input), found, "{input}");
+            let Some((id, result)) = found else { continue };
+            let typed = serde_json::from_str::<CallToolResult>(result);
+            assert_eq!(typed.is_ok(), *decodes, "{input}: {typed:?}");
+            let Ok(typed) = typed else { continue };
+            let general = serde_json::from_str::<Parts<'_>>(input)
+                .map_err(|e| e.to_string())
+                .and_then(|parts| classify::<Box<RawValue>>(parts).map_err(|e| e.to_string()));
+            let Ok(MessageOf::Response(general)) = general else {
+                panic!("{input}: not an answer to the general path: {general:?}");
+            };
+            assert_eq!(general.id, RequestId::Number(*id), "{input}");
+            let expected: CallToolResult = serde_json::from_str(general.result.get()).unwrap();
+            assert_eq!(typed, expected, "{input}");
         }
     }
 

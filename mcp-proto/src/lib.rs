@@ -15,8 +15,12 @@
 //! The decoder reads a message's text once and never builds a `Value` of the
 //! whole message; [`jsonrpc::decode_slice_as`] with `Box<RawValue>` keeps a
 //! result as its JSON text, and [`client::ops::parse_result`] decodes it once,
-//! straight into the result's type; a server's [`jsonrpc::decode_received`]
-//! keeps a request's parameters as the text the client wrote.
+//! straight into the result's type. Where a driver knows the type a request
+//! waits for, [`jsonrpc::usual_answer`] finds the usual answer's result
+//! without reading it, so the result's text is read only once, by its
+//! type's decoder ([`client::ClientCore::take_answered`] finishes the
+//! request then). A server's [`jsonrpc::decode_received`] keeps a request's
+//! parameters as the text the client wrote.
 //!
 //! ## Getting started
 //!

@@ -125,18 +125,23 @@ impl Http {
         let bytes = conn::read_limited(body, self.options.max_body)
             .await
             .map_err(|e| self.read_error(method, e))?;
-        let incoming = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
-            .map_err(|e| self.invalid(method, &format!("the body is not JSON-RPC: {e}")))?;
-        // An error the server could not tie to the request (a parse
-        // error, say) still answers it.
-        if let Some(error) = jsonrpc::unaddressed_error(&incoming) {
-            return Err(Error::Rpc {
-                endpoint: self.endpoint.redacted.clone(),
-                method: method.into(),
-                error: self.scrub_error(error.clone()),
-            });
+        let link = self.link();
+        // The usual answer to a call that waits for its decoded result is
+        // decoded once, into it; anything else is decoded here.
+        if !link.feed_usual_answer(&bytes) {
+            let incoming = jsonrpc::decode_slice_as::<Box<RawValue>>(&bytes)
+                .map_err(|e| self.invalid(method, &format!("the body is not JSON-RPC: {e}")))?;
+            // An error the server could not tie to the request (a parse
+            // error, say) still answers it.
+            if let Some(error) = jsonrpc::unaddressed_error(&incoming) {
+                return Err(Error::Rpc {
+                    endpoint: self.endpoint.redacted.clone(),
+                    method: method.into(),
+                    error: self.scrub_error(error.clone()),
+                });
+            }
+            link.feed(incoming);
         }
-        self.link().feed(incoming);
         if self.is_pending(id) {
             return Err(self.invalid(method, "the JSON body does not answer the request"));
         }

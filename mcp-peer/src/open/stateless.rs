@@ -9,7 +9,7 @@ use mcp_proto::client::decide::{EraChoice, ProbeState, ProbeStep};
 use mcp_proto::methods;
 use mcp_proto::types::{DiscoverResult, InitializeResult};
 
-use crate::inner::Inner;
+use crate::inner::{Inner, Reply};
 use crate::send::Start;
 use crate::sync::lock;
 use crate::transport::Transport;
@@ -33,6 +33,7 @@ pub(super) async fn probe<T: Transport>(inner: &Inner<T>) -> Result<Probed, T::E
         let version = state.version();
         let start: Start<'_, ()> = Start::Probe { version, timeout };
         let (outcome, _) = inner.send(start, None, |_| {}).await;
+        let outcome = outcome.map(Reply::into_raw);
         let step = match &outcome {
             Ok(raw) => state.handle_answer(raw.get()),
             Err(fail) => state.handle_failure(fail.failure()),

@@ -2,9 +2,13 @@
 //! output schema (feature `schema`); or the server's JSON text as it
 //! came.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use mcp_peer::memory::{self, MemoryError, MemoryTransport};
 use mcp_peer::{Client, RequestOptions};
 use mcp_proto::client::ClientError;
+use mcp_proto::types::CallToolResult;
 use serde_json::{Value, json};
 
 use crate::common::options;
@@ -113,4 +117,109 @@ async fn a_call_for_its_json_gives_the_server_s_text_as_it_came_and_refuses_a_no
             other => panic!("{other:?}"),
         }
     }
+}
+
+/// A `tools/call` result decoded once, as its answer is read, comes out as
+/// the general path's (the result as JSON text, then decoded) would: the
+/// same result, the same `InvalidResult`, the same refusal of a line that
+/// is not JSON-RPC.
+#[tokio::test(start_paused = true)]
+async fn a_call_result_decoded_as_it_is_read_is_the_general_paths_result() {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    let sender = end.sender();
+    let refused = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = refused.clone();
+    tokio::spawn(async move {
+        while let Some(bytes) = end.recv().await {
+            let msg: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = msg.get("id") else { continue };
+            let line = match msg["method"].as_str() {
+                Some("initialize") => json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "scripted", "version": "1"}}})
+                .to_string(),
+                // The result is the text the call asked for, as it is.
+                _ => {
+                    let body = msg["params"]["arguments"]["body"].as_str().unwrap();
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{body}}}"#)
+                }
+            };
+            if !sender.send(line.as_bytes()) {
+                seen.lock().unwrap().push(line);
+            }
+        }
+    });
+    let within = || RequestOptions::with_timeout(Duration::from_secs(5));
+    let bodies = [
+        r#"{"content":[{"type":"text","text":"hi"}]}"#,
+        r#"{"content":[{"type":"text","text":"h\u00e9\n"}],"isError":true,"x":{"y":[1,2.5e3]}} "#,
+        r#"{"content":[],"structuredContent":{"a":null},"_meta":{"k":"v"}}"#,
+        r#"{"resultType":"task","task":{"taskId":"t"}}"#,
+        r#"{}"#,
+        // Valid JSON, not a CallToolResult: InvalidResult either way.
+        r#"{"content":"no"}"#,
+        r#"{"content":[],"content":[]}"#,
+        r#"[1,2]"#,
+        r#"null"#,
+        // Not JSON-RPC: refused by the reader either way.
+        r#"{"content":[]},"error":{"code":1,"message":"m"}"#,
+        r#"{"content":[]},"id":9"#,
+        r#"{"content":[}"#,
+        r#"{"content":[]}x"#,
+    ];
+    for body in bodies {
+        let args = json!({"body": body});
+        let typed = client.call_tool_with("x", &args, within()).await;
+        let general = client.call_tool_json("x", &args, within()).await;
+        match general {
+            Ok(raw) => {
+                let expected = serde_json::from_str::<CallToolResult>(raw.get());
+                match (typed, expected) {
+                    (Ok(typed), Ok(expected)) => assert_eq!(typed, expected, "{body}"),
+                    (
+                        Err(MemoryError::Protocol(ClientError::InvalidResult { reason, .. })),
+                        Err(e),
+                    ) => {
+                        assert_eq!(reason, e.to_string(), "{body}")
+                    }
+                    (typed, expected) => panic!("{body}: {typed:?} against {expected:?}"),
+                }
+            }
+            // `call_tool_json` refuses a result that is not an object.
+            Err(MemoryError::Protocol(ClientError::InvalidResult { .. }))
+                if !body.starts_with('{') =>
+            {
+                let reason = serde_json::from_str::<CallToolResult>(body).unwrap_err().to_string();
+                assert!(
+                    matches!(&typed, Err(MemoryError::Protocol(ClientError::InvalidResult { reason: r, .. })) if *r == reason),
+                    "{body}: {typed:?}"
+                );
+            }
+            Err(general) => {
+                // Never delivered: both waited until their deadline.
+                assert!(
+                    matches!(&general, MemoryError::Protocol(ClientError::Timeout { .. })),
+                    "{body}: {general:?}"
+                );
+                assert!(
+                    matches!(&typed, Err(MemoryError::Protocol(ClientError::Timeout { .. }))),
+                    "{body}: {typed:?}"
+                );
+            }
+        }
+    }
+    // The three lines that are not JSON-RPC, each refused both ways (the
+    // one with a second id answers a request long finished).
+    let refused = refused.lock().unwrap().clone();
+    assert_eq!(refused.len(), 6, "{refused:?}");
+    for pair in refused.chunks(2) {
+        assert_eq!(
+            pair[0].split_once(",\"result\":").map(|p| p.1),
+            pair[1].split_once(",\"result\":").map(|p| p.1)
+        );
+    }
+    // The next call goes on.
+    let r = client.call_tool_with("x", json!({"body": r#"{"content":[]}"#}), within()).await;
+    assert_eq!(r.unwrap(), CallToolResult::default());
 }

@@ -949,6 +949,30 @@ impl<W> ClientCore<W> {
         }
     }
 
+    /// The waiter of request `id` while it waits for a result the driver
+    /// may read itself (see [`take_answered`](Self::take_answered)); `None`
+    /// when no such request waits, and for the era probe and `initialize`,
+    /// whose results the core reads.
+    pub fn waiter(&self, id: i64) -> Option<&W> {
+        if matches!(self.phase, Phase::Probing(n) | Phase::Initializing(n) if n == id) {
+            return None;
+        }
+        self.pending.get(&id).map(|p| &p.waiter)
+    }
+
+    /// Finishes request `id`, answered with a result the driver read
+    /// itself from the message (the usual answer,
+    /// [`jsonrpc::usual_answer`](crate::jsonrpc::usual_answer), its result
+    /// decoded straight into the type the caller waits for): the request
+    /// is done as [`handle_incoming`](Self::handle_incoming) finishes one
+    /// on a result, and its waiter is given back instead of coming in an
+    /// [`Event::Reply`]. `None`, with nothing changed, where
+    /// [`waiter`](Self::waiter) says `None`.
+    pub fn take_answered(&mut self, id: i64) -> Option<W> {
+        self.waiter(id)?;
+        self.pending.remove(&id).map(|p| p.waiter)
+    }
+
     fn handle_outcome(&mut self, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
         let found = match &id {
             RequestId::Number(n) => self.pending.remove(n).map(|p| (*n, p)),

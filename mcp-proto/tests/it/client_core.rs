@@ -174,6 +174,52 @@ fn replies_are_matched_by_id_in_any_order() {
     assert_eq!(core.pending_requests(), 0);
 }
 
+/// A request answered with a result the driver read itself is finished
+/// by `take_answered` as a result finishes it, with no event; the probe
+/// and `initialize` are never taken so (the core reads their results).
+#[test]
+fn a_request_answered_outside_the_core_is_finished_without_an_event() {
+    let t0 = Instant::now();
+    let mut fresh = Core::new(config());
+    let init = fresh.initialize("init", t0).unwrap();
+    let RequestId::Number(n) = init.id else { panic!("{:?}", init.id) };
+    assert_eq!(fresh.waiter(n), None);
+    assert_eq!(fresh.take_answered(n), None);
+    assert_eq!(fresh.pending_requests(), 1);
+    let mut probing = Core::new(config());
+    let probe =
+        probing.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "probe", t0).unwrap();
+    let RequestId::Number(p) = probe.id else { panic!("{:?}", probe.id) };
+    assert_eq!(probing.take_answered(p), None);
+    assert_eq!(probing.pending_requests(), 1);
+
+    let mut core = ready(t0);
+    let opts = RequestOptions::default();
+    let a = core.start_request("tools/call", None, &opts, "a", t0).unwrap();
+    let b = core.start_request("tools/call", None, &opts, "b", t0).unwrap();
+    let (RequestId::Number(a_id), RequestId::Number(b_id)) = (&a.id, &b.id) else { panic!() };
+    assert_eq!(core.waiter(*a_id), Some(&"a"));
+    assert_eq!(core.waiter(999), None);
+    assert_eq!(core.take_answered(999), None);
+    assert_eq!(core.take_answered(*a_id), Some("a"));
+    assert_eq!(core.waiter(*a_id), None);
+    assert_eq!(core.pending_requests(), 1);
+    assert!(events(&mut core).is_empty());
+    assert!(transmitted(&mut core).is_empty());
+    // Its deadline is gone with it; a late answer is dropped.
+    core.handle_message(Message::Response(Response::new(a.id.clone(), json!({}))), t0);
+    core.handle_timeout(t0 + Duration::from_secs(3600));
+    let evs = events(&mut core);
+    assert!(
+        matches!(
+            &evs[..],
+            [Event::Reply { waiter: "b", outcome: Err(ClientError::Timeout { .. }), .. }]
+        ),
+        "{evs:?}"
+    );
+    assert_eq!(core.take_answered(*b_id), None);
+}
+
 #[test]
 fn an_abandoned_request_fails_its_waiter_and_tells_the_server_nothing() {
     let t0 = Instant::now();

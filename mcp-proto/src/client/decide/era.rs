@@ -38,6 +38,15 @@ pub trait EraRules: Send + Sync + fmt::Debug {
     /// What a result (its JSON text) asks for.
     fn on_result(&self, method: &str, raw: &str, context: ResultContext) -> ResultStep;
 
+    /// Whether [`on_result`](Self::on_result) reads the result's text (its
+    /// kind, its caching hint). When it does not, every result is
+    /// delivered as it came, and a driver may decode one straight into
+    /// the type its caller waits for, never holding it as JSON text. By
+    /// default, it does.
+    fn reads_results(&self) -> bool {
+        true
+    }
+
     /// Whether results may be answered from (and kept in) the result cache.
     fn caches_results(&self) -> bool;
 

@@ -34,6 +34,11 @@ impl EraRules for Handshake {
         ResultStep::Deliver { cache: None }
     }
 
+    /// Nothing of a result is read: see [`on_result`](Self::on_result).
+    fn reads_results(&self) -> bool {
+        false
+    }
+
     fn caches_results(&self) -> bool {
         false
     }
