@@ -122,14 +122,7 @@ impl Params {
     /// rather than a parse.
     pub(crate) fn may_be_stateless(&self) -> bool {
         match &self.0 {
-            Repr::Text(text) => {
-                let text = text.get().as_bytes();
-                // The searcher is built once: building it costs more than
-                // a search of a request's text.
-                static PREFIX: LazyLock<memmem::Finder<'static>> =
-                    LazyLock::new(|| memmem::Finder::new(STATELESS_KEY_PREFIX));
-                memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
-            }
+            Repr::Text(text) => text_may_be_stateless(text),
             Repr::Absent => false,
             Repr::Value(_) => true,
         }
@@ -154,6 +147,26 @@ impl From<Option<Value>> for Params {
     fn from(value: Option<Value>) -> Self {
         Params::from_value(value)
     }
+}
+
+/// Whether parameters' text carries a stateless-era `_meta` key (the
+/// protocol version or the client capabilities), read as the session reads
+/// it: text that cannot hold one is not parsed; text the head cannot be
+/// read from carries none.
+pub(crate) fn text_has_stateless_meta(text: &RawValue) -> bool {
+    text_may_be_stateless(text)
+        && text.get().starts_with('{')
+        && serde_json::from_str::<Head>(text.get()).is_ok_and(|head| head.is_stateless())
+}
+
+/// [`Params::may_be_stateless`] of text.
+fn text_may_be_stateless(text: &RawValue) -> bool {
+    let text = text.get().as_bytes();
+    // The searcher is built once: building it costs more than a search of
+    // a request's text.
+    static PREFIX: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(STATELESS_KEY_PREFIX));
+    memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
 }
 
 /// What the stateless era's `_meta` keys begin with.

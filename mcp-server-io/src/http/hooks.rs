@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::request::Parts;
-use mcp_proto::jsonrpc::Message;
+use mcp_proto::jsonrpc::{Message, Received};
 
 use super::reply::Reply;
 use crate::Session;
@@ -44,8 +44,9 @@ pub trait HttpHooks<H>: Send + Sync + 'static {
         None
     }
 
-    /// Every JSON-RPC message a POST hands to a session, before it does.
-    fn message(&self, message: &Message) {
+    /// Every JSON-RPC message a POST hands to a session, before it does
+    /// (a request's parameters as the client wrote them).
+    fn message(&self, message: &Received) {
         let _ = message;
     }
 
@@ -63,7 +64,7 @@ pub trait HttpHooks<H>: Send + Sync + 'static {
 
     /// Whether a handshake-era POST is never answered: its response never
     /// comes (a server that ignores what it does not know).
-    fn never_answer(&self, message: &Message) -> bool {
+    fn never_answer(&self, message: &Received) -> bool {
         let _ = message;
         false
     }

@@ -21,7 +21,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Body;
 use mcp_proto::jsonrpc::{
-    DecodeError, Incoming as Decoded, Message, RequestId, decode_slice, error_code,
+    DecodeError, Message, Received, ReceivedIncoming, RequestId, decode_received, error_code,
 };
 use mcp_proto::methods;
 use tokio::sync::{oneshot, watch};
@@ -597,16 +597,18 @@ where
         Err(refusal) => return Ok(refusal),
     };
     let era = options.session.era;
-    let message = match decode_slice(&body) {
-        Ok(Decoded::Batch(_)) if era == ServeEra::Modern => {
+    // A request's parameters stay the text the client wrote, for the
+    // handler to decode once (as over stdio).
+    let message = match decode_received(&body) {
+        Ok(ReceivedIncoming::Batch(_)) if era == ServeEra::Modern => {
             return Ok(rpc_error(
                 StatusCode::BAD_REQUEST,
                 error_code::INVALID_REQUEST,
                 "the stateless era takes one message per POST",
             ));
         }
-        Ok(Decoded::Single(message)) => message,
-        Ok(Decoded::Batch(items)) => {
+        Ok(ReceivedIncoming::Single(message)) => message,
+        Ok(ReceivedIncoming::Batch(items)) => {
             return Ok(match find_session(shared, headers, false) {
                 Some(Ok(session)) => post_batch(shared, &session, items),
                 Some(Err(refusal)) => refusal,
@@ -615,7 +617,11 @@ where
         }
         Err(e) => return Ok(decode_failure(&e)),
     };
-    let is_initialize = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
+    let is_initialize = match &message {
+        Received::Request(r) => r.method == methods::INITIALIZE,
+        Received::Message(Message::Request(r)) => r.method == methods::INITIALIZE,
+        Received::Message(_) => false,
+    };
     let modern = match era {
         ServeEra::Legacy => false,
         ServeEra::Modern => true,
@@ -643,15 +649,19 @@ where
         return Ok(text(StatusCode::NOT_FOUND, "session expired"));
     }
     shared.hooks.message(&message);
-    let Message::Request(rpc) = &message else {
-        session.session.handle(message);
-        return Ok(accepted());
+    let id = match &message {
+        Received::Request(rpc) => rpc.id.clone(),
+        Received::Message(Message::Request(rpc)) => rpc.id.clone(),
+        Received::Message(_) => {
+            session.session.handle_received(0, message);
+            return Ok(accepted());
+        }
     };
     if shared.hooks.id_only_events() && !is_initialize {
         // Never handed to the session: the reply never comes.
         return Ok(id_only_event(shared));
     }
-    let key = RequestKey { origin: 0, id: rpc.id.clone() };
+    let key = RequestKey { origin: 0, id };
     let session_header = session.id.as_deref().filter(|_| is_initialize);
     let mut response = match options.reply {
         ReplyMode::Json => {
@@ -659,7 +669,7 @@ where
             if !session.routes.register(key, Route::Json(tx)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
-            session.session.handle(message);
+            session.session.handle_received(0, message);
             let reply = session
                 .wait(shared, rx)
                 .await
@@ -675,7 +685,7 @@ where
             if !session.routes.register(key, Route::Sse(stream)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
-            session.session.handle(message);
+            session.session.handle_received(0, message);
             event_stream(body)
         }
         ReplyMode::Auto => {
@@ -683,7 +693,7 @@ where
             if !session.routes.register(key.clone(), Route::First(tx)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
-            session.session.handle(message);
+            session.session.handle_received(0, message);
             let Ok((first, is_reply)) = session.wait(shared, rx).await else {
                 return Err(io::Error::other("the session ended before the reply"));
             };
@@ -728,25 +738,26 @@ fn open_reply_stream<H: Handler>(
 fn post_batch<H: Handler>(
     shared: &Shared<H>,
     session: &HttpSession<H>,
-    items: Vec<Result<Message, DecodeError>>,
+    items: Vec<Result<Received, DecodeError>>,
 ) -> Reply {
     let mut messages = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Ok(Message::Request(_)) => {
+            Ok(Received::Request(_) | Received::Message(Message::Request(_))) => {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     error_code::INVALID_REQUEST,
                     "this server does not take requests in a batch",
                 );
             }
-            Ok(message) => messages.push(message),
+            Ok(Received::Message(message)) => messages.push(message),
             Err(e) => return decode_failure(&e),
         }
     }
     for message in messages {
+        let message = Received::Message(message);
         shared.hooks.message(&message);
-        session.session.handle(message);
+        session.session.handle_received(0, message);
     }
     accepted()
 }
@@ -852,13 +863,13 @@ where
                 Ok(body) => body,
                 Err(refusal) => return Ok(refusal),
             };
-            match decode_slice(&body) {
-                Ok(Decoded::Single(message)) => {
+            match decode_received(&body) {
+                Ok(ReceivedIncoming::Single(message)) => {
                     shared.hooks.message(&message);
-                    session.session.handle(message);
+                    session.session.handle_received(0, message);
                     Ok(accepted())
                 }
-                Ok(Decoded::Batch(_)) => Ok(rpc_error(
+                Ok(ReceivedIncoming::Batch(_)) => Ok(rpc_error(
                     StatusCode::BAD_REQUEST,
                     error_code::INVALID_REQUEST,
                     "the 2024-11-05 transport takes one message per POST",

@@ -3,14 +3,16 @@
 //! metadata headers checked against the body, answered with one JSON body
 //! or an SSE stream of its own that cancels the request when it closes.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use http::{HeaderMap, HeaderValue, StatusCode};
-use mcp_proto::jsonrpc::{ErrorObject, Message, error_code};
+use mcp_proto::jsonrpc::{ErrorObject, Message, RawRequest, Received, Request, error_code};
 use mcp_proto::methods;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::body::{BodyItem, ResponseBody};
@@ -21,6 +23,7 @@ use super::reply::{
 use super::routes::Route;
 use super::service::{Handled, HttpSession, ReplyMode, Shared};
 use crate::Handler;
+use crate::params::text_has_stateless_meta;
 use crate::session::RequestKey;
 use crate::stateless::{
     has_stateless_meta, http_status, is_stateless_only, refuse_initialize, request_meta,
@@ -29,10 +32,18 @@ use crate::stateless::{
 /// Whether a POST without a session speaks the stateless era: a request
 /// with the stateless `_meta` or a stateless-only method, or any message
 /// whose `MCP-Protocol-Version` names a stateless revision.
-pub(super) fn is_modern(message: &Message, headers: &HeaderMap) -> bool {
+pub(super) fn is_modern(received: &Received, headers: &HeaderMap) -> bool {
     guard::stateless_version_header(headers)
-        || matches!(message, Message::Request(r)
-            if is_stateless_only(&r.method) || has_stateless_meta(r.params.as_ref()))
+        || match received {
+            Received::Request(r) => {
+                is_stateless_only(&r.method)
+                    || r.params.as_deref().is_some_and(text_has_stateless_meta)
+            }
+            Received::Message(Message::Request(r)) => {
+                is_stateless_only(&r.method) || has_stateless_meta(r.params.as_ref())
+            }
+            Received::Message(_) => false,
+        }
 }
 
 /// One stateless-era POST: no session, the request metadata headers
@@ -42,18 +53,19 @@ pub(super) fn is_modern(message: &Message, headers: &HeaderMap) -> bool {
 pub(super) async fn stateless_post<H: Handler>(
     shared: &Arc<Shared<H>>,
     headers: &HeaderMap,
-    message: Message,
+    received: Received,
 ) -> Handled {
     let session = shared.modern_session();
-    shared.hooks.message(&message);
-    let request = match message {
-        Message::Request(request) => request,
-        message @ Message::Notification(_) => {
+    shared.hooks.message(&received);
+    let request = match received {
+        Received::Request(request) => request,
+        Received::Message(Message::Request(request)) => raw_request(request),
+        Received::Message(message @ Message::Notification(_)) => {
             let origin = shared.next_origin.fetch_add(1, Ordering::Relaxed);
             session.session.handle_from(origin, message);
             return Ok(accepted());
         }
-        Message::Response(_) | Message::Error(_) => {
+        Received::Message(Message::Response(_) | Message::Error(_)) => {
             return Ok(rpc_error(
                 StatusCode::BAD_REQUEST,
                 error_code::INVALID_REQUEST,
@@ -74,7 +86,8 @@ pub(super) async fn stateless_post<H: Handler>(
     // Dropped with this future (the client went away before the answer) or
     // with the SSE body: either way the request is cancelled if unanswered.
     let guard = CancelOnDrop { session: session.clone(), key };
-    session.session.handle_from(origin, Message::Request(request));
+    // The parameters reach the handler as the client wrote them.
+    session.session.handle_received(origin, Received::Request(request));
     let Some((first, is_reply)) = session.wait(shared, rx.recv()).await else {
         return Err(io::Error::other("the server ended before the reply"));
     };
@@ -123,9 +136,14 @@ fn check_stateless<H: Handler>(
     shared: &Shared<H>,
     session: &HttpSession<H>,
     headers: &HeaderMap,
-    request: &mcp_proto::jsonrpc::Request,
+    raw: &RawRequest,
 ) -> Result<(), (StatusCode, ErrorObject)> {
     let era = shared.options.session.era;
+    let request = &Request {
+        id: raw.id.clone(),
+        method: raw.method.clone(),
+        params: raw.params.as_deref().map(readable),
+    };
     let params = request.params.as_ref();
     let bad = |error| Err((StatusCode::BAD_REQUEST, error));
     if request.method == methods::INITIALIZE {
@@ -153,6 +171,30 @@ fn check_stateless<H: Handler>(
         return bad(error);
     }
     Ok(())
+}
+
+/// A request whose parameters are a value, as text.
+fn raw_request(request: Request) -> RawRequest {
+    let Request { id, method, params } = request;
+    let params = params.and_then(|p| serde_json::value::to_raw_value(&p).ok());
+    RawRequest { id, method, params }
+}
+
+/// What a [`Value`] can show of parameters' text, for the checks that read
+/// it: the text itself when a value holds it, else each member or element
+/// on its own, a number no double holds (`1e400`) shown as `null`. The
+/// handler gets the text.
+fn readable(text: &RawValue) -> Value {
+    if let Ok(value) = serde_json::from_str(text.get()) {
+        return value;
+    }
+    if let Ok(members) = serde_json::from_str::<BTreeMap<String, &RawValue>>(text.get()) {
+        return Value::Object(members.into_iter().map(|(k, v)| (k, readable(v))).collect());
+    }
+    match serde_json::from_str::<Vec<&RawValue>>(text.get()) {
+        Ok(items) => Value::Array(items.into_iter().map(readable).collect()),
+        Err(_) => Value::Null,
+    }
 }
 
 /// The HTTP status of a stateless-era reply: that of its error code (read

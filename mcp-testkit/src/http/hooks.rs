@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http::header::LOCATION;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
-use mcp_proto::jsonrpc::Message;
+use mcp_proto::jsonrpc::{Message, Received};
 use mcp_proto::methods;
 use mcp_server_io::http::auth::{AuthFuture, Authorize, BearerToken, WWW_AUTHENTICATE};
 use mcp_server_io::http::body::ResponseBody;
@@ -59,11 +59,12 @@ impl HttpHooks<Testkit> for Hooks {
         Some(text(status, &format!("status {code} on purpose")))
     }
 
-    fn message(&self, message: &Message) {
+    fn message(&self, message: &Received) {
         let method = match message {
-            Message::Request(r) => &r.method,
-            Message::Notification(n) => &n.method,
-            _ => "(response)",
+            Received::Request(r) => &r.method,
+            Received::Message(Message::Request(r)) => &r.method,
+            Received::Message(Message::Notification(n)) => &n.method,
+            Received::Message(_) => "(response)",
         };
         lock(&self.stats).record_rpc_method(method);
     }
@@ -76,11 +77,15 @@ impl HttpHooks<Testkit> for Hooks {
         self.config.expire_session_after.is_some_and(|n| posts > n)
     }
 
-    fn never_answer(&self, message: &Message) -> bool {
+    fn never_answer(&self, message: &Received) -> bool {
         // A legacy server that never answers what it does not know.
         self.config.server.era == ServeEra::Legacy
             && self.config.server.silent_discover
-            && matches!(message, Message::Request(r) if r.method == methods::SERVER_DISCOVER)
+            && match message {
+                Received::Request(r) => r.method == methods::SERVER_DISCOVER,
+                Received::Message(Message::Request(r)) => r.method == methods::SERVER_DISCOVER,
+                Received::Message(_) => false,
+            }
     }
 
     fn id_only_events(&self) -> bool {
