@@ -82,6 +82,18 @@ impl Outgoing {
         Outgoing::RawReply { id, result, origin }
     }
 
+    /// Appends the JSON text of a message or a raw reply to `out` as one
+    /// line's text (no line ending), as a driver writes it: `Ok(false)`,
+    /// nothing appended, for the other items.
+    pub fn encode_into(&self, out: &mut Vec<u8>) -> serde_json::Result<bool> {
+        match self {
+            Outgoing::Message { message, .. } => serde_json::to_writer(&mut *out, message)?,
+            Outgoing::RawReply { id, result, .. } => Outgoing::raw_reply_bytes(id, result, out),
+            Outgoing::RawLine(_) | Outgoing::Exit(_) => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// Appends the JSON-RPC response of a [`Outgoing::RawReply`] to `out`
     /// as one line's text (no line ending): the result's text as it is,
     /// except that line breaks between its tokens (a pretty-printed

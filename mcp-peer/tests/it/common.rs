@@ -44,8 +44,11 @@ pub(crate) fn forward(mut queue: mcp_testkit::OutgoingQueue, out: MemorySender) 
     tokio::spawn(async move {
         while let Some(item) = queue.recv().await {
             match item {
-                Outgoing::Message { message, .. } => {
-                    out.send(&message.to_vec());
+                Outgoing::Message { .. } | Outgoing::RawReply { .. } => {
+                    let mut json = Vec::new();
+                    if item.encode_into(&mut json).unwrap_or(false) {
+                        out.send(&json);
+                    }
                 }
                 Outgoing::RawLine(line) => {
                     out.send(&line);

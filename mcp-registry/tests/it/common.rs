@@ -61,8 +61,11 @@ pub(crate) fn memory_testkit(mute: Arc<AtomicBool>) -> BoxTransport {
     tokio::spawn(async move {
         while let Some(item) = queue.recv().await {
             match item {
-                mcp_testkit::Outgoing::Message { message, .. } => {
-                    sender.send(&message.to_vec());
+                mcp_testkit::Outgoing::Message { .. } | mcp_testkit::Outgoing::RawReply { .. } => {
+                    let mut json = Vec::new();
+                    if item.encode_into(&mut json).unwrap_or(false) {
+                        sender.send(&json);
+                    }
                 }
                 // The `crash` tool: what a process's end is to a client.
                 mcp_testkit::Outgoing::Exit(_) => {

@@ -157,15 +157,9 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     /// Writes one item; `Some(code)` (after a flush) for an exit.
     async fn write(&mut self, item: Outgoing) -> io::Result<Option<i32>> {
         match item {
-            Outgoing::Message { message, .. } => {
+            Outgoing::Message { .. } | Outgoing::RawReply { .. } => {
                 self.scratch.clear();
-                serde_json::to_writer(&mut self.scratch, &message).map_err(io::Error::other)?;
-                self.scratch.push(b'\n');
-                self.out.write_all(&self.scratch).await?;
-            }
-            Outgoing::RawReply { id, result, .. } => {
-                self.scratch.clear();
-                Outgoing::raw_reply_bytes(&id, &result, &mut self.scratch);
+                item.encode_into(&mut self.scratch).map_err(io::Error::other)?;
                 self.scratch.push(b'\n');
                 self.out.write_all(&self.scratch).await?;
             }
