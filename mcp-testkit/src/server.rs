@@ -424,6 +424,8 @@ impl Server {
                 Err(error) => return Reply::Now(Err(error)),
             }
         }
+        // Where a result given as text goes.
+        let key = id.clone();
         let call = tools::Call { server: self.clone(), id, progress_token, task: None, modern };
         if let Some(meta) = &call.modern
             && let Some(reply) = self.stateless_call(&call, &name, map, meta)
@@ -450,6 +452,11 @@ impl Server {
         };
         match outcome {
             tools::Outcome::Reply(result) => Reply::Now(result),
+            tools::Outcome::Text(json) => {
+                // Sent as it is, before the handler returns.
+                self.session.reply_raw(key, Ok(json));
+                Reply::Silent
+            }
             tools::Outcome::Spawn(future) => {
                 Reply::Later(Box::pin(async move { Ok(future.await) }))
             }

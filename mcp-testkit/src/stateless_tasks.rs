@@ -94,6 +94,7 @@ impl Server {
         let call = Call { progress_token: None, ..call.clone() };
         match tools::run(call, name, arguments.clone()) {
             tools::Outcome::Reply(result) => Start::Now(result),
+            tools::Outcome::Text(json) => Start::Now(tools::value_of(&json)),
             tools::Outcome::Spawn(future) => {
                 Start::Task(Box::new(|_, _| Box::pin(async move { Ok(future.await) })))
             }

@@ -62,6 +62,7 @@ impl Server {
         };
         match tools::run(call, name, arguments) {
             tools::Outcome::Reply(outcome) => self.finish_task(&task_id, outcome),
+            tools::Outcome::Text(json) => self.finish_task(&task_id, tools::value_of(&json)),
             tools::Outcome::Spawn(future) => {
                 let server = self.clone();
                 let id = task_id.clone();

@@ -77,6 +77,9 @@ impl Call {
 pub(crate) enum Outcome {
     /// The reply, ready now.
     Reply(Result<Value, ErrorObject>),
+    /// A result ready now, as JSON text written as it is (`echo`'s, in
+    /// the handshake era: no value built on the way).
+    Text(Box<RawValue>),
     /// A result that needs waiting for: run it as its own task.
     Spawn(BoxFuture),
     /// No reply at all (the process is on its way out).
@@ -397,7 +400,14 @@ pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> 
             Some(Ok(echo)) => echo.message,
             Some(Err(e)) => return Outcome::Reply(Err(not_arguments(&e))),
         };
-        return Outcome::Reply(Ok(echo_message(message).map_or_else(tool_error, text)));
+        return match echo_message(message) {
+            // The stateless era's session adds its members to a value.
+            Ok(message) if call.modern.is_none() => match text_json(&message) {
+                Some(json) => Outcome::Text(json),
+                None => Outcome::Reply(Ok(text(message))),
+            },
+            result => Outcome::Reply(Ok(result.map_or_else(tool_error, text))),
+        };
     }
     if name == "annotated" {
         // The arguments exactly as the client wrote them.
@@ -745,6 +755,23 @@ fn ascii_text(n: usize) -> String {
 /// A tool result of one text block.
 pub(crate) fn text(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }] })
+}
+
+/// A result given as JSON text, as a value.
+pub(crate) fn value_of(json: &RawValue) -> Result<Value, ErrorObject> {
+    serde_json::from_str(json.get()).map_err(|e| {
+        ErrorObject::new(error_code::INTERNAL_ERROR, format!("the result is not JSON: {e}"))
+    })
+}
+
+/// [`text`]'s result written as JSON text (the string escaped by
+/// `serde_json`'s own string writer).
+fn text_json(message: &str) -> Option<Box<RawValue>> {
+    let mut json = String::with_capacity(message.len() + 40);
+    json.push_str(r#"{"content":[{"type":"text","text":"#);
+    json.push_str(&serde_json::to_string(message).ok()?);
+    json.push_str("}]}");
+    RawValue::from_string(json).ok()
 }
 
 /// A tool result with `isError: true` and the message as text.

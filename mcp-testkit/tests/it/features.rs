@@ -59,6 +59,14 @@ impl Core {
             Ok(Some(Outgoing::Message { message, related, .. })) => {
                 Out { message: serde_json::from_slice(&message.to_vec()).unwrap(), related }
             }
+            // A result written as JSON text (`echo`'s).
+            Ok(Some(item @ Outgoing::RawReply { .. })) => {
+                let mut json = Vec::new();
+                assert!(item.encode_into(&mut json).unwrap());
+                let message: Value = serde_json::from_slice(&json).unwrap();
+                let related = serde_json::from_value(message["id"].clone()).ok();
+                Out { message, related }
+            }
             other => panic!("expected a message, got {other:?}"),
         }
     }
@@ -118,6 +126,26 @@ fn text_of(result: &Value) -> &str {
 
 fn paged(page_size: usize) -> Config {
     Config { page_size: Some(page_size), ..Config::default() }
+}
+
+/// `echo` answers with its result written as JSON text (no value built),
+/// the message escaped as `serde_json` escapes a string.
+#[tokio::test]
+async fn echo_answers_with_its_result_written_as_text() {
+    let mut core = Core::ready(Config::default()).await;
+    let odd = "tab\t \"quoted\" back\\slash \u{1} \u{7f} é ✓ 😀 \u{2028} </script>";
+    let call = json!({"name": "echo", "arguments": {"message": odd}});
+    core.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call}));
+    let item = tokio::time::timeout(WAIT, core.queue.recv()).await.unwrap().unwrap();
+    let Outgoing::RawReply { ref result, .. } = item else { panic!("{item:?}") };
+    let expected = json!({"content": [{"type": "text", "text": odd}]});
+    assert_eq!(serde_json::from_str::<Value>(result.get()).unwrap(), expected);
+    // Escaped as `serde_json` writes a string.
+    assert!(result.get().contains(r#""text":"tab\t \"quoted\" back\\slash \u0001"#), "{result}");
+    let mut line = Vec::new();
+    assert!(item.encode_into(&mut line).unwrap());
+    let reply: Value = serde_json::from_slice(&line).unwrap();
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 3, "result": expected}));
 }
 
 #[tokio::test]
