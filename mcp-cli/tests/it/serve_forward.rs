@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use mcp_peer::EraChoice;
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::CallToolResult;
 use mcp_test_support::text_blocks;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::run::Sandbox;
-use crate::serve_support::{args, call, counting_progress, host, server_spec};
+use crate::serve_support::{
+    args, assert_arguments_arrive_as_written, call, counting_progress, host, server_spec,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handshake_era_host_lists_calls_and_sees_progress() {
@@ -66,18 +66,11 @@ async fn a_handshake_era_host_lists_calls_and_sees_progress() {
 /// its arguments' text as it came).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arguments_reach_the_server_as_the_host_wrote_them() {
-    let written = r#"{"n":123456789012345678901234567890,"neg":-98765432109876543210987654321,"d":0.100000000000000000000000000001,"z":2.50,"e":1e400,"s":"tab\t \"q\" \\ \u00e9 \/ é ✓ 😀 \u2028","nested":{"x":[1.0,{"y":18446744073709551616}]}}"#;
-    let arguments = RawValue::from_string(written.to_owned()).unwrap();
     let spec = server_spec("");
     for era in [EraChoice::Legacy, EraChoice::Modern] {
         let s = Sandbox::new("serve-arguments");
         let c = host(&s, &["--server", &spec], era, None).await;
-        let result = c
-            .call_tool_json("annotated", &*arguments, RequestOptions::default())
-            .await
-            .unwrap_or_else(|e| panic!("{era:?}: {e}"));
-        let result: CallToolResult = serde_json::from_str(result.get()).unwrap();
-        assert_eq!(text_blocks(&result), written, "{era:?}");
+        assert_arguments_arrive_as_written(&c, era).await;
         c.close().await.unwrap();
     }
 }

@@ -13,13 +13,13 @@ use mcp_http::{HttpClient, HttpOptions, StaticAuth};
 use mcp_peer::EraChoice;
 use mcp_proto::ErrorObject;
 use mcp_proto::client::{BoxFuture, ElicitationHandler, RequestOptions};
-use mcp_proto::types::{CallToolResult, ElicitRequestParams, ElicitResult, JsonObject};
+use mcp_proto::types::{ElicitRequestParams, ElicitResult, JsonObject};
 use mcp_test_support::text_blocks;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::run::Sandbox;
+use crate::serve_support::assert_arguments_arrive_as_written;
 
 /// A running `mcpc serve --http`: its URL, the token it made up (if it
 /// did), and the process (killed when dropped).
@@ -212,19 +212,12 @@ async fn hosts_of_both_eras_call_and_see_progress_over_http() {
 /// the testkit's `annotated` tool answers its arguments' text as it came.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arguments_reach_the_server_as_the_host_wrote_them_over_http() {
-    let written = r#"{"n":123456789012345678901234567890,"neg":-98765432109876543210987654321,"d":0.100000000000000000000000000001,"z":2.50,"e":1e400,"s":"tab\t \"q\" \\ \u00e9 \/ é ✓ 😀 \u2028","nested":{"x":[1.0,{"y":18446744073709551616}]}}"#;
-    let arguments = RawValue::from_string(written.to_owned()).unwrap();
     let s = Sandbox::new("serve-http-arguments");
     let spec = testkit_spec("");
     let served = serve(&s, "127.0.0.1:0", &["--server", &spec], &[]);
     for era in [EraChoice::Legacy, EraChoice::Modern] {
         let c = host(&served.url, era, None, None);
-        let result = c
-            .call_tool_json("annotated", &*arguments, RequestOptions::default())
-            .await
-            .unwrap_or_else(|e| panic!("{era:?}: {e}"));
-        let result: CallToolResult = serde_json::from_str(result.get()).unwrap();
-        assert_eq!(text_blocks(&result), written, "{era:?}");
+        assert_arguments_arrive_as_written(&c, era).await;
         c.close().await.unwrap();
     }
 }

@@ -184,3 +184,22 @@ pub(crate) fn updated_uri(n: &ServerNotification) -> Option<String> {
 pub(crate) fn tools_changed(n: &ServerNotification) -> Option<()> {
     matches!(n, ServerNotification::ToolListChanged).then_some(())
 }
+
+/// Calls the testkit's `annotated` tool through the bridge with arguments
+/// no `Value` holds as written (integers past 64 bits, decimals past a
+/// double's precision, a number no double holds, trailing zeros, escapes
+/// and non-ASCII text), and checks that they reached it byte for byte (it
+/// answers its arguments' text as it came).
+pub(crate) async fn assert_arguments_arrive_as_written<T: mcp_peer::Transport>(
+    c: &mcp_peer::Client<T>,
+    era: EraChoice,
+) {
+    let written = r#"{"n":123456789012345678901234567890,"neg":-98765432109876543210987654321,"d":0.100000000000000000000000000001,"z":2.50,"e":1e400,"s":"tab\t \"q\" \\ \u00e9 \/ é ✓ 😀 \u2028","nested":{"x":[1.0,{"y":18446744073709551616}]}}"#;
+    let arguments = serde_json::value::RawValue::from_string(written.to_owned()).unwrap();
+    let result = c
+        .call_tool_json("annotated", &*arguments, RequestOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{era:?}: {e}"));
+    let result: CallToolResult = serde_json::from_str(result.get()).unwrap();
+    assert_eq!(mcp_test_support::text_blocks(&result), written, "{era:?}");
+}
