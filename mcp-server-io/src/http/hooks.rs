@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::request::Parts;
-use mcp_proto::jsonrpc::{Message, Received};
+use mcp_proto::jsonrpc::{Message, Received, RequestId};
+use serde_json::value::RawValue;
 
 use super::reply::Reply;
 use crate::Session;
@@ -92,6 +93,13 @@ pub trait HttpHooks<H>: Send + Sync + 'static {
     /// a client's body cap).
     fn encode_reply(&self, reply: &Message) -> Option<Bytes> {
         let _ = reply;
+        None
+    }
+
+    /// [`encode_reply`](Self::encode_reply) of a reply whose result is
+    /// JSON text ([`Outgoing::RawReply`](crate::Outgoing::RawReply)).
+    fn encode_raw_reply(&self, id: &RequestId, result: &RawValue) -> Option<Bytes> {
+        let _ = (id, result);
         None
     }
 

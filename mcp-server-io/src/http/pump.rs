@@ -241,11 +241,15 @@ impl Pump {
                         routed += 1;
                     }
                     Outgoing::RawReply { id, result, origin, .. } => {
-                        // Not shown to `HttpHooks::encode_reply`, which sees
-                        // the replies a test server makes (never raw ones).
-                        let mut json = Vec::with_capacity(result.get().len() + 48);
-                        Outgoing::raw_reply_bytes(&id, &result, &mut json);
-                        session.routes.dispatch(Bytes::from(json), true, Some(id), origin);
+                        let json = match shared.hooks.encode_raw_reply(&id, &result) {
+                            Some(bytes) => bytes,
+                            None => {
+                                let mut json = Vec::with_capacity(result.get().len() + 48);
+                                Outgoing::raw_reply_bytes(&id, &result, &mut json);
+                                Bytes::from(json)
+                            }
+                        };
+                        session.routes.dispatch(json, true, Some(id), origin);
                         routed += 1;
                     }
                     Outgoing::Exit(code) => {

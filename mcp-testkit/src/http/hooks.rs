@@ -11,13 +11,14 @@ use bytes::Bytes;
 use http::header::LOCATION;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
-use mcp_proto::jsonrpc::{Message, Received};
+use mcp_proto::jsonrpc::{Message, Received, RequestId};
 use mcp_proto::methods;
 use mcp_server_io::http::auth::{AuthFuture, Authorize, BearerToken, WWW_AUTHENTICATE};
 use mcp_server_io::http::body::ResponseBody;
 use mcp_server_io::http::hooks::{HookFuture, HttpHooks};
 use mcp_server_io::http::reply::{Reply, json_body, text};
 use mcp_server_io::{ServeEra, Session};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::{Stats, lock};
@@ -103,6 +104,12 @@ impl HttpHooks<Testkit> for Hooks {
     fn encode_reply(&self, reply: &Message) -> Option<Bytes> {
         let size = self.config.oversized_body?;
         Some(pad(serde_json::to_value(reply).ok()?, size))
+    }
+
+    fn encode_raw_reply(&self, id: &RequestId, result: &RawValue) -> Option<Bytes> {
+        let size = self.config.oversized_body?;
+        let result: Value = serde_json::from_str(result.get()).ok()?;
+        Some(pad(json!({"jsonrpc": "2.0", "id": id, "result": result}), size))
     }
 
     fn exit(&self, code: i32) -> HookFuture<'static, ()> {

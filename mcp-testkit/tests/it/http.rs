@@ -704,3 +704,21 @@ async fn plain_http_requests_are_recorded_as_http1() {
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].version, http::Version::HTTP_11);
 }
+
+/// `oversized_body` pads a reply whose result is JSON text (`echo`'s) as
+/// it pads any other.
+#[tokio::test]
+async fn a_reply_written_as_text_is_padded_too() {
+    let config = HttpConfig { oversized_body: Some(100_000), ..HttpConfig::default() };
+    let server = start(config).await;
+    let addr = server.local_addr();
+    let session = open_session(addr).await;
+    let response = post(addr, Some(&session), &call(1, "echo", json!({"message": "x"}))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = text_of(response).await;
+    assert_eq!(body.len(), 100_000);
+    let reply: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["content"][0]["text"], "x");
+    server.shutdown().await;
+}
