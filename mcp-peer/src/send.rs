@@ -124,32 +124,53 @@ impl<T: Transport> Inner<T> {
         let wants = self.transport.wants_params();
         let (method, options, params) = match start {
             Start::Probe { version, timeout } => {
-                let started =
-                    self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
-                let outcome = match started {
-                    Ok(request) => {
-                        let wire = Wire {
-                            wants,
-                            tool: None,
-                            version: Some(version),
-                            headers: &[],
-                            opening: true,
-                        };
-                        self.exchange_request(request, rx, wire, before_sending).await.0
+                let outcome = if wants {
+                    let started =
+                        self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
+                    match started {
+                        Ok(request) => {
+                            let wire = Wire {
+                                wants,
+                                tool: None,
+                                version: Some(version),
+                                headers: &[],
+                                opening: true,
+                            };
+                            self.exchange_request(request, rx, wire, before_sending).await.0
+                        }
+                        Err(e) => Err(e),
                     }
-                    Err(e) => Err(e),
+                } else {
+                    // Encoded from the era's `_meta` text, which entering
+                    // the era then keeps (made once).
+                    let started = self.start_opening(|core| {
+                        core.start_probe_encoded(version, timeout, tx, now())
+                    });
+                    let method = mcp_proto::methods::SERVER_DISCOVER;
+                    self.exchange_opening(started, rx, method, Some(version), before_sending).await
                 };
                 return (outcome, Params::Value(None));
             }
             Start::Initialize => {
-                let started = self.start_opening(|core| core.initialize(tx, now()));
-                let outcome = match started {
-                    Ok(request) => {
-                        let wire =
-                            Wire { wants, tool: None, version: None, headers: &[], opening: true };
-                        self.exchange_request(request, rx, wire, before_sending).await.0
+                let outcome = if wants {
+                    let started = self.start_opening(|core| core.initialize(tx, now()));
+                    match started {
+                        Ok(request) => {
+                            let wire = Wire {
+                                wants,
+                                tool: None,
+                                version: None,
+                                headers: &[],
+                                opening: true,
+                            };
+                            self.exchange_request(request, rx, wire, before_sending).await.0
+                        }
+                        Err(e) => Err(e),
                     }
-                    Err(e) => Err(e),
+                } else {
+                    let started = self.start_opening(|core| core.initialize_encoded(tx, now()));
+                    let method = mcp_proto::methods::INITIALIZE;
+                    self.exchange_opening(started, rx, method, None, before_sending).await
                 };
                 return (outcome, Params::Value(None));
             }
@@ -204,10 +225,10 @@ impl<T: Transport> Inner<T> {
 
     /// Starts the probe or the handshake on a fresh core (a connection
     /// that was lost starts again from one).
-    fn start_opening(
+    fn start_opening<R>(
         &self,
-        start: impl FnOnce(&mut ClientCore<Waiter>) -> Result<Request, ClientError>,
-    ) -> Result<Request, Fail<T::Error>> {
+        start: impl FnOnce(&mut ClientCore<Waiter>) -> Result<R, ClientError>,
+    ) -> Result<R, Fail<T::Error>> {
         let (request, events) = {
             let mut core = lock(&self.core);
             if !core.is_fresh() {
@@ -218,6 +239,29 @@ impl<T: Transport> Inner<T> {
         };
         self.deliver(events);
         request.map_err(Fail::Client)
+    }
+
+    /// Exchanges the probe or `initialize`, started encoded.
+    async fn exchange_opening(
+        &self,
+        started: Result<(RequestId, Vec<u8>), Fail<T::Error>>,
+        rx: oneshot::Receiver<Outcome>,
+        method: &str,
+        version: Option<ProtocolVersion>,
+        before_sending: impl FnOnce(&RequestId),
+    ) -> Result<Box<RawValue>, Fail<T::Error>> {
+        let (id, body) = started?;
+        before_sending(&id);
+        let outgoing = OutgoingRequest {
+            id: &id,
+            method,
+            body,
+            params: None,
+            tool: None,
+            protocol_version: version,
+            headers: &[],
+        };
+        self.exchange(&id, rx, outgoing, true).await
     }
 
     /// Encodes a request started by value and exchanges it; gives the
