@@ -124,54 +124,31 @@ impl<T: Transport> Inner<T> {
         let wants = self.transport.wants_params();
         let (method, options, params) = match start {
             Start::Probe { version, timeout } => {
-                let outcome = if wants {
-                    let started =
-                        self.start_opening(|core| core.start_probe(version, timeout, tx, now()));
-                    match started {
-                        Ok(request) => {
-                            let wire = Wire {
-                                wants,
-                                tool: None,
-                                version: Some(version),
-                                headers: &[],
-                                opening: true,
-                            };
-                            self.exchange_request(request, rx, wire, before_sending).await.0
-                        }
-                        Err(e) => Err(e),
-                    }
-                } else {
-                    // Encoded from the era's `_meta` text, which entering
-                    // the era then keeps (made once).
-                    let started = self.start_opening(|core| {
-                        core.start_probe_encoded(version, timeout, tx, now())
-                    });
-                    let method = mcp_proto::methods::SERVER_DISCOVER;
-                    self.exchange_opening(started, rx, method, Some(version), before_sending).await
-                };
+                // Encoded from the era's `_meta` text, which entering the
+                // era then keeps (made once).
+                let outcome = self
+                    .opening(
+                        (tx, rx),
+                        mcp_proto::methods::SERVER_DISCOVER,
+                        Some(version),
+                        |core, tx| core.start_probe(version, timeout, tx, now()),
+                        |core, tx| core.start_probe_encoded(version, timeout, tx, now()),
+                        before_sending,
+                    )
+                    .await;
                 return (outcome, Params::Value(None));
             }
             Start::Initialize => {
-                let outcome = if wants {
-                    let started = self.start_opening(|core| core.initialize(tx, now()));
-                    match started {
-                        Ok(request) => {
-                            let wire = Wire {
-                                wants,
-                                tool: None,
-                                version: None,
-                                headers: &[],
-                                opening: true,
-                            };
-                            self.exchange_request(request, rx, wire, before_sending).await.0
-                        }
-                        Err(e) => Err(e),
-                    }
-                } else {
-                    let started = self.start_opening(|core| core.initialize_encoded(tx, now()));
-                    let method = mcp_proto::methods::INITIALIZE;
-                    self.exchange_opening(started, rx, method, None, before_sending).await
-                };
+                let outcome = self
+                    .opening(
+                        (tx, rx),
+                        mcp_proto::methods::INITIALIZE,
+                        None,
+                        |core, tx| core.initialize(tx, now()),
+                        |core, tx| core.initialize_encoded(tx, now()),
+                        before_sending,
+                    )
+                    .await;
                 return (outcome, Params::Value(None));
             }
             Start::Request { method, params, options } => (method, options, params),
@@ -241,16 +218,27 @@ impl<T: Transport> Inner<T> {
         request.map_err(Fail::Client)
     }
 
-    /// Exchanges the probe or `initialize`, started encoded.
-    async fn exchange_opening(
+    /// Starts the probe or `initialize` on a fresh core, by value when
+    /// the transport wants the parameters as a value, else encoded, and
+    /// exchanges it under its own timer.
+    async fn opening(
         &self,
-        started: Result<(RequestId, Vec<u8>), Fail<T::Error>>,
-        rx: oneshot::Receiver<Outcome>,
+        (tx, rx): (Waiter, oneshot::Receiver<Outcome>),
         method: &str,
         version: Option<ProtocolVersion>,
+        by_value: impl FnOnce(&mut ClientCore<Waiter>, Waiter) -> Result<Request, ClientError>,
+        encoded: impl FnOnce(
+            &mut ClientCore<Waiter>,
+            Waiter,
+        ) -> Result<(RequestId, Vec<u8>), ClientError>,
         before_sending: impl FnOnce(&RequestId),
     ) -> Result<Box<RawValue>, Fail<T::Error>> {
-        let (id, body) = started?;
+        if self.transport.wants_params() {
+            let request = self.start_opening(|core| by_value(core, tx))?;
+            let wire = Wire { wants: true, tool: None, version, headers: &[], opening: true };
+            return self.exchange_request(request, rx, wire, before_sending).await.0;
+        }
+        let (id, body) = self.start_opening(|core| encoded(core, tx))?;
         before_sending(&id);
         let outgoing = OutgoingRequest {
             id: &id,
