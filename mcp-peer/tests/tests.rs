@@ -1754,3 +1754,32 @@ async fn middleware_adds_meta_answers_refuses_and_survives_a_panic() {
     let order = seen.lock().unwrap().clone();
     assert!(order.contains(&"outer after tools/call failed".to_owned()), "{order:?}");
 }
+
+// --- added: httpstart3 ---
+
+/// The answer to `initialize` no longer spawns a flush: the handshake
+/// sends `notifications/initialized` itself. When the opening is dropped
+/// between its answer and that send, the notification still goes out (in
+/// a task of its own), before anything else.
+#[tokio::test]
+async fn initialized_goes_out_when_the_opening_is_dropped_after_its_answer() {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    let mut opening = Box::pin(client.initialize());
+    let first = tokio::select! {
+        _ = &mut opening => panic!("the handshake finished unanswered"),
+        sent = end.recv() => sent.unwrap(),
+    };
+    let request: Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(request["method"], "initialize");
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}}});
+    assert!(end.send(answer.to_string().as_bytes()));
+    // Answered (the session is open), and given up before it ran again.
+    drop(opening);
+    assert!(client.initialize_result().is_some());
+    let next = tokio::time::timeout(Duration::from_secs(10), end.recv()).await.unwrap().unwrap();
+    let next: Value = serde_json::from_slice(&next).unwrap();
+    assert_eq!(next["method"], "notifications/initialized", "{next}");
+}
