@@ -29,7 +29,12 @@ const THRESHOLD: f64 = 0.95;
 
 /// The files mutation testing covers, with their package.
 const FILES: &[(&str, &str)] = &[
-    ("mcp-sse", "mcp-sse/src/sse.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/decoder.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/interpreter.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/lines.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/text.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/item.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/error.rs"),
     ("mcp-sse", "mcp-sse/src/www_authenticate.rs"),
     ("mcp-sse", "mcp-sse/src/codec.rs"),
     ("mcp-proto", "mcp-proto/src/jsonrpc.rs"),
