@@ -66,7 +66,12 @@ const FILES: &[(&str, &str)] = &[
     ("mcp-auth", "mcp-auth/src/workload.rs"),
     ("mcp-auth", "mcp-auth/src/xaa.rs"),
     ("mcp-auth", "mcp-auth/src/store.rs"),
-    ("mcp-auth", "mcp-auth/src/client.rs"),
+    ("mcp-auth", "mcp-auth/src/client/mod.rs"),
+    ("mcp-auth", "mcp-auth/src/client/config.rs"),
+    ("mcp-auth", "mcp-auth/src/client/tokens.rs"),
+    ("mcp-auth", "mcp-auth/src/client/grants.rs"),
+    ("mcp-auth", "mcp-auth/src/client/dpop.rs"),
+    ("mcp-auth", "mcp-auth/src/client/revoke.rs"),
 ];
 
 const USAGE: &str = "usage: cargo xtask mutants [--list] [--jobs N] [FILE...]\n\
