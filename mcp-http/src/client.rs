@@ -28,7 +28,6 @@ pub type HttpClient = Client<HttpTransport>;
 ///
 /// The client's methods must be called within a Tokio runtime.
 pub fn connect(url: &str, options: HttpOptions) -> Result<HttpClient, Error> {
-    let session = options.client_options();
-    let transport = HttpTransport::connect(url, options)?;
-    Ok(Client::new(transport, session))
+    let transport = HttpTransport::with(url, &options)?;
+    Ok(Client::new(transport, options.client))
 }

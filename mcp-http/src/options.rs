@@ -285,14 +285,14 @@ pub(crate) struct Settings {
     pub(crate) event_stream: bool,
 }
 
-impl From<HttpOptions> for Settings {
-    fn from(options: HttpOptions) -> Settings {
+impl From<&HttpOptions> for Settings {
+    fn from(options: &HttpOptions) -> Settings {
         Settings {
             request_timeout: options.client.request_timeout,
             max_body: options.max_body,
             max_event_size: options.max_event_size,
             max_reconnects: options.max_reconnects,
-            auth: options.auth,
+            auth: options.auth.clone(),
             follow_redirects: options.follow_redirects,
             event_stream: options.event_stream,
         }

@@ -72,6 +72,12 @@ impl HttpTransport {
     /// Checks the URL, the credentials and the TLS configuration, and
     /// prepares the connection pool (see [`connect`](crate::connect)).
     pub fn connect(url: &str, options: HttpOptions) -> Result<HttpTransport, Error> {
+        HttpTransport::with(url, &options)
+    }
+
+    /// [`connect`](Self::connect) reading the options in place (the
+    /// client's share of them goes to the client, not copied).
+    pub(crate) fn with(url: &str, options: &HttpOptions) -> Result<HttpTransport, Error> {
         let http = Arc::new(Http::new(url, options)?);
         let streamable = Arc::new(Streamable::new(http.clone()));
         let inner = Arc::new(Shared {

@@ -236,6 +236,22 @@ impl<T: Transport> Inner<T> {
         self.deliver(events);
     }
 
+    /// Flushes what the core queued, here; when dropped before it is
+    /// done, the rest goes on in a task of its own (what it took from the
+    /// core is not lost).
+    pub(crate) async fn flush_here(&self) {
+        let Some(me) = self.me.upgrade() else { return };
+        let mut flush = Detached(Some(Box::pin(async move {
+            if let Err(e) = me.transport.flush().await {
+                tracing::debug!(server = %me.options.name, error = %e, "sending a message to the server failed");
+            }
+        })));
+        if let Some(rest) = &mut flush.0 {
+            rest.await;
+            flush.0 = None;
+        }
+    }
+
     pub(crate) fn spawn_flush(&self) {
         let Some(me) = self.me.upgrade() else { return };
         let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
@@ -396,8 +412,14 @@ impl<T: Transport> LinkTarget for Inner<T> {
     fn feed(&self, incoming: IncomingOf<Box<RawValue>>) {
         let (events, flush) = {
             let mut core = lock(&self.core);
+            let opening = !core.is_ready();
             core.handle_incoming(incoming, now());
-            (drain_events(&mut core), core.has_transmit())
+            // The answer to `initialize` queues `notifications/initialized`
+            // (and maybe answers that came with it): the handshake sends
+            // them itself as soon as it has its answer (`open/handshake.rs`),
+            // with no task of its own.
+            let handshake_done = opening && core.is_ready();
+            (drain_events(&mut core), core.has_transmit() && !handshake_done)
         };
         self.deliver(events);
         if flush {
@@ -493,6 +515,18 @@ impl<T: Transport> LinkTarget for Inner<T> {
         };
         self.deliver(events);
         failed
+    }
+}
+
+/// A future that goes on in a task of its own when it is dropped before
+/// it is done (and taken out).
+struct Detached(Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>);
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        if let (Some(rest), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(rest);
+        }
     }
 }
 

@@ -130,35 +130,31 @@ impl<T: Transport> Inner<T> {
         let wants = self.transport.wants_params();
         let (method, options, params, waiter) = match start {
             Start::Probe { version, timeout } => {
-                let waiter = Waiter::new(tx, false);
-                let started =
-                    self.start_opening(|core| core.start_probe(version, timeout, waiter, now()));
-                let outcome = match started {
-                    Ok(request) => {
-                        let wire = Wire {
-                            wants,
-                            tool: None,
-                            version: Some(version),
-                            headers: &[],
-                            opening: true,
-                        };
-                        self.exchange_request(request, rx, wire, before_sending).await.0
-                    }
-                    Err(e) => Err(e),
-                };
+                // Encoded from the era's `_meta` text, which entering the
+                // era then keeps (made once).
+                let outcome = self
+                    .opening(
+                        (Waiter::new(tx, false), rx),
+                        mcp_proto::methods::SERVER_DISCOVER,
+                        Some(version),
+                        |core, tx| core.start_probe(version, timeout, tx, now()),
+                        |core, tx| core.start_probe_encoded(version, timeout, tx, now()),
+                        before_sending,
+                    )
+                    .await;
                 return (outcome, Params::Value(None));
             }
             Start::Initialize => {
-                let waiter = Waiter::new(tx, false);
-                let started = self.start_opening(|core| core.initialize(waiter, now()));
-                let outcome = match started {
-                    Ok(request) => {
-                        let wire =
-                            Wire { wants, tool: None, version: None, headers: &[], opening: true };
-                        self.exchange_request(request, rx, wire, before_sending).await.0
-                    }
-                    Err(e) => Err(e),
-                };
+                let outcome = self
+                    .opening(
+                        (Waiter::new(tx, false), rx),
+                        mcp_proto::methods::INITIALIZE,
+                        None,
+                        |core, tx| core.initialize(tx, now()),
+                        |core, tx| core.initialize_encoded(tx, now()),
+                        before_sending,
+                    )
+                    .await;
                 return (outcome, Params::Value(None));
             }
             Start::Request { method, params, options, tool_result } => {
@@ -223,10 +219,10 @@ impl<T: Transport> Inner<T> {
 
     /// Starts the probe or the handshake on a fresh core (a connection
     /// that was lost starts again from one).
-    fn start_opening(
+    fn start_opening<R>(
         &self,
-        start: impl FnOnce(&mut ClientCore<Waiter>) -> Result<Request, ClientError>,
-    ) -> Result<Request, Fail<T::Error>> {
+        start: impl FnOnce(&mut ClientCore<Waiter>) -> Result<R, ClientError>,
+    ) -> Result<R, Fail<T::Error>> {
         let (request, events) = {
             let mut core = lock(&self.core);
             if !core.is_fresh() {
@@ -237,6 +233,40 @@ impl<T: Transport> Inner<T> {
         };
         self.deliver(events);
         request.map_err(Fail::Client)
+    }
+
+    /// Starts the probe or `initialize` on a fresh core, by value when
+    /// the transport wants the parameters as a value, else encoded, and
+    /// exchanges it under its own timer.
+    async fn opening(
+        &self,
+        (tx, rx): (Waiter, oneshot::Receiver<Outcome>),
+        method: &str,
+        version: Option<ProtocolVersion>,
+        by_value: impl FnOnce(&mut ClientCore<Waiter>, Waiter) -> Result<Request, ClientError>,
+        encoded: impl FnOnce(
+            &mut ClientCore<Waiter>,
+            Waiter,
+        ) -> Result<(RequestId, Vec<u8>), ClientError>,
+        before_sending: impl FnOnce(&RequestId),
+    ) -> Result<Reply, Fail<T::Error>> {
+        if self.transport.wants_params() {
+            let request = self.start_opening(|core| by_value(core, tx))?;
+            let wire = Wire { wants: true, tool: None, version, headers: &[], opening: true };
+            return self.exchange_request(request, rx, wire, before_sending).await.0;
+        }
+        let (id, body) = self.start_opening(|core| encoded(core, tx))?;
+        before_sending(&id);
+        let outgoing = OutgoingRequest {
+            id: &id,
+            method,
+            body,
+            params: None,
+            tool: None,
+            protocol_version: version,
+            headers: &[],
+        };
+        self.exchange(&id, rx, outgoing, true).await
     }
 
     /// Encodes a request started by value and exchanges it; gives the

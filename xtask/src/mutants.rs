@@ -29,7 +29,12 @@ const THRESHOLD: f64 = 0.95;
 
 /// The files mutation testing covers, with their package.
 const FILES: &[(&str, &str)] = &[
-    ("mcp-sse", "mcp-sse/src/sse.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/decoder.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/interpreter.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/lines.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/text.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/item.rs"),
+    ("mcp-sse", "mcp-sse/src/sse/error.rs"),
     ("mcp-sse", "mcp-sse/src/www_authenticate.rs"),
     ("mcp-sse", "mcp-sse/src/codec.rs"),
     ("mcp-proto", "mcp-proto/src/jsonrpc.rs"),
@@ -61,7 +66,12 @@ const FILES: &[(&str, &str)] = &[
     ("mcp-auth", "mcp-auth/src/workload.rs"),
     ("mcp-auth", "mcp-auth/src/xaa.rs"),
     ("mcp-auth", "mcp-auth/src/store.rs"),
-    ("mcp-auth", "mcp-auth/src/client.rs"),
+    ("mcp-auth", "mcp-auth/src/client/mod.rs"),
+    ("mcp-auth", "mcp-auth/src/client/config.rs"),
+    ("mcp-auth", "mcp-auth/src/client/tokens.rs"),
+    ("mcp-auth", "mcp-auth/src/client/grants.rs"),
+    ("mcp-auth", "mcp-auth/src/client/dpop.rs"),
+    ("mcp-auth", "mcp-auth/src/client/revoke.rs"),
 ];
 
 const USAGE: &str = "usage: cargo xtask mutants [--list] [--jobs N] [FILE...]\n\

@@ -88,8 +88,10 @@ enum Connector {
     Direct(HttpsConnector<HttpConnector>),
     /// Direct, with the process's default TLS configuration made at the
     /// first `https` connection: an `http://` client never loads the
-    /// platform's roots (milliseconds, once per process).
-    DirectDefault(HttpConnector, Roots),
+    /// platform's roots (milliseconds, once per process). An `http://`
+    /// URL naming an IP address is connected to here, within the connect
+    /// timeout (no name to resolve: the connector's machinery is not needed).
+    DirectDefault(HttpConnector, Roots, Duration),
     /// Direct, through the SSRF guard's resolver (the OAuth requests).
     Guarded(HttpsConnector<HttpConnector<GuardedResolver>>),
     /// A Unix domain socket (HTTP/1.1, no TLS), with the connect timeout.
@@ -320,7 +322,7 @@ impl Pool {
     fn connect(&self, uri: &Uri) -> ConnectFuture {
         match &self.inner.connector {
             Connector::Direct(c) => Box::pin(connect_with(c.clone(), uri.clone())),
-            Connector::DirectDefault(http, roots) if uri.scheme() == Some(&Scheme::HTTPS) => {
+            Connector::DirectDefault(http, roots, _) if uri.scheme() == Some(&Scheme::HTTPS) => {
                 match tls::default_config(*roots) {
                     Ok(config) => {
                         let c = HttpsConnector::from((http.clone(), config));
@@ -329,13 +331,22 @@ impl Pool {
                     Err(e) => Box::pin(std::future::ready(Err(PoolError::Connect(e.into())))),
                 }
             }
-            // The same stream type as through TLS: one handshake for both.
-            Connector::DirectDefault(http, _) => {
-                let (http, uri) = (http.clone(), uri.clone());
-                Box::pin(async move {
-                    handshake(hyper_rustls::MaybeHttpsStream::Http(call(http, uri).await?)).await
-                })
-            }
+            Connector::DirectDefault(http, _, timeout) => match ip_address(uri) {
+                Some(addr) => {
+                    let timeout = *timeout;
+                    Box::pin(
+                        async move { handshake_http1(connect_tcp(addr, timeout).await?).await },
+                    )
+                }
+                // The same stream type as through TLS: one handshake for both.
+                None => {
+                    let (http, uri) = (http.clone(), uri.clone());
+                    Box::pin(async move {
+                        handshake(hyper_rustls::MaybeHttpsStream::Http(call(http, uri).await?))
+                            .await
+                    })
+                }
+            },
             Connector::Guarded(c) => Box::pin(connect_with(c.clone(), uri.clone())),
             Connector::Unix(socket, timeout) => {
                 let (socket, timeout) = (socket.clone(), *timeout);
@@ -444,6 +455,22 @@ where
     Ok(Sender::Http1(send))
 }
 
+/// Waits for `connect` at most `timeout`; saying `what` timed out.
+async fn within<S>(
+    timeout: Duration,
+    connect: impl std::future::Future<Output = std::io::Result<S>>,
+    what: &'static str,
+) -> Result<S, PoolError> {
+    match tokio::time::timeout(timeout, connect).await {
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(e)) => Err(PoolError::Connect(Box::new(e))),
+        Err(_) => Err(PoolError::Connect(Box::new(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            what,
+        )))),
+    }
+}
+
 /// Opens a Unix domain socket within `timeout`.
 #[cfg(unix)]
 async fn connect_unix(
@@ -451,14 +478,32 @@ async fn connect_unix(
     timeout: Duration,
 ) -> Result<hyper_util::rt::TokioIo<tokio::net::UnixStream>, PoolError> {
     let connect = tokio::net::UnixStream::connect(socket);
-    match tokio::time::timeout(timeout, connect).await {
-        Ok(Ok(stream)) => Ok(hyper_util::rt::TokioIo::new(stream)),
-        Ok(Err(e)) => Err(PoolError::Connect(Box::new(e))),
-        Err(_) => Err(PoolError::Connect(Box::new(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            "connecting to the socket timed out",
-        )))),
+    let stream = within(timeout, connect, "connecting to the socket timed out").await?;
+    Ok(hyper_util::rt::TokioIo::new(stream))
+}
+
+/// Opens a TCP connection to `addr` within `timeout`, with `TCP_NODELAY`
+/// (as the connector sets it).
+async fn connect_tcp(
+    addr: std::net::SocketAddr,
+    timeout: Duration,
+) -> Result<hyper_util::rt::TokioIo<tokio::net::TcpStream>, PoolError> {
+    let connect = tokio::net::TcpStream::connect(addr);
+    let stream = within(timeout, connect, "tcp connect timed out").await?;
+    stream.set_nodelay(true).map_err(|e| PoolError::Connect(Box::new(e)))?;
+    Ok(hyper_util::rt::TokioIo::new(stream))
+}
+
+/// The address of an `http://` URI whose host is an IP address (a name
+/// is left to the connector's resolver).
+fn ip_address(uri: &Uri) -> Option<std::net::SocketAddr> {
+    if uri.scheme() != Some(&Scheme::HTTP) {
+        return None;
     }
+    let host = uri.host()?;
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    let ip: std::net::IpAddr = host.parse().ok()?;
+    Some(std::net::SocketAddr::new(ip, uri.port_u16().unwrap_or(80)))
 }
 
 /// Unix domain sockets exist on Unix only.
@@ -533,7 +578,8 @@ pub(crate) fn build_pool(
     if let (None, None) = (proxy, guard)
         && tls::uses_default(options)
     {
-        return Ok(Pool::with_connector(Connector::DirectDefault(http, options.roots), options));
+        let direct = Connector::DirectDefault(http, options.roots, options.connect_timeout);
+        return Ok(Pool::with_connector(direct, options));
     }
     let config = tls_config(options)?;
     let connector = match (proxy, guard) {
@@ -648,11 +694,22 @@ mod tests {
     #[test]
     fn the_default_tls_configuration_is_not_made_by_building_a_pool() {
         let direct = build_pool(&HttpOptions::new("t"), None, None).unwrap();
-        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Platform)));
+        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Platform, _)));
         let mut mozilla = HttpOptions::new("t");
         mozilla.roots = Roots::Mozilla;
         let direct = build_pool(&mozilla, None, None).unwrap();
-        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Mozilla)));
+        assert!(matches!(direct.inner.connector, Connector::DirectDefault(_, Roots::Mozilla, _)));
+    }
+
+    #[test]
+    fn only_http_to_an_ip_address_is_connected_to_directly() {
+        let ip = |u: &str| ip_address(&u.parse().unwrap()).map(|a| a.to_string());
+        assert_eq!(ip("http://127.0.0.1:3000/mcp").as_deref(), Some("127.0.0.1:3000"));
+        assert_eq!(ip("http://127.0.0.1/mcp").as_deref(), Some("127.0.0.1:80"));
+        assert_eq!(ip("http://[::1]:3000/mcp").as_deref(), Some("[::1]:3000"));
+        // A name is resolved by the connector; TLS is the connector's.
+        assert_eq!(ip("http://localhost:3000/mcp"), None);
+        assert_eq!(ip("https://127.0.0.1:3000/mcp"), None);
     }
 
     #[test]

@@ -68,18 +68,21 @@ pub(crate) struct Snapshot {
 impl Http {
     /// Checks the URL, the credentials and the TLS configuration, and
     /// prepares the connection pool (and the OAuth client's own, guarded).
-    pub(crate) fn new(url: &str, mut options: HttpOptions) -> Result<Http, Error> {
+    pub(crate) fn new(url: &str, options: &HttpOptions) -> Result<Http, Error> {
         // `unix:/path/to/socket#/path`: the socket, and an http URL for
         // the request path and Host header.
         let unix = crate::endpoint::unix_endpoint(url)
             .transpose()
             .map_err(|reason| Error::InvalidEndpoint { reason })?;
-        let url = match unix {
+        let with_socket;
+        let (url, options) = match unix {
             Some((socket, http_url)) => {
-                options.unix_socket = Some(socket);
-                std::borrow::Cow::Owned(http_url)
+                let mut o = options.clone();
+                o.unix_socket = Some(socket);
+                with_socket = o;
+                (std::borrow::Cow::Owned(http_url), &with_socket)
             }
-            None => std::borrow::Cow::Borrowed(url),
+            None => (std::borrow::Cow::Borrowed(url), options),
         };
         let url = url.as_ref();
         let mut endpoint =
@@ -133,7 +136,7 @@ impl Http {
         let pool = match (&options.pool, &proxy, &options.unix_socket) {
             // A shared pool connects directly, over TCP.
             (Some(shared), None, None) => shared.pool.clone(),
-            _ => conn::build_pool(&options, proxy.as_ref(), None)
+            _ => conn::build_pool(options, proxy.as_ref(), None)
                 .map_err(|reason| Error::Tls { reason })?,
         };
         let oauth = match &options.oauth {
@@ -149,7 +152,7 @@ impl Http {
                 // resolves: the client's pool, literal addresses checked).
                 let guard = Guard::new(o.address_policy, &endpoint.uri, proxy.is_some());
                 let oauth_pool = match (&guard, &proxy) {
-                    (Some(guard), None) => conn::build_pool(&options, None, Some(guard))
+                    (Some(guard), None) => conn::build_pool(options, None, Some(guard))
                         .map_err(|reason| Error::Tls { reason })?,
                     // The authorization server is not behind the socket.
                     (None, None) if options.unix_socket.is_some() => {

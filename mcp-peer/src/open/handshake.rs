@@ -18,13 +18,16 @@ use crate::transport::Transport;
 pub(super) async fn open<T: Transport>(
     inner: &Inner<T>,
 ) -> Result<Arc<InitializeResult>, T::Error> {
+    // The answer to `initialize` queues `notifications/initialized`, which
+    // is sent here rather than by a task of its own; if this opening is
+    // dropped between its answer and that send, the guard hands it to one.
+    let mut queued = Queued(Some(inner));
     let (outcome, _) = inner.send::<()>(Start::Initialize, None, |_| {}).await;
+    queued.0 = None;
     match outcome {
         Ok(_) => {
             // notifications/initialized goes out before any other request.
-            if let Err(e) = inner.transport.flush().await {
-                tracing::debug!(server = %inner.options.name, error = %e, "sending notifications/initialized failed");
-            }
+            inner.flush_here().await;
             let result = lock(&inner.core).initialize_result().cloned();
             let result = result.ok_or_else(|| {
                 let e = ClientError::Closed { method: methods::INITIALIZE.into() };
@@ -40,5 +43,19 @@ pub(super) async fn open<T: Transport>(
         }
         Err(Fail::Transport(e)) => Err(e),
         Err(Fail::Client(e)) => Err(inner.fatal(e)),
+    }
+}
+
+/// Sends what the core queued (`notifications/initialized`) from a task of
+/// its own when the opening is dropped while it waits for its answer.
+struct Queued<'a, T: Transport>(Option<&'a Inner<T>>);
+
+impl<T: Transport> Drop for Queued<'_, T> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.0
+            && lock(&inner.core).has_transmit()
+        {
+            inner.spawn_flush();
+        }
     }
 }

@@ -195,3 +195,30 @@ async fn a_server_request_whose_id_cannot_be_read_is_answered_32600() {
     assert_eq!(answers[0]["id"], Value::Null);
     assert_eq!(answers[0]["error"]["code"], -32600);
 }
+
+/// The answer to `initialize` no longer spawns a flush: the handshake
+/// sends `notifications/initialized` itself. When the opening is dropped
+/// between its answer and that send, the notification still goes out (in
+/// a task of its own), before anything else.
+#[tokio::test]
+async fn initialized_goes_out_when_the_opening_is_dropped_after_its_answer() {
+    let (transport, mut end) = memory::pair();
+    let client = Client::new(transport, options());
+    let mut opening = Box::pin(client.initialize());
+    let first = tokio::select! {
+        _ = &mut opening => panic!("the handshake finished unanswered"),
+        sent = end.recv() => sent.unwrap(),
+    };
+    let request: Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(request["method"], "initialize");
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}}});
+    assert!(end.send(answer.to_string().as_bytes()));
+    // Answered (the session is open), and given up before it ran again.
+    drop(opening);
+    assert!(client.initialize_result().is_some());
+    let next = tokio::time::timeout(Duration::from_secs(10), end.recv()).await.unwrap().unwrap();
+    let next: Value = serde_json::from_slice(&next).unwrap();
+    assert_eq!(next["method"], "notifications/initialized", "{next}");
+}

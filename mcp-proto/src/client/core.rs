@@ -103,6 +103,33 @@ impl CoreConfig {
         }
         meta
     }
+
+    /// [`modern_meta`](Self::modern_meta) as JSON text, encoded from the
+    /// configuration without building the map.
+    pub fn modern_meta_text(&self, version: ProtocolVersion) -> Vec<u8> {
+        let members = ModernMetaRef {
+            version: version.as_str(),
+            capabilities: &self.capabilities,
+            client_info: &self.client_info,
+            log_level: self.log_level.as_ref(),
+        };
+        serde_json::to_vec(&members)
+            .or_else(|_| serde_json::to_vec(&self.modern_meta(version)))
+            .unwrap_or_else(|_| b"{}".to_vec())
+    }
+}
+
+/// [`CoreConfig::modern_meta`], borrowed, for encoding straight to text.
+#[derive(Serialize)]
+struct ModernMetaRef<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    version: &'a str,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    capabilities: &'a ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: &'a Implementation,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", skip_serializing_if = "Option::is_none")]
+    log_level: Option<&'a LoggingLevel>,
 }
 
 /// Per-request options.
@@ -401,18 +428,29 @@ pub struct ClientCore<W> {
     /// a map (merged into value parameters) and as JSON text (spliced into
     /// encoded ones).
     modern: Option<ModernMeta>,
-    discover: Option<Arc<DiscoverResult>>,
+    /// The stateless era's `_meta` made for the probe, for
+    /// [`enter_modern`](ClientCore::enter_modern) in the same version
+    /// (the same members: made once).
+    probe_meta: Option<(ProtocolVersion, ModernMeta)>,
 }
 
+/// The stateless era's `_meta` members of every request: made as JSON
+/// text (spliced into encoded requests), and as a map only when a request
+/// made by value first needs one.
 struct ModernMeta {
-    map: Map<String, Value>,
     text: Box<[u8]>,
+    map: std::sync::OnceLock<Map<String, Value>>,
 }
 
 impl ModernMeta {
-    fn new(map: Map<String, Value>) -> ModernMeta {
-        let text = serde_json::to_vec(&map).unwrap_or_else(|_| b"{}".to_vec()).into_boxed_slice();
-        ModernMeta { map, text }
+    fn new(config: &CoreConfig, version: ProtocolVersion) -> ModernMeta {
+        let text = config.modern_meta_text(version).into_boxed_slice();
+        ModernMeta { text, map: std::sync::OnceLock::new() }
+    }
+
+    /// The members as a map (made from the text once).
+    fn map(&self) -> &Map<String, Value> {
+        self.map.get_or_init(|| serde_json::from_slice(&self.text).unwrap_or_default())
     }
 }
 
@@ -444,7 +482,7 @@ impl<W> ClientCore<W> {
             tools: None,
             tools_generation: 0,
             modern: None,
-            discover: None,
+            probe_meta: None,
         }
     }
 
@@ -459,9 +497,9 @@ impl<W> ClientCore<W> {
     }
 
     /// The server's answer to `initialize`, once the handshake succeeded.
-    /// In the stateless era, built from the answer to `server/discover`
-    /// (version, capabilities, `serverInfo` from its `_meta`,
-    /// instructions), or empty but for the version when there was none.
+    /// In the stateless era, made of the answer to `server/discover` (see
+    /// [`enter_modern`](Self::enter_modern)), or empty but for the version
+    /// when there was none.
     pub fn initialize_result(&self) -> Option<&Arc<InitializeResult>> {
         self.init_result.as_ref()
     }
@@ -470,12 +508,6 @@ impl<W> ClientCore<W> {
     /// request carries its `_meta`, there is no `initialize`.
     pub fn is_modern(&self) -> bool {
         self.modern.is_some()
-    }
-
-    /// The server's answer to `server/discover`, when the stateless era
-    /// was entered with one.
-    pub fn discover_result(&self) -> Option<&Arc<DiscoverResult>> {
-        self.discover.as_ref()
     }
 
     /// Starts the stateless era's probe: returns the `server/discover`
@@ -494,19 +526,10 @@ impl<W> ClientCore<W> {
         waiter: W,
         now: Instant,
     ) -> Result<Request, ClientError> {
-        match self.phase {
-            Phase::Fresh => {}
-            Phase::Closed => {
-                return Err(ClientError::Closed { method: methods::SERVER_DISCOVER.into() });
-            }
-            _ => return Err(ClientError::AlreadyInitialized),
-        }
+        let id = self.probe(version, timeout, waiter, now)?;
+        let meta = self.probe_meta.as_ref().map(|(_, m)| m.map().clone()).unwrap_or_default();
         let mut params = Map::new();
-        params.insert("_meta".into(), Value::Object(self.config.modern_meta(version)));
-        let id = self.allocate_id();
-        let options = RequestOptions::with_timeout(timeout);
-        self.register(id, methods::SERVER_DISCOVER, waiter, &options, now);
-        self.phase = Phase::Probing(id);
+        params.insert("_meta".into(), Value::Object(meta));
         Ok(Request {
             id: RequestId::Number(id),
             method: methods::SERVER_DISCOVER.into(),
@@ -514,11 +537,76 @@ impl<W> ClientCore<W> {
         })
     }
 
+    /// [`start_probe`](Self::start_probe), the request encoded straight to
+    /// JSON text (no [`Value`] is built): its id and the message.
+    pub fn start_probe_encoded(
+        &mut self,
+        version: ProtocolVersion,
+        timeout: Duration,
+        waiter: W,
+        now: Instant,
+    ) -> Result<(RequestId, Vec<u8>), ClientError> {
+        let n = self.probe(version, timeout, waiter, now)?;
+        let id = RequestId::Number(n);
+        let meta = self.probe_meta.as_ref().map(|(_, m)| &*m.text);
+        let text = request_text(&id, methods::SERVER_DISCOVER, &(), meta.or(Some(b"{}")));
+        match text {
+            Ok(Some(text)) => Ok((id, text)),
+            // `null` parameters always take a `_meta`: not reached.
+            Ok(None) => Err(self.unsent(n, methods::SERVER_DISCOVER, "unencodable".into())),
+            Err(e) => Err(self.unsent(n, methods::SERVER_DISCOVER, e.to_string())),
+        }
+    }
+
+    /// Registers the probe asking for `version`, and makes the era's
+    /// `_meta` it carries; returns its id.
+    fn probe(
+        &mut self,
+        version: ProtocolVersion,
+        timeout: Duration,
+        waiter: W,
+        now: Instant,
+    ) -> Result<i64, ClientError> {
+        match self.phase {
+            Phase::Fresh => {}
+            Phase::Closed => {
+                return Err(ClientError::Closed { method: methods::SERVER_DISCOVER.into() });
+            }
+            _ => return Err(ClientError::AlreadyInitialized),
+        }
+        let meta = match self.probe_meta.take() {
+            Some((v, meta)) if v == version => meta,
+            _ => ModernMeta::new(&self.config, version),
+        };
+        self.probe_meta = Some((version, meta));
+        let id = self.allocate_id();
+        let options = RequestOptions::with_timeout(timeout);
+        self.register(id, methods::SERVER_DISCOVER, waiter, &options, now);
+        self.phase = Phase::Probing(id);
+        Ok(id)
+    }
+
+    /// Forgets a request registered but never sent (its encoding failed),
+    /// giving the error its caller gets; the phase it started is undone.
+    fn unsent(&mut self, id: i64, method: &str, reason: String) -> ClientError {
+        self.pending.remove(&id);
+        if matches!(self.phase, Phase::Probing(n) | Phase::Initializing(n) if n == id) {
+            self.phase = Phase::Fresh;
+        }
+        ClientError::InvalidParams { method: method.into(), reason }
+    }
+
     /// Enters the stateless era speaking `version` (a modern one): requests
-    /// may be sent at once, each with the era's `_meta`. `discover` is the
-    /// server's answer to `server/discover`, when there was one. Allowed
-    /// on a fresh core and on a modern one (to change the version after an
+    /// may be sent at once, each with the era's `_meta`. Allowed on a fresh
+    /// core and on a modern one (to change the version after an
     /// `UnsupportedProtocolVersion` error).
+    ///
+    /// `discover` is the server's answer to `server/discover`, when there
+    /// was one. It is kept once, as the
+    /// [`initialize_result`](Self::initialize_result) a host reads in
+    /// either era: its capabilities, instructions and `_meta` moved there,
+    /// `serverInfo` read from that `_meta`, and its other members
+    /// (`supportedVersions`, `resultType`, ...) in `extra` as sent.
     pub fn enter_modern(
         &mut self,
         version: ProtocolVersion,
@@ -538,19 +626,16 @@ impl<W> ClientCore<W> {
                 supported: self.config.supported_versions.clone(),
             }));
         }
-        self.modern = Some(ModernMeta::new(self.config.modern_meta(version)));
+        let meta = match self.probe_meta.take() {
+            Some((v, meta)) if v == version => meta,
+            _ => ModernMeta::new(&self.config, version),
+        };
+        self.modern = Some(meta);
         if let Some(d) = discover {
-            // What a host reads of `initialize` in the handshake era, built
-            // from the discovery: one place to ask whatever the era.
-            self.init_result = Some(Arc::new(InitializeResult {
-                protocol_version: version.as_str().into(),
-                capabilities: d.capabilities.clone(),
-                server_info: d.server_info().unwrap_or_else(|| Implementation::new("", "")),
-                instructions: d.instructions.clone(),
-                meta: d.meta.clone(),
-                extra: Map::new(),
-            }));
-            self.discover = Some(Arc::new(d));
+            // What a host reads of `initialize` in the handshake era, made
+            // of the discovery (moved, not copied): one place to ask
+            // whatever the era.
+            self.init_result = Some(Arc::new(discovered(version, d)));
         } else if self.init_result.is_none() {
             self.init_result = Some(Arc::new(InitializeResult {
                 protocol_version: version.as_str().into(),
@@ -620,6 +705,40 @@ impl<W> ClientCore<W> {
     /// the raw result, on failure it gets the error and the core refuses
     /// further requests until [`reset`](Self::reset).
     pub fn initialize(&mut self, waiter: W, now: Instant) -> Result<Request, ClientError> {
+        let (n, params) = self.start_initialize(waiter, now)?;
+        match serde_json::to_value(&params) {
+            Ok(params) => Ok(Request {
+                id: RequestId::Number(n),
+                method: methods::INITIALIZE.into(),
+                params: Some(params),
+            }),
+            Err(e) => Err(self.unsent(n, methods::INITIALIZE, e.to_string())),
+        }
+    }
+
+    /// [`initialize`](Self::initialize), the request encoded straight to
+    /// JSON text (no [`Value`] is built): its id and the message.
+    pub fn initialize_encoded(
+        &mut self,
+        waiter: W,
+        now: Instant,
+    ) -> Result<(RequestId, Vec<u8>), ClientError> {
+        let (n, params) = self.start_initialize(waiter, now)?;
+        let id = RequestId::Number(n);
+        match request_text(&id, methods::INITIALIZE, &params, None) {
+            Ok(Some(text)) => Ok((id, text)),
+            // Without a `_meta` to add, the text is always made: not reached.
+            Ok(None) => Err(self.unsent(n, methods::INITIALIZE, "unencodable".into())),
+            Err(e) => Err(self.unsent(n, methods::INITIALIZE, e.to_string())),
+        }
+    }
+
+    /// Registers the `initialize` request; returns its id and parameters.
+    fn start_initialize(
+        &mut self,
+        waiter: W,
+        now: Instant,
+    ) -> Result<(i64, InitializeRequestParams), ClientError> {
         match self.phase {
             Phase::Fresh => {}
             Phase::Closed => {
@@ -627,23 +746,17 @@ impl<W> ClientCore<W> {
             }
             _ => return Err(ClientError::AlreadyInitialized),
         }
+        // A probe found a handshake-era server: its `_meta` is not needed.
+        self.probe_meta = None;
         let params = InitializeRequestParams::new(
             self.config.legacy_offer().as_str(),
             self.config.capabilities.clone(),
             self.config.client_info.clone(),
         );
-        let params = serde_json::to_value(&params).map_err(|e| ClientError::InvalidParams {
-            method: methods::INITIALIZE.into(),
-            reason: e.to_string(),
-        })?;
         let id = self.allocate_id();
         self.register(id, methods::INITIALIZE, waiter, &RequestOptions::default(), now);
         self.phase = Phase::Initializing(id);
-        Ok(Request {
-            id: RequestId::Number(id),
-            method: methods::INITIALIZE.into(),
-            params: Some(params),
-        })
+        Ok((id, params))
     }
 
     /// Starts a request: returns the message to send.
@@ -666,9 +779,12 @@ impl<W> ClientCore<W> {
             if wants_progress { Some(with_progress_token(method, params, id)?) } else { params };
         let params = match (&self.modern, &options.meta) {
             (None, None) => params,
-            (modern, extra) => {
-                Some(with_meta(method, params, extra.as_ref(), modern.as_ref().map(|m| &m.map))?)
-            }
+            (modern, extra) => Some(with_meta(
+                method,
+                params,
+                extra.as_ref(),
+                modern.as_ref().map(ModernMeta::map),
+            )?),
         };
         self.register(id, method, waiter, options, now);
         Ok(Request { id: RequestId::Number(id), method: method.into(), params })
@@ -1222,7 +1338,7 @@ impl<W> ClientCore<W> {
         self.negotiated = None;
         self.init_result = None;
         self.modern = None;
-        self.discover = None;
+        self.probe_meta = None;
         self.transmit.clear();
         self.tools = None;
         self.tools_generation += 1;
@@ -1295,6 +1411,24 @@ const ID_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// A request's method as a pending request keeps it: the protocol's own
 /// names without an allocation.
+/// The discovery as the [`InitializeResult`] the core keeps: its members
+/// moved, `serverInfo` read from its `_meta`, `supportedVersions` and the
+/// members this crate does not know kept in `extra`.
+fn discovered(version: ProtocolVersion, d: DiscoverResult) -> InitializeResult {
+    let server_info = d.server_info().unwrap_or_else(|| Implementation::new("", ""));
+    let DiscoverResult { supported_versions, capabilities, instructions, meta, mut extra } = d;
+    let versions = supported_versions.into_iter().map(Value::String).collect();
+    extra.insert("supportedVersions".into(), Value::Array(versions));
+    InitializeResult {
+        protocol_version: version.as_str().into(),
+        capabilities,
+        server_info,
+        instructions,
+        meta,
+        extra,
+    }
+}
+
 fn method_name(method: &str) -> Cow<'static, str> {
     const KNOWN: &[&str] = &[
         methods::TOOLS_CALL,
@@ -1368,7 +1502,8 @@ fn meta_text_fits(
     modern: Option<&ModernMeta>,
 ) -> bool {
     extra.into_iter().flatten().all(|(k, _)| {
-        !(progress && k == PROGRESS_TOKEN_META_KEY) && modern.is_none_or(|m| !m.map.contains_key(k))
+        !(progress && k == PROGRESS_TOKEN_META_KEY)
+            && modern.is_none_or(|m| !m.map().contains_key(k))
     })
 }
 

@@ -147,7 +147,7 @@ pub struct Icon {
 }
 
 /// Describes an MCP implementation (`clientInfo`, `serverInfo`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Implementation {
     /// The programmatic name.
@@ -170,6 +170,15 @@ pub struct Implementation {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+lossless_deserialize!(Implementation {
+    name: "name" required,
+    title: "title",
+    version: "version" required,
+    description: "description",
+    website_url: "websiteUrl",
+    icons: "icons",
+});
 
 impl Implementation {
     /// An implementation with a name and a version and nothing else.

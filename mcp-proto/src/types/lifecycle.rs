@@ -138,7 +138,7 @@ pub struct TaskElicitationCapability {
 }
 
 /// Capabilities a server may support.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerCapabilities {
     /// Experimental, non-standard capabilities, by name.
@@ -171,8 +171,19 @@ pub struct ServerCapabilities {
     pub extra: JsonObject,
 }
 
+lossless_deserialize!(ServerCapabilities {
+    experimental: "experimental",
+    logging: "logging",
+    completions: "completions",
+    prompts: "prompts",
+    resources: "resources",
+    tools: "tools",
+    tasks: "tasks",
+    extensions: "extensions",
+});
+
 /// The server's `prompts` capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptsCapability {
     /// Whether the server notifies changes to the prompt list.
@@ -183,8 +194,10 @@ pub struct PromptsCapability {
     pub extra: JsonObject,
 }
 
+lossless_deserialize!(PromptsCapability { list_changed: "listChanged" });
+
 /// The server's `resources` capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
     /// Whether the server supports `resources/subscribe`.
@@ -198,8 +211,10 @@ pub struct ResourcesCapability {
     pub extra: JsonObject,
 }
 
+lossless_deserialize!(ResourcesCapability { subscribe: "subscribe", list_changed: "listChanged" });
+
 /// The server's `tools` capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolsCapability {
     /// Whether the server notifies changes to the tool list.
@@ -210,8 +225,10 @@ pub struct ToolsCapability {
     pub extra: JsonObject,
 }
 
+lossless_deserialize!(ToolsCapability { list_changed: "listChanged" });
+
 /// The server's `tasks` capability (experimental).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerTasksCapability {
     /// Present if the server supports `tasks/list`.
@@ -228,8 +245,14 @@ pub struct ServerTasksCapability {
     pub extra: JsonObject,
 }
 
+lossless_deserialize!(ServerTasksCapability {
+    list: "list",
+    cancel: "cancel",
+    requests: "requests"
+});
+
 /// Which client-to-server requests the server accepts as tasks.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerTaskRequestsCapability {
     /// Task support for tool requests.
@@ -240,8 +263,10 @@ pub struct ServerTaskRequestsCapability {
     pub extra: JsonObject,
 }
 
+lossless_deserialize!(ServerTaskRequestsCapability { tools: "tools" });
+
 /// Task support for tool requests.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskToolsCapability {
     /// Present if task-augmented `tools/call` is supported.
@@ -251,6 +276,8 @@ pub struct TaskToolsCapability {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+lossless_deserialize!(TaskToolsCapability { call: "call" });
 
 /// Parameters of an `initialize` request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -287,7 +314,7 @@ impl InitializeRequestParams {
 }
 
 /// The server's reply to `initialize`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
     /// The protocol version the server will speak; if the client does not
@@ -308,3 +335,11 @@ pub struct InitializeResult {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+lossless_deserialize!(InitializeResult {
+    protocol_version: "protocolVersion" required,
+    capabilities: "capabilities" required,
+    server_info: "serverInfo" required,
+    instructions: "instructions",
+    meta: "_meta",
+});

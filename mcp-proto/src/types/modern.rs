@@ -208,7 +208,7 @@ fn skip_value(text: &[u8], at: usize) -> Option<usize> {
 }
 
 /// The answer to `server/discover`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
     /// The protocol versions the server speaks.
@@ -227,6 +227,13 @@ pub struct DiscoverResult {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+lossless_deserialize!(DiscoverResult {
+    supported_versions: "supportedVersions" required,
+    capabilities: "capabilities",
+    instructions: "instructions",
+    meta: "_meta",
+});
 
 impl DiscoverResult {
     /// The server's self-reported identity (`_meta`

@@ -760,7 +760,7 @@ fn the_stateless_era_is_probed_and_entered() {
     config.log_level = Some(mcp_proto::types::LoggingLevel::Warning);
     let mut core = Core::new(config.clone());
     assert!(core.is_fresh() && !core.is_closed() && !core.is_ready() && !core.is_modern());
-    assert!(core.discover_result().is_none());
+    assert!(core.initialize_result().is_none());
 
     let probe =
         core.start_probe(ProtocolVersion::LATEST, Duration::from_secs(5), "probe", t0).unwrap();
@@ -805,12 +805,17 @@ fn the_stateless_era_is_probed_and_entered() {
         .unwrap();
     assert!(core.is_modern() && core.is_ready());
     assert_eq!(core.protocol_version(), Some(ProtocolVersion::LATEST));
-    assert_eq!(core.discover_result().unwrap().instructions.as_deref(), Some("be brief"));
+    // The discovery is kept once, as the initialize result: its members
+    // moved there, serverInfo read from its `_meta`, the rest in `extra`.
     let init = core.initialize_result().unwrap();
     assert_eq!(
         (init.server_info.name.as_str(), init.protocol_version.as_str()),
         ("srv", "2026-07-28")
     );
+    assert_eq!(init.instructions.as_deref(), Some("be brief"));
+    assert!(init.capabilities.tools.is_some());
+    assert_eq!(init.meta.as_ref().unwrap()["io.modelcontextprotocol/serverInfo"]["name"], "srv");
+    assert_eq!(init.extra["supportedVersions"], json!(["2026-07-28"]));
     // Entering again (another version after an unsupported-version error)
     // is allowed once modern; a probe is not.
     core.enter_modern(ProtocolVersion::LATEST, None).unwrap();
@@ -1248,5 +1253,64 @@ fn encoded_meta_matches_the_value_merge() {
             assert_eq!(sent["params"], expected, "modern {modern}, {progress}, {extra:?}");
             assert_eq!(sent["id"], serde_json::to_value(&id).unwrap());
         }
+    }
+}
+
+/// The probe and `initialize` encoded straight to text are the requests
+/// made by value, member for member; the era's `_meta` made for the probe
+/// is the one entering the era keeps (its text and its map agree with
+/// `CoreConfig::modern_meta`).
+#[test]
+fn openings_encoded_are_the_requests_made_by_value() {
+    let t0 = Instant::now();
+    let mut config = config();
+    config.capabilities =
+        serde_json::from_value(json!({"elicitation": {}, "x-cap": {"a": 1}})).unwrap();
+    for level in [None, Some(mcp_proto::types::LoggingLevel::Debug)] {
+        config.log_level = level;
+        let version = ProtocolVersion::LATEST;
+        let text: Value = serde_json::from_slice(&config.modern_meta_text(version)).unwrap();
+        assert_eq!(text, Value::Object(config.modern_meta(version)));
+
+        let mut by_value = Core::new(config.clone());
+        let mut encoded = Core::new(config.clone());
+        let request = by_value.start_probe(version, Duration::from_secs(5), "v", t0).unwrap();
+        let (id, body) =
+            encoded.start_probe_encoded(version, Duration::from_secs(5), "e", t0).unwrap();
+        assert_eq!(id, request.id);
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body, serde_json::to_value(&request).unwrap());
+        assert_eq!(encoded.pending_requests(), 1);
+
+        // Entered after the probe, a request made by value and one
+        // encoded carry the same `_meta`.
+        let answer = json!({"supportedVersions": ["2026-07-28"]});
+        for core in [&mut by_value, &mut encoded] {
+            // The probe is each core's first request: id 1.
+            core.handle_message(
+                msg(json!({"jsonrpc": "2.0", "id": 1, "result": answer.clone()})),
+                t0,
+            );
+            core.enter_modern(version, None).unwrap();
+        }
+        let options = RequestOptions::default();
+        let r = by_value.start_request("tools/list", None, &options, "l", t0).unwrap();
+        let (_, text) =
+            encoded.start_request_encoded("tools/list", &(), &options, "l", t0).unwrap();
+        let text: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(text["params"], r.params.unwrap());
+        assert_eq!(text["params"]["_meta"], Value::Object(config.modern_meta(version)));
+
+        let mut by_value = Core::new(config.clone());
+        let mut encoded = Core::new(config.clone());
+        let request = by_value.initialize("v", t0).unwrap();
+        let (id, body) = encoded.initialize_encoded("e", t0).unwrap();
+        assert_eq!(id, request.id);
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body, serde_json::to_value(&request).unwrap());
+        assert!(matches!(
+            encoded.initialize_encoded("again", t0),
+            Err(ClientError::AlreadyInitialized)
+        ));
     }
 }

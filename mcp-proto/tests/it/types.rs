@@ -767,3 +767,53 @@ fn call_tool_results_decode_members_straight_into_fields() {
     let e = serde_json::from_str::<CallToolResult>(r#"{"content":{}}"#).unwrap_err();
     assert!(e.to_string().contains("invalid type"), "{e}");
 }
+
+#[test]
+fn opening_results_decode_members_straight_into_fields() {
+    // The answers a client decodes at every start (`initialize`,
+    // `server/discover`), decoded member by member: unknown members kept
+    // at every level, `null` for an absent optional member, a repeated
+    // member counting as its last value, required members required.
+    let text = r#"{"supportedVersions":["2026-07-28"],"resultType":"complete",
+        "capabilities":{"tools":{"listChanged":true,"x-t":1},"prompts":null,
+            "resources":{"subscribe":true,"subscribe":false},"x-cap":{"a":[1]},
+            "tasks":{"requests":{"tools":{"call":{},"x-call":2}}}},
+        "instructions":null,
+        "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1","x-i":true}}}"#;
+    let d: DiscoverResult = serde_json::from_str(text).unwrap();
+    assert_eq!(d.supported_versions, ["2026-07-28"]);
+    assert_eq!(d.extra["resultType"], json!("complete"));
+    let caps = &d.capabilities;
+    assert_eq!(caps.tools.as_ref().unwrap().list_changed, Some(true));
+    assert_eq!(caps.tools.as_ref().unwrap().extra["x-t"], json!(1));
+    assert!(caps.prompts.is_none());
+    assert_eq!(caps.resources.as_ref().unwrap().subscribe, Some(false));
+    assert_eq!(caps.extra["x-cap"], json!({"a": [1]}));
+    let tools = caps.tasks.as_ref().unwrap().requests.as_ref().unwrap().tools.as_ref().unwrap();
+    assert!(tools.call.is_some());
+    assert_eq!(tools.extra["x-call"], json!(2));
+    assert!(d.instructions.is_none());
+    let info = d.server_info().unwrap();
+    assert_eq!((info.name.as_str(), info.version.as_str()), ("s", "1"));
+    assert_eq!(info.extra["x-i"], json!(true));
+    // Decoding from a value gives the same.
+    let from_value: DiscoverResult =
+        serde_json::from_value(serde_json::from_str::<Value>(text).unwrap()).unwrap();
+    assert_eq!(from_value, d);
+    // No capabilities: the default.
+    let bare: DiscoverResult = serde_json::from_str(r#"{"supportedVersions":[]}"#).unwrap();
+    assert_eq!(bare.capabilities, ServerCapabilities::default());
+
+    check_err::<DiscoverResult>(json!({"capabilities": {}}), "supportedVersions");
+    check_err::<InitializeResult>(
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+        "serverInfo",
+    );
+    check_err::<InitializeResult>(
+        json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "s", "version": "1"}}),
+        "capabilities",
+    );
+    check_err::<Implementation>(json!({"name": "s"}), "version");
+    check_err::<ServerCapabilities>(json!({"tools": {"listChanged": "yes"}}), "invalid type");
+    check_err::<InitializeResult>(json!([]), "invalid type");
+}

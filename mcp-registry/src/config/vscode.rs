@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{LoadOptions, Secret, invalid};
+use super::validate::invalid;
+use super::{LoadOptions, Secret};
 use crate::error::{ConfigError, Location, MissingInput};
 
 /// What kind of input a `${input:ID}` refers to.
