@@ -9,12 +9,14 @@
 //! Which call asked is not said by the servers' requests: a request is
 //! routed to the host call running when it comes (one that comes while
 //! none runs, such as a server's `roots/list` right after it starts, waits
-//! up to [`CALL_WAIT`] for the host's next call), and refused when several
-//! run at once. Parked calls are bounded in number and in time.
+//! up to [`CALL_WAIT`] for the host's next call, as does one whose call
+//! ended with its answer before taking the question up), and refused when
+//! several run at once. Parked calls are bounded in number and in time.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -67,6 +69,9 @@ struct Ask {
     method: String,
     params: Value,
     answer: oneshot::Sender<Result<Value, ErrorObject>>,
+    /// Set when a call takes the question up (parks on it); a question
+    /// its call never took (the call ended first) goes to the next call.
+    taken: Arc<AtomicBool>,
 }
 
 /// The stateless host's calls: those running, and those parked.
@@ -194,9 +199,14 @@ impl Rounds {
             }
             None => (start(), progress.clone()),
         };
+        // The call first: when its answer and a question of its server
+        // come together, the answer goes to the host and the question,
+        // never taken, to the host's next call.
         tokio::select! {
+            biased;
             result = &mut call => result,
             Some(ask) = asks.recv() => {
+                ask.taken.store(true, Ordering::Release);
                 drop(running);
                 self.park(call, progress, ask, keep)
             }
@@ -287,7 +297,55 @@ impl Rounds {
         wait: Duration,
     ) -> Result<Value, ErrorObject> {
         let until = Instant::now() + wait.min(CALL_WAIT);
-        let target = loop {
+        loop {
+            let (tx, capabilities) =
+                self.target(until).await.map_err(|why| super::host::refusal(method, why))?;
+            let declared = capabilities.get(capability).filter(|c| c.is_object());
+            if declared.is_none()
+                || member.is_some_and(|m| declared.and_then(|d| d.get(m)).is_none())
+            {
+                let wanted =
+                    member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
+                return Err(super::host::refusal(
+                    method,
+                    &format!("the host's request did not declare the {wanted} capability"),
+                ));
+            }
+            let (answer, answered) = oneshot::channel();
+            let taken = Arc::new(AtomicBool::new(false));
+            let ask = Ask {
+                method: method.to_owned(),
+                params: params.clone(),
+                answer,
+                taken: taken.clone(),
+            };
+            // Not taken up when the call ended first: the host's next
+            // call, while the wait lasts.
+            let again = || !taken.load(Ordering::Acquire) && Instant::now() < until;
+            if tx.send(ask).await.is_err() {
+                if again() {
+                    continue;
+                }
+                return Err(super::host::refusal(method, "the host's call ended"));
+            }
+            match tokio::time::timeout(wait, answered).await {
+                Ok(Ok(answer)) => return answer,
+                Ok(Err(_)) if again() => continue,
+                Ok(Err(_)) => return Err(super::host::refusal(method, "the host's call ended")),
+                Err(_) => {
+                    return Err(super::host::refusal(method, "the host did not answer in time"));
+                }
+            }
+        }
+    }
+
+    /// The one host call running, to ask through: waits until `until` for
+    /// one to start when none runs; refused when several run.
+    async fn target(
+        &self,
+        until: Instant,
+    ) -> Result<(mpsc::Sender<Ask>, Map<String, Value>), &'static str> {
+        loop {
             // Listening before looking, so a call starting in between is
             // not missed.
             let started = self.started.notified();
@@ -298,39 +356,19 @@ impl Rounds {
                 let mut running = inner.running.values();
                 match (running.next(), running.next()) {
                     (Some(call), None) => {
-                        break Ok((call.asks.clone(), call.capabilities.clone()));
+                        return Ok((call.asks.clone(), call.capabilities.clone()));
                     }
                     (None, _) => {}
                     (Some(_), Some(_)) => {
-                        break Err(
+                        return Err(
                             "several calls of the host run at once, and which one asked is unknown",
                         );
                     }
                 }
             }
             if tokio::time::timeout_at(until, started).await.is_err() {
-                break Err("no call of the host is running to ask it through");
+                return Err("no call of the host is running to ask it through");
             }
-        };
-        let (tx, capabilities) = target.map_err(|why| super::host::refusal(method, why))?;
-        let declared = capabilities.get(capability).filter(|c| c.is_object());
-        if declared.is_none() || member.is_some_and(|m| declared.and_then(|d| d.get(m)).is_none()) {
-            let wanted =
-                member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
-            return Err(super::host::refusal(
-                method,
-                &format!("the host's request did not declare the {wanted} capability"),
-            ));
-        }
-        let (answer, answered) = oneshot::channel();
-        let ask = Ask { method: method.to_owned(), params, answer };
-        if tx.send(ask).await.is_err() {
-            return Err(super::host::refusal(method, "the host's call ended"));
-        }
-        match tokio::time::timeout(wait, answered).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(super::host::refusal(method, "the host's call ended")),
-            Err(_) => Err(super::host::refusal(method, "the host did not answer in time")),
         }
     }
 }
@@ -352,6 +390,48 @@ mod tests {
             params.extend(extra);
         }
         stateless::request_meta(Some(&params), ServeEra::Modern).unwrap()
+    }
+
+    /// A server's question that reaches a call in the same moment as the
+    /// call's own answer: the answer goes to the host, and the question,
+    /// never taken up, to the host's next call (not refused).
+    #[tokio::test]
+    async fn a_question_its_call_never_took_goes_to_the_next_call() {
+        let rounds = Arc::new(Rounds::default());
+        let wait = Duration::from_secs(5);
+        let none = ProgressTarget::default();
+        let (done, finish) = oneshot::channel::<()>();
+        let first_rounds = rounds.clone();
+        let first = tokio::spawn(async move {
+            let key = RequestKey { origin: 0, id: 1.into() };
+            let call: CallFuture = Box::pin(async move {
+                let _ = finish.await;
+                Ok(json!("first"))
+            });
+            first_rounds.drive(&key, &meta(json!({})), wait, &none, || call).await
+        });
+        while !rounds.is_running() {
+            tokio::task::yield_now().await;
+        }
+        // The question is handed to the first call, and the first call's
+        // answer is ready at its next poll: both come together.
+        let asking = rounds.clone();
+        let asked = tokio::spawn(async move {
+            asking.ask("elicitation", None, "elicitation/create", json!({"q": 1}), wait).await
+        });
+        done.send(()).unwrap();
+        assert_eq!(first.await.unwrap().unwrap(), json!("first"));
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!asked.is_finished(), "the question was refused: {:?}", asked.await);
+
+        let none = ProgressTarget::default();
+        let key = RequestKey { origin: 0, id: 2.into() };
+        let pending: CallFuture = Box::pin(std::future::pending());
+        let second = rounds.drive(&key, &meta(json!({})), wait, &none, || pending).await.unwrap();
+        assert_eq!(second["resultType"], "input_required");
+        assert_eq!(second["inputRequests"]["input"]["params"], json!({"q": 1}));
     }
 
     #[tokio::test]
