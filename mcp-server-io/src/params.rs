@@ -153,6 +153,7 @@ impl From<Option<Value>> for Params {
 /// protocol version or the client capabilities), read as the session reads
 /// it: text that cannot hold one is not parsed; text the head cannot be
 /// read from carries none.
+#[cfg(feature = "http")]
 pub(crate) fn text_has_stateless_meta(text: &RawValue) -> bool {
     text_may_be_stateless(text)
         && text.get().starts_with('{')
