@@ -3,7 +3,7 @@
 //!
 //! Installs the pinned `@modelcontextprotocol/conformance` and the Node.js 22
 //! it needs (both from npm, `xtask/conformance/`) into `.tools/conformance/`,
-//! checks [`SCENARIOS`](scenarios::SCENARIOS) against the suite's own
+//! checks [`SCENARIOS`] against the suite's own
 //! lists (`conformance list --client --requirements <revision>` for each of
 //! [`REVISIONS`](scenarios::REVISIONS): scored, extension and
 //! added-after-release scenarios alike), builds the conformance client

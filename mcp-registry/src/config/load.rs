@@ -30,7 +30,7 @@ pub struct LoadOptions {
     pub inputs: Option<vscode::InputLookup>,
     /// The environment variables that supply inputs, before
     /// [`inputs`](Self::inputs) is asked: this prefix and the input's id
-    /// ([`input_variable`]). `None`: inputs never come from the
+    /// ([`input_variable`](vscode::input_variable)). `None`: inputs never come from the
     /// environment.
     pub input_env_prefix: Option<String>,
     /// What `${workspaceFolder}` names; `None`: [`Config::load`] takes the
