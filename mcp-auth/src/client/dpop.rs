@@ -1,5 +1,5 @@
-//! DPoP (RFC 9449): proofs for the MCP server, and the key of a server
-//! and issuer.
+//! DPoP (RFC 9449): proofs for the MCP server, the key of a server and
+//! issuer, and the token request that carries it.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use super::{OAuthClient, RequestAuth};
 use crate::discovery::Discovery;
 use crate::dpop::{DpopKey, DpopMode, alg_allowed};
 use crate::error::Error;
-use crate::token::DpopCall;
+use crate::token::{ClientRegistration, DpopCall, TokenCall};
 
 impl OAuthClient {
     /// The `DPoP` header for one request to the MCP server carrying `req`'s
@@ -36,6 +36,27 @@ impl OAuthClient {
 
     pub(super) fn dpop_call<'a>(&'a self, key: &'a DpopKey) -> DpopCall<'a> {
         DpopCall { key, nonce: &self.as_nonce }
+    }
+
+    /// A token request to `disc`'s authorization server as `client`, for
+    /// `scopes`, signed and `resource`-scoped as configured, DPoP-bound to
+    /// `dpop` when given.
+    pub(super) fn token_call<'a>(
+        &'a self,
+        disc: &'a Discovery,
+        client: &'a ClientRegistration,
+        scopes: &'a [String],
+        dpop: Option<&'a DpopKey>,
+    ) -> TokenCall<'a> {
+        TokenCall {
+            metadata: &disc.metadata,
+            client,
+            signer: self.config.signing_key.as_deref(),
+            resource: self.config.quirks.resource.resolve(&disc.resource),
+            scopes,
+            now: self.now(),
+            dpop: dpop.map(|key| self.dpop_call(key)),
+        }
     }
 
     /// The DPoP key for a token request to `disc`'s authorization server:

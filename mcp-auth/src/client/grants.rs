@@ -11,7 +11,7 @@ use crate::pkce::{Pkce, constant_time_eq, random_b64, supports_s256};
 use crate::registration::register;
 use crate::scope::{initial_scopes, join};
 use crate::store::StoreKey;
-use crate::token::{ClientRegistration, Grant, TokenCall, exchange};
+use crate::token::{ClientRegistration, Grant, exchange};
 use crate::url::{append_query, is_loopback_host, iss_matches, parse_url, redact, require_secure};
 use crate::xaa::request_id_jag;
 
@@ -109,15 +109,7 @@ impl OAuthClient {
             _ => None,
         };
         let dpop = self.dpop_key(disc)?;
-        let call = TokenCall {
-            metadata: &disc.metadata,
-            client: &client,
-            signer: self.config.signing_key.as_deref(),
-            resource: self.config.quirks.resource.resolve(&disc.resource),
-            scopes,
-            now: self.now(),
-            dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
-        };
+        let call = self.token_call(disc, &client, scopes, dpop.as_deref());
         let grant = match &assertion {
             Some(a) => Grant::JwtBearer(a),
             None => Grant::ClientCredentials,
@@ -236,15 +228,7 @@ impl OAuthClient {
         }
         let code = callback.code.filter(|c| !c.is_empty()).ok_or(Error::MissingCode)?;
         let dpop = self.dpop_key(disc)?;
-        let call = TokenCall {
-            metadata: &disc.metadata,
-            client: &client,
-            signer: self.config.signing_key.as_deref(),
-            resource: self.config.quirks.resource.resolve(&disc.resource),
-            scopes,
-            now: self.now(),
-            dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
-        };
+        let call = self.token_call(disc, &client, scopes, dpop.as_deref());
         let grant = Grant::AuthorizationCode {
             code: &code,
             redirect_uri: &redirect_uri,

@@ -8,7 +8,7 @@ use super::{GrantKind, OAuthClient};
 use crate::discovery::{Discovery, discover_at};
 use crate::error::Error;
 use crate::store::{StoreKey, StoredAuth};
-use crate::token::{Grant, TokenCall, TokenSet, TokenType, exchange};
+use crate::token::{Grant, TokenSet, TokenType, exchange};
 use crate::url::redact;
 
 impl OAuthClient {
@@ -147,15 +147,7 @@ impl OAuthClient {
         let Some(refresh) = tokens.refresh_token.clone() else { return Ok(false) };
         // A DPoP-bound refresh token is refreshed with the key it is bound to.
         let dpop = self.state().dpop_key.clone();
-        let call = TokenCall {
-            metadata: &disc.metadata,
-            client: &client,
-            signer: self.config.signing_key.as_deref(),
-            resource: self.config.quirks.resource.resolve(&disc.resource),
-            scopes: &tokens.scopes,
-            now: self.now(),
-            dpop: dpop.as_deref().map(|key| self.dpop_call(key)),
-        };
+        let call = self.token_call(&disc, &client, &tokens.scopes, dpop.as_deref());
         match exchange(&*self.fetch, &call, &Grant::RefreshToken(&refresh)).await {
             Ok(new) => {
                 tracing::debug!("refreshed access token");

@@ -3,6 +3,10 @@
 //! resumption, and the legacy HTTP+SSE endpoint pair; the stateless era's
 //! POSTs are in `http/stateless.rs`.
 //!
+//! The options it is made with are in `service/options.rs`; a POST's
+//! handling (accept, decode, hand to a session, answer with JSON or an SSE
+//! stream) in `service/post.rs`.
+//!
 //! [`HttpService`] is a hyper `Service` (bring your own accept loop);
 //! [`serve`](super::serve) runs it on a listener. Each handshake-era
 //! session is one [`Session`] with a handler the factory makes; one more
@@ -14,197 +18,38 @@ use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Body;
 use mcp_proto::jsonrpc::{
-    DecodeError, Message, Received, ReceivedIncoming, RequestId, decode_received, error_code,
+    DecodeError, Message, ReceivedIncoming, RequestId, decode_received, error_code,
 };
-use mcp_proto::methods;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
-use super::auth::Authorize;
 use super::body::ResponseBody;
-use super::guard::{self, BodyError, accepts, accepts_all, is_json};
+use super::guard::{self, BodyError, accepts};
 use super::hooks::{HttpHooks, NoHooks};
 use super::pump::{Next, Pump};
-use super::reply::{Reply, accepted, event_stream, json_body, not_allowed, rpc_error, text};
-use super::routes::{Route, Routes, is_reply};
+use super::reply::{Reply, accepted, event_stream, not_allowed, rpc_error, text};
+use super::routes::{Routes, is_reply};
 use super::sessions::SessionTable;
-use super::stateless::{is_modern, stateless_post};
-use super::stream::{EventStream, parse_event_id};
+use super::stream::parse_event_id;
 use super::{LAST_EVENT_ID, SESSION_ID};
 use crate::Handler;
 use crate::era::ServeEra;
-use crate::session::{RequestKey, Session, SessionOptions};
+use crate::session::Session;
 
-/// The default cap on live sessions.
-pub const DEFAULT_SESSION_CAP: usize = 4096;
-/// The default time a session may go unused before it is forgotten.
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-/// The default cap on a request body.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
-/// The default time a client may take to send a request body.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+mod options;
+mod post;
 
-/// How a handshake-era POST's request is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ReplyMode {
-    /// One JSON body; what the session sends about the request meanwhile
-    /// goes on the GET stream. (Stateless era: as [`ReplyMode::Auto`].)
-    Json,
-    /// Always an SSE stream: what the session sends about the request,
-    /// then the reply, each an event with an id (resumable).
-    Sse,
-    /// A JSON body when the reply is the first thing the session sends
-    /// about the request, else an SSE stream (the default).
-    #[default]
-    Auto,
-}
-
-/// The certificate and key to serve HTTPS with (DER; rustls with `ring`).
-/// `Debug` never shows the key.
-#[derive(Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TlsOptions {
-    /// The certificate chain, the server's own certificate first.
-    pub cert_chain: Vec<Vec<u8>>,
-    /// The private key (PKCS#8, PKCS#1 or SEC1).
-    pub private_key: Vec<u8>,
-    /// Offer HTTP/2 (`h2`) by ALPN too.
-    pub http2: bool,
-}
-
-impl TlsOptions {
-    /// A chain and its key, HTTP/1.1 only.
-    pub fn new(cert_chain: Vec<Vec<u8>>, private_key: Vec<u8>) -> Self {
-        TlsOptions { cert_chain, private_key, http2: false }
-    }
-}
-
-impl std::fmt::Debug for TlsOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsOptions")
-            .field("cert_chain", &format_args!("[{} certificate(s)]", self.cert_chain.len()))
-            .field("private_key", &"<redacted>")
-            .field("http2", &self.http2)
-            .finish()
-    }
-}
-
-/// How the HTTP service behaves.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct HttpOptions {
-    /// Each session's options: the eras served ([`ServeEra::Legacy`]: the
-    /// handshake era, [`ServeEra::Modern`]: the stateless era, `Both`),
-    /// the deadline of requests to the client.
-    pub session: SessionOptions,
-    /// The MCP endpoint's path (`/mcp`; with a `/` at its end too).
-    pub path: String,
-    /// How handshake-era POSTs are answered.
-    pub reply: ReplyMode,
-    /// Start each SSE reply with a priming event (an id, empty data), so
-    /// a client can resume it before anything else was sent.
-    pub priming: bool,
-    /// The `retry:` field of priming events, in milliseconds.
-    pub retry_ms: Option<u64>,
-    /// Issue `Mcp-Session-Id` on `initialize` and require it afterwards;
-    /// `false` serves every handshake-era client from one session.
-    pub sessions: bool,
-    /// Serve the standalone GET stream; `false` answers a GET without
-    /// `Last-Event-ID` with 405.
-    pub get_stream: bool,
-    /// Honour DELETE (ending a session); `false` answers 405.
-    pub delete: bool,
-    /// Serve the 2024-11-05 HTTP+SSE transport instead: GET on the path
-    /// (or `/sse`) opens a session's stream, whose first event,
-    /// `endpoint`, names where to POST (`/message?sessionId=<id>`).
-    pub legacy_sse: bool,
-    /// The `endpoint` event's data instead of `/message?sessionId=<id>`.
-    pub legacy_endpoint: Option<String>,
-    /// The most bytes of a request body (413 beyond).
-    pub max_body_bytes: usize,
-    /// How long a client may take to send a request body (408 after).
-    pub body_timeout: Duration,
-    /// The most live sessions (503 to an `initialize` beyond).
-    pub session_cap: usize,
-    /// How long a session may go unused before it ends (404 after): a
-    /// task of the service ends it then, as a DELETE would, its running
-    /// requests aborted.
-    pub session_idle_timeout: Duration,
-    /// `Origin` values allowed besides the loopback ones
-    /// (`scheme://host[:port]`); any other gets 403.
-    pub allowed_origins: Vec<String>,
-    /// Host names allowed in `Host` besides `localhost`, `127.0.0.1` and
-    /// `[::1]` (no port; `*`: any); any other gets 403. A server bound to
-    /// another address lists the names clients reach it by.
-    pub allowed_hosts: Vec<String>,
-    /// Serve HTTPS (and HTTP/2 by ALPN when it says so) with this
-    /// certificate ([`serve`](super::serve) reads it).
-    pub tls: Option<TlsOptions>,
-    /// The authorization check of every request, after the DNS rebinding
-    /// guard (none: every request is served).
-    pub authorize: Option<Arc<dyn Authorize>>,
-}
-
-impl HttpOptions {
-    /// The defaults for serving `era`: `/mcp`, [`ReplyMode::Auto`],
-    /// sessions, the GET stream and DELETE on, loopback origins and hosts
-    /// only, no authorization, plain HTTP.
-    pub fn new(era: ServeEra) -> Self {
-        HttpOptions {
-            session: SessionOptions::new(era),
-            path: "/mcp".to_owned(),
-            reply: ReplyMode::Auto,
-            priming: false,
-            retry_ms: None,
-            sessions: true,
-            get_stream: true,
-            delete: true,
-            legacy_sse: false,
-            legacy_endpoint: None,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            body_timeout: DEFAULT_BODY_TIMEOUT,
-            session_cap: DEFAULT_SESSION_CAP,
-            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
-            allowed_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            tls: None,
-            authorize: None,
-        }
-    }
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions::new(ServeEra::Both)
-    }
-}
-
-impl std::fmt::Debug for HttpOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("session", &self.session)
-            .field("path", &self.path)
-            .field("reply", &self.reply)
-            .field("priming", &self.priming)
-            .field("sessions", &self.sessions)
-            .field("legacy_sse", &self.legacy_sse)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("session_cap", &self.session_cap)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field("tls", &self.tls)
-            .field("authorize", &self.authorize.as_ref().map(|_| ".."))
-            .finish_non_exhaustive()
-    }
-}
+pub use options::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_CAP,
+    DEFAULT_SESSION_IDLE_TIMEOUT, HttpOptions, ReplyMode, TlsOptions,
+};
+use post::post;
 
 /// What a request comes to: `Err` drops the connection without a response
 /// (the session ended before the reply).
@@ -570,196 +415,6 @@ where
         Method::DELETE => Ok(delete(shared, &parts.headers)),
         _ => Ok(not_allowed("GET, POST, DELETE")),
     }
-}
-
-async fn post<H: Handler, B>(shared: &Arc<Shared<H>>, parts: Parts, body: B) -> Handled
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let options = &shared.options;
-    let headers = &parts.headers;
-    if !accepts_all(headers, &["application/json", "text/event-stream"]) {
-        return Ok(text(
-            StatusCode::NOT_ACCEPTABLE,
-            "Accept must list both application/json and text/event-stream",
-        ));
-    }
-    if !is_json(headers) {
-        return Ok(text(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json",
-        ));
-    }
-    let body = match read_body(body, options).await? {
-        Ok(body) => body,
-        Err(refusal) => return Ok(refusal),
-    };
-    let era = options.session.era;
-    // A request's parameters stay the text the client wrote, for the
-    // handler to decode once (as over stdio).
-    let message = match decode_received(&body) {
-        Ok(ReceivedIncoming::Batch(_)) if era == ServeEra::Modern => {
-            return Ok(rpc_error(
-                StatusCode::BAD_REQUEST,
-                error_code::INVALID_REQUEST,
-                "the stateless era takes one message per POST",
-            ));
-        }
-        Ok(ReceivedIncoming::Single(message)) => message,
-        Ok(ReceivedIncoming::Batch(items)) => {
-            return Ok(match find_session(shared, headers, false) {
-                Some(Ok(session)) => post_batch(shared, &session, items),
-                Some(Err(refusal)) => refusal,
-                None => text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
-            });
-        }
-        Err(e) => return Ok(decode_failure(&e)),
-    };
-    let is_initialize = match &message {
-        Received::Request(r) => r.method == methods::INITIALIZE,
-        Received::Message(Message::Request(r)) => r.method == methods::INITIALIZE,
-        Received::Message(_) => false,
-    };
-    let modern = match era {
-        ServeEra::Legacy => false,
-        ServeEra::Modern => true,
-        _ => !is_initialize && !headers.contains_key(SESSION_ID) && is_modern(&message, headers),
-    };
-    if modern {
-        return stateless_post(shared, headers, message).await;
-    }
-    if shared.hooks.never_answer(&message) {
-        std::future::pending::<()>().await;
-    }
-    let session = match find_session(shared, headers, is_initialize) {
-        Some(Ok(session)) => session,
-        Some(Err(refusal)) => return Ok(refusal),
-        None => match shared.new_session(false) {
-            Some(session) => session,
-            None => return Ok(text(StatusCode::SERVICE_UNAVAILABLE, "too many sessions")),
-        },
-    };
-    if !is_initialize && let Err(refusal) = guard::check_version_header(headers) {
-        return Ok(refusal.reply());
-    }
-    if shared.hooks.expire_session(session.count_post()) {
-        shared.end_session(&session, true);
-        return Ok(text(StatusCode::NOT_FOUND, "session expired"));
-    }
-    shared.hooks.message(&message);
-    let id = match &message {
-        Received::Request(rpc) => rpc.id.clone(),
-        Received::Message(Message::Request(rpc)) => rpc.id.clone(),
-        Received::Message(_) => {
-            session.session.handle_received(0, message);
-            return Ok(accepted());
-        }
-    };
-    if shared.hooks.id_only_events() && !is_initialize {
-        // Never handed to the session: the reply never comes.
-        return Ok(id_only_event(shared));
-    }
-    let key = RequestKey { origin: 0, id };
-    let session_header = session.id.as_deref().filter(|_| is_initialize);
-    let mut response = match options.reply {
-        ReplyMode::Json => {
-            let (tx, rx) = oneshot::channel();
-            if !session.routes.register(key, Route::Json(tx)) {
-                return Ok(text(StatusCode::NOT_FOUND, "session ended"));
-            }
-            session.session.handle_received(0, message);
-            let reply = session
-                .wait(shared, rx)
-                .await
-                .map_err(|_| io::Error::other("the session ended before the reply"))?;
-            json_body(StatusCode::OK, reply)
-        }
-        ReplyMode::Sse => {
-            let (tx, body) = ResponseBody::events();
-            let stream = open_reply_stream(shared, &session, tx);
-            if shared.hooks.close_after_priming() {
-                stream.disconnect();
-            }
-            if !session.routes.register(key, Route::Sse(stream)) {
-                return Ok(text(StatusCode::NOT_FOUND, "session ended"));
-            }
-            session.session.handle_received(0, message);
-            event_stream(body)
-        }
-        ReplyMode::Auto => {
-            let (tx, rx) = oneshot::channel();
-            if !session.routes.register(key.clone(), Route::First(tx)) {
-                return Ok(text(StatusCode::NOT_FOUND, "session ended"));
-            }
-            session.session.handle_received(0, message);
-            let Ok((first, is_reply)) = session.wait(shared, rx).await else {
-                return Err(io::Error::other("the session ended before the reply"));
-            };
-            if is_reply {
-                json_body(StatusCode::OK, first)
-            } else {
-                let (tx, body) = ResponseBody::events();
-                let stream = open_reply_stream(shared, &session, tx);
-                stream.push_message(&first);
-                if !session.routes.upgrade_held(&key, stream.clone()) {
-                    // The reply was already there, or the session ended.
-                    stream.disconnect();
-                }
-                event_stream(body)
-            }
-        }
-    };
-    if let Some(value) = session_header.and_then(|id| HeaderValue::from_str(id).ok()) {
-        response.headers_mut().insert(SESSION_ID, value);
-    }
-    Ok(response)
-}
-
-/// A new reply stream of the session, attached to `tx`, with its priming
-/// event when the options ask for one.
-fn open_reply_stream<H: Handler>(
-    shared: &Shared<H>,
-    session: &HttpSession<H>,
-    tx: super::body::EventSender,
-) -> Arc<EventStream> {
-    let stream = session.routes.open_reply_stream(shared.stream_name());
-    stream.attach(tx, None, shared.hooks.reply_stream_budget());
-    if shared.options.priming || shared.hooks.close_after_priming() {
-        stream.push_priming(shared.options.retry_ms);
-    }
-    stream
-}
-
-/// A batch (2025-03-26): notifications and responses are handed to the
-/// session; requests in a batch are refused, as this service answers each
-/// POST with one reply.
-fn post_batch<H: Handler>(
-    shared: &Shared<H>,
-    session: &HttpSession<H>,
-    items: Vec<Result<Received, DecodeError>>,
-) -> Reply {
-    let mut messages = Vec::with_capacity(items.len());
-    for item in items {
-        match item {
-            Ok(Received::Request(_) | Received::Message(Message::Request(_))) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    error_code::INVALID_REQUEST,
-                    "this server does not take requests in a batch",
-                );
-            }
-            Ok(Received::Message(message)) => messages.push(message),
-            Err(e) => return decode_failure(&e),
-        }
-    }
-    for message in messages {
-        let message = Received::Message(message);
-        shared.hooks.message(&message);
-        session.session.handle_received(0, message);
-    }
-    accepted()
 }
 
 fn get<H: Handler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Reply {
