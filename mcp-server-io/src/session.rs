@@ -576,6 +576,16 @@ impl<H: Handler> Session<H> {
         }
     }
 
+    /// Sends the reply to a stateless-era request, a result being JSON
+    /// text: with `resultType` and `serverInfo` added as that era's
+    /// results carry them (to the text when it has neither member, else to
+    /// its decoded value). A handler answering before it returns (a result
+    /// ready at once, written as text) uses it, then gives
+    /// [`Reply::Silent`].
+    pub fn reply_raw_stateless(&self, key: RequestKey, result: Result<Box<RawValue>, ErrorObject>) {
+        self.reply_text(key, result, true);
+    }
+
     /// Sends a result that is JSON text; in the stateless era with
     /// `resultType` and `serverInfo` added: to the text when it has neither
     /// member, else to its decoded value.

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::era::{ServeEra, invalid_params};
 use crate::logging::{LOG_LEVELS, level_index};
-use crate::params::Head;
+use crate::params::{Head, Params};
 
 /// The metadata every stateless-era request carries, with what the request
 /// adds for an `input_required` retry.
@@ -68,6 +68,12 @@ pub fn is_stateless_only(method: &str) -> bool {
 /// malformed, `-32022` when the version is not a stateless one.
 pub fn request_meta(params: Option<&Value>, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
     request_meta_of(params.map(Head::of_value).unwrap_or_default(), era)
+}
+
+/// [`request_meta`] of parameters as a server gets them ([`Params`]: the
+/// client's text is read for the members it needs, not decoded whole).
+pub fn request_meta_in(params: &Params, era: ServeEra) -> Result<RequestMeta, ErrorObject> {
+    request_meta_of(params.head()?, era)
 }
 
 /// [`request_meta`] of the members read from the parameters, taken apart

@@ -8,7 +8,9 @@
 use mcp_proto::jsonrpc::{ErrorObject, RequestId};
 use mcp_proto::methods;
 use mcp_server_io::Params;
+use mcp_server_io::ServeEra;
 use mcp_server_io::logging::LOG_LEVELS;
+use mcp_server_io::stateless;
 pub(crate) use mcp_server_io::stateless::{
     Change, RequestMeta, cacheable, input_required, missing_capabilities,
 };
@@ -55,13 +57,17 @@ pub(crate) fn server_info() -> Value {
 pub(crate) struct Received {
     id: RequestId,
     method: String,
-    version: String,
-    capabilities: serde_json::Map<String, Value>,
-    client_info: Option<Value>,
-    log_level: Option<usize>,
-    name: Name,
-    request_state: Option<String>,
-    input_responses: Option<serde_json::Map<String, Value>>,
+    kept: Kept,
+}
+
+/// What a record keeps of the request's parameters.
+#[derive(Debug, Clone)]
+enum Kept {
+    /// Their text, as the client wrote it (one copy, nothing decoded): the
+    /// `_meta` and the name are read from it when the log is asked for.
+    Text(Option<Box<serde_json::value::RawValue>>),
+    /// Parameters given as a value: what the record shows, taken now.
+    Read(Box<(RequestMeta, Option<Value>)>),
 }
 
 impl Received {
@@ -72,77 +78,58 @@ impl Received {
         meta: &RequestMeta,
         params: &Params,
     ) -> Received {
-        // The text is kept as it came (a copy, not a decoding); the name is
-        // read from it when the log is asked for.
-        let name = match params.value() {
-            Some(value) => Name::Value(value.get("name").cloned()),
-            None => Name::Text(params.text().map(std::borrow::Cow::into_owned)),
+        let kept = match params.value() {
+            Some(value) => Kept::Read(Box::new((meta.clone(), value.get("name").cloned()))),
+            None => Kept::Text(params.text().map(std::borrow::Cow::into_owned)),
         };
-        Received {
-            id: id.clone(),
-            method: method.to_owned(),
-            version: meta.version.clone(),
-            capabilities: meta.capabilities.clone(),
-            client_info: meta.client_info.clone(),
-            log_level: meta.log_level,
-            name,
-            request_state: meta.request_state.clone(),
-            input_responses: meta.input_responses.clone(),
-        }
+        Received { id: id.clone(), method: method.to_owned(), kept }
     }
 
     /// The record as `received_log` shows it.
     pub(crate) fn to_value(&self) -> Value {
-        let mut record = json!({
-            "id": self.id,
-            "method": self.method,
-            "protocolVersion": self.version,
-            "clientCapabilities": self.capabilities,
-        });
-        if let Some(info) = &self.client_info {
-            record["clientInfo"] = info.clone();
+        let mut record = json!({ "id": self.id, "method": self.method });
+        let (meta, name) = match &self.kept {
+            Kept::Read(read) => (Some(read.0.clone()), read.1.clone()),
+            Kept::Text(text) => {
+                let params = Params::from_text(text.clone());
+                // Read as the session read it when the request came (so it
+                // reads again); a name only where the text decodes so.
+                let meta = stateless::request_meta_in(&params, ServeEra::Both).ok();
+                (meta, name_in(text.as_deref()))
+            }
+        };
+        if let Some(meta) = meta {
+            record["protocolVersion"] = json!(meta.version);
+            record["clientCapabilities"] = Value::Object(meta.capabilities);
+            if let Some(info) = meta.client_info {
+                record["clientInfo"] = info;
+            }
+            if let Some(level) = meta.log_level {
+                record["logLevel"] = json!(LOG_LEVELS[level]);
+            }
+            if let Some(state) = meta.request_state {
+                record["requestState"] = json!(state);
+            }
+            if let Some(responses) = meta.input_responses {
+                record["inputResponses"] = Value::Object(responses);
+            }
         }
-        if let Some(level) = self.log_level {
-            record["logLevel"] = json!(LOG_LEVELS[level]);
-        }
-        if let Some(name) = self.name.get() {
+        if let Some(name) = name {
             record["name"] = name;
-        }
-        if let Some(state) = &self.request_state {
-            record["requestState"] = json!(state);
-        }
-        if let Some(responses) = &self.input_responses {
-            record["inputResponses"] = Value::Object(responses.clone());
         }
         record
     }
 }
 
-/// The `name` a request's parameters carry, as the record keeps it.
-#[derive(Debug, Clone)]
-enum Name {
-    /// Read from the parameters' text when asked for.
-    Text(Option<Box<serde_json::value::RawValue>>),
-    /// Taken from parameters given as a value.
-    Value(Option<Value>),
-}
-
-impl Name {
-    fn get(&self) -> Option<Value> {
-        /// The one member of the parameters the record shows.
-        #[derive(serde::Deserialize)]
-        struct Named {
-            name: Option<Value>,
-        }
-        match self {
-            // Parameters that do not decode so (a member twice) show none.
-            Name::Text(text) => text
-                .as_ref()
-                .and_then(|t| serde_json::from_str::<Named>(t.get()).ok())
-                .and_then(|n| n.name),
-            Name::Value(name) => name.clone(),
-        }
+/// The `name` member of parameters given as text (none where they do not
+/// decode so: a member twice).
+fn name_in(text: Option<&serde_json::value::RawValue>) -> Option<Value> {
+    /// The one member of the parameters the record shows.
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: Option<Value>,
     }
+    serde_json::from_str::<Named>(text?.get()).ok()?.name
 }
 
 /// The input request of each `ask` kind, and the client capability it

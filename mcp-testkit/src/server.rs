@@ -426,6 +426,7 @@ impl Server {
         }
         // Where a result given as text goes.
         let key = id.clone();
+        let stateless = modern.is_some();
         let call = tools::Call { server: self.clone(), id, progress_token, task: None, modern };
         if let Some(meta) = &call.modern
             && let Some(reply) = self.stateless_call(&call, &name, map, meta)
@@ -453,8 +454,12 @@ impl Server {
         match outcome {
             tools::Outcome::Reply(result) => Reply::Now(result),
             tools::Outcome::Text(json) => {
-                // Sent as it is, before the handler returns.
-                self.session.reply_raw(key, Ok(json));
+                // Sent as it is (in the stateless era with the era's
+                // members added), before the handler returns.
+                match stateless {
+                    true => self.session.reply_raw_stateless(key, Ok(json)),
+                    false => self.session.reply_raw(key, Ok(json)),
+                }
                 Reply::Silent
             }
             tools::Outcome::Spawn(future) => {

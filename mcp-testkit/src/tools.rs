@@ -77,8 +77,9 @@ impl Call {
 pub(crate) enum Outcome {
     /// The reply, ready now.
     Reply(Result<Value, ErrorObject>),
-    /// A result ready now, as JSON text written as it is (`echo`'s, in
-    /// the handshake era: no value built on the way).
+    /// A result ready now, as JSON text written as it is (`echo`'s: no
+    /// value built on the way; in the stateless era the session adds
+    /// `resultType` and `serverInfo` to the text).
     Text(Box<RawValue>),
     /// A result that needs waiting for: run it as its own task.
     Spawn(BoxFuture),
@@ -400,13 +401,13 @@ pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> 
             Some(Ok(echo)) => echo.message,
             Some(Err(e)) => return Outcome::Reply(Err(not_arguments(&e))),
         };
+        // In the stateless era the session adds its members to the text.
         return match echo_message(message) {
-            // The stateless era's session adds its members to a value.
-            Ok(message) if call.modern.is_none() => match text_json(&message) {
+            Ok(message) => match text_json(&message) {
                 Some(json) => Outcome::Text(json),
                 None => Outcome::Reply(Ok(text(message))),
             },
-            result => Outcome::Reply(Ok(result.map_or_else(tool_error, text))),
+            Err(message) => Outcome::Reply(Ok(tool_error(message))),
         };
     }
     if name == "annotated" {

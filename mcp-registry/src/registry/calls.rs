@@ -32,6 +32,13 @@ pub(crate) fn initialize<T: Transport>(
     Box::pin(c.initialize())
 }
 
+/// The tool list the client keeps, when it keeps a valid one: what
+/// [`list_tools`] gives without asking the server, read with no future
+/// (every call looks its tool up, and the list is nearly always kept).
+pub(crate) fn cached_tools<T: Transport>(c: &Client<T>) -> Option<Arc<[Tool]>> {
+    mcp_proto::client::ops::Requester::cached_tools(c)
+}
+
 pub(crate) fn list_tools<T: Transport>(
     c: &Client<T>,
 ) -> BoxFuture<'_, Result<Arc<[Tool]>, T::Error>> {

@@ -56,9 +56,12 @@ impl Registry {
         if let Some(timeout) = &mut options.timeout {
             *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
         }
-        let tools = match calls::list_tools(&conn).await {
-            Ok(tools) => tools,
-            Err(e) => return Err(self.failed(&slot, generation, e).await),
+        let tools = match calls::cached_tools(&conn) {
+            Some(tools) => tools,
+            None => match calls::list_tools(&conn).await {
+                Ok(tools) => tools,
+                Err(e) => return Err(self.failed(&slot, generation, e).await),
+            },
         };
         let Some(index) = tools.iter().position(|t| t.name == tool) else {
             return Err(Error::UnknownTool { server: server.to_owned(), tool: tool.to_owned() });

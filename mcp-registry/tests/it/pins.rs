@@ -235,6 +235,32 @@ async fn a_change_announced_during_a_run_is_caught() {
     run.close_all().await;
 }
 
+/// Calls look their tool up in the list the client keeps: one listing
+/// for many calls, and a new one only after the server announced a change.
+#[tokio::test]
+async fn calls_use_the_kept_tool_list_until_a_change_is_announced() {
+    let script = Scripted::new(original());
+    let store: Arc<dyn PinStore> = Arc::new(MemoryPinStore::new());
+    let run = registry(&script, store, PinPolicy::Block, None);
+    for _ in 0..3 {
+        assert_eq!(called(&run, "echo").await.unwrap(), "called echo");
+    }
+    assert_eq!(script.lists(), 1);
+    script.set_tools(vec![tool("echo", "Echoes the message"), tool("sum", "Adds numbers")]);
+    script.announce_list_changed();
+    let mut outcome = called(&run, "sum").await;
+    for _ in 0..100 {
+        if outcome.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        outcome = called(&run, "sum").await;
+    }
+    assert_eq!(outcome.unwrap(), "called sum");
+    assert_eq!(script.lists(), 2);
+    run.close_all().await;
+}
+
 /// A pin file that is not one is an error naming it, not an empty store.
 #[tokio::test]
 async fn a_corrupt_pin_file_is_an_error() {

@@ -1,6 +1,7 @@
 //! A server scripted in the test process, joined by the in-memory
 //! transport: its tool list can be changed at any time.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcp_host_registry::{
@@ -16,11 +17,22 @@ pub(crate) struct Scripted {
     tools: Arc<Mutex<Vec<Value>>>,
     /// The open connection's sender, to announce a list change.
     sender: Arc<Mutex<Option<mcp_peer::memory::MemorySender>>>,
+    /// How many `tools/list` requests were answered.
+    lists: Arc<AtomicUsize>,
 }
 
 impl Scripted {
     pub(crate) fn new(tools: Vec<Value>) -> Self {
-        Scripted { tools: Arc::new(Mutex::new(tools)), sender: Arc::new(Mutex::new(None)) }
+        Scripted {
+            tools: Arc::new(Mutex::new(tools)),
+            sender: Arc::new(Mutex::new(None)),
+            lists: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// How many `tools/list` requests were answered so far.
+    pub(crate) fn lists(&self) -> usize {
+        self.lists.load(Ordering::SeqCst)
     }
 
     pub(crate) fn set_tools(&self, tools: Vec<Value>) {
@@ -43,7 +55,10 @@ impl Scripted {
                 "serverInfo": {"name": "scripted", "version": "1"}
             }),
             "ping" => json!({}),
-            "tools/list" => json!({"tools": *self.tools.lock().unwrap()}),
+            "tools/list" => {
+                self.lists.fetch_add(1, Ordering::SeqCst);
+                json!({"tools": *self.tools.lock().unwrap()})
+            }
             "tools/call" => {
                 let name = request["params"]["name"].as_str().unwrap_or_default();
                 json!({"content": [{"type": "text", "text": format!("called {name}")}]})

@@ -63,6 +63,17 @@ impl Handler for Demo {
                 }))
             }
             "raw_wait" => Reply::LaterRaw(Box::pin(std::future::pending())),
+            // A JSON text result sent before the handler returns.
+            "raw_now" => {
+                let result = RawValue::from_string(PLAIN.to_owned())
+                    .map_err(|e| ErrorObject::new(-1, e.to_string()));
+                let (session, key, meta) = cx.into_parts();
+                match meta {
+                    Some(_) => session.reply_raw_stateless(key, result),
+                    None => session.reply_raw(key, result),
+                }
+                Reply::Silent
+            }
             "later" => {
                 tokio::spawn(async move {
                     tokio::task::yield_now().await;
@@ -357,6 +368,31 @@ async fn a_raw_result_in_the_stateless_era_gets_its_result_type_and_server_info(
     assert_eq!(result["_meta"].get("k/x"), Some(&Value::Null), "{result}");
     let unusual: Value = serde_json::from_str(UNUSUAL).unwrap();
     assert_eq!(result["structuredContent"], unusual["structuredContent"]);
+}
+
+/// A result's text with no member the stateless era adds to.
+const PLAIN: &str = r#"{"content":[{"type":"text","text":"\u00e9 é"}],"n":1.10}"#;
+
+#[tokio::test]
+async fn a_raw_result_sent_at_once_gets_the_stateless_era_members_only_in_that_era() {
+    let (session, mut queue) = session(ServeEra::Both);
+    session.handle(request(1, "raw_now", json!({ "_meta": stateless_meta() })));
+    let item = queue.try_recv().unwrap();
+    let Outgoing::RawReply { ref result, .. } = item else { panic!("{item:?}") };
+    // Added to the text: its own members come first, as written.
+    assert!(
+        result.get().starts_with(r#"{"content":[{"type":"text","text":"\u00e9 é"}],"n":1.10,"#),
+        "{result}"
+    );
+    let result: Value = serde_json::from_str(result.get()).unwrap();
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "demo");
+    session.handle(initialize(2, "2025-11-25"));
+    only(&mut queue);
+    session.handle(request(3, "raw_now", json!({})));
+    let item = queue.try_recv().unwrap();
+    let Outgoing::RawReply { ref id, ref result, .. } = item else { panic!("{item:?}") };
+    assert_eq!((id, result.get()), (&RequestId::Number(3), PLAIN));
 }
 
 /// Parameters the client wrote reach the handler as that text, whatever a

@@ -148,6 +148,28 @@ async fn echo_answers_with_its_result_written_as_text() {
     assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 3, "result": expected}));
 }
 
+/// In the stateless era too, with the era's `resultType` and `serverInfo`
+/// added to the text by the session.
+#[tokio::test]
+async fn echo_answers_a_stateless_request_with_its_result_written_as_text() {
+    let config = Config { era: mcp_testkit::ServeEra::Modern, ..Config::default() };
+    let (server, mut queue) = Server::new(config);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let call = json!({"name": "echo", "arguments": {"message": "a \"b\" é"}, "_meta": meta});
+    let request = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call});
+    server.handle_json(request.to_string().as_bytes());
+    let item = tokio::time::timeout(WAIT, queue.recv()).await.unwrap().unwrap();
+    let Outgoing::RawReply { ref result, .. } = item else { panic!("{item:?}") };
+    assert!(result.get().starts_with(r#"{"content":[{"type":"text","text":"a \"b\" é"}],"#));
+    let result: Value = serde_json::from_str(result.get()).unwrap();
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcp-testkit");
+    assert_eq!(result.as_object().map(|o| o.len()), Some(3), "{result}");
+}
+
 #[tokio::test]
 async fn capabilities_depend_on_the_revision() {
     let (_, init) = Core::ready_with(Config::default(), "2025-11-25").await;
