@@ -521,17 +521,25 @@ async fn connect_unix(
 /// The `Host` header for a URI: its host, and its port unless it is the
 /// scheme's default (never the authority's userinfo).
 pub(crate) fn host_header(uri: &Uri) -> Option<HeaderValue> {
-    let host = uri.host()?;
+    let authority = uri.authority()?;
+    let host = authority.host();
     let default_port = match uri.scheme_str() {
         Some(s) if s.eq_ignore_ascii_case("https") => Some(443),
         Some(s) if s.eq_ignore_ascii_case("http") => Some(80),
         _ => None,
     };
-    let value = match uri.port_u16() {
-        Some(port) if Some(port) != default_port => format!("{host}:{port}"),
-        _ => host.to_owned(),
-    };
-    HeaderValue::from_str(&value).ok()
+    match authority.port() {
+        Some(port) if Some(port.as_u16()) != default_port => {
+            // Without userinfo, and with the port written as a number is
+            // (no leading zero), the authority is the header as it stands.
+            let text = authority.as_str();
+            if !text.contains('@') && !port.as_str().starts_with('0') {
+                return HeaderValue::from_str(text).ok();
+            }
+            HeaderValue::from_str(&format!("{host}:{}", port.as_u16())).ok()
+        }
+        _ => HeaderValue::from_str(host).ok(),
+    }
 }
 
 /// The URI's path and query alone, as HTTP/1.1 sends it.
@@ -723,6 +731,10 @@ mod tests {
         assert_eq!(host("http://[::1]:3000/mcp"), "[::1]:3000");
         // Userinfo never reaches the header.
         assert_eq!(host("https://user:secret@mcp.example.com/mcp"), "mcp.example.com");
+        assert_eq!(host("https://user:secret@mcp.example.com:8443/mcp"), "mcp.example.com:8443");
+        // The port as a number, whatever its spelling in the URL.
+        assert_eq!(host("http://127.0.0.1:03000/mcp"), "127.0.0.1:3000");
+        assert_eq!(host("http://127.0.0.1:0080/mcp"), "127.0.0.1");
         let origin = |u: &str| origin_form(&u.parse().unwrap()).to_string();
         assert_eq!(origin("https://mcp.example.com/mcp?key=1"), "/mcp?key=1");
         assert_eq!(origin("https://mcp.example.com"), "/");

@@ -40,9 +40,8 @@ pub(crate) struct Http {
     pub(crate) endpoint: Endpoint,
     /// Content-Type, Accept (both) and the credentials.
     pub(crate) post_headers: HeaderMap,
-    /// Accept: text/event-stream and the credentials.
-    pub(crate) get_headers: HeaderMap,
-    /// The credentials alone.
+    /// The credentials (and `Host`) alone: a DELETE's, and with its
+    /// `Accept` a GET's.
     pub(crate) plain_headers: HeaderMap,
     pub(crate) secrets: Secrets,
     pub(crate) pool: Pool,
@@ -114,15 +113,14 @@ impl Http {
         {
             plain_headers.insert(http::header::HOST, host);
         }
-        let mut get_headers = plain_headers.clone();
-        get_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         let mut post_headers = plain_headers.clone();
         post_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         post_headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
         // A copy keeps the index table's size but holds its entries in a
         // vector of their own length: the room reserved above is kept by
-        // none of the three tables (it would be about 2.5 KiB per client
-        // for the life of the session).
+        // neither table (it would be about 2.5 KiB per client for the life
+        // of the session). A GET (rare: the standalone stream's opening, a
+        // resumption) adds its `Accept` to its own copy of the plain one.
         let plain_headers = plain_headers.clone();
         // A socket is reached directly: no proxy.
         let proxy = match &options.unix_socket {
@@ -178,7 +176,6 @@ impl Http {
             options: Settings::from(options),
             endpoint,
             post_headers,
-            get_headers,
             plain_headers,
             secrets: auth.secrets,
             pool,
