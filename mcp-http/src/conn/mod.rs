@@ -175,12 +175,13 @@ impl Pool {
     /// The future is boxed: it holds hyper's send futures, and the
     /// exchanges that await it are deep.
     pub(crate) fn request(&self, req: http::Request<Body>) -> ResponseFuture {
-        let pool = self.clone();
-        Box::pin(async move { pool.send(req).await })
+        // The sending future itself is boxed, not a block awaiting it: a
+        // block would hold a second copy of the request's room.
+        Box::pin(self.clone().send(req))
     }
 
     async fn send(
-        &self,
+        self,
         mut req: http::Request<Body>,
     ) -> Result<http::Response<Incoming>, PoolError> {
         let uri = req.uri().clone();
@@ -206,9 +207,10 @@ impl Pool {
                 // each time.
                 None => (self.connect(&uri).await?, false),
             };
-            // Kept only when it may be needed again.
+            // Kept only when it may be needed again; boxed, so the room for
+            // it (rarely used) does not make every request's future larger.
             let replay = (reused && req.extensions().get::<Replayable>().is_some())
-                .then(|| copy_request(&req));
+                .then(|| Box::new(copy_request(&req)));
             let failed = match sender {
                 Sender::Http1(mut send) => {
                     // HTTP/1.1 asks for the path only (a CONNECT tunnel too).
@@ -241,7 +243,7 @@ impl Pool {
                 // connection closed or was reset under the request.
                 (_, Some(copy)) => {
                     tracing::debug!(error = %failed.error(), "a kept connection failed before replying; sending again");
-                    req = copy;
+                    req = *copy;
                     fresh = true;
                 }
                 _ => return Err(PoolError::Http(failed.into_error())),
