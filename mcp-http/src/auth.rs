@@ -239,6 +239,10 @@ impl Secrets {
     /// The secrets a URL carries: its query values (as written and
     /// percent-decoded) and its userinfo.
     pub(crate) fn add_url(&mut self, url: &str) {
+        // Neither userinfo nor a query: nothing to keep (the usual URL).
+        if !url.contains(['@', '?']) {
+            return;
+        }
         let rest = url.split_once("://").map_or(url, |(_, r)| r);
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         if let Some((userinfo, _)) = rest[..authority_end].rsplit_once('@') {

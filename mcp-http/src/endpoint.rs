@@ -46,7 +46,12 @@ pub(crate) fn redact_uri(uri: &Uri) -> String {
     };
     match uri.authority() {
         Some(a) if !a.as_str().contains('@') && !a.as_str().is_empty() => {
-            format!("{}://{}", scheme.to_ascii_lowercase(), a.as_str())
+            let mut redacted = String::with_capacity(scheme.len() + 3 + a.as_str().len());
+            redacted.push_str(scheme);
+            redacted.make_ascii_lowercase();
+            redacted.push_str("://");
+            redacted.push_str(a.as_str());
+            redacted
         }
         _ => REDACTED.to_owned(),
     }

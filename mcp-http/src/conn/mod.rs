@@ -175,12 +175,16 @@ impl Pool {
     /// The future is boxed: it holds hyper's send futures, and the
     /// exchanges that await it are deep.
     pub(crate) fn request(&self, req: http::Request<Body>) -> ResponseFuture {
-        let pool = self.clone();
-        Box::pin(async move { pool.send(req).await })
+        // The sending future itself is boxed, not a block awaiting it: a
+        // block would hold a second copy of the request's room. It is 1,032
+        // bytes in a release build, the largest allocation glibc's
+        // per-thread cache serves (a larger one costs each request a trip
+        // to the shared heap): worth keeping there.
+        Box::pin(self.clone().send(req))
     }
 
     async fn send(
-        &self,
+        self,
         mut req: http::Request<Body>,
     ) -> Result<http::Response<Incoming>, PoolError> {
         let uri = req.uri().clone();
@@ -206,9 +210,10 @@ impl Pool {
                 // each time.
                 None => (self.connect(&uri).await?, false),
             };
-            // Kept only when it may be needed again.
+            // Kept only when it may be needed again; boxed, so the room for
+            // it (rarely used) does not make every request's future larger.
             let replay = (reused && req.extensions().get::<Replayable>().is_some())
-                .then(|| copy_request(&req));
+                .then(|| Box::new(copy_request(&req)));
             let failed = match sender {
                 Sender::Http1(mut send) => {
                     // HTTP/1.1 asks for the path only (a CONNECT tunnel too).
@@ -241,7 +246,7 @@ impl Pool {
                 // connection closed or was reset under the request.
                 (_, Some(copy)) => {
                     tracing::debug!(error = %failed.error(), "a kept connection failed before replying; sending again");
-                    req = copy;
+                    req = *copy;
                     fresh = true;
                 }
                 _ => return Err(PoolError::Http(failed.into_error())),
@@ -521,17 +526,25 @@ async fn connect_unix(
 /// The `Host` header for a URI: its host, and its port unless it is the
 /// scheme's default (never the authority's userinfo).
 pub(crate) fn host_header(uri: &Uri) -> Option<HeaderValue> {
-    let host = uri.host()?;
+    let authority = uri.authority()?;
+    let host = authority.host();
     let default_port = match uri.scheme_str() {
         Some(s) if s.eq_ignore_ascii_case("https") => Some(443),
         Some(s) if s.eq_ignore_ascii_case("http") => Some(80),
         _ => None,
     };
-    let value = match uri.port_u16() {
-        Some(port) if Some(port) != default_port => format!("{host}:{port}"),
-        _ => host.to_owned(),
-    };
-    HeaderValue::from_str(&value).ok()
+    match authority.port() {
+        Some(port) if Some(port.as_u16()) != default_port => {
+            // Without userinfo, and with the port written as a number is
+            // (no leading zero), the authority is the header as it stands.
+            let text = authority.as_str();
+            if !text.contains('@') && !port.as_str().starts_with('0') {
+                return HeaderValue::from_str(text).ok();
+            }
+            HeaderValue::from_str(&format!("{host}:{}", port.as_u16())).ok()
+        }
+        _ => HeaderValue::from_str(host).ok(),
+    }
 }
 
 /// The URI's path and query alone, as HTTP/1.1 sends it.
@@ -723,6 +736,10 @@ mod tests {
         assert_eq!(host("http://[::1]:3000/mcp"), "[::1]:3000");
         // Userinfo never reaches the header.
         assert_eq!(host("https://user:secret@mcp.example.com/mcp"), "mcp.example.com");
+        assert_eq!(host("https://user:secret@mcp.example.com:8443/mcp"), "mcp.example.com:8443");
+        // The port as a number, whatever its spelling in the URL.
+        assert_eq!(host("http://127.0.0.1:03000/mcp"), "127.0.0.1:3000");
+        assert_eq!(host("http://127.0.0.1:0080/mcp"), "127.0.0.1");
         let origin = |u: &str| origin_form(&u.parse().unwrap()).to_string();
         assert_eq!(origin("https://mcp.example.com/mcp?key=1"), "/mcp?key=1");
         assert_eq!(origin("https://mcp.example.com"), "/");

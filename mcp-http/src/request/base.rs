@@ -4,7 +4,7 @@
 //! mapping the client's errors.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -33,6 +33,12 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// An empty header table indexed for 16 headers. A copy of it has that
+/// index table and no room for entries, where `HeaderMap::with_capacity(16)`
+/// would also reserve 24 entries (about 2.5 KiB, allocated and freed by
+/// every new client only to be shed by a copy).
+static INDEXED: LazyLock<HeaderMap> = LazyLock::new(|| HeaderMap::with_capacity(16));
+
 /// The endpoint and what every request to it is sent with, whichever
 /// protocol variant the server speaks.
 pub(crate) struct Http {
@@ -40,9 +46,8 @@ pub(crate) struct Http {
     pub(crate) endpoint: Endpoint,
     /// Content-Type, Accept (both) and the credentials.
     pub(crate) post_headers: HeaderMap,
-    /// Accept: text/event-stream and the credentials.
-    pub(crate) get_headers: HeaderMap,
-    /// The credentials alone.
+    /// The credentials (and `Host`) alone: a DELETE's, and with its
+    /// `Accept` a GET's.
     pub(crate) plain_headers: HeaderMap,
     pub(crate) secrets: Secrets,
     pub(crate) pool: Pool,
@@ -102,7 +107,7 @@ impl Http {
         // Room for what a request adds to its copy of these (session,
         // version, `Mcp-*`): a copy keeps its index table's size, so the
         // request never rehashes it.
-        let mut plain_headers = HeaderMap::with_capacity(16);
+        let mut plain_headers = INDEXED.clone();
         for (name, value) in auth.headers {
             plain_headers.append(name, value);
         }
@@ -114,15 +119,14 @@ impl Http {
         {
             plain_headers.insert(http::header::HOST, host);
         }
-        let mut get_headers = plain_headers.clone();
-        get_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         let mut post_headers = plain_headers.clone();
         post_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         post_headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
         // A copy keeps the index table's size but holds its entries in a
-        // vector of their own length: the room reserved above is kept by
-        // none of the three tables (it would be about 2.5 KiB per client
-        // for the life of the session).
+        // vector of their own length: neither table keeps room for entries
+        // for the life of the session. A GET (rare: the standalone stream's
+        // opening, a resumption) adds its `Accept` to its own copy of the
+        // plain one.
         let plain_headers = plain_headers.clone();
         // A socket is reached directly: no proxy.
         let proxy = match &options.unix_socket {
@@ -178,7 +182,6 @@ impl Http {
             options: Settings::from(options),
             endpoint,
             post_headers,
-            get_headers,
             plain_headers,
             secrets: auth.secrets,
             pool,
@@ -295,5 +298,28 @@ impl Http {
             }
             other => Error::Protocol { endpoint, source: other },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_tables_have_index_room_for_what_a_request_adds() {
+        let http = Http::new("http://127.0.0.1:3000/mcp", &HttpOptions::new("t")).unwrap();
+        assert_eq!(http.plain_headers.len(), 1, "Host");
+        assert_eq!(http.post_headers.len(), 3, "Host, Content-Type, Accept");
+        for table in [&http.post_headers, &http.plain_headers] {
+            assert!(table.capacity() >= 16, "{}", table.capacity());
+            // What a request adds to its copy never grows the index table.
+            let mut copy = table.clone();
+            let before = copy.capacity();
+            for name in ["mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"] {
+                copy.insert(HeaderName::from_static(name), HeaderValue::from_static("x"));
+            }
+            assert_eq!(copy.capacity(), before);
+        }
+        assert_eq!(http.plain_headers["host"], "127.0.0.1:3000");
     }
 }

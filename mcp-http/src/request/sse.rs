@@ -6,6 +6,7 @@ use std::sync::Weak;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::header::ACCEPT;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Incoming};
@@ -215,10 +216,11 @@ impl Http {
         let req = self.build(
             Method::GET,
             &self.endpoint.uri,
-            &self.get_headers,
+            &self.plain_headers,
             Bytes::new(),
             snap,
             |h| {
+                h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
                 if let Some(last) = last {
                     h.insert(LAST_EVENT_ID.clone(), last);
                 }

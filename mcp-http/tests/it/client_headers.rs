@@ -41,6 +41,43 @@ async fn custom_headers_go_on_every_request() {
     .await;
 }
 
+/// Each kind of request carries its own `Accept` and `Content-Type`: a POST
+/// both media types and JSON, the standalone stream's GET the event stream
+/// alone, the session's DELETE neither; the credentials go on all three.
+#[tokio::test]
+async fn each_method_carries_its_own_media_types() {
+    bounded_by(TEST_TIMEOUT, async {
+        let server = server(HttpConfig::default()).await;
+        let mut o = options();
+        o.auth = StaticAuth::Headers(vec![("X-Api-Key".into(), "k-1234".into())]);
+        let client = mcp_http::connect(&server.url(), o).unwrap();
+        client.ping().await.unwrap();
+        client.close().await.unwrap();
+        let requests = server.requests();
+        for method in [Method::POST, Method::GET, Method::DELETE] {
+            let seen: Vec<_> = requests.iter().filter(|r| r.method == method).collect();
+            assert!(!seen.is_empty(), "no {method}");
+            for r in seen {
+                let (accept, content_type) = match method {
+                    Method::POST => {
+                        (Some("application/json, text/event-stream"), Some("application/json"))
+                    }
+                    Method::GET => (Some("text/event-stream"), None),
+                    _ => (None, None),
+                };
+                assert_eq!(header(&r.headers, "accept"), accept, "{method}");
+                assert_eq!(header(&r.headers, "content-type"), content_type, "{method}");
+                assert_eq!(header(&r.headers, "x-api-key"), Some("k-1234"), "{method}");
+                assert_eq!(
+                    r.headers.get_all("accept").iter().count(),
+                    usize::from(accept.is_some())
+                );
+            }
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn x_mcp_header_arguments_become_mcp_param_headers() {
     bounded_by(TEST_TIMEOUT, async {
