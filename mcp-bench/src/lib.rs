@@ -84,6 +84,37 @@ pub fn main(name: &str, limit: Duration, run: impl FnOnce(&[String]) -> Result<(
     }
 }
 
+/// Start-up measures: each of `contenders` starts once to warm up, then
+/// `rounds` rounds in which each contender makes `starts` starts in a row,
+/// the contenders taking turns in an order rotated by one each round (so
+/// each is first as often as the others, and none is timed only just after
+/// another's code ran). `once(which)` makes one start of contender `which`
+/// and returns its time. Returns each contender's times in seconds, in
+/// contender order.
+#[allow(clippy::print_stderr)]
+pub fn start_rounds(
+    name: &str,
+    contenders: usize,
+    rounds: usize,
+    starts: usize,
+    mut once: impl FnMut(usize) -> Result<Duration, String>,
+) -> Result<Vec<Vec<f64>>, String> {
+    for which in 0..contenders {
+        once(which)?;
+    }
+    let mut times = vec![Vec::with_capacity(rounds * starts); contenders];
+    for round in 0..rounds {
+        eprintln!("{name}: startup round {}/{rounds}", round + 1);
+        for turn in 0..contenders {
+            let which = (turn + round) % contenders;
+            for _ in 0..starts {
+                times[which].push(once(which)?.as_secs_f64());
+            }
+        }
+    }
+    Ok(times)
+}
+
 /// Runs each contender once to warm up, then `rounds` rounds in which every
 /// contender runs once, in turn (so that a slow phase of the machine hits
 /// them all alike). Returns each contender's run times, in the given order.
@@ -126,6 +157,21 @@ mod tests {
         let times = alternating(3, &mut [("a", &mut run_a), ("b", &mut run_b)]);
         assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [3, 3]);
         assert_eq!((a, b), (4, 4));
+    }
+
+    #[test]
+    fn start_rounds_run_each_contender_in_a_row_first_in_turn() {
+        let mut order = Vec::new();
+        let times = start_rounds("test", 3, 3, 2, |which| {
+            order.push(which);
+            Ok(Duration::from_millis(which as u64))
+        })
+        .unwrap();
+        // Warm-up, then rounds of two starts in a row each, rotated.
+        assert_eq!(order, [0, 1, 2, 0, 0, 1, 1, 2, 2, 1, 1, 2, 2, 0, 0, 2, 2, 0, 0, 1, 1]);
+        assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [6, 6, 6]);
+        assert!(times[2].iter().all(|&t| (t - 0.002).abs() < 1e-9));
+        assert!(start_rounds("test", 2, 1, 1, |_| Err("no".to_owned())).is_err());
     }
 }
 

@@ -408,7 +408,7 @@ fn startup(bins: &Bins, quick: bool) -> Result<Section, String> {
         format!(
             "{stdio}\n{http}\n\
              Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
-             ({starts} starts per client per round, {rounds} alternating rounds, unpinned); closing is not timed.\n"
+             ({starts} starts in a row per client per round, {rounds} rounds in which the clients take turns, in an order rotated each round, so that none is timed only just after another's code ran; unpinned); closing is not timed.\n"
         ),
     ))
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use mcp_bench::era::Era;
 use mcp_bench::proc::{HttpServer, unpin};
 use mcp_bench::report::{median_f64, ms, ratio};
-use mcp_bench::runtime;
+use mcp_bench::{runtime, start_rounds};
 use mcp_http::mcp_peer::EraChoice;
 use mcp_http::{HttpOptions, HttpPool};
 
@@ -35,7 +35,6 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
     // handshake-era server; 4-7 the same on the stateless one; 8: ours
     // left to probe (`EraChoice::Auto`, the default) on the handshake-era
     // server; 9 and 10: ours with the shared pool, in each era.
-    let mut times: [Vec<f64>; 11] = Default::default();
     let once = |which: usize| -> Result<Duration, String> {
         let era = if (4..8).contains(&which) || which == 10 { Era::Modern } else { Era::Legacy };
         let url = &servers[usize::from(era == Era::Modern)].url;
@@ -78,17 +77,7 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
             Ok(time)
         })
     };
-    for which in 0..times.len() {
-        once(which)?;
-    }
-    for round in 0..rounds {
-        eprintln!("http-bench: startup round {}/{rounds}", round + 1);
-        for _ in 0..starts {
-            for (which, t) in times.iter_mut().enumerate() {
-                t.push(once(which)?.as_secs_f64());
-            }
-        }
-    }
+    let times = start_rounds("http-bench", 11, rounds, starts, once)?;
     drop(servers);
     let m: Vec<f64> = times.iter().map(|t| median_f64(t)).collect();
     let d = |s: f64| ms(Duration::from_secs_f64(s));

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use mcp_bench::era::Era;
 use mcp_bench::proc::unpin;
 use mcp_bench::report::{median_f64, ms, ratio};
-use mcp_bench::runtime;
+use mcp_bench::{runtime, start_rounds};
 use mcp_client_stdio::mcp_peer::EraChoice;
 use tokio::runtime::Runtime;
 
@@ -23,19 +23,8 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
     // Contenders 0-2: ours, rmcp, raw on the handshake-era server; 3-5 the
     // same on the stateless one; 6: ours left to probe (`EraChoice::Auto`,
     // the default) on the handshake-era server.
-    let mut times: [Vec<f64>; 7] = Default::default();
     let once = |which: usize| start_once(&rt, &servers, which);
-    for which in 0..times.len() {
-        once(which)?;
-    }
-    for round in 0..rounds {
-        eprintln!("stdio-bench: startup round {}/{rounds}", round + 1);
-        for _ in 0..starts {
-            for (which, t) in times.iter_mut().enumerate() {
-                t.push(once(which)?.as_secs_f64());
-            }
-        }
-    }
+    let times = start_rounds("stdio-bench", 7, rounds, starts, once)?;
     let m: Vec<f64> = times.iter().map(|t| median_f64(t)).collect();
     let d = |s: f64| ms(Duration::from_secs_f64(s));
     Ok(format!(
