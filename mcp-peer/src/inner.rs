@@ -467,7 +467,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
             return false;
         }
         // Checked as it is decoded: a result that decodes was valid JSON.
-        let Ok(result) = serde_json::from_str::<CallToolResult>(result) else { return false };
+        let Ok(result) = CallToolResult::from_json(result) else { return false };
         // Taken only now: a request that finished in between (its deadline
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {

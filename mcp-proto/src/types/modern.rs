@@ -156,7 +156,7 @@ fn skip_space(text: &[u8], mut at: usize) -> usize {
 
 /// The bytes of the string starting at `at` (a quote) and the index past
 /// its closing quote; `None` if it is not a string or has escapes.
-fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
+pub(super) fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
     if text.get(at) != Some(&b'"') {
         return None;
     }
