@@ -457,17 +457,19 @@ impl<T: Transport> LinkTarget for Inner<T> {
             }
             core.protocol_version().map(ProtocolVersion::era)
         };
+        let Some(era) = era else { return false };
+        // Checked as it is decoded: a result that decodes was valid JSON.
+        let Ok(decoded) = CallToolResult::from_json(result) else { return false };
         // What the era's rules make of the result (its kind, in the
-        // stateless era), asked as the general path asks them
-        // (`request.rs`): anything but a plain delivery is theirs to act on.
+        // stateless era, read from the decoded member where that is sure),
+        // asked as the general path asks them (`request.rs`): anything but
+        // a plain delivery is theirs to act on.
         let context = ResultContext { tasks_declared: self.tasks_declared, cacheable: false };
-        if !era
-            .is_some_and(|era| rules(era).delivers_as_it_came(methods::TOOLS_CALL, result, context))
-        {
+        let kind = decoded.extra.get("resultType");
+        if !rules(era).delivers_decoded_as_it_came(methods::TOOLS_CALL, result, kind, context) {
             return false;
         }
-        // Checked as it is decoded: a result that decodes was valid JSON.
-        let Ok(result) = CallToolResult::from_json(result) else { return false };
+        let result = decoded;
         // Taken only now: a request that finished in between (its deadline
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {

@@ -63,6 +63,22 @@ pub trait EraRules: Send + Sync + fmt::Debug {
             || matches!(self.on_result(method, raw, context), ResultStep::Deliver { cache: None })
     }
 
+    /// [`delivers_as_it_came`](Self::delivers_as_it_came) for a result
+    /// already decoded from `raw` (so one JSON object): `result_type` is
+    /// its top-level `resultType` member as the decoding kept it, which
+    /// rules that read the kind may take instead of reading the text again,
+    /// where that gives the same answer. By default the text is read.
+    fn delivers_decoded_as_it_came(
+        &self,
+        method: &str,
+        raw: &str,
+        result_type: Option<&serde_json::Value>,
+        context: ResultContext,
+    ) -> bool {
+        let _ = result_type;
+        self.delivers_as_it_came(method, raw, context)
+    }
+
     /// Whether results may be answered from (and kept in) the result cache.
     fn caches_results(&self) -> bool;
 

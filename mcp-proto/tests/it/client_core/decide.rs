@@ -930,6 +930,7 @@ fn a_result_delivered_as_it_came_is_what_the_general_path_delivers() {
     ];
     let contexts =
         [ResultContext::default(), ResultContext { tasks_declared: true, cacheable: false }];
+    let cacheable = ResultContext { tasks_declared: false, cacheable: true };
     let mut taken = Vec::new();
     for era in [Era::Legacy, Era::Modern] {
         let rules = rules(era);
@@ -937,6 +938,17 @@ fn a_result_delivered_as_it_came_is_what_the_general_path_delivers() {
             let line = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#);
             let (id, found) = usual_answer(&line).expect("the usual answer's shape");
             assert_eq!((id, found), (3, result));
+            // Read from the decoded member or from the text: the same.
+            if let Ok(decoded) = serde_json::from_str::<CallToolResult>(found) {
+                let member = decoded.extra.get("resultType");
+                for context in contexts.iter().chain(&[cacheable]) {
+                    assert_eq!(
+                        rules.delivers_decoded_as_it_came("tools/call", found, member, *context),
+                        rules.delivers_as_it_came("tools/call", found, *context),
+                        "{era:?} {result} {context:?}"
+                    );
+                }
+            }
             for context in contexts {
                 let straight = rules
                     .delivers_as_it_came("tools/call", found, context)
