@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+use mcp_proto::client::decide::result::ResultContext;
 use mcp_proto::client::decide::{EraRules, rules};
 use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, ListKind, ServerNotification};
 use mcp_proto::jsonrpc::{self, IncomingOf, Message, RequestId};
@@ -53,9 +54,11 @@ impl Reply {
 pub(crate) struct Waiter {
     pub(crate) tx: oneshot::Sender<Outcome>,
     /// The result of this `tools/call` is wanted as a [`CallToolResult`]
-    /// and nothing else reads its text (no middleware, no cache, an era
-    /// whose rules read no result): the usual answer's result is decoded
-    /// straight into one as it is read (`feed_usual_answer`), once.
+    /// and nothing else reads its text (no middleware, no cache): the
+    /// usual answer's result is decoded straight into one as it is read
+    /// (`feed_usual_answer`), once, when the era's rules deliver it as it
+    /// came (`EraRules::delivers_as_it_came`: in the stateless era, a
+    /// complete result).
     pub(crate) tool_result: bool,
 }
 
@@ -447,11 +450,26 @@ impl<T: Transport> LinkTarget for Inner<T> {
         else {
             return false;
         };
-        if !lock(&self.core).waiter(id).is_some_and(|w| w.tool_result) {
+        let era = {
+            let core = lock(&self.core);
+            if !core.waiter(id).is_some_and(|w| w.tool_result) {
+                return false;
+            }
+            core.protocol_version().map(ProtocolVersion::era)
+        };
+        let Some(era) = era else { return false };
+        // Checked as it is decoded: a result that decodes was valid JSON.
+        let Ok(decoded) = CallToolResult::from_json(result) else { return false };
+        // What the era's rules make of the result (its kind, in the
+        // stateless era, read from the decoded member where that is sure),
+        // asked as the general path asks them (`request.rs`): anything but
+        // a plain delivery is theirs to act on.
+        let context = ResultContext { tasks_declared: self.tasks_declared, cacheable: false };
+        let kind = decoded.extra.get("resultType");
+        if !rules(era).delivers_decoded_as_it_came(methods::TOOLS_CALL, result, kind, context) {
             return false;
         }
-        // Checked as it is decoded: a result that decodes was valid JSON.
-        let Ok(result) = serde_json::from_str::<CallToolResult>(result) else { return false };
+        let result = decoded;
         // Taken only now: a request that finished in between (its deadline
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {

@@ -154,7 +154,8 @@ impl<T: Transport> Client<T> {
             let epoch = inner.epoch();
             let called = tool.as_ref().map(|(list, i)| &list[*i]);
             // Decoded as it is read only when nothing else reads the text:
-            // not the cache, nor the era's rules (`send` asks them).
+            // not the cache; the era's rules are asked about it before it
+            // is decoded (`feed_usual_answer`), as below.
             let tool_result = tool_result && cache_key.is_none();
             let start = Start::Request { method, params, options: &options, tool_result };
             let (outcome, back) = inner.send(start, called, |_| {}).await;

@@ -78,7 +78,7 @@ pub(crate) enum Start<'a, P: ?Sized> {
     Initialize,
     /// Any other request; `tool_result`: its result is taken as a
     /// decoded `tools/call` result when it comes as the usual answer and
-    /// the era's rules read no result ([`Waiter::tool_result`]).
+    /// the era's rules deliver it as it came ([`Waiter::tool_result`]).
     Request {
         method: &'a str,
         params: Params<'a, P>,
@@ -166,7 +166,7 @@ impl<T: Transport> Inner<T> {
             let started = {
                 let mut core = lock(&self.core);
                 let version = wire_version(&core);
-                waiter.tool_result &= reads_no_results(&core);
+                waiter.tool_result &= core.protocol_version().is_some();
                 let counted = waiter.tool_result;
                 core.start_request_encoded(method, p, options, waiter, now())
                     .map(|s| (s, version, counted))
@@ -203,7 +203,7 @@ impl<T: Transport> Inner<T> {
         let started = {
             let mut core = lock(&self.core);
             let version = wire_version(&core);
-            waiter.tool_result &= reads_no_results(&core);
+            waiter.tool_result &= core.protocol_version().is_some();
             let counted = waiter.tool_result;
             core.start_request(method, value, options, waiter, now()).map(|r| (r, version, counted))
         };
@@ -365,13 +365,6 @@ impl<T: Transport> Inner<T> {
         }
         rx.await.unwrap_or_else(|_| Err(closed())).map_err(Fail::Client)
     }
-}
-
-/// Whether the era's rules read no result (see
-/// [`EraRules::reads_results`](mcp_proto::client::decide::EraRules::reads_results)):
-/// only then is a result taken decoded ([`Waiter::tool_result`]).
-fn reads_no_results(core: &ClientCore<Waiter>) -> bool {
-    core.protocol_version().is_some_and(|v| !rules(v.era()).reads_results())
 }
 
 /// The version a request names outside its body, by the era's rules.

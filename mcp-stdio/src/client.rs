@@ -429,7 +429,11 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     };
     tokio::pin!(exit_seen);
     loop {
+        // Lines first: the exit matters only once stdout has nothing more
+        // to give (what the server wrote last is read before it), and a
+        // ready line then costs no look at the exit or the sleep.
         let frame = tokio::select! {
+            biased;
             frame = frames.next() => frame,
             () = &mut exit_seen, if !exited => {
                 exited = true;

@@ -3,6 +3,9 @@
 //! requests), `subscriptions/listen`, and the result type every result
 //! carries.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -102,6 +105,34 @@ pub fn result_kind(result_json: &str) -> Result<ResultKind, UnknownResultType> {
     }
 }
 
+/// The kind [`result_kind`] gives for `text`, read from what decoding the
+/// text found instead of by a scan: `member` is the object's top-level
+/// `resultType` as its decoding kept it (the last one, when there are
+/// several; `None` when it has none). `text` must be one JSON object (its
+/// decoding succeeded). `None` where only [`result_kind`] can tell: the
+/// member perhaps there twice (`"resultType"` more than once in the text,
+/// or a `\u` escape, which can spell a member's name), or not a string.
+pub fn decoded_result_kind(
+    text: &str,
+    member: Option<&Value>,
+) -> Option<Result<ResultKind, UnknownResultType>> {
+    let Some(member) = member else { return Some(Ok(ResultKind::Complete)) };
+    // Made once: a searcher costs more to make than to run over a result.
+    static MEMBER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""resultType""#));
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br"\u"));
+    let Value::String(kind) = member else { return None };
+    let mut found = MEMBER.find_iter(text.as_bytes());
+    if found.next().is_none() || found.next().is_some() || ESCAPE.find(text.as_bytes()).is_some() {
+        return None;
+    }
+    Some(match kind.as_str() {
+        RESULT_TYPE_COMPLETE => Ok(ResultKind::Complete),
+        RESULT_TYPE_INPUT_REQUIRED => Ok(ResultKind::InputRequired),
+        RESULT_TYPE_TASK => Ok(ResultKind::Task),
+        other => Err(UnknownResultType(other.to_owned())),
+    })
+}
+
 /// The top-level `resultType` of a JSON object's text, by a scan that
 /// skips every other member without decoding it: `Some(None)` when the
 /// object has no such member, `Some(Some(text))` when it has one string
@@ -156,7 +187,7 @@ fn skip_space(text: &[u8], mut at: usize) -> usize {
 
 /// The bytes of the string starting at `at` (a quote) and the index past
 /// its closing quote; `None` if it is not a string or has escapes.
-fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
+pub(super) fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
     if text.get(at) != Some(&b'"') {
         return None;
     }
@@ -446,6 +477,41 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(result_kind(text).map_err(|_| ()), *expected, "{text}");
+        }
+    }
+
+    /// Where the kind read from a decoded result's member answers, it is
+    /// the scan's (or decoding's) answer; it answers for every result with
+    /// no `resultType` and for the usual one with it.
+    #[test]
+    fn the_kind_from_the_decoded_member_is_the_scans() {
+        // (text, whether the decoded member answers)
+        let cases: &[(&str, bool)] = &[
+            (r#"{}"#, true),
+            (r#"{"content":[{"type":"text","text":"\"resultType\":\"task\""}]}"#, true),
+            (r#"{"x":{"resultType":"task"},"content":[]}"#, true),
+            (r#"{"resultType":"complete","content":[]}"#, true),
+            (r#"{"_meta":{"k":"v"},"content":[],"resultType":"complete"}"#, true),
+            (r#"{"resultType":"input_required","requestState":"s"}"#, true),
+            (r#"{"resultType":"task","taskId":"t"}"#, true),
+            (r#"{"resultType":"later"}"#, true),
+            (r#"{"resultType":"compl\nete"}"#, true),
+            (r#"{"resultType":"compl\u0065te"}"#, false),
+            (r#"{"result\u0054ype":"task","resultType":"complete"}"#, false),
+            (r#"{"resultType":"task","result\u0054ype":"complete"}"#, false),
+            (r#"{"resultType":"complete","resultType":"complete"}"#, false),
+            (r#"{"x":{"resultType":"task"},"resultType":"complete"}"#, false),
+            (r#"{"resultType":null}"#, false),
+            (r#"{"resultType":7}"#, false),
+            (r#"{"a":"\u00e9","resultType":"complete"}"#, false),
+        ];
+        for (text, answers) in cases {
+            let object: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
+            let decoded = decoded_result_kind(text, object.get("resultType"));
+            assert_eq!(decoded.is_some(), *answers, "{text}");
+            if let Some(decoded) = decoded {
+                assert_eq!(decoded, result_kind(text), "{text}");
+            }
         }
     }
 

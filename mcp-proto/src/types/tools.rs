@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::types::{ContentBlock, Cursor, Icon, JsonObject, Meta, TaskMetadata};
+use crate::types::{ContentBlock, Cursor, Icon, JsonObject, Meta, TaskMetadata, TextContent};
 
 /// A tool the client can call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -228,6 +228,29 @@ lossless_deserialize!(CallToolResult {
 });
 
 impl CallToolResult {
+    /// Decodes a result from its JSON text: what `serde_json::from_str`
+    /// gives, the same value or the same error. The usual result, text
+    /// blocks only (`{"content":[{"type":"text","text":"..."}]}`, any
+    /// number of blocks, each block's two members either way round, then
+    /// perhaps `"isError"`, with no whitespace and strings without escapes
+    /// or control characters), is read by a scan without serde's
+    /// member-by-member decoding; any other text is decoded by serde.
+    ///
+    /// ```
+    /// use mcp_proto::types::{CallToolResult, ContentBlock};
+    ///
+    /// let text = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;
+    /// let result = CallToolResult::from_json(text).unwrap();
+    /// assert_eq!(result.content, vec![ContentBlock::text("hi")]);
+    /// assert_eq!(result, serde_json::from_str(text).unwrap());
+    /// ```
+    pub fn from_json(text: &str) -> Result<CallToolResult, serde_json::Error> {
+        match plain_text_result(text) {
+            Some(result) => Ok(result),
+            None => serde_json::from_str(text),
+        }
+    }
+
     /// Decodes the result into `T`: from `structuredContent` when the server
     /// sent it, otherwise from the JSON text of the only content block when
     /// there is exactly one and it is text (what a server that predates
@@ -264,6 +287,63 @@ impl CallToolResult {
             blocks => Err(StructuredError::NoStructuredContent { blocks: blocks.len() }),
         }
     }
+}
+
+/// The usual tool result (see [`CallToolResult::from_json`]) read by a
+/// scan; `None` for any other text, which serde decodes instead.
+fn plain_text_result(text: &str) -> Option<CallToolResult> {
+    let mut rest = text.strip_prefix(r#"{"content":["#)?;
+    let mut content = Vec::new();
+    if let Some(after) = rest.strip_prefix(']') {
+        rest = after;
+    } else {
+        loop {
+            let (block, after) = plain_text_block(rest)?;
+            if content.is_empty() {
+                content.reserve_exact(1);
+            }
+            content.push(ContentBlock::Text(TextContent::new(block)));
+            let next = *after.as_bytes().first()?;
+            // An ASCII byte: a character boundary.
+            rest = &after[1..];
+            match next {
+                b',' => continue,
+                b']' => break,
+                _ => return None,
+            }
+        }
+    }
+    let is_error = match rest {
+        "}" => None,
+        r#","isError":true}"# => Some(true),
+        r#","isError":false}"# => Some(false),
+        _ => return None,
+    };
+    Some(CallToolResult { content, is_error, ..CallToolResult::default() })
+}
+
+/// A text block, `{"type":"text","text":"S"}` or `{"text":"S","type":"text"}`
+/// (S without escapes or control characters): S and the text after it.
+fn plain_text_block(text: &str) -> Option<(&str, &str)> {
+    if let Some(rest) = text.strip_prefix(r#"{"type":"text","text":"#) {
+        let (s, rest) = plain_str(rest)?;
+        return Some((s, rest.strip_prefix('}')?));
+    }
+    let rest = text.strip_prefix(r#"{"text":"#)?;
+    let (s, rest) = plain_str(rest)?;
+    Some((s, rest.strip_prefix(r#","type":"text"}"#)?))
+}
+
+/// The string at the start of `text` (a quote), when it has no escapes and
+/// no control characters, and the text after it.
+fn plain_str(text: &str) -> Option<(&str, &str)> {
+    let (s, end) = super::modern::plain_string(text.as_bytes(), 0)?;
+    // Without an early exit: the compiler checks many bytes at a time.
+    if s.iter().fold(false, |control, &b| control | (b < 0x20)) {
+        return None;
+    }
+    // Both ends are ASCII quotes: character boundaries.
+    Some((&text[1..end - 1], &text[end..]))
 }
 
 /// Why [`CallToolResult::structured_as`] could not decode a result: which
@@ -313,3 +393,66 @@ impl fmt::Display for StructuredError {
 }
 
 impl std::error::Error for StructuredError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan takes only the usual result, and gives what serde gives;
+    /// `from_json` gives serde's value or error for every text.
+    #[test]
+    fn the_usual_result_read_by_a_scan_is_what_serde_decodes() {
+        // (text, whether the scan takes it)
+        let cases: &[(&str, bool)] = &[
+            (r#"{"content":[{"type":"text","text":"hi"}]}"#, true),
+            (r#"{"content":[{"text":"hi","type":"text"}]}"#, true),
+            (r#"{"content":[]}"#, true),
+            (r#"{"content":[],"isError":true}"#, true),
+            (r#"{"content":[{"type":"text","text":""}],"isError":false}"#, true),
+            (
+                r#"{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"},{"type":"text","text":"ü €"}]}"#,
+                true,
+            ),
+            (r#"{"content":[{"type":"text","text":"a}]},\u0000"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"a\"b"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"a\nb"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"tab	here"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi","text":"again"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}],"content":[]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}],"isError":true,"isError":false}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}],"x":1}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi","annotations":{}}]}"#, false),
+            (r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}],"isError":null}"#, false),
+            (r#"{"content": [{"type":"text","text":"hi"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}]} "#, false),
+            (r#"{"isError":true,"content":[]}"#, false),
+            (r#"{"structuredContent":{"a":1},"content":[]}"#, false),
+            // Not a result, or not JSON: serde's error, both ways.
+            (r#"{"content":[{"type":"text","text":"hi"}]"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"},]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}]}}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"hi"}],"isError":tru}"#, false),
+            (r#"{"content":[{"type":"text"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":7}]}"#, false),
+            (r#"{"content":"no"}"#, false),
+            (r#"{"content":["#, false),
+            ("", false),
+            ("null", false),
+        ];
+        for (text, scanned) in cases {
+            let scan = plain_text_result(text);
+            let serde = serde_json::from_str::<CallToolResult>(text);
+            assert_eq!(scan.is_some(), *scanned, "{text}");
+            if let Some(scan) = &scan {
+                assert_eq!(Some(scan), serde.as_ref().ok(), "{text}");
+            }
+            match (CallToolResult::from_json(text), serde) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                (a, b) => panic!("{text}: {a:?} against {b:?}"),
+            }
+        }
+    }
+}

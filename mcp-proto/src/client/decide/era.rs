@@ -47,6 +47,38 @@ pub trait EraRules: Send + Sync + fmt::Debug {
         true
     }
 
+    /// Whether a result of `method` whose text is `raw` goes to its caller
+    /// as it came, kept in no cache ([`on_result`](Self::on_result) says
+    /// [`ResultStep::Deliver`] with no cache): then a driver may decode it
+    /// straight into the type its caller waits for, with the outcome the
+    /// general path has. `raw` may be text not yet checked to be JSON (the
+    /// result of [`jsonrpc::usual_answer`](crate::jsonrpc::usual_answer)):
+    /// where this says `true` of such text, the caller's decoding still
+    /// decides whether it is one JSON value, and where it is, the general
+    /// path reads the same kind from it. Rules that read no result
+    /// ([`reads_results`](Self::reads_results)) deliver every result as it
+    /// came.
+    fn delivers_as_it_came(&self, method: &str, raw: &str, context: ResultContext) -> bool {
+        !self.reads_results()
+            || matches!(self.on_result(method, raw, context), ResultStep::Deliver { cache: None })
+    }
+
+    /// [`delivers_as_it_came`](Self::delivers_as_it_came) for a result
+    /// already decoded from `raw` (so one JSON object): `result_type` is
+    /// its top-level `resultType` member as the decoding kept it, which
+    /// rules that read the kind may take instead of reading the text again,
+    /// where that gives the same answer. By default the text is read.
+    fn delivers_decoded_as_it_came(
+        &self,
+        method: &str,
+        raw: &str,
+        result_type: Option<&serde_json::Value>,
+        context: ResultContext,
+    ) -> bool {
+        let _ = result_type;
+        self.delivers_as_it_came(method, raw, context)
+    }
+
     /// Whether results may be answered from (and kept in) the result cache.
     fn caches_results(&self) -> bool;
 

@@ -7,7 +7,7 @@ use super::recovery::{Action, Attempt, GiveUp};
 use super::result::{self, ResultContext, ResultStep};
 use crate::client::ClientError;
 use crate::methods;
-use crate::types::{ResultKind, result_kind};
+use crate::types::{ResultKind, decoded_result_kind, result_kind};
 use crate::version::{Era, ProtocolVersion};
 
 /// The rules of the stateless era.
@@ -78,6 +78,22 @@ impl EraRules for Stateless {
                 invalid("a task handle, which this request may not be answered with".into())
             }
             Err(e) => invalid(e.to_string()),
+        }
+    }
+
+    /// A result no cache may keep is delivered as it came when its kind,
+    /// read from its decoded `resultType` where that is sure
+    /// ([`decoded_result_kind`]), is complete; otherwise the text is read.
+    fn delivers_decoded_as_it_came(
+        &self,
+        method: &str,
+        raw: &str,
+        result_type: Option<&serde_json::Value>,
+        context: ResultContext,
+    ) -> bool {
+        match decoded_result_kind(raw, result_type) {
+            Some(kind) if !context.cacheable => kind == Ok(ResultKind::Complete),
+            _ => self.delivers_as_it_came(method, raw, context),
         }
     }
 
