@@ -32,7 +32,9 @@ pub async fn spawn_stdio(
 
 /// `program args...` spawned and initialized, pinned to the era `choice`:
 /// ours over stdio as the round-trip benchmarks start it (errors start
-/// with `ours`).
+/// with `ours`). The environment variable `MCP_BENCH_REPLY_SPIN_US`, when
+/// set to a number, replaces the reader's default poll before parking
+/// (`StdioOptions::reply_spin`), to compare settings in one build.
 pub async fn spawn_program(
     program: &Path,
     args: &[String],
@@ -41,6 +43,9 @@ pub async fn spawn_program(
     let command = ServerCommand::new(program.to_string_lossy()).args(args.iter().cloned());
     let mut options = StdioOptions::new("bench");
     options.client.era = choice;
+    if let Some(us) = std::env::var("MCP_BENCH_REPLY_SPIN_US").ok().and_then(|v| v.parse().ok()) {
+        options.reply_spin = Duration::from_micros(us);
+    }
     spawn_stdio(command, options, "ours").await
 }
 

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use mcp_peer::{Client, Link, OutgoingRequest, Transport};
 use mcp_proto::client::ClientError;
 use tokio::process::ChildStdout;
@@ -19,6 +18,7 @@ use crate::conn::{self, ChildPath, Conn, lock};
 use crate::error::{Error, ExitInfo};
 use crate::lines::{Next, Reader, write_queued};
 use crate::options::{ServerCommand, Settings, StdioOptions};
+use crate::spin::Spin;
 
 /// How long to wait for the exit status once stdout closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -406,8 +406,10 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     // client keeps.
     let mut frames = FramedRead::with_capacity(stdout, LineCodec::new(max_line), 8 * 1024);
     let garbage = mcp_peer::DropReport::default();
-    let (server, exit) = match (inner.upgrade(), conn.upgrade()) {
-        (Some(i), Some(c)) => (i.options.name.clone(), c.exit.clone()),
+    let (server, exit, mut spin) = match (inner.upgrade(), conn.upgrade()) {
+        (Some(i), Some(c)) => {
+            (i.options.name.clone(), c.exit.clone(), Spin::new(i.options.reply_spin))
+        }
         _ => return,
     };
     let count = || note_dropped(&inner);
@@ -434,7 +436,7 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         // ready line then costs no look at the exit or the sleep.
         let frame = tokio::select! {
             biased;
-            frame = frames.next() => frame,
+            frame = spin.next(&mut frames) => frame,
             () = &mut exit_seen, if !exited => {
                 exited = true;
                 sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);

@@ -18,6 +18,11 @@
 //!   tool never blocks a `ping`;
 //! - lines that are not JSON-RPC, or longer than the limit, are logged and
 //!   skipped, never fatal;
+//! - after handing over a message the reader polls for the next one for a
+//!   few tens of µs before it parks ([`StdioOptions::reply_spin`]): where
+//!   client and server sit on different CPUs that halt when idle, that
+//!   spares a round trip one of its two slow wake-ups; it turns itself off
+//!   for a while when it does not pay;
 //! - stderr is drained continuously into `tracing` and a bounded tail, never
 //!   inherited by default;
 //! - when the server exits, every waiting request fails at once with its exit
@@ -63,6 +68,7 @@ mod conn;
 mod error;
 mod lines;
 mod options;
+mod spin;
 mod stream;
 
 pub use client::{StdioClient, StdioTransport, spawn};
@@ -72,8 +78,9 @@ pub use error::{Error, ExitInfo};
 pub use mcp_peer::{self, Client, ClientOptions, Notifications, RequestOptions};
 pub use mcp_proto;
 pub use options::{
-    CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, DEFAULT_MAX_LINE_LENGTH, DEFAULT_STDERR_TAIL,
-    EnvMode, ProbeCache, RestartPolicy, ServerCommand, StderrMode, StdioOptions,
+    CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, DEFAULT_MAX_LINE_LENGTH, DEFAULT_REPLY_SPIN,
+    DEFAULT_STDERR_TAIL, EnvMode, ProbeCache, RestartPolicy, ServerCommand, StderrMode,
+    StdioOptions,
 };
 pub use serde_json;
 pub use stream::{StreamClient, StreamOptions, StreamTransport, connect_stream};

@@ -69,6 +69,21 @@ async fn handshake_paginated_tools_and_calls() {
 }
 
 #[tokio::test]
+async fn calls_in_a_row_are_answered_whether_the_reader_polls_before_parking_or_not() {
+    for spin in [Duration::ZERO, mcp_client_stdio::DEFAULT_REPLY_SPIN, Duration::from_millis(5)] {
+        let mut o = options();
+        o.reply_spin = spin;
+        let c = mcp_client_stdio::spawn(testkit(&[]), o).await.expect("the testkit starts");
+        for i in 0..200 {
+            let message = format!("call {i}");
+            let echoed = call(&c, "echo", json!({ "message": message })).await;
+            assert_eq!(text_blocks(&echoed), message, "reply_spin {spin:?}");
+        }
+        c.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
 async fn a_notification_before_the_initialize_reply_is_not_taken_as_the_reply() {
     let c = start(&["--send-list-changed-before-init"]).await;
     assert_eq!(c.initialize().await.unwrap().server_info.name, "mcp-testkit");

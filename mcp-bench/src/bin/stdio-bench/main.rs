@@ -14,13 +14,17 @@
 //! and `--profile ours|rmcp N [DEPTH]` (N calls, DEPTH of them in flight (1
 //! by default), against the fixed-reply answerer of the `--era` given, for
 //! callgrind), and `--profile-start ours|rmcp|raw N` (N starts against
-//! `mcp-testkit stdio` of the `--era` given, for callgrind and `strace -c`).
+//! `mcp-testkit stdio` of the `--era` given, for callgrind and `strace -c`),
+//! and `sched [--server PATH] [ROUNDS [CALLS]]` (unpinned sequential rounds
+//! against the fixed-reply answerer, or the testkit with `--server`: per
+//! round and contender, p50 and where the scheduler put client and server,
+//! from `/proc`; `MCP_BENCH_REPLY_SPIN_US` sets our client's reader poll).
 //!
 //! One file a job: the flags (`flags.rs`); the servers (`server.rs`) and
 //! the fixed-reply answerer (`answer.rs`); the contenders, ours and rmcp's
 //! (`clients.rs`) and the raw pipe (`raw.rs`), and the three of them on one
 //! server (`contenders.rs`); a file a mode: `seq.rs`, `throughput.rs`,
-//! `startup.rs`, `memory.rs` (with `hold`), `profile.rs`.
+//! `startup.rs`, `memory.rs` (with `hold`), `profile.rs`, `sched.rs`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod answer;
@@ -30,6 +34,7 @@ mod flags;
 mod memory;
 mod profile;
 mod raw;
+mod sched;
 mod seq;
 mod server;
 mod startup;
@@ -68,6 +73,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("throughput") => throughput::throughput(&config)?,
         Some("startup") => startup::startup(&config)?,
         Some("memory") => memory::memory(&config)?,
+        Some("sched") => sched::sched(&config, args)?,
         _ => return Err(USAGE.into()),
     };
     print!("{table}");

@@ -1,0 +1,218 @@
+//! The reader's short poll before it parks ([`StdioOptions::reply_spin`]).
+//!
+//! When client and server sit on different CPUs, each waits for the other
+//! by parking its thread, and waking a parked thread on an idle CPU is
+//! slow where an idle CPU halts at once (a VM without guest halt polling:
+//! tens of µs per wake-up, two per round trip). A reader that keeps
+//! polling for a few tens of µs after it handed over a message is awake
+//! when the answer to the next request comes, so only the server's
+//! wake-up is paid. Polling yields the thread between tries, so a server
+//! on the same CPU runs.
+//!
+//! It is adaptive, so it costs nothing where it does not help: an answer
+//! that is already there at the first look after the caller had its turn,
+//! or right after the first yield of the thread (client and server share
+//! a CPU, or messages come in bursts), or two in a row that do not come
+//! within the budget (a server that works for a while)
+//! turns it off for the next [`BACK_OFF`] messages; an answer caught while
+//! polling keeps it on.
+//!
+//! [`StdioOptions::reply_spin`]: crate::StdioOptions::reply_spin
+
+use std::future::poll_fn;
+use std::io;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use futures_util::{Stream, StreamExt};
+
+use crate::codec::Frame;
+
+/// How many messages the reader parks as usual after polling did not pay.
+pub(crate) const BACK_OFF: u32 = 64;
+
+/// How one poll before parking ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// A message was there before polling was needed, or right after the
+    /// first yield of the thread (the server runs on this CPU): polling
+    /// saves no wake-up.
+    AlreadyThere,
+    /// A message came while polling: parking would have paid a wake-up.
+    Caught,
+    /// The budget ran out: the reader parks.
+    Expired,
+}
+
+/// Whether the reader polls before it parks, learned from how the last
+/// polls ended.
+#[derive(Debug)]
+pub(crate) struct Spin {
+    budget: Duration,
+    /// Messages still read without polling.
+    skip: u32,
+    /// Whether the last poll ran out of budget.
+    expired: bool,
+}
+
+impl Spin {
+    pub(crate) fn new(budget: Duration) -> Spin {
+        Spin { budget, skip: 0, expired: false }
+    }
+
+    /// Whether to poll for the next message (counts one skipped message
+    /// when not).
+    pub(crate) fn wanted(&mut self) -> bool {
+        if self.budget.is_zero() {
+            return false;
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        true
+    }
+
+    /// Learns from how a poll ended: one budget run out is forgiven (a
+    /// wake-up slower than usual), two in a row are not.
+    pub(crate) fn learn(&mut self, outcome: Outcome) {
+        let expired = outcome == Outcome::Expired;
+        self.skip = match outcome {
+            Outcome::Caught => 0,
+            Outcome::Expired if !self.expired => 0,
+            Outcome::AlreadyThere | Outcome::Expired => BACK_OFF,
+        };
+        self.expired = expired && self.skip == 0;
+    }
+
+    /// The next frame of `frames`: when polling is [`wanted`](Self::wanted),
+    /// first gives the other tasks a turn (the caller that was just handed
+    /// a message writes its next request), then looks again between
+    /// `std::thread::yield_now` calls until the budget runs out; then waits
+    /// as usual.
+    pub(crate) async fn next<S>(&mut self, frames: &mut S) -> Option<io::Result<Frame>>
+    where
+        S: Stream<Item = io::Result<Frame>> + Unpin,
+    {
+        if self.wanted() {
+            let until = Instant::now() + self.budget;
+            let mut looks = 0u32;
+            loop {
+                let ready = poll_fn(|cx| {
+                    Poll::Ready(match frames.poll_next_unpin(cx) {
+                        Poll::Ready(frame) => Some(frame),
+                        Poll::Pending => None,
+                    })
+                })
+                .await;
+                if let Some(frame) = ready {
+                    // Looks 0 and 1 come before and after the caller's turn;
+                    // look 2 after one yield of the thread, which a server
+                    // on this CPU answers in.
+                    self.learn(if looks <= 2 { Outcome::AlreadyThere } else { Outcome::Caught });
+                    return frame;
+                }
+                if looks >= 1 {
+                    if Instant::now() >= until {
+                        self.learn(Outcome::Expired);
+                        break;
+                    }
+                    // A server on this CPU gets it.
+                    std::thread::yield_now();
+                }
+                looks += 1;
+                // The runtime runs the other tasks and looks at its I/O
+                // without waiting before this task's next turn.
+                tokio::task::yield_now().await;
+            }
+        }
+        frames.next().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_budget_never_polls() {
+        let mut s = Spin::new(Duration::ZERO);
+        for _ in 0..3 {
+            assert!(!s.wanted());
+        }
+    }
+
+    #[test]
+    fn an_answer_caught_while_polling_keeps_it_on() {
+        let mut s = Spin::new(Duration::from_micros(50));
+        assert!(s.wanted());
+        s.learn(Outcome::Caught);
+        assert!(s.wanted());
+    }
+
+    #[test]
+    fn one_expired_budget_is_forgiven() {
+        let mut s = Spin::new(Duration::from_micros(50));
+        s.learn(Outcome::Expired);
+        assert!(s.wanted());
+        s.learn(Outcome::Caught);
+        s.learn(Outcome::Expired);
+        assert!(s.wanted(), "not two in a row");
+    }
+
+    #[test]
+    fn an_answer_already_there_or_two_expired_budgets_back_off() {
+        for outcomes in [&[Outcome::AlreadyThere][..], &[Outcome::Expired, Outcome::Expired]] {
+            let mut s = Spin::new(Duration::from_micros(50));
+            for outcome in outcomes {
+                s.learn(*outcome);
+            }
+            let outcome = outcomes[0];
+            for _ in 0..BACK_OFF {
+                assert!(!s.wanted(), "{outcome:?}");
+            }
+            assert!(s.wanted(), "polls again after {BACK_OFF} messages");
+        }
+    }
+
+    #[tokio::test]
+    async fn frames_pass_through_whether_polled_or_not() {
+        let lines = || {
+            futures_util::stream::iter(
+                [b"a".as_slice(), b"b", b"c"].map(|l| Ok(Frame::Line(l.to_vec().into()))),
+            )
+        };
+        for budget in [Duration::ZERO, Duration::from_micros(50)] {
+            let mut s = Spin::new(budget);
+            let mut frames = lines();
+            let mut got = Vec::new();
+            while let Some(frame) = s.next(&mut frames).await {
+                match frame.expect("no error") {
+                    Frame::Line(l) => got.push(l.to_vec()),
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            assert_eq!(got, [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_stays_pending_is_still_read_after_the_budget() {
+        // The first item comes only once the stream has been polled a few
+        // times: the reader polls, gives up, and still gets it by waiting.
+        let mut pending = 3u32;
+        let mut frames = futures_util::stream::poll_fn(move |cx| {
+            if pending > 0 {
+                pending -= 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(Some(Ok(Frame::Line(b"x".to_vec().into()))))
+            }
+        });
+        let mut s = Spin::new(Duration::from_nanos(1));
+        let frame = s.next(&mut frames).await.expect("an item").expect("no error");
+        assert!(matches!(frame, Frame::Line(l) if l.as_ref() == b"x"));
+        assert!(s.wanted(), "one budget run out is forgiven");
+    }
+}
