@@ -499,6 +499,10 @@ impl<T: Transport> LinkTarget for Inner<T> {
         lock(&self.core).deadline(id).is_some()
     }
 
+    fn awaits_answers(&self) -> bool {
+        lock(&self.core).pending_requests() > 0
+    }
+
     fn protocol_version(&self) -> Option<ProtocolVersion> {
         lock(&self.core).protocol_version()
     }

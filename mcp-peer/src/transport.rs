@@ -176,6 +176,7 @@ pub(crate) trait LinkTarget: Send + Sync {
     fn poll_transmit(&self) -> Option<Message>;
     fn has_transmit(&self) -> bool;
     fn is_pending(&self, id: &RequestId) -> bool;
+    fn awaits_answers(&self) -> bool;
     fn protocol_version(&self) -> Option<ProtocolVersion>;
     fn connection_lost(&self);
     fn is_closed(&self) -> bool;
@@ -289,6 +290,13 @@ impl Link {
     /// Whether the request is still waiting for its answer.
     pub fn is_pending(&self, id: &RequestId) -> bool {
         self.with(|t| t.is_pending(id)).unwrap_or(false)
+    }
+
+    /// Whether any request waits for its answer (a transport may, for
+    /// example, poll for the next message a little before it parks only
+    /// while one does).
+    pub fn awaits_answers(&self) -> bool {
+        self.with(|t| t.awaits_answers()).unwrap_or(false)
     }
 
     /// The negotiated protocol version, once the handshake finished.
@@ -490,6 +498,9 @@ impl LinkTarget for Detached {
         false
     }
     fn is_pending(&self, _: &RequestId) -> bool {
+        false
+    }
+    fn awaits_answers(&self) -> bool {
         false
     }
     fn protocol_version(&self) -> Option<ProtocolVersion> {

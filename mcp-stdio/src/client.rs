@@ -436,7 +436,7 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         // ready line then costs no look at the exit or the sleep.
         let frame = tokio::select! {
             biased;
-            frame = spin.next(&mut frames) => frame,
+            frame = spin.next(&mut frames, || awaited(&inner)) => frame,
             () = &mut exit_seen, if !exited => {
                 exited = true;
                 sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
@@ -471,6 +471,11 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     }
     let (Some(inner), Some(conn)) = (inner.upgrade(), conn.upgrade()) else { return };
     on_stdout_closed(&inner, &conn).await;
+}
+
+/// Whether the client waits for an answer from the server.
+fn awaited(inner: &Weak<Shared>) -> bool {
+    inner.upgrade().is_some_and(|s| s.link.get().is_some_and(Link::awaits_answers))
 }
 
 /// Counts a line dropped from the server's stdout; returns the count.

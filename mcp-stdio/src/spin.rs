@@ -9,6 +9,9 @@
 //! wake-up is paid. Polling yields the thread between tries, so a server
 //! on the same CPU runs.
 //!
+//! It polls only while the client waits for an answer (asked after the
+//! caller's turn): a reader with nothing awaited parks at once.
+//!
 //! It is adaptive, so it costs nothing where it does not help: an answer
 //! that is already there at the first look after the caller had its turn,
 //! or right after the first yield of the thread (client and server share
@@ -90,7 +93,16 @@ impl Spin {
     /// a message writes its next request), then looks again between
     /// `std::thread::yield_now` calls until the budget runs out; then waits
     /// as usual.
-    pub(crate) async fn next<S>(&mut self, frames: &mut S) -> Option<io::Result<Frame>>
+    ///
+    /// `awaited` says whether the client waits for an answer: asked once,
+    /// after the caller's turn; when it waits for none (the next message
+    /// may be a long time coming: a host that is still thinking, a
+    /// notification), the reader parks at once and learns nothing.
+    pub(crate) async fn next<S>(
+        &mut self,
+        frames: &mut S,
+        awaited: impl Fn() -> bool,
+    ) -> Option<io::Result<Frame>>
     where
         S: Stream<Item = io::Result<Frame>> + Unpin,
     {
@@ -111,6 +123,9 @@ impl Spin {
                     // on this CPU answers in.
                     self.learn(if looks <= 2 { Outcome::AlreadyThere } else { Outcome::Caught });
                     return frame;
+                }
+                if looks == 1 && !awaited() {
+                    break;
                 }
                 if looks >= 1 {
                     if Instant::now() >= until {
@@ -186,7 +201,7 @@ mod tests {
             let mut s = Spin::new(budget);
             let mut frames = lines();
             let mut got = Vec::new();
-            while let Some(frame) = s.next(&mut frames).await {
+            while let Some(frame) = s.next(&mut frames, || true).await {
                 match frame.expect("no error") {
                     Frame::Line(l) => got.push(l.to_vec()),
                     other => panic!("unexpected {other:?}"),
@@ -211,8 +226,40 @@ mod tests {
             }
         });
         let mut s = Spin::new(Duration::from_nanos(1));
-        let frame = s.next(&mut frames).await.expect("an item").expect("no error");
+        let frame = s.next(&mut frames, || true).await.expect("an item").expect("no error");
         assert!(matches!(frame, Frame::Line(l) if l.as_ref() == b"x"));
         assert!(s.wanted(), "one budget run out is forgiven");
+    }
+
+    #[tokio::test]
+    async fn with_no_answer_awaited_the_reader_parks_at_once_and_learns_nothing() {
+        // Pending for its first five polls: polled twice (before and after
+        // the caller's turn), then the reader parks instead of polling, and
+        // the item still comes by waiting.
+        let polls = std::rc::Rc::new(std::cell::Cell::new(0u32));
+        let seen = polls.clone();
+        let mut frames = futures_util::stream::poll_fn(move |cx| {
+            seen.set(seen.get() + 1);
+            if seen.get() <= 5 {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(Some(Ok(Frame::Line(b"x".to_vec().into()))))
+            }
+        });
+        let asked = std::cell::Cell::new(0u32);
+        let mut s = Spin::new(Duration::from_secs(5));
+        let frame = s
+            .next(&mut frames, || {
+                asked.set(asked.get() + 1);
+                false
+            })
+            .await
+            .expect("an item")
+            .expect("no error");
+        assert!(matches!(frame, Frame::Line(l) if l.as_ref() == b"x"));
+        assert_eq!(asked.get(), 1, "asked once, after the caller's turn");
+        assert_eq!((s.skip, s.expired), (0, false), "nothing learnt");
+        assert!(s.wanted(), "polls again for the next message");
     }
 }

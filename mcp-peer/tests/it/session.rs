@@ -222,3 +222,78 @@ async fn initialized_goes_out_when_the_opening_is_dropped_after_its_answer() {
     let next: Value = serde_json::from_slice(&next).unwrap();
     assert_eq!(next["method"], "notifications/initialized", "{next}");
 }
+
+/// The in-memory transport, keeping the client's `Link` for the test.
+struct Watched(memory::MemoryTransport, Arc<std::sync::Mutex<Option<mcp_peer::Link>>>);
+
+impl mcp_peer::Transport for Watched {
+    type Error = MemoryError;
+
+    fn attach(&self, link: mcp_peer::Link) {
+        *self.1.lock().unwrap() = Some(link.clone());
+        self.0.attach(link)
+    }
+
+    async fn send_request(&self, r: mcp_peer::OutgoingRequest<'_>) -> Result<(), MemoryError> {
+        self.0.send_request(r).await
+    }
+
+    async fn flush(&self) -> Result<(), MemoryError> {
+        self.0.flush().await
+    }
+
+    async fn close(&self) -> Result<(), MemoryError> {
+        self.0.close().await
+    }
+
+    fn client_error(&self, error: ClientError) -> MemoryError {
+        self.0.client_error(error)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_link_tells_whether_an_answer_is_awaited() {
+    let (transport, mut end) = memory::pair();
+    let slot = Arc::new(std::sync::Mutex::new(None));
+    let client = Client::new(Watched(transport, slot.clone()), options());
+    let link = || slot.lock().unwrap().clone().expect("attached");
+    assert!(!link().awaits_answers(), "nothing asked yet");
+    let sender = end.sender();
+    let server = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(bytes) = end.recv().await {
+            let message: Value = serde_json::from_slice(&bytes).unwrap();
+            let Some(id) = message.get("id").cloned() else { continue };
+            let result = match message["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "watched", "version": "1"}
+                }),
+                _ => json!({}),
+            };
+            seen.push(message["method"].as_str().unwrap_or_default().to_owned());
+            // The client waits for this answer while it is not yet sent.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            sender.send(answer.to_string().as_bytes());
+            if seen.len() == 2 {
+                return seen;
+            }
+        }
+        seen
+    });
+    let ping = tokio::spawn({
+        let client = client.clone();
+        async move { client.ping().await }
+    });
+    let mut waited = false;
+    while !ping.is_finished() {
+        waited |= link().awaits_answers();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    ping.await.unwrap().unwrap();
+    assert!(waited, "an answer was awaited while the requests ran");
+    assert!(!link().awaits_answers(), "none once both were answered");
+    assert_eq!(server.await.unwrap(), ["initialize", "ping"]);
+}
