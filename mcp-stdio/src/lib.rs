@@ -18,8 +18,8 @@
 //!   tool never blocks a `ping`;
 //! - lines that are not JSON-RPC, or longer than the limit, are logged and
 //!   skipped, never fatal;
-//! - after handing over a message the reader polls for the next one for a
-//!   few tens of µs before it parks ([`StdioOptions::reply_spin`]): where
+//! - after handing over a message, while the client awaits an answer, the
+//!   reader polls for the next one for a few tens of µs before it parks ([`StdioOptions::reply_spin`]): where
 //!   client and server sit on different CPUs that halt when idle, that
 //!   spares a round trip one of its two slow wake-ups; it turns itself off
 //!   for a while when it does not pay;

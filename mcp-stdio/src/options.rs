@@ -113,7 +113,7 @@ pub struct StdioOptions {
     pub restart: Option<RestartPolicy>,
     /// How long the reader keeps polling the server's stdout, yielding
     /// the thread between looks, after it handed over a message, before it
-    /// parks ([`DEFAULT_REPLY_SPIN`]; zero: it parks at once). Where the
+    /// parks, when the client awaits an answer (otherwise it parks at once) ([`DEFAULT_REPLY_SPIN`]; zero: it parks at once). Where the
     /// client and the server run on different CPUs and an idle CPU halts
     /// at once (a VM without guest halt polling), this saves one of the
     /// two slow wake-ups of a round trip. It turns itself off for the next
