@@ -1,7 +1,8 @@
 //! What the tests share: a client and the testkit server joined in
 //! memory (and a way to restart that server), options pinned to the
 //! handshake era, a tool result's text, the stateless testkit and what
-//! it received, a user who always answers "Ada".
+//! it received, a user who always answers "Ada", and the in-memory
+//! transport wrapped to show an era key or keep its `Link`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -131,5 +132,51 @@ pub(crate) struct Ada;
 impl ElicitationHandler for Ada {
     fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
         Box::pin(async { Ok(ElicitResult::accept([("name", "Ada")])) })
+    }
+}
+
+/// The in-memory transport under an era key (as an HTTP origin is), or
+/// keeping the client's `Link` for the test to look at.
+pub(crate) struct Wrapped {
+    pub(crate) transport: MemoryTransport,
+    pub(crate) key: Option<&'static str>,
+    pub(crate) link: Arc<std::sync::Mutex<Option<mcp_peer::Link>>>,
+}
+
+impl Wrapped {
+    pub(crate) fn new(transport: MemoryTransport) -> Wrapped {
+        Wrapped { transport, key: None, link: Arc::default() }
+    }
+}
+
+impl mcp_peer::Transport for Wrapped {
+    type Error = memory::MemoryError;
+
+    fn attach(&self, link: mcp_peer::Link) {
+        *self.link.lock().unwrap() = Some(link.clone());
+        self.transport.attach(link)
+    }
+
+    async fn send_request(
+        &self,
+        r: mcp_peer::OutgoingRequest<'_>,
+    ) -> Result<(), memory::MemoryError> {
+        self.transport.send_request(r).await
+    }
+
+    async fn flush(&self) -> Result<(), memory::MemoryError> {
+        self.transport.flush().await
+    }
+
+    async fn close(&self) -> Result<(), memory::MemoryError> {
+        self.transport.close().await
+    }
+
+    fn client_error(&self, error: mcp_proto::client::ClientError) -> memory::MemoryError {
+        self.transport.client_error(error)
+    }
+
+    fn era_cache_key(&self) -> Option<String> {
+        self.key.map(str::to_owned)
     }
 }

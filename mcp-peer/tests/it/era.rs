@@ -14,7 +14,8 @@ use mcp_testkit::{Config, ServeEra, Server};
 use serde_json::{Value, json};
 
 use crate::common::{
-    Pair, forward, modern_config, options, pair, pair_filtered, pair_with, received_log, text,
+    Pair, Wrapped, forward, modern_config, options, pair, pair_filtered, pair_with, received_log,
+    text,
 };
 
 #[tokio::test(start_paused = true)]
@@ -157,42 +158,11 @@ async fn a_dual_era_server_is_spoken_to_in_the_era_the_client_pins() {
 // The era memory is the caller's: passed in the options, the process's
 // shared table by default.
 
-/// The in-memory transport under an era key, as an HTTP origin is.
-struct Keyed(MemoryTransport, &'static str);
-
-impl mcp_peer::Transport for Keyed {
-    type Error = MemoryError;
-
-    fn attach(&self, link: mcp_peer::Link) {
-        self.0.attach(link)
-    }
-
-    async fn send_request(&self, r: mcp_peer::OutgoingRequest<'_>) -> Result<(), MemoryError> {
-        self.0.send_request(r).await
-    }
-
-    async fn flush(&self) -> Result<(), MemoryError> {
-        self.0.flush().await
-    }
-
-    async fn close(&self) -> Result<(), MemoryError> {
-        self.0.close().await
-    }
-
-    fn client_error(&self, error: ClientError) -> MemoryError {
-        self.0.client_error(error)
-    }
-
-    fn era_cache_key(&self) -> Option<String> {
-        Some(self.1.into())
-    }
-}
-
 /// A handshake-era testkit server behind `key`; the methods it received
 /// once the client pinged.
 async fn methods_of_a_ping(key: &'static str, options: ClientOptions) -> Vec<String> {
     let (transport, mut end) = memory::pair();
-    let client = Client::new(Keyed(transport, key), options);
+    let client = Client::new(Wrapped { key: Some(key), ..Wrapped::new(transport) }, options);
     let sender = end.sender();
     let (server, queue) = Server::new(Config::default());
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -12,7 +12,7 @@ use mcp_proto::client::{ClientError, ListKind, StaticRoots};
 use mcp_proto::types::{ClientCapabilities, Root, RootsCapability};
 use serde_json::{Value, json};
 
-use crate::common::{Pair, options, pair, text};
+use crate::common::{Pair, Wrapped, options, pair, text};
 
 #[tokio::test(start_paused = true)]
 async fn handshake_tools_and_calls() {
@@ -223,39 +223,12 @@ async fn initialized_goes_out_when_the_opening_is_dropped_after_its_answer() {
     assert_eq!(next["method"], "notifications/initialized", "{next}");
 }
 
-/// The in-memory transport, keeping the client's `Link` for the test.
-struct Watched(memory::MemoryTransport, Arc<std::sync::Mutex<Option<mcp_peer::Link>>>);
-
-impl mcp_peer::Transport for Watched {
-    type Error = MemoryError;
-
-    fn attach(&self, link: mcp_peer::Link) {
-        *self.1.lock().unwrap() = Some(link.clone());
-        self.0.attach(link)
-    }
-
-    async fn send_request(&self, r: mcp_peer::OutgoingRequest<'_>) -> Result<(), MemoryError> {
-        self.0.send_request(r).await
-    }
-
-    async fn flush(&self) -> Result<(), MemoryError> {
-        self.0.flush().await
-    }
-
-    async fn close(&self) -> Result<(), MemoryError> {
-        self.0.close().await
-    }
-
-    fn client_error(&self, error: ClientError) -> MemoryError {
-        self.0.client_error(error)
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn the_link_tells_whether_an_answer_is_awaited() {
     let (transport, mut end) = memory::pair();
-    let slot = Arc::new(std::sync::Mutex::new(None));
-    let client = Client::new(Watched(transport, slot.clone()), options());
+    let wrapped = Wrapped::new(transport);
+    let slot = wrapped.link.clone();
+    let client = Client::new(wrapped, options());
     let link = || slot.lock().unwrap().clone().expect("attached");
     assert!(!link().awaits_answers(), "nothing asked yet");
     let sender = end.sender();
