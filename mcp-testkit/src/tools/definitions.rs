@@ -215,7 +215,9 @@ pub(crate) fn definitions(extra: bool, modern: bool) -> Vec<Value> {
         tool(
             "annotated",
             "Annotated",
-            "Returns its arguments as JSON text. Its string, integer and boolean arguments carry              `x-mcp-header`, so a Streamable HTTP client also sends them as Mcp-Param-Region,              Mcp-Param-Priority and Mcp-Param-Dry-Run headers; `note` has no header.",
+            "Returns its arguments as JSON text. Its string, integer and boolean arguments carry \
+             `x-mcp-header`, so a Streamable HTTP client also sends them as Mcp-Param-Region, \
+             Mcp-Param-Priority and Mcp-Param-Dry-Run headers; `note` has no header.",
             json!({
                 "type": "object",
                 "properties": {

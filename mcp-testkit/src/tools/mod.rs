@@ -100,7 +100,6 @@ pub(crate) enum Outcome {
     NoReply,
 }
 
-/// Runs the tool `name`.
 /// Runs the tool `name` with its arguments as the client wrote them (an
 /// object, or none): `echo`, the benchmark's hot path, decodes only its
 /// message; `annotated` answers their text; every other tool takes them
