@@ -471,10 +471,11 @@ impl<T: Transport> LinkTarget for Inner<T> {
     }
 
     /// The usual answer to a `tools/call` whose waiter takes a decoded
-    /// result, its result decoded once, straight from the text. Anything
-    /// else (another message, another waiter, a result that does not
-    /// decode as a `CallToolResult` or is not JSON) is left to the general
-    /// decoding, which then decides as it does for every message.
+    /// result, or to the opening's probe or `initialize`, its result
+    /// decoded once, straight from the text. Anything else (another
+    /// message, another waiter, a result that does not decode as what
+    /// reads it or is not JSON) is left to the general decoding, which
+    /// then decides as it does for every message.
     fn feed_usual_answer(&self, bytes: &[u8]) -> bool {
         // No such request out (the stateless era's, a raw call's answer):
         // nothing to look for. A hint only: the general path is right for
