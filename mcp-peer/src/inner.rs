@@ -8,12 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+use mcp_proto::client::decide::probe::usual_discovery;
 use mcp_proto::client::decide::result::ResultContext;
 use mcp_proto::client::decide::{EraRules, rules};
 use mcp_proto::client::{ClientCore, ClientError, DriverWork, Event, ListKind, ServerNotification};
 use mcp_proto::jsonrpc::{self, IncomingOf, Message, RequestId};
 use mcp_proto::methods;
-use mcp_proto::types::CallToolResult;
+use mcp_proto::types::{CallToolResult, DiscoverResult, InitializeResult};
 use mcp_proto::{Era, ProtocolVersion};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -35,6 +36,12 @@ pub(crate) enum Reply {
     /// A `tools/call` result decoded straight from the answer's text
     /// (for a waiter that asked for it: [`Waiter::tool_result`]).
     Tool(CallToolResult),
+    /// The era probe's discovery decoded straight from the answer's text
+    /// (boxed: rare, and every reply would carry its size).
+    Discovery(Box<DiscoverResult>),
+    /// The result of `initialize` decoded straight from the answer's
+    /// text, as the core keeps it.
+    Initialize(Arc<InitializeResult>),
 }
 
 impl Reply {
@@ -44,6 +51,10 @@ impl Reply {
         match self {
             Reply::Raw(raw) => raw,
             Reply::Tool(result) => serde_json::value::to_raw_value(&result)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+            Reply::Discovery(result) => serde_json::value::to_raw_value(&result)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+            Reply::Initialize(result) => serde_json::value::to_raw_value(result.as_ref())
                 .unwrap_or_else(|_| RawValue::NULL.to_owned()),
         }
     }
@@ -68,7 +79,7 @@ impl Waiter {
     }
 }
 
-/// Counts a request that takes a decoded `tools/call` result in
+/// Counts a request that takes a decoded result in
 /// [`Inner::tool_results`] for as long as it is sent or waited for.
 pub(crate) struct ToolResultOut<'a>(Option<&'a AtomicUsize>);
 
@@ -114,9 +125,10 @@ pub(crate) struct Inner<T: Transport> {
     pub(crate) notifications: std::sync::OnceLock<broadcast::Sender<ServerNotification>>,
     /// The one timer of every request's deadline (see `timer.rs`).
     pub(crate) timer: crate::timer::Timer,
-    /// How many requests taking a decoded `tools/call` result are being
-    /// sent or waited for ([`Waiter::tool_result`]): while none are, an
-    /// answer is not looked at for one (`feed_usual_answer`).
+    /// How many requests taking a decoded result are being sent or waited
+    /// for (a `tools/call`'s, [`Waiter::tool_result`], or the opening's:
+    /// the probe's discovery, the result of `initialize`): while none are, an answer is not looked at for one
+    /// (`feed_usual_answer`).
     pub(crate) tool_results: AtomicUsize,
 }
 
@@ -388,6 +400,34 @@ impl<T: Transport> Inner<T> {
         }
     }
 
+    /// The usual answer to the era probe, its discovery decoded once,
+    /// straight from the text (`usual_discovery`); a result that does not
+    /// decode as one is left to the general decoding, which then decides
+    /// as it does for every message.
+    fn feed_discovery(&self, id: i64, result: &str) -> bool {
+        let Some(discovered) = usual_discovery(result) else { return false };
+        match lock(&self.core).take_probe_answered(id) {
+            Some(waiter) => {
+                let _ = waiter.tx.send(Ok(Reply::Discovery(Box::new(discovered))));
+            }
+            None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
+        }
+        true
+    }
+
+    /// The usual answer to `initialize`, its result decoded once, straight
+    /// from the text, by the core (`take_usual_initialize`); a result that
+    /// does not decode as one is left to the general decoding.
+    fn feed_initialize(&self, id: i64, result: &str) -> bool {
+        let Some((waiter, outcome)) = lock(&self.core).take_usual_initialize(id, result) else {
+            return false;
+        };
+        // `notifications/initialized`, queued, is sent by the handshake
+        // itself as soon as it has its answer (`open/handshake.rs`).
+        let _ = waiter.tx.send(outcome.map(Reply::Initialize));
+        true
+    }
+
     /// Runs the host's handler for a server request as a task that answers
     /// through the core.
     fn answer(&self, request: mcp_proto::client::ServerRequest) {
@@ -431,10 +471,11 @@ impl<T: Transport> LinkTarget for Inner<T> {
     }
 
     /// The usual answer to a `tools/call` whose waiter takes a decoded
-    /// result, its result decoded once, straight from the text. Anything
-    /// else (another message, another waiter, a result that does not
-    /// decode as a `CallToolResult` or is not JSON) is left to the general
-    /// decoding, which then decides as it does for every message.
+    /// result, or to the opening's probe or `initialize`, its result
+    /// decoded once, straight from the text. Anything else (another
+    /// message, another waiter, a result that does not decode as what
+    /// reads it or is not JSON) is left to the general decoding, which
+    /// then decides as it does for every message.
     fn feed_usual_answer(&self, bytes: &[u8]) -> bool {
         // No such request out (the stateless era's, a raw call's answer):
         // nothing to look for. A hint only: the general path is right for
@@ -452,6 +493,14 @@ impl<T: Transport> LinkTarget for Inner<T> {
         };
         let era = {
             let core = lock(&self.core);
+            if core.is_probe(id) {
+                drop(core);
+                return self.feed_discovery(id, result);
+            }
+            if core.is_initialize(id) {
+                drop(core);
+                return self.feed_initialize(id, result);
+            }
             if !core.waiter(id).is_some_and(|w| w.tool_result) {
                 return false;
             }

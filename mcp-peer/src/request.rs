@@ -162,7 +162,8 @@ impl<T: Transport> Client<T> {
             params = back;
             let fail = match outcome {
                 Ok(Reply::Tool(result)) => return Ok(Answer::Tool(result)),
-                Ok(Reply::Raw(raw)) => {
+                Ok(reply) => {
+                    let raw = reply.into_raw();
                     let Some(rules) = inner.rules() else { return Ok(Answer::Result(raw)) };
                     let context = ResultContext {
                         tasks_declared: inner.tasks_declared,

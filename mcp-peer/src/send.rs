@@ -130,6 +130,9 @@ impl<T: Transport> Inner<T> {
         let wants = self.transport.wants_params();
         let (method, options, params, waiter) = match start {
             Start::Probe { version, timeout } => {
+                // Its answer's discovery is decoded straight from the
+                // message when it is the usual answer (`feed_usual_answer`).
+                let _counted = ToolResultOut::new(&self.tool_results, true);
                 // Encoded from the era's `_meta` text, which entering the
                 // era then keeps (made once).
                 let outcome = self
@@ -145,6 +148,9 @@ impl<T: Transport> Inner<T> {
                 return (outcome, Params::Value(None));
             }
             Start::Initialize => {
+                // Its answer's result is decoded straight from the message
+                // when it is the usual answer (`feed_usual_answer`).
+                let _counted = ToolResultOut::new(&self.tool_results, true);
                 let outcome = self
                     .opening(
                         (Waiter::new(tx, false), rx),

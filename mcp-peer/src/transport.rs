@@ -235,8 +235,9 @@ impl Link {
     /// whose id cannot be read: it is answered `-32600` with a `null` id, as
     /// JSON-RPC asks ([`mcp_proto::jsonrpc::invalid_request_reply`]).
     ///
-    /// The usual answer to a call that waits for a decoded result is
-    /// decoded once, straight into that result (see
+    /// The usual answer to a call that waits for a decoded result (and to
+    /// the opening's requests) is decoded once, straight into that result
+    /// (see
     /// [`feed_usual_answer`](Self::feed_usual_answer)).
     pub fn feed_slice(&self, bytes: &[u8]) -> Result<(), mcp_proto::jsonrpc::DecodeError> {
         let target = self.target.upgrade();
@@ -265,8 +266,9 @@ impl Link {
 
     /// Hands over the usual answer
     /// ([`mcp_proto::jsonrpc::usual_answer`]) to a `tools/call` whose
-    /// caller waits for its decoded result, decoding the result once,
-    /// straight from `bytes`, into that result: `true` when it was taken
+    /// caller waits for its decoded result, or to the opening's era probe
+    /// or `initialize`, decoding the result once, straight from `bytes`,
+    /// into what reads it: `true` when it was taken
     /// (or answered a request that finished meanwhile, and was dropped).
     /// `false`, with nothing done, for anything else, which the transport
     /// then decodes and feeds as usual ([`feed_slice`](Self::feed_slice)

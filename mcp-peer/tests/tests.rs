@@ -19,6 +19,8 @@ mod input;
 mod meta;
 #[path = "it/middleware.rs"]
 mod middleware;
+#[path = "it/opening_read_once.rs"]
+mod opening_read_once;
 #[cfg(feature = "otel")]
 #[path = "it/otel.rs"]
 mod otel;

@@ -19,7 +19,9 @@
 //! waits for, [`jsonrpc::usual_answer`] finds the usual answer's result
 //! without reading it, so the result's text is read only once, by its
 //! type's decoder ([`client::ClientCore::take_answered`] finishes the
-//! request then). A server's [`jsonrpc::decode_received`] keeps a request's
+//! request then; the opening's answers have
+//! [`client::decide::ProbeState::handle_discovery`] and
+//! [`client::ClientCore::take_usual_initialize`]). A server's [`jsonrpc::decode_received`] keeps a request's
 //! parameters as the text the client wrote.
 //!
 //! ## Getting started

@@ -19,3 +19,5 @@ mod server_notification;
 mod typed;
 #[path = "it/types.rs"]
 mod types;
+#[path = "it/usual_opening.rs"]
+mod usual_opening;

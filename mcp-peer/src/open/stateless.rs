@@ -33,10 +33,11 @@ pub(super) async fn probe<T: Transport>(inner: &Inner<T>) -> Result<Probed, T::E
         let version = state.version();
         let start: Start<'_, ()> = Start::Probe { version, timeout };
         let (outcome, _) = inner.send(start, None, |_| {}).await;
-        let outcome = outcome.map(Reply::into_raw);
-        let step = match &outcome {
-            Ok(raw) => state.handle_answer(raw.get()),
-            Err(fail) => state.handle_failure(fail.failure()),
+        let (step, failure) = match outcome {
+            // The usual answer's discovery, decoded once as it was read.
+            Ok(Reply::Discovery(discovered)) => (state.handle_discovery(*discovered), None),
+            Ok(reply) => (state.handle_answer(reply.into_raw().get()), None),
+            Err(fail) => (state.handle_failure(fail.failure()), Some(fail)),
         };
         match step {
             ProbeStep::Enter { version, discovered } => {
@@ -46,9 +47,9 @@ pub(super) async fn probe<T: Transport>(inner: &Inner<T>) -> Result<Probed, T::E
             ProbeStep::Retry(_) => continue,
             ProbeStep::Fail(e) => return Err(inner.fatal(e)),
             _ => {
-                return Err(match outcome {
-                    Err(fail) => fail.into_error(&inner.transport),
-                    Ok(_) => inner.transport.client_error(ClientError::InvalidResult {
+                return Err(match failure {
+                    Some(fail) => fail.into_error(&inner.transport),
+                    None => inner.transport.client_error(ClientError::InvalidResult {
                         method: methods::SERVER_DISCOVER.into(),
                         reason: "no discovery".into(),
                     }),

@@ -1089,6 +1089,62 @@ impl<W> ClientCore<W> {
         self.pending.remove(&id).map(|p| p.waiter)
     }
 
+    /// Whether `id` is the era probe in flight (whose answer's discovery
+    /// the driver may decode itself:
+    /// [`usual_discovery`](crate::client::decide::probe::usual_discovery)).
+    pub fn is_probe(&self, id: i64) -> bool {
+        self.phase == Phase::Probing(id)
+    }
+
+    /// Finishes `initialize` `id`, answered with the usual answer whose
+    /// result's text is `result`
+    /// ([`jsonrpc::usual_answer`](crate::jsonrpc::usual_answer)), the
+    /// result decoded once, straight from the message: the handshake is
+    /// finished as [`handle_incoming`](Self::handle_incoming) finishes it
+    /// on that result (the version negotiated, the result kept and
+    /// `notifications/initialized` queued, or the handshake failed), and
+    /// its waiter is given back with the outcome instead of coming in an
+    /// [`Event::Reply`]. `None`, with nothing changed, when `id` is not the
+    /// `initialize` in flight or `result` does not decode as an
+    /// [`InitializeResult`]: the general decoding then decides about the
+    /// text as about any other. A result that decodes was one JSON value,
+    /// so the message was a valid answer, and the outcome is the general
+    /// path's.
+    pub fn take_usual_initialize(
+        &mut self,
+        id: i64,
+        result: &str,
+    ) -> Option<(W, Result<Arc<InitializeResult>, ClientError>)> {
+        if !self.is_initialize(id) {
+            return None;
+        }
+        let result: InitializeResult = serde_json::from_str(result).ok()?;
+        let waiter = self.pending.remove(&id)?.waiter;
+        Some((waiter, self.finish_initialize(result)))
+    }
+
+    /// Whether `id` is the `initialize` in flight (see
+    /// [`take_usual_initialize`](Self::take_usual_initialize)).
+    pub fn is_initialize(&self, id: i64) -> bool {
+        self.phase == Phase::Initializing(id)
+    }
+
+    /// Finishes the era probe `id`, answered with a discovery the driver
+    /// decoded itself from the message
+    /// ([`usual_discovery`](crate::client::decide::probe::usual_discovery)):
+    /// the probe is done as [`handle_incoming`](Self::handle_incoming)
+    /// finishes it on a result, and its waiter is given back instead of
+    /// coming in an [`Event::Reply`]. `None`, with nothing changed, when
+    /// `id` is not the probe in flight.
+    pub fn take_probe_answered(&mut self, id: i64) -> Option<W> {
+        if !self.is_probe(id) {
+            return None;
+        }
+        let waiter = self.pending.remove(&id)?.waiter;
+        self.phase = Phase::Fresh;
+        Some(waiter)
+    }
+
     fn handle_outcome(&mut self, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
         let found = match &id {
             RequestId::Number(n) => self.pending.remove(n).map(|p| (*n, p)),
@@ -1134,16 +1190,27 @@ impl<W> ClientCore<W> {
                 });
             }
         };
+        self.finish_initialize(result).map(|_| value)
+    }
+
+    /// The handshake finished with `result`: the version negotiated, the
+    /// result kept and `notifications/initialized` queued, or the handshake
+    /// failed.
+    fn finish_initialize(
+        &mut self,
+        result: InitializeResult,
+    ) -> Result<Arc<InitializeResult>, ClientError> {
         match negotiate(&result.protocol_version, &self.config.supported_versions) {
             Ok(version) => {
+                let result = Arc::new(result);
                 self.negotiated = Some(version);
-                self.init_result = Some(Arc::new(result));
+                self.init_result = Some(Arc::clone(&result));
                 self.phase = Phase::Ready;
                 self.transmit.push_back(Message::Notification(Notification::new(
                     methods::NOTIFICATION_INITIALIZED,
                     None,
                 )));
-                Ok(value)
+                Ok(result)
             }
             Err(e) => {
                 self.phase = Phase::Failed;

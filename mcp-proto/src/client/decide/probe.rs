@@ -2,8 +2,10 @@
 //!
 //! [`ProbeState`] says which version to ask for
 //! ([`version`](ProbeState::version)); the driver sends the probe and
-//! hands in what came back ([`handle_answer`](ProbeState::handle_answer)
-//! or [`handle_failure`](ProbeState::handle_failure)); the
+//! hands in what came back ([`handle_answer`](ProbeState::handle_answer),
+//! or [`handle_discovery`](ProbeState::handle_discovery) with the usual
+//! answer's discovery decoded straight from the message
+//! ([`usual_discovery`]), or [`handle_failure`](ProbeState::handle_failure)); the
 //! [`ProbeStep`] says what follows:
 //! - a discovery: the stateless era, with the newest version both sides
 //!   list ([`select_version`]); a dual-era server listing only
@@ -28,6 +30,19 @@ use crate::version::{ProtocolVersion, select_version};
 
 /// The most `server/discover` requests one probe sends.
 pub const MAX_PROBES: u32 = 3;
+
+/// The discovery in `result`, the result's text of the usual answer to
+/// the probe ([`jsonrpc::usual_answer`](crate::jsonrpc::usual_answer)),
+/// decoded once, straight from the message, for
+/// [`ProbeState::handle_discovery`]. `None` when it does not decode as a
+/// [`DiscoverResult`]: the general decoding then decides about the text as
+/// about any other ([`jsonrpc::decode_slice_as`](crate::jsonrpc::decode_slice_as),
+/// then [`ProbeState::handle_answer`]). A result that decodes was one JSON
+/// value, so the message was a valid answer, and the step is the general
+/// path's.
+pub fn usual_discovery(result: &str) -> Option<DiscoverResult> {
+    serde_json::from_str(result).ok()
+}
 
 /// What follows a probe's answer or failure.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,19 +113,23 @@ impl ProbeState {
 
     /// The probe was answered with `raw` (a result's JSON text).
     pub fn handle_answer(&mut self, raw: &str) -> ProbeStep {
-        let discovered = match serde_json::from_str::<DiscoverResult>(raw) {
-            Ok(d) => d,
-            Err(e) if self.pinned => {
-                return ProbeStep::Fail(ClientError::InvalidResult {
-                    method: methods::SERVER_DISCOVER.into(),
-                    reason: e.to_string(),
-                });
-            }
+        match serde_json::from_str::<DiscoverResult>(raw) {
+            Ok(discovered) => self.handle_discovery(discovered),
+            Err(e) if self.pinned => ProbeStep::Fail(ClientError::InvalidResult {
+                method: methods::SERVER_DISCOVER.into(),
+                reason: e.to_string(),
+            }),
             Err(e) => {
                 tracing::debug!(error = %e, "the server/discover answer is no discovery: a handshake-era server");
-                return ProbeStep::Legacy;
+                ProbeStep::Legacy
             }
-        };
+        }
+    }
+
+    /// The probe was answered with a discovery the driver decoded itself,
+    /// straight from the message ([`usual_discovery`]): the step
+    /// [`handle_answer`](Self::handle_answer) takes on its text.
+    pub fn handle_discovery(&mut self, discovered: DiscoverResult) -> ProbeStep {
         match select_version(&discovered.supported_versions, &self.supported, !self.pinned) {
             Some(v) if v.is_modern() => {
                 ProbeStep::Enter { version: v, discovered: Some(Box::new(discovered)) }
