@@ -20,7 +20,9 @@
 //! without reading it, so the result's text is read only once, by its
 //! type's decoder ([`client::ClientCore::take_answered`] finishes the
 //! request then). A server's [`jsonrpc::decode_received`] keeps a request's
-//! parameters as the text the client wrote.
+//! parameters as the text the client wrote. Requests are written by
+//! [`jsonrpc::write_json`]: serde_json's text, with strings that need no
+//! escaping copied whole.
 //!
 //! ## Getting started
 //!
