@@ -363,49 +363,28 @@ impl<'b> ser::Serializer for &'b mut Text<'_> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = Fallback;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Fallback> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Fallback> {
-        self.finish()
-    }
+/// The compound traits whose members are elements (`[a,b]`).
+macro_rules! elements {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = Fallback;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Fallback> {
+                self.element(value)
+            }
+            fn end(self) -> Result<(), Fallback> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = Fallback;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Fallback> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Fallback> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Fallback;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Fallback> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Fallback> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Fallback;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Fallback> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Fallback> {
-        self.finish()
-    }
-}
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
@@ -421,35 +400,27 @@ impl ser::SerializeMap for Compound<'_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Fallback;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Fallback> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<(), Fallback> {
-        self.finish()
-    }
+/// The compound traits whose members are named fields (`{"k":v}`).
+macro_rules! fields {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = Fallback;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Fallback> {
+                self.field(key, value)
+            }
+            fn end(self) -> Result<(), Fallback> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Fallback;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Fallback> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<(), Fallback> {
-        self.finish()
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 /// Takes a string alone: a map's key (`quoted`: every other kind of key
 /// is left to serde_json, which quotes numbers and refuses the rest), or
