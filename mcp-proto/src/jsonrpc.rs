@@ -5,7 +5,9 @@
 //! send) and reject everything else with a [`DecodeError`] that says what was
 //! wrong; [`decode_received`] does the same for a server, a request's
 //! parameters kept as their JSON text ([`RawRequest`]). Encoding goes through [`serde::Serialize`] on the message types,
-//! which always writes `"jsonrpc": "2.0"` and never a `null` id on a request.
+//! which always writes `"jsonrpc": "2.0"` and never a `null` id on a request;
+//! [`write_json`] writes any value's text as `serde_json::to_writer` does,
+//! copying strings that need no escaping whole.
 
 use std::fmt;
 
@@ -14,6 +16,10 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+mod text;
+
+pub use text::{raw_json, write_json, write_json_str};
 
 /// The only JSON-RPC version string MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";

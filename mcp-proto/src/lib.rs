@@ -21,8 +21,10 @@
 //! type's decoder ([`client::ClientCore::take_answered`] finishes the
 //! request then; the opening's answers have
 //! [`client::decide::ProbeState::handle_discovery`] and
-//! [`client::ClientCore::take_usual_initialize`]). A server's [`jsonrpc::decode_received`] keeps a request's
-//! parameters as the text the client wrote.
+//! [`client::ClientCore::take_usual_initialize`]). A server's
+//! [`jsonrpc::decode_received`] keeps a request's parameters as the text
+//! the client wrote. Requests are written by [`jsonrpc::write_json`]:
+//! serde_json's text, with strings that need no escaping copied whole.
 //!
 //! ## Getting started
 //!

@@ -585,10 +585,46 @@ pub(crate) fn stderr_line(text: &str) {
     let _ = err.flush();
 }
 
+/// A tool result of one text block, `{"content":[{"type":"text","text":T}]}`,
+/// as JSON text (the same text serde_json writes for it), without a
+/// [`Value`] or a second parse: `echo`'s answer.
+pub(crate) fn text_result_json(text: &str) -> Option<Box<RawValue>> {
+    #[derive(serde::Serialize)]
+    struct Block<'t> {
+        r#type: &'static str,
+        text: &'t str,
+    }
+    #[derive(serde::Serialize)]
+    struct TextResult<'t> {
+        content: [Block<'t>; 1],
+    }
+    let result = TextResult { content: [Block { r#type: "text", text }] };
+    mcp_proto::jsonrpc::raw_json(&result).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use mcp_proto::jsonrpc::Request;
+
+    #[test]
+    fn a_text_result_is_written_as_its_value_would_be() {
+        let texts = [
+            "",
+            "the quick brown fox jumps over the lazy dog",
+            "a \"quote\" and a \\ backslash",
+            "line\nbreak\r\ttab\u{0}\u{1f}\u{7f}",
+            "\u{2028}\u{2029} é 😀",
+        ];
+        for text in texts {
+            let json = text_result_json(text).unwrap();
+            // serde_json's string writer, its members in this order.
+            let escaped = serde_json::to_string(text).unwrap();
+            let written = format!(r#"{{"content":[{{"type":"text","text":{escaped}}}]}}"#);
+            assert_eq!(json.get(), written, "{text:?}");
+            assert_eq!(tools::value_of(&json).unwrap(), tools::text(text));
+        }
+    }
 
     fn init_request(id: i64, version: &str) -> Message {
         Message::Request(Request::new(

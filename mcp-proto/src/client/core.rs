@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::client::ClientError;
 use crate::jsonrpc::{
     ErrorObject, ErrorResponse, IncomingOf, Message, MessageOf, Notification, Request, RequestId,
-    Response, ResultBody,
+    Response, ResultBody, write_json, write_json_str,
 };
 use crate::methods;
 use crate::types::{
@@ -1531,12 +1531,12 @@ fn request_text<P: Serialize + ?Sized>(
     // buffer is not grown (and copied) while it is written.
     let mut text = Vec::with_capacity(256 + meta.map_or(0, <[u8]>::len));
     text.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    serde_json::to_writer(&mut text, id)?;
+    write_json(&mut text, id)?;
     text.extend_from_slice(b",\"method\":");
-    serde_json::to_writer(&mut text, method)?;
+    write_json_str(&mut text, method);
     text.extend_from_slice(b",\"params\":");
     let start = text.len();
-    serde_json::to_writer(&mut text, params)?;
+    write_json(&mut text, params)?;
     if let Some(meta) = meta {
         let written = &text[start..];
         // Raw JSON text may hold whitespace: `{ }` is an empty object too.
@@ -1586,15 +1586,15 @@ fn meta_text(
     let mut text = Vec::with_capacity(64 + modern.map_or(0, <[u8]>::len));
     text.push(b'{');
     if let Some(id) = progress {
-        serde_json::to_writer(&mut text, PROGRESS_TOKEN_META_KEY)?;
+        write_json_str(&mut text, PROGRESS_TOKEN_META_KEY);
         text.push(b':');
-        serde_json::to_writer(&mut text, &id)?;
+        write_json(&mut text, &id)?;
         text.push(b',');
     }
     for (k, v) in extra.into_iter().flatten() {
-        serde_json::to_writer(&mut text, k)?;
+        write_json_str(&mut text, k);
         text.push(b':');
-        serde_json::to_writer(&mut text, v)?;
+        write_json(&mut text, v)?;
         text.push(b',');
     }
     let members = modern

@@ -32,14 +32,9 @@ pub(crate) fn value_of(json: &RawValue) -> Result<Value, ErrorObject> {
     })
 }
 
-/// [`text`]'s result written as JSON text (the string escaped by
-/// `serde_json`'s own string writer).
+/// [`text`]'s result written as JSON text.
 pub(super) fn text_json(message: &str) -> Option<Box<RawValue>> {
-    let mut json = String::with_capacity(message.len() + 40);
-    json.push_str(r#"{"content":[{"type":"text","text":"#);
-    json.push_str(&serde_json::to_string(message).ok()?);
-    json.push_str("}]}");
-    RawValue::from_string(json).ok()
+    crate::server::text_result_json(message)
 }
 
 /// A tool result with `isError: true` and the message as text.
