@@ -187,16 +187,16 @@ impl Pump {
     ) -> usize {
         let id = self.next_waiter.fetch_add(1, Ordering::Relaxed);
         // A wake-up of the queue meanwhile goes nowhere: this drains next.
-        let owner = self.claim(id, Waker::noop());
+        self.claim(id, Waker::noop());
+        // Hands the queue back (even if `hand` panics), draining what came
+        // after the drain below.
+        let release = Release { pump: self, id, shared, session };
         hand();
         let routed = {
             let mut inner = self.lock();
             self.drain(&mut inner, shared, session)
         };
-        if owner {
-            // Drains again what came after the drain above.
-            self.release(id, shared, session);
-        }
+        drop(release);
         routed
     }
 
