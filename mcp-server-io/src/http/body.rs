@@ -34,6 +34,9 @@ pub struct ResponseBody {
 enum Kind {
     Full(Option<Bytes>),
     Events(mpsc::UnboundedReceiver<BodyItem>),
+    /// An event stream whose every item had come before the response went
+    /// out, and which ends with a cut: these bytes, then the failure.
+    CutAfter(Option<Bytes>),
 }
 
 impl ResponseBody {
@@ -56,6 +59,37 @@ impl ResponseBody {
         (tx, ResponseBody { kind: Kind::Events(rx), on_drop: None })
     }
 
+    /// A streamed body whose every sender is gone becomes the bytes it
+    /// holds: a fixed body (one write with the head, a `Content-Length`, no
+    /// chunks), or those bytes and then its cut. A body that can still get
+    /// items is left as it is. What the body yields does not change.
+    #[must_use]
+    pub fn settle(mut self) -> Self {
+        let Kind::Events(rx) = &mut self.kind else { return self };
+        if !rx.is_closed() {
+            return self;
+        }
+        let mut parts: Vec<Bytes> = Vec::new();
+        let mut cut = false;
+        while let Ok(item) = rx.try_recv() {
+            match item {
+                BodyItem::Data(bytes) => parts.push(bytes),
+                BodyItem::Abort => {
+                    cut = true;
+                    break;
+                }
+            }
+        }
+        let bytes = match parts.len() {
+            0 => None,
+            1 => parts.pop(),
+            _ => Some(Bytes::from(parts.concat())),
+        }
+        .filter(|b| !b.is_empty());
+        self.kind = if cut { Kind::CutAfter(bytes) } else { Kind::Full(bytes) };
+        self
+    }
+
     /// Runs `f` when hyper drops the body (the response is done or the
     /// client went away).
     pub fn on_drop(mut self, f: impl FnOnce() + Send + 'static) -> Self {
@@ -71,6 +105,9 @@ impl fmt::Debug for ResponseBody {
                 write!(f, "ResponseBody::Full({} bytes)", b.as_ref().map_or(0, Bytes::len))
             }
             Kind::Events(_) => f.write_str("ResponseBody::Events"),
+            Kind::CutAfter(b) => {
+                write!(f, "ResponseBody::CutAfter({} bytes)", b.as_ref().map_or(0, Bytes::len))
+            }
         }
     }
 }
@@ -98,10 +135,18 @@ impl Body for ResponseBody {
                 Poll::Ready(Some(BodyItem::Data(b))) => Poll::Ready(Some(Ok(Frame::data(b)))),
                 Poll::Ready(Some(BodyItem::Abort)) => {
                     rx.close();
-                    Poll::Ready(Some(Err(io::Error::other("stream cut on purpose"))))
+                    Poll::Ready(Some(Err(cut())))
                 }
                 Poll::Ready(None) => Poll::Ready(None),
                 Poll::Pending => Poll::Pending,
+            },
+            Kind::CutAfter(bytes) => match bytes.take() {
+                Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
+                None => {
+                    // Cut once: the body is over after it.
+                    this.kind = Kind::Full(None);
+                    Poll::Ready(Some(Err(cut())))
+                }
             },
         }
     }
@@ -113,7 +158,83 @@ impl Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, Bytes::len) as u64),
-            Kind::Events(_) => SizeHint::default(),
+            Kind::Events(_) | Kind::CutAfter(_) => SizeHint::default(),
         }
+    }
+}
+
+/// The failure of a body cut on purpose.
+fn cut() -> io::Error {
+    io::Error::other("stream cut on purpose")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// What a body yields: its bytes, and whether it ended with a failure.
+    async fn read(mut body: ResponseBody) -> (Vec<u8>, bool) {
+        let mut bytes = Vec::new();
+        while let Some(frame) = body.frame().await {
+            match frame {
+                Ok(frame) => bytes.extend_from_slice(&frame.into_data().unwrap()),
+                Err(_) => return (bytes, true),
+            }
+        }
+        (bytes, false)
+    }
+
+    fn data(text: &'static str) -> BodyItem {
+        BodyItem::Data(Bytes::from_static(text.as_bytes()))
+    }
+
+    /// A streamed body fed `items`, its sender dropped when `closed`.
+    fn fed(items: &[&BodyItem], closed: bool) -> (ResponseBody, Option<EventSender>) {
+        let (tx, body) = ResponseBody::events();
+        for item in items {
+            let item = match item {
+                BodyItem::Data(b) => BodyItem::Data(b.clone()),
+                BodyItem::Abort => BodyItem::Abort,
+            };
+            tx.send(item).unwrap();
+        }
+        (body, (!closed).then_some(tx))
+    }
+
+    #[tokio::test]
+    async fn a_settled_body_yields_what_the_stream_would() {
+        let (a, b, empty, abort) =
+            (data("id: s-0\ndata:\n\n"), data("data: {}\n\n"), data(""), BodyItem::Abort);
+        let table: [(&[&BodyItem], bool); 9] = [
+            (&[], true),
+            (&[&a], true),
+            (&[&a, &b], true),
+            (&[&empty, &b], true),
+            (&[&empty], true),
+            (&[&a, &abort], true),
+            (&[&abort], true),
+            (&[&a, &abort, &b], true),
+            // A sender still there: not settled, the same bytes follow.
+            (&[&a, &b], false),
+        ];
+        for (items, closed) in table {
+            let (general, sender) = fed(items, closed);
+            drop(sender);
+            let (settled, sender) = fed(items, closed);
+            let settled = settled.settle();
+            let fixed = matches!(settled.kind, Kind::Full(_));
+            let cut = items.iter().any(|i| matches!(i, BodyItem::Abort));
+            assert_eq!(fixed, closed && !cut, "{items:?} {closed}");
+            if fixed {
+                let (len, expected) = (settled.size_hint().exact(), read(fed(items, true).0).await);
+                assert_eq!(len, Some(expected.0.len() as u64), "{items:?}");
+            }
+            drop(sender);
+            assert_eq!(read(settled).await, read(general).await, "{items:?} {closed}");
+        }
+        // A full body stays as it is.
+        let full = ResponseBody::full("x").settle();
+        assert_eq!(read(full).await, (b"x".to_vec(), false));
     }
 }

@@ -2,7 +2,9 @@
 //! legacy HTTP+SSE) server is built from, on hyper 1.
 //!
 //! - [`body`]: the response body, a fixed buffer or an event stream fed
-//!   through a channel, which can end cleanly or be cut.
+//!   through a channel, which can end cleanly or be cut; a stream whole
+//!   before its response goes out is sent as a fixed body
+//!   ([`ResponseBody::settle`](body::ResponseBody::settle)).
 //! - [`stream`]: one resumable SSE stream with a bounded event log and
 //!   event ids `<stream>-<n>` for `Last-Event-ID`.
 //! - [`guard`]: the checks made before anything is parsed: `Origin` and
@@ -15,7 +17,9 @@
 //!   carried its request, that POST's SSE stream, or the GET stream).
 //!   A session's outgoing queue is drained by the POST waiting for its
 //!   reply when there is one (so the reply reaches it without a hop
-//!   through another task), else by the session's routing task.
+//!   through another task), or answered over SSE (what the handler
+//!   answers at once is on the POST's stream before its response goes
+//!   out), else by the session's routing task.
 //! - [`sessions`]: the live sessions by `Mcp-Session-Id`, bounded in
 //!   number and ended after an idle time (by the service's timer).
 //! - [`listen`]: the accept loop (HTTP/1.1, or HTTPS with HTTP/2 by ALPN),

@@ -172,6 +172,34 @@ impl Pump {
         .await
     }
 
+    /// Runs `hand` (which gives the core a message) as the queue's owner,
+    /// then routes what it queued, here and now: a request the handler
+    /// answers at once has its reply routed (onto a POST's SSE stream, say)
+    /// before the POST's response goes out, with no wake-up of the routing
+    /// task. How many messages were routed. When another POST owns the
+    /// queue, the queue is drained all the same (under its lock, in
+    /// order); its owner keeps it.
+    pub(super) fn route_now<H: Handler>(
+        &self,
+        shared: &Shared<H>,
+        session: &HttpSession<H>,
+        hand: impl FnOnce(),
+    ) -> usize {
+        let id = self.next_waiter.fetch_add(1, Ordering::Relaxed);
+        // A wake-up of the queue meanwhile goes nowhere: this drains next.
+        self.claim(id, Waker::noop());
+        // Hands the queue back (even if `hand` panics), draining what came
+        // after the drain below.
+        let release = Release { pump: self, id, shared, session };
+        hand();
+        let routed = {
+            let mut inner = self.lock();
+            self.drain(&mut inner, shared, session)
+        };
+        drop(release);
+        routed
+    }
+
     /// Ends the queue with the session: what it holds and what the core
     /// sends from now on is dropped (the streams are gone), as with the
     /// routing task that used to own it.

@@ -24,7 +24,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Body;
 use mcp_proto::jsonrpc::{
-    DecodeError, Message, ReceivedIncoming, RequestId, decode_received, error_code,
+    DecodeError, Message, Received, ReceivedIncoming, RequestId, decode_received, error_code,
 };
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
@@ -320,6 +320,12 @@ impl<H: Handler> HttpSession<H> {
     /// outgoing queue meanwhile ([`Pump::wait`]).
     pub(super) async fn wait<F: Future>(&self, shared: &Shared<H>, reply: F) -> F::Output {
         self.pump.wait(shared, self, reply).await
+    }
+
+    /// Gives the core `message`, then routes what it queued at once
+    /// ([`Pump::route_now`]); how many messages were routed.
+    pub(super) fn handle_and_route(&self, shared: &Shared<H>, message: Received) -> usize {
+        self.pump.route_now(shared, self, || self.session.handle_received(0, message))
     }
 
     /// Sends one outgoing message where it belongs.

@@ -99,7 +99,10 @@ pub(super) async fn stateless_post<H: Handler>(
     }
     let (events, body) = ResponseBody::events();
     let _ = events.send(BodyItem::Data(message_event(&first)));
-    if !is_reply {
+    if is_reply {
+        // The stream is whole: it goes out as one fixed body.
+        drop(events);
+    } else {
         tokio::spawn(async move {
             while let Some((json, is_reply)) = rx.recv().await {
                 if events.send(BodyItem::Data(message_event(&json))).is_err() || is_reply {
@@ -108,7 +111,7 @@ pub(super) async fn stateless_post<H: Handler>(
             }
         });
     }
-    let mut response = event_stream(body.on_drop(move || drop(guard)));
+    let mut response = event_stream(body.settle().on_drop(move || drop(guard)));
     response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(response)
 }

@@ -7,7 +7,6 @@
 //! after `n`, then whatever comes next.
 
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -67,43 +66,51 @@ impl EventStream {
     /// Appends a JSON-RPC message event (`event: message`).
     pub fn push_message(&self, json: &[u8]) {
         let json = String::from_utf8_lossy(json);
-        self.push(|id| {
-            let mut event = String::with_capacity(json.len() + 48);
-            if let Some(id) = id {
-                let _ = writeln!(event, "id: {id}");
-            }
-            let _ = write!(event, "event: message\ndata: {json}\n\n");
-            event
+        self.push(json.len() + 24, |event| {
+            event.extend_from_slice(b"event: message\ndata: ");
+            event.extend_from_slice(json.as_bytes());
+            event.extend_from_slice(b"\n\n");
         });
     }
 
     /// Appends a priming event: an id, an optional `retry`, empty data.
     pub fn push_priming(&self, retry_ms: Option<u64>) {
-        self.push(|id| {
-            let mut event = String::new();
-            if let Some(id) = id {
-                let _ = writeln!(event, "id: {id}");
-            }
+        self.push(32, |event| {
             if let Some(ms) = retry_ms {
-                let _ = writeln!(event, "retry: {ms}");
+                event.extend_from_slice(b"retry: ");
+                push_decimal(event, ms);
+                event.push(b'\n');
             }
-            event.push_str("data:\n\n");
-            event
+            event.extend_from_slice(b"data:\n\n");
         });
     }
 
     /// Appends the legacy transport's `endpoint` event.
     pub fn push_endpoint(&self, uri: &str) {
         let uri = uri.replace(['\r', '\n'], "");
-        self.push(|_| format!("event: endpoint\ndata: {uri}\n\n"));
+        self.push(uri.len() + 24, |event| {
+            event.extend_from_slice(b"event: endpoint\ndata: ");
+            event.extend_from_slice(uri.as_bytes());
+            event.extend_from_slice(b"\n\n");
+        });
     }
 
-    fn push(&self, build: impl FnOnce(Option<&str>) -> String) {
+    /// Appends an event: its `id: <name>-<n>` line (none on a legacy
+    /// stream), then what `build` writes (`more` bytes or so).
+    fn push(&self, more: usize, build: impl FnOnce(&mut Vec<u8>)) {
         let mut state = self.state();
         let n = state.next;
         state.next += 1;
-        let id = (!self.legacy).then(|| format!("{}-{n}", self.name));
-        let bytes = Bytes::from(build(id.as_deref()));
+        let mut event = Vec::with_capacity(self.name.len() + 26 + more);
+        if !self.legacy {
+            event.extend_from_slice(b"id: ");
+            event.extend_from_slice(self.name.as_bytes());
+            event.push(b'-');
+            push_decimal(&mut event, n);
+            event.push(b'\n');
+        }
+        build(&mut event);
+        let bytes = Bytes::from(event);
         state.log.push_back((n, bytes.clone()));
         if state.log.len() > LOG_CAP {
             state.log.pop_front();
@@ -189,6 +196,21 @@ fn cut_later(tx: EventSender) {
     });
 }
 
+/// Writes `n` in decimal (as `{n}` formats it, without the formatter).
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
 /// Splits an event id `<stream>-<n>` into its stream name and number.
 pub fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     let (name, n) = id.trim().rsplit_once('-')?;
@@ -215,6 +237,17 @@ mod tests {
         }
     }
 
+    #[test]
+    fn decimals_are_written_as_the_formatter_writes_them() {
+        let mut table = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65_535, 1 << 32];
+        table.extend([10u64.pow(19) - 1, 10u64.pow(19), u64::MAX - 1, u64::MAX]);
+        for n in table.into_iter().chain((0..64).map(|k| 1u64 << k)) {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes(), "{n}");
+        }
+    }
+
     #[tokio::test]
     async fn events_are_numbered_logged_and_replayed_after_an_id() {
         let stream = EventStream::new("s1".into(), false);
@@ -237,6 +270,15 @@ mod tests {
         assert!(!cut);
         assert_eq!(rest, "id: s1-2\nevent: message\ndata: {\"b\":2}\n\n");
         assert_eq!(parse_event_id("s1-2"), Some(("s1", 2)));
+        // A legacy stream's events have no ids.
+        let legacy = EventStream::new("l".into(), true);
+        let (tx, body) = ResponseBody::events();
+        legacy.attach(tx, None, None);
+        legacy.push_endpoint("/m?s=1\r\n");
+        legacy.push_message(b"{}");
+        legacy.finish();
+        let expected = "event: endpoint\ndata: /m?s=1\n\nevent: message\ndata: {}\n\n";
+        assert_eq!(drain(body).await, (expected.to_owned(), false));
         assert_eq!(parse_event_id("s1"), None);
     }
 

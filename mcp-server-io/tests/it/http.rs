@@ -232,8 +232,15 @@ async fn a_cut_stream_is_resumed_with_last_event_id() {
     let server = serve_with_hooks(listener().await, options, tools, hooks.clone()).await.unwrap();
     let client = client(server.url(), EraChoice::Legacy);
     assert_eq!(echo(&client, "again").await, "again");
+    let before = hooks.resumed_from.lock().unwrap().len();
+    assert!(before > 0, "the client resumed");
+    // `tools/list` is answered at once (its stream whole before the
+    // response goes out): the budget still cuts it after the priming
+    // event, and the reply is read on the resumed stream.
+    let listed = tokio::time::timeout(TIMEOUT, client.list_tools_fresh()).await.expect("in time");
+    assert_eq!(listed.unwrap().len(), 1);
     let resumed = hooks.resumed_from.lock().unwrap().clone();
-    assert!(!resumed.is_empty(), "the client resumed");
+    assert!(resumed.len() > before, "the client resumed again: {resumed:?}");
     assert!(resumed.iter().all(|id| id.starts_with('s') && id.ends_with("-0")), "{resumed:?}");
     server.shutdown().await;
 }
@@ -437,48 +444,124 @@ async fn call_text(client: &mcp_http::HttpClient, name: &str, message: &str) -> 
 
 #[tokio::test]
 async fn a_post_waiting_for_its_reply_routes_the_replies_of_the_others() {
-    let (started, mut was_started) = tokio::sync::mpsc::unbounded_channel();
-    let release = Arc::new(tokio::sync::Notify::new());
-    let release_in = release.clone();
-    let factory = move || Held {
-        info: ServerInfo::new("held", "1"),
-        started: started.clone(),
-        release: release_in.clone(),
-    };
-    let server =
-        serve(listener().await, HttpOptions::new(ServeEra::Legacy), factory).await.unwrap();
-    let client = client(server.url(), EraChoice::Legacy);
-    // The held call waits first: its POST drains the session's queue
-    // while it waits, so every other reply passes through its task.
-    let held = tokio::spawn({
-        let client = client.clone();
-        async move { call_text(&client, "hold", "").await }
-    });
-    tokio::time::timeout(TIMEOUT, was_started.recv()).await.expect("in time");
-    let calls = (0..24).map(|i| {
-        let client = client.clone();
-        tokio::spawn(async move { (i, call_text(&client, "echo", &format!("m{i}")).await) })
-    });
-    for call in calls.collect::<Vec<_>>() {
-        let (i, text) = call.await.unwrap();
-        assert_eq!(text, format!("m{i}"), "each POST gets its own reply");
-    }
-    assert!(!held.is_finished());
-    release.notify_one();
-    assert_eq!(held.await.unwrap(), "held");
-    // With no POST waiting, what the session sends still goes out: a
-    // notification related to no request, on the GET stream.
-    let mut notifications = client.notifications();
-    assert_eq!(call_text(&client, "later", "").await, "later");
-    release.notify_one();
-    let seen = async {
-        loop {
-            if let Some(ServerNotification::ToolListChanged) = notifications.recv().await {
-                return;
-            }
+    for reply in [ReplyMode::Json, ReplyMode::Sse] {
+        let (started, mut was_started) = tokio::sync::mpsc::unbounded_channel();
+        let release = Arc::new(tokio::sync::Notify::new());
+        let release_in = release.clone();
+        let factory = move || Held {
+            info: ServerInfo::new("held", "1"),
+            started: started.clone(),
+            release: release_in.clone(),
+        };
+        let mut options = HttpOptions::new(ServeEra::Legacy);
+        options.reply = reply;
+        let server = serve(listener().await, options, factory).await.unwrap();
+        let client = client(server.url(), EraChoice::Legacy);
+        // JSON: the held call waits first: its POST drains the session's
+        // queue while it waits, so every other reply passes through its task.
+        // SSE: no POST waits; each routes what its handler answers at once
+        // (`later`), the routing task the rest.
+        let held = tokio::spawn({
+            let client = client.clone();
+            async move { call_text(&client, "hold", "").await }
+        });
+        tokio::time::timeout(TIMEOUT, was_started.recv()).await.expect("in time");
+        let calls = (0..24).map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move { (i, call_text(&client, "echo", &format!("m{i}")).await) })
+        });
+        for call in calls.collect::<Vec<_>>() {
+            let (i, text) = call.await.unwrap();
+            assert_eq!(text, format!("m{i}"), "each POST gets its own reply");
         }
-    };
-    tokio::time::timeout(TIMEOUT, seen).await.expect("the notification comes");
-    assert_eq!(call_text(&client, "echo", "after").await, "after");
-    server.shutdown().await;
+        assert!(!held.is_finished());
+        release.notify_one();
+        assert_eq!(held.await.unwrap(), "held");
+        // With no POST waiting, what the session sends still goes out: a
+        // notification related to no request, on the GET stream.
+        let mut notifications = client.notifications();
+        assert_eq!(call_text(&client, "later", "").await, "later");
+        release.notify_one();
+        let seen = async {
+            loop {
+                if let Some(ServerNotification::ToolListChanged) = notifications.recv().await {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(TIMEOUT, seen).await.expect("the notification comes");
+        assert_eq!(call_text(&client, "echo", "after").await, "after");
+        server.shutdown().await;
+    }
+}
+
+/// The events of an SSE body, each with its id replaced by its number
+/// alone (stream names differ between POSTs).
+fn events(body: &str) -> Vec<String> {
+    body.split_terminator("\n\n")
+        .map(|event| {
+            event
+                .lines()
+                .map(|line| match line.strip_prefix("id: ") {
+                    Some(id) => format!("id: #{}", id.rsplit_once('-').map_or("?", |(_, n)| n)),
+                    None => line.to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+/// The body of a chunked response, its chunks joined.
+fn unchunked(body: &str) -> String {
+    let mut rest = body;
+    let mut out = String::new();
+    loop {
+        let (size, after) = rest.split_once("\r\n").expect("a chunk size");
+        let size = usize::from_str_radix(size.trim(), 16).expect("a hex chunk size");
+        if size == 0 {
+            return out;
+        }
+        out.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+}
+
+#[tokio::test]
+async fn an_sse_reply_given_at_once_goes_out_whole_with_the_same_events() {
+    // `tools/list` is answered at once (the reply is on the stream before
+    // the response goes out: a fixed body); `tools/call echo` later (a
+    // stream, chunked). Both carry the same events.
+    for priming in [false, true] {
+        let mut options = HttpOptions::new(ServeEra::Legacy);
+        options.reply = ReplyMode::Sse;
+        options.priming = priming;
+        options.retry_ms = priming.then_some(25);
+        let server = start(options).await;
+        let addr = server.local_addr();
+        let session = open_session(addr).await;
+        let headers = [POST[0], POST[1], ("mcp-session-id", session.as_str())];
+        let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+        let now = raw(addr, "POST", &headers, Some(&list)).await;
+        let later = raw(addr, "POST", &headers, Some(&call(3, "hi", false))).await;
+        for reply in [&now, &later] {
+            assert_eq!(reply.status, 200);
+            assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+            assert_eq!(reply.header("cache-control"), Some("no-cache"));
+        }
+        assert_eq!(now.header("content-length"), Some(now.body.len().to_string().as_str()));
+        assert_eq!(now.header("transfer-encoding"), None);
+        assert_eq!(later.header("transfer-encoding"), Some("chunked"));
+        let (now, later) = (events(&now.body), events(&unchunked(&later.body)));
+        let priming_event = priming.then(|| "id: #0\nretry: 25\ndata:".to_owned());
+        let message = |id: usize| format!("id: #{id}\nevent: message");
+        for (events, result) in [(&now, r#""tools":["#), (&later, r#""text":"hi""#)] {
+            assert_eq!(events.len(), 1 + usize::from(priming), "{events:?}");
+            assert_eq!(events.first().filter(|_| priming), priming_event.as_ref(), "{events:?}");
+            let last = events.last().unwrap();
+            assert!(last.starts_with(&message(usize::from(priming))), "{events:?}");
+            assert!(last.contains(result), "{events:?}");
+        }
+        server.shutdown().await;
+    }
 }

@@ -144,8 +144,15 @@ where
             if !session.routes.register(key, Route::Sse(stream)) {
                 return Ok(text(StatusCode::NOT_FOUND, "session ended"));
             }
-            session.session.handle_received(0, message);
-            event_stream(body)
+            // A reply the handler gives at once is on the stream before the
+            // response goes out: head and events leave in one write.
+            if session.handle_and_route(shared, message) > 1 {
+                // Messages for other streams were routed too: their
+                // connections' tasks write first, as when the routing task
+                // woke them.
+                tokio::task::yield_now().await;
+            }
+            event_stream(body.settle())
         }
         ReplyMode::Auto => {
             let (tx, rx) = oneshot::channel();
@@ -166,7 +173,7 @@ where
                     // The reply was already there, or the session ended.
                     stream.disconnect();
                 }
-                event_stream(body)
+                event_stream(body.settle())
             }
         }
     };
