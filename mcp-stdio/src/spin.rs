@@ -20,6 +20,14 @@
 //! turns it off for the next [`BACK_OFF`] messages; an answer caught while
 //! polling keeps it on.
 //!
+//! It does not poll at all where this thread may run on one CPU only (a
+//! process pinned to one CPU, whose children the server and any bridge
+//! in between inherit the pinning from; a one-CPU machine): whatever
+//! answers runs only when this thread gives the CPU up, so parking hands
+//! it over at once, where polling would yield it one round at a time (a
+//! `sched_yield` each) and, through a bridge whose answer needs more than
+//! one yield, would stay on.
+//!
 //! [`StdioOptions::reply_spin`]: crate::StdioOptions::reply_spin
 
 use std::future::poll_fn;
@@ -33,6 +41,15 @@ use crate::codec::Frame;
 
 /// How many messages the reader parks as usual after polling did not pay.
 pub(crate) const BACK_OFF: u32 = 64;
+
+/// The poll's budget on a thread that may run on `cpus` CPUs (`None`:
+/// not known): none on one CPU, where nothing else runs while it polls.
+pub(crate) fn budget_on(budget: Duration, cpus: Option<usize>) -> Duration {
+    match cpus {
+        Some(1) => Duration::ZERO,
+        _ => budget,
+    }
+}
 
 /// How one poll before parking ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +78,17 @@ pub(crate) struct Spin {
 impl Spin {
     pub(crate) fn new(budget: Duration) -> Spin {
         Spin { budget, skip: 0, expired: false }
+    }
+
+    /// A reader's poll for `budget`, none where this thread may run on one
+    /// CPU only ([`budget_on`], the CPUs read now: a client made after its
+    /// process was pinned sees the pinning).
+    pub(crate) fn here(budget: Duration) -> Spin {
+        let cpus = match budget.is_zero() {
+            true => None,
+            false => std::thread::available_parallelism().ok().map(usize::from),
+        };
+        Spin::new(budget_on(budget, cpus))
     }
 
     /// Whether to poll for the next message (counts one skipped message
@@ -148,6 +176,33 @@ impl Spin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_cpu_alone_turns_the_poll_off() {
+        let budget = Duration::from_micros(50);
+        let table = [
+            (budget, Some(1), Duration::ZERO),
+            (budget, Some(2), budget),
+            (budget, Some(64), budget),
+            (budget, None, budget),
+            (Duration::ZERO, Some(1), Duration::ZERO),
+            (Duration::ZERO, Some(2), Duration::ZERO),
+            (Duration::from_nanos(1), Some(1), Duration::ZERO),
+        ];
+        for (budget, cpus, expected) in table {
+            assert_eq!(budget_on(budget, cpus), expected, "{budget:?} on {cpus:?} CPUs");
+            let mut s = Spin::new(budget_on(budget, cpus));
+            assert_eq!(s.wanted(), !expected.is_zero(), "{budget:?} on {cpus:?} CPUs");
+        }
+    }
+
+    #[test]
+    fn here_follows_the_cpus_this_thread_may_use() {
+        let budget = Duration::from_micros(50);
+        let cpus = std::thread::available_parallelism().ok().map(usize::from);
+        assert_eq!(Spin::here(budget).budget, budget_on(budget, cpus));
+        assert_eq!(Spin::here(Duration::ZERO).budget, Duration::ZERO);
+    }
 
     #[test]
     fn a_zero_budget_never_polls() {
