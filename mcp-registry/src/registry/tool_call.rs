@@ -228,7 +228,7 @@ impl Registry {
             arguments,
             options,
             json_outcome,
-            |c, tool, a, o| async move { calls::call_tool_text(&c, &tool, a, o).await },
+            |c, tool, a, o| async move { calls::call_tool_json(&c, &tool, a, o).await },
         )
         .await
     }
@@ -249,7 +249,7 @@ impl Registry {
             arguments,
             options,
             start_outcome,
-            |c, tool, a, o| async move { calls::call_tool_start_text(&c, &tool, a, o).await },
+            |c, tool, a, o| async move { calls::call_tool_start(&c, &tool, a, o).await },
         )
         .await
     }
@@ -275,7 +275,9 @@ impl Registry {
             arguments,
             options,
             start_outcome,
-            |c, tool, a, o| async move { calls::call_tool_start(&c, &tool, a, o).await },
+            |c, tool, a, o| async move {
+                calls::call_tool_start(&c, &tool, a.unwrap_or_default(), o).await
+            },
         )
         .await
     }
