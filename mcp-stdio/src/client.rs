@@ -408,7 +408,7 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     let garbage = mcp_peer::DropReport::default();
     let (server, exit, mut spin) = match (inner.upgrade(), conn.upgrade()) {
         (Some(i), Some(c)) => {
-            (i.options.name.clone(), c.exit.clone(), Spin::here(i.options.reply_spin))
+            (i.options.name.clone(), c.exit.clone(), Spin::new(i.options.reply_spin))
         }
         _ => return,
     };

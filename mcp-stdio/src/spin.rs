@@ -73,22 +73,13 @@ pub(crate) struct Spin {
     skip: u32,
     /// Whether the last poll ran out of budget.
     expired: bool,
+    /// Whether the CPUs this thread may run on were read ([`budget_on`]).
+    cpus_read: bool,
 }
 
 impl Spin {
     pub(crate) fn new(budget: Duration) -> Spin {
-        Spin { budget, skip: 0, expired: false }
-    }
-
-    /// A reader's poll for `budget`, none where this thread may run on one
-    /// CPU only ([`budget_on`], the CPUs read now: a client made after its
-    /// process was pinned sees the pinning).
-    pub(crate) fn here(budget: Duration) -> Spin {
-        let cpus = match budget.is_zero() {
-            true => None,
-            false => std::thread::available_parallelism().ok().map(usize::from),
-        };
-        Spin::new(budget_on(budget, cpus))
+        Spin { budget, skip: 0, expired: false, cpus_read: false }
     }
 
     /// Whether to poll for the next message (counts one skipped message
@@ -102,6 +93,18 @@ impl Spin {
             return false;
         }
         true
+    }
+
+    /// Reads the CPUs this thread may run on (once: the first time the
+    /// reader is about to yield the thread, so neither a client's start nor
+    /// an answer already there pays for the read, some ten system calls)
+    /// and turns polling off for good on one CPU ([`budget_on`]): whether
+    /// it did.
+    fn off_on_one_cpu(&mut self) -> bool {
+        self.cpus_read = true;
+        let cpus = std::thread::available_parallelism().ok().map(usize::from);
+        self.budget = budget_on(self.budget, cpus);
+        self.budget.is_zero()
     }
 
     /// Learns from how a poll ended: one budget run out is forgiven (a
@@ -156,6 +159,9 @@ impl Spin {
                     break;
                 }
                 if looks >= 1 {
+                    if !self.cpus_read && self.off_on_one_cpu() {
+                        break;
+                    }
                     if Instant::now() >= until {
                         self.learn(Outcome::Expired);
                         break;
@@ -196,12 +202,31 @@ mod tests {
         }
     }
 
-    #[test]
-    fn here_follows_the_cpus_this_thread_may_use() {
+    #[tokio::test]
+    async fn the_cpus_are_read_once_when_the_reader_first_would_yield() {
+        // An answer there at the first look: the CPUs are not read.
         let budget = Duration::from_micros(50);
+        let mut frames = futures_util::stream::iter([Ok(Frame::Line(b"x".to_vec().into()))]);
+        let mut s = Spin::new(budget);
+        s.next(&mut frames, || true).await.expect("an item").expect("no error");
+        assert!(!s.cpus_read);
+        // Pending past the caller's turn: read before the first yield, and
+        // the budget follows the CPUs this thread may use.
+        let mut pending = 2u32;
+        let mut frames = futures_util::stream::poll_fn(move |cx| {
+            if pending > 0 {
+                pending -= 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(Some(Ok(Frame::Line(b"y".to_vec().into()))))
+            }
+        });
+        let mut s = Spin::new(budget);
+        s.next(&mut frames, || true).await.expect("an item").expect("no error");
+        assert!(s.cpus_read);
         let cpus = std::thread::available_parallelism().ok().map(usize::from);
-        assert_eq!(Spin::here(budget).budget, budget_on(budget, cpus));
-        assert_eq!(Spin::here(Duration::ZERO).budget, Duration::ZERO);
+        assert_eq!(s.budget, budget_on(budget, cpus));
     }
 
     #[test]
