@@ -43,10 +43,17 @@ pub async fn spawn_program(
     let command = ServerCommand::new(program.to_string_lossy()).args(args.iter().cloned());
     let mut options = StdioOptions::new("bench");
     options.client.era = choice;
+    reply_spin_from_env(&mut options);
+    spawn_stdio(command, options, "ours").await
+}
+
+/// The reader's poll before parking (`StdioOptions::reply_spin`) from the
+/// environment variable `MCP_BENCH_REPLY_SPIN_US` when it is set to a
+/// number of µs, to compare settings in one build; else left as it is.
+pub fn reply_spin_from_env(options: &mut StdioOptions) {
     if let Some(us) = std::env::var("MCP_BENCH_REPLY_SPIN_US").ok().and_then(|v| v.parse().ok()) {
         options.reply_spin = Duration::from_micros(us);
     }
-    spawn_stdio(command, options, "ours").await
 }
 
 /// A client of `url`, initialized; errors start with `label`.

@@ -5,6 +5,8 @@
 mod approval;
 #[path = "it/audit.rs"]
 mod audit;
+#[path = "it/call_meta.rs"]
+mod call_meta;
 #[cfg(all(feature = "stdio", feature = "http"))]
 #[path = "it/common.rs"]
 mod common;

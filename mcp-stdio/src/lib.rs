@@ -22,7 +22,8 @@
 //!   reader polls for the next one for a few tens of µs before it parks ([`StdioOptions::reply_spin`]): where
 //!   client and server sit on different CPUs that halt when idle, that
 //!   spares a round trip one of its two slow wake-ups; it turns itself off
-//!   for a while when it does not pay;
+//!   for a while when it does not pay, and never polls where its thread
+//!   may run on one CPU only;
 //! - stderr is drained continuously into `tracing` and a bounded tail, never
 //!   inherited by default;
 //! - when the server exits, every waiting request fails at once with its exit

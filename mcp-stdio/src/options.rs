@@ -120,7 +120,10 @@ pub struct StdioOptions {
     /// 64 messages when it did not pay (the answer was already there, or
     /// twice in a row did not come in time), so it costs at most twice
     /// this much CPU per 64 messages then, and no more than a parked wait
-    /// while it pays.
+    /// while it pays. Where the reader's thread may run on one CPU only
+    /// (the process pinned to one CPU, read the first time the reader would
+    /// poll; a one-CPU machine or quota), it parks at once whatever this
+    /// says: the server could answer only once the reader gave up the CPU.
     pub reply_spin: Duration,
 }
 

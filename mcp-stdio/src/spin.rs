@@ -20,6 +20,14 @@
 //! turns it off for the next [`BACK_OFF`] messages; an answer caught while
 //! polling keeps it on.
 //!
+//! It does not poll at all where this thread may run on one CPU only (a
+//! process pinned to one CPU, whose children the server and any bridge
+//! in between inherit the pinning from; a one-CPU machine): whatever
+//! answers runs only when this thread gives the CPU up, so parking hands
+//! it over at once, where polling would yield it one round at a time (a
+//! `sched_yield` each) and, through a bridge whose answer needs more than
+//! one yield, would stay on.
+//!
 //! [`StdioOptions::reply_spin`]: crate::StdioOptions::reply_spin
 
 use std::future::poll_fn;
@@ -33,6 +41,15 @@ use crate::codec::Frame;
 
 /// How many messages the reader parks as usual after polling did not pay.
 pub(crate) const BACK_OFF: u32 = 64;
+
+/// The poll's budget on a thread that may run on `cpus` CPUs (`None`:
+/// not known): none on one CPU, where nothing else runs while it polls.
+pub(crate) fn budget_on(budget: Duration, cpus: Option<usize>) -> Duration {
+    match cpus {
+        Some(1) => Duration::ZERO,
+        _ => budget,
+    }
+}
 
 /// How one poll before parking ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,11 +73,13 @@ pub(crate) struct Spin {
     skip: u32,
     /// Whether the last poll ran out of budget.
     expired: bool,
+    /// Whether the CPUs this thread may run on were read ([`budget_on`]).
+    cpus_read: bool,
 }
 
 impl Spin {
     pub(crate) fn new(budget: Duration) -> Spin {
-        Spin { budget, skip: 0, expired: false }
+        Spin { budget, skip: 0, expired: false, cpus_read: false }
     }
 
     /// Whether to poll for the next message (counts one skipped message
@@ -74,6 +93,18 @@ impl Spin {
             return false;
         }
         true
+    }
+
+    /// Reads the CPUs this thread may run on (once: the first time the
+    /// reader is about to yield the thread, so neither a client's start nor
+    /// an answer already there pays for the read, some ten system calls)
+    /// and turns polling off for good on one CPU ([`budget_on`]): whether
+    /// it did.
+    fn off_on_one_cpu(&mut self) -> bool {
+        self.cpus_read = true;
+        let cpus = std::thread::available_parallelism().ok().map(usize::from);
+        self.budget = budget_on(self.budget, cpus);
+        self.budget.is_zero()
     }
 
     /// Learns from how a poll ended: one budget run out is forgiven (a
@@ -128,6 +159,9 @@ impl Spin {
                     break;
                 }
                 if looks >= 1 {
+                    if !self.cpus_read && self.off_on_one_cpu() {
+                        break;
+                    }
                     if Instant::now() >= until {
                         self.learn(Outcome::Expired);
                         break;
@@ -148,6 +182,52 @@ impl Spin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_cpu_alone_turns_the_poll_off() {
+        let budget = Duration::from_micros(50);
+        let table = [
+            (budget, Some(1), Duration::ZERO),
+            (budget, Some(2), budget),
+            (budget, Some(64), budget),
+            (budget, None, budget),
+            (Duration::ZERO, Some(1), Duration::ZERO),
+            (Duration::ZERO, Some(2), Duration::ZERO),
+            (Duration::from_nanos(1), Some(1), Duration::ZERO),
+        ];
+        for (budget, cpus, expected) in table {
+            assert_eq!(budget_on(budget, cpus), expected, "{budget:?} on {cpus:?} CPUs");
+            let mut s = Spin::new(budget_on(budget, cpus));
+            assert_eq!(s.wanted(), !expected.is_zero(), "{budget:?} on {cpus:?} CPUs");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cpus_are_read_once_when_the_reader_first_would_yield() {
+        // An answer there at the first look: the CPUs are not read.
+        let budget = Duration::from_micros(50);
+        let mut frames = futures_util::stream::iter([Ok(Frame::Line(b"x".to_vec().into()))]);
+        let mut s = Spin::new(budget);
+        s.next(&mut frames, || true).await.expect("an item").expect("no error");
+        assert!(!s.cpus_read);
+        // Pending past the caller's turn: read before the first yield, and
+        // the budget follows the CPUs this thread may use.
+        let mut pending = 2u32;
+        let mut frames = futures_util::stream::poll_fn(move |cx| {
+            if pending > 0 {
+                pending -= 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(Some(Ok(Frame::Line(b"y".to_vec().into()))))
+            }
+        });
+        let mut s = Spin::new(budget);
+        s.next(&mut frames, || true).await.expect("an item").expect("no error");
+        assert!(s.cpus_read);
+        let cpus = std::thread::available_parallelism().ok().map(usize::from);
+        assert_eq!(s.budget, budget_on(budget, cpus));
+    }
 
     #[test]
     fn a_zero_budget_never_polls() {

@@ -149,7 +149,9 @@ impl Bridge {
         let (mut passed, token) = split_meta(call_meta.as_ref());
         // The host's log level for this call goes upstream too (a
         // stateless-era host's from its request; a handshake-era host's
-        // from its session, for an upstream of the stateless era).
+        // from its session), to an upstream of the stateless era only: the
+        // registry takes it out for a handshake-era one, whose session has
+        // the host's level from `logging/setLevel`.
         let level = match meta {
             Some(meta) => meta.log_level,
             None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),

@@ -12,6 +12,7 @@ use mcp_peer::{Client, Subscription, Transport};
 use mcp_proto::client::{BoxFuture, RequestOptions};
 use mcp_proto::types::{CallToolResult, InitializeResult, JsonObject, SubscriptionFilter, Tool};
 use mcp_proto::{ProtocolVersion, methods};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 /// A round trip: `ping`, or `server/discover` in the stateless era
@@ -55,43 +56,26 @@ pub(crate) fn call_tool<'a, T: Transport>(
 }
 
 /// `tools/call`, its result as the JSON text the server sent (an object;
-/// a task it made followed to its end), not decoded into [`CallToolResult`].
-pub(crate) fn call_tool_json<'a, T: Transport>(
+/// a task it made followed to its end), not decoded into [`CallToolResult`];
+/// the arguments a map or JSON text sent as written.
+pub(crate) fn call_tool_json<'a, T: Transport, A: Serialize + Send + Sync + 'a>(
     c: &'a Client<T>,
     tool: &'a str,
-    arguments: Option<JsonObject>,
+    arguments: A,
     options: RequestOptions,
 ) -> BoxFuture<'a, Result<Box<RawValue>, T::Error>> {
     Box::pin(c.call_tool_json(tool, arguments, options))
 }
 
-/// [`call_tool_json`] with the arguments as JSON text, sent as written.
-pub(crate) fn call_tool_text<'a, T: Transport>(
+/// `tools/call` that a stateless-era server may answer with a task; the
+/// arguments a map or JSON text sent as written.
+pub(crate) fn call_tool_start<'a, T: Transport, A: Serialize + Send + Sync + 'a>(
     c: &'a Client<T>,
     tool: &'a str,
-    arguments: Option<Box<RawValue>>,
-    options: RequestOptions,
-) -> BoxFuture<'a, Result<Box<RawValue>, T::Error>> {
-    Box::pin(c.call_tool_json(tool, arguments, options))
-}
-
-/// [`call_tool_start`] with the arguments as JSON text, sent as written.
-pub(crate) fn call_tool_start_text<'a, T: Transport>(
-    c: &'a Client<T>,
-    tool: &'a str,
-    arguments: Option<Box<RawValue>>,
+    arguments: A,
     options: RequestOptions,
 ) -> BoxFuture<'a, Result<mcp_peer::tasks::ToolCallStart, T::Error>> {
     Box::pin(c.call_tool_start(tool, arguments, options))
-}
-
-pub(crate) fn call_tool_start<'a, T: Transport>(
-    c: &'a Client<T>,
-    tool: &'a str,
-    arguments: Option<JsonObject>,
-    options: RequestOptions,
-) -> BoxFuture<'a, Result<mcp_peer::tasks::ToolCallStart, T::Error>> {
-    Box::pin(c.call_tool_start(tool, arguments.unwrap_or_default(), options))
 }
 
 pub(crate) fn subscribe<'a, T: Transport>(

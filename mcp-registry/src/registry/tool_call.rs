@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use mcp_peer::tasks::ToolCallStart;
 use mcp_proto::client::RequestOptions;
-use mcp_proto::types::{CallToolResult, CreateTaskResult, JsonObject};
+use mcp_proto::types::{CallToolResult, CreateTaskResult, JsonObject, LOG_LEVEL_META_KEY};
 use serde_json::value::RawValue;
 
+use super::subscriptions::is_modern;
 use super::{MIN_CALL_TIME, Registry, calls};
 use crate::error::Error;
 use crate::error::TransportError;
@@ -56,6 +57,7 @@ impl Registry {
         if let Some(timeout) = &mut options.timeout {
             *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
         }
+        per_request_log_level(&mut options, is_modern(&conn));
         let tools = match calls::cached_tools(&conn) {
             Some(tools) => tools,
             None => match calls::list_tools(&conn).await {
@@ -155,8 +157,9 @@ impl Registry {
     /// ([`Error::ToolChanged`]) and one meant only for the server's MCP App
     /// view ([`Error::AppOnlyTool`], unless
     /// [`RegistryOptions::app_only_tools`](crate::RegistryOptions::app_only_tools)).
-    /// `options` may carry a timeout and a
-    /// progress callback. A tool that fails reports `is_error` in the
+    /// `options` may carry a timeout, a
+    /// progress callback and `_meta` members (a per-request log level among
+    /// them goes to a stateless-era server only). A tool that fails reports `is_error` in the
     /// result, not an `Err`. A supervised server that is backing off is
     /// waited for within the call's timeout, when it has one
     /// ([`WhileDown::Wait`](crate::WhileDown::Wait)): what the wait took is taken off the time the
@@ -225,7 +228,7 @@ impl Registry {
             arguments,
             options,
             json_outcome,
-            |c, tool, a, o| async move { calls::call_tool_text(&c, &tool, a, o).await },
+            |c, tool, a, o| async move { calls::call_tool_json(&c, &tool, a, o).await },
         )
         .await
     }
@@ -246,7 +249,7 @@ impl Registry {
             arguments,
             options,
             start_outcome,
-            |c, tool, a, o| async move { calls::call_tool_start_text(&c, &tool, a, o).await },
+            |c, tool, a, o| async move { calls::call_tool_start(&c, &tool, a, o).await },
         )
         .await
     }
@@ -272,7 +275,9 @@ impl Registry {
             arguments,
             options,
             start_outcome,
-            |c, tool, a, o| async move { calls::call_tool_start(&c, &tool, a, o).await },
+            |c, tool, a, o| async move {
+                calls::call_tool_start(&c, &tool, a.unwrap_or_default(), o).await
+            },
         )
         .await
     }
@@ -300,6 +305,22 @@ impl Registry {
             },
         )
         .await
+    }
+}
+
+/// A per-request log level (`_meta`, [`LOG_LEVEL_META_KEY`]) is the
+/// stateless era's: it is kept for a server of that era (`modern`) and
+/// taken out for a handshake-era one, whose session has its level
+/// (`logging/setLevel`); a `_meta` left empty goes too.
+pub(crate) fn per_request_log_level(options: &mut RequestOptions, modern: bool) {
+    if modern {
+        return;
+    }
+    if let Some(meta) = &mut options.meta
+        && meta.remove(LOG_LEVEL_META_KEY).is_some()
+        && meta.is_empty()
+    {
+        options.meta = None;
     }
 }
 
@@ -347,4 +368,40 @@ fn start_outcome(start: &ToolCallStart) -> Audited<'_> {
 /// A task asked for, for its audit line.
 fn task_outcome(created: &CreateTaskResult) -> Audited<'_> {
     Audited::Task(&created.task.task_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+
+    #[test]
+    fn a_log_level_goes_only_to_a_stateless_era_server() {
+        let meta = |v: Value| match v {
+            Value::Object(m) => Some(m),
+            _ => None::<Map<String, Value>>,
+        };
+        let level = json!({LOG_LEVEL_META_KEY: "debug"});
+        let both = json!({LOG_LEVEL_META_KEY: "debug", "traceparent": "00-a-b-01"});
+        let trace = json!({"traceparent": "00-a-b-01"});
+        let other = json!({"io.modelcontextprotocol/other": 1});
+        // (meta given, modern, meta sent)
+        let table = [
+            (Value::Null, false, Value::Null),
+            (Value::Null, true, Value::Null),
+            (level.clone(), true, level.clone()),
+            (level.clone(), false, Value::Null),
+            (both.clone(), true, both.clone()),
+            (both.clone(), false, trace.clone()),
+            (trace.clone(), false, trace.clone()),
+            (other.clone(), false, other.clone()),
+            (json!({}), false, json!({})),
+        ];
+        for (given, modern, sent) in table {
+            let mut options = RequestOptions { meta: meta(given.clone()), ..Default::default() };
+            per_request_log_level(&mut options, modern);
+            assert_eq!(options.meta, meta(sent), "{given} to a modern ({modern}) server");
+        }
+    }
 }

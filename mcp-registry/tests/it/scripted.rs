@@ -19,6 +19,8 @@ pub(crate) struct Scripted {
     sender: Arc<Mutex<Option<mcp_peer::memory::MemorySender>>>,
     /// How many `tools/list` requests were answered.
     lists: Arc<AtomicUsize>,
+    /// The `_meta` of each `tools/call` (`null` when it had none).
+    call_metas: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Scripted {
@@ -27,7 +29,13 @@ impl Scripted {
             tools: Arc::new(Mutex::new(tools)),
             sender: Arc::new(Mutex::new(None)),
             lists: Arc::new(AtomicUsize::new(0)),
+            call_metas: Arc::new(Mutex::new(Vec::new())),
         }
+    }
+
+    /// The `_meta` of each `tools/call` so far (`null` when it had none).
+    pub(crate) fn call_metas(&self) -> Vec<Value> {
+        self.call_metas.lock().unwrap().clone()
     }
 
     /// How many `tools/list` requests were answered so far.
@@ -61,6 +69,7 @@ impl Scripted {
             }
             "tools/call" => {
                 let name = request["params"]["name"].as_str().unwrap_or_default();
+                self.call_metas.lock().unwrap().push(request["params"]["_meta"].clone());
                 json!({"content": [{"type": "text", "text": format!("called {name}")}]})
             }
             _ => {

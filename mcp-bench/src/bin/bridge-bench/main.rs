@@ -32,6 +32,9 @@
 //!   say), printing their p50 and the spawned process's CPU time and
 //!   context switches per call.
 //!
+//! `MCP_BENCH_REPLY_SPIN_US`, when set, replaces the stdio host client's
+//! reader poll (`StdioOptions::reply_spin`), as in `stdio-bench`.
+//!
 //! One file a job: the flags (`flags.rs`); the paths to the server and the
 //! client that takes them (`route.rs`); the scenarios (`scenarios.rs`); a
 //! file a mode: `latency.rs`, `startup.rs`, `soak.rs`, `drive.rs`,

@@ -108,6 +108,7 @@ pub(crate) async fn connect(path: &Route) -> Result<Conn, String> {
             let mut options = StdioOptions::new("bench");
             options.client.era = EraChoice::Legacy;
             options.discover_path = false;
+            ours::reply_spin_from_env(&mut options);
             let client = ours::spawn_stdio(command, options, label).await?;
             Ok(Conn { client: Ours::Stdio(client), child: None })
         }
