@@ -183,6 +183,23 @@ impl Spin {
 mod tests {
     use super::*;
 
+    /// A stream pending (and waking itself) for its first `n` polls, then
+    /// giving one line.
+    fn pending_then(
+        mut n: u32,
+        line: &'static [u8],
+    ) -> impl Stream<Item = io::Result<Frame>> + Unpin {
+        futures_util::stream::poll_fn(move |cx| {
+            if n > 0 {
+                n -= 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(Some(Ok(Frame::Line(line.to_vec().into()))))
+            }
+        })
+    }
+
     #[test]
     fn one_cpu_alone_turns_the_poll_off() {
         let budget = Duration::from_micros(50);
@@ -212,16 +229,7 @@ mod tests {
         assert!(!s.cpus_read);
         // Pending past the caller's turn: read before the first yield, and
         // the budget follows the CPUs this thread may use.
-        let mut pending = 2u32;
-        let mut frames = futures_util::stream::poll_fn(move |cx| {
-            if pending > 0 {
-                pending -= 1;
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            } else {
-                Poll::Ready(Some(Ok(Frame::Line(b"y".to_vec().into()))))
-            }
-        });
+        let mut frames = pending_then(2, b"y");
         let mut s = Spin::new(budget);
         s.next(&mut frames, || true).await.expect("an item").expect("no error");
         assert!(s.cpus_read);
@@ -295,16 +303,7 @@ mod tests {
     async fn a_stream_that_stays_pending_is_still_read_after_the_budget() {
         // The first item comes only once the stream has been polled a few
         // times: the reader polls, gives up, and still gets it by waiting.
-        let mut pending = 3u32;
-        let mut frames = futures_util::stream::poll_fn(move |cx| {
-            if pending > 0 {
-                pending -= 1;
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            } else {
-                Poll::Ready(Some(Ok(Frame::Line(b"x".to_vec().into()))))
-            }
-        });
+        let mut frames = pending_then(3, b"x");
         let mut s = Spin::new(Duration::from_nanos(1));
         let frame = s.next(&mut frames, || true).await.expect("an item").expect("no error");
         assert!(matches!(frame, Frame::Line(l) if l.as_ref() == b"x"));
