@@ -1,0 +1,188 @@
+//! Writing a request: its JSON text from borrowed parts, its `_meta` as
+//! text, or the `_meta` merged into its parameters as a value.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::ModernMeta;
+use crate::client::ClientError;
+use crate::jsonrpc::{RequestId, write_json, write_json_str};
+use crate::types::{
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROGRESS_TOKEN_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+};
+
+/// A request as JSON text, encoded from borrowed parts.
+///
+/// With `meta` (a JSON object's text), the parameters get a `_meta` member
+/// holding it: `null` parameters become `{"_meta":...}`, an object gets the
+/// member appended. `None` when that cannot be done by appending (the
+/// parameters are not an object, or already mention `_meta`): the caller
+/// merges by value.
+pub(super) fn request_text<P: Serialize + ?Sized>(
+    id: &RequestId,
+    method: &str,
+    params: &P,
+    meta: Option<&[u8]>,
+) -> Result<Option<Vec<u8>>, serde_json::Error> {
+    // Room for a short call and the line ending a transport adds, so the
+    // buffer is not grown (and copied) while it is written.
+    let mut text = Vec::with_capacity(256 + meta.map_or(0, <[u8]>::len));
+    text.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    write_json(&mut text, id)?;
+    text.extend_from_slice(b",\"method\":");
+    write_json_str(&mut text, method);
+    text.extend_from_slice(b",\"params\":");
+    let start = text.len();
+    write_json(&mut text, params)?;
+    if let Some(meta) = meta {
+        let written = &text[start..];
+        // Raw JSON text may hold whitespace: `{ }` is an empty object too.
+        let members = written.strip_prefix(b"{").and_then(|w| w.strip_suffix(b"}"));
+        if written == b"null" || members.is_some_and(|m| m.iter().all(u8::is_ascii_whitespace)) {
+            text.truncate(start);
+            text.extend_from_slice(b"{\"_meta\":");
+        } else if members.is_some() && !contains(written, b"\"_meta\"") {
+            text.pop();
+            text.extend_from_slice(b",\"_meta\":");
+        } else {
+            return Ok(None);
+        }
+        text.extend_from_slice(meta);
+        text.push(b'}');
+    }
+    text.push(b'}');
+    crate::jsonrpc::make_one_line(&mut text);
+    Ok(Some(text))
+}
+
+/// Whether a request's `_meta` can be written as text
+/// ([`meta_text`]) rather than merged into its parameters as a value: no
+/// member of the caller's `_meta` is one the progress token or the
+/// stateless era's `_meta` also sets (where the value merge decides which
+/// wins).
+pub(super) fn meta_text_fits(
+    extra: Option<&Map<String, Value>>,
+    progress: bool,
+    modern: Option<&ModernMeta>,
+) -> bool {
+    extra.into_iter().flatten().all(|(k, _)| {
+        !(progress && k == PROGRESS_TOKEN_META_KEY)
+            && modern.is_none_or(|m| !m.map().contains_key(k))
+    })
+}
+
+/// A request's `_meta` object as text: the progress token (the request's
+/// id), the caller's members, the stateless era's (its text as the core
+/// keeps it). The same members [`with_progress_token`] and [`with_meta`]
+/// give the value when [`meta_text_fits`].
+pub(super) fn meta_text(
+    progress: Option<i64>,
+    extra: Option<&Map<String, Value>>,
+    modern: Option<&[u8]>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut text = Vec::with_capacity(64 + modern.map_or(0, <[u8]>::len));
+    text.push(b'{');
+    if let Some(id) = progress {
+        write_json_str(&mut text, PROGRESS_TOKEN_META_KEY);
+        text.push(b':');
+        write_json(&mut text, &id)?;
+        text.push(b',');
+    }
+    for (k, v) in extra.into_iter().flatten() {
+        write_json_str(&mut text, k);
+        text.push(b':');
+        write_json(&mut text, v)?;
+        text.push(b',');
+    }
+    let members = modern
+        .and_then(|m| m.trim_ascii().strip_prefix(b"{")?.strip_suffix(b"}"))
+        .filter(|m| !m.trim_ascii().is_empty());
+    match members {
+        Some(members) => text.extend_from_slice(members),
+        // Nothing after the last comma (or an empty object).
+        None if text.len() > 1 => {
+            text.pop();
+        }
+        None => {}
+    }
+    text.push(b'}');
+    Ok(text)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// Merges `protocol` (the era's members) and then `extra` (the caller's)
+/// into the parameters' `_meta`; the caller cannot change the version,
+/// capabilities or identity the era's members give.
+pub(super) fn with_meta(
+    method: &str,
+    params: Option<Value>,
+    extra: Option<&Map<String, Value>>,
+    protocol: Option<&Map<String, Value>>,
+) -> Result<Value, ClientError> {
+    let mut obj = match params {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(obj)) => obj,
+        Some(_) => {
+            return Err(ClientError::InvalidParams {
+                method: method.into(),
+                reason: "_meta needs object parameters".into(),
+            });
+        }
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else {
+        return Err(ClientError::InvalidParams {
+            method: method.into(),
+            reason: "_meta must be an object".into(),
+        });
+    };
+    for (k, v) in protocol.into_iter().flatten() {
+        meta.insert(k.clone(), v.clone());
+    }
+    // The caller's members go on top, but for the version, capabilities
+    // and identity the connection speaks with (a per-call log level, say,
+    // replaces the client's).
+    for (k, v) in extra.into_iter().flatten() {
+        if protocol.is_none()
+            || ![PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]
+                .contains(&k.as_str())
+        {
+            meta.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(Value::Object(obj))
+}
+
+pub(super) fn with_progress_token(
+    method: &str,
+    params: Option<Value>,
+    id: i64,
+) -> Result<Value, ClientError> {
+    let mut obj = match params {
+        None => Map::new(),
+        Some(Value::Object(obj)) => obj,
+        Some(_) => {
+            return Err(ClientError::InvalidParams {
+                method: method.into(),
+                reason: "progress needs object parameters".into(),
+            });
+        }
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    match meta {
+        Value::Object(meta) => {
+            meta.insert(PROGRESS_TOKEN_META_KEY.into(), Value::from(id));
+        }
+        _ => {
+            return Err(ClientError::InvalidParams {
+                method: method.into(),
+                reason: "_meta must be an object".into(),
+            });
+        }
+    }
+    Ok(Value::Object(obj))
+}
