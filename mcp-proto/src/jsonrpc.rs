@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 mod message;
 mod text;
 
-pub use text::{raw_json, write_json, write_json_str};
+pub use text::{raw_json, text_result_json, write_json, write_json_str};
 
 pub use message::{
     ErrorObject, ErrorResponse, JSONRPC_VERSION, Message, MessageOf, Notification, Request,
