@@ -13,7 +13,7 @@
 //! testkit never stops reading because a client is slow to read, so a client
 //! under test cannot deadlock it by writing a burst before reading.
 
-use std::borrow::Borrow;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write as _;
@@ -394,6 +394,12 @@ impl Server {
     fn call_tool(&self, id: Addr, params: &Params, modern: Option<RequestMeta>) -> Reply {
         // Text (a driver's, the usual) is read borrowing from it; a value
         // (a message handed over decoded) has its arguments boxed as text.
+        if let Some((name, arguments)) = params.plain_call() {
+            // The usual two members, found without decoding them.
+            let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
+            let params = CallParams { name, arguments, meta: None, task: None };
+            return self.call_decoded(id, Ok(Some(params)), modern);
+        }
         match params.value() {
             None => self.call_decoded(id, params.decode::<CallParams<'_, &RawValue>>(), modern),
             Some(_) => {
@@ -402,7 +408,7 @@ impl Server {
         }
     }
 
-    fn call_decoded<A: Borrow<RawValue>>(
+    fn call_decoded<A: JsonText>(
         &self,
         id: Addr,
         decoded: Result<Option<CallParams<'_, A>>, ErrorObject>,
@@ -421,8 +427,8 @@ impl Server {
             _ => return Reply::Now(Err(invalid_params("tools/call needs a string name"))),
         };
         // Kept as text: decoded by the tool, into what it takes.
-        let arguments: Option<&RawValue> = params.arguments.as_ref().map(Borrow::borrow);
-        if arguments.is_some_and(|a| !a.get().starts_with('{')) {
+        let arguments: Option<&str> = params.arguments.as_ref().map(JsonText::json_text);
+        if arguments.is_some_and(|a| !a.starts_with('{')) {
             return Reply::Now(Err(invalid_params("tool arguments must be an object")));
         }
         let map = || tools::arguments_map(arguments);
@@ -576,6 +582,31 @@ pub(crate) fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
 }
 
+/// A call's arguments as JSON text: borrowed from the parameters' text
+/// (as a raw value, or a part of it found by a scan), or boxed.
+trait JsonText {
+    /// The text, one JSON value.
+    fn json_text(&self) -> &str;
+}
+
+impl JsonText for &RawValue {
+    fn json_text(&self) -> &str {
+        self.get()
+    }
+}
+
+impl JsonText for Box<RawValue> {
+    fn json_text(&self) -> &str {
+        self.get()
+    }
+}
+
+impl JsonText for &str {
+    fn json_text(&self) -> &str {
+        self
+    }
+}
+
 /// What the testkit reads of `tools/call`'s parameters: the name
 /// borrowed where it can be, the arguments kept as their text (`A`:
 /// borrowed from the parameters' text, or boxed) until the tool decodes
@@ -636,11 +667,11 @@ mod tests {
         }))
     }
 
-    fn read<A: Borrow<RawValue>>(
+    fn read<A: JsonText>(
         decoded: Result<Option<CallParams<'_, A>>, ErrorObject>,
     ) -> Result<Option<Read>, ErrorObject> {
         Ok(decoded?.map(|p| {
-            let arguments = p.arguments.map(|a| a.borrow().get().to_owned());
+            let arguments = p.arguments.map(|a| a.json_text().to_owned());
             let name = p.name.map(StrOrValue::into_value);
             (name, arguments, p.meta.map(|m| m.progress_token), p.task)
         }))
@@ -663,7 +694,7 @@ mod tests {
             "[]",
             "{}",
         ];
-        let mut checked = 0;
+        let (mut checked, mut plain_read) = (0, 0);
         for shape in shapes {
             for member in tools::MEMBER_TEXTS {
                 let Ok(text) = RawValue::from_string(shape.replace("@@", member)) else {
@@ -673,6 +704,13 @@ mod tests {
                 let ours = read(params.decode::<CallParams<'_, &RawValue>>());
                 assert_eq!(ours, read_as_values(&params), "{text}");
                 checked += 1;
+                // The usual shape, found by a scan: the same.
+                if let Some((name, arguments)) = params.plain_call() {
+                    let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
+                    let plain = CallParams { name, arguments, meta: None, task: None };
+                    assert_eq!(read(Ok(Some(plain))), read_as_values(&params), "{text}");
+                    plain_read += 1;
+                }
                 // Held as a value: the same (where a value can hold it).
                 let Ok(value) = serde_json::from_str::<Value>(text.get()) else { continue };
                 let params = Params::from_value(Some(value));
@@ -680,7 +718,7 @@ mod tests {
                 assert_eq!(ours, read_as_values(&params), "{text}");
             }
         }
-        assert!(checked > 150, "{checked}");
+        assert!(checked > 150 && plain_read > 10, "{checked} {plain_read}");
         assert_eq!(read(Params::default().decode::<CallParams<'_, &RawValue>>()), Ok(None));
     }
 

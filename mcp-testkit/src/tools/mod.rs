@@ -109,7 +109,7 @@ pub(crate) enum Outcome {
 /// object, or none): `echo`, the benchmark's hot path, decodes only its
 /// message; `annotated` answers their text; every other tool takes them
 /// as a map.
-pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> Outcome {
+pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&str>) -> Outcome {
     if name == "echo" {
         // In the stateless era the session adds its members to the text.
         return match echo_argument(arguments) {
@@ -120,7 +120,7 @@ pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> 
     }
     if name == "annotated" {
         // The arguments exactly as the client wrote them.
-        return Outcome::Reply(Ok(text(arguments.map_or("{}", RawValue::get))));
+        return Outcome::Reply(Ok(text(arguments.unwrap_or("{}"))));
     }
     match arguments_map(arguments) {
         Ok(map) => run(call, name, map),
@@ -131,15 +131,13 @@ pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> 
 /// `echo`'s message read from its arguments' text, borrowed from it when
 /// it has no escapes: `Err` when the text is not the arguments (`-32602`),
 /// `Ok(Err)` the tool's error (no message, or not a string).
-fn echo_argument(
-    arguments: Option<&RawValue>,
-) -> Result<Result<Cow<'_, str>, String>, ErrorObject> {
+fn echo_argument(arguments: Option<&str>) -> Result<Result<Cow<'_, str>, String>, ErrorObject> {
     #[derive(serde::Deserialize)]
     struct Echo<'a> {
         #[serde(borrow)]
         message: Option<StrOrValue<'a>>,
     }
-    let message = match arguments.map(|a| serde_json::from_str::<Echo<'_>>(a.get())) {
+    let message = match arguments.map(serde_json::from_str::<Echo<'_>>) {
         None => None,
         Some(Ok(echo)) => echo.message,
         Some(Err(e)) => return Err(not_arguments(&e)),
@@ -150,12 +148,10 @@ fn echo_argument(
 /// A call's arguments (an object, or none) as a map: `-32602` when their
 /// text holds what a map of values cannot (a number beyond a double's
 /// range).
-pub(crate) fn arguments_map(
-    arguments: Option<&RawValue>,
-) -> Result<Map<String, Value>, ErrorObject> {
+pub(crate) fn arguments_map(arguments: Option<&str>) -> Result<Map<String, Value>, ErrorObject> {
     match arguments {
         None => Ok(Map::new()),
-        Some(text) => serde_json::from_str(text.get()).map_err(|e| not_arguments(&e)),
+        Some(text) => serde_json::from_str(text).map_err(|e| not_arguments(&e)),
     }
 }
 
@@ -262,7 +258,7 @@ mod tests {
         for case in cases {
             // Only JSON text reaches a tool.
             let Ok(arguments) = RawValue::from_string(case.clone()) else { continue };
-            let ours = echo_argument(Some(&arguments)).map(|r| r.map(Cow::into_owned));
+            let ours = echo_argument(Some(arguments.get())).map(|r| r.map(Cow::into_owned));
             assert_eq!(ours, echo_as_a_value(&arguments), "{case}");
             checked += 1;
         }
