@@ -199,5 +199,5 @@ struct ReadmeDoctests;
 pub use error::Error;
 pub use handler::{Handler, Reply, ServerInfo};
 pub use outgoing::{Outgoing, OutgoingQueue};
-pub use params::Params;
+pub use params::{Params, plain_members, plain_str};
 pub use session::{Context, RequestKey, Session, SessionOptions};

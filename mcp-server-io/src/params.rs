@@ -186,17 +186,41 @@ fn text_may_be_stateless(text: &RawValue) -> bool {
     memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
 }
 
-/// [`Params::plain_call`] of the text of parameters, which is one JSON
-/// value (a raw value's text always is): so a string ends at its first
-/// unescaped quote and a container where its brackets balance, strings
-/// skipped, and nothing else needs checking.
+/// [`Params::plain_call`] of the text of parameters.
 fn plain_call_text(text: &str) -> Option<(&str, Option<&str>)> {
+    let [name, arguments] = plain_members(text, ["name", "arguments"])?;
+    let name = plain_str(name?)?;
+    if arguments.is_some_and(|a| a.starts_with('n')) {
+        return None;
+    }
+    Some((name, arguments))
+}
+
+/// The members of a JSON object's text, `text` one JSON value (a raw
+/// value's text, or a part of one that is a value), when they are only
+/// those named, each at most once, their names written without escapes:
+/// each one's value as text, in the order of `names`. `None` for any other
+/// text (another member, a member twice, an escape in a member name, not
+/// an object), which a decoding reads; when this gives the members, a
+/// decoding into a struct of those members gives the same.
+///
+/// Since the text is JSON, a string ends at its first unescaped quote
+/// (found eight bytes at a time) and a container where its brackets
+/// balance, strings skipped: nothing else needs checking. Text that is not
+/// JSON gives some answer, never a panic.
+pub fn plain_members<'t, const N: usize>(
+    text: &'t str,
+    names: [&str; N],
+) -> Option<[Option<&'t str>; N]> {
     let bytes = text.as_bytes();
     if bytes.first() != Some(&b'{') {
         return None;
     }
-    let (mut name, mut arguments) = (None, None);
+    let mut values = [None; N];
     let mut at = skip_space(bytes, 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some(values);
+    }
     loop {
         // A member name without escapes, then its value.
         if bytes.get(at) != Some(&b'"') {
@@ -213,27 +237,24 @@ fn plain_call_text(text: &str) -> Option<(&str, Option<&str>)> {
         }
         let start = skip_space(bytes, at + 1);
         at = value_end(bytes, start)?;
-        let value = &text[start..at];
-        let slot = match key {
-            "name" => &mut name,
-            "arguments" => &mut arguments,
-            _ => return None,
-        };
-        if slot.replace(value).is_some() {
+        let slot = values.get_mut(names.iter().position(|n| *n == key)?)?;
+        if slot.replace(&text[start..at]).is_some() {
             return None;
         }
         at = skip_space(bytes, at);
         match bytes.get(at) {
             Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b'}') => break,
+            Some(b'}') => return Some(values),
             _ => return None,
         }
     }
-    let name = name?.strip_prefix('"')?.strip_suffix('"')?;
-    if name.contains('\\') || arguments.is_some_and(|a| a.starts_with('n')) {
-        return None;
-    }
-    Some((name, arguments))
+}
+
+/// A JSON string's text without escapes (`"..."`) as the string it is:
+/// `None` for any other value, and for a string with an escape.
+pub fn plain_str(value: &str) -> Option<&str> {
+    let inner = value.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('\\')).then_some(inner)
 }
 
 /// The first byte at or after `at` that is not JSON whitespace.

@@ -128,14 +128,21 @@ pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&str>) -> Outco
     }
 }
 
-/// `echo`'s message read from its arguments' text, borrowed from it when
-/// it has no escapes: `Err` when the text is not the arguments (`-32602`),
+/// `echo`'s message read from its arguments' text (one JSON value),
+/// borrowed from it when it has no escapes: `Err` when the text is not the arguments (`-32602`),
 /// `Ok(Err)` the tool's error (no message, or not a string).
 fn echo_argument(arguments: Option<&str>) -> Result<Result<Cow<'_, str>, String>, ErrorObject> {
     #[derive(serde::Deserialize)]
     struct Echo<'a> {
         #[serde(borrow)]
         message: Option<StrOrValue<'a>>,
+    }
+    // The usual `{"message":"..."}`, found without decoding it.
+    let plain = arguments.and_then(|a| mcp_server_io::plain_members(a, ["message"]));
+    if let Some([Some(message)]) = plain
+        && let Some(message) = mcp_server_io::plain_str(message)
+    {
+        return Ok(Ok(Cow::Borrowed(message)));
     }
     let message = match arguments.map(serde_json::from_str::<Echo<'_>>) {
         None => None,
