@@ -226,12 +226,12 @@ pub fn plain_members<'t, const N: usize>(
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
-        let key_end = string_end(bytes, at)?;
-        let key = &text[at + 1..key_end - 1];
-        if key.contains('\\') {
+        let key_len = quote_or_backslash(bytes.get(at + 1..)?)?;
+        if bytes[at + 1 + key_len] != b'"' {
             return None;
         }
-        at = skip_space(bytes, key_end);
+        let key = &text[at + 1..at + 1 + key_len];
+        at = skip_space(bytes, at + 2 + key_len);
         if bytes.get(at) != Some(&b':') {
             return None;
         }
@@ -251,10 +251,11 @@ pub fn plain_members<'t, const N: usize>(
 }
 
 /// A JSON string's text without escapes (`"..."`) as the string it is:
-/// `None` for any other value, and for a string with an escape.
+/// `None` for any other value, and for a string with an escape (or a
+/// quote inside, which a JSON string's text never has).
 pub fn plain_str(value: &str) -> Option<&str> {
     let inner = value.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.contains('\\')).then_some(inner)
+    quote_or_backslash(inner.as_bytes()).is_none().then_some(inner)
 }
 
 /// The first byte at or after `at` that is not JSON whitespace.
@@ -674,6 +675,31 @@ mod tests {
         }
         let value = Params::from_value(Some(json!({"name": "echo", "arguments": {}})));
         assert!(value.plain_call().is_none());
+    }
+
+    #[test]
+    fn a_plain_str_is_the_string_a_decoding_reads() {
+        let cases = [
+            r#""""#,
+            r#""echo""#,
+            r#""the quick brown fox jumps""#,
+            r#""é😀 x""#,
+            r#""0123456\"89""#,
+            r#""01234567\\""#,
+            r#""\u0041""#,
+            "1",
+            "null",
+            r#"["a"]"#,
+            r#"{"a":"b"}"#,
+        ];
+        for case in cases {
+            let decoded = match serde_json::from_str::<Value>(case) {
+                Ok(Value::String(s)) if !case.contains('\\') => Some(s),
+                _ => None,
+            };
+            assert_eq!(plain_str(case).map(str::to_owned), decoded, "{case}");
+        }
+        assert_eq!(plain_str(r#""a"b""#), None);
     }
 
     #[test]
