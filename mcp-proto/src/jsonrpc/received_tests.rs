@@ -24,7 +24,9 @@ fn outcome(text: &str) -> (Result<ReceivedIncoming, String>, Result<Incoming, St
 #[test]
 fn nesting_and_brackets_are_decoded_as_the_general_path_decodes_them() {
     let mut cases = Vec::new();
-    for n in [0, 1, 30, 62, 63, 64, 65, 66, 100, 125, 126, 127, 128, 129, 200, 255, 256, 257, 300, 1000] {
+    for n in
+        [0, 1, 30, 62, 63, 64, 65, 66, 100, 125, 126, 127, 128, 129, 200, 255, 256, 257, 300, 1000]
+    {
         let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
         cases.push(format!(r#"{{"a":{deep}}}"#));
         // Unbalanced: not JSON, refused the same way.
