@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 mod message;
 mod text;
 
-pub use text::{raw_json, write_json, write_json_str};
+pub use text::{raw_json, text_result_json, write_json, write_json_str};
 
 pub use message::{
     ErrorObject, ErrorResponse, JSONRPC_VERSION, Message, MessageOf, Notification, Request,
@@ -508,6 +508,10 @@ fn plain_raw_request(text: &str) -> Option<RawRequest> {
     Some(RawRequest { id: RequestId::Number(id), method, params: Some(params.to_owned()) })
 }
 
+/// The most brackets and braces the usual request's parameters may open
+/// for the plain path to parse them.
+const MAX_PLAIN_OPENINGS: usize = 64;
+
 /// The usual request's id, method and parameters' text (not yet checked
 /// to be JSON), when the text has its shape (see [`plain_request`]).
 fn plain_request_parts(text: &str) -> Option<(i64, &str, &str)> {
@@ -522,8 +526,14 @@ fn plain_request_parts(text: &str) -> Option<(i64, &str, &str)> {
     let rest = rest[end + 1..].strip_prefix(r#","params":"#)?;
     let body = rest.trim_end_matches([' ', '\t', '\n', '\r']).strip_suffix('}')?;
     // Parsed here from depth 0 where the general path starts one level
-    // deeper: far enough from the limit (128), both agree.
-    if !body.starts_with('{') || memchr::memchr2_iter(b'{', b'[', body.as_bytes()).count() > 64 {
+    // deeper: far enough from the limit (128), both agree. Text of at
+    // most `2 * MAX_PLAIN_OPENINGS` bytes that is JSON cannot open more
+    // (each opening has its closing), and what is not JSON fails the
+    // parse below either way: only longer text is counted.
+    let openings = || memchr::memchr2_iter(b'{', b'[', body.as_bytes()).count();
+    if !body.starts_with('{')
+        || (body.len() > 2 * MAX_PLAIN_OPENINGS && openings() > MAX_PLAIN_OPENINGS)
+    {
         return None;
     }
     Some((id, method, body))
@@ -811,3 +821,6 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod received_tests;

@@ -116,6 +116,22 @@ impl Params {
         }
     }
 
+    /// The usual `tools/call` parameters, exactly the members `name` (a
+    /// string without escapes) and `arguments` (not `null`), or `name`
+    /// alone, each once, in either order, whitespace between tokens
+    /// allowed: the name and the arguments' text (one JSON value: a part
+    /// of the parameters' text, which is one), found by a scan of the text
+    /// rather than a decoding of it. `None` for anything else (another
+    /// member, a member twice, an escape in a member name or the name, a
+    /// name that is not a string, parameters held as a value), which a
+    /// decoding reads: when this gives the two, a decoding gives the same.
+    pub fn plain_call(&self) -> Option<(&str, Option<&str>)> {
+        match &self.0 {
+            Repr::Text(text) => plain_call_text(text.get()),
+            _ => None,
+        }
+    }
+
     /// Whether the parameters may carry a stateless-era `_meta` key:
     /// `false` only for text that holds neither the keys' common prefix
     /// nor any escape (which could spell it), found by a byte search
@@ -168,6 +184,160 @@ fn text_may_be_stateless(text: &RawValue) -> bool {
     static PREFIX: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(STATELESS_KEY_PREFIX));
     memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
+}
+
+/// [`Params::plain_call`] of the text of parameters.
+fn plain_call_text(text: &str) -> Option<(&str, Option<&str>)> {
+    let [name, arguments] = plain_members(text, ["name", "arguments"])?;
+    let name = plain_str(name?)?;
+    if arguments.is_some_and(|a| a.starts_with('n')) {
+        return None;
+    }
+    Some((name, arguments))
+}
+
+/// The members of a JSON object's text, `text` one JSON value (a raw
+/// value's text, or a part of one that is a value), when they are only
+/// those named, each at most once, their names written without escapes:
+/// each one's value as text, in the order of `names`. `None` for any other
+/// text (another member, a member twice, an escape in a member name, not
+/// an object), which a decoding reads; when this gives the members, a
+/// decoding into a struct of those members gives the same.
+///
+/// Since the text is JSON, a string ends at its first unescaped quote
+/// (found eight bytes at a time) and a container where its brackets
+/// balance, strings skipped: nothing else needs checking. Text that is not
+/// JSON gives some answer, never a panic.
+pub fn plain_members<'t, const N: usize>(
+    text: &'t str,
+    names: [&str; N],
+) -> Option<[Option<&'t str>; N]> {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&b'{') {
+        return None;
+    }
+    let mut values = [None; N];
+    let mut at = skip_space(bytes, 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some(values);
+    }
+    loop {
+        // A member name without escapes, then its value.
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let key_len = quote_or_backslash(bytes.get(at + 1..)?)?;
+        if bytes[at + 1 + key_len] != b'"' {
+            return None;
+        }
+        let key = &text[at + 1..at + 1 + key_len];
+        at = skip_space(bytes, at + 2 + key_len);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(bytes, at + 1);
+        at = value_end(bytes, start)?;
+        let slot = values.get_mut(names.iter().position(|n| *n == key)?)?;
+        if slot.replace(&text[start..at]).is_some() {
+            return None;
+        }
+        at = skip_space(bytes, at);
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b'}') => return Some(values),
+            _ => return None,
+        }
+    }
+}
+
+/// A JSON string's text without escapes (`"..."`) as the string it is:
+/// `None` for any other value, and for a string with an escape (or a
+/// quote inside, which a JSON string's text never has).
+pub fn plain_str(value: &str) -> Option<&str> {
+    let inner = value.strip_prefix('"')?.strip_suffix('"')?;
+    quote_or_backslash(inner.as_bytes()).is_none().then_some(inner)
+}
+
+/// The first byte at or after `at` that is not JSON whitespace.
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// Where the string opening at `at` (a quote) ends: just after its closing
+/// quote.
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut from = at + 1;
+    loop {
+        let found = from + quote_or_backslash(bytes.get(from..)?)?;
+        match bytes[found] {
+            b'"' => return Some(found + 1),
+            // An escape: the byte after the backslash is never the end.
+            _ => from = found + 2,
+        }
+    }
+}
+
+/// The index of the first quote or backslash in `bytes`: eight bytes at a
+/// time (a searcher's set-up costs more than it saves on the short strings
+/// of a call), the rest one by one.
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    // The high bit of each zero byte of `v`: exact for the lowest zero
+    // byte (a borrow only runs upwards, into the bytes after it).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut chunks = bytes.chunks_exact(8);
+    for (i, chunk) in chunks.by_ref().enumerate() {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(eight);
+        let hits = zero(v ^ (ONES * u64::from(b'"'))) | zero(v ^ (ONES * u64::from(b'\\')));
+        if hits != 0 {
+            return Some(i * 8 + hits.trailing_zeros() as usize / 8);
+        }
+    }
+    let done = bytes.len() - chunks.remainder().len();
+    let rest = chunks.remainder().iter().position(|&b| b == b'"' || b == b'\\');
+    rest.map(|at| done + at)
+}
+
+/// Where the JSON value starting at `at` ends.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match bytes.get(i)? {
+                    b'"' => {
+                        i = string_end(bytes, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        // A number or a literal: up to what follows a value.
+        _ => {
+            let rest = &bytes[at..];
+            let len = rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'));
+            Some(at + len.unwrap_or(rest.len()))
+        }
+    }
 }
 
 /// What the stateless era's `_meta` keys begin with.
@@ -429,6 +599,133 @@ mod tests {
         let value = Params::from_value(Some(json!({"a": [1]})));
         assert_eq!(value.text().unwrap().get(), r#"{"a":[1]}"#);
         assert_eq!(value.decode::<Value>().unwrap(), Some(json!({"a": [1]})));
+    }
+
+    /// What a decoding reads of a call's parameters when they hold only
+    /// `name` and `arguments`, each once.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct OnlyNameAndArguments<'a> {
+        name: Option<Value>,
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+
+    #[test]
+    fn a_plain_call_is_what_a_decoding_reads() {
+        let values = [
+            r#""echo""#,
+            r#""e\"c\\ho""#,
+            r#""\u0065cho""#,
+            r#""}],{[""#,
+            r#""é😀""#,
+            r#""0123456\"89abcdef\\0123456789\\""#,
+            r#""0123456789abcdefghijklmn""#,
+            "1",
+            "-1.5e3",
+            "1e400",
+            "true",
+            "null",
+            "[]",
+            r#"[1,"]",{"a":"}"}]"#,
+            r#"{"message":"the quick brown fox"}"#,
+            r#"{"message":"a \"quoted\" }","n":[{"deep":[[]]}]}"#,
+            r#"{ "a" : { "b" : [ 1 , 2 ] } }"#,
+            "{}",
+        ];
+        let shapes = [
+            r#"{"name":@,"arguments":#}"#,
+            r#"{"arguments":#,"name":@}"#,
+            " {\n \"name\" :\t@ ,\r\n\"arguments\":  #  } ",
+            r#"{"name":@}"#,
+            r#"{"arguments":#}"#,
+            r#"{"name":@,"arguments":#,"name":@}"#,
+            r#"{"name":@,"arguments":#,"arguments":#}"#,
+            r#"{"name":@,"arguments":#,"_meta":{"progressToken":1}}"#,
+            r#"{"task":{},"name":@,"arguments":#}"#,
+            r#"{"n\u0061me":@,"arguments":#}"#,
+            r#"{"name":@,"Arguments":#}"#,
+            r#"{"name":@,"arguments":#,"x":null}"#,
+            "{}",
+            "[@,#]",
+        ];
+        let mut plain = 0;
+        for shape in shapes {
+            for name in values {
+                for arguments in values {
+                    let case = shape.replace('@', name).replace('#', arguments);
+                    let Ok(raw) = RawValue::from_string(case.clone()) else { continue };
+                    let params = Params::from_text(Some(raw));
+                    let Some((n, a)) = params.plain_call() else { continue };
+                    plain += 1;
+                    let read: OnlyNameAndArguments<'_> = serde_json::from_str(&case).unwrap();
+                    assert_eq!(read.name, Some(Value::String(n.to_owned())), "{case}");
+                    assert_eq!(read.arguments.map(RawValue::get), a, "{case}");
+                    assert!(read.arguments.is_none_or(|a| a.get() != "null"), "{case}");
+                }
+            }
+        }
+        // Every plain name (no escapes) with non-null arguments, in the
+        // three shapes that hold both once, and alone (for each of the 18
+        // arguments it is shown without).
+        assert_eq!(plain, 3 * 4 * 17 + 4 * 18, "{plain}");
+        for near in [r#"{"name":"echo","arguments":null}"#, r#"{"name":"a\"b"}"#, "{ }"] {
+            let params = Params::from_text(Some(RawValue::from_string(near.to_owned()).unwrap()));
+            assert!(params.plain_call().is_none(), "{near}");
+        }
+        let value = Params::from_value(Some(json!({"name": "echo", "arguments": {}})));
+        assert!(value.plain_call().is_none());
+    }
+
+    #[test]
+    fn a_plain_str_is_the_string_a_decoding_reads() {
+        let cases = [
+            r#""""#,
+            r#""echo""#,
+            r#""the quick brown fox jumps""#,
+            r#""é😀 x""#,
+            r#""0123456\"89""#,
+            r#""01234567\\""#,
+            r#""\u0041""#,
+            "1",
+            "null",
+            r#"["a"]"#,
+            r#"{"a":"b"}"#,
+        ];
+        for case in cases {
+            let decoded = match serde_json::from_str::<Value>(case) {
+                Ok(Value::String(s)) if !case.contains('\\') => Some(s),
+                _ => None,
+            };
+            assert_eq!(plain_str(case).map(str::to_owned), decoded, "{case}");
+        }
+        assert_eq!(plain_str(r#""a"b""#), None);
+    }
+
+    #[test]
+    fn a_quote_or_a_backslash_is_found_where_a_byte_search_finds_it() {
+        let fillers =
+            [b'a', 0x00, 0x01, b'!', b'#', b'[', b']', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff];
+        for len in 0..40 {
+            for filler in fillers {
+                let mut bytes = vec![filler; len];
+                let slow = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\');
+                assert_eq!(quote_or_backslash(&bytes), slow(&bytes), "{len} {filler:#x}");
+                for at in 0..len {
+                    for target in [b'"', b'\\'] {
+                        bytes[at] = target;
+                        assert_eq!(quote_or_backslash(&bytes), Some(at), "{len} {at} {filler:#x}");
+                        // A second one after it does not move the first.
+                        if at + 1 < len {
+                            bytes[len - 1] = b'"';
+                            assert_eq!(quote_or_backslash(&bytes), Some(at), "{len} {at}");
+                            bytes[len - 1] = filler;
+                        }
+                        bytes[at] = filler;
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! testkit never stops reading because a client is slow to read, so a client
 //! under test cannot deadlock it by writing a burst before reading.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write as _;
@@ -35,6 +36,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::modern;
 use crate::tasks::{self, Tasks};
+use crate::tools::StrOrValue;
 use crate::{features, fixtures, task_fixtures, tools};
 
 /// How many stateless-era requests [`Server::received_log`] remembers.
@@ -390,7 +392,29 @@ impl Server {
     }
 
     fn call_tool(&self, id: Addr, params: &Params, modern: Option<RequestMeta>) -> Reply {
-        let params = match params.decode::<CallParams>() {
+        // Text (a driver's, the usual) is read borrowing from it; a value
+        // (a message handed over decoded) has its arguments boxed as text.
+        if let Some((name, arguments)) = params.plain_call() {
+            // The usual two members, found without decoding them.
+            let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
+            let params = CallParams { name, arguments, meta: None, task: None };
+            return self.call_decoded(id, Ok(Some(params)), modern);
+        }
+        match params.value() {
+            None => self.call_decoded(id, params.decode::<CallParams<'_, &RawValue>>(), modern),
+            Some(_) => {
+                self.call_decoded(id, params.decode::<CallParams<'_, Box<RawValue>>>(), modern)
+            }
+        }
+    }
+
+    fn call_decoded<A: JsonText>(
+        &self,
+        id: Addr,
+        decoded: Result<Option<CallParams<'_, A>>, ErrorObject>,
+        modern: Option<RequestMeta>,
+    ) -> Reply {
+        let params = match decoded {
             Ok(Some(params)) => params,
             Ok(None) => return Reply::Now(Err(invalid_params("tools/call needs params"))),
             Err(e) => {
@@ -399,15 +423,15 @@ impl Server {
             }
         };
         let name = match params.name {
-            Some(Value::String(name)) => name,
+            Some(StrOrValue::Str(name)) => name,
             _ => return Reply::Now(Err(invalid_params("tools/call needs a string name"))),
         };
         // Kept as text: decoded by the tool, into what it takes.
-        let arguments = params.arguments;
-        if arguments.as_ref().is_some_and(|a| !a.get().starts_with('{')) {
+        let arguments: Option<&str> = params.arguments.as_ref().map(JsonText::json_text);
+        if arguments.is_some_and(|a| !a.starts_with('{')) {
             return Reply::Now(Err(invalid_params("tool arguments must be an object")));
         }
-        let map = || tools::arguments_map(arguments.as_deref());
+        let map = || tools::arguments_map(arguments);
         let progress_token = params
             .meta
             .and_then(|m| m.progress_token)
@@ -449,7 +473,7 @@ impl Server {
         };
         let outcome = match fixture {
             Some(outcome) => outcome,
-            None => tools::run_text(call, &name, arguments.as_deref()),
+            None => tools::run_text(call, &name, arguments),
         };
         match outcome {
             tools::Outcome::Reply(result) => Reply::Now(result),
@@ -558,12 +582,40 @@ pub(crate) fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(error_code::INVALID_PARAMS, message)
 }
 
-/// What the testkit reads of `tools/call`'s parameters: the arguments
-/// kept as their text until the tool decodes what it takes.
+/// A call's arguments as JSON text: borrowed from the parameters' text
+/// (as a raw value, or a part of it found by a scan), or boxed.
+trait JsonText {
+    /// The text, one JSON value.
+    fn json_text(&self) -> &str;
+}
+
+impl JsonText for &RawValue {
+    fn json_text(&self) -> &str {
+        self.get()
+    }
+}
+
+impl JsonText for Box<RawValue> {
+    fn json_text(&self) -> &str {
+        self.get()
+    }
+}
+
+impl JsonText for &str {
+    fn json_text(&self) -> &str {
+        self
+    }
+}
+
+/// What the testkit reads of `tools/call`'s parameters: the name
+/// borrowed where it can be, the arguments kept as their text (`A`:
+/// borrowed from the parameters' text, or boxed) until the tool decodes
+/// what it takes.
 #[derive(Deserialize)]
-struct CallParams {
-    name: Option<Value>,
-    arguments: Option<Box<RawValue>>,
+struct CallParams<'a, A> {
+    #[serde(borrow)]
+    name: Option<StrOrValue<'a>>,
+    arguments: Option<A>,
     #[serde(rename = "_meta")]
     meta: Option<CallMeta>,
     task: Option<Value>,
@@ -585,45 +637,89 @@ pub(crate) fn stderr_line(text: &str) {
     let _ = err.flush();
 }
 
-/// A tool result of one text block, `{"content":[{"type":"text","text":T}]}`,
-/// as JSON text (the same text serde_json writes for it), without a
-/// [`Value`] or a second parse: `echo`'s answer.
-pub(crate) fn text_result_json(text: &str) -> Option<Box<RawValue>> {
-    #[derive(serde::Serialize)]
-    struct Block<'t> {
-        r#type: &'static str,
-        text: &'t str,
-    }
-    #[derive(serde::Serialize)]
-    struct TextResult<'t> {
-        content: [Block<'t>; 1],
-    }
-    let result = TextResult { content: [Block { r#type: "text", text }] };
-    mcp_proto::jsonrpc::raw_json(&result).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use mcp_proto::jsonrpc::Request;
 
-    #[test]
-    fn a_text_result_is_written_as_its_value_would_be() {
-        let texts = [
-            "",
-            "the quick brown fox jumps over the lazy dog",
-            "a \"quote\" and a \\ backslash",
-            "line\nbreak\r\ttab\u{0}\u{1f}\u{7f}",
-            "\u{2028}\u{2029} é 😀",
-        ];
-        for text in texts {
-            let json = text_result_json(text).unwrap();
-            // serde_json's string writer, its members in this order.
-            let escaped = serde_json::to_string(text).unwrap();
-            let written = format!(r#"{{"content":[{{"type":"text","text":{escaped}}}]}}"#);
-            assert_eq!(json.get(), written, "{text:?}");
-            assert_eq!(tools::value_of(&json).unwrap(), tools::text(text));
+    /// What `tools/call`'s parameters were read as before the name and
+    /// the arguments were borrowed.
+    mod as_values {
+        use super::*;
+
+        /// Named as the type it checks: serde's errors name it.
+        #[derive(Deserialize)]
+        pub(super) struct CallParams {
+            pub(super) name: Option<Value>,
+            pub(super) arguments: Option<Box<RawValue>>,
+            #[serde(rename = "_meta")]
+            pub(super) meta: Option<CallMeta>,
+            pub(super) task: Option<Value>,
         }
+    }
+
+    type Read = (Option<Value>, Option<String>, Option<Option<Value>>, Option<Value>);
+
+    fn read_as_values(params: &Params) -> Result<Option<Read>, ErrorObject> {
+        Ok(params.decode::<as_values::CallParams>()?.map(|p| {
+            let arguments = p.arguments.map(|a| a.get().to_owned());
+            (p.name, arguments, p.meta.map(|m| m.progress_token), p.task)
+        }))
+    }
+
+    fn read<A: JsonText>(
+        decoded: Result<Option<CallParams<'_, A>>, ErrorObject>,
+    ) -> Result<Option<Read>, ErrorObject> {
+        Ok(decoded?.map(|p| {
+            let arguments = p.arguments.map(|a| a.json_text().to_owned());
+            let name = p.name.map(StrOrValue::into_value);
+            (name, arguments, p.meta.map(|m| m.progress_token), p.task)
+        }))
+    }
+
+    #[test]
+    fn call_params_are_read_as_values_would_be() {
+        let shapes = [
+            r#"{"name":@@,"arguments":{"message":"m"}}"#,
+            r#"{"arguments":{"a":[1,"}"]},"name":@@}"#,
+            r#"{ "name" : @@ , "arguments" : { } }"#,
+            r#"{"name":@@,"name":"again"}"#,
+            r#"{"name":"echo","arguments":@@}"#,
+            r#"{"name":"echo","arguments":{},"arguments":@@}"#,
+            r#"{"n\u0061me":@@,"_meta":{"progressToken":@@}}"#,
+            r#"{"name":"t","_meta":@@,"task":@@}"#,
+            r#"{"name":"t","_meta":{"progressToken":1,"progressToken":2}}"#,
+            r#"{"name":"t","x":1e400,"arguments":{"y":1e400}}"#,
+            "[@@]",
+            "[]",
+            "{}",
+        ];
+        let (mut checked, mut plain_read) = (0, 0);
+        for shape in shapes {
+            for member in tools::MEMBER_TEXTS {
+                let Ok(text) = RawValue::from_string(shape.replace("@@", member)) else {
+                    continue;
+                };
+                let params = Params::from_text(Some(text.clone()));
+                let ours = read(params.decode::<CallParams<'_, &RawValue>>());
+                assert_eq!(ours, read_as_values(&params), "{text}");
+                checked += 1;
+                // The usual shape, found by a scan: the same.
+                if let Some((name, arguments)) = params.plain_call() {
+                    let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
+                    let plain = CallParams { name, arguments, meta: None, task: None };
+                    assert_eq!(read(Ok(Some(plain))), read_as_values(&params), "{text}");
+                    plain_read += 1;
+                }
+                // Held as a value: the same (where a value can hold it).
+                let Ok(value) = serde_json::from_str::<Value>(text.get()) else { continue };
+                let params = Params::from_value(Some(value));
+                let ours = read(params.decode::<CallParams<'_, Box<RawValue>>>());
+                assert_eq!(ours, read_as_values(&params), "{text}");
+            }
+        }
+        assert!(checked > 150 && plain_read > 10, "{checked} {plain_read}");
+        assert_eq!(read(Params::default().decode::<CallParams<'_, &RawValue>>()), Ok(None));
     }
 
     fn init_request(id: i64, version: &str) -> Message {

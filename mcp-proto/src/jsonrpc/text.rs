@@ -41,24 +41,39 @@ pub fn write_json<T: Serialize + ?Sized>(
 pub fn raw_json<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
     let mut text = Vec::with_capacity(128);
     write_json(&mut text, value)?;
-    // serde_json writes a raw value's text as it is: this makes the box
-    // without parsing what was just written.
-    serde_json::value::to_raw_value(&Verbatim(&text))
+    // serde_json wrote valid UTF-8.
+    let text = String::from_utf8(text).map_err(ser::Error::custom)?;
+    boxed_raw(text)
 }
 
-/// JSON text known to be valid, serialized as serde_json serializes a raw
-/// value.
-struct Verbatim<'t>(&'t [u8]);
+/// A tool result of one text block, `{"content":[{"type":"text","text":T}]}`,
+/// as JSON text: what `raw_json` gives for it (the same text serde_json
+/// writes), written straight into a buffer of its exact size when `text`
+/// needs no escaping.
+pub fn text_result_json(text: &str) -> Box<RawValue> {
+    const HEAD: &[u8] = br#"{"content":[{"type":"text","text":"#;
+    const TAIL: &[u8] = b"}]}";
+    let mut out = Vec::with_capacity(HEAD.len() + text.len() + 2 + TAIL.len());
+    out.extend_from_slice(HEAD);
+    write_json_str(&mut out, text);
+    out.extend_from_slice(TAIL);
+    // Valid UTF-8 (a `str` and ASCII around it) and one JSON value, so
+    // neither step fails; the fallback keeps that a value, not a panic.
+    String::from_utf8(out)
+        .map_err(ser::Error::custom)
+        .and_then(boxed_raw)
+        .unwrap_or_else(|_: serde_json::Error| RawValue::NULL.to_owned())
+}
 
-impl Serialize for Verbatim<'_> {
-    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        // serde_json wrote valid UTF-8.
-        let text = std::str::from_utf8(self.0).map_err(ser::Error::custom)?;
-        let mut s = serializer.serialize_struct(RAW_VALUE, 1)?;
-        s.serialize_field(RAW_VALUE, text)?;
-        s.end()
-    }
+/// JSON text known to be valid (serde_json's own), boxed as a raw value
+/// without parsing or copying it: serde_json takes a raw value's text as
+/// it is from a map of its one private member, the text given as an
+/// owned string.
+fn boxed_raw(text: String) -> Result<Box<RawValue>, serde_json::Error> {
+    use serde::Deserialize;
+    use serde::de::value::MapDeserializer;
+    let member = MapDeserializer::<_, serde_json::Error>::new(std::iter::once((RAW_VALUE, text)));
+    Box::<RawValue>::deserialize(member)
 }
 
 /// Appends `s` as a JSON string, quoted and escaped exactly as serde_json
@@ -757,6 +772,36 @@ mod tests {
         same_as_serde_json(&Failing);
         same_as_serde_json(&vec![json!(1), json!("a")]);
         same_as_serde_json(&[Some(Failing)]);
+    }
+
+    #[test]
+    fn a_text_result_is_written_as_serde_json_writes_its_value() {
+        let texts = [
+            "",
+            "the quick brown fox jumps over the lazy dog",
+            "a \"quote\" and a \\ backslash",
+            "line\nbreak\r\ttab\u{0}\u{1f}\u{7f}",
+            "\u{2028}\u{2029} é 😀",
+            "}]}",
+        ];
+        #[derive(Serialize)]
+        struct Block<'t> {
+            r#type: &'static str,
+            text: &'t str,
+        }
+        #[derive(Serialize)]
+        struct TextResult<'t> {
+            content: [Block<'t>; 1],
+        }
+        for text in texts {
+            let result = TextResult { content: [Block { r#type: "text", text }] };
+            let written = super::text_result_json(text);
+            assert_eq!(written.get(), serde_json::to_string(&result).unwrap(), "{text:?}");
+            assert_eq!(written.get(), raw_json(&result).unwrap().get(), "{text:?}");
+            let parsed: serde_json::Value = serde_json::from_str(written.get()).unwrap();
+            let value = json!({ "content": [{ "type": "text", "text": text }] });
+            assert_eq!(parsed, value, "{text:?}");
+        }
     }
 
     #[test]

@@ -1,15 +1,23 @@
 //! The tools that answer with content at once (`echo`, `add`), and the
 //! results every tool builds.
 
+use std::borrow::Cow;
+
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::Args;
+use super::{Args, StrOrValue};
 
-/// `echo`'s answer to its `message` argument.
-pub(super) fn echo_message(message: Option<Value>) -> Result<String, String> {
-    Args::string_of("message", message)?.ok_or_else(|| Args::missing("message"))
+/// `echo`'s answer to its `message` argument: a string, borrowed as it
+/// was read.
+pub(super) fn echo_message(message: Option<StrOrValue<'_>>) -> Result<Cow<'_, str>, String> {
+    match message {
+        Some(StrOrValue::Str(message)) => Ok(message),
+        other => Args::string_of("message", other.map(StrOrValue::into_value))?
+            .map(Cow::Owned)
+            .ok_or_else(|| Args::missing("message")),
+    }
 }
 
 pub(super) fn add(args: &Args) -> Result<Value, String> {
@@ -30,11 +38,6 @@ pub(crate) fn value_of(json: &RawValue) -> Result<Value, ErrorObject> {
     serde_json::from_str(json.get()).map_err(|e| {
         ErrorObject::new(error_code::INTERNAL_ERROR, format!("the result is not JSON: {e}"))
     })
-}
-
-/// [`text`]'s result written as JSON text.
-pub(super) fn text_json(message: &str) -> Option<Box<RawValue>> {
-    crate::server::text_result_json(message)
 }
 
 /// A tool result with `isError: true` and the message as text.

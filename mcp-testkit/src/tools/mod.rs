@@ -16,7 +16,9 @@ mod definitions;
 mod faults;
 mod notifications;
 
-use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use std::borrow::Cow;
+
+use mcp_proto::jsonrpc::{ErrorObject, error_code, text_result_json};
 use mcp_proto::methods;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -26,8 +28,11 @@ use crate::server::{Addr, BoxFuture, Server};
 use crate::tasks::with_related_task;
 
 use args::Args;
+pub(crate) use args::StrOrValue;
+#[cfg(test)]
+pub(crate) use args::tests::MEMBER_TEXTS;
 use ask::{ask, modern_tool};
-use content::{add, echo_message, text_json};
+use content::{add, echo_message};
 pub(crate) use content::{text, tool_error, value_of};
 pub(crate) use definitions::{definitions, param_headers};
 use faults::{ascii_text, crash, noisy, spawn_child};
@@ -104,29 +109,18 @@ pub(crate) enum Outcome {
 /// object, or none): `echo`, the benchmark's hot path, decodes only its
 /// message; `annotated` answers their text; every other tool takes them
 /// as a map.
-pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> Outcome {
+pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&str>) -> Outcome {
     if name == "echo" {
-        #[derive(serde::Deserialize)]
-        struct Echo {
-            message: Option<Value>,
-        }
-        let message = match arguments.map(|a| serde_json::from_str::<Echo>(a.get())) {
-            None => None,
-            Some(Ok(echo)) => echo.message,
-            Some(Err(e)) => return Outcome::Reply(Err(not_arguments(&e))),
-        };
         // In the stateless era the session adds its members to the text.
-        return match echo_message(message) {
-            Ok(message) => match text_json(&message) {
-                Some(json) => Outcome::Text(json),
-                None => Outcome::Reply(Ok(text(message))),
-            },
-            Err(message) => Outcome::Reply(Ok(tool_error(message))),
+        return match echo_argument(arguments) {
+            Ok(Ok(message)) => Outcome::Text(text_result_json(&message)),
+            Ok(Err(message)) => Outcome::Reply(Ok(tool_error(message))),
+            Err(error) => Outcome::Reply(Err(error)),
         };
     }
     if name == "annotated" {
         // The arguments exactly as the client wrote them.
-        return Outcome::Reply(Ok(text(arguments.map_or("{}", RawValue::get))));
+        return Outcome::Reply(Ok(text(arguments.unwrap_or("{}"))));
     }
     match arguments_map(arguments) {
         Ok(map) => run(call, name, map),
@@ -134,15 +128,37 @@ pub(crate) fn run_text(call: Call, name: &str, arguments: Option<&RawValue>) -> 
     }
 }
 
+/// `echo`'s message read from its arguments' text (one JSON value),
+/// borrowed from it when it has no escapes: `Err` when the text is not the arguments (`-32602`),
+/// `Ok(Err)` the tool's error (no message, or not a string).
+fn echo_argument(arguments: Option<&str>) -> Result<Result<Cow<'_, str>, String>, ErrorObject> {
+    #[derive(serde::Deserialize)]
+    struct Echo<'a> {
+        #[serde(borrow)]
+        message: Option<StrOrValue<'a>>,
+    }
+    // The usual `{"message":"..."}`, found without decoding it.
+    let plain = arguments.and_then(|a| mcp_server_io::plain_members(a, ["message"]));
+    if let Some([Some(message)]) = plain
+        && let Some(message) = mcp_server_io::plain_str(message)
+    {
+        return Ok(Ok(Cow::Borrowed(message)));
+    }
+    let message = match arguments.map(serde_json::from_str::<Echo<'_>>) {
+        None => None,
+        Some(Ok(echo)) => echo.message,
+        Some(Err(e)) => return Err(not_arguments(&e)),
+    };
+    Ok(echo_message(message))
+}
+
 /// A call's arguments (an object, or none) as a map: `-32602` when their
 /// text holds what a map of values cannot (a number beyond a double's
 /// range).
-pub(crate) fn arguments_map(
-    arguments: Option<&RawValue>,
-) -> Result<Map<String, Value>, ErrorObject> {
+pub(crate) fn arguments_map(arguments: Option<&str>) -> Result<Map<String, Value>, ErrorObject> {
     match arguments {
         None => Ok(Map::new()),
-        Some(text) => serde_json::from_str(text.get()).map_err(|e| not_arguments(&e)),
+        Some(text) => serde_json::from_str(text).map_err(|e| not_arguments(&e)),
     }
 }
 
@@ -153,7 +169,8 @@ fn not_arguments(e: &serde_json::Error) -> ErrorObject {
 pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outcome {
     let mut args = Args(arguments);
     let result = match name {
-        "echo" => echo_message(args.0.remove("message")).map(text),
+        "echo" => echo_message(args.0.remove("message").map(StrOrValue::Other))
+            .map(|message| text(message.into_owned())),
         "add" => add(&args),
         "slow" => return slow(call, &args),
         "hang" => return Outcome::Spawn(Box::pin(std::future::pending())),
@@ -210,4 +227,49 @@ pub(crate) fn run(call: Call, name: &str, arguments: Map<String, Value>) -> Outc
         }
     };
     Outcome::Reply(Ok(result.unwrap_or_else(tool_error)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `echo` read from its arguments before they were borrowed: a
+    /// value decoded, then taken as a string.
+    fn echo_as_a_value(arguments: &RawValue) -> Result<Result<String, String>, ErrorObject> {
+        #[derive(serde::Deserialize)]
+        struct Echo {
+            message: Option<Value>,
+        }
+        let echo = serde_json::from_str::<Echo>(arguments.get()).map_err(|e| not_arguments(&e))?;
+        Ok(Args::string_of("message", echo.message)
+            .and_then(|message| message.ok_or_else(|| Args::missing("message"))))
+    }
+
+    #[test]
+    fn echo_reads_its_message_as_a_value_would_be_read() {
+        let shapes = [
+            r#"{"message":@@}"#,
+            r#"{ "message" : @@ }"#,
+            r#"{"x":[1,{"y":2}],"message":@@,"z":null}"#,
+            r#"{"message":@@,"message":"again"}"#,
+            r#"{"message":"first","message":@@}"#,
+            r#"{"Message":@@}"#,
+            r#"{"mess\u0061ge":@@}"#,
+            r#"{"message":@@,"x":1e400}"#,
+        ];
+        let mut cases = vec!["{}".to_owned(), r#"{"x":1}"#.to_owned()];
+        for shape in shapes {
+            cases.extend(args::tests::MEMBER_TEXTS.iter().map(|m| shape.replace("@@", m)));
+        }
+        let mut checked = 0;
+        for case in cases {
+            // Only JSON text reaches a tool.
+            let Ok(arguments) = RawValue::from_string(case.clone()) else { continue };
+            let ours = echo_argument(Some(arguments.get())).map(|r| r.map(Cow::into_owned));
+            assert_eq!(ours, echo_as_a_value(&arguments), "{case}");
+            checked += 1;
+        }
+        assert!(checked > 100, "{checked}");
+        assert_eq!(echo_argument(None), Ok(Err(Args::missing("message"))));
+    }
 }

@@ -1,0 +1,44 @@
+//! The plain path of `decode_received` and `decode_slice` against their
+//! general path, on nesting around the depth the plain path refuses.
+
+use super::{Incoming, ReceivedIncoming, decode_received, decode_slice};
+
+/// The same message with its first two members swapped, which only the
+/// general path reads (the parameters at the same place, so errors name
+/// the same column).
+fn reordered(params: &str) -> String {
+    format!(r#"{{"id":7,"jsonrpc":"2.0","method":"tools/call","params":{params}}}"#)
+}
+
+fn plain(params: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}"#)
+}
+
+/// As a server reads it, and as a client does (the parameters as a
+/// value, which has a depth limit).
+fn outcome(text: &str) -> (Result<ReceivedIncoming, String>, Result<Incoming, String>) {
+    let received = decode_received(text.as_bytes()).map_err(|e| e.to_string());
+    (received, decode_slice(text.as_bytes()).map_err(|e| e.to_string()))
+}
+
+#[test]
+fn nesting_and_brackets_are_decoded_as_the_general_path_decodes_them() {
+    let mut cases = Vec::new();
+    for n in
+        [0, 1, 30, 62, 63, 64, 65, 66, 100, 125, 126, 127, 128, 129, 200, 255, 256, 257, 300, 1000]
+    {
+        let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        cases.push(format!(r#"{{"a":{deep}}}"#));
+        // Unbalanced: not JSON, refused the same way.
+        cases.push(format!(r#"{{"a":{}}}"#, "[".repeat(n)));
+        // Many openings, shallow.
+        cases.push(format!(r#"{{"a":[{}]}}"#, vec!["[]"; n].join(",")));
+        cases.push(format!(r#"{{"a":[{}]}}"#, vec!["{}"; n].join(",")));
+        cases.push(format!(r#"{{"a":"{}"}}"#, "[{".repeat(n)));
+        // Short text packed with openings.
+        cases.push(format!(r#"{{"a":{}1{}}}"#, "[".repeat(n), "]".repeat(n)));
+    }
+    for params in &cases {
+        assert_eq!(outcome(&plain(params)), outcome(&reordered(params)), "{params}");
+    }
+}
