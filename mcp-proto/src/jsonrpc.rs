@@ -17,8 +17,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 mod message;
+pub(crate) mod scan;
 mod text;
 
+pub use scan::{plain_members, plain_str};
 pub use text::{raw_json, text_result_json, write_json, write_json_str};
 
 pub use message::{

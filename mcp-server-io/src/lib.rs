@@ -33,7 +33,8 @@
 //!   method takes or passed on byte for byte; results or JSON-RPC errors
 //!   out, as a [`Reply`] now or later; later also as JSON text sent as it
 //!   is, for a result passed on; the usual `tools/call` parameters found
-//!   by a scan, [`Params::plain_call`] and [`plain_members`]) and [`Context`]
+//!   by a scan, [`Params::plain_call`], on `mcp-proto`'s
+//!   [`plain_members`](mcp_proto::jsonrpc::plain_members)) and [`Context`]
 //!   (the request's key and era, notifications and progress related to
 //!   it, requests to the client, log levels). A cancelled request's future
 //!   is dropped at its next `.await` and never answered.
@@ -200,5 +201,5 @@ struct ReadmeDoctests;
 pub use error::Error;
 pub use handler::{Handler, Reply, ServerInfo};
 pub use outgoing::{Outgoing, OutgoingQueue};
-pub use params::{Params, plain_members, plain_str};
+pub use params::Params;
 pub use session::{Context, RequestKey, Session, SessionOptions};

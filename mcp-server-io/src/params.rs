@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem;
 
-use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_proto::jsonrpc::{ErrorObject, error_code, plain_members, plain_str};
 use mcp_proto::types::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -194,150 +194,6 @@ fn plain_call_text(text: &str) -> Option<(&str, Option<&str>)> {
         return None;
     }
     Some((name, arguments))
-}
-
-/// The members of a JSON object's text, `text` one JSON value (a raw
-/// value's text, or a part of one that is a value), when they are only
-/// those named, each at most once, their names written without escapes:
-/// each one's value as text, in the order of `names`. `None` for any other
-/// text (another member, a member twice, an escape in a member name, not
-/// an object), which a decoding reads; when this gives the members, a
-/// decoding into a struct of those members gives the same.
-///
-/// Since the text is JSON, a string ends at its first unescaped quote
-/// (found eight bytes at a time) and a container where its brackets
-/// balance, strings skipped: nothing else needs checking. Text that is not
-/// JSON gives some answer, never a panic.
-pub fn plain_members<'t, const N: usize>(
-    text: &'t str,
-    names: [&str; N],
-) -> Option<[Option<&'t str>; N]> {
-    let bytes = text.as_bytes();
-    if bytes.first() != Some(&b'{') {
-        return None;
-    }
-    let mut values = [None; N];
-    let mut at = skip_space(bytes, 1);
-    if bytes.get(at) == Some(&b'}') {
-        return Some(values);
-    }
-    loop {
-        // A member name without escapes, then its value.
-        if bytes.get(at) != Some(&b'"') {
-            return None;
-        }
-        let key_len = quote_or_backslash(bytes.get(at + 1..)?)?;
-        if bytes[at + 1 + key_len] != b'"' {
-            return None;
-        }
-        let key = &text[at + 1..at + 1 + key_len];
-        at = skip_space(bytes, at + 2 + key_len);
-        if bytes.get(at) != Some(&b':') {
-            return None;
-        }
-        let start = skip_space(bytes, at + 1);
-        at = value_end(bytes, start)?;
-        let slot = values.get_mut(names.iter().position(|n| *n == key)?)?;
-        if slot.replace(&text[start..at]).is_some() {
-            return None;
-        }
-        at = skip_space(bytes, at);
-        match bytes.get(at) {
-            Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b'}') => return Some(values),
-            _ => return None,
-        }
-    }
-}
-
-/// A JSON string's text without escapes (`"..."`) as the string it is:
-/// `None` for any other value, and for a string with an escape (or a
-/// quote inside, which a JSON string's text never has).
-pub fn plain_str(value: &str) -> Option<&str> {
-    let inner = value.strip_prefix('"')?.strip_suffix('"')?;
-    quote_or_backslash(inner.as_bytes()).is_none().then_some(inner)
-}
-
-/// The first byte at or after `at` that is not JSON whitespace.
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
-        at += 1;
-    }
-    at
-}
-
-/// Where the string opening at `at` (a quote) ends: just after its closing
-/// quote.
-fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
-    let mut from = at + 1;
-    loop {
-        let found = from + quote_or_backslash(bytes.get(from..)?)?;
-        match bytes[found] {
-            b'"' => return Some(found + 1),
-            // An escape: the byte after the backslash is never the end.
-            _ => from = found + 2,
-        }
-    }
-}
-
-/// The index of the first quote or backslash in `bytes`: eight bytes at a
-/// time (a searcher's set-up costs more than it saves on the short strings
-/// of a call), the rest one by one.
-fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each zero byte of `v`: exact for the lowest zero
-    // byte (a borrow only runs upwards, into the bytes after it).
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let mut chunks = bytes.chunks_exact(8);
-    for (i, chunk) in chunks.by_ref().enumerate() {
-        let mut eight = [0u8; 8];
-        eight.copy_from_slice(chunk);
-        let v = u64::from_le_bytes(eight);
-        let hits = zero(v ^ (ONES * u64::from(b'"'))) | zero(v ^ (ONES * u64::from(b'\\')));
-        if hits != 0 {
-            return Some(i * 8 + hits.trailing_zeros() as usize / 8);
-        }
-    }
-    let done = bytes.len() - chunks.remainder().len();
-    let rest = chunks.remainder().iter().position(|&b| b == b'"' || b == b'\\');
-    rest.map(|at| done + at)
-}
-
-/// Where the JSON value starting at `at` ends.
-fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
-    match bytes.get(at)? {
-        b'"' => string_end(bytes, at),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = at;
-            loop {
-                match bytes.get(i)? {
-                    b'"' => {
-                        i = string_end(bytes, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        // A number or a literal: up to what follows a value.
-        _ => {
-            let rest = &bytes[at..];
-            let len = rest
-                .iter()
-                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'));
-            Some(at + len.unwrap_or(rest.len()))
-        }
-    }
 }
 
 /// What the stateless era's `_meta` keys begin with.
@@ -675,57 +531,6 @@ mod tests {
         }
         let value = Params::from_value(Some(json!({"name": "echo", "arguments": {}})));
         assert!(value.plain_call().is_none());
-    }
-
-    #[test]
-    fn a_plain_str_is_the_string_a_decoding_reads() {
-        let cases = [
-            r#""""#,
-            r#""echo""#,
-            r#""the quick brown fox jumps""#,
-            r#""é😀 x""#,
-            r#""0123456\"89""#,
-            r#""01234567\\""#,
-            r#""\u0041""#,
-            "1",
-            "null",
-            r#"["a"]"#,
-            r#"{"a":"b"}"#,
-        ];
-        for case in cases {
-            let decoded = match serde_json::from_str::<Value>(case) {
-                Ok(Value::String(s)) if !case.contains('\\') => Some(s),
-                _ => None,
-            };
-            assert_eq!(plain_str(case).map(str::to_owned), decoded, "{case}");
-        }
-        assert_eq!(plain_str(r#""a"b""#), None);
-    }
-
-    #[test]
-    fn a_quote_or_a_backslash_is_found_where_a_byte_search_finds_it() {
-        let fillers =
-            [b'a', 0x00, 0x01, b'!', b'#', b'[', b']', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff];
-        for len in 0..40 {
-            for filler in fillers {
-                let mut bytes = vec![filler; len];
-                let slow = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\');
-                assert_eq!(quote_or_backslash(&bytes), slow(&bytes), "{len} {filler:#x}");
-                for at in 0..len {
-                    for target in [b'"', b'\\'] {
-                        bytes[at] = target;
-                        assert_eq!(quote_or_backslash(&bytes), Some(at), "{len} {at} {filler:#x}");
-                        // A second one after it does not move the first.
-                        if at + 1 < len {
-                            bytes[len - 1] = b'"';
-                            assert_eq!(quote_or_backslash(&bytes), Some(at), "{len} {at}");
-                            bytes[len - 1] = filler;
-                        }
-                        bytes[at] = filler;
-                    }
-                }
-            }
-        }
     }
 
     #[test]

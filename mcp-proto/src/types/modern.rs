@@ -9,6 +9,7 @@ use memchr::memmem::Finder;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::jsonrpc::scan::{plain_string, skip_space, value_end};
 use crate::types::{Implementation, JsonObject, Meta, ServerCapabilities};
 
 /// `_meta` key of a request's protocol version (required in the stateless
@@ -166,7 +167,7 @@ fn scan_result_type(text: &[u8]) -> Option<Option<&str>> {
             found = Some(std::str::from_utf8(value).ok()?);
             at = end;
         } else {
-            at = skip_value(text, at)?;
+            at = value_end(text, at)?;
         }
         at = skip_space(text, at);
         match text.get(at) {
@@ -176,66 +177,6 @@ fn scan_result_type(text: &[u8]) -> Option<Option<&str>> {
         }
     }
     (skip_space(text, at + 1) == text.len()).then_some(found)
-}
-
-fn skip_space(text: &[u8], mut at: usize) -> usize {
-    while text.get(at).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
-        at += 1;
-    }
-    at
-}
-
-/// The bytes of the string starting at `at` (a quote) and the index past
-/// its closing quote; `None` if it is not a string or has escapes.
-pub(super) fn plain_string(text: &[u8], at: usize) -> Option<(&[u8], usize)> {
-    if text.get(at) != Some(&b'"') {
-        return None;
-    }
-    let rest = &text[at + 1..];
-    let end = memchr::memchr2(b'"', b'\\', rest)?;
-    (rest[end] == b'"').then(|| (&rest[..end], at + 1 + end + 1))
-}
-
-/// The index past the value starting at `at`: a string, an object or an
-/// array (skipped to its matching close, strings and all), or a scalar
-/// (up to the next `,`, `}` or `]`). Nothing is checked beyond what finds
-/// the value's end.
-fn skip_value(text: &[u8], at: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = at;
-    loop {
-        match *text.get(i)? {
-            b'"' => {
-                i += 1;
-                loop {
-                    let next = memchr::memchr2(b'"', b'\\', text.get(i..)?)?;
-                    i += next;
-                    if text[i] == b'"' {
-                        break;
-                    }
-                    // An escape: skip the backslash and the byte after it.
-                    i += 2;
-                }
-                i += 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            b'{' | b'[' => {
-                depth += 1;
-                i += 1;
-            }
-            b'}' | b']' if depth > 0 => {
-                depth -= 1;
-                i += 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            b',' | b'}' | b']' if depth == 0 => return (i > at).then_some(i),
-            _ => i += 1,
-        }
-    }
 }
 
 /// The answer to `server/discover`.

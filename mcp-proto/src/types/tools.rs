@@ -337,7 +337,7 @@ fn plain_text_block(text: &str) -> Option<(&str, &str)> {
 /// The string at the start of `text` (a quote), when it has no escapes and
 /// no control characters, and the text after it.
 fn plain_str(text: &str) -> Option<(&str, &str)> {
-    let (s, end) = super::modern::plain_string(text.as_bytes(), 0)?;
+    let (s, end) = crate::jsonrpc::scan::plain_string(text.as_bytes(), 0)?;
     // Without an early exit: the compiler checks many bytes at a time.
     if s.iter().fold(false, |control, &b| control | (b < 0x20)) {
         return None;

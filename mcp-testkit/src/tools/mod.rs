@@ -138,9 +138,9 @@ fn echo_argument(arguments: Option<&str>) -> Result<Result<Cow<'_, str>, String>
         message: Option<StrOrValue<'a>>,
     }
     // The usual `{"message":"..."}`, found without decoding it.
-    let plain = arguments.and_then(|a| mcp_server_io::plain_members(a, ["message"]));
+    let plain = arguments.and_then(|a| mcp_proto::jsonrpc::plain_members(a, ["message"]));
     if let Some([Some(message)]) = plain
-        && let Some(message) = mcp_server_io::plain_str(message)
+        && let Some(message) = mcp_proto::jsonrpc::plain_str(message)
     {
         return Ok(Ok(Cow::Borrowed(message)));
     }
