@@ -152,9 +152,11 @@ impl Bridge {
         // from its session), to an upstream of the stateless era only: the
         // registry takes it out for a handshake-era one, whose session has
         // the host's level from `logging/setLevel`. Not even added for an
-        // upstream open in the handshake era now (the same call goes out
-        // either way; the registry still decides on the connection the call
-        // takes, should it change meanwhile).
+        // upstream open in the handshake era now: the same call goes out
+        // (the registry still takes it out should a stateless-era
+        // connection give way to a handshake-era one meanwhile; the
+        // reverse, within one call, leaves that call at the server's own
+        // level).
         let level = match meta {
             Some(meta) => meta.log_level,
             None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),
