@@ -151,12 +151,19 @@ impl Bridge {
         // stateless-era host's from its request; a handshake-era host's
         // from its session), to an upstream of the stateless era only: the
         // registry takes it out for a handshake-era one, whose session has
-        // the host's level from `logging/setLevel`.
+        // the host's level from `logging/setLevel`. Not even added for an
+        // upstream open in the handshake era now: the same call goes out
+        // (the registry still takes it out should a stateless-era
+        // connection give way to a handshake-era one meanwhile; the
+        // reverse, within one call, leaves that call at the server's own
+        // level).
         let level = match meta {
             Some(meta) => meta.log_level,
             None => (0..LOG_LEVELS.len()).find(|&l| session.log_level_enabled(l)),
         };
-        if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l)) {
+        if let Some(level) = level.and_then(|l| LOG_LEVELS.get(l))
+            && self.registry.speaks_stateless_era(&server) != Some(false)
+        {
             passed.get_or_insert_with(Map::new).insert(LOG_LEVEL_META_KEY.into(), json!(level));
         }
         // Whether the host could be asked: read only when a call fails
@@ -194,7 +201,11 @@ impl Bridge {
         let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
         let servers = if host_tasks { self.servers.clone() } else { Vec::new() };
         let logins = self.logins.clone();
-        let call = async move {
+        // The call, made where it is awaited: a future kept in a variable
+        // until then would take room of its own in this one's state, beside
+        // the place it is awaited in (and this state is copied whole at its
+        // start, once per host call).
+        let call = move || async move {
             // Copied for each attempt only when a login may call for a
             // second one.
             let twice = Logins::may_retry(&registry, &server);
@@ -237,13 +248,14 @@ impl Bridge {
             Some(meta) => {
                 let progress_target =
                     progress_target.unwrap_or_else(|| ProgressTarget::new(None, &key));
-                let call = || -> CallFuture { Box::pin(async { call.await?.into_value() }) };
+                let call =
+                    move || -> CallFuture { Box::pin(async move { call().await?.into_value() }) };
                 let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, call);
                 drive.await.map(Called::Value)
             }
             None => {
                 let _running = self.link.running(key);
-                call.await
+                call().await
             }
         }
     }

@@ -11,7 +11,6 @@
 //! connected, when none runs), and is refused when calls of several run at
 //! once, rather than guessed ([`Hosts`]).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -115,12 +114,21 @@ pub(crate) struct HostLink {
     session: Mutex<Option<Session<Bridge>>>,
     /// A stateless-era host's calls, through which it is asked.
     pub(crate) rounds: Rounds,
-    /// A handshake-era host's calls running now, by a number: a server's
-    /// request is related to the one running (over HTTP it then goes on
-    /// that call's stream).
-    calls: Mutex<(u64, HashMap<u64, RequestKey>)>,
-    /// When its last handshake-era call ended.
-    ended: Mutex<Option<Instant>>,
+    /// A handshake-era host's calls running now, and when the last one
+    /// ended.
+    calls: Mutex<Running>,
+}
+
+/// A handshake-era host's calls running now, by a number: a server's
+/// request is related to the one running (over HTTP it then goes on that
+/// call's stream). A few at a time: a list, no hashing.
+#[derive(Debug, Default)]
+struct Running {
+    /// The number the last call got.
+    last: u64,
+    calls: Vec<(u64, RequestKey)>,
+    /// When the last call ended.
+    ended: Option<Instant>,
 }
 
 /// How long after a call ended a log message is still taken for its host.
@@ -134,8 +142,11 @@ pub(crate) struct CallGuard<'a> {
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
-        self.link.calls.lock().unwrap_or_else(PoisonError::into_inner).1.remove(&self.n);
-        *self.link.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        let mut running = self.link.running_calls();
+        if let Some(at) = running.calls.iter().position(|(n, _)| *n == self.n) {
+            running.calls.swap_remove(at);
+        }
+        running.ended = Some(Instant::now());
     }
 }
 
@@ -186,13 +197,12 @@ impl HostLink {
 
     /// Whether calls of this host session are running.
     fn busy(&self) -> bool {
-        !self.calls.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty()
-            || self.rounds.is_running()
+        !self.running_calls().calls.is_empty() || self.rounds.is_running()
     }
 
     /// Whether a call of this host session ended a moment ago.
     fn ended_recently(&self) -> bool {
-        let ended = *self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        let ended = self.running_calls().ended;
         ended.is_some_and(|at| at.elapsed() < LOG_GRACE)
     }
 
@@ -205,20 +215,23 @@ impl HostLink {
 
     /// Lists a handshake-era host's call as running until the guard drops.
     pub(crate) fn running(&self, key: RequestKey) -> CallGuard<'_> {
-        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        calls.0 += 1;
-        let n = calls.0;
-        calls.1.insert(n, key);
+        let mut running = self.running_calls();
+        running.last += 1;
+        let n = running.last;
+        running.calls.push((n, key));
         CallGuard { link: self, n }
+    }
+
+    fn running_calls(&self) -> std::sync::MutexGuard<'_, Running> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The host call a server's request (or log message) belongs to: the
     /// one running, when only one is.
     pub(crate) fn related(&self) -> Option<RequestKey> {
-        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut running = calls.1.values();
-        match (running.next(), running.next()) {
-            (Some(only), None) => Some(only.clone()),
+        let running = self.running_calls();
+        match running.calls.as_slice() {
+            [(_, only)] => Some(only.clone()),
             _ => None,
         }
     }
@@ -427,6 +440,20 @@ mod tests {
         assert_eq!(link.related(), Some(key(2)));
         drop(two);
         assert_eq!(link.related(), None);
+        assert!(!link.busy() && link.ended_recently());
+        // Ended in any order, each takes only itself off the list (the
+        // same id twice included).
+        let calls = [key(1), key(2), key(3), key(2)].map(|k| link.running(k));
+        assert!(link.busy());
+        let [a, b, c, d] = calls;
+        drop(b);
+        assert_eq!(link.related(), None);
+        drop(a);
+        drop(d);
+        assert_eq!(link.related(), Some(key(3)));
+        drop(c);
+        assert_eq!(link.related(), None);
+        assert!(!link.busy());
     }
 
     #[test]

@@ -80,7 +80,9 @@ impl Logins {
     {
         let sent = Instant::now();
         match attempt().await {
-            Err(e) if self.after(registry, server, &e, sent).await => attempt().await,
+            // Boxed: a login's future is large, and every request's future
+            // would otherwise make room for it (and be copied with it).
+            Err(e) if Box::pin(self.after(registry, server, &e, sent)).await => attempt().await,
             done => done,
         }
     }

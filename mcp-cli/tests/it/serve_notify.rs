@@ -46,6 +46,50 @@ async fn logs_list_changes_and_resource_updates_reach_a_handshake_era_host() {
     c.close().await.unwrap();
 }
 
+/// A handshake-era host's level reaches an upstream of either era: by
+/// `logging/setLevel` in the handshake era, in each call's `_meta` in the
+/// stateless era (where the bridge adds it only for an upstream not known
+/// to speak the handshake era).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_era_hosts_level_reaches_an_upstream_of_either_era() {
+    let s = Sandbox::new("serve-level-eras");
+    let cases = [
+        (server_spec("--era legacy"), "not sent: below the level set by logging/setLevel"),
+        (
+            server_spec("--era modern"),
+            "not sent: below the request's io.modelcontextprotocol/logLevel",
+        ),
+    ];
+    for (upstream, quiet) in &cases {
+        let c = host(&s, &["--server", upstream], EraChoice::Legacy, None).await;
+        c.initialize().await.unwrap();
+        let mut n = c.notifications();
+        c.set_log_level(LoggingLevel::Warning).await.unwrap();
+        // A handshake-era upstream gets the level on its own (passed on
+        // without waiting): asked until it has it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = text_blocks(&call(&c, "log", json!({"level": "info", "message": "q"})).await);
+            if r == *quiet {
+                break;
+            }
+            assert!(Instant::now() < deadline, "through {upstream}: {r}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Calls after the first (the upstream connection open, its era
+        // known) alike.
+        for _ in 0..3 {
+            let r = text_blocks(&call(&c, "log", json!({"level": "info", "message": "q"})).await);
+            assert_eq!(r, *quiet, "through {upstream}");
+        }
+        let r = text_blocks(&call(&c, "log", json!({"level": "error", "message": "loud"})).await);
+        assert_eq!(r, "logged", "through {upstream}");
+        let data = next_matching(async || n.recv().await, log_data).await;
+        assert_eq!(data, json!("loud"), "through {upstream}");
+        c.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_era_host_gets_the_log_messages_of_its_call_at_its_level() {
     let s = Sandbox::new("serve-modern-logs");

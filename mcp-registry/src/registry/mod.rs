@@ -361,6 +361,19 @@ impl Registry {
         Ok(ServerStatus::of(&slot, &cached))
     }
 
+    /// Whether the open connection to this server speaks the stateless
+    /// era (2026-07-28 on), as [`status`](Self::status)'s `era` says:
+    /// `None` when no connection is open, the name is unknown, or the
+    /// connection is being opened or changed right now. Waits for nothing
+    /// and connects nothing: for a host deciding, per call, whether
+    /// something only that era reads is worth adding (a per-request log
+    /// level), where `None` means "add it; the call sorts it out".
+    pub fn speaks_stateless_era(&self, name: &str) -> Option<bool> {
+        let slot = self.slot(name).ok()?;
+        let cached = slot.conn.try_lock().ok()?;
+        cached.as_ref().map(|(_, conn, _)| is_modern(conn))
+    }
+
     /// Every server's [`status`](Self::status), in declaration order.
     /// Connects nothing.
     pub async fn statuses(&self) -> Vec<ServerStatus> {

@@ -44,3 +44,36 @@ async fn a_handshake_era_server_gets_no_per_request_log_level() {
         [Value::Null, json!({"traceparent": "00-a-b-01"}), Value::Null, Value::Null, Value::Null];
     assert_eq!(sent, expected);
 }
+
+/// What [`Registry::speaks_stateless_era`] says without waiting agrees with
+/// the era [`Registry::status`] reports, for a server of either era, and
+/// says nothing for a connection not open (or a server not declared).
+#[tokio::test]
+async fn the_era_of_an_open_connection_is_read_without_waiting() {
+    use std::future::Future;
+    use std::task::Poll;
+
+    use mcp_proto::Era;
+
+    use crate::common::{stdio_connector, testkit};
+
+    for (era, modern) in [("legacy", false), ("modern", true), ("both", true)] {
+        let server = ServerConfig::stdio("s", testkit(&["--era", era]))
+            .with_timeout(Duration::from_secs(10));
+        let options = RegistryOptions::with_connector(stdio_connector());
+        let r = Registry::new(Config { servers: vec![server], ..Default::default() }, options);
+        assert_eq!(r.speaks_stateless_era("s"), None, "{era}: not connected yet");
+        // Being opened: nothing said, nothing waited for.
+        let mut opening = Box::pin(r.initialize("s"));
+        let first = std::future::poll_fn(|cx| Poll::Ready(opening.as_mut().poll(cx))).await;
+        assert!(first.is_pending(), "{era}: opened at the first poll");
+        assert_eq!(r.speaks_stateless_era("s"), None, "{era}: being opened");
+        opening.await.unwrap();
+        let status = r.status("s").await.unwrap();
+        assert_eq!(status.era.map(|e| e == Era::Modern), Some(modern), "{era}: the status");
+        assert_eq!(r.speaks_stateless_era("s"), Some(modern), "{era}");
+        assert_eq!(r.speaks_stateless_era("unknown"), None, "{era}: not declared");
+        r.close("s").await.unwrap();
+        assert_eq!(r.speaks_stateless_era("s"), None, "{era}: closed");
+    }
+}
