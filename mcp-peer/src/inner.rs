@@ -109,8 +109,10 @@ pub(crate) struct Inner<T: Transport> {
     pub(crate) core: Mutex<ClientCore<Waiter>>,
     /// The open `subscriptions/listen` streams, by request id.
     pub(crate) listeners: Listeners,
-    /// The server, as the result cache's keys name it.
-    pub(crate) cache_server: String,
+    /// The server, as the result cache's keys name it: made by the first
+    /// request that looks in the cache ([`Inner::cache_server`]), not by
+    /// every new client.
+    cache_server: std::sync::OnceLock<String>,
     /// Whether the options declare the tasks extension.
     pub(crate) tasks_declared: bool,
     /// What listing the tools for a call's headers found missing.
@@ -176,8 +178,6 @@ impl<T: Transport> Inner<T> {
     /// A client's shared state over `transport`, attached to it.
     pub(crate) fn new(transport: T, options: ClientOptions) -> Arc<Inner<T>> {
         let core = ClientCore::new(options.core_config());
-        let cache_server =
-            format!("{}|{}", options.name, transport.era_cache_key().unwrap_or_default());
         let tasks_declared = options.declares_extension(mcp_proto::types::TASKS_EXTENSION);
         let inner = Arc::new_cyclic(|me: &Weak<Inner<T>>| Inner {
             me: me.clone(),
@@ -188,7 +188,7 @@ impl<T: Transport> Inner<T> {
             init_lock: tokio::sync::Mutex::new(()),
             server_tasks: Mutex::new(HashMap::new()),
             listeners: Mutex::new(HashMap::new()),
-            cache_server,
+            cache_server: std::sync::OnceLock::new(),
             tasks_declared,
             tool_misses: Mutex::new(ToolMisses::default()),
             notifications: std::sync::OnceLock::new(),
@@ -328,6 +328,17 @@ impl<T: Transport> Inner<T> {
         lock(&self.state).epoch
     }
 
+    /// The server, as the result cache's keys name it: the client's name
+    /// and the transport's era cache key.
+    pub(crate) fn cache_server(&self) -> String {
+        self.cache_server
+            .get_or_init(|| {
+                let key = self.transport.era_cache_key().unwrap_or_default();
+                format!("{}|{}", self.options.name, key)
+            })
+            .clone()
+    }
+
     /// Whether the connection `epoch` counted is gone (and the client is
     /// not closed).
     pub(crate) fn lost_since(&self, epoch: u64) -> bool {
@@ -339,7 +350,7 @@ impl<T: Transport> Inner<T> {
     fn invalidate(&self, event: &Event<Waiter>) {
         use crate::cache::Invalidation;
         let Some(cache) = &self.options.cache else { return };
-        let server = self.cache_server.clone();
+        let server = self.cache_server();
         let what = match event {
             Event::ListChanged(ListKind::Tools) => {
                 Invalidation::Method { server, method: methods::TOOLS_LIST }

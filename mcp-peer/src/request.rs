@@ -283,11 +283,7 @@ impl<T: Transport> Client<T> {
             Params::Value(v) => key_params(v.as_ref()),
             Params::Typed(p) => key_params(serde_json::to_value(p).ok().as_ref()),
         };
-        Some(CacheKey {
-            server: self.inner.cache_server.clone(),
-            method: method.to_owned(),
-            params,
-        })
+        Some(CacheKey { server: self.inner.cache_server(), method: method.to_owned(), params })
     }
 
     /// The tool list from the server, boxed: a request may need it while

@@ -54,3 +54,28 @@ async fn no_cache_without_a_ttl_or_when_turned_off() {
     client.list_tools().await.unwrap();
     assert_eq!(count(&received_log(&client).await, "tools/list"), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn clients_sharing_a_cache_share_its_entries_under_their_name_only() {
+    use std::sync::Arc;
+
+    use mcp_peer::cache::{MemoryCache, ResultCache};
+    let cache: Arc<dyn ResultCache> = Arc::new(MemoryCache::default());
+    let options = |name: &str| {
+        let mut o = ClientOptions::new(name);
+        o.cache = Some(Arc::clone(&cache));
+        o
+    };
+    let config = || Config { ttl_ms: 60_000, ..modern_config(ServeEra::Modern) };
+    let Pair { client: first, .. } = pair_with(options("one"), config());
+    first.list_tools().await.unwrap();
+    assert_eq!(count(&received_log(&first).await, "tools/list"), 1);
+    // The same name (and, over memory, the same origin): the entry is its.
+    let Pair { client: same, .. } = pair_with(options("one"), config());
+    same.list_tools().await.unwrap();
+    assert_eq!(count(&received_log(&same).await, "tools/list"), 0);
+    // Another name: asked again.
+    let Pair { client: other, .. } = pair_with(options("two"), config());
+    other.list_tools().await.unwrap();
+    assert_eq!(count(&received_log(&other).await, "tools/list"), 1);
+}
