@@ -48,6 +48,7 @@ async fn a_handshake_era_server_gets_no_per_request_log_level() {
 /// What [`Registry::speaks_stateless_era`] says without waiting agrees with
 /// the era [`Registry::status`] reports, for a server of either era, and
 /// says nothing for a connection not open (or a server not declared).
+#[cfg(all(feature = "stdio", feature = "http"))]
 #[tokio::test]
 async fn the_era_of_an_open_connection_is_read_without_waiting() {
     use std::future::Future;
