@@ -4,7 +4,7 @@
 //! mapping the client's errors.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -33,11 +33,26 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// An empty header table indexed for 16 headers. A copy of it has that
-/// index table and no room for entries, where `HeaderMap::with_capacity(16)`
-/// would also reserve 24 entries (about 2.5 KiB, allocated and freed by
-/// every new client only to be shed by a copy).
-static INDEXED: LazyLock<HeaderMap> = LazyLock::new(|| HeaderMap::with_capacity(16));
+/// Entries a request adds to its copy of a fixed header table: the session
+/// id, the protocol version, `Mcp-Method`, `Mcp-Name`, `Accept` (a GET's),
+/// and hyper's `Content-Length`.
+const REQUEST_ROOM: usize = 6;
+
+/// A copy of `headers` with room for [`REQUEST_ROOM`] more entries.
+///
+/// A clone of a table keeps its entries in a vector of their exact length,
+/// which every request then grew (one or two reallocations each); a table
+/// made at its final size and filled holds the same entries, in the same
+/// order, with none.
+fn with_room(headers: &HeaderMap) -> HeaderMap {
+    let mut h = HeaderMap::with_capacity(headers.len() + REQUEST_ROOM);
+    // Every value of every name, in the table's order (a name's values
+    // come together, first to last).
+    for (name, value) in headers {
+        h.append(name.clone(), value.clone());
+    }
+    h
+}
 
 /// The endpoint and what every request to it is sent with, whichever
 /// protocol variant the server speaks.
@@ -104,10 +119,9 @@ impl Http {
                 .with_query_param(name, value)
                 .map_err(|reason| Error::InvalidAuth { reason })?;
         }
-        // Room for what a request adds to its copy of these (session,
-        // version, `Mcp-*`): a copy keeps its index table's size, so the
-        // request never rehashes it.
-        let mut plain_headers = INDEXED.clone();
+        // A request's copy of these has room for what it adds
+        // (`with_room`): these tables themselves need none.
+        let mut plain_headers = HeaderMap::new();
         for (name, value) in auth.headers {
             plain_headers.append(name, value);
         }
@@ -122,11 +136,10 @@ impl Http {
         let mut post_headers = plain_headers.clone();
         post_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         post_headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        // A copy keeps the index table's size but holds its entries in a
-        // vector of their own length: neither table keeps room for entries
-        // for the life of the session. A GET (rare: the standalone stream's
-        // opening, a resumption) adds its `Accept` to its own copy of the
-        // plain one.
+        // A copy holds its entries in a vector of their own length: neither
+        // table keeps room for entries for the life of the session. A GET
+        // (rare: the standalone stream's opening, a resumption) adds its
+        // `Accept` to its own copy of the plain one.
         let plain_headers = plain_headers.clone();
         // A socket is reached directly: no proxy.
         let proxy = match &options.unix_socket {
@@ -215,7 +228,7 @@ impl Http {
         *req.method_mut() = method;
         *req.uri_mut() = uri.clone();
         let h = req.headers_mut();
-        h.clone_from(headers);
+        *h = with_room(headers);
         if let Some(session) = &snap.session {
             h.insert(SESSION_ID.clone(), session.clone());
         }
@@ -306,20 +319,74 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_header_tables_have_index_room_for_what_a_request_adds() {
+    fn the_fixed_header_tables() {
         let http = Http::new("http://127.0.0.1:3000/mcp", &HttpOptions::new("t")).unwrap();
         assert_eq!(http.plain_headers.len(), 1, "Host");
         assert_eq!(http.post_headers.len(), 3, "Host, Content-Type, Accept");
-        for table in [&http.post_headers, &http.plain_headers] {
-            assert!(table.capacity() >= 16, "{}", table.capacity());
-            // What a request adds to its copy never grows the index table.
-            let mut copy = table.clone();
-            let before = copy.capacity();
-            for name in ["mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"] {
-                copy.insert(HeaderName::from_static(name), HeaderValue::from_static("x"));
-            }
-            assert_eq!(copy.capacity(), before);
-        }
         assert_eq!(http.plain_headers["host"], "127.0.0.1:3000");
+    }
+
+    fn pairs(h: &HeaderMap) -> Vec<(String, Vec<u8>, bool)> {
+        h.iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec(), v.is_sensitive()))
+            .collect()
+    }
+
+    #[test]
+    fn a_request_table_made_with_room_is_the_clone_it_replaces() {
+        let value = |s: &'static str| HeaderValue::from_static(s);
+        let name = |s: &'static str| HeaderName::from_static(s);
+        // Fixed tables as `Http::new` makes them, and near misses: empty,
+        // a name with several values, a custom credential, more entries
+        // than the room, a name the request then sets again.
+        let mut tables = vec![HeaderMap::new()];
+        let mut t = HeaderMap::new();
+        t.insert(http::header::HOST, value("h:1"));
+        tables.push(t.clone());
+        t.insert(CONTENT_TYPE, value("application/json"));
+        t.insert(ACCEPT, value(ACCEPT_BOTH));
+        tables.push(t.clone());
+        t.append(name("x-api-key"), value("k1"));
+        t.append(name("x-api-key"), value("k2"));
+        let mut secret = value("Bearer t");
+        secret.set_sensitive(true);
+        t.insert(http::header::AUTHORIZATION, secret);
+        tables.push(t.clone());
+        for i in 0..20 {
+            let n = HeaderName::from_bytes(format!("x-extra-{i}").as_bytes()).unwrap();
+            t.append(n, value("v"));
+        }
+        tables.push(t);
+        let adds: [&[(&str, &str)]; 4] = [
+            &[],
+            &[("mcp-session-id", "s"), ("mcp-protocol-version", "2025-11-25")],
+            &[("mcp-method", "tools/call"), ("mcp-name", "echo"), ("accept", "text/event-stream")],
+            &[("x-api-key", "k3"), ("host", "other:2"), ("content-length", "12")],
+        ];
+        for table in &tables {
+            for add in adds {
+                let mut general = table.clone();
+                let mut made = with_room(table);
+                for (n, v) in add {
+                    let (n, v) = (HeaderName::from_static(n), HeaderValue::from_static(v));
+                    general.insert(n.clone(), v.clone());
+                    made.insert(n, v);
+                }
+                assert_eq!(pairs(&made), pairs(&general), "{table:?} + {add:?}");
+            }
+        }
+        // The room is there: what a request adds does not move the entries.
+        let http = Http::new("http://127.0.0.1:3000/mcp", &HttpOptions::new("t")).unwrap();
+        for table in [&http.post_headers, &http.plain_headers] {
+            let mut made = with_room(table);
+            let first: *const HeaderValue = made.iter().next().unwrap().1;
+            for n in ["mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"] {
+                made.insert(HeaderName::from_static(n), value("x"));
+            }
+            made.insert(ACCEPT, value("text/event-stream"));
+            made.insert(http::header::CONTENT_LENGTH, value("12"));
+            let after: *const HeaderValue = made.iter().next().unwrap().1;
+            assert_eq!(first, after, "the entries were moved");
+        }
     }
 }
