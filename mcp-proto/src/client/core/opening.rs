@@ -12,8 +12,20 @@ use super::{ClientCore, ModernMeta, Phase, RequestOptions};
 use crate::client::ClientError;
 use crate::jsonrpc::{Message, Notification, Request, RequestId};
 use crate::methods;
-use crate::types::{DiscoverResult, Implementation, InitializeRequestParams, InitializeResult};
+use crate::types::{
+    ClientCapabilities, DiscoverResult, Implementation, InitializeRequestParams, InitializeResult,
+};
 use crate::version::{ProtocolVersion, negotiate};
+
+/// [`InitializeRequestParams::new`] of the same three, as text: the same
+/// members in the same order (no `_meta`, nothing unknown), borrowed.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParamsText<'a> {
+    protocol_version: &'a str,
+    capabilities: &'a ClientCapabilities,
+    client_info: &'a Implementation,
+}
 
 impl<W> ClientCore<W> {
     /// Starts the stateless era's probe: returns the `server/discover`
@@ -166,7 +178,12 @@ impl<W> ClientCore<W> {
     /// the raw result, on failure it gets the error and the core refuses
     /// further requests until [`reset`](Self::reset).
     pub fn initialize(&mut self, waiter: W, now: Instant) -> Result<Request, ClientError> {
-        let (n, params) = self.start_initialize(waiter, now)?;
+        let n = self.start_initialize(waiter, now)?;
+        let params = InitializeRequestParams::new(
+            self.config.legacy_offer().as_str(),
+            self.config.capabilities.clone(),
+            self.config.client_info.clone(),
+        );
         match serde_json::to_value(&params) {
             Ok(params) => Ok(Request {
                 id: RequestId::Number(n),
@@ -184,8 +201,15 @@ impl<W> ClientCore<W> {
         waiter: W,
         now: Instant,
     ) -> Result<(RequestId, Vec<u8>), ClientError> {
-        let (n, params) = self.start_initialize(waiter, now)?;
+        let n = self.start_initialize(waiter, now)?;
         let id = RequestId::Number(n);
+        // The same text as `initialize`'s parameters, written from the
+        // configuration without copying it.
+        let params = InitializeParamsText {
+            protocol_version: self.config.legacy_offer().as_str(),
+            capabilities: &self.config.capabilities,
+            client_info: &self.config.client_info,
+        };
         match request_text(&id, methods::INITIALIZE, &params, None) {
             Ok(Some(text)) => Ok((id, text)),
             // Without a `_meta` to add, the text is always made: not reached.
@@ -194,12 +218,8 @@ impl<W> ClientCore<W> {
         }
     }
 
-    /// Registers the `initialize` request; returns its id and parameters.
-    fn start_initialize(
-        &mut self,
-        waiter: W,
-        now: Instant,
-    ) -> Result<(i64, InitializeRequestParams), ClientError> {
+    /// Registers the `initialize` request; returns its id.
+    fn start_initialize(&mut self, waiter: W, now: Instant) -> Result<i64, ClientError> {
         match self.phase {
             Phase::Fresh => {}
             Phase::Closed => {
@@ -209,15 +229,10 @@ impl<W> ClientCore<W> {
         }
         // A probe found a handshake-era server: its `_meta` is not needed.
         self.probe_meta = None;
-        let params = InitializeRequestParams::new(
-            self.config.legacy_offer().as_str(),
-            self.config.capabilities.clone(),
-            self.config.client_info.clone(),
-        );
         let id = self.allocate_id();
         self.register(id, methods::INITIALIZE, waiter, &RequestOptions::default(), now);
         self.phase = Phase::Initializing(id);
-        Ok((id, params))
+        Ok(id)
     }
 
     /// Whether `id` is the era probe in flight (whose answer's discovery
@@ -346,5 +361,60 @@ fn discovered(version: ProtocolVersion, d: DiscoverResult) -> InitializeResult {
         instructions,
         meta,
         extra,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::client::core::CoreConfig;
+    use crate::types::{Icon, RootsCapability};
+
+    /// `initialize_encoded`'s text against the general path: the parameters
+    /// built as `InitializeRequestParams` and encoded, on a table of
+    /// configurations (defaults, every member set, unknown members, strings
+    /// that need escaping, a preferred version of the stateless era).
+    #[test]
+    fn the_initialize_text_is_the_encoded_parameters() {
+        let mut configs = vec![CoreConfig::new(Implementation::new("c", "1.0"))];
+        let mut info = Implementation::new("cl\u{e9}ent \"q\"\n", "2.0-\u{1f600}");
+        info.title = Some("T\\itle".into());
+        info.description = Some(String::new());
+        info.website_url = Some("https://example.com/".into());
+        let mut icon = Icon { src: "data:image/png;base64,AA==".into(), ..Default::default() };
+        icon.sizes = Some(vec!["48x48".into(), "any".into()]);
+        icon.extra.insert("x-icon".into(), json!([1, null]));
+        info.icons = Some(vec![icon]);
+        info.extra.insert("zeta".into(), json!({"a": 1}));
+        info.extra.insert("alpha".into(), json!("b"));
+        let mut full = CoreConfig::new(info);
+        full.capabilities.roots =
+            Some(RootsCapability { list_changed: Some(true), ..Default::default() });
+        full.capabilities.sampling = Some(Default::default());
+        full.capabilities.elicitation = Some(Default::default());
+        full.capabilities.experimental = Some(Map::from_iter([("e".into(), json!({}))]));
+        full.capabilities.extensions =
+            Some(Map::from_iter([("io.example/x".into(), json!({"k": [true]}))]));
+        full.capabilities.extra.insert("unknownCapability".into(), json!(7));
+        configs.push(full.clone());
+        for version in ProtocolVersion::SUPPORTED {
+            let mut config = full.clone();
+            config.protocol_version = *version;
+            configs.push(config);
+        }
+        let now = Instant::now();
+        for config in configs {
+            let mut core = ClientCore::<()>::new(config.clone());
+            let (id, text) = core.initialize_encoded((), now).unwrap();
+            let general = InitializeRequestParams::new(
+                config.legacy_offer().as_str(),
+                config.capabilities.clone(),
+                config.client_info.clone(),
+            );
+            let expected = request_text(&id, methods::INITIALIZE, &general, None).unwrap().unwrap();
+            assert_eq!(String::from_utf8(text).unwrap(), String::from_utf8(expected).unwrap());
+        }
     }
 }
