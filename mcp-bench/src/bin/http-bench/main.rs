@@ -13,7 +13,8 @@
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
 //! sessions; prints its memory), `--profile json|sse|raw N` (N sequential
 //! calls of ours, or of raw hyper, for callgrind) and `--profile
-//! start|start-raw N` (N start-ups of ours or of raw hyper). With
+//! start|start-raw|start-pooled|start-rmcp-pooled N` (N start-ups of ours,
+//! of raw hyper, or of ours and rmcp each sharing one pool). With
 //! `BENCH_NO_EVENT_STREAM` set, our client does not open the standalone GET
 //! stream (`HttpOptions::event_stream = false`), to measure what it costs.
 //!

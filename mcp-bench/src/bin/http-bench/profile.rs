@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use mcp_bench::proc::HttpServer;
 use mcp_bench::{ours, runtime};
 
-use crate::clients::connect_ours;
+use mcp_http::{HttpOptions, HttpPool};
+
+use crate::clients::{connect_ours, connect_ours_in, connect_rmcp_pooled, pooled_reqwest};
 use crate::flags::Config;
 use crate::raw::Raw;
 
@@ -14,8 +16,14 @@ use crate::raw::Raw;
 /// hyper POSTs), for callgrind. `--profile start|start-raw N`: N start-ups
 /// in the era of `--era` (a new client and its handshake or
 /// `server/discover`, then closed; or raw hyper's), for callgrind and
-/// `strace`; each start's time goes to stderr with `--times`.
+/// `strace`; `start-pooled` and `start-rmcp-pooled` the same for ours with
+/// one `HttpPool` and rmcp with one `reqwest::Client` that every start
+/// shares (`startup`'s second-client row); each start's time goes to
+/// stderr with `--times`.
 pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
+    if let "start-pooled" | "start-rmcp-pooled" = mode {
+        return pooled_starts(config, mode, n);
+    }
     // `raw` profiles the raw hyper POSTs (JSON replies) for comparison.
     let reply = if matches!(mode, "raw" | "start" | "start-raw") { "json" } else { mode };
     let mut args = vec!["--reply", reply];
@@ -60,6 +68,39 @@ pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), Strin
             ours::echo_or_panic(&client).await;
         }
         let _ = client.close().await;
+        Ok(())
+    })
+}
+
+/// `--profile start-pooled|start-rmcp-pooled N`: N start-ups of ours (one
+/// `HttpPool`) or of rmcp (one `reqwest::Client`), each closed before the
+/// next, as `startup` times its second client on a shared pool.
+fn pooled_starts(config: &Config, mode: &str, n: usize) -> Result<(), String> {
+    let mut args = vec!["--reply", "json"];
+    args.extend(config.era.testkit_args());
+    let server = HttpServer::start(&config.testkit, &args)?;
+    let pool = HttpPool::new(&HttpOptions::new("bench")).map_err(|e| e.to_string())?;
+    let shared = pooled_reqwest();
+    let times = std::env::args().any(|a| a == "--times");
+    let rt = runtime();
+    rt.block_on(async {
+        for _ in 0..n.min(100_000) {
+            let start = Instant::now();
+            let took = if mode == "start-pooled" {
+                let client = connect_ours_in(&server.url, config.era.choice(), Some(&pool)).await?;
+                let took = start.elapsed();
+                let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                took
+            } else {
+                let client = connect_rmcp_pooled(&server.url, shared.clone(), config.era).await?;
+                let took = start.elapsed();
+                let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
+                took
+            };
+            if times {
+                eprintln!("{}", took.as_micros());
+            }
+        }
         Ok(())
     })
 }
