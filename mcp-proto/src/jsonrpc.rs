@@ -502,12 +502,21 @@ fn plain_request<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
 }
 
 /// [`plain_request`] for a server: the parameters checked to be one JSON
-/// value and kept as their text.
+/// value and kept as their text. The check is a scan that allocates
+/// nothing ([`scan::is_one_value`]); what it does not decide (nesting past
+/// its depth) the parser checks, which answers the same.
 fn plain_raw_request(text: &str) -> Option<RawRequest> {
     let (id, method, body) = plain_request_parts(text)?;
-    let params: &RawValue = serde_json::from_str(body).ok()?;
+    let params = if scan::is_one_value(body) {
+        // The value's own text, as the parser keeps it: without the
+        // whitespace after it (it starts with its brace).
+        let value = body.trim_end_matches([' ', '\t', '\n', '\r']);
+        text::boxed_raw(value.to_owned()).ok()?
+    } else {
+        serde_json::from_str::<&RawValue>(body).ok()?.to_owned()
+    };
     let method = method.to_owned();
-    Some(RawRequest { id: RequestId::Number(id), method, params: Some(params.to_owned()) })
+    Some(RawRequest { id: RequestId::Number(id), method, params: Some(params) })
 }
 
 /// The most brackets and braces the usual request's parameters may open

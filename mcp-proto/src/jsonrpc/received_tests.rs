@@ -42,3 +42,17 @@ fn nesting_and_brackets_are_decoded_as_the_general_path_decodes_them() {
         assert_eq!(outcome(&plain(params)), outcome(&reordered(params)), "{params}");
     }
 }
+
+#[test]
+fn parameters_checked_by_the_scan_are_decoded_as_the_general_path_decodes_them() {
+    let mut plain_requests = 0;
+    for case in super::scan::tests::json_cases() {
+        for (i, _) in case.char_indices().chain([(case.len(), ' ')]) {
+            let params = &case[..i];
+            let text = plain(params);
+            plain_requests += usize::from(super::plain_raw_request(&text).is_some());
+            assert_eq!(outcome(&text), outcome(&reordered(params)), "{params}");
+        }
+    }
+    assert!(plain_requests > 25, "{plain_requests}");
+}

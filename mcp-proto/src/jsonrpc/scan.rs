@@ -6,7 +6,8 @@
 //!
 //! The scans assume what they are given is JSON or a prefix of it only
 //! where each function says so; text that is not JSON gives some answer,
-//! never a panic.
+//! never a panic. One scan checks instead: [`is_one_value`], whether a
+//! server's usual request carries one JSON value as its parameters.
 
 /// The members of a JSON object's text, `text` one JSON value (a raw
 /// value's text, or a part of one that is a value), when they are only
@@ -102,27 +103,195 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
 /// saves on the short strings of a call, and the hit is most often near),
 /// the rest, if any, by `memchr` (a long string of a result).
 pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    let head = &bytes[..bytes.len().min(SHORT)];
+    if let Some(at) = first_stop::<false>(head) {
+        return Some(at);
+    }
+    memchr::memchr2(b'"', b'\\', &bytes[head.len()..]).map(|at| SHORT + at)
+}
+
+/// The index of the first byte that stops a string's plain run: a quote,
+/// a backslash or a control character (below 0x20, which JSON refuses
+/// inside a string), all of `bytes` eight at a time.
+fn string_stop(bytes: &[u8]) -> Option<usize> {
+    first_stop::<true>(bytes)
+}
+
+/// The first quote or backslash of `bytes`, or control character with
+/// `CONTROL`, eight bytes at a time.
+fn first_stop<const CONTROL: bool>(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each zero byte of `v`: exact for the lowest zero
-    // byte (a borrow only runs upwards, into the bytes after it).
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let (head, tail) = bytes.split_at(bytes.len().min(SHORT));
-    let mut chunks = head.chunks_exact(8);
+    // The high bit of each byte of `v` below `n`: exact for the lowest
+    // such byte (a borrow only runs upwards, into the bytes after it).
+    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
+    let stops = |b: u8| b == b'"' || b == b'\\' || (CONTROL && b < 0x20);
+    let mut chunks = bytes.chunks_exact(8);
     for (i, chunk) in chunks.by_ref().enumerate() {
         let mut eight = [0u8; 8];
         eight.copy_from_slice(chunk);
         let v = u64::from_le_bytes(eight);
-        let hits = zero(v ^ (ONES * u64::from(b'"'))) | zero(v ^ (ONES * u64::from(b'\\')));
+        let mut hits =
+            below(v ^ (ONES * u64::from(b'"')), 1) | below(v ^ (ONES * u64::from(b'\\')), 1);
+        if CONTROL {
+            hits |= below(v, 0x20);
+        }
         if hits != 0 {
             return Some(i * 8 + hits.trailing_zeros() as usize / 8);
         }
     }
-    let done = head.len() - chunks.remainder().len();
-    if let Some(at) = chunks.remainder().iter().position(|&b| b == b'"' || b == b'\\') {
-        return Some(done + at);
+    let done = bytes.len() - chunks.remainder().len();
+    chunks.remainder().iter().position(|&b| stops(b)).map(|at| done + at)
+}
+
+/// How deep [`is_one_value`] follows objects and arrays before it leaves
+/// the text to the parser.
+const MAX_CHECKED_DEPTH: u32 = 64;
+
+/// Whether `text` is one JSON value, whitespace around it allowed, as
+/// serde_json reads a raw value (`&RawValue`) from it: `true` only when it
+/// would. `false` when it would not, and for values nested deeper than
+/// [`MAX_CHECKED_DEPTH`], which this does not decide: the caller asks the
+/// parser then. Nothing is allocated (the parser's check keeps a stack of
+/// the open brackets on the heap past the first).
+///
+/// The grammar is serde_json's: strings without control characters, the
+/// escapes `\" \\ \/ \b \f \n \r \t` and `\u` with four hex digits
+/// (surrogates not paired: a raw value keeps them as written), numbers
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` of any size, `true`,
+/// `false`, `null`, member names strings. `text` is a `str`, so its UTF-8
+/// is already checked.
+pub(crate) fn is_one_value(text: &str) -> bool {
+    one_value(text.as_bytes()).is_some()
+}
+
+/// [`is_one_value`], `None` for `false`.
+fn one_value(b: &[u8]) -> Option<()> {
+    // Bit `i` of `objects`: whether the bracket open at depth `i + 1`
+    // from the innermost is an object's.
+    let mut objects = 0u64;
+    let mut depth = 0u32;
+    let mut at = skip_space(b, 0);
+    loop {
+        // A value starts at `at`: `at` moves past it.
+        at = match *b.get(at)? {
+            open @ (b'{' | b'[') => {
+                if depth == MAX_CHECKED_DEPTH {
+                    return None;
+                }
+                let object = open == b'{';
+                let first = skip_space(b, at + 1);
+                if b.get(first) == Some(if object { &b'}' } else { &b']' }) {
+                    first + 1
+                } else {
+                    objects = (objects << 1) | u64::from(object);
+                    depth += 1;
+                    at = if object { member_value(b, first)? } else { first };
+                    continue;
+                }
+            }
+            b'"' => checked_string_end(b, at)?,
+            b'-' | b'0'..=b'9' => number_end(b, at)?,
+            b't' => literal_end(b, at, b"true")?,
+            b'f' => literal_end(b, at, b"false")?,
+            b'n' => literal_end(b, at, b"null")?,
+            _ => return None,
+        };
+        // After a value: a comma and the next, or closing brackets.
+        loop {
+            at = skip_space(b, at);
+            if depth == 0 {
+                return (at == b.len()).then_some(());
+            }
+            let object = objects & 1 == 1;
+            match *b.get(at)? {
+                b',' => {
+                    let next = skip_space(b, at + 1);
+                    at = if object { member_value(b, next)? } else { next };
+                    break;
+                }
+                b'}' if object => {}
+                b']' if !object => {}
+                _ => return None,
+            }
+            at += 1;
+            objects >>= 1;
+            depth -= 1;
+        }
     }
-    memchr::memchr2(b'"', b'\\', tail).map(|at| SHORT + at)
+}
+
+/// A member's name (a string) at `at` and its colon: where its value
+/// starts.
+fn member_value(b: &[u8], at: usize) -> Option<usize> {
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let colon = skip_space(b, checked_string_end(b, at)?);
+    (b.get(colon) == Some(&b':')).then(|| skip_space(b, colon + 1))
+}
+
+/// Just past the string opening at `at` (a quote), its escapes and
+/// characters checked.
+fn checked_string_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut from = at + 1;
+    loop {
+        let stop = from + string_stop(b.get(from..)?)?;
+        match b[stop] {
+            b'"' => return Some(stop + 1),
+            b'\\' => from = stop + 1 + escape_len(b.get(stop + 1..)?)?,
+            // A control character.
+            _ => return None,
+        }
+    }
+}
+
+/// The length of the escape whose backslash is just before `rest`.
+fn escape_len(rest: &[u8]) -> Option<usize> {
+    match rest.first()? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(1),
+        b'u' => rest.get(1..5)?.iter().all(u8::is_ascii_hexdigit).then_some(5),
+        _ => None,
+    }
+}
+
+/// Just past the number starting at `at` (a `-` or a digit), its grammar
+/// checked (a leading zero is the whole integer part; a digit after it is
+/// refused by what may follow a value).
+fn number_end(b: &[u8], at: usize) -> Option<usize> {
+    let digits = |from: usize| {
+        b.get(from..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count())
+    };
+    let mut i = at + usize::from(b[at] == b'-');
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i += digits(i),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let n = digits(i + 1);
+        if n == 0 {
+            return None;
+        }
+        i += 1 + n;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        let n = digits(i);
+        if n == 0 {
+            return None;
+        }
+        i += n;
+    }
+    Some(i)
+}
+
+/// Just past the literal `word` at `at`.
+fn literal_end(b: &[u8], at: usize, word: &[u8]) -> Option<usize> {
+    (b.get(at..at + word.len())? == word).then_some(at + word.len())
 }
 
 /// How many bytes [`quote_or_backslash`] reads eight at a time before it
@@ -171,9 +340,172 @@ pub(crate) fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::Value;
+    use serde_json::value::RawValue;
+
+    /// JSON texts and near misses: every kind of value, escapes good and
+    /// bad, numbers of every shape, whitespace, nesting, cut text.
+    pub(crate) fn json_cases() -> Vec<String> {
+        let texts = [
+            r#"{"name":"echo","arguments":{"message":"the quick brown fox jumps over the lazy dog"}}"#,
+            r#"{"name":"add","arguments":{"a":1,"b":-2.5e-3,"c":[true,false,null],"d":{}}}"#,
+            r#"{ "a" : [ 1 , { "b" : "c" } ] , "e" : [ ] , "f" : { } }"#,
+            "{\n\t\"a\"\r:\n1\n}\n ",
+            r#"{"s":"\" \\ \/ \b \f \n \r \t \u00e9 \uABCD \ud800 \uDFFF"}"#,
+            r#"{"s":"é😀 \u0000 ~\u007f"}"#,
+            r#"{"s":"\x"}"#,
+            r#"{"s":"\u12"}"#,
+            r#"{"s":"\u12g4"}"#,
+            r#"{"s":"\U1234"}"#,
+            r#"{"s":"\'"}"#,
+            "{\"s\":\"a\tb\"}",
+            "{\"s\":\"a\nb\"}",
+            "{\"s\":\"a\u{1f}b\"}",
+            "{\"s\":\"\u{7f}\"}",
+            r#"{"a":0,"b":-0,"c":0.5,"d":-0.0e0,"e":1E+9,"f":1e-9,"g":123456789012345678901234567890,"h":1e400}"#,
+            r#"{"a":01}"#,
+            r#"{"a":-}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":.5}"#,
+            r#"{"a":1e}"#,
+            r#"{"a":1e+}"#,
+            r#"{"a":+1}"#,
+            r#"{"a":0x10}"#,
+            r#"{"a":1.5.5}"#,
+            r#"{"a":--1}"#,
+            r#"{"a":-01}"#,
+            r#"{"a":NaN}"#,
+            r#"{"a":Infinity}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":truex}"#,
+            r#"{"a":nul}"#,
+            r#"{"a":True}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1,,"b":2}"#,
+            r#"{,"a":1}"#,
+            r#"{"a" 1}"#,
+            r#"{"a"::1}"#,
+            r#"{a:1}"#,
+            r#"{1:1}"#,
+            r#"{'a':1}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":[,1]}"#,
+            r#"{"a":[1 2]}"#,
+            r#"{"a":[1}"#,
+            r#"{"a":{]}"#,
+            r#"{"a":1}}"#,
+            r#"{"a":1} 2"#,
+            r#"{"a":1}x"#,
+            r#"{"a":"}"#,
+            r#"{"a":"\"}"#,
+            r#"{"a":"a\\"}"#,
+            "{} ",
+            "{}\t\n",
+            "{}/",
+            "[1,2,[3,[4,[5]]]]",
+            "\"text\"",
+            "123",
+            "-1.5e+3",
+            "true",
+            "false",
+            "null",
+            "",
+            " ",
+            "[",
+            "]",
+            "{",
+            "}",
+            "\u{a0}{}",
+            "{}\u{a0}",
+            "{\"a\":1}\u{0}",
+        ];
+        let mut cases: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
+        let long = "the quick brown fox jumps over the lazy dog ".repeat(4);
+        for filler in ["", "\\\"", "\\u0041", "é", "\t"] {
+            cases.push(format!(r#"{{"m":"{long}{filler}{long}"}}"#));
+        }
+        cases
+    }
+
+    /// Whether serde_json reads `text` as one raw value.
+    fn parser_reads(text: &str) -> bool {
+        serde_json::from_str::<&RawValue>(text).is_ok()
+    }
+
+    #[test]
+    fn one_value_is_what_the_parser_reads() {
+        let mut checked = 0;
+        let mut valid = 0;
+        let mut check = |text: &str| {
+            let parsed = parser_reads(text);
+            assert_eq!(is_one_value(text), parsed, "{text:?}");
+            checked += 1;
+            valid += usize::from(parsed);
+        };
+        // Each case, each of its prefixes, and each of its characters
+        // replaced by bytes that matter to the grammar.
+        let swaps = [
+            "", " ", "\"", "\\", "/", "{", "}", "[", "]", ":", ",", "0", "1", "-", "+", ".", "e",
+            "E", "u", "a", "n", "t", "\u{0}", "\u{1f}", "\n", "\u{7f}", "é",
+        ];
+        for case in json_cases() {
+            check(&case);
+            for (i, c) in case.char_indices() {
+                check(&case[..i]);
+                for swap in swaps {
+                    check(&format!("{}{swap}{}", &case[..i], &case[i + c.len_utf8()..]));
+                }
+            }
+        }
+        assert!(checked > 50_000 && valid > 5_000, "{checked} {valid}");
+    }
+
+    #[test]
+    fn nesting_past_the_checked_depth_is_left_to_the_parser() {
+        for n in [1, 2, 30, 63, 64, 65, 66, 127, 128, 129, 300] {
+            for (open, close) in [("[", "]"), (r#"{"a":"#, "}"), (r#"[{"a":"#, "}]")] {
+                let inner = ["", "1", r#""s""#, "[]", "{}"];
+                for value in inner {
+                    let text = format!("{}{value}{}", open.repeat(n), close.repeat(n));
+                    let depth = n * open.matches(['[', '{']).count()
+                        + usize::from(value.starts_with(['[', '{']));
+                    if depth <= MAX_CHECKED_DEPTH as usize || !parser_reads(&text) {
+                        assert_eq!(is_one_value(&text), parser_reads(&text), "{text}");
+                    } else {
+                        // Not decided here: the caller asks the parser.
+                        assert!(!is_one_value(&text), "{text}");
+                    }
+                    let unbalanced = format!("{}{value}{}", open.repeat(n), close.repeat(n - 1));
+                    assert!(!is_one_value(&unbalanced), "{unbalanced}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_string_stops_where_a_byte_search_stops() {
+        let slow = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        for len in (0..40).chain([63, 64, 65, 71, 72, 73, 100, 200]) {
+            for filler in [b'a', 0x20, 0x21, 0x7f, 0x80, 0x9f, 0xa0, 0xff, b'[', b'!'] {
+                let mut bytes = vec![filler; len];
+                assert_eq!(string_stop(&bytes), slow(&bytes), "{len} {filler:#x}");
+                for at in 0..len {
+                    for target in [b'"', b'\\', 0x00, 0x01, 0x0a, 0x1f] {
+                        bytes[at] = target;
+                        assert_eq!(string_stop(&bytes), Some(at), "{len} {at} {target:#x}");
+                        if at + 1 < len {
+                            bytes[len - 1] = 0x00;
+                            assert_eq!(string_stop(&bytes), Some(at), "{len} {at}");
+                            bytes[len - 1] = filler;
+                        }
+                        bytes[at] = filler;
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_plain_str_is_the_string_a_decoding_reads() {

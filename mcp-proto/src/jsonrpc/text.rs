@@ -65,11 +65,12 @@ pub fn text_result_json(text: &str) -> Box<RawValue> {
         .unwrap_or_else(|_: serde_json::Error| RawValue::NULL.to_owned())
 }
 
-/// JSON text known to be valid (serde_json's own), boxed as a raw value
+/// JSON text known to be one valid value (serde_json's own, or checked),
+/// boxed as a raw value
 /// without parsing or copying it: serde_json takes a raw value's text as
 /// it is from a map of its one private member, the text given as an
 /// owned string.
-fn boxed_raw(text: String) -> Result<Box<RawValue>, serde_json::Error> {
+pub(super) fn boxed_raw(text: String) -> Result<Box<RawValue>, serde_json::Error> {
     use serde::Deserialize;
     use serde::de::value::MapDeserializer;
     let member = MapDeserializer::<_, serde_json::Error>::new(std::iter::once((RAW_VALUE, text)));
