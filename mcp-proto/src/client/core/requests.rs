@@ -258,18 +258,7 @@ impl<W> ClientCore<W> {
     /// connection to say it again. Its waiter gets
     /// [`ClientError::Cancelled`]. Unknown ids are ignored.
     pub fn abandon(&mut self, id: &RequestId) {
-        let RequestId::Number(n) = id else { return };
-        let Some(p) = self.pending.remove(n) else { return };
-        if self.phase == Phase::Initializing(*n) {
-            self.phase = Phase::Failed;
-        } else if self.phase == Phase::Probing(*n) {
-            self.phase = Phase::Fresh;
-        }
-        self.events.push_back(Event::Reply {
-            id: id.clone(),
-            waiter: p.waiter,
-            outcome: Err(ClientError::Cancelled { method: p.method.into() }),
-        });
+        self.fail_waiting(id, |method| ClientError::Cancelled { method: method.into() });
     }
 
     /// Fails a waiting request whose answer arrived but could not be read
@@ -279,10 +268,23 @@ impl<W> ClientCore<W> {
     /// `notifications/cancelled` is sent (the server has answered). Unknown
     /// ids are ignored; returns whether a request was failed.
     pub fn fail_unreadable(&mut self, id: &RequestId, reason: &str) -> bool {
+        self.fail_waiting(id, |method| ClientError::AnswerUnreadable {
+            method: method.to_string(),
+            reason: reason.into(),
+        })
+    }
+
+    /// Ends the waiting request `id` with the error `error` makes from its
+    /// method: the opening it was (`initialize` fails the core, the era
+    /// probe leaves it fresh) is over. Unknown ids are ignored; returns
+    /// whether a request was ended.
+    fn fail_waiting(
+        &mut self,
+        id: &RequestId,
+        error: impl FnOnce(Cow<'static, str>) -> ClientError,
+    ) -> bool {
         let RequestId::Number(n) = id else { return false };
         let Some(p) = self.pending.remove(n) else { return false };
-        let error =
-            ClientError::AnswerUnreadable { method: p.method.to_string(), reason: reason.into() };
         if self.phase == Phase::Initializing(*n) {
             self.phase = Phase::Failed;
         } else if self.phase == Phase::Probing(*n) {
@@ -291,7 +293,7 @@ impl<W> ClientCore<W> {
         self.events.push_back(Event::Reply {
             id: id.clone(),
             waiter: p.waiter,
-            outcome: Err(error),
+            outcome: Err(error(p.method)),
         });
         true
     }
