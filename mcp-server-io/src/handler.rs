@@ -31,9 +31,11 @@ pub type RawReplyFuture =
 pub enum Reply {
     /// The answer, ready now (the hot path: no task is spawned).
     Now(Result<Value, ErrorObject>),
-    /// An answer that needs waiting for: run as a task of its own, aborted
-    /// (dropped at its next `.await`, never answered) when the client
-    /// cancels the request or the session ends.
+    /// An answer that needs waiting for: run as a task of its own (or in
+    /// the driver's task, beside it:
+    /// [`Session::run_requests_beside`](crate::Session::run_requests_beside)),
+    /// aborted (dropped at its next `.await`, never answered) when the
+    /// client cancels the request or the session ends.
     Later(ReplyFuture),
     /// As [`Reply::Later`], the result being JSON text that goes out as it
     /// is, neither decoded nor encoded again (a bridge passing on what an

@@ -37,7 +37,10 @@
 //!   [`plain_members`](mcp_proto::jsonrpc::plain_members)) and [`Context`]
 //!   (the request's key and era, notifications and progress related to
 //!   it, requests to the client, log levels). A cancelled request's future
-//!   is dropped at its next `.await` and never answered.
+//!   is dropped at its next `.await` and never answered. A request
+//!   answered later runs as a task of its own, or in the driver's task
+//!   beside it ([`Session::run_requests_beside`]: no task started per
+//!   request, its reply written in the wake-up that ends it).
 //! - [`Session`]: the session core for both eras. Handshake era:
 //!   `initialize` (checked, negotiated), `ping`, `-32600` before
 //!   `initialize`, `logging/setLevel`, `notifications/cancelled`, the
@@ -187,6 +190,7 @@ pub mod http;
 pub mod logging;
 pub mod outgoing;
 mod params;
+mod running;
 pub mod session;
 pub mod stateless;
 pub mod stdio;

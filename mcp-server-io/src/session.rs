@@ -36,13 +36,13 @@ use mcp_proto::methods;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
-use tokio::task::AbortHandle;
 
 use crate::era::{self, ServeEra};
 use crate::handler::{Handler, RawReplyFuture, Reply, ReplyFuture};
 use crate::logging;
 use crate::outgoing::{self, Outgoing, OutgoingQueue, OutgoingSender};
 use crate::params::{Head, Params};
+use crate::running::{Beside, Job, Running};
 use crate::stateless::{self, Change, Filter, RequestMeta};
 
 pub use crate::context::Context;
@@ -123,6 +123,8 @@ struct Inner<H> {
     /// The handler's `serverInfo` as JSON text, for the stateless era's
     /// results given as text (encoded once).
     server_info_text: OnceLock<Box<RawValue>>,
+    /// The runner of requests beside the driver, when one is attached.
+    beside: Beside,
 }
 
 #[derive(Default)]
@@ -133,7 +135,7 @@ struct State {
     client_capabilities: Option<Value>,
     client_initialized: bool,
     /// Requests answered later, by key.
-    in_flight: HashMap<RequestKey, AbortHandle>,
+    in_flight: HashMap<RequestKey, Running>,
     /// Server-to-client requests awaiting the client's answer.
     pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
     /// The lowest log level the client asked for (`logging/setLevel`).
@@ -156,6 +158,7 @@ impl<H: Handler> Session<H> {
             state: Mutex::new(State::default()),
             next_server_request: AtomicU64::new(1),
             server_info_text: OnceLock::new(),
+            beside: Beside::default(),
         };
         (Session { inner: Arc::new(inner) }, queue)
     }
@@ -518,8 +521,10 @@ impl<H: Handler> Session<H> {
         state.listens.clear();
     }
 
-    /// Answers a request from a task of its own, aborted by a cancellation.
-    /// A second request with the id of a running one gets `-32600`.
+    /// Answers a request from a task of its own, or beside the driver while
+    /// [`run_requests_beside`](Self::run_requests_beside) runs; aborted by
+    /// a cancellation. A second request with the id of a running one gets
+    /// `-32600`.
     pub fn spawn_request(&self, key: RequestKey, future: ReplyFuture) {
         self.spawn_answer(key, future, Session::reply);
     }
@@ -544,9 +549,9 @@ impl<H: Handler> Session<H> {
         }
         let session = self.clone();
         let task_key = key.clone();
-        // Locked until the handle is in the map, so the task (which removes
+        // Locked until the handle is in the map, so the job (which removes
         // itself when done) never runs ahead of the insertion.
-        let task = tokio::spawn(async move {
+        let job: Job = Box::pin(async move {
             let result = future.await;
             // A request cancelled in the meantime gets no reply.
             let wanted = session.state().in_flight.remove(&task_key).is_some();
@@ -554,7 +559,38 @@ impl<H: Handler> Session<H> {
                 reply(&session, task_key, result);
             }
         });
-        state.in_flight.insert(key, task.abort_handle());
+        let running = match self.inner.beside.hand_over(job) {
+            Ok(running) => running,
+            Err(job) => Running::Task(tokio::spawn(job).abort_handle()),
+        };
+        state.in_flight.insert(key, running);
+    }
+
+    /// Runs `driver` (the driver serving this session, e.g.
+    /// [`stdio::serve`](crate::stdio::serve)) and, in the same task, the
+    /// requests the handler answers later ([`Reply::Later`],
+    /// [`Reply::LaterRaw`]), instead of a task each: a request is first
+    /// polled in the wake-up that read it and its reply written in the one
+    /// that ended it. Returns what the driver returns; the requests still
+    /// running then are dropped, never answered (as
+    /// [`abort_all`](Self::abort_all) does).
+    ///
+    /// Cancellation, the order of what a request sends and the rule on
+    /// reused ids are those of requests run as tasks. The requests share the
+    /// driver's task: a handler's future should not block the thread (as
+    /// on a current-thread runtime anyway). One runner at a time: while one
+    /// runs, a second one only runs its driver.
+    ///
+    /// [`Reply::Later`]: crate::Reply::Later
+    /// [`Reply::LaterRaw`]: crate::Reply::LaterRaw
+    pub async fn run_requests_beside<F: Future>(&self, driver: F) -> F::Output {
+        let Some(mut attached) = self.inner.beside.attach() else {
+            return driver.await;
+        };
+        // The entries of the requests dropped with the runner go with them.
+        let _forget = ForgetBeside(self);
+        let mut driver = std::pin::pin!(driver);
+        std::future::poll_fn(|cx| attached.poll(cx, driver.as_mut())).await
     }
 
     /// Sends the reply to a client request.
@@ -696,6 +732,17 @@ impl<H: Handler> Session<H> {
     fn state(&self) -> MutexGuard<'_, State> {
         // No code path panics while holding the lock.
         self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Removes the entries of the requests run beside the driver when their
+/// runner ends (they are dropped with it).
+struct ForgetBeside<'a, H>(&'a Session<H>);
+
+impl<H> Drop for ForgetBeside<'_, H> {
+    fn drop(&mut self) {
+        let mut state = self.0.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.in_flight.retain(|_, running| matches!(running, Running::Task(_)));
     }
 }
 

@@ -219,15 +219,19 @@ pub(crate) async fn serve(
     tracing::info!("serving on stdio");
     // A task of its own: each wake-up for the host's pipes then polls the
     // driver alone, not also what the caller waits on beside it (the
-    // signals). Aborted if this future is dropped.
+    // signals). The host's calls run in it too, beside the driver: no task
+    // each, and a reply written in the wake-up that ends its call. Aborted
+    // if this future is dropped.
     let feed = session.clone();
+    let runner = session.clone();
     let driver = tokio::spawn(async move {
-        stdio::serve(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| match input {
-            Input::Line(line) => feed.handle_json(line),
-            Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
-            _ => {}
-        })
-        .await
+        let serving =
+            stdio::serve(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| match input {
+                Input::Line(line) => feed.handle_json(line),
+                Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
+                _ => {}
+            });
+        runner.run_requests_beside(serving).await
     });
     let mut driver = AbortOnDrop(driver);
     let ended = match (&mut driver.0).await {

@@ -58,6 +58,11 @@ impl Handler for Tools {
 
 /// A client whose server is `stdio::serve` over a pipe, serving `era`.
 fn client(client_era: EraChoice, era: ServeEra) -> Client<MemoryTransport> {
+    client_of(client_era, era, false)
+}
+
+/// As [`client`], the requests run beside the driver when `beside`.
+fn client_of(client_era: EraChoice, era: ServeEra, beside: bool) -> Client<MemoryTransport> {
     let (transport, mut end) = memory::pair();
     let mut options = ClientOptions::new("stdio-test");
     options.era = client_era;
@@ -68,13 +73,14 @@ fn client(client_era: EraChoice, era: ServeEra) -> Client<MemoryTransport> {
     let (client_in, mut client_out) = tokio::io::split(client_side);
     let (session, queue) =
         Session::new(Tools(ServerInfo::new("tools", "1")), SessionOptions::new(era));
+    let runner = session.clone();
     tokio::spawn(async move {
-        let _ = stdio::serve(server_in, server_out, 1 << 20, queue, |input| {
+        let serving = stdio::serve(server_in, server_out, 1 << 20, queue, |input| {
             if let Input::Line(line) = input {
                 session.handle_json(line);
             }
-        })
-        .await;
+        });
+        let _ = if beside { runner.run_requests_beside(serving).await } else { serving.await };
     });
     tokio::spawn(async move {
         while let Some(bytes) = end.recv().await {
@@ -134,4 +140,30 @@ async fn a_probing_client_falls_back_to_the_handshake_of_a_legacy_server() {
     let client = client(EraChoice::Auto, ServeEra::Legacy);
     exercise(client.clone()).await;
     assert_eq!(client.protocol_version(), Some(mcp_proto::ProtocolVersion::LATEST_LEGACY));
+}
+
+#[tokio::test]
+async fn calls_run_beside_the_driver_in_both_eras_many_at_once() {
+    for (client_era, era) in
+        [(EraChoice::Legacy, ServeEra::Legacy), (EraChoice::Auto, ServeEra::Both)]
+    {
+        let client = client_of(client_era, era, true);
+        exercise(client.clone()).await;
+        let calls: Vec<_> = (0..32)
+            .map(|n| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    client.call_tool("echo", json!({ "message": format!("m{n}") })).await
+                })
+            })
+            .collect();
+        for (n, call) in calls.into_iter().enumerate() {
+            let result =
+                tokio::time::timeout(Duration::from_secs(10), call).await.expect("in time");
+            assert_eq!(
+                mcp_proto::render_tool_result(&result.unwrap().unwrap()).text,
+                format!("m{n}")
+            );
+        }
+    }
 }
