@@ -130,6 +130,9 @@
 //! token, spoken to by the toolkit's own client (`mcp-http`):
 //!
 //! ```
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! # #[cfg(feature = "http")]
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # use mcp_proto::jsonrpc::ErrorObject;
@@ -198,8 +201,8 @@ pub mod tasks;
 
 pub use era::ServeEra;
 
-/// The README's example, compiled as a doc test.
-#[cfg(doctest)]
+/// The README's examples, compiled as doc tests (its first serves HTTP).
+#[cfg(all(doctest, feature = "http"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 pub use error::Error;
