@@ -9,11 +9,14 @@ use mcp_bench::runtime;
 
 use crate::flags::command_after_dashes;
 use crate::latency::timed_sequential;
-use crate::route::{Reach, Role, Route, connect};
+use crate::route::{BridgeUrl, Reach, Role, Route, connect};
 
-/// `drive [--calls N] [--pin] -- PROGRAM ARGS...`: our stdio client spawns
-/// `PROGRAM ARGS` (a bridge, a relay, a server; or any of them under
-/// `valgrind` or `perf`), makes warm-up calls, then `N` sequential echo
+/// `drive [--calls N] [--pin] [--http] -- PROGRAM ARGS...`: our stdio client
+/// spawns `PROGRAM ARGS` (a bridge, a relay, a server; or any of them under
+/// `valgrind` or `perf`); with `--http`, the command is an HTTP-host bridge
+/// that prints `serving on URL` on its stderr (`mcpc serve --http
+/// 127.0.0.1:0 ...`), started first and called by our HTTP client. Then
+/// warm-up calls, then `N` sequential echo
 /// calls (20,000 by default), and prints their p50 and what the spawned
 /// process spent per call: CPU time and context switches (all its
 /// threads, read from `/proc` before and after). `--pin`: everything on
@@ -25,11 +28,13 @@ pub(crate) fn drive(args: &[String]) -> Result<(), String> {
     if has(head, "--pin") {
         pin_to_cpu0()?;
     }
-    let route = Route {
-        label: "driven",
-        role: Role::Bridge,
-        reach: Reach::Stdio { program: PathBuf::from(program), args: rest.to_vec() },
+    let (program, args) = (PathBuf::from(program), rest.to_vec());
+    let http = has(head, "--http");
+    let reach = match http {
+        true => Reach::HttpBridge { program, args, url: BridgeUrl::Stderr },
+        false => Reach::Stdio { program, args },
     };
+    let route = Route { label: "driven", role: Role::Bridge, reach };
     let rt = runtime();
     let line = rt.block_on(async {
         let conn = connect(&route).await?;
@@ -38,6 +43,12 @@ pub(crate) fn drive(args: &[String]) -> Result<(), String> {
         let before = Spent::of(pid).ok_or("cannot read /proc for the spawned process")?;
         let p50 = timed_sequential(&conn.client, calls.max(1)).await?;
         let after = Spent::of(pid).ok_or("the spawned process is gone")?;
+        if http {
+            // Ended as an operator would (SIGTERM), and given the time a
+            // profiler needs to write its output before the kill that
+            // `close` sends.
+            end_gently(pid).await;
+        }
         conn.close().await;
         let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / calls.max(1) as f64;
         Ok::<_, String>(format!(
@@ -50,6 +61,29 @@ pub(crate) fn drive(args: &[String]) -> Result<(), String> {
     })?;
     print!("{line}");
     Ok(())
+}
+
+/// How long an HTTP bridge may take to exit after SIGTERM (a profiler
+/// writing its output).
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sends `pid` SIGTERM and waits until it has exited (a zombie, reaped by
+/// the caller), at most [`EXIT_WAIT`].
+async fn end_gently(pid: u32) {
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    let deadline = std::time::Instant::now() + EXIT_WAIT;
+    while sent && std::time::Instant::now() < deadline {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the command's closing parenthesis.
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+        if matches!(state, None | Some("Z" | "X")) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// What a process has spent so far, summed over its threads.
