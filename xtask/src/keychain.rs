@@ -116,14 +116,28 @@ fn session_dir(name: &str) -> Result<PathBuf, String> {
 /// removed after the run).
 const PASSWORD: &str = "mcp-xtask-keychain";
 
-/// `test` in `dbus-run-session -- sh -c '<unlock> && exec "$@"'` with
-/// gnome-keyring's files in `dir`: the daemon creates the login keyring
-/// with the password read from standard input, unlocked, and makes it the
-/// default collection; it exits with the bus.
+/// `test` in `dbus-run-session -- sh -c '<unlock> && <wait> && exec "$@"'`
+/// with gnome-keyring's files in `dir`: the daemon creates the login
+/// keyring with the password read from standard input, unlocked, and makes
+/// it the default collection; it exits with the bus.
+///
+/// `gnome-keyring-daemon --unlock` returns before the daemon owns the
+/// Secret Service's bus name (one 0.1 s poll later, here). A test that
+/// called the service in that gap made the bus start the service itself,
+/// and could meet a locked keyring (three of four `usable::` tests failed
+/// with `Locked` once in CI). So the script waits (0.1 s steps, 10 s at
+/// most) until the name has an owner, asking the bus (`NameHasOwner`
+/// starts nothing).
 fn in_session(dir: &Path, test: Command) -> Result<(), String> {
     let script = "printf %s \"$KEYCHAIN_TEST_PASSWORD\" \
                   | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
-                  && unset KEYCHAIN_TEST_PASSWORD && exec \"$@\"";
+                  && unset KEYCHAIN_TEST_PASSWORD \
+                  && i=0 && until dbus-send --session --print-reply=literal \
+                  --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+                  org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets \
+                  | grep -q true; do i=$((i+1)); if [ $i -ge 100 ]; then \
+                  echo 'gnome-keyring-daemon did not take the Secret Service name in 10 s' >&2; \
+                  exit 1; fi; sleep 0.1; done && exec \"$@\"";
     let mut cmd = Command::new("dbus-run-session");
     cmd.current_dir(root());
     cmd.args(["--", "sh", "-c", script, "sh"]);
