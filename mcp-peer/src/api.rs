@@ -28,10 +28,35 @@ use crate::transport::Transport;
 #[derive(Serialize)]
 struct CallParams<'a, A: ?Sized> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a A>,
+    #[serde(skip_serializing_if = "Arguments::is_none")]
+    arguments: Arguments<'a, A>,
     #[serde(skip_serializing_if = "Option::is_none")]
     task: Option<TaskMetadata>,
+}
+
+/// A call's arguments as the request writes them: none, the caller's
+/// value, or its text (a raw value, known only from it). One type for the
+/// three, so a call awaits one request future whatever its arguments.
+enum Arguments<'a, A: ?Sized> {
+    None,
+    Typed(&'a A),
+    Raw(&'a RawValue),
+}
+
+impl<A: ?Sized> Arguments<'_, A> {
+    fn is_none(&self) -> bool {
+        matches!(self, Arguments::None)
+    }
+}
+
+impl<A: Serialize + ?Sized> Serialize for Arguments<'_, A> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Arguments::None => serializer.serialize_none(),
+            Arguments::Typed(a) => a.serialize(serializer),
+            Arguments::Raw(raw) => raw.serialize(serializer),
+        }
+    }
 }
 
 impl<T: Transport> Client<T> {
@@ -238,33 +263,23 @@ impl<T: Transport> Client<T> {
         tool_result: bool,
     ) -> Result<Answer, T::Error> {
         use crate::shape::{Shape, shape_of};
-        let how = (poll, tool_result);
-        match shape_of(&arguments) {
-            Shape::Null => self.call_params(name, None::<&()>, task, options, how).await,
-            Shape::Object => self.call_params(name, Some(&arguments), task, options, how).await,
+        let raw;
+        let arguments = match shape_of(&arguments) {
+            Shape::Null => Arguments::None,
+            Shape::Object => Arguments::Typed(&arguments),
             Shape::Raw => {
                 // Known only from its text.
-                let raw = serde_json::value::to_raw_value(&arguments).map_err(|e| {
+                raw = serde_json::value::to_raw_value(&arguments).map_err(|e| {
                     self.invalid_params(methods::TOOLS_CALL, format!("the arguments: {e}"))
                 })?;
                 match raw.get().trim_start().as_bytes().first() {
-                    Some(b'n') => self.call_params(name, None::<&()>, task, options, how).await,
-                    Some(b'{') => self.call_params(name, Some(&*raw), task, options, how).await,
-                    _ => Err(self.not_an_object()),
+                    Some(b'n') => Arguments::None,
+                    Some(b'{') => Arguments::Raw(&raw),
+                    _ => return Err(self.not_an_object()),
                 }
             }
-            Shape::Other => Err(self.not_an_object()),
-        }
-    }
-
-    async fn call_params<A: Serialize + ?Sized>(
-        &self,
-        name: &str,
-        arguments: Option<&A>,
-        task: Option<TaskMetadata>,
-        options: RequestOptions,
-        (poll, tool_result): (bool, bool),
-    ) -> Result<Answer, T::Error> {
+            Shape::Other => return Err(self.not_an_object()),
+        };
         let params = CallParams { name, arguments, task };
         // Transports that derive headers from the call read the tool's
         // definition (listed once when the cache lacks it).
@@ -593,5 +608,77 @@ impl<T: Transport> ops::Requester for Client<T> {
 
     fn store_tools(&self, generation: u64, tools: Vec<Tool>) -> Arc<[Tool]> {
         crate::request::Plain(self).store_tools(generation, tools)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_proto::jsonrpc::write_json;
+    use mcp_proto::types::TaskMetadata;
+    use serde::Serialize;
+    use serde_json::json;
+    use serde_json::value::{RawValue, to_raw_value};
+
+    use super::{Arguments, CallParams};
+
+    /// The reference form: the arguments an `Option` of one type, left
+    /// out when `None` (serde's derive).
+    #[derive(Serialize)]
+    struct Reference<'a, A: ?Sized> {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arguments: Option<&'a A>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        task: Option<TaskMetadata>,
+    }
+
+    #[derive(Serialize)]
+    struct Args {
+        message: &'static str,
+        n: i32,
+    }
+
+    /// Both writers' text of `value` (serde_json's and the client core's).
+    fn texts<T: Serialize>(value: &T) -> (String, String) {
+        let mut ours = Vec::new();
+        write_json(&mut ours, value).unwrap();
+        (serde_json::to_string(value).unwrap(), String::from_utf8(ours).unwrap())
+    }
+
+    fn same<A: Serialize + ?Sized>(
+        now: Arguments<'_, A>,
+        reference: Option<&A>,
+        task: Option<u64>,
+    ) {
+        let task = || task.map(|ttl| TaskMetadata { ttl: Some(ttl), ..Default::default() });
+        let name = "echo \"quoted\"";
+        let now = texts(&CallParams { name, arguments: now, task: task() });
+        let reference = texts(&Reference { name, arguments: reference, task: task() });
+        assert_eq!(now, reference);
+        assert_eq!(now.0, now.1);
+    }
+
+    #[test]
+    fn arguments_are_written_as_an_option_of_their_type() {
+        let map = json!({"message": "hi", "nested": {"a": [1, 2.5, null]}});
+        let raw = to_raw_value(&map).unwrap();
+        let spaced: Box<RawValue> = serde_json::from_str(r#" { "a" : 1 } "#).unwrap();
+        for task in [None, Some(60_000)] {
+            same::<()>(Arguments::None, None, task);
+            same(
+                Arguments::Typed(&Args { message: "m", n: 1 }),
+                Some(&Args { message: "m", n: 1 }),
+                task,
+            );
+            same(Arguments::Typed(&map), Some(&map), task);
+            same(Arguments::Typed(&json!({})), Some(&json!({})), task);
+            same(Arguments::Raw(&raw), Some(&*raw), task);
+            same(Arguments::Raw(&spaced), Some(&*spaced), task);
+            // Near misses: a `None` of the caller's type is left out only
+            // as `Arguments::None`; as `Typed` it is the caller's `null`,
+            // as `Some(&None)` is.
+            same::<Option<Args>>(Arguments::None, None, task);
+            same(Arguments::Typed(&None::<Args>), Some(&None::<Args>), task);
+        }
     }
 }
