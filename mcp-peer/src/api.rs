@@ -107,28 +107,8 @@ impl<T: Transport> Client<T> {
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer = self.request_following(method, params, tool, options, true, false).await?;
+        let answer = self.request_inner(method, params, tool, options, false, true).await?;
         Ok(answer.into_raw())
-    }
-
-    /// A request's answer, a task handle followed to its end (or, without
-    /// `follow`, given back as it came); with `tool_result`, a
-    /// `tools/call` result may come decoded ([`Answer::Tool`]).
-    async fn request_following<P: Serialize + ?Sized>(
-        &self,
-        method: &str,
-        params: Params<'_, P>,
-        tool: Option<(Arc<[Tool]>, usize)>,
-        options: RequestOptions,
-        follow: bool,
-        tool_result: bool,
-    ) -> Result<Answer, T::Error> {
-        match self.request_inner(method, params, tool, options, tool_result).await? {
-            Answer::Task(raw) if follow => {
-                self.follow_task(method, raw, None).await.map(Answer::Result)
-            }
-            answer => Ok(answer),
-        }
     }
 
     /// `ping`: succeeds when the server answers.
@@ -288,7 +268,7 @@ impl<T: Transport> Client<T> {
             false => None,
         };
         let params = Params::Typed(&params);
-        self.request_following(methods::TOOLS_CALL, params, tool, options, poll, tool_result).await
+        self.request_inner(methods::TOOLS_CALL, params, tool, options, tool_result, poll).await
     }
 
     /// Calls a tool without following a task the server may make of it

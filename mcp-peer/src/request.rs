@@ -59,9 +59,10 @@ impl Answer {
 impl<T: Transport> Client<T> {
     /// Sends a request (opening the conversation first) and waits for its
     /// answer, as JSON text, acting on what the decisions say after each
-    /// attempt. A task handle comes back as [`Answer::Task`]. The
-    /// middlewares, when there are any, see it before and after. With
-    /// `tool_result` (a `tools/call` whose caller wants a
+    /// attempt. A task handle is followed to its end with `follow`, else
+    /// comes back as [`Answer::Task`]. The middlewares, when there are
+    /// any, see the answer before and after (a task handle as it came).
+    /// With `tool_result` (a `tools/call` whose caller wants a
     /// [`CallToolResult`]), its result may come decoded, as
     /// [`Answer::Tool`], when nothing else reads its text.
     pub(crate) async fn request_inner<P: Serialize + ?Sized>(
@@ -71,6 +72,7 @@ impl<T: Transport> Client<T> {
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
         tool_result: bool,
+        follow: bool,
     ) -> Result<Answer, T::Error> {
         let chain = &self.inner.options.middleware;
         let started = (!chain.is_empty()).then(tokio::time::Instant::now);
@@ -107,16 +109,20 @@ impl<T: Transport> Client<T> {
             Verdict::Answer(raw) => Ok(Answer::Result(raw)),
             Verdict::Refuse(e) => Err(self.error(e)),
         };
-        if chain.is_empty() {
-            return outcome;
+        if !chain.is_empty() {
+            let (result, error) = match &outcome {
+                Ok(answer) => (answer.raw(), None),
+                Err(e) => (None, Some(e as &(dyn std::error::Error + 'static))),
+            };
+            let elapsed = started.map(|s| s.elapsed()).unwrap_or_default();
+            middleware::after(chain, &After { method, result, error, elapsed });
         }
-        let (result, error) = match &outcome {
-            Ok(answer) => (answer.raw(), None),
-            Err(e) => (None, Some(e as &(dyn std::error::Error + 'static))),
-        };
-        let elapsed = started.map(|s| s.elapsed()).unwrap_or_default();
-        middleware::after(chain, &After { method, result, error, elapsed });
-        outcome
+        match outcome {
+            Ok(Answer::Task(raw)) if follow => {
+                self.follow_task(method, raw, None).await.map(Answer::Result)
+            }
+            outcome => outcome,
+        }
     }
 
     /// [`request_inner`](Self::request_inner) without the middlewares.
@@ -321,7 +327,7 @@ impl<T: Transport> ops::Requester for Plain<'_, T> {
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
         let answer =
-            self.0.request_inner::<()>(method, Params::Value(params), None, options, false);
+            self.0.request_inner::<()>(method, Params::Value(params), None, options, false, false);
         answer.await.map(Answer::into_raw)
     }
 
@@ -331,7 +337,8 @@ impl<T: Transport> ops::Requester for Plain<'_, T> {
         params: &P,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer = self.0.request_inner(method, Params::Typed(params), None, options, false);
+        let answer =
+            self.0.request_inner(method, Params::Typed(params), None, options, false, false);
         answer.await.map(Answer::into_raw)
     }
 

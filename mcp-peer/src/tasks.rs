@@ -203,6 +203,7 @@ impl<T: Transport> Client<T> {
             None,
             RequestOptions::default(),
             false,
+            false,
         );
         answer.await.map(Answer::into_raw)
     }
