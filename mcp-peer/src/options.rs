@@ -252,12 +252,16 @@ impl ClientOptions {
 
     /// The protocol core's configuration.
     pub fn core_config(&self) -> CoreConfig {
-        let mut config = CoreConfig::new(self.client_info.clone());
-        config.capabilities = self.declared_capabilities();
-        config.protocol_version = self.protocol_version;
-        config.supported_versions = self.supported_versions.clone();
-        config.request_timeout = self.request_timeout;
-        config.log_level = self.log_level.clone();
-        config
+        // Every member from the options: `CoreConfig::new`'s defaults (its
+        // list of every supported version among them) would only be
+        // replaced.
+        CoreConfig {
+            client_info: self.client_info.clone(),
+            capabilities: self.declared_capabilities(),
+            protocol_version: self.protocol_version,
+            supported_versions: self.supported_versions.clone(),
+            request_timeout: self.request_timeout,
+            log_level: self.log_level.clone(),
+        }
     }
 }

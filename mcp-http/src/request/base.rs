@@ -54,6 +54,63 @@ fn with_room(headers: &HeaderMap) -> HeaderMap {
     h
 }
 
+/// The fixed tables of a transport: the plain one (the credentials'
+/// headers, then `Host` when given) and the POST one (the plain one's
+/// entries, then `Content-Type` and `Accept`); a request's copy gets its
+/// room from [`with_room`].
+///
+/// Made straight at their final size (no table grown, cloned and dropped)
+/// when no credential header has a name the tables set themselves;
+/// otherwise by [`fixed_tables_general`], which replaces such a header as
+/// `insert` does.
+fn fixed_tables(
+    credentials: Vec<(HeaderName, HeaderValue)>,
+    host: Option<HeaderValue>,
+) -> (HeaderMap, HeaderMap) {
+    if credentials
+        .iter()
+        .any(|(name, _)| name == http::header::HOST || name == CONTENT_TYPE || name == ACCEPT)
+    {
+        return fixed_tables_general(credentials, host);
+    }
+    let plain_len = credentials.len() + usize::from(host.is_some());
+    let mut plain = HeaderMap::with_capacity(plain_len);
+    let mut post = HeaderMap::with_capacity(plain_len + 2);
+    for (name, value) in credentials.into_iter().chain(host.map(|v| (http::header::HOST, v))) {
+        post.append(name.clone(), value.clone());
+        plain.append(name, value);
+    }
+    post.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    post.append(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+    (plain, post)
+}
+
+/// [`fixed_tables`] for any credentials: the plain table filled and
+/// `Host` set unless a credential gave one, the POST table its copy with
+/// `Content-Type` and `Accept` set (replacing a credential's).
+fn fixed_tables_general(
+    credentials: Vec<(HeaderName, HeaderValue)>,
+    host: Option<HeaderValue>,
+) -> (HeaderMap, HeaderMap) {
+    let mut plain = HeaderMap::new();
+    for (name, value) in credentials {
+        plain.append(name, value);
+    }
+    if !plain.contains_key(http::header::HOST)
+        && let Some(host) = host
+    {
+        plain.insert(http::header::HOST, host);
+    }
+    let mut post = plain.clone();
+    post.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    post.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+    // A copy holds its entries in a vector of their own length: neither
+    // table keeps room for entries for the life of the session. A GET
+    // (rare: the standalone stream's opening, a resumption) adds its
+    // `Accept` to its own copy of the plain one.
+    (plain.clone(), post)
+}
+
 /// The endpoint and what every request to it is sent with, whichever
 /// protocol variant the server speaks.
 pub(crate) struct Http {
@@ -119,28 +176,15 @@ impl Http {
                 .with_query_param(name, value)
                 .map_err(|reason| Error::InvalidAuth { reason })?;
         }
-        // A request's copy of these has room for what it adds
-        // (`with_room`): these tables themselves need none.
-        let mut plain_headers = HeaderMap::new();
-        for (name, value) in auth.headers {
-            plain_headers.append(name, value);
-        }
         // `Host` made once here rather than by the pool for every request
         // (every request this transport builds goes to the endpoint's
         // origin; a `Host` among the credentials' headers stays).
-        if !plain_headers.contains_key(http::header::HOST)
-            && let Some(host) = conn::host_header(&endpoint.uri)
-        {
-            plain_headers.insert(http::header::HOST, host);
-        }
-        let mut post_headers = plain_headers.clone();
-        post_headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        post_headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        // A copy holds its entries in a vector of their own length: neither
-        // table keeps room for entries for the life of the session. A GET
-        // (rare: the standalone stream's opening, a resumption) adds its
-        // `Accept` to its own copy of the plain one.
-        let plain_headers = plain_headers.clone();
+        let host = if auth.headers.iter().any(|(name, _)| name == http::header::HOST) {
+            None
+        } else {
+            conn::host_header(&endpoint.uri)
+        };
+        let (plain_headers, post_headers) = fixed_tables(auth.headers, host);
         // A socket is reached directly: no proxy.
         let proxy = match &options.unix_socket {
             Some(_) => None,
@@ -330,6 +374,52 @@ mod tests {
         h.iter()
             .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec(), v.is_sensitive()))
             .collect()
+    }
+
+    #[test]
+    fn the_fixed_tables_made_at_their_size_are_the_general_paths() {
+        let value = |s: &'static str| HeaderValue::from_static(s);
+        let name = |s: &'static str| HeaderName::from_static(s);
+        let mut secret = value("Bearer t");
+        secret.set_sensitive(true);
+        // Credentials as `StaticAuth` gives them, and near misses: a name
+        // with two values, a sensitive one, many, and each name the tables
+        // set themselves (`Host`, `Content-Type`, `Accept`) given by a
+        // credential, once or twice, first or after others.
+        let many: Vec<_> = (0..20)
+            .map(|i| {
+                (HeaderName::from_bytes(format!("x-extra-{i}").as_bytes()).unwrap(), value("v"))
+            })
+            .collect();
+        let credentials: Vec<Vec<(HeaderName, HeaderValue)>> = vec![
+            vec![],
+            vec![(http::header::AUTHORIZATION, secret.clone())],
+            vec![(name("x-api-key"), value("k1")), (name("x-api-key"), value("k2"))],
+            vec![
+                (name("x-a"), value("1")),
+                (http::header::AUTHORIZATION, secret),
+                (name("x-b"), value("2")),
+            ],
+            many,
+            vec![(http::header::HOST, value("given:1"))],
+            vec![(name("x-a"), value("1")), (http::header::HOST, value("given:1"))],
+            vec![(CONTENT_TYPE, value("text/plain"))],
+            vec![(name("x-a"), value("1")), (ACCEPT, value("a")), (ACCEPT, value("b"))],
+            vec![(ACCEPT, value("a")), (name("x-a"), value("1")), (CONTENT_TYPE, value("c"))],
+        ];
+        for creds in &credentials {
+            for host in [None, Some(value("h:3000"))] {
+                let (plain, post) = fixed_tables(creds.clone(), host.clone());
+                let (g_plain, g_post) = fixed_tables_general(creds.clone(), host.clone());
+                assert_eq!(pairs(&plain), pairs(&g_plain), "plain: {creds:?} {host:?}");
+                assert_eq!(pairs(&post), pairs(&g_post), "post: {creds:?} {host:?}");
+            }
+        }
+        // What `Http::new` then makes of them, through either path.
+        let http = Http::new("http://127.0.0.1:3000/mcp", &HttpOptions::new("t")).unwrap();
+        let (g_plain, g_post) = fixed_tables_general(Vec::new(), Some(value("127.0.0.1:3000")));
+        assert_eq!(pairs(&http.plain_headers), pairs(&g_plain));
+        assert_eq!(pairs(&http.post_headers), pairs(&g_post));
     }
 
     #[test]

@@ -34,10 +34,16 @@ pub(super) async fn open<T: Transport>(
                 inner.transport.client_error(e)
             })?;
             inner.transport.initialized().await;
-            let client = inner.options.declared_capabilities();
-            let deprecated = deprecated_features(&client, &result.capabilities);
-            if !deprecated.is_empty() {
-                tracing::debug!(server = %inner.options.name, features = ?deprecated, "negotiated features the protocol deprecates (SEP-2577); they keep working");
+            // Only for a debug line: not worked out when nobody reads it.
+            // The core holds the capabilities `initialize` declared.
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                let deprecated = deprecated_features(
+                    &lock(&inner.core).config().capabilities,
+                    &result.capabilities,
+                );
+                if !deprecated.is_empty() {
+                    tracing::debug!(server = %inner.options.name, features = ?deprecated, "negotiated features the protocol deprecates (SEP-2577); they keep working");
+                }
             }
             Ok(result)
         }
