@@ -537,22 +537,6 @@ fn plain_raw_request(text: &str) -> Option<RawRequest> {
     Some(RawRequest { id: RequestId::Number(id), method, params: Some(params), call })
 }
 
-/// JSON text as a raw value, as `RawValue::from_string` gives it (the same
-/// value, or an error where it gives one), checked by a scan that
-/// allocates nothing ([`scan::is_one_value`]) rather than by the parser,
-/// which is asked only about what the scan does not decide (text with
-/// space around it, nesting past the scan's depth, text that is not one
-/// value, for its error): for a part of a message kept as text, such as
-/// the arguments of a call found by [`plain_call`].
-pub fn raw_value(text: &str) -> Result<Box<RawValue>, serde_json::Error> {
-    let spaced = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t' | b'\n' | b'\r'));
-    let bytes = text.as_bytes();
-    if !spaced(bytes.first()) && !spaced(bytes.last()) && scan::is_one_value(text) {
-        return text::boxed_raw(text.to_owned());
-    }
-    RawValue::from_string(text.to_owned())
-}
-
 /// The most brackets and braces the usual request's parameters may open
 /// for the plain path to parse them.
 const MAX_PLAIN_OPENINGS: usize = 64;

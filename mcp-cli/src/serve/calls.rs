@@ -13,7 +13,7 @@ use mcp_host_registry::mcp_peer::{Client, Transport};
 use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
 use mcp_host_registry::{Error, Registry};
 use mcp_proto::client::{BoxFuture, RequestOptions};
-use mcp_proto::jsonrpc::{ErrorObject, error_code, raw_value};
+use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
 use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams};
 use mcp_server_io::logging::LOG_LEVELS;
@@ -320,15 +320,14 @@ struct CallParams {
 
 impl CallParams {
     /// A host's `tools/call` parameters: the usual two members found by a
-    /// scan ([`Params::plain_call`]) and only the arguments' text checked
-    /// again (to own it as a raw value), anything else decoded. Both read
-    /// the same.
+    /// scan ([`Params::plain_call`]) and only the arguments' text parsed
+    /// (to own it), anything else decoded. Both read the same.
     fn read(params: &Params) -> Result<Option<CallParams>, ErrorObject> {
         let Some((name, arguments)) = params.plain_call() else {
             return params.decode::<CallParams>();
         };
         let arguments = arguments
-            .map(raw_value)
+            .map(|a| RawValue::from_string(a.to_owned()))
             .transpose()
             .map_err(|e| invalid(&format!("tools/call arguments: {e}")))?;
         Ok(Some(CallParams { name: Some(Value::String(name.to_owned())), arguments, meta: None }))

@@ -94,23 +94,3 @@ fn a_calls_members_are_found_where_a_scan_of_its_parameters_finds_them() {
     }
     assert!(found > 100, "{found}");
 }
-
-#[test]
-fn a_raw_value_is_what_the_parser_makes_of_the_text() {
-    use serde_json::value::RawValue;
-    let outcome = |r: Result<Box<RawValue>, serde_json::Error>| {
-        r.map(|v| v.get().to_owned()).map_err(|e| e.to_string())
-    };
-    let mut checked = 0;
-    for case in super::scan::tests::json_cases().into_iter().chain(super::scan::tests::call_cases())
-    {
-        for (i, _) in case.char_indices().chain([(case.len(), ' ')]) {
-            for text in [&case[..i], &case[i..]] {
-                let parsed = outcome(RawValue::from_string(text.to_owned()));
-                assert_eq!(outcome(super::raw_value(text)), parsed, "{text:?}");
-                checked += 1;
-            }
-        }
-    }
-    assert!(checked > 100_000, "{checked}");
-}

@@ -243,7 +243,6 @@ struct CallMembers {
 }
 
 impl TopMembers for CallMembers {
-    #[inline(always)]
     fn member(&mut self, key: &[u8], value: usize) {
         // A name with an escape is another name here.
         let (slot, arguments) = match key {
@@ -260,7 +259,6 @@ impl TopMembers for CallMembers {
         self.in_arguments = arguments;
     }
 
-    #[inline(always)]
     fn end(&mut self, end: usize) {
         let slot = if self.in_arguments { &mut self.arguments } else { &mut self.name };
         if let Some(span) = slot {
@@ -351,7 +349,6 @@ fn one_value(b: &[u8], top: &mut impl TopMembers) -> Option<()> {
 /// A member's name (a string) at `at` and its colon: where its value
 /// starts; reported to `top` when the member is the outermost object's
 /// (`outer`).
-#[inline(always)]
 fn member_value(b: &[u8], at: usize, outer: bool, top: &mut impl TopMembers) -> Option<usize> {
     if b.get(at) != Some(&b'"') {
         return None;
