@@ -167,8 +167,9 @@ pub(crate) fn is_one_value(text: &str) -> bool {
 
 /// Where the usual `tools/call` members lie in the text of its parameters
 /// (byte ranges): the name's characters (inside its quotes) and the
-/// arguments' text. Found by [`checked_call`] in the same pass that checks
-/// the text; [`parts`](PlainCall::parts) reads them from that text.
+/// arguments' text. Found by `decode_received` in the same pass that
+/// checks the text ([`RawRequest::call`](super::RawRequest::call));
+/// [`parts`](PlainCall::parts) reads them from that text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlainCall {
     name: (usize, usize),
