@@ -20,7 +20,7 @@ mod message;
 pub(crate) mod scan;
 mod text;
 
-pub use scan::{plain_members, plain_str};
+pub use scan::{PlainCall, plain_call, plain_members, plain_str};
 pub use text::{raw_json, text_result_json, write_json, write_json_str};
 
 pub use message::{
@@ -381,8 +381,17 @@ pub struct RawRequest {
     pub method: String,
     /// The parameters' JSON text (an object or an array), if present.
     pub params: Option<Box<RawValue>>,
+    /// For a `tools/call` whose parameters are the usual ones
+    /// ([`plain_call`]), where its name and arguments lie in them: found
+    /// while the text was checked. `None` when not looked for (another
+    /// method, a message decoded member by member) or not found; a reader
+    /// then scans the text itself.
+    pub call: Option<PlainCall>,
 }
 
+/// Equal when the id, the method and the parameters' text are:
+/// [`call`](RawRequest::call) only says where in that text a reader finds what it
+/// would find itself.
 impl PartialEq for RawRequest {
     fn eq(&self, other: &Self) -> bool {
         let text = |p: &Option<Box<RawValue>>| p.as_ref().map(|p| p.get().to_owned());
@@ -504,19 +513,28 @@ fn plain_request<R: ResultBody>(text: &str) -> Option<MessageOf<R>> {
 /// [`plain_request`] for a server: the parameters checked to be one JSON
 /// value and kept as their text. The check is a scan that allocates
 /// nothing ([`scan::is_one_value`]); what it does not decide (nesting past
-/// its depth) the parser checks, which answers the same.
+/// its depth) the parser checks, which answers the same. A `tools/call`'s
+/// check also finds where its usual members lie ([`RawRequest::call`]), in
+/// the same pass.
 fn plain_raw_request(text: &str) -> Option<RawRequest> {
     let (id, method, body) = plain_request_parts(text)?;
-    let params = if scan::is_one_value(body) {
-        // The value's own text, as the parser keeps it: without the
-        // whitespace after it (it starts with its brace).
-        let value = body.trim_end_matches([' ', '\t', '\n', '\r']);
-        text::boxed_raw(value.to_owned()).ok()?
+    let checked = if method == crate::methods::TOOLS_CALL {
+        scan::checked_call(body)
     } else {
-        serde_json::from_str::<&RawValue>(body).ok()?.to_owned()
+        scan::is_one_value(body).then_some(None)
+    };
+    let (params, call) = match checked {
+        Some(call) => {
+            // The value's own text, as the parser keeps it: without the
+            // whitespace after it (it starts with its brace, so the
+            // places found in `body` are places in it).
+            let value = body.trim_end_matches([' ', '\t', '\n', '\r']);
+            (text::boxed_raw(value.to_owned()).ok()?, call)
+        }
+        None => (serde_json::from_str::<&RawValue>(body).ok()?.to_owned(), None),
     };
     let method = method.to_owned();
-    Some(RawRequest { id: RequestId::Number(id), method, params: Some(params) })
+    Some(RawRequest { id: RequestId::Number(id), method, params: Some(params), call })
 }
 
 /// The most brackets and braces the usual request's parameters may open
@@ -729,7 +747,7 @@ fn classify_received(parts: Parts<'_>) -> Result<Received, DecodeError> {
     };
     check_version(parts.jsonrpc)?;
     let (method, params) = request_parts(&parts, method)?;
-    Ok(Received::Request(RawRequest { id: RequestId::from_raw(id)?, method, params }))
+    Ok(Received::Request(RawRequest { id: RequestId::from_raw(id)?, method, params, call: None }))
 }
 
 /// The `jsonrpc` member must be `"2.0"`.

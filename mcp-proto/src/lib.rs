@@ -23,7 +23,8 @@
 //! [`client::decide::ProbeState::handle_discovery`] and
 //! [`client::ClientCore::take_usual_initialize`]). A server's
 //! [`jsonrpc::decode_received`] keeps a request's parameters as the text
-//! the client wrote. Requests are written by [`jsonrpc::write_json`]:
+//! the client wrote (for a `tools/call`, with where its name and arguments
+//! lie in it, found while that text was checked). Requests are written by [`jsonrpc::write_json`]:
 //! serde_json's text, with strings that need no escaping copied whole.
 //!
 //! ## Getting started

@@ -34,7 +34,8 @@
 //!   out, as a [`Reply`] now or later; later also as JSON text sent as it
 //!   is, for a result passed on; the usual `tools/call` parameters found
 //!   by a scan, [`Params::plain_call`], on `mcp-proto`'s
-//!   [`plain_members`](mcp_proto::jsonrpc::plain_members)) and [`Context`]
+//!   [`plain_call`](mcp_proto::jsonrpc::plain_call), or where the
+//!   decoding found them) and [`Context`]
 //!   (the request's key and era, notifications and progress related to
 //!   it, requests to the client, log levels). A cancelled request's future
 //!   is dropped at its next `.await` and never answered. A request

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem;
 
-use mcp_proto::jsonrpc::{ErrorObject, error_code, plain_members, plain_str};
+use mcp_proto::jsonrpc::{ErrorObject, PlainCall, error_code, plain_call};
 use mcp_proto::types::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -34,7 +34,9 @@ pub struct Params(Repr);
 enum Repr {
     #[default]
     Absent,
-    Text(Box<RawValue>),
+    /// The text, and where a `tools/call`'s usual members lie in it when
+    /// the decoding that checked it found them.
+    Text(Box<RawValue>, Option<PlainCall>),
     Value(Value),
 }
 
@@ -43,7 +45,7 @@ impl fmt::Debug for Params {
         // The client's text: shown as it is, as a `Value` would be.
         match &self.0 {
             Repr::Absent => f.write_str("Params(none)"),
-            Repr::Text(text) => write!(f, "Params({})", text.get()),
+            Repr::Text(text, _) => write!(f, "Params({})", text.get()),
             Repr::Value(value) => write!(f, "Params({value})"),
         }
     }
@@ -53,7 +55,14 @@ impl Params {
     /// Parameters given as JSON text (an object or an array, as JSON-RPC
     /// has them), or none.
     pub fn from_text(text: Option<Box<RawValue>>) -> Self {
-        Params(text.map_or(Repr::Absent, Repr::Text))
+        Params::received(text, None)
+    }
+
+    /// Parameters as a server's decoding gives them
+    /// ([`RawRequest`](mcp_proto::jsonrpc::RawRequest)): their text and,
+    /// for the usual `tools/call`, where its members lie in it.
+    pub(crate) fn received(text: Option<Box<RawValue>>, call: Option<PlainCall>) -> Self {
+        Params(text.map_or(Repr::Absent, |text| Repr::Text(text, call)))
     }
 
     /// Parameters given as a value, or none.
@@ -71,7 +80,7 @@ impl Params {
     pub fn text(&self) -> Option<Cow<'_, RawValue>> {
         match &self.0 {
             Repr::Absent => None,
-            Repr::Text(text) => Some(Cow::Borrowed(text)),
+            Repr::Text(text, _) => Some(Cow::Borrowed(text)),
             Repr::Value(value) => Some(Cow::Owned(encode(value))),
         }
     }
@@ -90,7 +99,7 @@ impl Params {
     pub fn into_text(self) -> Option<Box<RawValue>> {
         match self.0 {
             Repr::Absent => None,
-            Repr::Text(text) => Some(text),
+            Repr::Text(text, _) => Some(text),
             Repr::Value(value) => Some(encode(&value)),
         }
     }
@@ -100,7 +109,7 @@ impl Params {
     pub fn into_value(self) -> Result<Option<Value>, ErrorObject> {
         match self.0 {
             Repr::Absent => Ok(None),
-            Repr::Text(text) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
+            Repr::Text(text, _) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
             Repr::Value(value) => Ok(Some(value)),
         }
     }
@@ -111,7 +120,7 @@ impl Params {
     pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<Option<T>, ErrorObject> {
         match &self.0 {
             Repr::Absent => Ok(None),
-            Repr::Text(text) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
+            Repr::Text(text, _) => serde_json::from_str(text.get()).map(Some).map_err(invalid),
             Repr::Value(value) => T::deserialize(value).map(Some).map_err(invalid),
         }
     }
@@ -127,7 +136,9 @@ impl Params {
     /// decoding reads: when this gives the two, a decoding gives the same.
     pub fn plain_call(&self) -> Option<(&str, Option<&str>)> {
         match &self.0 {
-            Repr::Text(text) => plain_call_text(text.get()),
+            // Found while the text was checked.
+            Repr::Text(text, Some(call)) => call.parts(text.get()),
+            Repr::Text(text, None) => plain_call(text.get()),
             _ => None,
         }
     }
@@ -138,7 +149,9 @@ impl Params {
     /// rather than a parse.
     pub(crate) fn may_be_stateless(&self) -> bool {
         match &self.0 {
-            Repr::Text(text) => text_may_be_stateless(text),
+            // Only `name` and `arguments`: no `_meta`.
+            Repr::Text(_, Some(_)) => false,
+            Repr::Text(text, None) => text_may_be_stateless(text),
             Repr::Absent => false,
             Repr::Value(_) => true,
         }
@@ -149,8 +162,9 @@ impl Params {
     /// skipped without building anything.
     pub(crate) fn head(&self) -> Result<Head, ErrorObject> {
         match &self.0 {
-            Repr::Absent => Ok(Head::default()),
-            Repr::Text(text) => match text.get().as_bytes().first() {
+            // Only `name` and `arguments`: none of the head's members.
+            Repr::Absent | Repr::Text(_, Some(_)) => Ok(Head::default()),
+            Repr::Text(text, None) => match text.get().as_bytes().first() {
                 Some(b'{') => serde_json::from_str(text.get()).map_err(invalid),
                 _ => Ok(Head::default()),
             },
@@ -184,16 +198,6 @@ fn text_may_be_stateless(text: &RawValue) -> bool {
     static PREFIX: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(STATELESS_KEY_PREFIX));
     memchr::memchr(b'\\', text).is_some() || PREFIX.find(text).is_some()
-}
-
-/// [`Params::plain_call`] of the text of parameters.
-fn plain_call_text(text: &str) -> Option<(&str, Option<&str>)> {
-    let [name, arguments] = plain_members(text, ["name", "arguments"])?;
-    let name = plain_str(name?)?;
-    if arguments.is_some_and(|a| a.starts_with('n')) {
-        return None;
-    }
-    Some((name, arguments))
 }
 
 /// What the stateless era's `_meta` keys begin with.
@@ -467,8 +471,9 @@ mod tests {
         arguments: Option<&'a RawValue>,
     }
 
-    #[test]
-    fn a_plain_call_is_what_a_decoding_reads() {
+    /// `tools/call` parameters of the usual shape and near misses, each
+    /// name with each arguments' text (`@` and `#` of the shapes).
+    fn call_shapes() -> ([&'static str; 18], [&'static str; 14]) {
         let values = [
             r#""echo""#,
             r#""e\"c\\ho""#,
@@ -505,6 +510,12 @@ mod tests {
             "{}",
             "[@,#]",
         ];
+        (values, shapes)
+    }
+
+    #[test]
+    fn a_plain_call_is_what_a_decoding_reads() {
+        let (values, shapes) = call_shapes();
         let mut plain = 0;
         for shape in shapes {
             for name in values {
@@ -531,6 +542,44 @@ mod tests {
         }
         let value = Params::from_value(Some(json!({"name": "echo", "arguments": {}})));
         assert!(value.plain_call().is_none());
+    }
+
+    /// Parameters as the session gets them from a decoding, a call's
+    /// members already found: what the same text alone reads.
+    #[test]
+    fn a_call_found_by_the_decoding_reads_as_its_text() {
+        use mcp_proto::jsonrpc::{Received, ReceivedIncoming, decode_received};
+        let (values, shapes) = call_shapes();
+        let mut found = 0;
+        for shape in shapes {
+            for name in values {
+                for arguments in values {
+                    let case = shape.replace('@', name).replace('#', arguments);
+                    let message = format!(
+                        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{case}}}"#
+                    );
+                    let Ok(ReceivedIncoming::Single(Received::Request(request))) =
+                        decode_received(message.as_bytes())
+                    else {
+                        continue;
+                    };
+                    found += usize::from(request.call.is_some());
+                    let alone = Params::from_text(request.params.clone());
+                    let received = Params::received(request.params, request.call);
+                    assert_eq!(received.plain_call(), alone.plain_call(), "{case}");
+                    let head = |p: &Params| format!("{:?}", p.head());
+                    assert_eq!(head(&received), head(&alone), "{case}");
+                    // Skipping the head only where it holds no stateless key.
+                    if !received.may_be_stateless() {
+                        assert!(!alone.head().unwrap().is_stateless(), "{case}");
+                    }
+                }
+            }
+        }
+        // As `a_plain_call_is_what_a_decoding_reads` counts, but for the
+        // shape with space before its brace: a message the general path
+        // decodes (its call found by the scan of the text, when asked).
+        assert_eq!(found, 2 * 4 * 17 + 4 * 18, "{found}");
     }
 
     #[test]

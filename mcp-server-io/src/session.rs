@@ -221,8 +221,8 @@ impl<H: Handler> Session<H> {
     /// id (see [`handle_from`](Self::handle_from)).
     pub fn handle_received(&self, origin: u64, received: Received) {
         match received {
-            Received::Request(RawRequest { id, method, params }) => {
-                self.handle_request(origin, id, method, Params::from_text(params))
+            Received::Request(RawRequest { id, method, params, call }) => {
+                self.handle_request(origin, id, method, Params::received(params, call))
             }
             Received::Message(message) => self.handle_from(origin, message),
         }

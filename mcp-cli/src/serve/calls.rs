@@ -123,7 +123,7 @@ impl Bridge {
         params: Params,
     ) -> Result<Called, ErrorObject> {
         let rounds = &self.link.rounds;
-        let params = params.decode::<CallParams>()?;
+        let params = CallParams::read(&params)?;
         if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
             // A stateless-era host's retry: the parked call goes on, its
             // progress now to this request's token.
@@ -318,6 +318,22 @@ struct CallParams {
     meta: Option<Value>,
 }
 
+impl CallParams {
+    /// A host's `tools/call` parameters: the usual two members found by a
+    /// scan ([`Params::plain_call`]) and only the arguments' text parsed
+    /// (to own it), anything else decoded. Both read the same.
+    fn read(params: &Params) -> Result<Option<CallParams>, ErrorObject> {
+        let Some((name, arguments)) = params.plain_call() else {
+            return params.decode::<CallParams>();
+        };
+        let arguments = arguments
+            .map(|a| RawValue::from_string(a.to_owned()))
+            .transpose()
+            .map_err(|e| invalid(&format!("tools/call arguments: {e}")))?;
+        Ok(Some(CallParams { name: Some(Value::String(name.to_owned())), arguments, meta: None }))
+    }
+}
+
 /// What a tool call gives the host: the server's result as the text it
 /// sent (passed on as it is where nothing in it changes), or a value the
 /// bridge made (a task handle, search results, an input round's result).
@@ -410,4 +426,71 @@ fn task_update<T: Transport>(
 
 fn task_cancel<T: Transport>(c: &Client<T>, id: String) -> BoxFuture<'_, Result<(), T::Error>> {
     Box::pin(async move { c.task_cancel(&id).await })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_proto::jsonrpc::{Received, ReceivedIncoming, decode_received};
+
+    /// What a reading gives, comparable: the name, the arguments' text,
+    /// `_meta`, or the error's code.
+    type Read = Result<Option<(Option<Value>, Option<String>, Option<Value>)>, i64>;
+
+    fn comparable(read: Result<Option<CallParams>, ErrorObject>) -> Read {
+        read.map(|p| p.map(|p| (p.name, p.arguments.map(|a| a.get().to_owned()), p.meta)))
+            .map_err(|e| e.code)
+    }
+
+    /// The usual call found by a scan reads as its decoding, on the usual
+    /// shapes and near misses, as a decoding hands them over and as text
+    /// alone.
+    #[test]
+    fn a_call_read_by_a_scan_is_what_its_decoding_reads() {
+        let names = [r#""echo""#, r#""e\"cho""#, r#""\u0065cho""#, "1", "null", r#""""#];
+        let arguments = [
+            r#"{"message":"hi"}"#,
+            r#"{ "a" : [ 1 , {"b":"}"} ] }"#,
+            "{}",
+            "null",
+            "[]",
+            "1e400",
+            r#""s""#,
+        ];
+        let shapes = [
+            r#"{"name":@,"arguments":#}"#,
+            r#"{"arguments":#,"name":@}"#,
+            " {\n \"name\" :\t@ ,\r\n\"arguments\":  #  } ",
+            r#"{"name":@}"#,
+            r#"{"arguments":#}"#,
+            r#"{"name":@,"arguments":#,"name":@}"#,
+            r#"{"name":@,"arguments":#,"_meta":{"progressToken":1}}"#,
+            r#"{"n\u0061me":@,"arguments":#}"#,
+            r#"{"name":@,"arguments":#,"x":null}"#,
+            "[@,#]",
+        ];
+        let mut plain = 0;
+        for shape in shapes {
+            for name in names {
+                for argument in arguments {
+                    let case = shape.replace('@', name).replace('#', argument);
+                    let message = format!(
+                        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{case}}}"#
+                    );
+                    let Ok(ReceivedIncoming::Single(Received::Request(request))) =
+                        decode_received(message.as_bytes())
+                    else {
+                        continue;
+                    };
+                    let params = Params::from_text(request.params.clone());
+                    let decoded = comparable(params.decode::<CallParams>());
+                    plain += usize::from(params.plain_call().is_some());
+                    assert_eq!(comparable(CallParams::read(&params)), decoded, "{case}");
+                }
+            }
+        }
+        // The two plain names with the six arguments that are not `null`,
+        // in the three shapes that hold both once, and alone.
+        assert_eq!(plain, 3 * 2 * 6 + 2 * arguments.len(), "{plain}");
+    }
 }

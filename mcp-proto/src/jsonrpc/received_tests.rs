@@ -56,3 +56,41 @@ fn parameters_checked_by_the_scan_are_decoded_as_the_general_path_decodes_them()
     }
     assert!(plain_requests > 25, "{plain_requests}");
 }
+
+#[test]
+fn a_calls_members_are_found_where_a_scan_of_its_parameters_finds_them() {
+    use super::{Received, plain_call};
+    let mut found = 0;
+    let cases =
+        super::scan::tests::call_cases().into_iter().chain(super::scan::tests::json_cases());
+    for params in cases {
+        for method in ["tools/call", "tools/list", "prompts/get"] {
+            for space in ["", " \n\t"] {
+                let text = format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{params}{space}}}"#
+                );
+                let plain = super::plain_raw_request(&text);
+                let Ok(ReceivedIncoming::Single(Received::Request(request))) =
+                    decode_received(text.as_bytes())
+                else {
+                    continue;
+                };
+                let Some(call) = request.call else { continue };
+                // Only a `tools/call` on the plain path, its parameters'
+                // members as a scan of their text finds them.
+                assert!(method == "tools/call" && plain.is_some(), "{text}");
+                let held = request.params.as_ref().map(|p| p.get()).unwrap_or_default();
+                assert_eq!(call.parts(held), plain_call(held), "{text}");
+                assert!(plain_call(held).is_some(), "{text}");
+                found += 1;
+            }
+        }
+        // Every usual call on the plain path has its members found.
+        let text = plain(&params);
+        if let Some(request) = super::plain_raw_request(&text) {
+            let held = request.params.as_ref().map(|p| p.get()).unwrap_or_default();
+            assert_eq!(request.call.is_some(), plain_call(held).is_some(), "{text}");
+        }
+    }
+    assert!(found > 100, "{found}");
+}

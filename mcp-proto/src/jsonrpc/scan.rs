@@ -162,11 +162,132 @@ const MAX_CHECKED_DEPTH: u32 = 64;
 /// `false`, `null`, member names strings. `text` is a `str`, so its UTF-8
 /// is already checked.
 pub(crate) fn is_one_value(text: &str) -> bool {
-    one_value(text.as_bytes()).is_some()
+    one_value(text.as_bytes(), &mut ()).is_some()
 }
 
-/// [`is_one_value`], `None` for `false`.
-fn one_value(b: &[u8]) -> Option<()> {
+/// Where the usual `tools/call` members lie in the text of its parameters
+/// (byte ranges): the name's characters (inside its quotes) and the
+/// arguments' text. Found by `decode_received` in the same pass that
+/// checks the text ([`RawRequest::call`](super::RawRequest::call));
+/// [`parts`](PlainCall::parts) reads them from that text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainCall {
+    name: (usize, usize),
+    arguments: Option<(usize, usize)>,
+}
+
+impl PlainCall {
+    /// The name and the arguments' text in `params`, the parameters' text
+    /// these were found in: what [`plain_call`] gives for it. Other text
+    /// gives some answer or `None`, never a panic.
+    pub fn parts<'t>(&self, params: &'t str) -> Option<(&'t str, Option<&'t str>)> {
+        let name = params.get(self.name.0..self.name.1)?;
+        let arguments = match self.arguments {
+            Some((start, end)) => Some(params.get(start..end)?),
+            None => None,
+        };
+        Some((name, arguments))
+    }
+}
+
+/// The usual `tools/call` parameters, exactly the members `name` (a string
+/// without escapes) and `arguments` (not `null`), or `name` alone, each
+/// once, in either order, member names without escapes, whitespace between
+/// tokens allowed: the name and the arguments' text, found by a scan of
+/// `text` (one JSON value) rather than a decoding of it. `None` for anything
+/// else, which a decoding reads: when this gives the two, a decoding gives
+/// the same.
+pub fn plain_call(text: &str) -> Option<(&str, Option<&str>)> {
+    let [name, arguments] = plain_members(text, ["name", "arguments"])?;
+    let name = plain_str(name?)?;
+    if arguments.is_some_and(|a| a.starts_with('n')) {
+        return None;
+    }
+    Some((name, arguments))
+}
+
+/// [`is_one_value`] and, in the same pass, where the members [`plain_call`]
+/// reads lie: `None` when `text` is not one value (or is nested past the
+/// checked depth), `Some(None)` when it is but not the usual call.
+pub(crate) fn checked_call(text: &str) -> Option<Option<PlainCall>> {
+    let mut members = CallMembers { plain: true, ..CallMembers::default() };
+    one_value(text.as_bytes(), &mut members)?;
+    Some(members.call(text.as_bytes()))
+}
+
+/// What [`one_value`] reports of the members of the outermost object.
+trait TopMembers {
+    /// A member of the outermost object: its name's text with its quotes
+    /// (`key`), its value starting at `value`.
+    fn member(&mut self, key: &[u8], value: usize);
+    /// The value of the last member given ends at `end`.
+    fn end(&mut self, end: usize);
+}
+
+/// Nothing reported.
+impl TopMembers for () {
+    #[inline(always)]
+    fn member(&mut self, _: &[u8], _: usize) {}
+    #[inline(always)]
+    fn end(&mut self, _: usize) {}
+}
+
+/// The members [`plain_call`] reads, as [`one_value`] passes them.
+#[derive(Default)]
+struct CallMembers {
+    /// Only `name` and `arguments` so far, each once.
+    plain: bool,
+    name: Option<(usize, usize)>,
+    arguments: Option<(usize, usize)>,
+    /// The member whose value is being read: `true` for `arguments`.
+    in_arguments: bool,
+}
+
+impl TopMembers for CallMembers {
+    fn member(&mut self, key: &[u8], value: usize) {
+        // A name with an escape is another name here.
+        let (slot, arguments) = match key {
+            b"\"name\"" => (&mut self.name, false),
+            b"\"arguments\"" => (&mut self.arguments, true),
+            _ => {
+                self.plain = false;
+                return;
+            }
+        };
+        if slot.replace((value, value)).is_some() {
+            self.plain = false;
+        }
+        self.in_arguments = arguments;
+    }
+
+    fn end(&mut self, end: usize) {
+        let slot = if self.in_arguments { &mut self.arguments } else { &mut self.name };
+        if let Some(span) = slot {
+            span.1 = end;
+        }
+    }
+}
+
+impl CallMembers {
+    /// What [`plain_call`] gives, as places in `text`, the text checked.
+    fn call(&self, text: &[u8]) -> Option<PlainCall> {
+        let (start, end) = self.name.filter(|_| self.plain)?;
+        // A string without escapes: its characters between the quotes.
+        let name = text.get(start..end)?;
+        if name.first() != Some(&b'"') || quote_or_backslash(&name[1..])? != name.len() - 2 {
+            return None;
+        }
+        let arguments = self.arguments;
+        if arguments.is_some_and(|(start, _)| text.get(start) == Some(&b'n')) {
+            return None;
+        }
+        Some(PlainCall { name: (start + 1, end - 1), arguments })
+    }
+}
+
+/// [`is_one_value`], `None` for `false`; the outermost object's members
+/// reported to `top`.
+fn one_value(b: &[u8], top: &mut impl TopMembers) -> Option<()> {
     // Bit `i` of `objects`: whether the bracket open at depth `i + 1`
     // from the innermost is an object's.
     let mut objects = 0u64;
@@ -186,7 +307,7 @@ fn one_value(b: &[u8]) -> Option<()> {
                 } else {
                     objects = (objects << 1) | u64::from(object);
                     depth += 1;
-                    at = if object { member_value(b, first)? } else { first };
+                    at = if object { member_value(b, first, depth == 1, top)? } else { first };
                     continue;
                 }
             }
@@ -199,6 +320,11 @@ fn one_value(b: &[u8]) -> Option<()> {
         };
         // After a value: a comma and the next, or closing brackets.
         loop {
+            if depth == 1 {
+                // A member's value of the outermost object, or an element
+                // of the outermost array (then no member was reported).
+                top.end(at);
+            }
             at = skip_space(b, at);
             if depth == 0 {
                 return (at == b.len()).then_some(());
@@ -207,7 +333,7 @@ fn one_value(b: &[u8]) -> Option<()> {
             match *b.get(at)? {
                 b',' => {
                     let next = skip_space(b, at + 1);
-                    at = if object { member_value(b, next)? } else { next };
+                    at = if object { member_value(b, next, depth == 1, top)? } else { next };
                     break;
                 }
                 b'}' if object => {}
@@ -222,13 +348,22 @@ fn one_value(b: &[u8]) -> Option<()> {
 }
 
 /// A member's name (a string) at `at` and its colon: where its value
-/// starts.
-fn member_value(b: &[u8], at: usize) -> Option<usize> {
+/// starts; reported to `top` when the member is the outermost object's
+/// (`outer`).
+fn member_value(b: &[u8], at: usize, outer: bool, top: &mut impl TopMembers) -> Option<usize> {
     if b.get(at) != Some(&b'"') {
         return None;
     }
-    let colon = skip_space(b, checked_string_end(b, at)?);
-    (b.get(colon) == Some(&b':')).then(|| skip_space(b, colon + 1))
+    let key_end = checked_string_end(b, at)?;
+    let colon = skip_space(b, key_end);
+    if b.get(colon) != Some(&b':') {
+        return None;
+    }
+    let value = skip_space(b, colon + 1);
+    if outer {
+        top.member(&b[at..key_end], value);
+    }
+    Some(value)
 }
 
 /// Just past the string opening at `at` (a quote), its escapes and
@@ -556,6 +691,108 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// `tools/call` parameters of every usual shape and near misses of it:
+    /// names and arguments of every kind, members twice, other members,
+    /// escapes in member names, nesting, cut text.
+    pub(crate) fn call_cases() -> Vec<String> {
+        let names = [
+            r#""echo""#,
+            r#""""#,
+            r#""e\"cho""#,
+            r#""\u0065cho""#,
+            r#""é😀 tool""#,
+            "1",
+            "null",
+            "{}",
+            r#"["a"]"#,
+        ];
+        let arguments = [
+            r#"{"message":"hi"}"#,
+            r#"{"a":{"b":[1,{"c":"}],"}]},"d":"\"name\":1"}"#,
+            "{ }",
+            "null",
+            "nul",
+            "[]",
+            "1",
+            "-0.5e3",
+            "true",
+            r#""s""#,
+        ];
+        let shapes = [
+            r#"{"name":@,"arguments":#}"#,
+            r#"{"arguments":#,"name":@}"#,
+            " {\n \"name\" :\t@ ,\r\n\"arguments\":  #  } ",
+            r#"{"name":@}"#,
+            r#"{"arguments":#}"#,
+            r#"{"name":@,"arguments":#,"name":@}"#,
+            r#"{"name":@,"arguments":#,"arguments":#}"#,
+            r#"{"name":@,"arguments":#,"_meta":{}}"#,
+            r#"{"_meta":{"name":@},"name":@,"arguments":#}"#,
+            r#"{"n\u0061me":@,"arguments":#}"#,
+            r#"{"name":@,"\u0061rguments":#}"#,
+            r#"{"Name":@,"arguments":#}"#,
+            r#"{"name":@,"argument":#}"#,
+            r#"{"name" @,"arguments":#}"#,
+            r#"{"name":@,"arguments":#,}"#,
+            r#"{"name":@,"arguments":#}}"#,
+            r#"{"name":@,"arguments":#"#,
+            r#"{"name":@ "arguments":#}"#,
+            "[@,#]",
+            r#"[{"name":@,"arguments":#}]"#,
+        ];
+        let mut cases = vec!["{}".to_owned(), "{ }".to_owned()];
+        for shape in shapes {
+            for name in names {
+                for argument in arguments {
+                    cases.push(shape.replace('@', name).replace('#', argument));
+                }
+            }
+        }
+        cases
+    }
+
+    /// What [`checked_call`] must give: [`is_one_value`]'s answer and
+    /// [`plain_call`]'s members (of the text from its first brace, as the
+    /// server's plain path has it).
+    fn check_call(text: &str) -> bool {
+        let checked = checked_call(text);
+        assert_eq!(checked.is_some(), is_one_value(text), "{text:?}");
+        let Some(call) = checked else { return false };
+        let expected = plain_call(text.trim_start_matches([' ', '\t', '\n', '\r']));
+        assert_eq!(call.and_then(|c| c.parts(text)), expected, "{text:?}");
+        // A call's places read nothing past the text, in any other text.
+        if let Some(call) = call {
+            for end in 0..text.len() {
+                if let Some(cut) = text.get(..end) {
+                    let _ = call.parts(cut);
+                }
+            }
+        }
+        expected.is_some()
+    }
+
+    #[test]
+    fn a_checked_call_is_one_value_and_plain_call() {
+        let (mut checked, mut found) = (0, 0);
+        let swaps = ["", " ", "\"", "\\", "{", "}", "[", "]", ":", ",", "n", "\u{1f}"];
+        for case in call_cases().iter().chain(&json_cases()) {
+            found += usize::from(check_call(case));
+            checked += 1;
+            for (i, c) in case.char_indices() {
+                check_call(&case[..i]);
+                for swap in swaps {
+                    found += usize::from(check_call(&format!(
+                        "{}{swap}{}",
+                        &case[..i],
+                        &case[i + c.len_utf8()..]
+                    )));
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100_000 && found > 1_000, "{checked} {found}");
     }
 
     /// What a decoding reads of an object of the members `a` and `b`.

@@ -180,7 +180,7 @@ fn check_stateless<H: Handler>(
 fn raw_request(request: Request) -> RawRequest {
     let Request { id, method, params } = request;
     let params = params.and_then(|p| serde_json::value::to_raw_value(&p).ok());
-    RawRequest { id, method, params }
+    RawRequest { id, method, params, call: None }
 }
 
 /// What a [`Value`] can show of parameters' text, for the checks that read
