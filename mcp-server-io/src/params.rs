@@ -143,6 +143,25 @@ impl Params {
         }
     }
 
+    /// [`plain_call`](Params::plain_call), the arguments owned as a raw
+    /// value: for text its decoding found the call in, the arguments'
+    /// part of that checked text without checking it again
+    /// ([`PlainCall::owned_parts`]); else the part found by a scan, checked
+    /// as `RawValue::from_string` checks it (the same text either way).
+    pub fn plain_call_owned(&self) -> Option<(&str, Option<Box<RawValue>>)> {
+        if let Repr::Text(text, Some(call)) = &self.0
+            && let Some(owned) = call.owned_parts(text)
+        {
+            return Some(owned);
+        }
+        let (name, arguments) = self.plain_call()?;
+        let arguments = match arguments {
+            Some(arguments) => Some(RawValue::from_string(arguments.to_owned()).ok()?),
+            None => None,
+        };
+        Some((name, arguments))
+    }
+
     /// Whether the parameters may carry a stateless-era `_meta` key:
     /// `false` only for text that holds neither the keys' common prefix
     /// nor any escape (which could spell it), found by a byte search
@@ -567,6 +586,15 @@ mod tests {
                     let alone = Params::from_text(request.params.clone());
                     let received = Params::received(request.params, request.call);
                     assert_eq!(received.plain_call(), alone.plain_call(), "{case}");
+                    // Owned without a second check: the text a check owns.
+                    let owned = |p: &Params| {
+                        p.plain_call_owned()
+                            .map(|(n, a)| (n.to_owned(), a.map(|a| a.get().to_owned())))
+                    };
+                    let read =
+                        received.plain_call().map(|(n, a)| (n.to_owned(), a.map(str::to_owned)));
+                    assert_eq!(owned(&received), read, "{case}");
+                    assert_eq!(owned(&alone), read, "{case}");
                     let head = |p: &Params| format!("{:?}", p.head());
                     assert_eq!(head(&received), head(&alone), "{case}");
                     // Skipping the head only where it holds no stateless key.

@@ -320,16 +320,13 @@ struct CallParams {
 
 impl CallParams {
     /// A host's `tools/call` parameters: the usual two members found by a
-    /// scan ([`Params::plain_call`]) and only the arguments' text parsed
-    /// (to own it), anything else decoded. Both read the same.
+    /// scan, the arguments' checked text owned as it is
+    /// ([`Params::plain_call_owned`]), anything else decoded. Both read
+    /// the same.
     fn read(params: &Params) -> Result<Option<CallParams>, ErrorObject> {
-        let Some((name, arguments)) = params.plain_call() else {
+        let Some((name, arguments)) = params.plain_call_owned() else {
             return params.decode::<CallParams>();
         };
-        let arguments = arguments
-            .map(|a| RawValue::from_string(a.to_owned()))
-            .transpose()
-            .map_err(|e| invalid(&format!("tools/call arguments: {e}")))?;
         Ok(Some(CallParams { name: Some(Value::String(name.to_owned())), arguments, meta: None }))
     }
 }

@@ -174,6 +174,9 @@ pub(crate) fn is_one_value(text: &str) -> bool {
 pub struct PlainCall {
     name: (usize, usize),
     arguments: Option<(usize, usize)>,
+    /// The length of the checked value's text (without whitespace after
+    /// it): [`owned_parts`](PlainCall::owned_parts) takes no other text.
+    len: usize,
 }
 
 impl PlainCall {
@@ -184,6 +187,30 @@ impl PlainCall {
         let name = params.get(self.name.0..self.name.1)?;
         let arguments = match self.arguments {
             Some((start, end)) => Some(params.get(start..end)?),
+            None => None,
+        };
+        Some((name, arguments))
+    }
+
+    /// [`parts`](PlainCall::parts), the arguments owned as a raw value
+    /// without checking their text again: `params` is the checked text
+    /// these places were found in (a raw value is one JSON value, and the
+    /// arguments are one of its members' values), so its part is one
+    /// value too. `None` for text of another length than the checked
+    /// text's, or places that do not fall on its characters: the places
+    /// are the decoding's for the text it boxed
+    /// ([`RawRequest`](super::RawRequest) holds both), not for another.
+    pub fn owned_parts<'t>(
+        &self,
+        params: &'t serde_json::value::RawValue,
+    ) -> Option<(&'t str, Option<Box<serde_json::value::RawValue>>)> {
+        let text = params.get();
+        if text.len() != self.len {
+            return None;
+        }
+        let (name, arguments) = self.parts(text)?;
+        let arguments = match arguments {
+            Some(arguments) => Some(super::text::boxed_raw(arguments.to_owned()).ok()?),
             None => None,
         };
         Some((name, arguments))
@@ -281,7 +308,9 @@ impl CallMembers {
         if arguments.is_some_and(|(start, _)| text.get(start) == Some(&b'n')) {
             return None;
         }
-        Some(PlainCall { name: (start + 1, end - 1), arguments })
+        let len = text.len()
+            - text.iter().rev().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+        Some(PlainCall { name: (start + 1, end - 1), arguments, len })
     }
 }
 
@@ -793,6 +822,39 @@ pub(crate) mod tests {
             }
         }
         assert!(checked > 100_000 && found > 1_000, "{checked} {found}");
+    }
+
+    /// [`PlainCall::owned_parts`] against the general path: for every
+    /// usual call and near miss the check accepts, the arguments owned
+    /// without a second check are the text `RawValue::from_string` owns
+    /// (and accepts); the places refused on any other text.
+    #[test]
+    fn owned_arguments_are_what_a_check_owns() {
+        use serde_json::value::RawValue;
+        let (mut owned, mut refused) = (0, 0);
+        for case in call_cases() {
+            let value = case.trim_matches([' ', '\t', '\n', '\r']);
+            let Some(Some(call)) = checked_call(value) else { continue };
+            let params = RawValue::from_string(value.to_owned()).expect("checked");
+            let (name, arguments) = call.owned_parts(&params).expect("its own text");
+            let (plain_name, plain_arguments) = plain_call(value).expect("a plain call");
+            assert_eq!(name, plain_name, "{case:?}");
+            let checked = plain_arguments.map(|a| RawValue::from_string(a.to_owned()).expect(a));
+            assert_eq!(
+                arguments.as_ref().map(|a| a.get()),
+                checked.as_ref().map(|a| a.get()),
+                "{case:?}"
+            );
+            owned += 1;
+            // Other text: the call in an array, a character more, another call.
+            for other in [format!("[{value}]"), format!("{{}}{}", &value[1..]), "{}".to_owned()] {
+                if let Ok(other) = RawValue::from_string(other) {
+                    assert!(call.owned_parts(&other).is_none(), "{case:?} in {other}");
+                    refused += 1;
+                }
+            }
+        }
+        assert!(owned > 100 && refused > 100, "{owned} {refused}");
     }
 
     /// What a decoding reads of an object of the members `a` and `b`.
