@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
-use foldhash::quality::RandomState;
 use mcp_proto::jsonrpc::{
     DecodeError, ErrorObject, ErrorResponse, Message, Notification, RawRequest, Received,
     ReceivedIncoming, Request, RequestId, Response, decode_received, error_code,
@@ -135,17 +134,10 @@ struct State {
     /// The `capabilities` the client declared in `initialize`.
     client_capabilities: Option<Value>,
     client_initialized: bool,
-    /// Requests answered later, by key. The ids are the peer's choice,
-    /// hashed with a seed of this map's own (foldhash's `quality`, ids
-    /// being a few bytes: a fraction of SipHash's cost per insert and
-    /// remove), so ids written to collide in one map do not collide in
-    /// another. The session sets no cap on the requests in flight (each
-    /// holds its future until answered or cancelled); the map's size is
-    /// bounded only by what the peer sends, as any other cost per request.
-    in_flight: HashMap<RequestKey, Running, RandomState>,
-    /// Server-to-client requests awaiting the client's answer (ids this
-    /// session chose).
-    pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>, RandomState>,
+    /// Requests answered later, by key.
+    in_flight: HashMap<RequestKey, Running>,
+    /// Server-to-client requests awaiting the client's answer.
+    pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
     /// The lowest log level the client asked for (`logging/setLevel`).
     min_log_level: usize,
     /// Replies sent so far.
