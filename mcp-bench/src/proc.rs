@@ -80,9 +80,15 @@ fn all_cpus() -> &'static CpuSet {
 /// Restricts the calling thread, and every process or thread it starts from
 /// now on (they inherit the mask, as under `taskset -c 0`), to CPU 0.
 pub fn pin_to_cpu0() -> Result<(), String> {
+    pin_to_cpu(0)
+}
+
+/// Restricts the calling thread, and every process or thread it starts from
+/// now on, to CPU `cpu` (as under `taskset -c CPU`).
+pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     all_cpus();
     let mut set = CpuSet::new();
-    set.set(0).map_err(|e| format!("cpu set: {e}"))?;
+    set.set(cpu).map_err(|e| format!("cpu set: {e}"))?;
     sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| format!("sched_setaffinity: {e}"))
 }
 

@@ -23,6 +23,33 @@ pub(crate) struct Config {
     pub(crate) fast_sse: bool,
     /// `--only answerer|testkit` limits `seq` and `throughput` to one server.
     pub(crate) servers: Vec<Server>,
+    /// `--placement same|split`: where `--profile` puts the client and the
+    /// server (left to the scheduler by default).
+    pub(crate) placement: Placement,
+}
+
+/// Where a `--profile` run puts the client's thread and the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// Left to the scheduler.
+    Free,
+    /// Both on CPU 0: every wake-up is a switch on one CPU.
+    Same,
+    /// The client on CPU 0, the server on CPU 1: every wake-up crosses
+    /// CPUs, and the client's CPU runs whatever else there is while it
+    /// waits.
+    Split,
+}
+
+impl Placement {
+    fn from_args(args: &[String]) -> Result<Placement, String> {
+        match value_of(args, "--placement") {
+            None => Ok(Placement::Free),
+            Some("same") => Ok(Placement::Same),
+            Some("split") => Ok(Placement::Split),
+            Some(other) => Err(format!("--placement same|split, not {other}")),
+        }
+    }
 }
 
 /// The server of a phase.
@@ -68,6 +95,7 @@ impl Config {
                 Some("testkit") => vec![Server::Testkit],
                 _ => vec![Server::Answerer, Server::Testkit],
             },
+            placement: Placement::from_args(args)?,
         })
     }
 
@@ -99,6 +127,27 @@ impl Config {
             (true, _) => (128, 1),
             (false, "sse") if !self.fast_sse => (256, 3),
             _ => (4_096, 5),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Placement;
+
+    #[test]
+    fn placement_is_read_from_its_flag() {
+        let table: [(&[&str], Result<Placement, ()>); 6] = [
+            (&["--profile", "start", "10"], Ok(Placement::Free)),
+            (&["--placement", "same", "--profile", "start"], Ok(Placement::Same)),
+            (&["--profile", "start", "--placement", "split"], Ok(Placement::Split)),
+            (&["--placement", "both"], Err(())),
+            (&["--placement", "Split"], Err(())),
+            (&["--placement"], Ok(Placement::Free)),
+        ];
+        for (args, want) in table {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            assert_eq!(Placement::from_args(&args).map_err(|_| ()), want, "{args:?}");
         }
     }
 }

@@ -14,7 +14,9 @@
 //! sessions; prints its memory), `--profile json|sse|raw N` (N sequential
 //! calls of ours, or of raw hyper, for callgrind) and `--profile
 //! start|start-raw|start-pooled|start-rmcp-pooled N` (N start-ups of ours,
-//! of raw hyper, or of ours and rmcp each sharing one pool). With
+//! of raw hyper, or of ours and rmcp each sharing one pool);
+//! `--placement same|split` puts a profile's client and server on one CPU
+//! or on two (CPU 0, and CPU 1 for the server). With
 //! `BENCH_NO_EVENT_STREAM` set, our client does not open the standalone GET
 //! stream (`HttpOptions::event_stream = false`), to measure what it costs.
 //!
@@ -69,7 +71,7 @@ fn run(args: &[String]) -> Result<(), String> {
     if let Some(p) = mcp_bench::args::profile(args, "--profile") {
         return profile::profile(&config, p.which.unwrap_or("json"), p.n.unwrap_or(5_000));
     }
-    let valued = ["--server", "--reply", "--server-threads", "--era", "--only"];
+    let valued = ["--server", "--reply", "--server-threads", "--era", "--only", "--placement"];
     let table = match mcp_bench::args::mode(args, &valued) {
         Some("seq") => seq::sequential(&config)?,
         Some("throughput") => throughput::throughput(&config)?,

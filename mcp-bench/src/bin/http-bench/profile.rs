@@ -3,13 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_bench::proc::HttpServer;
+use mcp_bench::proc::{HttpServer, pin_to_cpu};
 use mcp_bench::{ours, runtime};
 
 use mcp_http::{HttpOptions, HttpPool};
 
 use crate::clients::{connect_ours, connect_ours_in, connect_rmcp_pooled, pooled_reqwest};
-use crate::flags::Config;
+use crate::flags::{Config, Placement};
 use crate::raw::Raw;
 
 /// `--profile json|sse|raw N`: N sequential calls of ours (or of the raw
@@ -19,7 +19,8 @@ use crate::raw::Raw;
 /// `strace`; `start-pooled` and `start-rmcp-pooled` the same for ours with
 /// one `HttpPool` and rmcp with one `reqwest::Client` that every start
 /// shares (`startup`'s second-client row); each start's time goes to
-/// stderr with `--times`.
+/// stderr with `--times`. With `--placement`, the client and the server
+/// run where it says ([`start_server`]).
 pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), String> {
     if let "start-pooled" | "start-rmcp-pooled" = mode {
         return pooled_starts(config, mode, n);
@@ -28,7 +29,7 @@ pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), Strin
     let reply = if matches!(mode, "raw" | "start" | "start-raw") { "json" } else { mode };
     let mut args = vec!["--reply", reply];
     args.extend(config.era.testkit_args());
-    let server = HttpServer::start(&config.testkit, &args)?;
+    let server = start_server(config, &args)?;
     let rt = runtime();
     rt.block_on(async {
         if let "start" | "start-raw" = mode {
@@ -78,7 +79,7 @@ pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), Strin
 fn pooled_starts(config: &Config, mode: &str, n: usize) -> Result<(), String> {
     let mut args = vec!["--reply", "json"];
     args.extend(config.era.testkit_args());
-    let server = HttpServer::start(&config.testkit, &args)?;
+    let server = start_server(config, &args)?;
     let pool = HttpPool::new(&HttpOptions::new("bench")).map_err(|e| e.to_string())?;
     let shared = pooled_reqwest();
     let times = std::env::args().any(|a| a == "--times");
@@ -103,4 +104,25 @@ fn pooled_starts(config: &Config, mode: &str, n: usize) -> Result<(), String> {
         }
         Ok(())
     })
+}
+
+/// The testkit with `args`, placed as `--placement` says: with `same`, it
+/// and this thread (the client's: the runtime is a current-thread one) on
+/// CPU 0; with `split`, it on CPU 1 and this thread on CPU 0, so that each
+/// wake-up of the other side crosses CPUs, as on an otherwise idle machine.
+fn start_server(config: &Config, args: &[&str]) -> Result<HttpServer, String> {
+    match config.placement {
+        Placement::Free => HttpServer::start(&config.testkit, args),
+        Placement::Same => {
+            pin_to_cpu(0)?;
+            HttpServer::start(&config.testkit, args)
+        }
+        Placement::Split => {
+            // The server inherits the mask it is started with.
+            pin_to_cpu(1)?;
+            let server = HttpServer::start(&config.testkit, args)?;
+            pin_to_cpu(0)?;
+            Ok(server)
+        }
+    }
 }
