@@ -48,6 +48,9 @@
 //!   client's answers to [`Context::request`] (with a deadline). Stateless
 //!   era: the per-request `_meta`, `server/discover`,
 //!   `subscriptions/listen`, `resultType` and `serverInfo` on results.
+//!   At most [`SessionOptions::max_in_flight`] requests run at once; one
+//!   more is answered at once with [`inflight::SERVER_BUSY`] ([`inflight`]:
+//!   the decision, on data).
 //! - [`era`], [`stateless`], [`logging`]: the rules it applies, as pure
 //!   functions ([`ServeEra`], `initialize` checks, the stateless `_meta`
 //!   ([`stateless::RequestMeta`]), `input_required`, the listen filter,
@@ -191,6 +194,7 @@ mod error;
 pub mod handler;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod inflight;
 pub mod logging;
 pub mod outgoing;
 mod params;

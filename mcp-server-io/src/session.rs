@@ -39,6 +39,7 @@ use tokio::sync::oneshot;
 
 use crate::era::{self, ServeEra};
 use crate::handler::{Handler, RawReplyFuture, Reply, ReplyFuture};
+use crate::inflight::{self, DEFAULT_MAX_IN_FLIGHT};
 use crate::logging;
 use crate::outgoing::{self, Outgoing, OutgoingQueue, OutgoingSender};
 use crate::params::{Head, Params};
@@ -74,12 +75,33 @@ pub struct SessionOptions {
     pub era: ServeEra,
     /// How long [`Context::request`] waits for the client's answer.
     pub request_timeout: Duration,
+    /// The most requests the session runs at once (0 is taken as 1): one
+    /// more is answered at once with
+    /// [`SERVER_BUSY`](crate::inflight::SERVER_BUSY) (see [`inflight`]).
+    pub max_in_flight: usize,
 }
 
 impl SessionOptions {
-    /// Options serving `era`, with the default request timeout.
+    /// Options serving `era`, with the default request timeout and cap on
+    /// requests in flight ([`DEFAULT_MAX_IN_FLIGHT`]).
     pub fn new(era: ServeEra) -> Self {
-        SessionOptions { era, request_timeout: DEFAULT_REQUEST_TIMEOUT }
+        SessionOptions {
+            era,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
+
+    /// These options with another cap on the requests run at once.
+    pub fn with_max_in_flight(mut self, max_in_flight: usize) -> Self {
+        self.max_in_flight = max_in_flight;
+        self
+    }
+
+    /// These options with another deadline for requests to the client.
+    pub fn with_request_timeout(mut self, request_timeout: Duration) -> Self {
+        self.request_timeout = request_timeout;
+        self
     }
 }
 
@@ -144,6 +166,16 @@ struct State {
     answered: u64,
     /// Open `subscriptions/listen` streams, by the listen request.
     listens: BTreeMap<RequestKey, Filter>,
+    /// Requests admitted and handed to the handler, not yet in
+    /// `in_flight` or answered (see [`Session::admit`]).
+    admitting: usize,
+}
+
+impl State {
+    /// The places taken under the cap on requests in flight.
+    fn open(&self) -> usize {
+        self.in_flight.len() + self.listens.len() + self.admitting
+    }
 }
 
 impl<H: Handler> Session<H> {
@@ -308,6 +340,11 @@ impl<H: Handler> Session<H> {
                     json!({})
                 }),
             _ => {
+                // Held until the reply is sent or the request runs.
+                let _admitted = match self.admit() {
+                    Ok(admitted) => admitted,
+                    Err(busy) => return self.reply(key, Err(busy)),
+                };
                 let cx = self.context(key.clone(), None);
                 return self.answer(key, self.inner.handler.request(cx, &method, params), false);
             }
@@ -384,6 +421,11 @@ impl<H: Handler> Session<H> {
                 Err(error) => self.reply(key, Err(error)),
             },
             _ => {
+                // Held until the reply is sent or the request runs.
+                let _admitted = match self.admit() {
+                    Ok(admitted) => admitted,
+                    Err(busy) => return self.reply(key, Err(busy)),
+                };
                 let cx = self.context(key.clone(), Some(meta));
                 self.answer(key, self.inner.handler.request(cx, method, params), true);
             }
@@ -417,6 +459,24 @@ impl<H: Handler> Session<H> {
         }
     }
 
+    /// Takes a place for a request about to go to the handler, or says
+    /// why not ([`inflight::admit`]); the place is the request's entry in
+    /// `in_flight` once it runs, and is given back when the [`Admitted`]
+    /// is dropped, after the reply is sent or the request is running.
+    fn admit(&self) -> Result<Admitted<'_, H>, ErrorObject> {
+        let mut state = self.state();
+        inflight::admit(state.open(), self.inner.options.max_in_flight)?;
+        state.admitting += 1;
+        Ok(Admitted(self))
+    }
+
+    /// How many requests take a place under the cap on requests in flight
+    /// (see [`inflight`]): those running, open listens, and those being
+    /// handed to the handler.
+    pub fn in_flight(&self) -> usize {
+        self.state().open()
+    }
+
     fn context(&self, key: RequestKey, meta: Option<RequestMeta>) -> Context<H> {
         Context::new(self.clone(), key, meta)
     }
@@ -433,6 +493,10 @@ impl<H: Handler> Session<H> {
             drop(state);
             let message = format!("request id {key} is already in use by an open request");
             return self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+        }
+        if let Err(busy) = inflight::admit(state.open(), self.inner.options.max_in_flight) {
+            drop(state);
+            return self.reply(key, Err(busy));
         }
         let ack = json!({
             "notifications": filter.granted(),
@@ -743,6 +807,17 @@ impl<H> Drop for ForgetBeside<'_, H> {
     fn drop(&mut self) {
         let mut state = self.0.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.in_flight.retain(|_, running| matches!(running, Running::Task(_)));
+    }
+}
+
+/// A request's place while it is handed to the handler (see
+/// [`Session::admit`]).
+struct Admitted<'a, H>(&'a Session<H>);
+
+impl<H> Drop for Admitted<'_, H> {
+    fn drop(&mut self) {
+        let mut state = self.0.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.admitting -= 1;
     }
 }
 

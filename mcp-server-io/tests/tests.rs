@@ -7,6 +7,8 @@ mod beside;
 #[cfg(feature = "http")]
 #[path = "it/http.rs"]
 mod http;
+#[path = "it/inflight.rs"]
+mod inflight;
 #[path = "it/session.rs"]
 mod session;
 #[path = "it/stdio.rs"]

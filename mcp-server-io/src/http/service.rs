@@ -47,7 +47,7 @@ mod post;
 
 pub use options::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_CAP,
-    DEFAULT_SESSION_IDLE_TIMEOUT, HttpOptions, ReplyMode, TlsOptions,
+    DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHARED_MAX_IN_FLIGHT, HttpOptions, ReplyMode, TlsOptions,
 };
 use post::post;
 
@@ -285,7 +285,12 @@ pub(super) struct HttpSession<H: Handler> {
 
 impl<H: Handler> HttpSession<H> {
     fn start(shared: &Arc<Shared<H>>, id: Option<String>, legacy: bool) -> Arc<Self> {
-        let (session, queue) = Session::new((shared.factory)(), shared.options.session.clone());
+        let mut options = shared.options.session.clone();
+        if id.is_none() {
+            // Every client shares it.
+            options.max_in_flight = shared.options.shared_max_in_flight;
+        }
+        let (session, queue) = Session::new((shared.factory)(), options);
         let this = Arc::new(HttpSession {
             id,
             session,

@@ -16,6 +16,12 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// The default time a client may take to send a request body.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default cap on the requests run at once by the session every
+/// stateless-era POST goes to (and the one every handshake-era client
+/// shares when sessions are off): four times a session's
+/// ([`DEFAULT_MAX_IN_FLIGHT`](crate::inflight::DEFAULT_MAX_IN_FLIGHT)),
+/// as it serves every client at once.
+pub const DEFAULT_SHARED_MAX_IN_FLIGHT: usize = 1024;
 
 /// How a handshake-era POST's request is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,8 +75,16 @@ impl std::fmt::Debug for TlsOptions {
 pub struct HttpOptions {
     /// Each session's options: the eras served ([`ServeEra::Legacy`]: the
     /// handshake era, [`ServeEra::Modern`]: the stateless era, `Both`),
-    /// the deadline of requests to the client.
+    /// the deadline of requests to the client, the cap on a session's
+    /// requests in flight (each `Mcp-Session-Id`'s).
     pub session: SessionOptions,
+    /// The cap on requests in flight of the sessions every client shares:
+    /// the one serving the stateless era's POSTs (each POST one request,
+    /// so this bounds the stateless requests the service runs at once)
+    /// and, with `sessions` off, the handshake era's one session. A
+    /// request beyond it is answered at once with
+    /// [`SERVER_BUSY`](crate::inflight::SERVER_BUSY) (HTTP 200).
+    pub shared_max_in_flight: usize,
     /// The MCP endpoint's path (`/mcp`; with a `/` at its end too).
     pub path: String,
     /// How handshake-era POSTs are answered.
@@ -126,6 +140,7 @@ impl HttpOptions {
     pub fn new(era: ServeEra) -> Self {
         HttpOptions {
             session: SessionOptions::new(era),
+            shared_max_in_flight: DEFAULT_SHARED_MAX_IN_FLIGHT,
             path: "/mcp".to_owned(),
             reply: ReplyMode::Auto,
             priming: false,
@@ -147,6 +162,22 @@ impl HttpOptions {
     }
 }
 
+impl HttpOptions {
+    /// These options with another cap on each session's requests in
+    /// flight (`session.max_in_flight`).
+    pub fn with_max_in_flight(mut self, max_in_flight: usize) -> Self {
+        self.session.max_in_flight = max_in_flight;
+        self
+    }
+
+    /// These options with another cap on the shared sessions' requests in
+    /// flight (`shared_max_in_flight`).
+    pub fn with_shared_max_in_flight(mut self, max_in_flight: usize) -> Self {
+        self.shared_max_in_flight = max_in_flight;
+        self
+    }
+}
+
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions::new(ServeEra::Both)
@@ -164,6 +195,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("legacy_sse", &self.legacy_sse)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("session_cap", &self.session_cap)
+            .field("shared_max_in_flight", &self.shared_max_in_flight)
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("tls", &self.tls)
