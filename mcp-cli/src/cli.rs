@@ -381,6 +381,13 @@ asks goes to the host session whose call is running, and is refused when several
         #[arg(long = "idle-timeout", value_name = "SECS", requires = "http",
               value_parser = clap::value_parser!(u32).range(1..))]
         idle_timeout: Option<u32>,
+        /// The most requests a host session runs at once; one more is
+        /// answered at once with a busy error (-32010) the host may retry
+        /// [default: 256; over HTTP the stateless-era hosts share one
+        /// session, whose default is 1024; this sets both]
+        #[arg(long = "max-in-flight", value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_in_flight: Option<u32>,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

@@ -270,6 +270,7 @@ async fn run(cli: Cli) -> u8 {
                         allow_origins,
                         max_sessions,
                         idle_timeout,
+                        max_in_flight,
                     },
                     Some(hosts),
                 ) => {
@@ -279,11 +280,22 @@ async fn run(cli: Cli) -> u8 {
                         allow_origins: allow_origins.clone(),
                         max_sessions: *max_sessions,
                         idle_timeout: idle_timeout.map(|s| Duration::from_secs(s.into())),
+                        max_in_flight: *max_in_flight,
                     });
                     let (registry, hosts) = (registry.clone(), hosts.clone());
                     let mode = (*tools, schema_for.target());
                     Box::pin(async move {
-                        serve::serve(&cli.global, registry, hosts, only, mode, http.as_ref()).await
+                        let limits = serve::Limits { max_in_flight: *max_in_flight };
+                        serve::serve(
+                            &cli.global,
+                            registry,
+                            hosts,
+                            only,
+                            mode,
+                            limits,
+                            http.as_ref(),
+                        )
+                        .await
                     })
                 }
                 _ => Box::pin(commands::execute(&ctx, &cli.command)),

@@ -35,6 +35,11 @@ pub struct Config {
     pub max_line_bytes: usize,
     /// How long the `ask` tool waits for the client's answer.
     pub ask_timeout: Duration,
+    /// The most requests a session runs at once (`--max-in-flight`; over
+    /// HTTP, the stateless era's shared session's cap too); one more is
+    /// answered at once with the server half's busy error. `None`: the
+    /// server half's defaults.
+    pub max_in_flight: Option<usize>,
     /// Which protocol eras the server speaks (`--era`): the handshake
     /// revisions (the default), the stateless 2026-07-28 revision, or both.
     pub era: ServeEra,
@@ -86,6 +91,7 @@ impl Default for Config {
             version_override: None,
             max_line_bytes: Config::DEFAULT_MAX_LINE_BYTES,
             ask_timeout: Config::DEFAULT_ASK_TIMEOUT,
+            max_in_flight: None,
             era: ServeEra::Legacy,
             silent_discover: false,
             ttl_ms: 0,
@@ -398,6 +404,8 @@ Options of both:
   --version-override V              answer initialize with protocolVersion V
   --max-line-bytes N                longest accepted input line / POST body (default: 16 MiB)
   --ask-timeout-ms N                how long the `ask` tool waits for the client (default: 10000)
+  --max-in-flight N                 most requests a session runs at once, more are refused with
+                                    -32010 (default: 256; over HTTP the stateless era's: 1024)
   --era legacy|modern|both          protocol eras served: the initialize handshake (2024-11-05 ..
                                     2025-11-25, the default), stateless 2026-07-28, or both
   --silent-discover                 legacy era: never answer server/discover (probe timeouts)
@@ -568,6 +576,7 @@ where
             "--version-override" => server.version_override = Some(value),
             "--max-line-bytes" => server.max_line_bytes = positive(option, &value)?,
             "--ask-timeout-ms" => server.ask_timeout = millis(option, &value)?,
+            "--max-in-flight" => server.max_in_flight = Some(positive(option, &value)?),
             "--era" => {
                 server.era = value.parse().map_err(|()| ArgError::InvalidValue {
                     option,
@@ -664,6 +673,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--version-override", Kind::Value, false),
     ("--max-line-bytes", Kind::Value, false),
     ("--ask-timeout-ms", Kind::Value, false),
+    ("--max-in-flight", Kind::Value, false),
     ("--era", Kind::Value, false),
     ("--silent-discover", Kind::Flag, false),
     ("--ttl-ms", Kind::Value, false),
@@ -740,6 +750,8 @@ mod tests {
             "--ask-timeout-ms",
             "250",
             "--start-delay-ms=40",
+            "--max-in-flight",
+            "3",
         ]);
         assert_eq!(c.page_size, Some(2));
         assert!(c.send_list_changed_before_init);
@@ -749,6 +761,7 @@ mod tests {
         assert_eq!(c.max_line_bytes, 100);
         assert_eq!(c.ask_timeout, Duration::from_millis(250));
         assert_eq!(c.start_delay, Duration::from_millis(40));
+        assert_eq!(c.max_in_flight, Some(3));
         let c = stdio(&["--era", "both", "--silent-discover", "--ttl-ms=0", "--no-instructions"]);
         assert_eq!(c.era, ServeEra::Both);
         assert!(c.silent_discover);

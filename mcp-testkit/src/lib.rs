@@ -254,6 +254,7 @@
 //! | `--version-override V` | answers `initialize` with `protocolVersion` V |
 //! | `--max-line-bytes N` | longest input line; longer ones are discarded and answered `-32700` (default 16 MiB) |
 //! | `--ask-timeout-ms N` | how long `ask` waits for the client (default 10 000) |
+//! | `--max-in-flight N` | most requests a session runs at once; more get `-32010` at once (default 256; over HTTP the stateless era's shared session: 1024) |
 //! | `--era legacy\|modern\|both` | the eras served (default `legacy`); see above |
 //! | `--silent-discover` | legacy era: never answer `server/discover` |
 //! | `--ttl-ms N` | `ttlMs` of cacheable stateless-era results (default 0) |

@@ -187,12 +187,14 @@ impl Handler for Testkit {
     }
 }
 
-/// The session options of a configuration: its era and how long a
-/// request to the client waits.
+/// The session options of a configuration: its era, how long a request
+/// to the client waits, and the cap on requests in flight.
 pub(crate) fn session_options(config: &Config) -> SessionOptions {
-    let mut options = SessionOptions::new(config.era);
-    options.request_timeout = config.ask_timeout;
-    options
+    let options = SessionOptions::new(config.era).with_request_timeout(config.ask_timeout);
+    match config.max_in_flight {
+        Some(max) => options.with_max_in_flight(max),
+        None => options,
+    }
 }
 
 impl Testkit {

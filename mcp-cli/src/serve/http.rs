@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use super::AbortOnDrop;
 use super::handler::Bridge;
 use super::host::Hosts;
-use super::{HOST_ANSWER_TIMEOUT, Served, pump};
+use super::{Limits, Served, pump};
 use crate::failure::{Failure, Kind};
 
 /// The environment variable holding the hosts' bearer token.
@@ -49,6 +49,9 @@ pub(crate) struct HttpArgs {
     pub(crate) max_sessions: Option<u32>,
     /// A host session unused this long ends.
     pub(crate) idle_timeout: Option<Duration>,
+    /// `--max-in-flight`: each session's cap on requests run at once, the
+    /// stateless-era hosts' shared session's too.
+    pub(crate) max_in_flight: Option<u32>,
 }
 
 /// `serve --http` checked: where to bind, and the token hosts must send.
@@ -60,6 +63,7 @@ pub(crate) struct Resolved {
     allow_origins: Vec<String>,
     max_sessions: Option<u32>,
     idle_timeout: Option<Duration>,
+    max_in_flight: Option<u32>,
 }
 
 impl HttpArgs {
@@ -80,6 +84,7 @@ impl HttpArgs {
             allow_origins: self.allow_origins.clone(),
             max_sessions: self.max_sessions,
             idle_timeout: self.idle_timeout,
+            max_in_flight: self.max_in_flight,
         })
     }
 }
@@ -150,7 +155,10 @@ fn made_up_token() -> Result<String, String> {
 /// The service's options for `args`.
 fn options(args: &Resolved) -> HttpOptions {
     let mut options = HttpOptions::new(ServeEra::Both);
-    options.session.request_timeout = HOST_ANSWER_TIMEOUT;
+    options.session = Limits { max_in_flight: args.max_in_flight }.session_options();
+    if let Some(max) = args.max_in_flight {
+        options.shared_max_in_flight = max as usize;
+    }
     options.allowed_origins = args.allow_origins.clone();
     let ip = args.addr.ip();
     if ip.is_unspecified() {
@@ -267,6 +275,7 @@ mod tests {
             allow_origins: vec!["https://app.example".into()],
             max_sessions: Some(3),
             idle_timeout: Some(Duration::from_secs(5)),
+            max_in_flight: Some(7),
         };
         let local = options(&resolved("8080", None));
         assert!(local.authorize.is_none());
@@ -274,6 +283,8 @@ mod tests {
         assert_eq!(local.allowed_origins, ["https://app.example"]);
         assert_eq!(local.session_cap, 3);
         assert_eq!(local.session_idle_timeout, Duration::from_secs(5));
+        assert_eq!((local.session.max_in_flight, local.shared_max_in_flight), (7, 7));
+        assert_eq!(local.session.request_timeout, super::super::HOST_ANSWER_TIMEOUT);
         let wide = options(&resolved("0.0.0.0:8080", Some("t")));
         assert!(wide.authorize.is_some());
         assert_eq!(wide.allowed_hosts, ["*"]);

@@ -66,6 +66,25 @@ pub(crate) fn host_side(hosts: &Arc<Hosts>) -> HostSide {
     }
 }
 
+/// The limits of `serve` given on the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Limits {
+    /// `--max-in-flight`: the most requests a host session runs at once.
+    pub(crate) max_in_flight: Option<u32>,
+}
+
+impl Limits {
+    /// The options of a host session: both eras, the wait for the host's
+    /// answers, and the cap on requests in flight.
+    fn session_options(self) -> SessionOptions {
+        let options = SessionOptions::new(ServeEra::Both).with_request_timeout(HOST_ANSWER_TIMEOUT);
+        match self.max_in_flight {
+            Some(max) => options.with_max_in_flight(max as usize),
+            None => options,
+        }
+    }
+}
+
 /// What each host session's bridge is made of.
 #[derive(Clone)]
 struct Served {
@@ -111,6 +130,7 @@ pub(crate) async fn serve(
     hosts: Arc<Hosts>,
     only: &[String],
     (tools, schemas): (ToolsMode, SchemaTarget),
+    limits: Limits,
     http: Option<&HttpArgs>,
 ) -> Result<u8, Failure> {
     // Over HTTP, the address and the token are checked before anything
@@ -211,9 +231,7 @@ pub(crate) async fn serve(
         return http::serve(http, served, hosts).await;
     }
     let link = hosts.add();
-    let mut options = SessionOptions::new(ServeEra::Both);
-    options.request_timeout = HOST_ANSWER_TIMEOUT;
-    let (session, queue) = Session::new(served.bridge(link.clone()), options);
+    let (session, queue) = Session::new(served.bridge(link.clone()), limits.session_options());
     link.set(session.clone());
     let pump = pump::start(&registry, hosts.clone(), &served.servers);
     tracing::info!("serving on stdio");

@@ -74,6 +74,9 @@ pub async fn serve_http(config: HttpConfig) -> io::Result<HttpServerHandle> {
 fn options(config: &HttpConfig, base: &str, waived: &Arc<AtomicBool>) -> HttpOptions {
     let mut options = HttpOptions::new(config.server.era);
     options.session = session_options(&config.server);
+    if let Some(max) = config.server.max_in_flight {
+        options.shared_max_in_flight = max;
+    }
     options.reply = match config.reply {
         ReplyMode::Sse => server_http::ReplyMode::Sse,
         ReplyMode::Auto => server_http::ReplyMode::Auto,

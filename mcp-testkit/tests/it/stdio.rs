@@ -330,6 +330,28 @@ async fn cancellation_aborts_the_call_and_is_logged() {
 }
 
 #[tokio::test]
+async fn max_in_flight_refuses_calls_over_the_cap_until_one_ends() {
+    let mut peer = Peer::ready(&["--max-in-flight", "2"]).await;
+    let hang = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "hang", "arguments": {}}})
+    };
+    peer.send(hang(1)).await;
+    peer.send(hang(2)).await;
+    peer.send(hang(3)).await;
+    let refused = peer.recv().await;
+    assert_eq!((refused["id"].clone(), error_code(&refused)), (json!(3), -32010), "{refused}");
+    assert_eq!(refused["error"]["data"]["maxInFlight"], 2, "{refused}");
+    // A cancellation frees a place.
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 1}}))
+        .await;
+    let (result, before) = peer.call(4, "echo", json!({"message": "in"})).await;
+    assert!(before.is_empty(), "{before:?}");
+    assert_eq!(text_of(&result), "in");
+}
+
+#[tokio::test]
 async fn ask_relays_the_clients_answers() {
     let mut peer = Peer::ready(&[]).await;
     let cases = [
