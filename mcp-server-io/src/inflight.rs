@@ -1,18 +1,22 @@
 //! The cap on the requests one session runs at once, as a decision on
 //! data: how many are open, the cap, and the answer to one more.
 //!
-//! A request takes a place from the moment the session hands it to the
-//! [`Handler`](crate::Handler) until it is answered, cancelled or aborted
-//! (a `subscriptions/listen` until its stream ends); one answered at once
-//! gives its place back at once. What the session answers itself
-//! (`initialize`, the handshake era's `ping` and `logging/setLevel`,
-//! `server/discover`, every error it makes) takes none, and notifications
+//! A request takes a place while it runs, answered later
+//! ([`Reply::Later`](crate::Reply::Later), [`Session::spawn_request`](crate::Session::spawn_request),
+//! as a task or beside the driver), until it is answered, cancelled or
+//! aborted; so does a `subscriptions/listen` until its stream ends. A
+//! request answered at once, and what the session answers itself
+//! (`initialize`, `ping`, `server/discover`, every error it makes), takes
+//! none: it holds nothing once answered. Notifications
 //! (`notifications/cancelled` above all) are never refused, so a client at
 //! the cap can always free a place.
 //!
-//! A request over the cap is answered at once with [`SERVER_BUSY`]: the
-//! handler never sees it, nothing else is lost, and the client may send it
-//! again once one of its requests is answered.
+//! A request over the cap is answered at once with [`SERVER_BUSY`]: its
+//! future is dropped before it is first polled (the request never starts),
+//! nothing else is lost, and the client may send it again once one of its
+//! requests is answered. The session decides under the lock it takes to
+//! record a running request, so the cap holds exactly however many tasks
+//! hand it requests at once.
 //!
 //! ```
 //! use mcp_server_io::inflight::{SERVER_BUSY, admit};

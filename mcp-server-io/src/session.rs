@@ -166,15 +166,12 @@ struct State {
     answered: u64,
     /// Open `subscriptions/listen` streams, by the listen request.
     listens: BTreeMap<RequestKey, Filter>,
-    /// Requests admitted and handed to the handler, not yet in
-    /// `in_flight` or answered (see [`Session::admit`]).
-    admitting: usize,
 }
 
 impl State {
     /// The places taken under the cap on requests in flight.
     fn open(&self) -> usize {
-        self.in_flight.len() + self.listens.len() + self.admitting
+        self.in_flight.len() + self.listens.len()
     }
 }
 
@@ -340,11 +337,6 @@ impl<H: Handler> Session<H> {
                     json!({})
                 }),
             _ => {
-                // Held until the reply is sent or the request runs.
-                let _admitted = match self.admit() {
-                    Ok(admitted) => admitted,
-                    Err(busy) => return self.reply(key, Err(busy)),
-                };
                 let cx = self.context(key.clone(), None);
                 return self.answer(key, self.inner.handler.request(cx, &method, params), false);
             }
@@ -421,11 +413,6 @@ impl<H: Handler> Session<H> {
                 Err(error) => self.reply(key, Err(error)),
             },
             _ => {
-                // Held until the reply is sent or the request runs.
-                let _admitted = match self.admit() {
-                    Ok(admitted) => admitted,
-                    Err(busy) => return self.reply(key, Err(busy)),
-                };
                 let cx = self.context(key.clone(), Some(meta));
                 self.answer(key, self.inner.handler.request(cx, method, params), true);
             }
@@ -459,20 +446,8 @@ impl<H: Handler> Session<H> {
         }
     }
 
-    /// Takes a place for a request about to go to the handler, or says
-    /// why not ([`inflight::admit`]); the place is the request's entry in
-    /// `in_flight` once it runs, and is given back when the [`Admitted`]
-    /// is dropped, after the reply is sent or the request is running.
-    fn admit(&self) -> Result<Admitted<'_, H>, ErrorObject> {
-        let mut state = self.state();
-        inflight::admit(state.open(), self.inner.options.max_in_flight)?;
-        state.admitting += 1;
-        Ok(Admitted(self))
-    }
-
     /// How many requests take a place under the cap on requests in flight
-    /// (see [`inflight`]): those running, open listens, and those being
-    /// handed to the handler.
+    /// (see [`inflight`]): those running and the open listens.
     pub fn in_flight(&self) -> usize {
         self.state().open()
     }
@@ -588,7 +563,9 @@ impl<H: Handler> Session<H> {
     /// Answers a request from a task of its own, or beside the driver while
     /// [`run_requests_beside`](Self::run_requests_beside) runs; aborted by
     /// a cancellation. A second request with the id of a running one gets
-    /// `-32600`.
+    /// `-32600`; one over the cap on requests in flight gets
+    /// [`SERVER_BUSY`](crate::inflight::SERVER_BUSY) at once, its future
+    /// dropped unpolled.
     pub fn spawn_request(&self, key: RequestKey, future: ReplyFuture) {
         self.spawn_answer(key, future, Session::reply);
     }
@@ -610,6 +587,12 @@ impl<H: Handler> Session<H> {
             drop(state);
             let message = format!("request id {key} is already in use by a running call");
             return self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+        }
+        // Decided under the lock the insertion takes: never over the cap,
+        // however many drivers' tasks hand requests over at once.
+        if let Err(busy) = inflight::admit(state.open(), self.inner.options.max_in_flight) {
+            drop(state);
+            return self.reply(key, Err(busy));
         }
         let session = self.clone();
         let task_key = key.clone();
@@ -807,17 +790,6 @@ impl<H> Drop for ForgetBeside<'_, H> {
     fn drop(&mut self) {
         let mut state = self.0.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.in_flight.retain(|_, running| matches!(running, Running::Task(_)));
-    }
-}
-
-/// A request's place while it is handed to the handler (see
-/// [`Session::admit`]).
-struct Admitted<'a, H>(&'a Session<H>);
-
-impl<H> Drop for Admitted<'_, H> {
-    fn drop(&mut self) {
-        let mut state = self.0.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.admitting -= 1;
     }
 }
 
