@@ -9,10 +9,19 @@
 //! writer. A request woken while the runner is polling (by the driver, or
 //! by another request) is polled before the runner returns, with no
 //! wake-up of the task.
+//!
+//! A request's waker and abort flag ([`JobState`], an `Arc`) are reused
+//! by a later request once its job is done and nothing else holds them
+//! (no handle to stop it, no waker kept by what it waited on): a stale
+//! abort or wake-up then has nothing to reach, and a state still held
+//! somewhere is left to its holders, detached from its slot, and a new one
+//! made. A wake-up names its job's slot and the slot's generation (counted
+//! up at each job it takes), so one that comes late for a job done never
+//! polls the next job in that slot.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -66,8 +75,11 @@ struct Handover {
     busy: bool,
     /// Jobs handed over since the runner last looked.
     new: Vec<(Job, Arc<JobState>)>,
-    /// The slots of the jobs woken since the runner last looked.
-    woken: Vec<usize>,
+    /// The states of jobs done that nothing else holds, for the next
+    /// jobs (as many as ever ran at once, at most).
+    spare: Vec<Arc<JobState>>,
+    /// The places of the jobs woken since the runner last looked.
+    woken: Vec<u64>,
     /// Whether the driver was woken while the runner was busy.
     driver_woken: bool,
     /// The runner's task.
@@ -94,14 +106,26 @@ impl Shared {
 /// One job's waker and abort flag.
 #[derive(Debug)]
 pub(crate) struct JobState {
-    /// The job's slot in its runner (`NO_SLOT` until the runner takes it).
-    slot: AtomicUsize,
+    /// The job's place in its runner: its slot and the slot's generation
+    /// ([`place`]); `NO_PLACE` until the runner takes it and once it is
+    /// done.
+    place: AtomicU64,
     aborted: AtomicBool,
     shared: Arc<Shared>,
 }
 
-/// The slot of a job not yet taken by the runner.
-const NO_SLOT: usize = usize::MAX;
+/// The place of a job not in a slot.
+const NO_PLACE: u64 = u64::MAX;
+
+/// A job's place: its slot and the generation of the slot's job.
+fn place(slot: usize, generation: u32) -> u64 {
+    ((slot as u64) << 32) | u64::from(generation)
+}
+
+/// The slot and generation of a place.
+fn slot_of(place: u64) -> (usize, u32) {
+    ((place >> 32) as usize, place as u32)
+}
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -132,10 +156,10 @@ impl Wake for JobState {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let slot = self.slot.load(Ordering::Acquire);
+        let place = self.place.load(Ordering::Acquire);
         let mut handover = self.shared.lock();
-        if slot != NO_SLOT {
-            handover.woken.push(slot);
+        if place != NO_PLACE {
+            handover.woken.push(place);
         }
         handover.wake_runner();
     }
@@ -149,11 +173,14 @@ impl Beside {
         if !handover.attached {
             return Err(job);
         }
-        // The slot is given when the runner takes the job.
-        let state = Arc::new(JobState {
-            slot: AtomicUsize::new(NO_SLOT),
-            aborted: AtomicBool::new(false),
-            shared: self.shared.clone(),
+        // The slot is given when the runner takes the job. A spare state
+        // is held by nothing else: fresh as a new one.
+        let state = handover.spare.pop().unwrap_or_else(|| {
+            Arc::new(JobState {
+                place: AtomicU64::new(NO_PLACE),
+                aborted: AtomicBool::new(false),
+                shared: self.shared.clone(),
+            })
         });
         handover.new.push((job, state.clone()));
         handover.wake_runner();
@@ -176,15 +203,23 @@ impl Beside {
             free: Vec::new(),
             new: Vec::new(),
             woken: Vec::new(),
+            spare: Vec::new(),
         })
     }
 }
 
 /// A job in its slot.
-struct Slot {
+struct Taken {
     job: Job,
     state: Arc<JobState>,
     waker: Waker,
+}
+
+/// A slot: its job, if any, and how many jobs it has taken (wrapping).
+#[derive(Default)]
+struct Slot {
+    generation: u32,
+    taken: Option<Taken>,
 }
 
 /// An attached runner: the requests it runs, dropped with it (and the
@@ -193,11 +228,13 @@ pub(crate) struct Attached {
     shared: Arc<Shared>,
     /// What the driver is polled with ([`Shared`]'s `Wake`).
     driver_waker: Waker,
-    slots: Vec<Option<Slot>>,
+    slots: Vec<Slot>,
     free: Vec<usize>,
     /// The hand-over's lists, swapped in and out to keep their room.
     new: Vec<(Job, Arc<JobState>)>,
-    woken: Vec<usize>,
+    woken: Vec<u64>,
+    /// States freed since the hand-over was last locked.
+    spare: Vec<Arc<JobState>>,
 }
 
 impl Attached {
@@ -228,6 +265,7 @@ impl Attached {
             }
             {
                 let mut handover = self.shared.lock();
+                handover.spare.append(&mut self.spare);
                 poll_driver = std::mem::take(&mut handover.driver_woken);
                 if handover.new.is_empty() && handover.woken.is_empty() && !poll_driver {
                     handover.busy = false;
@@ -238,42 +276,58 @@ impl Attached {
             }
             for (job, state) in self.new.drain(..) {
                 let slot = self.free.pop().unwrap_or(self.slots.len());
-                state.slot.store(slot, Ordering::Release);
-                let waker = Waker::from(state.clone());
-                let taken = Some(Slot { job, state, waker });
-                match self.slots.get_mut(slot) {
-                    Some(free) => *free = taken,
-                    None => self.slots.push(taken),
+                if slot == self.slots.len() {
+                    self.slots.push(Slot::default());
                 }
-                self.woken.push(slot);
+                let free = &mut self.slots[slot];
+                free.generation = free.generation.wrapping_add(1);
+                let place = place(slot, free.generation);
+                state.place.store(place, Ordering::Release);
+                let waker = Waker::from(state.clone());
+                free.taken = Some(Taken { job, state, waker });
+                self.woken.push(place);
             }
             // A reply queued wakes the driver's writer: noted as
             // `driver_woken`, seen in the next round.
             for i in 0..self.woken.len() {
-                let slot = self.woken[i];
-                self.poll_slot(slot);
+                let place = self.woken[i];
+                self.poll_slot(place);
             }
             self.woken.clear();
         }
         // Still busy: the rest after the runtime's other tasks.
-        self.shared.lock().busy = false;
+        {
+            let mut handover = self.shared.lock();
+            handover.spare.append(&mut self.spare);
+            handover.busy = false;
+        }
         cx.waker().wake_by_ref();
         Poll::Pending
     }
 }
 
 impl Attached {
-    /// Polls the job in `slot` (a stale wake finds it empty, or another
-    /// job there, which then has a spurious poll), dropped when aborted or
-    /// done.
-    fn poll_slot(&mut self, slot: usize) {
-        let Some(Some(taken)) = self.slots.get_mut(slot) else { return };
+    /// Polls the job at `place` (a stale wake-up finds its slot empty, or
+    /// another job there, of another generation, and polls nothing),
+    /// dropped when aborted or done.
+    fn poll_slot(&mut self, place: u64) {
+        let (slot, generation) = slot_of(place);
+        let Some(Slot { generation: now, taken: Some(taken) }) = self.slots.get_mut(slot) else {
+            return;
+        };
+        if *now != generation {
+            return;
+        }
         let done = taken.state.aborted.load(Ordering::Acquire)
             || taken.job.as_mut().poll(&mut Context::from_waker(&taken.waker)).is_ready();
         if done {
             // Dropped here, outside every lock.
-            self.slots[slot] = None;
+            let Some(Taken { job, state, waker }) = self.slots[slot].taken.take() else { return };
+            drop((job, waker));
             self.free.push(slot);
+            if let Some(spare) = reusable(state) {
+                self.spare.push(spare);
+            }
         }
     }
 }
@@ -286,9 +340,239 @@ impl Drop for Attached {
             handover.busy = false;
             handover.waker = None;
             handover.woken.clear();
-            std::mem::take(&mut handover.new)
+            // The spare states hold the hand-over's `Shared`: not kept in it.
+            (std::mem::take(&mut handover.new), std::mem::take(&mut handover.spare))
         };
         // Dropped outside the lock: a request's drop may send or wake.
         drop(new);
+    }
+}
+
+/// A done job's state made fresh for another job, when nothing else holds
+/// it (its `Running` handle dropped, no waker of it kept anywhere): no
+/// stale abort or wake-up can then reach the job that reuses it. `None`
+/// otherwise: the state is left to its holders, in no slot (their
+/// wake-ups reach no job).
+fn reusable(mut state: Arc<JobState>) -> Option<Arc<JobState>> {
+    let Some(fresh) = Arc::get_mut(&mut state) else {
+        state.place.store(NO_PLACE, Ordering::Release);
+        return None;
+    };
+    *fresh.place.get_mut() = NO_PLACE;
+    *fresh.aborted.get_mut() = false;
+    Some(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    /// A job that counts its polls, ends once `done` is set, and notes its
+    /// drop; the waker it was last polled with is kept in `waker` when
+    /// `keep_waker` (as a channel it waits on would).
+    struct Probe {
+        polls: AtomicU32,
+        done: AtomicBool,
+        dropped: AtomicBool,
+        keep_waker: bool,
+        waker: Mutex<Option<Waker>>,
+    }
+
+    impl Probe {
+        fn new(done: bool, keep_waker: bool) -> Arc<Probe> {
+            Arc::new(Probe {
+                polls: AtomicU32::new(0),
+                done: AtomicBool::new(done),
+                dropped: AtomicBool::new(false),
+                keep_waker,
+                waker: Mutex::new(None),
+            })
+        }
+
+        fn job(self: &Arc<Self>) -> Job {
+            struct Guard(Arc<Probe>);
+            impl Drop for Guard {
+                fn drop(&mut self) {
+                    self.0.dropped.store(true, Ordering::SeqCst);
+                }
+            }
+            let guard = Guard(self.clone());
+            Box::pin(std::future::poll_fn(move |cx| {
+                let probe = &guard.0;
+                probe.polls.fetch_add(1, Ordering::SeqCst);
+                if probe.keep_waker {
+                    *probe.waker.lock().unwrap() = Some(cx.waker().clone());
+                }
+                if probe.done.load(Ordering::SeqCst) { Poll::Ready(()) } else { Poll::Pending }
+            }))
+        }
+
+        fn polls(&self) -> u32 {
+            self.polls.load(Ordering::SeqCst)
+        }
+    }
+
+    /// Runs the runner once, beside a driver that never ends.
+    fn run(attached: &mut Attached) {
+        let mut driver = std::pin::pin!(std::future::pending::<()>());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
+    }
+
+    fn state_of(running: &Running) -> Arc<JobState> {
+        match running {
+            Running::Beside(state) => state.clone(),
+            Running::Task(_) => panic!("handed to a runner"),
+        }
+    }
+
+    fn hand_over(beside: &Beside, probe: &Arc<Probe>) -> Running {
+        beside.hand_over(probe.job()).unwrap_or_else(|_| panic!("a runner is attached"))
+    }
+
+    /// The plain case: a done job whose handle was dropped (as the session
+    /// drops it before the job ends) gives its state to the next job, and
+    /// that job is stopped by its own handle as with a new state.
+    #[test]
+    fn a_done_jobs_state_is_reused_and_aborts_the_next_job() {
+        let beside = Beside::default();
+        let mut attached = beside.attach().unwrap();
+        let first = Probe::new(true, false);
+        let running = hand_over(&beside, &first);
+        let reused = Arc::as_ptr(&state_of(&running));
+        drop(running);
+        run(&mut attached);
+        assert_eq!(first.polls(), 1);
+        assert!(first.dropped.load(Ordering::SeqCst));
+
+        let second = Probe::new(false, false);
+        let running = hand_over(&beside, &second);
+        assert_eq!(Arc::as_ptr(&state_of(&running)), reused);
+        run(&mut attached);
+        assert_eq!(second.polls(), 1);
+        running.abort();
+        run(&mut attached);
+        assert_eq!(second.polls(), 1, "an aborted job is dropped, not polled");
+        assert!(second.dropped.load(Ordering::SeqCst));
+    }
+
+    /// A handle kept past its job's end: the state is not reused, and that
+    /// handle's abort does not reach the job now in the same slot.
+    #[test]
+    fn abort_of_a_done_job_leaves_the_next_job_in_its_slot() {
+        let beside = Beside::default();
+        let mut attached = beside.attach().unwrap();
+        let first = Probe::new(true, false);
+        let stale = hand_over(&beside, &first);
+        run(&mut attached);
+        assert!(first.dropped.load(Ordering::SeqCst));
+
+        let second = Probe::new(false, false);
+        let running = hand_over(&beside, &second);
+        assert!(!Arc::ptr_eq(&state_of(&stale), &state_of(&running)));
+        run(&mut attached);
+        assert_eq!(attached.slots.len(), 1, "the slot is reused");
+        stale.abort();
+        run(&mut attached);
+        assert!(!second.dropped.load(Ordering::SeqCst), "the next job is not aborted");
+        assert_eq!(second.polls(), 1, "nor woken");
+        second.done.store(true, Ordering::SeqCst);
+        running.abort();
+        drop(running);
+        run(&mut attached);
+        assert!(second.dropped.load(Ordering::SeqCst));
+    }
+
+    /// A waker kept past its job's end: the state is not reused, and its
+    /// wake-up does not poll the job now in the same slot.
+    #[test]
+    fn a_stale_wake_does_not_poll_the_next_job_in_its_slot() {
+        let beside = Beside::default();
+        let mut attached = beside.attach().unwrap();
+        let first = Probe::new(true, true);
+        let running = hand_over(&beside, &first);
+        let first_state = Arc::as_ptr(&state_of(&running));
+        drop(running);
+        run(&mut attached);
+        let stale = first.waker.lock().unwrap().take().unwrap();
+
+        let second = Probe::new(false, false);
+        let running = hand_over(&beside, &second);
+        assert_ne!(Arc::as_ptr(&state_of(&running)), first_state);
+        run(&mut attached);
+        assert_eq!(second.polls(), 1);
+        assert_eq!(attached.slots.len(), 1, "the slot is reused");
+        stale.wake();
+        run(&mut attached);
+        assert_eq!(second.polls(), 1, "a stale wake-up polls nothing");
+
+        // The job's own waker still does.
+        second.done.store(true, Ordering::SeqCst);
+        state_of(&running).wake_by_ref();
+        run(&mut attached);
+        assert_eq!(second.polls(), 2);
+        assert!(second.dropped.load(Ordering::SeqCst));
+    }
+
+    /// Jobs at once each get a state of their own, spares and new ones
+    /// alike; the spares kept by a detached runner's hand-over are let go
+    /// (they hold the hand-over).
+    #[test]
+    fn jobs_at_once_get_distinct_states_and_spares_go_with_the_runner() {
+        let beside = Beside::default();
+        let mut attached = beside.attach().unwrap();
+        for round in 0..3 {
+            let probes: Vec<_> = (0..4).map(|_| Probe::new(false, false)).collect();
+            let running: Vec<_> = probes.iter().map(|p| hand_over(&beside, p)).collect();
+            let mut states: Vec<_> = running.iter().map(|r| Arc::as_ptr(&state_of(r))).collect();
+            states.sort();
+            states.dedup();
+            assert_eq!(states.len(), 4, "round {round}");
+            run(&mut attached);
+            // Woken as their own wakers would, nothing held after.
+            let wakers: Vec<_> = running.iter().map(|r| Waker::from(state_of(r))).collect();
+            drop(running);
+            for probe in &probes {
+                probe.done.store(true, Ordering::SeqCst);
+            }
+            wakers.into_iter().for_each(Waker::wake);
+            run(&mut attached);
+            assert!(probes.iter().all(|p| p.dropped.load(Ordering::SeqCst)), "round {round}");
+        }
+        assert_eq!(beside.shared.lock().spare.len(), 4);
+        drop(attached);
+        assert!(beside.shared.lock().spare.is_empty());
+        assert_eq!(Arc::strong_count(&beside.shared), 1);
+    }
+
+    /// A wake-up polls the job of its place only: the slot's job of the same
+    /// generation; near misses (the slot's earlier or later generation,
+    /// a slot past the end, no place) poll nothing.
+    #[test]
+    fn a_place_polls_only_its_own_generation() {
+        let beside = Beside::default();
+        let mut attached = beside.attach().unwrap();
+        // Slot 0 has taken two jobs; the second runs.
+        drop(hand_over(&beside, &Probe::new(true, false)));
+        run(&mut attached);
+        let probe = Probe::new(false, false);
+        let _running = hand_over(&beside, &probe);
+        run(&mut attached);
+        assert_eq!((attached.slots.len(), attached.slots[0].generation), (1, 2));
+        assert_eq!(probe.polls(), 1);
+        let table = [
+            (place(0, 2), true),
+            (place(0, 1), false),
+            (place(0, 3), false),
+            (place(1, 2), false),
+            (NO_PLACE, false),
+        ];
+        for (at, polls) in table {
+            let before = probe.polls();
+            attached.poll_slot(at);
+            assert_eq!(probe.polls() - before, u32::from(polls), "place {at:#x}");
+        }
+        assert_eq!(slot_of(place(7, u32::MAX)), (7, u32::MAX));
     }
 }
