@@ -91,6 +91,24 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// Appends a name known when the program is compiled (a struct's field,
+/// an enum's variant) as a JSON string: the same bytes as
+/// [`write_json_str`]. Inlined where the serializer writes the name, so
+/// that with the name a constant the escape check is decided by the
+/// compiler and the bytes are stored without a call; a name that needs
+/// escaping goes to [`write_json_str`].
+#[inline(always)]
+fn write_name(out: &mut Vec<u8>, name: &'static str) {
+    if needs_escape(name.as_bytes()) {
+        write_json_str(out, name);
+    } else {
+        out.reserve(name.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'"');
+    }
+}
+
 /// Whether serde_json escapes any byte of `bytes`: a control character
 /// (below 0x20), a quote or a backslash. Bytes of other characters,
 /// non-ASCII ones included, are written as they are.
@@ -98,6 +116,7 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 /// Eight bytes at a time; the last eight overlap the ones before when the
 /// length is not a multiple of eight, and four to seven bytes are read as
 /// their first four and last four: every byte is looked at, some twice.
+#[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
@@ -212,12 +231,17 @@ impl Compound<'_> {
         value.serialize(&mut Text { out: self.out })
     }
 
-    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Fallback> {
+    #[inline(always)]
+    fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Fallback> {
         if self.raw {
             return value.serialize(StrOnly { out: self.out, quoted: false });
         }
         self.comma();
-        write_json_str(self.out, key);
+        write_name(self.out, key);
         self.out.push(b':');
         value.serialize(&mut Text { out: self.out })
     }
@@ -422,6 +446,7 @@ macro_rules! fields {
         impl ser::$trait for Compound<'_> {
             type Ok = ();
             type Error = Fallback;
+            #[inline(always)]
             fn serialize_field<T: Serialize + ?Sized>(
                 &mut self,
                 key: &'static str,
@@ -567,7 +592,7 @@ mod tests {
     use serde_json::json;
     use serde_json::value::RawValue;
 
-    use super::{needs_escape, raw_json, write_json, write_json_str};
+    use super::{needs_escape, raw_json, write_json, write_json_str, write_name};
     use crate::jsonrpc::{Message, Request, RequestId, Response};
     use crate::types::CallToolRequestParams;
 
@@ -623,6 +648,70 @@ mod tests {
             }
             (a, b) => panic!("ours {a:?}, serde_json {b:?}"),
         }
+    }
+
+    #[test]
+    fn names_known_when_compiled_are_written_as_serde_json_writes_them() {
+        // Each length the check reads differently (0-3, 4-7, 8 and more),
+        // and near misses: a quote, a backslash or a control character at
+        // either end, the bytes next to them, DEL, non-ASCII.
+        const NAMES: &[&str] = &[
+            "",
+            "a",
+            "id",
+            "_meta",
+            "name",
+            "arguments",
+            "tools/call",
+            "structuredContent",
+            "\"",
+            "a\"",
+            "\"name",
+            "name\\",
+            "\\",
+            "a\u{1f}",
+            "\u{1f}abcdefgh",
+            "abcdefgh\u{0}",
+            "abcdefghijklmnop\"",
+            " ",
+            "!",
+            "#",
+            "[",
+            "]",
+            "\u{7f}",
+            "é",
+            "naïve",
+            "\u{2028}",
+        ];
+        for &name in NAMES {
+            let mut ours = b"[".to_vec();
+            write_name(&mut ours, name);
+            let mut general = b"[".to_vec();
+            write_json_str(&mut general, name);
+            assert_eq!(ours, general, "{name:?}");
+            assert_eq!(ours[1..], serde_json::to_vec(name).unwrap()[..], "{name:?}");
+        }
+    }
+
+    #[test]
+    fn field_names_that_need_escaping_are_written_as_serde_json_writes_them() {
+        #[derive(Serialize)]
+        struct Odd {
+            plain: u8,
+            #[serde(rename = "a\"b")]
+            quoted: u8,
+            #[serde(rename = "back\\slash")]
+            backslash: u8,
+            #[serde(rename = "tab\there")]
+            tab: u8,
+            #[serde(rename = "\u{1f}")]
+            control: u8,
+            #[serde(rename = "naïve")]
+            accented: u8,
+        }
+        let odd = Odd { plain: 1, quoted: 2, backslash: 3, tab: 4, control: 5, accented: 6 };
+        same_as_serde_json(&odd);
+        same_as_serde_json(&[&odd, &odd]);
     }
 
     #[test]
