@@ -80,6 +80,22 @@ pub(super) fn boxed_raw(text: String) -> Result<Box<RawValue>, serde_json::Error
 /// Appends `s` as a JSON string, quoted and escaped exactly as serde_json
 /// escapes it.
 pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    write_str_inline(out, s);
+}
+
+/// Appends a name known when the program is compiled (a struct's field)
+/// as a JSON string: [`write_json_str`]'s body, inlined where the
+/// serializer writes the name, so that with the name a constant the
+/// escape check is decided by the compiler and the bytes are stored
+/// without a call.
+#[inline(always)]
+fn write_name(out: &mut Vec<u8>, name: &'static str) {
+    write_str_inline(out, name);
+}
+
+/// [`write_json_str`]'s body.
+#[inline(always)]
+fn write_str_inline(out: &mut Vec<u8>, s: &str) {
     if needs_escape(s.as_bytes()) {
         // Writing a string to a `Vec` cannot fail.
         let _ = serde_json::to_writer(&mut *out, s);
@@ -87,24 +103,6 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
         out.reserve(s.len() + 2);
         out.push(b'"');
         out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    }
-}
-
-/// Appends a name known when the program is compiled (a struct's field,
-/// an enum's variant) as a JSON string: the same bytes as
-/// [`write_json_str`]. Inlined where the serializer writes the name, so
-/// that with the name a constant the escape check is decided by the
-/// compiler and the bytes are stored without a call; a name that needs
-/// escaping goes to [`write_json_str`].
-#[inline(always)]
-fn write_name(out: &mut Vec<u8>, name: &'static str) {
-    if needs_escape(name.as_bytes()) {
-        write_json_str(out, name);
-    } else {
-        out.reserve(name.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(name.as_bytes());
         out.push(b'"');
     }
 }
