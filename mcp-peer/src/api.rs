@@ -107,7 +107,8 @@ impl<T: Transport> Client<T> {
         tool: Option<(Arc<[Tool]>, usize)>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer = self.request_inner(method, params, tool, options, false, true).await?;
+        let mut options = options;
+        let answer = self.request_inner(method, params, tool, &mut options, false, true).await?;
         Ok(answer.into_raw())
     }
 
@@ -173,7 +174,8 @@ impl<T: Transport> Client<T> {
         options: RequestOptions,
     ) -> Result<CallToolResult, T::Error> {
         // The usual answer's result is decoded once, as it is read.
-        match self.call_shaped(name, arguments, None, options, true, true).await? {
+        let mut options = options;
+        match self.call_shaped(name, arguments, None, &mut options, true, true).await? {
             Answer::Tool(result) => Ok(result),
             answer => ops::parse_result(methods::TOOLS_CALL, &answer.into_raw())
                 .map_err(|e| self.error(e)),
@@ -196,7 +198,9 @@ impl<T: Transport> Client<T> {
         arguments: impl Serialize,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let raw = self.call_shaped(name, arguments, None, options, true, false).await?.into_raw();
+        let mut options = options;
+        let raw = self.call_shaped(name, arguments, None, &mut options, true, false).await?;
+        let raw = raw.into_raw();
         match raw.get().trim_start().as_bytes().first() {
             Some(b'{') => Ok(raw),
             _ => Err(self.error(ClientError::InvalidResult {
@@ -222,8 +226,8 @@ impl<T: Transport> Client<T> {
             ttl: ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             ..Default::default()
         };
-        let options = RequestOptions::default();
-        let raw = self.call_shaped(name, arguments, Some(task), options, true, false).await?;
+        let mut options = RequestOptions::default();
+        let raw = self.call_shaped(name, arguments, Some(task), &mut options, true, false).await?;
         let raw = raw.into_raw();
         ops::parse_result(methods::TOOLS_CALL, &raw).map_err(|e| self.error(e))
     }
@@ -238,7 +242,7 @@ impl<T: Transport> Client<T> {
         name: &str,
         arguments: A,
         task: Option<TaskMetadata>,
-        options: RequestOptions,
+        options: &mut RequestOptions,
         poll: bool,
         tool_result: bool,
     ) -> Result<Answer, T::Error> {
@@ -281,7 +285,8 @@ impl<T: Transport> Client<T> {
         arguments: impl Serialize,
         options: RequestOptions,
     ) -> Result<ToolCallStart, T::Error> {
-        let raw = self.call_shaped(name, arguments, None, options, false, false).await?;
+        let mut options = options;
+        let raw = self.call_shaped(name, arguments, None, &mut options, false, false).await?;
         let raw = raw.into_raw();
         let parse = |e: serde_json::Error| {
             self.error(ClientError::InvalidResult {

@@ -35,14 +35,13 @@ pub fn current_trace_meta() -> Option<Map<String, Value>> {
     (!meta.0.is_empty()).then_some(meta.0)
 }
 
-/// `options` with the current trace context added to its `_meta`
-/// (members it already has win).
-pub(crate) fn with_trace_context(mut options: RequestOptions) -> RequestOptions {
+/// Adds the current trace context to `options`' `_meta` (members it
+/// already has win).
+pub(crate) fn add_trace_context(options: &mut RequestOptions) {
     if let Some(trace) = current_trace_meta() {
         let meta = options.meta.get_or_insert_with(Map::new);
         for (k, v) in trace {
             meta.entry(k).or_insert(v);
         }
     }
-    options
 }

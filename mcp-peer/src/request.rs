@@ -65,24 +65,29 @@ impl<T: Transport> Client<T> {
     /// With `tool_result` (a `tools/call` whose caller wants a
     /// [`CallToolResult`]), its result may come decoded, as
     /// [`Answer::Tool`], when nothing else reads its text.
+    ///
+    /// The options are the caller's, borrowed: the middlewares (and the
+    /// trace context) change them in place; the call's future holds a
+    /// reference rather than a copy at each layer.
     pub(crate) async fn request_inner<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Params<'_, P>,
         tool: Option<(Arc<[Tool]>, usize)>,
-        options: RequestOptions,
+        options: &mut RequestOptions,
         tool_result: bool,
         follow: bool,
     ) -> Result<Answer, T::Error> {
         let chain = &self.inner.options.middleware;
         let started = (!chain.is_empty()).then(tokio::time::Instant::now);
-        let mut options = options;
         let verdict = match chain.is_empty() {
             true => Verdict::Send,
-            false => middleware::before(chain, method, &mut options),
+            false => middleware::before(chain, method, options),
         };
         let outcome = match verdict {
             Verdict::Send => {
+                #[cfg(feature = "otel")]
+                crate::otel::add_trace_context(options);
                 // One await of the attempts. A debug build's poll frames are
                 // large (tens of KiB each), and a request's chain of them
                 // must fit a 2 MiB thread (Tokio's workers, test threads):
@@ -131,18 +136,16 @@ impl<T: Transport> Client<T> {
         method: &str,
         params: Params<'_, P>,
         tool: Option<(Arc<[Tool]>, usize)>,
-        options: RequestOptions,
+        options: &RequestOptions,
         tool_result: bool,
     ) -> Result<Answer, T::Error> {
-        #[cfg(feature = "otel")]
-        let options = crate::otel::with_trace_context(options);
         let inner = &self.inner;
         let mut tool = tool;
         let mut params = params;
         let mut retried = false;
         let mut rounds = InputRounds::new(inner.options.input_limits());
         self.initialize().await?;
-        let mut cache_key = self.cache_key(method, &params, &options);
+        let mut cache_key = self.cache_key(method, &params, options);
         if let (Some(key), Some(cache)) = (&cache_key, &inner.options.cache)
             && !options.no_cache
             && let Some(hit) = cache.get(key, now())
@@ -163,7 +166,7 @@ impl<T: Transport> Client<T> {
             // not the cache; the era's rules are asked about it before it
             // is decoded (`feed_usual_answer`), as below.
             let tool_result = tool_result && cache_key.is_none();
-            let start = Start::Request { method, params, options: &options, tool_result };
+            let start = Start::Request { method, params, options, tool_result };
             let (outcome, back) = inner.send(start, called, |_| {}).await;
             params = back;
             let fail = match outcome {
@@ -326,8 +329,9 @@ impl<T: Transport> ops::Requester for Plain<'_, T> {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer =
-            self.0.request_inner::<()>(method, Params::Value(params), None, options, false, false);
+        let mut options = options;
+        let params = Params::Value(params);
+        let answer = self.0.request_inner::<()>(method, params, None, &mut options, false, false);
         answer.await.map(Answer::into_raw)
     }
 
@@ -337,8 +341,9 @@ impl<T: Transport> ops::Requester for Plain<'_, T> {
         params: &P,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, T::Error> {
+        let mut options = options;
         let answer =
-            self.0.request_inner(method, Params::Typed(params), None, options, false, false);
+            self.0.request_inner(method, Params::Typed(params), None, &mut options, false, false);
         answer.await.map(Answer::into_raw)
     }
 

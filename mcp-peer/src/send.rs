@@ -11,7 +11,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Weak;
 use std::time::Duration;
 
 use mcp_proto::ProtocolVersion;
@@ -322,7 +321,7 @@ impl<T: Transport> Inner<T> {
         outgoing: OutgoingRequest<'_>,
         opening: bool,
     ) -> Result<Reply, Fail<T::Error>> {
-        let mut guard = CancelOnDrop { inner: self.me.clone(), id: Some(id.clone()) };
+        let mut guard = CancelOnDrop { inner: self, id: Some(id.clone()) };
         let deadline = lock(&self.core).deadline(id);
         // Pinned here, once: the waits below hold it by reference, so the
         // exchange's (large) future is not moved into either.
@@ -379,14 +378,17 @@ fn wire_version(core: &ClientCore<Waiter>) -> Option<ProtocolVersion> {
 }
 
 /// Cancels a request whose caller stopped waiting (its future was dropped).
-struct CancelOnDrop<T: Transport> {
-    inner: Weak<Inner<T>>,
+/// It lives inside [`Inner::exchange`]'s future, which borrows the client
+/// as long as it lives: a reference, not a counted one.
+struct CancelOnDrop<'a, T: Transport> {
+    inner: &'a Inner<T>,
     id: Option<RequestId>,
 }
 
-impl<T: Transport> Drop for CancelOnDrop<T> {
+impl<T: Transport> Drop for CancelOnDrop<'_, T> {
     fn drop(&mut self) {
-        let (Some(id), Some(inner)) = (self.id.take(), self.inner.upgrade()) else { return };
-        inner.forget(&id, "the client stopped waiting");
+        if let Some(id) = self.id.take() {
+            self.inner.forget(&id, "the client stopped waiting");
+        }
     }
 }

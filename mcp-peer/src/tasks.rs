@@ -197,14 +197,9 @@ impl<T: Transport> Client<T> {
         method: &str,
         params: &P,
     ) -> Result<Box<RawValue>, T::Error> {
-        let answer = self.request_inner(
-            method,
-            Params::Typed(params),
-            None,
-            RequestOptions::default(),
-            false,
-            false,
-        );
+        let mut options = RequestOptions::default();
+        let answer =
+            self.request_inner(method, Params::Typed(params), None, &mut options, false, false);
         answer.await.map(Answer::into_raw)
     }
 

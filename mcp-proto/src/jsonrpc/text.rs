@@ -80,6 +80,22 @@ pub(super) fn boxed_raw(text: String) -> Result<Box<RawValue>, serde_json::Error
 /// Appends `s` as a JSON string, quoted and escaped exactly as serde_json
 /// escapes it.
 pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    write_str_inline(out, s);
+}
+
+/// Appends a name known when the program is compiled (a struct's field)
+/// as a JSON string: [`write_json_str`]'s body, inlined where the
+/// serializer writes the name, so that with the name a constant the
+/// escape check is decided by the compiler and the bytes are stored
+/// without a call.
+#[inline(always)]
+fn write_name(out: &mut Vec<u8>, name: &'static str) {
+    write_str_inline(out, name);
+}
+
+/// [`write_json_str`]'s body.
+#[inline(always)]
+fn write_str_inline(out: &mut Vec<u8>, s: &str) {
     if needs_escape(s.as_bytes()) {
         // Writing a string to a `Vec` cannot fail.
         let _ = serde_json::to_writer(&mut *out, s);
@@ -98,6 +114,7 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 /// Eight bytes at a time; the last eight overlap the ones before when the
 /// length is not a multiple of eight, and four to seven bytes are read as
 /// their first four and last four: every byte is looked at, some twice.
+#[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
@@ -212,12 +229,17 @@ impl Compound<'_> {
         value.serialize(&mut Text { out: self.out })
     }
 
-    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Fallback> {
+    #[inline(always)]
+    fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Fallback> {
         if self.raw {
             return value.serialize(StrOnly { out: self.out, quoted: false });
         }
         self.comma();
-        write_json_str(self.out, key);
+        write_name(self.out, key);
         self.out.push(b':');
         value.serialize(&mut Text { out: self.out })
     }
@@ -422,6 +444,7 @@ macro_rules! fields {
         impl ser::$trait for Compound<'_> {
             type Ok = ();
             type Error = Fallback;
+            #[inline(always)]
             fn serialize_field<T: Serialize + ?Sized>(
                 &mut self,
                 key: &'static str,
@@ -567,7 +590,7 @@ mod tests {
     use serde_json::json;
     use serde_json::value::RawValue;
 
-    use super::{needs_escape, raw_json, write_json, write_json_str};
+    use super::{needs_escape, raw_json, write_json, write_json_str, write_name};
     use crate::jsonrpc::{Message, Request, RequestId, Response};
     use crate::types::CallToolRequestParams;
 
@@ -623,6 +646,70 @@ mod tests {
             }
             (a, b) => panic!("ours {a:?}, serde_json {b:?}"),
         }
+    }
+
+    #[test]
+    fn names_known_when_compiled_are_written_as_serde_json_writes_them() {
+        // Each length the check reads differently (0-3, 4-7, 8 and more),
+        // and near misses: a quote, a backslash or a control character at
+        // either end, the bytes next to them, DEL, non-ASCII.
+        const NAMES: &[&str] = &[
+            "",
+            "a",
+            "id",
+            "_meta",
+            "name",
+            "arguments",
+            "tools/call",
+            "structuredContent",
+            "\"",
+            "a\"",
+            "\"name",
+            "name\\",
+            "\\",
+            "a\u{1f}",
+            "\u{1f}abcdefgh",
+            "abcdefgh\u{0}",
+            "abcdefghijklmnop\"",
+            " ",
+            "!",
+            "#",
+            "[",
+            "]",
+            "\u{7f}",
+            "é",
+            "naïve",
+            "\u{2028}",
+        ];
+        for &name in NAMES {
+            let mut ours = b"[".to_vec();
+            write_name(&mut ours, name);
+            let mut general = b"[".to_vec();
+            write_json_str(&mut general, name);
+            assert_eq!(ours, general, "{name:?}");
+            assert_eq!(ours[1..], serde_json::to_vec(name).unwrap()[..], "{name:?}");
+        }
+    }
+
+    #[test]
+    fn field_names_that_need_escaping_are_written_as_serde_json_writes_them() {
+        #[derive(Serialize)]
+        struct Odd {
+            plain: u8,
+            #[serde(rename = "a\"b")]
+            quoted: u8,
+            #[serde(rename = "back\\slash")]
+            backslash: u8,
+            #[serde(rename = "tab\there")]
+            tab: u8,
+            #[serde(rename = "\u{1f}")]
+            control: u8,
+            #[serde(rename = "naïve")]
+            accented: u8,
+        }
+        let odd = Odd { plain: 1, quoted: 2, backslash: 3, tab: 4, control: 5, accented: 6 };
+        same_as_serde_json(&odd);
+        same_as_serde_json(&[&odd, &odd]);
     }
 
     #[test]

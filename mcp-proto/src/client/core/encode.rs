@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::ModernMeta;
 use crate::client::ClientError;
 use crate::jsonrpc::{RequestId, write_json, write_json_str};
+use crate::methods;
 use crate::types::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROGRESS_TOKEN_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -30,9 +31,10 @@ pub(super) fn request_text<P: Serialize + ?Sized>(
     let mut text = Vec::with_capacity(256 + meta.map_or(0, <[u8]>::len));
     text.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     write_json(&mut text, id)?;
-    text.extend_from_slice(b",\"method\":");
-    write_json_str(&mut text, method);
-    text.extend_from_slice(b",\"params\":");
+    match method_and_params(method) {
+        Some(known) => text.extend_from_slice(known),
+        None => write_method_and_params(&mut text, method),
+    }
     let start = text.len();
     write_json(&mut text, params)?;
     if let Some(meta) = meta {
@@ -54,6 +56,27 @@ pub(super) fn request_text<P: Serialize + ?Sized>(
     text.push(b'}');
     crate::jsonrpc::make_one_line(&mut text);
     Ok(Some(text))
+}
+
+/// `,"method":"M","params":` for the methods a client sends over and
+/// over, as constants: the bytes [`write_method_and_params`] writes for
+/// them (a test checks each), without its escape check and its five
+/// writes. `None` for any other method.
+fn method_and_params(method: &str) -> Option<&'static [u8]> {
+    Some(match method {
+        methods::TOOLS_CALL => br#","method":"tools/call","params":"#,
+        methods::TOOLS_LIST => br#","method":"tools/list","params":"#,
+        methods::RESOURCES_READ => br#","method":"resources/read","params":"#,
+        methods::PROMPTS_GET => br#","method":"prompts/get","params":"#,
+        _ => return None,
+    })
+}
+
+/// `,"method":"M","params":` for any method.
+fn write_method_and_params(text: &mut Vec<u8>, method: &str) {
+    text.extend_from_slice(b",\"method\":");
+    write_json_str(text, method);
+    text.extend_from_slice(b",\"params\":");
 }
 
 /// Whether a request's `_meta` can be written as text
@@ -185,4 +208,71 @@ pub(super) fn with_progress_token(
         }
     }
     Ok(Value::Object(obj))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{method_and_params, request_text, write_method_and_params};
+    use crate::jsonrpc::{Request, RequestId};
+    use crate::methods;
+
+    /// The methods written as constants, and near misses of them (a
+    /// character short, one more, another case, a quote, a prefix).
+    const METHODS: &[&str] = &[
+        methods::TOOLS_CALL,
+        methods::TOOLS_LIST,
+        methods::RESOURCES_READ,
+        methods::PROMPTS_GET,
+        methods::PING,
+        methods::INITIALIZE,
+        "tools/cal",
+        "tools/calls",
+        "Tools/call",
+        "tools/call\"",
+        "tools/call ",
+        "tools/lis",
+        "resources/reads",
+        "prompts/ge",
+        "tools\\call",
+        "",
+    ];
+
+    #[test]
+    fn the_known_methods_are_written_as_the_general_path_writes_them() {
+        let known = [
+            methods::TOOLS_CALL,
+            methods::TOOLS_LIST,
+            methods::RESOURCES_READ,
+            methods::PROMPTS_GET,
+        ];
+        for method in METHODS {
+            let mut general = Vec::new();
+            write_method_and_params(&mut general, method);
+            match method_and_params(method) {
+                Some(constant) => {
+                    assert!(known.contains(method), "{method:?}");
+                    assert_eq!(constant, &general[..], "{method:?}");
+                }
+                None => assert!(!known.contains(method), "{method:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_is_written_as_serde_json_writes_it_whatever_its_method() {
+        let params = json!({"name": "echo", "arguments": {"message": "hi"}});
+        for method in METHODS {
+            let id = RequestId::Number(7);
+            let text = request_text(&id, method, &params, None).unwrap().unwrap();
+            let request =
+                Request { id: id.clone(), method: (*method).into(), params: Some(params.clone()) };
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                serde_json::to_string(&request).unwrap(),
+                "{method:?}"
+            );
+        }
+    }
 }

@@ -68,10 +68,16 @@ impl<W> ClientCore<W> {
     /// when no such request waits, and for the era probe and `initialize`,
     /// whose results the core reads.
     pub fn waiter(&self, id: i64) -> Option<&W> {
-        if matches!(self.phase, Phase::Probing(n) | Phase::Initializing(n) if n == id) {
+        if self.reads_result(id) {
             return None;
         }
         self.pending.get(&id).map(|p| &p.waiter)
+    }
+
+    /// Whether request `id` is one whose result the core reads itself (the
+    /// era probe, `initialize`).
+    fn reads_result(&self, id: i64) -> bool {
+        matches!(self.phase, Phase::Probing(n) | Phase::Initializing(n) if n == id)
     }
 
     /// Finishes request `id`, answered with a result the driver read
@@ -83,7 +89,10 @@ impl<W> ClientCore<W> {
     /// [`Event::Reply`]. `None`, with nothing changed, where
     /// [`waiter`](Self::waiter) says `None`.
     pub fn take_answered(&mut self, id: i64) -> Option<W> {
-        self.waiter(id)?;
+        // One look-up: what `waiter` finds is what is removed.
+        if self.reads_result(id) {
+            return None;
+        }
         self.pending.remove(&id).map(|p| p.waiter)
     }
 
