@@ -39,12 +39,10 @@ use serde_json::json;
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
 /// The error code of a request refused because its session runs its cap
-/// of requests already: in JSON-RPC's range for implementation-defined
-/// server errors, in the part MCP leaves to implementations (-32000 to
-/// -32019; -32020 to -32099 are the protocol's), clear of the codes in use
-/// there (-32000 and -32001 for a closed connection and a timeout in the
-/// SDKs, -32002 for a resource not found).
-pub const SERVER_BUSY: i64 = -32010;
+/// of requests already (mcp-proto's
+/// [`error_code::SERVER_BUSY`](mcp_proto::jsonrpc::error_code::SERVER_BUSY),
+/// where the reasoning for the value is; named here too for servers).
+pub use mcp_proto::jsonrpc::error_code::SERVER_BUSY;
 
 /// Whether a session with `open` requests open may start one more under a
 /// cap of `cap` (a cap of 0 is taken as 1): `Err` with the error to answer

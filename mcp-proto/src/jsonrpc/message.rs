@@ -29,6 +29,14 @@ pub mod error_code {
     pub const INTERNAL_ERROR: i64 = -32603;
     /// MCP: the requested resource does not exist.
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// A request refused because the server's session already runs its cap
+    /// of requests at once; the client may send it again once one of its
+    /// requests is answered. In JSON-RPC's range for implementation-defined
+    /// server errors, in the part MCP leaves to implementations (-32000 to
+    /// -32019; -32020 to -32099 are the protocol's), clear of the codes in
+    /// use there (-32000 and -32001 for a closed connection and a timeout in
+    /// the SDKs, [`RESOURCE_NOT_FOUND`] -32002).
+    pub const SERVER_BUSY: i64 = -32010;
     /// MCP 2025-11-25: the server needs a URL-mode elicitation to finish first.
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
     /// MCP: the user rejected a sampling request.
