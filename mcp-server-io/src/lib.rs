@@ -61,8 +61,10 @@
 //!   ([`Outgoing`]), each message tagged with the client request it
 //!   belongs to, so a Streamable HTTP driver can put it on that request's
 //!   stream.
-//! - [`stdio`]: newline-delimited framing with a line cap; the driver;
-//!   this process's stdin/stdout for it without a thread hop per line.
+//! - [`stdio`]: newline-delimited framing with a line cap; the driver,
+//!   which reads no further line while [`backlog::DEFAULT_MAX_BACKLOG`]
+//!   messages wait unwritten ([`backlog`]: the decision, on data); this
+//!   process's stdin/stdout for it without a thread hop per line.
 //! - `http` (feature `http`): the Streamable HTTP service over any
 //!   [`Handler`] (`http::serve`, `http::HttpService`, a hyper `Service`):
 //!   POST with JSON or SSE answers, the GET stream, sessions with
@@ -188,6 +190,7 @@
 
 #![deny(missing_docs)]
 
+pub mod backlog;
 mod context;
 pub mod era;
 mod error;

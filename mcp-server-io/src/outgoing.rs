@@ -3,6 +3,10 @@
 
 use mcp_proto::jsonrpc::{Message, RequestId};
 use serde_json::value::RawValue;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
 use tokio::sync::mpsc;
 
 /// One item a server core asks its driver to deliver.
@@ -110,13 +114,147 @@ impl Outgoing {
     }
 }
 
-/// The sending half of a core's queue.
-pub type OutgoingSender = mpsc::UnboundedSender<Outgoing>;
+/// The sending half of a core's queue: cloning shares it. Each item sent
+/// is counted until the receiving half takes it, so a driver can tell how
+/// much waits unwritten ([`OutgoingQueue::backlog`]) with one atomic load.
+#[derive(Debug, Clone)]
+pub struct OutgoingSender {
+    tx: mpsc::UnboundedSender<Outgoing>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl OutgoingSender {
+    /// Queues `item`; gives it back when the receiving half is gone.
+    pub fn send(&self, item: Outgoing) -> Result<(), mpsc::error::SendError<Outgoing>> {
+        // Counted before it can be taken, so the count never goes below
+        // what the queue holds (the receiver subtracts what it takes).
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        let sent = self.tx.send(item);
+        if sent.is_err() {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
+    /// Whether the receiving half is gone.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
 
 /// The receiving half: the driver delivers each item in order.
-pub type OutgoingQueue = mpsc::UnboundedReceiver<Outgoing>;
+#[derive(Debug)]
+pub struct OutgoingQueue {
+    rx: mpsc::UnboundedReceiver<Outgoing>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl OutgoingQueue {
+    /// The next item, waiting for one; `None` once every sender is gone
+    /// and the queue is empty (or after [`close`](Self::close)).
+    pub async fn recv(&mut self) -> Option<Outgoing> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The next item if one is queued.
+    pub fn try_recv(&mut self) -> Result<Outgoing, mpsc::error::TryRecvError> {
+        let item = self.rx.try_recv()?;
+        self.queued.fetch_sub(1, Ordering::Relaxed);
+        Ok(item)
+    }
+
+    /// Polls for the next item (see [`recv`](Self::recv)).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
+        let polled = self.rx.poll_recv(cx);
+        if let Poll::Ready(Some(_)) = &polled {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    /// Refuses further items; those queued can still be taken.
+    pub fn close(&mut self) {
+        self.rx.close();
+    }
+
+    /// How many items wait in the queue now.
+    pub fn len(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Whether no item waits in the queue now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A handle that reads [`len`](Self::len) from elsewhere: a driver's
+    /// reader, while its writer owns the queue.
+    pub fn backlog(&self) -> Backlog {
+        Backlog { queued: self.queued.clone() }
+    }
+}
+
+/// How many items wait in an [`OutgoingQueue`] (see
+/// [`OutgoingQueue::backlog`]).
+#[derive(Debug, Clone)]
+pub struct Backlog {
+    queued: Arc<AtomicUsize>,
+}
+
+impl Backlog {
+    /// How many items wait in the queue now: at least what it holds, at
+    /// most that plus the items being sent at this moment.
+    pub fn len(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Whether no item waits in the queue now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// A new queue.
 pub fn queue() -> (OutgoingSender, OutgoingQueue) {
-    mpsc::unbounded_channel()
+    let (tx, rx) = mpsc::unbounded_channel();
+    let queued = Arc::new(AtomicUsize::new(0));
+    (OutgoingSender { tx, queued: queued.clone() }, OutgoingQueue { rx, queued })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_count_follows_what_is_sent_and_taken() {
+        let (tx, mut queue) = queue();
+        let backlog = queue.backlog();
+        assert!(queue.is_empty() && backlog.is_empty());
+        let other = tx.clone();
+        for code in 0..5 {
+            tx.send(Outgoing::Exit(code)).unwrap();
+        }
+        other.send(Outgoing::RawLine(b"x".to_vec())).unwrap();
+        assert_eq!((queue.len(), backlog.len()), (6, 6));
+        assert_eq!(queue.try_recv().unwrap(), Outgoing::Exit(0));
+        assert_eq!(queue.recv().await, Some(Outgoing::Exit(1)));
+        let polled = std::future::poll_fn(|cx| Poll::Ready(queue.poll_recv(cx))).await;
+        assert_eq!(polled, Poll::Ready(Some(Outgoing::Exit(2))));
+        assert_eq!(backlog.len(), 3);
+        // A poll with nothing queued takes nothing off the count.
+        while queue.try_recv().is_ok() {}
+        assert_eq!(backlog.len(), 0);
+        let polled = std::future::poll_fn(|cx| Poll::Ready(queue.poll_recv(cx))).await;
+        assert!(polled.is_pending());
+        assert!(queue.try_recv().is_err());
+        assert_eq!(backlog.len(), 0);
+        // Sent to a closed queue: given back, not counted.
+        queue.close();
+        assert!(tx.send(Outgoing::Exit(9)).is_err());
+        assert!(tx.is_closed());
+        assert_eq!(backlog.len(), 0);
+        drop(queue);
+        assert!(other.send(Outgoing::Exit(9)).is_err());
+        assert_eq!(backlog.len(), 0);
+    }
 }

@@ -2,6 +2,8 @@
 //! sockets, tokio's paused clock), and the drivers spoken to by the
 //! toolkit's own clients.
 
+#[path = "it/backlog.rs"]
+mod backlog;
 #[path = "it/beside.rs"]
 mod beside;
 #[cfg(feature = "http")]

@@ -8,11 +8,13 @@
 //! or Unix sockets.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
-use crate::outgoing::{Outgoing, OutgoingQueue};
+use crate::backlog::{DEFAULT_MAX_BACKLOG, reading_paused};
+use crate::outgoing::{Backlog, Outgoing, OutgoingQueue};
 
 mod pipes;
 pub use pipes::{HostInput, HostOutput, stdin, stdout};
@@ -49,7 +51,11 @@ pub enum Ended {
 /// the core asks to exit.
 ///
 /// Reading and writing run side by side, so a client that is slow to read
-/// never stops the server reading. Each non-blank input line (a `\r` before
+/// does not stop the server reading, up to a point: while
+/// [`DEFAULT_MAX_BACKLOG`] messages or more wait in the queue unwritten, no
+/// further line is read until the writer brings them under it
+/// ([`serve_with_backlog`] sets another cap; [`backlog`](crate::backlog)).
+/// Each non-blank input line (a `\r` before
 /// the `\n` dropped) goes to `on_input`; a line longer than
 /// `max_line_bytes` is skipped up to its newline and reported as
 /// [`Input::Oversized`]. When the input closes, what is already queued is
@@ -78,17 +84,54 @@ pub async fn serve<R, W>(
     output: W,
     max_line_bytes: usize,
     queue: OutgoingQueue,
+    on_input: impl FnMut(Input<'_>),
+) -> io::Result<Ended>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    serve_with_backlog(input, output, max_line_bytes, DEFAULT_MAX_BACKLOG, queue, on_input).await
+}
+
+/// [`serve`], reading no further line while `max_backlog` messages or more
+/// (a cap of 0 is taken as 1) wait in `queue` unwritten
+/// ([`reading_paused`]): a client that writes and never reads then blocks
+/// on its own pipe instead of growing the server's queue without bound.
+/// Reading resumes by itself once the writer brings the queue under the
+/// cap; nothing is dropped.
+pub async fn serve_with_backlog<R, W>(
+    input: R,
+    output: W,
+    max_line_bytes: usize,
+    max_backlog: usize,
+    queue: OutgoingQueue,
     mut on_input: impl FnMut(Input<'_>),
 ) -> io::Result<Ended>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut writer = Writer { out: tokio::io::BufWriter::new(output), queue, scratch: Vec::new() };
+    // The reader and the writer run in this one task, never at once; the
+    // writer owns the queue, the reader reads its count.
+    let pause = Pause {
+        backlog: queue.backlog(),
+        max: max_backlog,
+        paused: AtomicBool::new(false),
+        drained: Notify::new(),
+    };
+    let mut writer = Writer {
+        out: tokio::io::BufWriter::new(output),
+        queue,
+        pause: &pause,
+        scratch: Vec::new(),
+    };
     let (eof_tx, eof_rx) = oneshot::channel::<()>();
     let reading = async {
         let mut lines = LineReader::new(BufReader::new(input), max_line_bytes);
         loop {
+            if reading_paused(pause.backlog.len(), pause.max) {
+                pause.wait_under_cap().await;
+            }
             match lines.next().await? {
                 Line::Complete => {
                     let line = lines.line();
@@ -110,14 +153,46 @@ where
     }
 }
 
+/// The reader's pause while the queue is at its cap.
 #[derive(Debug)]
-struct Writer<W> {
+struct Pause {
+    /// How many items wait in the writer's queue.
+    backlog: Backlog,
+    max: usize,
+    /// Set while the reader waits for `drained`.
+    paused: AtomicBool,
+    drained: Notify,
+}
+
+impl Pause {
+    /// Returns once fewer than the cap wait unwritten.
+    async fn wait_under_cap(&self) {
+        while reading_paused(self.backlog.len(), self.max) {
+            self.paused.store(true, Ordering::Relaxed);
+            // A wake-up given before this wait is kept by the `Notify`.
+            self.drained.notified().await;
+        }
+    }
+
+    /// After the writer took an item: wakes a paused reader once the queue
+    /// is under the cap.
+    fn took_one(&self) {
+        if self.paused.load(Ordering::Relaxed) && !reading_paused(self.backlog.len(), self.max) {
+            self.paused.store(false, Ordering::Relaxed);
+            self.drained.notify_one();
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Writer<'a, W> {
     out: tokio::io::BufWriter<W>,
     queue: OutgoingQueue,
+    pause: &'a Pause,
     scratch: Vec<u8>,
 }
 
-impl<W: AsyncWrite + Unpin> Writer<W> {
+impl<W: AsyncWrite + Unpin> Writer<'_, W> {
     /// Writes queued items until `eof` fires, then writes what is left in
     /// the queue and returns.
     async fn run(&mut self, mut eof: oneshot::Receiver<()>) -> io::Result<Ended> {
@@ -156,6 +231,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
 
     /// Writes one item; `Some(code)` (after a flush) for an exit.
     async fn write(&mut self, item: Outgoing) -> io::Result<Option<i32>> {
+        self.pause.took_one();
         match item {
             Outgoing::Message { .. } | Outgoing::RawReply { .. } => {
                 self.scratch.clear();
