@@ -13,5 +13,8 @@ mod http;
 mod inflight;
 #[path = "it/session.rs"]
 mod session;
+#[cfg(feature = "http")]
+#[path = "it/sse_bound.rs"]
+mod sse_bound;
 #[path = "it/stdio.rs"]
 mod stdio;

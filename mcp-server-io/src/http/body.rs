@@ -2,10 +2,18 @@
 //! channel that can end cleanly (the sender is dropped) or be cut (an
 //! [`BodyItem::Abort`], which makes hyper drop the connection without the
 //! final chunk).
+//!
+//! An event stream's channel is bounded by count: the sender counts the
+//! events that wait in it, not yet taken by hyper (which takes them as the
+//! socket takes bytes), and refuses one more at its cap
+//! ([`Refused::Full`]): a client that does not read its stream cannot make
+//! the server queue without bound.
 
 use std::fmt;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -22,8 +30,64 @@ pub enum BodyItem {
     Abort,
 }
 
-/// The sending half of an event-stream body.
-pub type EventSender = mpsc::UnboundedSender<BodyItem>;
+/// Why an event-stream body took no event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refused {
+    /// The body is gone (the client went away, or the response is over).
+    Closed,
+    /// The cap of events waiting unsent is reached: the client does not
+    /// read (or reads more slowly than the server sends).
+    Full,
+}
+
+/// The sending half of an event-stream body: an unbounded channel and the
+/// count of the events that wait in it, which the body lowers as hyper
+/// takes them. The cap is exact while one sender sends at a time (a
+/// stream's sender is used under its stream's lock, or by one task).
+#[derive(Debug)]
+pub struct EventSender {
+    tx: mpsc::UnboundedSender<BodyItem>,
+    unsent: Arc<AtomicUsize>,
+    cap: usize,
+}
+
+impl EventSender {
+    /// Queues an event, unless `cap` of them already wait unsent.
+    pub fn send(&self, bytes: Bytes) -> Result<(), Refused> {
+        if !self.has_room() {
+            return Err(Refused::Full);
+        }
+        self.send_past_cap(bytes)
+    }
+
+    /// Queues an event whatever the count: for the last event of a
+    /// stream (its reply), so a stream holds at most its cap and one.
+    pub fn send_past_cap(&self, bytes: Bytes) -> Result<(), Refused> {
+        self.unsent.fetch_add(1, Ordering::AcqRel);
+        if self.tx.send(BodyItem::Data(bytes)).is_err() {
+            self.unsent.fetch_sub(1, Ordering::AcqRel);
+            return Err(Refused::Closed);
+        }
+        Ok(())
+    }
+
+    /// Queues the cut of the connection (after the events before it);
+    /// never refused for the count.
+    pub fn cut(&self) {
+        let _ = self.tx.send(BodyItem::Abort);
+    }
+
+    /// Whether one more event would be taken (fewer than the cap wait).
+    pub fn has_room(&self) -> bool {
+        self.unsent() < self.cap
+    }
+
+    /// How many events wait unsent.
+    pub fn unsent(&self) -> usize {
+        self.unsent.load(Ordering::Acquire)
+    }
+}
 
 /// Every response the driver sends has this body.
 pub struct ResponseBody {
@@ -33,7 +97,8 @@ pub struct ResponseBody {
 
 enum Kind {
     Full(Option<Bytes>),
-    Events(mpsc::UnboundedReceiver<BodyItem>),
+    /// The channel, and the count of events waiting in it.
+    Events(mpsc::UnboundedReceiver<BodyItem>, Arc<AtomicUsize>),
     /// An event stream whose every item had come before the response went
     /// out, and which ends with a cut: these bytes, then the failure.
     CutAfter(Option<Bytes>),
@@ -52,11 +117,14 @@ impl ResponseBody {
         ResponseBody { kind: Kind::Full(None), on_drop: None }
     }
 
-    /// A streamed body and the channel that feeds it. The body ends when
-    /// every sender is gone.
-    pub fn events() -> (EventSender, Self) {
+    /// A streamed body and the channel that feeds it, which takes at most
+    /// `cap` events waiting unsent (a cap of 0 is taken as 1). The body
+    /// ends when every sender is gone.
+    pub fn events(cap: usize) -> (EventSender, Self) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (tx, ResponseBody { kind: Kind::Events(rx), on_drop: None })
+        let unsent = Arc::new(AtomicUsize::new(0));
+        let body = ResponseBody { kind: Kind::Events(rx, unsent.clone()), on_drop: None };
+        (EventSender { tx, unsent, cap: cap.max(1) }, body)
     }
 
     /// A streamed body whose every sender is gone becomes the bytes it
@@ -65,7 +133,7 @@ impl ResponseBody {
     /// items is left as it is. What the body yields does not change.
     #[must_use]
     pub fn settle(mut self) -> Self {
-        let Kind::Events(rx) = &mut self.kind else { return self };
+        let Kind::Events(rx, _) = &mut self.kind else { return self };
         if !rx.is_closed() {
             return self;
         }
@@ -104,7 +172,7 @@ impl fmt::Debug for ResponseBody {
             Kind::Full(b) => {
                 write!(f, "ResponseBody::Full({} bytes)", b.as_ref().map_or(0, Bytes::len))
             }
-            Kind::Events(_) => f.write_str("ResponseBody::Events"),
+            Kind::Events(..) => f.write_str("ResponseBody::Events"),
             Kind::CutAfter(b) => {
                 write!(f, "ResponseBody::CutAfter({} bytes)", b.as_ref().map_or(0, Bytes::len))
             }
@@ -131,8 +199,11 @@ impl Body for ResponseBody {
         let this = self.get_mut();
         match &mut this.kind {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Kind::Events(rx) => match rx.poll_recv(cx) {
-                Poll::Ready(Some(BodyItem::Data(b))) => Poll::Ready(Some(Ok(Frame::data(b)))),
+            Kind::Events(rx, unsent) => match rx.poll_recv(cx) {
+                Poll::Ready(Some(BodyItem::Data(b))) => {
+                    unsent.fetch_sub(1, Ordering::AcqRel);
+                    Poll::Ready(Some(Ok(Frame::data(b))))
+                }
                 Poll::Ready(Some(BodyItem::Abort)) => {
                     rx.close();
                     Poll::Ready(Some(Err(cut())))
@@ -158,7 +229,7 @@ impl Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, Bytes::len) as u64),
-            Kind::Events(_) | Kind::CutAfter(_) => SizeHint::default(),
+            Kind::Events(..) | Kind::CutAfter(_) => SizeHint::default(),
         }
     }
 }
@@ -191,13 +262,12 @@ mod tests {
 
     /// A streamed body fed `items`, its sender dropped when `closed`.
     fn fed(items: &[&BodyItem], closed: bool) -> (ResponseBody, Option<EventSender>) {
-        let (tx, body) = ResponseBody::events();
+        let (tx, body) = ResponseBody::events(items.len());
         for item in items {
-            let item = match item {
-                BodyItem::Data(b) => BodyItem::Data(b.clone()),
-                BodyItem::Abort => BodyItem::Abort,
-            };
-            tx.send(item).unwrap();
+            match item {
+                BodyItem::Data(b) => tx.send(b.clone()).unwrap(),
+                BodyItem::Abort => tx.cut(),
+            }
         }
         (body, (!closed).then_some(tx))
     }
@@ -236,5 +306,52 @@ mod tests {
         // A full body stays as it is.
         let full = ResponseBody::full("x").settle();
         assert_eq!(read(full).await, (b"x".to_vec(), false));
+    }
+
+    #[tokio::test]
+    async fn the_count_follows_what_is_sent_and_taken_and_refuses_only_at_the_cap() {
+        // (cap, events sent, events taken before the next send): whether the
+        // next `send` is taken.
+        let table: [(usize, usize, usize, bool); 9] = [
+            (1, 0, 0, true),
+            (1, 1, 0, false),
+            (1, 1, 1, true),
+            (0, 0, 0, true),
+            (0, 1, 0, false),
+            (3, 2, 0, true),
+            (3, 3, 0, false),
+            (3, 3, 1, true),
+            (3, 4, 2, true),
+        ];
+        for (cap, sent, taken, room) in table {
+            let (tx, mut body) = ResponseBody::events(cap);
+            for i in 0..sent {
+                // Past the cap only where the table sends more than it.
+                let bytes = Bytes::from(vec![b'a'; i + 1]);
+                if i < cap.max(1) {
+                    tx.send(bytes).unwrap()
+                } else {
+                    tx.send_past_cap(bytes).unwrap()
+                }
+            }
+            for _ in 0..taken {
+                body.frame().await.unwrap().unwrap();
+            }
+            assert_eq!(tx.unsent(), sent - taken, "{cap} {sent} {taken}");
+            assert_eq!(tx.has_room(), room, "{cap} {sent} {taken}");
+            let next = tx.send(Bytes::from_static(b"next"));
+            assert_eq!(
+                next,
+                if room { Ok(()) } else { Err(Refused::Full) },
+                "{cap} {sent} {taken}"
+            );
+            // A cut is never refused, and not counted.
+            let before = tx.unsent();
+            tx.cut();
+            assert_eq!(tx.unsent(), before);
+            drop(body);
+            assert_eq!(tx.send_past_cap(Bytes::from_static(b"gone")), Err(Refused::Closed));
+            assert_eq!(tx.unsent(), before, "a send to a gone body is not counted");
+        }
     }
 }

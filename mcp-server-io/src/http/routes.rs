@@ -287,7 +287,7 @@ mod tests {
         assert_eq!(rx.recv().await.unwrap(), (Bytes::from_static(b"n7"), false));
         assert_eq!(rx.recv().await.unwrap(), (Bytes::from_static(b"r7"), true));
         let read = |stream: Arc<EventStream>| async move {
-            let (tx, body) = ResponseBody::events();
+            let (tx, body) = ResponseBody::events(crate::http::service::DEFAULT_MAX_UNSENT_EVENTS);
             stream.attach(tx, None, None);
             stream.finish();
             String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
@@ -312,7 +312,7 @@ mod tests {
         // The first message decides: a stream; the second waits in the route.
         assert_eq!(rx.await.unwrap(), (Bytes::from_static(b"p1"), false));
         let stream = routes.open_reply_stream("s1".into());
-        let (events, body) = ResponseBody::events();
+        let (events, body) = ResponseBody::events(crate::http::service::DEFAULT_MAX_UNSENT_EVENTS);
         stream.attach(events, None, None);
         stream.push_message(b"p1");
         assert!(routes.upgrade_held(&key(0, 1), stream.clone()));

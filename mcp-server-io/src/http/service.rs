@@ -46,7 +46,7 @@ mod options;
 mod post;
 
 pub use options::{
-    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_CAP,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_UNSENT_EVENTS, DEFAULT_SESSION_CAP,
     DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHARED_MAX_IN_FLIGHT, HttpOptions, ReplyMode, TlsOptions,
 };
 use post::post;
@@ -443,7 +443,7 @@ fn get<H: Handler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Reply {
     if shared.hooks.id_only_events() {
         return id_only_event(shared);
     }
-    let (tx, body) = ResponseBody::events();
+    let (tx, body) = ResponseBody::events(shared.options.max_unsent_events);
     match headers.get(LAST_EVENT_ID).map(|v| v.to_str().ok().and_then(parse_event_id)) {
         Some(Some((name, n))) => {
             let Some(stream) = session.routes.stream(name) else {
@@ -502,7 +502,7 @@ where
             };
             let stream = session.routes.standalone();
             stream.push_endpoint(&endpoint);
-            let (tx, body) = ResponseBody::events();
+            let (tx, body) = ResponseBody::events(shared.options.max_unsent_events);
             stream.attach(tx, None, None);
             // The session lives as long as its GET stream.
             let weak = Arc::downgrade(shared);

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, StatusCode};
 use mcp_proto::jsonrpc::{ErrorObject, Message, RawRequest, Received, Request, error_code};
@@ -15,7 +16,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::body::{BodyItem, ResponseBody};
+use super::body::{EventSender, Refused, ResponseBody};
 use super::guard;
 use super::reply::{
     accepted, error_reply, event_stream, json_body, message_event, rpc_error, text,
@@ -97,16 +98,39 @@ pub(super) async fn stateless_post<H: Handler>(
             return Ok(json_body(status, first));
         }
     }
-    let (events, body) = ResponseBody::events();
-    let _ = events.send(BodyItem::Data(message_event(&first)));
+    let (events, body) = ResponseBody::events(shared.options.max_unsent_events);
+    let _ = events.send_past_cap(message_event(&first));
     if is_reply {
         // The stream is whole: it goes out as one fixed body.
         drop(events);
     } else {
+        let (session, key) = (session.clone(), guard.key.clone());
         tokio::spawn(async move {
             while let Some((json, is_reply)) = rx.recv().await {
-                if events.send(BodyItem::Data(message_event(&json))).is_err() || is_reply {
-                    break;
+                let event = message_event(&json);
+                // The reply is always queued: the stream ends with it.
+                let room = is_reply || events.has_room() || room_within(&events, STALL_GRACE).await;
+                let sent = match room {
+                    true if is_reply => events.send_past_cap(event),
+                    true => events.send(event),
+                    false => Err(Refused::Full),
+                };
+                match sent {
+                    Ok(()) if !is_reply => {}
+                    Ok(()) | Err(Refused::Closed) => break,
+                    Err(_) => {
+                        // The client took nothing for a while with the cap
+                        // of events waiting: the stream is cut after what
+                        // waits, and the request (a stream of this era
+                        // cannot be resumed) cancelled.
+                        tracing::debug!(
+                            unsent = events.unsent(),
+                            "a stateless-era stream's client does not read: the stream is cut and its request cancelled"
+                        );
+                        events.cut();
+                        cancel_unanswered(&session, &key);
+                        break;
+                    }
                 }
             }
         });
@@ -114,6 +138,27 @@ pub(super) async fn stateless_post<H: Handler>(
     let mut response = event_stream(body.settle().on_drop(move || drop(guard)));
     response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(response)
+}
+
+/// How long a stateless-era stream at its cap of events waiting unsent
+/// waits for its client to take one before it is cut: a burst of events
+/// faster than a reading client takes them is not a client that stopped
+/// reading. Meanwhile the request's further messages wait in its route.
+pub(crate) const STALL_GRACE: Duration = Duration::from_secs(1);
+
+/// Whether the stream has room for an event within `grace` (looked at
+/// every 10 ms: only a stream at its cap waits here).
+async fn room_within(events: &EventSender, grace: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + grace;
+    loop {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        if events.has_room() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+    }
 }
 
 /// Cancels the request when dropped, unless it was answered.
@@ -124,9 +169,15 @@ struct CancelOnDrop<H: Handler> {
 
 impl<H: Handler> Drop for CancelOnDrop<H> {
     fn drop(&mut self) {
-        if self.session.routes.take_stream_route(&self.key) {
-            self.session.session.cancel(self.key.origin, self.key.id.clone());
-        }
+        cancel_unanswered(&self.session, &self.key);
+    }
+}
+
+/// Cancels a stateless-era request unless it was answered (its route
+/// taken by the reply).
+fn cancel_unanswered<H: Handler>(session: &HttpSession<H>, key: &RequestKey) {
+    if session.routes.take_stream_route(key) {
+        session.session.cancel(key.origin, key.id.clone());
     }
 }
 

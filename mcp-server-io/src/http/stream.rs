@@ -5,6 +5,13 @@
 //! GET stream keeps its events, so a client that lost the connection can
 //! resume with GET and `Last-Event-ID: <stream>-<n>` and receive the events
 //! after `n`, then whatever comes next.
+//!
+//! A connection whose client does not read is ended at its cap of events
+//! waiting unsent ([`ResponseBody::events`](super::body::ResponseBody::events)):
+//! the event that did not fit, and every one after it, stay in the log, so
+//! the client gets them when it resumes. A resumption from an event the log
+//! no longer holds gets what it holds, after a comment naming the events
+//! it lost.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -12,7 +19,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::body::{BodyItem, EventSender};
+use super::body::{EventSender, Refused};
 
 /// The most events a stream keeps for resumption; older ones are forgotten.
 pub const LOG_CAP: usize = 1024;
@@ -115,7 +122,7 @@ impl EventStream {
         if state.log.len() > LOG_CAP {
             state.log.pop_front();
         }
-        deliver(&mut state, n, bytes);
+        deliver(&mut state, n, bytes, false);
     }
 
     /// Marks the stream complete (its reply is in the log) and ends the
@@ -142,24 +149,54 @@ impl EventStream {
 
     /// Makes `tx` the stream's connection (ending any previous one): it
     /// first gets the logged events numbered after `after` (with `None`, the
-    /// events no connection has received yet), then new ones. A finished
-    /// stream ends the body after the replay. `budget` cuts the connection
-    /// after that many events.
+    /// events no connection has received yet), then new ones. When the
+    /// log no longer holds the events right after `after`, the replay starts
+    /// with a comment (`: events <name>-<a> to <name>-<b> are no longer
+    /// kept`), and a warning is logged. A finished stream ends the body
+    /// after the replay. `budget` cuts the connection after that many
+    /// events.
     pub fn attach(&self, tx: EventSender, after: Option<u64>, budget: Option<usize>) {
         let mut state = self.state();
         let first = match after {
             Some(n) => n.saturating_add(1),
             None => state.delivered,
         };
+        let kept = state.log.front().map_or(state.next, |(n, _)| *n);
+        if after.is_some() && first < kept {
+            tracing::warn!(
+                stream = %self.name,
+                lost = kept - first,
+                "a resumption asked for events no longer kept (a stream keeps {LOG_CAP})"
+            );
+            // The body is new: nothing waits in it yet.
+            let _ = tx.send(self.lost_comment(first, kept - 1));
+        }
         state.subscriber = Some(Subscriber { tx, budget });
         let replay: Vec<(u64, Bytes)> =
             state.log.iter().filter(|(n, _)| *n >= first).cloned().collect();
         for (n, bytes) in replay {
-            deliver(&mut state, n, bytes);
+            deliver(&mut state, n, bytes, true);
         }
         if state.finished {
             state.subscriber = None;
         }
+    }
+
+    /// `: events <name>-<from> to <name>-<to> are no longer kept`, an SSE
+    /// comment.
+    fn lost_comment(&self, from: u64, to: u64) -> Bytes {
+        let mut comment = Vec::with_capacity(self.name.len() * 2 + 64);
+        comment.extend_from_slice(b": events ");
+        for (i, n) in [from, to].into_iter().enumerate() {
+            if i == 1 {
+                comment.extend_from_slice(b" to ");
+            }
+            comment.extend_from_slice(self.name.as_bytes());
+            comment.push(b'-');
+            push_decimal(&mut comment, n);
+        }
+        comment.extend_from_slice(b" are no longer kept\n\n");
+        Bytes::from(comment)
     }
 
     fn state(&self) -> MutexGuard<'_, StreamState> {
@@ -167,11 +204,23 @@ impl EventStream {
     }
 }
 
-/// Sends one event to the connection, if any, spending its budget.
-fn deliver(state: &mut StreamState, n: u64, bytes: Bytes) {
+/// Sends one event to the connection, if any, spending its budget. A
+/// connection gone, or at its cap of events waiting unsent, is let go: its
+/// body ends (cleanly, after what waits in it) and the event stays in the
+/// log for a resume. A `replay` of the log is not refused for the cap: it
+/// holds only what the log holds (at most [`LOG_CAP`] events), and the
+/// events after it are refused until the client has taken it.
+fn deliver(state: &mut StreamState, n: u64, bytes: Bytes, replay: bool) {
     let Some(subscriber) = &mut state.subscriber else { return };
-    if subscriber.tx.send(BodyItem::Data(bytes)).is_err() {
-        // The client went away; the event stays in the log for a resume.
+    let sent = if replay { subscriber.tx.send_past_cap(bytes) } else { subscriber.tx.send(bytes) };
+    if let Err(refused) = sent {
+        if refused == Refused::Full {
+            tracing::debug!(
+                event = n,
+                unsent = subscriber.tx.unsent(),
+                "an event stream's client does not read: its connection ends, the stream stays resumable"
+            );
+        }
         state.subscriber = None;
         return;
     }
@@ -192,7 +241,7 @@ fn deliver(state: &mut StreamState, n: u64, bytes: Bytes) {
 fn cut_later(tx: EventSender) {
     tokio::spawn(async move {
         tokio::time::sleep(CUT_DELAY).await;
-        let _ = tx.send(BodyItem::Abort);
+        tx.cut();
     });
 }
 
@@ -241,7 +290,7 @@ mod tests {
     #[tokio::test]
     async fn events_are_numbered_logged_and_replayed_after_an_id() {
         let stream = EventStream::new("s1".into(), false);
-        let (tx, body) = ResponseBody::events();
+        let (tx, body) = ResponseBody::events(LOG_CAP);
         stream.attach(tx, None, Some(2));
         stream.push_priming(Some(50));
         stream.push_message(br#"{"a":1}"#);
@@ -254,7 +303,7 @@ mod tests {
             first,
             "id: s1-0\nretry: 50\ndata:\n\nid: s1-1\nevent: message\ndata: {\"a\":1}\n\n"
         );
-        let (tx, body) = ResponseBody::events();
+        let (tx, body) = ResponseBody::events(LOG_CAP);
         stream.attach(tx, Some(1), None);
         let (rest, cut) = drain(body).await;
         assert!(!cut);
@@ -262,7 +311,7 @@ mod tests {
         assert_eq!(parse_event_id("s1-2"), Some(("s1", 2)));
         // A legacy stream's events have no ids.
         let legacy = EventStream::new("l".into(), true);
-        let (tx, body) = ResponseBody::events();
+        let (tx, body) = ResponseBody::events(LOG_CAP);
         legacy.attach(tx, None, None);
         legacy.push_endpoint("/m?s=1\r\n");
         legacy.push_message(b"{}");
@@ -278,14 +327,80 @@ mod tests {
         for i in 0..LOG_CAP + 10 {
             stream.push_message(format!("{i}").as_bytes());
         }
-        let (tx, body) = ResponseBody::events();
+        let (tx, body) = ResponseBody::events(LOG_CAP);
         stream.attach(tx, None, None);
         stream.finish();
         let (text, _) = drain(body).await;
         assert_eq!(text.matches("event: message").count(), LOG_CAP);
         assert!(text.starts_with("id: g-10\n"), "{}", &text[..40]);
-        let (tx, body) = ResponseBody::events();
+        let (tx, body) = ResponseBody::events(LOG_CAP);
         stream.attach(tx, None, None);
         assert_eq!(drain(body).await.0, "");
+    }
+
+    #[tokio::test]
+    async fn a_connection_at_its_cap_ends_and_the_rest_waits_in_the_log() {
+        let stream = EventStream::new("c".into(), false);
+        let (tx, body) = ResponseBody::events(2);
+        stream.attach(tx, None, None);
+        for i in 0..5 {
+            stream.push_message(format!("{i}").as_bytes());
+        }
+        // Nothing was read: two events wait, the third ended the connection.
+        let (text, cut) = drain(body).await;
+        assert!(!cut, "a clean end");
+        assert_eq!(text.matches("event: message").count(), 2);
+        assert!(text.ends_with("id: c-1\nevent: message\ndata: 1\n\n"), "{text}");
+        // A resumption gets the rest at once, past the cap (it is the log's).
+        let (tx, body) = ResponseBody::events(2);
+        stream.attach(tx, Some(1), None);
+        stream.finish();
+        let (text, _) = drain(body).await;
+        let data: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+        assert_eq!(data, ["2", "3", "4"]);
+        // A fresh connection gets what no connection took, from `c-2`.
+        let stream = EventStream::new("d".into(), false);
+        let (tx, body) = ResponseBody::events(1);
+        stream.attach(tx, None, None);
+        stream.push_message(b"0");
+        stream.push_message(b"1");
+        drop(body);
+        let (tx, body) = ResponseBody::events(8);
+        stream.attach(tx, None, None);
+        stream.finish();
+        assert!(drain(body).await.0.starts_with("id: d-1\n"));
+    }
+
+    #[tokio::test]
+    async fn a_resumption_from_a_forgotten_event_is_told_what_it_lost() {
+        let stream = EventStream::new("g".into(), false);
+        for i in 0..LOG_CAP + 10 {
+            stream.push_message(format!("{i}").as_bytes());
+        }
+        // The log starts at g-10: (after, the comment expected).
+        // A fresh connection (first, so no event was delivered) is not a
+        // resumption: no comment.
+        let table = [
+            (None, None),
+            (Some(0), Some("g-1 to g-9")),
+            (Some(3), Some("g-4 to g-9")),
+            (Some(8), Some("g-9 to g-9")),
+            (Some(9), None),
+            (Some(10), None),
+        ];
+        for (after, lost) in table {
+            let (tx, body) = ResponseBody::events(LOG_CAP);
+            stream.attach(tx, after, None);
+            stream.disconnect();
+            let (text, _) = drain(body).await;
+            let comment = text
+                .strip_prefix(": events ")
+                .and_then(|t| t.split_once(" are no longer kept\n\n"));
+            assert_eq!(comment.map(|(lost, _)| lost), lost, "{after:?}");
+            let rest = comment.map_or(text.as_str(), |(_, rest)| rest);
+            let first = after.map_or(10, |n| (n + 1).max(10));
+            assert!(rest.starts_with(&format!("id: g-{first}\n")), "{after:?}: {}", &rest[..20]);
+            assert_eq!(rest.matches("event: message").count() as u64, LOG_CAP as u64 + 10 - first);
+        }
     }
 }

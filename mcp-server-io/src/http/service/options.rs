@@ -22,6 +22,12 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// ([`DEFAULT_MAX_IN_FLIGHT`](crate::inflight::DEFAULT_MAX_IN_FLIGHT)),
 /// as it serves every client at once.
 pub const DEFAULT_SHARED_MAX_IN_FLIGHT: usize = 1024;
+/// The default cap on the events that wait unsent on one event stream
+/// ([`HttpOptions::max_unsent_events`](HttpOptions::max_unsent_events)):
+/// a quarter of what a stream keeps for resumption
+/// ([`LOG_CAP`](crate::http::stream::LOG_CAP)), so every event a stream
+/// ended at its cap still held is in its log when the client resumes.
+pub const DEFAULT_MAX_UNSENT_EVENTS: usize = 256;
 
 /// How a handshake-era POST's request is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,6 +91,16 @@ pub struct HttpOptions {
     /// request beyond it is answered at once with
     /// [`SERVER_BUSY`](crate::inflight::SERVER_BUSY) (HTTP 200).
     pub shared_max_in_flight: usize,
+    /// The most events that may wait unsent on one SSE connection (a
+    /// client that does not read, or reads more slowly than the server
+    /// sends; a cap of 0 is taken as 1). At the cap a resumable stream's
+    /// connection is ended cleanly, the events after it kept in the
+    /// stream's log for the client's GET with `Last-Event-ID` (the reply
+    /// to a POST included); a 2024-11-05 stream, which cannot be resumed,
+    /// ends its session once what waits is read; a stateless-era stream is
+    /// cut and its request cancelled, unless what did not fit was its
+    /// reply, which is always queued.
+    pub max_unsent_events: usize,
     /// The MCP endpoint's path (`/mcp`; with a `/` at its end too).
     pub path: String,
     /// How handshake-era POSTs are answered.
@@ -141,6 +157,7 @@ impl HttpOptions {
         HttpOptions {
             session: SessionOptions::new(era),
             shared_max_in_flight: DEFAULT_SHARED_MAX_IN_FLIGHT,
+            max_unsent_events: DEFAULT_MAX_UNSENT_EVENTS,
             path: "/mcp".to_owned(),
             reply: ReplyMode::Auto,
             priming: false,
@@ -176,6 +193,13 @@ impl HttpOptions {
         self.shared_max_in_flight = max_in_flight;
         self
     }
+
+    /// These options with another cap on the events waiting unsent on one
+    /// SSE connection (`max_unsent_events`).
+    pub fn with_max_unsent_events(mut self, max_unsent_events: usize) -> Self {
+        self.max_unsent_events = max_unsent_events;
+        self
+    }
 }
 
 impl Default for HttpOptions {
@@ -196,6 +220,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("session_cap", &self.session_cap)
             .field("shared_max_in_flight", &self.shared_max_in_flight)
+            .field("max_unsent_events", &self.max_unsent_events)
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("tls", &self.tls)

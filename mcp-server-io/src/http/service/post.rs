@@ -136,7 +136,7 @@ where
             json_body(StatusCode::OK, reply)
         }
         ReplyMode::Sse => {
-            let (tx, body) = ResponseBody::events();
+            let (tx, body) = ResponseBody::events(shared.options.max_unsent_events);
             let stream = open_reply_stream(shared, &session, tx);
             if shared.hooks.close_after_priming() {
                 stream.disconnect();
@@ -166,7 +166,7 @@ where
             if is_reply {
                 json_body(StatusCode::OK, first)
             } else {
-                let (tx, body) = ResponseBody::events();
+                let (tx, body) = ResponseBody::events(shared.options.max_unsent_events);
                 let stream = open_reply_stream(shared, &session, tx);
                 stream.push_message(&first);
                 if !session.routes.upgrade_held(&key, stream.clone()) {
