@@ -388,6 +388,13 @@ asks goes to the host session whose call is running, and is refused when several
         #[arg(long = "max-in-flight", value_name = "N",
               value_parser = clap::value_parser!(u32).range(1..))]
         max_in_flight: Option<u32>,
+        /// The most events waiting unsent on one SSE stream to a host over
+        /// HTTP; at the cap a host that does not read has its stream ended
+        /// (it resumes with Last-Event-ID) or, in the stateless era, cut
+        /// and its call cancelled [default: 256]
+        #[arg(long = "max-unsent-events", value_name = "N", requires = "http",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_unsent_events: Option<u32>,
     },
     /// OAuth login in the browser; the tokens are kept for later runs
     Login {

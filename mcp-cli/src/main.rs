@@ -271,6 +271,7 @@ async fn run(cli: Cli) -> u8 {
                         max_sessions,
                         idle_timeout,
                         max_in_flight,
+                        max_unsent_events,
                     },
                     Some(hosts),
                 ) => {
@@ -281,6 +282,7 @@ async fn run(cli: Cli) -> u8 {
                         max_sessions: *max_sessions,
                         idle_timeout: idle_timeout.map(|s| Duration::from_secs(s.into())),
                         max_in_flight: *max_in_flight,
+                        max_unsent_events: *max_unsent_events,
                     });
                     let (registry, hosts) = (registry.clone(), hosts.clone());
                     let mode = (*tools, schema_for.target());

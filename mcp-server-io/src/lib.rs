@@ -69,7 +69,9 @@
 //!   [`Handler`] (`http::serve`, `http::HttpService`, a hyper `Service`):
 //!   POST with JSON or SSE answers, the GET stream, sessions with
 //!   `Mcp-Session-Id` (capped, idle timeout), resumption with
-//!   `Last-Event-ID`, DELETE, the stateless era's POSTs and header checks,
+//!   `Last-Event-ID` (at most `HttpOptions::max_unsent_events` events wait
+//!   unsent on a connection: at the cap a stream's connection ends and the
+//!   client resumes), DELETE, the stateless era's POSTs and header checks,
 //!   the legacy HTTP+SSE endpoint pair as an option, the DNS rebinding
 //!   guard (`Origin` and `Host`), body caps and deadlines, authorization as
 //!   a hook, HTTPS with HTTP/2 by ALPN; and the pieces it is built from

@@ -129,6 +129,9 @@ pub struct HttpConfig {
     /// event counts), without ending the chunked body properly
     /// (`--close-after-events`). Applies to resumed connections too.
     pub close_after_events: Option<usize>,
+    /// The most events waiting unsent on one SSE connection
+    /// (`--max-unsent-events`; `None`: the server half's default, 256).
+    pub max_unsent_events: Option<usize>,
     /// Answer every request but `initialize` with an SSE stream holding one
     /// event that carries only a fresh id and `retry: 0` (no data), then
     /// end it; every GET (the standalone stream, a resumption with any
@@ -267,6 +270,7 @@ impl Default for HttpConfig {
             retry_ms: None,
             close_after_priming: false,
             close_after_events: None,
+            max_unsent_events: None,
             id_only_events: false,
             expire_session_after: None,
             sessions: true,
@@ -423,6 +427,8 @@ Options of `http`:
   --retry-ms N                      a `retry: N` field in the priming event
   --close-after-priming             close SSE replies after the priming event (resume with GET)
   --close-after-events N            cut each SSE reply connection after N events
+  --max-unsent-events N             most events waiting unsent on one SSE connection; at the cap
+                                    a stream's connection ends (resumable) or is cut (default: 256)
   --id-only-events                  answer requests (not initialize) and GETs with one event
                                     carrying only a fresh id and `retry: 0`, then end it
   --expire-session-after N          answer 404 to a session after N POSTs in it
@@ -628,6 +634,7 @@ where
             }
             "--retry-ms" => config.retry_ms = Some(positive(option, &value)? as u64),
             "--close-after-events" => config.close_after_events = Some(positive(option, &value)?),
+            "--max-unsent-events" => config.max_unsent_events = Some(positive(option, &value)?),
             "--expire-session-after" => {
                 config.expire_session_after = Some(positive(option, &value)? as u64);
             }
@@ -688,6 +695,7 @@ const OPTIONS: &[(&str, Kind, bool)] = &[
     ("--retry-ms", Kind::Value, true),
     ("--close-after-priming", Kind::Flag, true),
     ("--close-after-events", Kind::Value, true),
+    ("--max-unsent-events", Kind::Value, true),
     ("--id-only-events", Kind::Flag, true),
     ("--expire-session-after", Kind::Value, true),
     ("--no-sessions", Kind::Flag, true),
@@ -789,6 +797,7 @@ mod tests {
             "sse",
             "--close-after-events",
             "3",
+            "--max-unsent-events=16",
             "--id-only-events",
             "--no-sessions",
             "--no-get",
@@ -811,6 +820,7 @@ mod tests {
         assert_eq!(c.threads, 2);
         assert_eq!(c.reply, ReplyMode::Sse);
         assert_eq!(c.close_after_events, Some(3));
+        assert_eq!((c.max_unsent_events, HttpConfig::default().max_unsent_events), (Some(16), None));
         assert!(c.id_only_events);
         assert!(!HttpConfig::default().id_only_events);
         assert!(!c.sessions && !c.get_stream && !c.delete && c.legacy);

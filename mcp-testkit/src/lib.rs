@@ -323,6 +323,7 @@
 //! | `--priming` (`priming`) | SSE replies start with a priming event: `id` and an empty `data:` |
 //! | `--retry-ms N` (`retry_ms`) | a `retry: N` field in the priming event |
 //! | `--close-after-priming` (`close_after_priming`) | end each SSE reply right after the priming event; the client resumes with GET + `Last-Event-ID` (SSE polling, the conformance `sse-retry` scenario) |
+//! | `--max-unsent-events N` (`max_unsent_events`) | most events waiting unsent on one SSE connection (default 256); at the cap a resumable stream's connection ends and the client resumes with `Last-Event-ID`, a stateless-era stream is cut and its request cancelled |
 //! | `--close-after-events N` (`close_after_events`) | cut each SSE reply connection (resumed ones too) after N events, the priming event included, without ending the chunked body |
 //! | `--id-only-events` (`id_only_events`) | every request but `initialize`, and every GET (standalone or resuming, whatever its `Last-Event-ID`), gets an SSE stream of one event carrying only a fresh id and `retry: 0`, then its end; the request never reaches the core, so no reply ever comes (a reconnect storm for a client that counts such events as progress) |
 //! | `--expire-session-after N` (`expire_session_after`) | the session's POST number N+1 gets 404 and the session is gone |

@@ -52,6 +52,9 @@ pub(crate) struct HttpArgs {
     /// `--max-in-flight`: each session's cap on requests run at once, the
     /// stateless-era hosts' shared session's too.
     pub(crate) max_in_flight: Option<u32>,
+    /// `--max-unsent-events`: each SSE connection's cap on events waiting
+    /// unsent.
+    pub(crate) max_unsent_events: Option<u32>,
 }
 
 /// `serve --http` checked: where to bind, and the token hosts must send.
@@ -64,6 +67,7 @@ pub(crate) struct Resolved {
     max_sessions: Option<u32>,
     idle_timeout: Option<Duration>,
     max_in_flight: Option<u32>,
+    max_unsent_events: Option<u32>,
 }
 
 impl HttpArgs {
@@ -85,6 +89,7 @@ impl HttpArgs {
             max_sessions: self.max_sessions,
             idle_timeout: self.idle_timeout,
             max_in_flight: self.max_in_flight,
+            max_unsent_events: self.max_unsent_events,
         })
     }
 }
@@ -158,6 +163,9 @@ fn options(args: &Resolved) -> HttpOptions {
     options.session = Limits { max_in_flight: args.max_in_flight }.session_options();
     if let Some(max) = args.max_in_flight {
         options.shared_max_in_flight = max as usize;
+    }
+    if let Some(max) = args.max_unsent_events {
+        options.max_unsent_events = max as usize;
     }
     options.allowed_origins = args.allow_origins.clone();
     let ip = args.addr.ip();
@@ -276,6 +284,7 @@ mod tests {
             max_sessions: Some(3),
             idle_timeout: Some(Duration::from_secs(5)),
             max_in_flight: Some(7),
+            max_unsent_events: Some(9),
         };
         let local = options(&resolved("8080", None));
         assert!(local.authorize.is_none());
@@ -284,6 +293,7 @@ mod tests {
         assert_eq!(local.session_cap, 3);
         assert_eq!(local.session_idle_timeout, Duration::from_secs(5));
         assert_eq!((local.session.max_in_flight, local.shared_max_in_flight), (7, 7));
+        assert_eq!(local.max_unsent_events, 9);
         assert_eq!(local.session.request_timeout, super::super::HOST_ANSWER_TIMEOUT);
         let wide = options(&resolved("0.0.0.0:8080", Some("t")));
         assert!(wide.authorize.is_some());

@@ -2,11 +2,13 @@
 //! legacy HTTP+SSE) server is built from, on hyper 1.
 //!
 //! - [`body`]: the response body, a fixed buffer or an event stream fed
-//!   through a channel, which can end cleanly or be cut; a stream whole
+//!   through a channel, which can end cleanly or be cut and holds at most
+//!   a cap of events unsent ([`EventSender`](body::EventSender)); a stream whole
 //!   before its response goes out is sent as a fixed body
 //!   ([`ResponseBody::settle`](body::ResponseBody::settle)).
 //! - [`stream`]: one resumable SSE stream with a bounded event log and
-//!   event ids `<stream>-<n>` for `Last-Event-ID`.
+//!   event ids `<stream>-<n>` for `Last-Event-ID`; a connection at its cap
+//!   of events unsent is let go, the rest kept for the resumption.
 //! - [`guard`]: the checks made before anything is parsed: `Origin` and
 //!   `Host` against DNS rebinding, `Accept`, `Content-Type`, the body cap
 //!   and its deadline, `MCP-Protocol-Version`, and the stateless era's

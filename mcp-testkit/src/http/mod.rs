@@ -77,6 +77,9 @@ fn options(config: &HttpConfig, base: &str, waived: &Arc<AtomicBool>) -> HttpOpt
     if let Some(max) = config.server.max_in_flight {
         options.shared_max_in_flight = max;
     }
+    if let Some(max) = config.max_unsent_events {
+        options.max_unsent_events = max;
+    }
     options.reply = match config.reply {
         ReplyMode::Sse => server_http::ReplyMode::Sse,
         ReplyMode::Auto => server_http::ReplyMode::Auto,
