@@ -820,7 +820,10 @@ mod tests {
         assert_eq!(c.threads, 2);
         assert_eq!(c.reply, ReplyMode::Sse);
         assert_eq!(c.close_after_events, Some(3));
-        assert_eq!((c.max_unsent_events, HttpConfig::default().max_unsent_events), (Some(16), None));
+        assert_eq!(
+            (c.max_unsent_events, HttpConfig::default().max_unsent_events),
+            (Some(16), None)
+        );
         assert!(c.id_only_events);
         assert!(!HttpConfig::default().id_only_events);
         assert!(!c.sessions && !c.get_stream && !c.delete && c.legacy);

@@ -3,22 +3,22 @@
 //! [`BodyItem::Abort`], which makes hyper drop the connection without the
 //! final chunk).
 //!
-//! An event stream's channel is bounded by count: the sender counts the
-//! events that wait in it, not yet taken by hyper (which takes them as the
-//! socket takes bytes), and refuses one more at its cap
+//! An event stream's channel is bounded by count: its queue (a `VecDeque`
+//! behind a mutex, one allocation with the count and the body's waker)
+//! holds the events not yet taken by hyper, which takes them as the socket
+//! takes bytes, and the sender refuses one more at its cap
 //! ([`Refused::Full`]): a client that does not read its stream cannot make
 //! the server queue without bound.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
-use tokio::sync::mpsc;
 
 /// One item on an event-stream body's channel.
 #[derive(Debug)]
@@ -41,41 +41,83 @@ pub enum Refused {
     Full,
 }
 
-/// The sending half of an event-stream body: an unbounded channel and the
-/// count of the events that wait in it, which the body lowers as hyper
-/// takes them. The cap is exact while one sender sends at a time (a
-/// stream's sender is used under its stream's lock, or by one task).
+/// The channel between an [`EventSender`] and its body.
+#[derive(Debug, Default)]
+struct Chan {
+    state: Mutex<ChanState>,
+}
+
+#[derive(Debug, Default)]
+struct ChanState {
+    queue: VecDeque<BodyItem>,
+    /// The [`BodyItem::Data`] in `queue`.
+    unsent: usize,
+    /// The body's task, waiting for an item.
+    waker: Option<Waker>,
+    /// The sender is dropped: the body ends after the queue.
+    sender_gone: bool,
+    /// The body is dropped, or cut: nothing more is taken.
+    body_gone: bool,
+}
+
+impl Chan {
+    fn lock(&self) -> MutexGuard<'_, ChanState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes the body's task, if it waits, outside the lock.
+    fn wake(waker: Option<Waker>) {
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// The sending half of an event-stream body: it queues events, at most
+/// its cap of them waiting unsent, and the body takes them. The body ends
+/// when the sender is dropped.
 #[derive(Debug)]
 pub struct EventSender {
-    tx: mpsc::UnboundedSender<BodyItem>,
-    unsent: Arc<AtomicUsize>,
+    chan: Arc<Chan>,
     cap: usize,
 }
 
 impl EventSender {
     /// Queues an event, unless `cap` of them already wait unsent.
     pub fn send(&self, bytes: Bytes) -> Result<(), Refused> {
-        if !self.has_room() {
-            return Err(Refused::Full);
-        }
-        self.send_past_cap(bytes)
+        self.push(BodyItem::Data(bytes), true)
     }
 
     /// Queues an event whatever the count: for the last event of a
-    /// stream (its reply), so a stream holds at most its cap and one.
+    /// stream (its reply), so a stream holds at most its cap and one, and
+    /// for a replay of what a stream's log holds.
     pub fn send_past_cap(&self, bytes: Bytes) -> Result<(), Refused> {
-        self.unsent.fetch_add(1, Ordering::AcqRel);
-        if self.tx.send(BodyItem::Data(bytes)).is_err() {
-            self.unsent.fetch_sub(1, Ordering::AcqRel);
-            return Err(Refused::Closed);
-        }
-        Ok(())
+        self.push(BodyItem::Data(bytes), false)
     }
 
     /// Queues the cut of the connection (after the events before it);
     /// never refused for the count.
     pub fn cut(&self) {
-        let _ = self.tx.send(BodyItem::Abort);
+        let _ = self.push(BodyItem::Abort, false);
+    }
+
+    fn push(&self, item: BodyItem, capped: bool) -> Result<(), Refused> {
+        let waker = {
+            let mut state = self.chan.lock();
+            if state.body_gone {
+                return Err(Refused::Closed);
+            }
+            if let BodyItem::Data(_) = item {
+                if capped && state.unsent >= self.cap {
+                    return Err(Refused::Full);
+                }
+                state.unsent += 1;
+            }
+            state.queue.push_back(item);
+            state.waker.take()
+        };
+        Chan::wake(waker);
+        Ok(())
     }
 
     /// Whether one more event would be taken (fewer than the cap wait).
@@ -85,7 +127,18 @@ impl EventSender {
 
     /// How many events wait unsent.
     pub fn unsent(&self) -> usize {
-        self.unsent.load(Ordering::Acquire)
+        self.chan.lock().unsent
+    }
+}
+
+impl Drop for EventSender {
+    fn drop(&mut self) {
+        let waker = {
+            let mut state = self.chan.lock();
+            state.sender_gone = true;
+            state.waker.take()
+        };
+        Chan::wake(waker);
     }
 }
 
@@ -97,8 +150,8 @@ pub struct ResponseBody {
 
 enum Kind {
     Full(Option<Bytes>),
-    /// The channel, and the count of events waiting in it.
-    Events(mpsc::UnboundedReceiver<BodyItem>, Arc<AtomicUsize>),
+    /// The channel its sender feeds.
+    Events(Arc<Chan>),
     /// An event stream whose every item had come before the response went
     /// out, and which ends with a cut: these bytes, then the failure.
     CutAfter(Option<Bytes>),
@@ -117,14 +170,13 @@ impl ResponseBody {
         ResponseBody { kind: Kind::Full(None), on_drop: None }
     }
 
-    /// A streamed body and the channel that feeds it, which takes at most
+    /// A streamed body and the sender that feeds it, which takes at most
     /// `cap` events waiting unsent (a cap of 0 is taken as 1). The body
-    /// ends when every sender is gone.
+    /// ends when the sender is gone.
     pub fn events(cap: usize) -> (EventSender, Self) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let unsent = Arc::new(AtomicUsize::new(0));
-        let body = ResponseBody { kind: Kind::Events(rx, unsent.clone()), on_drop: None };
-        (EventSender { tx, unsent, cap: cap.max(1) }, body)
+        let chan = Arc::new(Chan::default());
+        let body = ResponseBody { kind: Kind::Events(chan.clone()), on_drop: None };
+        (EventSender { chan, cap: cap.max(1) }, body)
     }
 
     /// A streamed body whose every sender is gone becomes the bytes it
@@ -133,20 +185,27 @@ impl ResponseBody {
     /// items is left as it is. What the body yields does not change.
     #[must_use]
     pub fn settle(mut self) -> Self {
-        let Kind::Events(rx, _) = &mut self.kind else { return self };
-        if !rx.is_closed() {
-            return self;
-        }
+        let Kind::Events(chan) = &self.kind else { return self };
         let mut parts: Vec<Bytes> = Vec::new();
         let mut cut = false;
-        while let Ok(item) = rx.try_recv() {
-            match item {
-                BodyItem::Data(bytes) => parts.push(bytes),
-                BodyItem::Abort => {
-                    cut = true;
-                    break;
+        let settled = {
+            let mut state = chan.lock();
+            if state.sender_gone {
+                while let Some(item) = state.queue.pop_front() {
+                    match item {
+                        BodyItem::Data(bytes) => parts.push(bytes),
+                        BodyItem::Abort => {
+                            cut = true;
+                            break;
+                        }
+                    }
                 }
+                state.unsent = 0;
             }
+            state.sender_gone
+        };
+        if !settled {
+            return self;
         }
         let bytes = match parts.len() {
             0 => None,
@@ -172,7 +231,7 @@ impl fmt::Debug for ResponseBody {
             Kind::Full(b) => {
                 write!(f, "ResponseBody::Full({} bytes)", b.as_ref().map_or(0, Bytes::len))
             }
-            Kind::Events(..) => f.write_str("ResponseBody::Events"),
+            Kind::Events(_) => f.write_str("ResponseBody::Events"),
             Kind::CutAfter(b) => {
                 write!(f, "ResponseBody::CutAfter({} bytes)", b.as_ref().map_or(0, Bytes::len))
             }
@@ -182,6 +241,13 @@ impl fmt::Debug for ResponseBody {
 
 impl Drop for ResponseBody {
     fn drop(&mut self) {
+        if let Kind::Events(chan) = &self.kind {
+            // The sender's next event is refused, and what waits is freed.
+            let mut state = chan.lock();
+            state.body_gone = true;
+            state.queue.clear();
+            state.unsent = 0;
+        }
         if let Some(f) = self.on_drop.take() {
             f();
         }
@@ -199,18 +265,28 @@ impl Body for ResponseBody {
         let this = self.get_mut();
         match &mut this.kind {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Kind::Events(rx, unsent) => match rx.poll_recv(cx) {
-                Poll::Ready(Some(BodyItem::Data(b))) => {
-                    unsent.fetch_sub(1, Ordering::AcqRel);
-                    Poll::Ready(Some(Ok(Frame::data(b))))
+            Kind::Events(chan) => {
+                let mut state = chan.lock();
+                match state.queue.pop_front() {
+                    Some(BodyItem::Data(b)) => {
+                        state.unsent -= 1;
+                        Poll::Ready(Some(Ok(Frame::data(b))))
+                    }
+                    Some(BodyItem::Abort) => {
+                        state.body_gone = true;
+                        state.queue.clear();
+                        state.unsent = 0;
+                        Poll::Ready(Some(Err(cut())))
+                    }
+                    None if state.sender_gone || state.body_gone => Poll::Ready(None),
+                    None => {
+                        if !state.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                            state.waker = Some(cx.waker().clone());
+                        }
+                        Poll::Pending
+                    }
                 }
-                Poll::Ready(Some(BodyItem::Abort)) => {
-                    rx.close();
-                    Poll::Ready(Some(Err(cut())))
-                }
-                Poll::Ready(None) => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
-            },
+            }
             Kind::CutAfter(bytes) => match bytes.take() {
                 Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
                 None => {
@@ -229,7 +305,7 @@ impl Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, Bytes::len) as u64),
-            Kind::Events(..) | Kind::CutAfter(_) => SizeHint::default(),
+            Kind::Events(_) | Kind::CutAfter(_) => SizeHint::default(),
         }
     }
 }
@@ -349,9 +425,13 @@ mod tests {
             let before = tx.unsent();
             tx.cut();
             assert_eq!(tx.unsent(), before);
+            // A gone body frees what waited; a send to it is refused, even
+            // at the cap, and not counted.
             drop(body);
+            assert_eq!(tx.unsent(), 0);
             assert_eq!(tx.send_past_cap(Bytes::from_static(b"gone")), Err(Refused::Closed));
-            assert_eq!(tx.unsent(), before, "a send to a gone body is not counted");
+            assert_eq!(tx.send(Bytes::from_static(b"gone")), Err(Refused::Closed));
+            assert_eq!(tx.unsent(), 0, "a send to a gone body is not counted");
         }
     }
 }
