@@ -71,17 +71,7 @@ async fn raw(
     headers: &[(&str, &str)],
     body: Option<&Value>,
 ) -> Raw {
-    let body = body.map(Value::to_string).unwrap_or_default();
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-length: {}\r\n",
-        addr.port(),
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
+    let request = request_text(addr, method, headers, body);
     let exchange = async {
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream.write_all(request.as_bytes()).await.unwrap();
@@ -95,7 +85,29 @@ async fn raw(
     Raw { status: head[9..12].parse().unwrap(), head: head.to_ascii_lowercase(), body: body.into() }
 }
 
-const POST: [(&str, &str); 2] =
+/// The text of one HTTP/1.1 request to `/mcp`, the connection closed
+/// after its response.
+pub(crate) fn request_text(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> String {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-length: {}\r\n",
+        addr.port(),
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    request
+}
+
+pub(crate) const POST: [(&str, &str); 2] =
     [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
 
 fn initialize() -> Value {

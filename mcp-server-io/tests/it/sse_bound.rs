@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
+use crate::http::{POST, request_text};
+
 /// Every wait is bounded by this.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -146,7 +148,8 @@ async fn small_window(addr: SocketAddr) -> TcpStream {
 }
 
 /// Writes one HTTP/1.1 request to `/mcp` (the connection closed after the
-/// response) without reading anything.
+/// response), with the `Accept` and `Content-Type` of a POST, without
+/// reading anything.
 async fn send(
     stream: &mut TcpStream,
     addr: SocketAddr,
@@ -154,19 +157,8 @@ async fn send(
     headers: &[(&str, &str)],
     body: Option<&Value>,
 ) {
-    let body = body.map(Value::to_string).unwrap_or_default();
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\n\
-         accept: application/json, text/event-stream\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n",
-        addr.port(),
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
+    let headers: Vec<(&str, &str)> = POST.iter().chain(headers).copied().collect();
+    let request = request_text(addr, method, &headers, body);
     stream.write_all(request.as_bytes()).await.unwrap();
 }
 
@@ -396,19 +388,28 @@ async fn a_reader_is_not_held_up(addr: SocketAddr, count: usize) {
     assert_eq!(progress, expected);
 }
 
-#[tokio::test]
-async fn a_reply_stream_not_read_ends_at_the_cap_and_a_resumption_gets_the_rest() {
+/// A server capped at [`CAP`] answering over SSE, a session, and a
+/// `flood` of `count` events POSTed in it on a small-window connection
+/// that does not read, sent whole by the handler.
+async fn flood_unread(count: usize) -> (HttpServer<Flood>, String, TcpStream) {
     let mut options = HttpOptions::new(ServeEra::Legacy).with_max_unsent_events(CAP);
     options.reply = ReplyMode::Sse;
     let (server, counts) = start(options).await;
     let addr = server.local_addr();
     let session = open_session(addr).await;
-    // 600 events of 4 KiB: more than the sockets hold, fewer than the log.
-    let count = 600;
     let mut idle = small_window(addr).await;
     let flood = call(1, "flood", count, false);
     send(&mut idle, addr, "POST", &[("mcp-session-id", &session)], Some(&flood)).await;
     until("the flood is sent", || counts.done.load(Ordering::SeqCst) == 1).await;
+    (server, session, idle)
+}
+
+#[tokio::test]
+async fn a_reply_stream_not_read_ends_at_the_cap_and_a_resumption_gets_the_rest() {
+    // 600 events of 4 KiB: more than the sockets hold, fewer than the log.
+    let count = 600;
+    let (server, session, mut idle) = flood_unread(count).await;
+    let addr = server.local_addr();
     // Another session's reader meanwhile.
     a_reader_is_not_held_up(addr, 100).await;
     // The client reads at last: its stream ended at the cap, without the
@@ -431,17 +432,10 @@ async fn a_reply_stream_not_read_ends_at_the_cap_and_a_resumption_gets_the_rest(
 
 #[tokio::test]
 async fn a_resumption_from_an_event_no_longer_kept_is_told_what_it_lost() {
-    let mut options = HttpOptions::new(ServeEra::Legacy).with_max_unsent_events(CAP);
-    options.reply = ReplyMode::Sse;
-    let (server, counts) = start(options).await;
-    let addr = server.local_addr();
-    let session = open_session(addr).await;
     // More events than the log keeps (1024).
     let count = 1500;
-    let mut idle = small_window(addr).await;
-    let flood = call(1, "flood", count, false);
-    send(&mut idle, addr, "POST", &[("mcp-session-id", &session)], Some(&flood)).await;
-    until("the flood is sent", || counts.done.load(Ordering::SeqCst) == 1).await;
+    let (server, session, mut idle) = flood_unread(count).await;
+    let addr = server.local_addr();
     let first = read(&mut idle, |_| false).await;
     let (seen, replied) = progress_and_reply(&first.messages(), 1);
     assert!(!replied && seen.len() <= NOT_READ_AT_MOST);
