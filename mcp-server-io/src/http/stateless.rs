@@ -144,7 +144,7 @@ pub(super) async fn stateless_post<H: Handler>(
 /// waits for its client to take one before it is cut: a burst of events
 /// faster than a reading client takes them is not a client that stopped
 /// reading. Meanwhile the request's further messages wait in its route.
-pub(crate) const STALL_GRACE: Duration = Duration::from_secs(1);
+const STALL_GRACE: Duration = Duration::from_secs(1);
 
 /// Whether the stream has room for an event within `grace` (looked at
 /// every 10 ms: only a stream at its cap waits here).
