@@ -26,18 +26,18 @@ use crate::transport::Transport;
 /// `tools/call` parameters with arguments of any serialisable type, encoded
 /// once into JSON text.
 #[derive(Serialize)]
-pub(crate) struct CallParams<'a, A: ?Sized> {
-    pub(crate) name: &'a str,
+struct CallParams<'a, A: ?Sized> {
+    name: &'a str,
     #[serde(skip_serializing_if = "Arguments::is_none")]
-    pub(crate) arguments: Arguments<'a, A>,
+    arguments: Arguments<'a, A>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) task: Option<TaskMetadata>,
+    task: Option<TaskMetadata>,
 }
 
 /// A call's arguments as the request writes them: none, the caller's
 /// value, or its text (a raw value, known only from it). One type for the
 /// three, so a call awaits one request future whatever its arguments.
-pub(crate) enum Arguments<'a, A: ?Sized> {
+enum Arguments<'a, A: ?Sized> {
     None,
     Typed(&'a A),
     Raw(&'a RawValue),

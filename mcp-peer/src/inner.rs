@@ -63,7 +63,7 @@ impl Reply {
 /// What a request's entry in the core holds: where its outcome goes, and
 /// how it takes a result.
 pub(crate) struct Waiter {
-    pub(crate) to: To,
+    pub(crate) tx: oneshot::Sender<Outcome>,
     /// The result of this `tools/call` is wanted as a [`CallToolResult`]
     /// and nothing else reads its text (no middleware, no cache): the
     /// usual answer's result is decoded straight into one as it is read
@@ -75,33 +75,8 @@ pub(crate) struct Waiter {
 
 impl Waiter {
     pub(crate) fn new(tx: oneshot::Sender<Outcome>, tool_result: bool) -> Waiter {
-        Waiter { to: To::Caller(tx), tool_result }
+        Waiter { tx, tool_result }
     }
-
-    /// A forwarded request's entry: its outcome goes to `sink`
-    /// ([`crate::forward`]).
-    pub(crate) fn sink(sink: crate::forward::RawSink) -> Waiter {
-        Waiter { to: To::Sink(sink), tool_result: false }
-    }
-
-    /// Hands the outcome over: to the waiting caller, or to the sink
-    /// (called here, on the task that read the answer).
-    pub(crate) fn send(self, outcome: Outcome) {
-        match self.to {
-            To::Caller(tx) => {
-                let _ = tx.send(outcome);
-            }
-            To::Sink(sink) => sink(outcome.map(Reply::into_raw)),
-        }
-    }
-}
-
-/// Where a request's outcome goes.
-pub(crate) enum To {
-    /// A caller waiting on the channel.
-    Caller(oneshot::Sender<Outcome>),
-    /// A forwarded request's sink: nobody waits.
-    Sink(crate::forward::RawSink),
 }
 
 /// Counts a request that takes a decoded result in
@@ -157,8 +132,6 @@ pub(crate) struct Inner<T: Transport> {
     /// the probe's discovery, the result of `initialize`): while none are, an answer is not looked at for one
     /// (`feed_usual_answer`).
     pub(crate) tool_results: AtomicUsize,
-    /// Forwarded requests sent (experiment: never decremented).
-    pub(crate) forwards: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -221,7 +194,6 @@ impl<T: Transport> Inner<T> {
             notifications: std::sync::OnceLock::new(),
             timer: crate::timer::Timer::default(),
             tool_results: AtomicUsize::new(0),
-            forwards: AtomicUsize::new(0),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -416,7 +388,7 @@ impl<T: Transport> Inner<T> {
                 let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
-                waiter.send(outcome.map(Reply::Raw));
+                let _ = waiter.tx.send(outcome.map(Reply::Raw));
             });
             match work {
                 Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
@@ -447,7 +419,7 @@ impl<T: Transport> Inner<T> {
         let Some(discovered) = usual_discovery(result) else { return false };
         match lock(&self.core).take_probe_answered(id) {
             Some(waiter) => {
-                waiter.send(Ok(Reply::Discovery(Box::new(discovered))));
+                let _ = waiter.tx.send(Ok(Reply::Discovery(Box::new(discovered))));
             }
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
@@ -463,7 +435,7 @@ impl<T: Transport> Inner<T> {
         };
         // `notifications/initialized`, queued, is sent by the handshake
         // itself as soon as it has its answer (`open/handshake.rs`).
-        waiter.send(outcome.map(Reply::Initialize));
+        let _ = waiter.tx.send(outcome.map(Reply::Initialize));
         true
     }
 
@@ -519,9 +491,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // No such request out (the stateless era's, a raw call's answer):
         // nothing to look for. A hint only: the general path is right for
         // every answer.
-        if self.tool_results.load(Ordering::Relaxed) == 0
-            && self.forwards.load(Ordering::Relaxed) == 0
-        {
+        if self.tool_results.load(Ordering::Relaxed) == 0 {
             return false;
         }
         // A request from the server starts the same way: the rest tells.
@@ -533,7 +503,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
             return false;
         };
         let era = {
-            let mut core = lock(&self.core);
+            let core = lock(&self.core);
             if core.is_probe(id) {
                 drop(core);
                 return self.feed_discovery(id, result);
@@ -541,13 +511,6 @@ impl<T: Transport> LinkTarget for Inner<T> {
             if core.is_initialize(id) {
                 drop(core);
                 return self.feed_initialize(id, result);
-            }
-            if core.waiter(id).is_some_and(|w| matches!(w.to, To::Sink(_))) {
-                let Some(waiter) = core.take_answered(id) else { return false };
-                drop(core);
-                let Ok(raw) = RawValue::from_string(result.to_owned()) else { return false };
-                waiter.send(Ok(Reply::Raw(raw)));
-                return true;
             }
             if !core.waiter(id).is_some_and(|w| w.tool_result) {
                 return false;
@@ -571,7 +534,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {
             Some(waiter) => {
-                waiter.send(Ok(Reply::Tool(result)));
+                let _ = waiter.tx.send(Ok(Reply::Tool(result)));
             }
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }

@@ -99,7 +99,6 @@ pub mod blocking;
 pub mod cache;
 mod client;
 pub mod era;
-mod forward;
 mod inner;
 mod input;
 mod listeners;
