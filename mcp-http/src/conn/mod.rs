@@ -433,6 +433,8 @@ where
                 .handshake(io)
                 .await
                 .map_err(PoolError::Http)?;
+        // Boxed before it is spawned, as an HTTP/1.1 connection is.
+        let conn = Box::pin(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "HTTP/2 connection ended");
@@ -452,6 +454,12 @@ where
     T: Read + Write + Unpin + Send + 'static,
 {
     let (send, conn) = http1::Builder::new().handshake(io).await.map_err(PoolError::Http)?;
+    // Boxed before it is spawned: hyper's connection (its buffers and
+    // state, ≈ 1.3 KB) would otherwise be moved through each layer of
+    // `spawn` into the task's cell, and its task stage rewritten whole
+    // when it ends: about ten copies of it per connection. The task holds
+    // the box.
+    let conn = Box::pin(conn);
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             tracing::debug!(error = %e, "HTTP/1.1 connection ended");

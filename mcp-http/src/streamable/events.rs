@@ -34,7 +34,11 @@ impl Streamable {
         let snap = self.snapshot();
         match self.http.open_get("GET", None, &snap).await {
             Ok(body) => {
-                let task = tokio::spawn(listen(Arc::downgrade(self), body, snap.epoch));
+                // Boxed before it is spawned (as a connection's task is):
+                // otherwise the reader (≈ 0.5 KB) is moved through each
+                // layer of `spawn` into the task's cell, in the handshake.
+                let reader = Box::pin(listen(Arc::downgrade(self), body, snap.epoch));
+                let task = tokio::spawn(reader);
                 if let Some(old) = lock(&self.listener).replace(task.abort_handle()) {
                     old.abort();
                 }
