@@ -8,10 +8,10 @@ use mcp_bench::proc::pin_to_cpu0;
 use mcp_bench::runtime;
 
 use crate::flags::command_after_dashes;
-use crate::latency::timed_sequential;
+use crate::latency::{timed_in_flight, timed_sequential};
 use crate::route::{BridgeUrl, Reach, Role, Route, connect};
 
-/// `drive [--calls N] [--pin] [--http] -- PROGRAM ARGS...`: our stdio client
+/// `drive [--calls N] [--depth D] [--pin] [--http] -- PROGRAM ARGS...`: our stdio client
 /// spawns `PROGRAM ARGS` (a bridge, a relay, a server; or any of them under
 /// `valgrind` or `perf`); with `--http`, the command is an HTTP-host bridge
 /// that prints `serving on URL` on its stderr (`mcpc serve --http
@@ -19,12 +19,15 @@ use crate::route::{BridgeUrl, Reach, Role, Route, connect};
 /// warm-up calls, then `N` sequential echo
 /// calls (20,000 by default), and prints their p50 and what the spawned
 /// process spent per call: CPU time and context switches (all its
-/// threads, read from `/proc` before and after). `--pin`: everything on
-/// CPU 0.
+/// threads, read from `/proc` before and after). `--depth D`: the calls
+/// made `D` at a time (each of `D` workers makes `N / D` in turn), the p50
+/// then counting the queueing. `--pin`: everything on CPU 0.
 pub(crate) fn drive(args: &[String]) -> Result<(), String> {
     let (program, rest) = command_after_dashes(args)?;
     let head = &args[..args.iter().position(|a| a == "--").unwrap_or(args.len())];
-    let calls: usize = number(head, "--calls")?.unwrap_or(20_000);
+    let depth: usize = number(head, "--depth")?.unwrap_or(1).max(1);
+    // Whole rounds of `depth` calls, so the count per call is exact.
+    let calls: usize = number(head, "--calls")?.unwrap_or(20_000).max(depth) / depth * depth;
     if has(head, "--pin") {
         pin_to_cpu0()?;
     }
@@ -39,9 +42,15 @@ pub(crate) fn drive(args: &[String]) -> Result<(), String> {
     let line = rt.block_on(async {
         let conn = connect(&route).await?;
         let pid = conn.bridge_pid().ok_or("the spawned process has no id")?;
-        timed_sequential(&conn.client, 1_000.min(calls.max(1))).await?;
+        timed_sequential(&conn.client, 1_000.min(calls)).await?;
+        if depth > 1 {
+            timed_in_flight(&conn.client, 1_000.min(calls) / depth * depth, depth).await?;
+        }
         let before = Spent::of(pid).ok_or("cannot read /proc for the spawned process")?;
-        let p50 = timed_sequential(&conn.client, calls.max(1)).await?;
+        let p50 = match depth {
+            1 => timed_sequential(&conn.client, calls).await?,
+            _ => timed_in_flight(&conn.client, calls, depth).await?,
+        };
         let after = Spent::of(pid).ok_or("the spawned process is gone")?;
         if http {
             // Ended as an operator would (SIGTERM), and given the time a
@@ -50,9 +59,9 @@ pub(crate) fn drive(args: &[String]) -> Result<(), String> {
             end_gently(pid).await;
         }
         conn.close().await;
-        let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / calls.max(1) as f64;
+        let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / calls as f64;
         Ok::<_, String>(format!(
-            "calls {calls}: p50 {p50:.1} µs; the spawned process per call: CPU {:.2} µs, \
+            "calls {calls}, {depth} in flight: p50 {p50:.1} µs; the spawned process per call: CPU {:.2} µs, \
              context switches {:.2} voluntary + {:.2} involuntary\n",
             per(after.cpu_ns, before.cpu_ns) / 1000.0,
             per(after.voluntary, before.voluntary),

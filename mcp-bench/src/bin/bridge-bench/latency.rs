@@ -37,7 +37,7 @@ pub(crate) async fn timed_sequential(client: &Ours, n: usize) -> Result<f64, Str
 }
 
 /// `n` calls, `depth` at a time, each timed; their p50 (µs).
-async fn timed_in_flight(client: &Ours, n: usize, depth: usize) -> Result<f64, String> {
+pub(crate) async fn timed_in_flight(client: &Ours, n: usize, depth: usize) -> Result<f64, String> {
     let mut set = tokio::task::JoinSet::new();
     for _ in 0..depth {
         let client = client.clone();

@@ -27,11 +27,11 @@
 //!   `--seconds` (600 by default), sampling the bridge's RSS, descriptors and
 //!   threads; exits 1 when they grow past the bounds.
 //! - `relay [--threads] -- PROGRAM ARGS...`: the byte relay itself.
-//! - `drive [--calls N] [--pin] [--http] -- PROGRAM ARGS...`: N sequential
+//! - `drive [--calls N] [--depth D] [--pin] [--http] -- PROGRAM ARGS...`: N sequential
 //!   calls through any command line (a bridge under `valgrind
 //!   --tool=callgrind`, say; with `--http` an HTTP-host bridge that prints
 //!   `serving on URL`, as `mcpc serve --http 127.0.0.1:0` does), printing their p50 and the spawned process's CPU time and
-//!   context switches per call.
+//!   context switches per call; `--depth D`: D calls in flight.
 //!
 //! `MCP_BENCH_REPLY_SPIN_US`, when set, replaces the stdio host client's
 //! reader poll (`StdioOptions::reply_spin`), as in `stdio-bench`.
@@ -63,7 +63,7 @@ const WALL_LIMIT: Duration = Duration::from_secs(40 * 60);
 const USAGE: &str = "usage: bridge-bench [--quick] --server TESTKIT --mcpc MCPC (--node NODE --bridges DIR | --no-node) \
                      [--scenario stdio-http|stdio-stdio|http-stdio]... latency|startup|soak [--seconds N]\n\
                      \x20      bridge-bench relay [--threads] -- PROGRAM ARGS...\n\
-                     \x20      bridge-bench drive [--calls N] [--pin] [--http] -- PROGRAM ARGS...";
+                     \x20      bridge-bench drive [--calls N] [--depth D] [--pin] [--http] -- PROGRAM ARGS...";
 
 fn main() {
     mcp_bench::main("bridge-bench", WALL_LIMIT, run);
