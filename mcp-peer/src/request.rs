@@ -144,7 +144,7 @@ impl<T: Transport> Client<T> {
         let mut params = params;
         let mut retried = false;
         let mut rounds = InputRounds::new(inner.options.input_limits());
-        self.initialize().await?;
+        crate::open::ensure(inner).await?;
         let mut cache_key = self.cache_key(method, &params, options);
         if let (Some(key), Some(cache)) = (&cache_key, &inner.options.cache)
             && !options.no_cache
@@ -158,7 +158,7 @@ impl<T: Transport> Client<T> {
         let mut opened = true;
         loop {
             if !std::mem::take(&mut opened) {
-                self.initialize().await?;
+                crate::open::ensure(inner).await?;
             }
             let epoch = inner.epoch();
             let called = tool.as_ref().map(|(list, i)| &list[*i]);

@@ -63,8 +63,10 @@
 //!   stream.
 //! - [`stdio`]: newline-delimited framing with a line cap; the driver,
 //!   which reads no further line while [`backlog::DEFAULT_MAX_BACKLOG`]
-//!   messages wait unwritten ([`backlog`]: the decision, on data); this
-//!   process's stdin/stdout for it without a thread hop per line.
+//!   messages wait unwritten ([`backlog`]: the decision, on data) and
+//!   writes a reply queued while it reads a line in the same turn of its
+//!   task, without the queue waking the task again; this process's
+//!   stdin/stdout for it without a thread hop per line.
 //! - `http` (feature `http`): the Streamable HTTP service over any
 //!   [`Handler`] (`http::serve`, `http::HttpService`, a hyper `Service`):
 //!   POST with JSON or SSE answers, the GET stream, sessions with

@@ -427,7 +427,7 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     // One wait on the exit for the whole loop: made anew for each line, it
     // would register with the watch channel and leave it again per message.
     let exit_seen = async move {
-        exit.wait().await;
+        exit.watch().await;
     };
     tokio::pin!(exit_seen);
     loop {

@@ -66,6 +66,9 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug, Default)]
 pub(crate) struct Exit {
     state: Mutex<Ended>,
+    /// Set with `state`'s end, before the waiters are woken: what
+    /// [`Exit::watch`] reads on each poll.
+    has_ended: AtomicBool,
     ended: tokio::sync::Notify,
     kill: tokio::sync::Notify,
 }
@@ -88,6 +91,7 @@ impl Exit {
                 return;
             }
             *state = Ended::Ended(status);
+            self.has_ended.store(true, Ordering::Release);
         }
         self.ended.notify_waiters();
     }
@@ -104,6 +108,32 @@ impl Exit {
             }
             ended.await;
         }
+    }
+
+    /// [`wait`](Self::wait) for a loop that polls it whenever it has
+    /// nothing else to do (the reader, each time stdout has no line
+    /// ready): once polled, it is registered to wake that task, and
+    /// later polls with a waker for the same task read one flag instead
+    /// of polling the wait again (a lock on the `Notify`'s waiters each
+    /// time). A poll with another waker polls the wait, as any future.
+    pub(crate) async fn watch(&self) {
+        let wait = self.wait();
+        tokio::pin!(wait);
+        let mut registered: Option<std::task::Waker> = None;
+        std::future::poll_fn(|cx| {
+            if self.has_ended.load(Ordering::Acquire) {
+                return std::task::Poll::Ready(());
+            }
+            if registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                // The end sets the flag before it wakes the registered
+                // waker: read as unset here, it wakes this task later.
+                return std::task::Poll::Pending;
+            }
+            let polled = wait.as_mut().poll(cx).map(drop);
+            registered = polled.is_pending().then(|| cx.waker().clone());
+            polled
+        })
+        .await;
     }
 }
 
@@ -370,4 +400,73 @@ fn signal_group(pid: u32, signal: Signal) {
 #[cfg(not(unix))]
 fn signal_group(_pid: u32, _signal: Signal) {
     // Without process groups, `kill_on_drop` on the child is what remains.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count::default());
+        (count.clone(), Waker::from(count))
+    }
+
+    /// The watch against the wait it stands for, on every order of polls
+    /// (with the task's waker, the same again, or another) and the end.
+    #[test]
+    fn the_watch_ends_and_wakes_as_the_wait_does() {
+        // Each case: the wakers polled with before the end (0 = the first,
+        // 1 = a second one), then the end.
+        let cases: &[&[usize]] = &[&[], &[0], &[0, 0], &[0, 0, 0], &[0, 1], &[0, 1, 1], &[1, 0]];
+        for polls in cases {
+            let exit = Exit::default();
+            let (counts, wakers): (Vec<_>, Vec<_>) = (0..2).map(|_| waker()).unzip();
+            let watch = exit.watch();
+            let wait = exit.wait();
+            let mut watch = std::pin::pin!(watch);
+            let mut wait = std::pin::pin!(wait);
+            for &w in *polls {
+                let mut cx = Context::from_waker(&wakers[w]);
+                assert!(watch.as_mut().poll(&mut cx).is_pending(), "{polls:?}");
+                assert!(wait.as_mut().poll(&mut cx).is_pending(), "{polls:?}");
+            }
+            let before: Vec<usize> = counts.iter().map(|c| c.0.load(Ordering::SeqCst)).collect();
+            exit.end(None);
+            let woken: Vec<usize> =
+                counts.iter().zip(&before).map(|(c, b)| c.0.load(Ordering::SeqCst) - b).collect();
+            if let Some(&last) = polls.last() {
+                // The waker last polled with is woken by both (once each).
+                assert_eq!(woken[last], 2, "{polls:?}: {woken:?}");
+            }
+            let mut cx = Context::from_waker(&wakers[0]);
+            assert_eq!(watch.as_mut().poll(&mut cx), Poll::Ready(()), "{polls:?}");
+            assert_eq!(wait.as_mut().poll(&mut cx), Poll::Ready(None), "{polls:?}");
+        }
+    }
+
+    /// Once it has ended, a new watch is ready at once.
+    #[test]
+    fn a_watch_made_after_the_end_is_ready() {
+        let exit = Exit::default();
+        exit.end(None);
+        let (_, waker) = waker();
+        let watch = exit.watch();
+        let mut watch = std::pin::pin!(watch);
+        assert!(watch.as_mut().poll(&mut Context::from_waker(&waker)).is_ready());
+    }
 }

@@ -64,6 +64,16 @@ fn opened<T: Transport>(inner: &Inner<T>) -> Option<Arc<InitializeResult>> {
     lock(&inner.core).initialize_result().cloned()
 }
 
+/// Opens the connection unless it is open: [`initialize`] without a
+/// reference to the server's answer taken and dropped (the check before
+/// each request).
+pub(crate) async fn ensure<T: Transport>(inner: &Inner<T>) -> Result<(), T::Error> {
+    if lock(&inner.core).initialize_result().is_none() {
+        initialize(inner).await?;
+    }
+    Ok(())
+}
+
 /// Opens the conversation in the era the options choose (probing when
 /// they leave it open). Called under `init_lock`.
 async fn open<T: Transport>(inner: &Inner<T>) -> Result<Arc<InitializeResult>, T::Error> {

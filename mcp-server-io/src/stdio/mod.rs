@@ -8,7 +8,9 @@
 //! or Unix sockets.
 
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Waker};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, oneshot};
@@ -16,6 +18,7 @@ use tokio::sync::{Notify, oneshot};
 use crate::backlog::{DEFAULT_MAX_BACKLOG, reading_paused};
 use crate::outgoing::{Backlog, Outgoing, OutgoingQueue};
 
+mod gate;
 mod pipes;
 pub use pipes::{HostInput, HostOutput, stdin, stdout};
 
@@ -112,7 +115,10 @@ where
     W: AsyncWrite + Unpin,
 {
     // The reader and the writer run in this one task, never at once; the
-    // writer owns the queue, the reader reads its count.
+    // writer owns the queue, the reader reads its count. The writer is
+    // polled after the reader, so what a line queued is written in the
+    // same turn, without the queue waking the task ([`gate`]).
+    let gate = Arc::new(gate::Gate::default());
     let pause = Pause {
         backlog: queue.backlog(),
         max: max_backlog,
@@ -124,6 +130,8 @@ where
         queue,
         pause: &pause,
         scratch: Vec::new(),
+        gate: &gate,
+        gate_waker: Waker::from(gate.clone()),
     };
     let (eof_tx, eof_rx) = oneshot::channel::<()>();
     let reading = async {
@@ -136,10 +144,10 @@ where
                 Line::Complete => {
                     let line = lines.line();
                     if !line.iter().all(u8::is_ascii_whitespace) {
-                        on_input(Input::Line(line));
+                        gate.reading(|| on_input(Input::Line(line)));
                     }
                 }
-                Line::TooLong => on_input(Input::Oversized { max_line_bytes }),
+                Line::TooLong => gate.reading(|| on_input(Input::Oversized { max_line_bytes })),
                 Line::Eof => break,
             }
         }
@@ -148,6 +156,7 @@ where
         std::future::pending::<io::Result<Ended>>().await
     };
     tokio::select! {
+        biased;
         read = reading => read,
         written = writer.run(eof_rx) => written,
     }
@@ -190,6 +199,9 @@ struct Writer<'a, W> {
     queue: OutgoingQueue,
     pause: &'a Pause,
     scratch: Vec<u8>,
+    gate: &'a gate::Gate,
+    /// The gate as a waker, registered on the queue.
+    gate_waker: Waker,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<'_, W> {
@@ -199,7 +211,10 @@ impl<W: AsyncWrite + Unpin> Writer<'_, W> {
         loop {
             tokio::select! {
                 biased;
-                item = self.queue.recv() => match item {
+                item = std::future::poll_fn(|cx| {
+                    self.gate.follow(cx.waker());
+                    self.queue.poll_recv(&mut Context::from_waker(&self.gate_waker))
+                }) => match item {
                     Some(item) => {
                         if let Some(code) = self.write(item).await? {
                             return Ok(Ended::Exit(code));
@@ -357,6 +372,123 @@ mod tests {
                 assert_eq!(split(input, *max, buffer).await, expected, "{input:?} buffer {buffer}");
             }
         }
+    }
+
+    /// Counts its wake-ups.
+    #[derive(Default)]
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reply_to_a_line_is_written_in_the_same_turn_and_others_wake_the_writer() {
+        use std::future::Future;
+        use tokio::io::AsyncWriteExt as _;
+        let (mut client, server_side) = tokio::io::duplex(1024);
+        let (tx, queue) = crate::outgoing::queue();
+        let from_elsewhere = tx.clone();
+        let mut output = Vec::new();
+        let serving = serve(server_side, &mut output, 1024, queue, |input| {
+            if let Input::Line(line) = input {
+                let _ = tx.send(Outgoing::RawLine(line.to_vec()));
+            }
+        });
+        let mut serving = Box::pin(serving);
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let woken = || count.0.load(Ordering::SeqCst);
+        // Nothing to read or write: both halves wait.
+        assert!(serving.as_mut().poll(&mut cx).is_pending());
+        for (turn, line) in ["one", "two", "three"].into_iter().enumerate() {
+            client.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+            // The input woke the task; the queued reply did not.
+            assert_eq!(woken(), 2 * turn + 1, "{line}");
+            assert!(serving.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(woken(), 2 * turn + 1, "{line}: the line's own reply woke the task");
+            // Queued from elsewhere, between turns: that wakes it.
+            from_elsewhere.send(Outgoing::RawLine(format!("{line}+").into_bytes())).unwrap();
+            assert_eq!(
+                woken(),
+                2 * turn + 2,
+                "{line}: an item from elsewhere did not wake the writer"
+            );
+            assert!(serving.as_mut().poll(&mut cx).is_pending());
+        }
+        drop(client);
+        drop(from_elsewhere);
+        assert!(serving.as_mut().poll(&mut cx).is_ready());
+        drop(serving);
+        assert_eq!(output, b"one\none+\ntwo\ntwo+\nthree\nthree+\n");
+    }
+
+    #[test]
+    fn items_queued_from_other_threads_while_lines_are_read_are_all_written() {
+        // Other threads send while the reader runs the core on lines (its
+        // wake-ups held back then): none is left unwritten.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        const LINES: usize = 2000;
+        const PER_THREAD: usize = 2000;
+        let (tx, queue) = crate::outgoing::queue();
+        let senders: Vec<_> = (0..2)
+            .map(|t| {
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    for i in 0..PER_THREAD {
+                        tx.send(Outgoing::RawLine(format!("t{t} {i}").into_bytes())).unwrap();
+                        // Spread over the reading and past its end.
+                        if i % 16 == 0 {
+                            std::thread::sleep(std::time::Duration::from_micros(20));
+                        }
+                    }
+                })
+            })
+            .collect();
+        let written = runtime.block_on(async {
+            let (mut client, server_side) = tokio::io::duplex(64);
+            let (mut out_w, mut out_r) = tokio::io::duplex(4096);
+            let feed = async move {
+                use tokio::io::AsyncWriteExt as _;
+                for i in 0..LINES {
+                    client.write_all(format!("l {i}\n").as_bytes()).await.unwrap();
+                }
+                // Kept open until every item is read back.
+                client
+            };
+            let serving = serve(server_side, &mut out_w, 1024, queue, |input| {
+                if let Input::Line(line) = input {
+                    let _ = tx.send(Outgoing::RawLine(line.to_vec()));
+                }
+            });
+            let read_back = async {
+                use tokio::io::AsyncBufReadExt as _;
+                let mut lines = BufReader::new(&mut out_r).lines();
+                let mut n = 0;
+                while n < LINES + 2 * PER_THREAD {
+                    lines.next_line().await.unwrap().unwrap();
+                    n += 1;
+                }
+                n
+            };
+            let bounded = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+                tokio::select! {
+                    _ = serving => panic!("the driver ended"),
+                    (n, _client) = async { tokio::join!(read_back, feed) } => n,
+                }
+            });
+            bounded.await.expect("every item written within 30 s")
+        });
+        for s in senders {
+            s.join().unwrap();
+        }
+        assert_eq!(written, LINES + 2 * PER_THREAD);
     }
 
     #[tokio::test]

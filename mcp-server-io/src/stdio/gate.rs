@@ -1,0 +1,66 @@
+//! The queue's wake-up for the stdio driver's writer, held back while the
+//! reader hands a line to the core.
+//!
+//! The reader and the writer share one task. Without this, the reply a
+//! core queues while the reader hands it a line wakes that same task (the
+//! writer registered it on the queue when the queue was last empty): the
+//! runtime then turns once more for nothing, looking for I/O events
+//! without waiting (a system call) and polling both halves again, once a
+//! call. The writer is polled right after the reader in the same turn
+//! (`biased`), so what the reader's line queued is written without that
+//! wake-up; only items queued from elsewhere (a handler's own task,
+//! another thread) need it, and theirs go through.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Wake, Waker};
+
+/// What the writer registers on the queue instead of the task's waker.
+#[derive(Debug, Default)]
+pub(super) struct Gate {
+    /// The task's waker, as the writer was last polled with.
+    task: Mutex<Option<Waker>>,
+    /// Set while the reader runs the core on one line.
+    reading: AtomicBool,
+}
+
+impl Gate {
+    /// Records the waker the writer is polled with (kept when it wakes
+    /// the same task).
+    pub(super) fn follow(&self, waker: &Waker) {
+        let mut task = self.task.lock().unwrap_or_else(PoisonError::into_inner);
+        if !task.as_ref().is_some_and(|t| t.will_wake(waker)) {
+            *task = Some(waker.clone());
+        }
+    }
+
+    /// Runs `f` (the core on one line) with wake-ups held back: the
+    /// writer is polled after the reader in the same turn and takes what
+    /// `f` queued without one.
+    pub(super) fn reading<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SeqCst: a sender on another thread that still sees `true` after
+        // the reader is done has its wake-up's effect seen by the writer's
+        // next look at the queue (the queue registers the writer's waker
+        // and looks again, synchronised with the sender's wake-up).
+        self.reading.store(true, Ordering::SeqCst);
+        let out = f();
+        self.reading.store(false, Ordering::SeqCst);
+        out
+    }
+}
+
+impl Wake for Gate {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.reading.load(Ordering::SeqCst) {
+            return;
+        }
+        let task = self.task.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(task) = task {
+            task.wake();
+        }
+    }
+}
