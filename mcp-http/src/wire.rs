@@ -40,6 +40,18 @@ pub(crate) enum MediaType {
 /// parameters ignored.
 pub(crate) fn media_type(headers: &HeaderMap) -> MediaType {
     let Some(value) = headers.get(header::CONTENT_TYPE) else { return MediaType::Missing };
+    // The two usual values as they are, before any check or split.
+    match value.as_bytes() {
+        b"application/json" => return MediaType::Json,
+        b"text/event-stream" => return MediaType::EventStream,
+        _ => {}
+    }
+    media_type_general(value)
+}
+
+/// [`media_type`] of a value: checked, its parameters split off, compared
+/// without case.
+fn media_type_general(value: &HeaderValue) -> MediaType {
     let Ok(value) = value.to_str() else { return MediaType::Other("<non-ASCII>".into()) };
     // What precedes the first `;` (as `split(';').next()`), found by a
     // plain byte loop: a header value is short, and the loop does not
@@ -363,6 +375,33 @@ mod tests {
                 h.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
             }
             assert_eq!(media_type(&h), expected, "{value:?}");
+        }
+    }
+
+    /// `media_type`'s shortcut for the two usual values against the
+    /// general reading, on them and their near misses.
+    #[test]
+    fn media_type_shortcut_agrees_with_the_general_reading() {
+        for value in [
+            "application/json",
+            "text/event-stream",
+            "application/json;",
+            "application/json ",
+            " application/json",
+            "Application/json",
+            "application/jsonx",
+            "application/jso",
+            "text/event-stream;charset=utf-8",
+            "text/event-streams",
+            "text/event-strea",
+            "TEXT/EVENT-STREAM",
+            "application/json, text/event-stream",
+            "",
+        ] {
+            let v = HeaderValue::from_str(value).unwrap();
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, v.clone());
+            assert_eq!(media_type(&h), media_type_general(&v), "{value:?}");
         }
     }
 

@@ -49,6 +49,37 @@ pub fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
 /// 64; case-insensitive, parameters ignored), read once.
 pub fn accepts_all(headers: &HeaderMap, wanted: &[&str]) -> bool {
     let wanted = &wanted[..wanted.len().min(64)];
+    let mut values = headers.get_all(ACCEPT).iter();
+    // The usual header, one value listing exactly the wanted types in
+    // order (`application/json, text/event-stream`): no item split,
+    // trimmed or compared without case.
+    if let (Some(only), None) = (values.next(), values.next())
+        && lists_exactly(only.as_bytes(), wanted)
+    {
+        return true;
+    }
+    accepts_all_general(headers, wanted)
+}
+
+/// Whether `value` is the `wanted` media types, in order, each written
+/// exactly as given, joined by `", "` (a value [`accepts_all_general`]
+/// always accepts, for wanted types that hold no `,`, `;` or space at
+/// their ends).
+fn lists_exactly(value: &[u8], wanted: &[&str]) -> bool {
+    let mut rest = value;
+    for (i, name) in wanted.iter().enumerate() {
+        if i > 0 {
+            let Some(after) = rest.strip_prefix(b", ") else { return false };
+            rest = after;
+        }
+        let Some(after) = rest.strip_prefix(name.as_bytes()) else { return false };
+        rest = after;
+    }
+    !wanted.is_empty() && rest.is_empty()
+}
+
+/// [`accepts_all`] item by item.
+fn accepts_all_general(headers: &HeaderMap, wanted: &[&str]) -> bool {
     let all = u64::MAX >> (64 - wanted.len().max(1));
     let mut found = 0u64;
     for value in headers.get_all(ACCEPT) {
@@ -72,9 +103,11 @@ fn media_type(item: &[u8]) -> &[u8] {
 
 /// Whether `Content-Type` is `application/json` (parameters ignored).
 pub fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| media_type(v.as_bytes()).eq_ignore_ascii_case(b"application/json"))
+    headers.get(CONTENT_TYPE).is_some_and(|v| {
+        // The usual value as it is, before the parameters are split off.
+        v.as_bytes() == b"application/json"
+            || media_type(v.as_bytes()).eq_ignore_ascii_case(b"application/json")
+    })
 }
 
 /// Whether a host name (no port) is a loopback one: `localhost`,
@@ -350,6 +383,95 @@ mod tests {
         assert!(accepts(&headers, "text/event-stream"));
         assert!(!accepts(&headers, "text/html"));
         assert!(is_json(&headers));
+    }
+
+    /// The exact-list shortcut of `accepts_all` against the item-by-item
+    /// path, on the usual values and their near misses, with one and with
+    /// two `Accept` headers.
+    #[test]
+    fn accepts_all_shortcut_agrees_with_the_general_path() {
+        let values = [
+            "application/json, text/event-stream",
+            "text/event-stream, application/json",
+            "application/json,text/event-stream",
+            "application/json,  text/event-stream",
+            "application/json , text/event-stream",
+            "Application/JSON, text/event-stream",
+            "application/json; q=1, text/event-stream",
+            "application/json, text/event-stream, */*",
+            "application/json, text/event-stream,",
+            "application/json, text/event-stream ",
+            " application/json, text/event-stream",
+            "application/json, text/event-strea",
+            "application/json, text/event-streamx",
+            "application/jsonx, text/event-stream",
+            "application/json, ",
+            "application/json",
+            "text/event-stream",
+            "application/json, application/json",
+            "",
+            ",",
+            "*/*",
+        ];
+        let wanted_lists: [&[&str]; 5] = [
+            &["application/json", "text/event-stream"],
+            &["text/event-stream", "application/json"],
+            &["application/json"],
+            &["text/event-stream"],
+            &[],
+        ];
+        for wanted in wanted_lists {
+            for value in values {
+                let mut one = HeaderMap::new();
+                one.insert(ACCEPT, HeaderValue::from_static(value));
+                let general = accepts_all_general(&one, wanted);
+                assert_eq!(accepts_all(&one, wanted), general, "{value:?} for {wanted:?}");
+                if lists_exactly(value.as_bytes(), wanted) {
+                    assert!(general, "the shortcut took {value:?} for {wanted:?}");
+                }
+                for second in values {
+                    let mut two = one.clone();
+                    two.append(ACCEPT, HeaderValue::from_static(second));
+                    assert_eq!(
+                        accepts_all(&two, wanted),
+                        accepts_all_general(&two, wanted),
+                        "{value:?} and {second:?} for {wanted:?}"
+                    );
+                }
+            }
+        }
+        assert!(lists_exactly(
+            b"application/json, text/event-stream",
+            &["application/json", "text/event-stream"]
+        ));
+        assert!(!lists_exactly(b"", &[]));
+        let none = HeaderMap::new();
+        assert!(!accepts_all(&none, &["application/json"]));
+        assert!(accepts_all(&none, &[]));
+    }
+
+    /// `is_json`'s exact-value shortcut against the media type compared
+    /// without case.
+    #[test]
+    fn is_json_shortcut_agrees_with_the_media_type() {
+        let values = [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/Json",
+            " application/json ",
+            "application/jsonx",
+            "application/json5",
+            "application/jso",
+            "text/json",
+            "",
+        ];
+        for value in values {
+            let mut headers = HeaderMap::new();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static(value));
+            let general = media_type(value.as_bytes()).eq_ignore_ascii_case(b"application/json");
+            assert_eq!(is_json(&headers), general, "{value:?}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
     }
 
     #[test]

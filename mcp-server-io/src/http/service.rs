@@ -413,15 +413,16 @@ where
         ));
     }
     // The stateless era has neither the GET stream nor DELETE: 405, unless
-    // a handshake-era session (dual-era) names itself.
-    let sessionless = match options.session.era {
+    // a handshake-era session (dual-era) names itself (looked up for a GET
+    // or DELETE only: a POST reads the header once, in `post`).
+    let sessionless = || match options.session.era {
         ServeEra::Legacy => false,
         ServeEra::Modern => true,
         _ => !parts.headers.contains_key(SESSION_ID),
     };
     match parts.method {
         Method::POST => post(shared, parts, body).await,
-        Method::GET | Method::DELETE if sessionless => Ok(not_allowed("POST")),
+        Method::GET | Method::DELETE if sessionless() => Ok(not_allowed("POST")),
         Method::GET => Ok(get(shared, &parts.headers)),
         Method::DELETE => Ok(delete(shared, &parts.headers)),
         _ => Ok(not_allowed("GET, POST, DELETE")),
@@ -432,7 +433,7 @@ fn get<H: Handler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Reply {
     if !accepts(headers, "text/event-stream") {
         return text(StatusCode::NOT_ACCEPTABLE, "Accept must list text/event-stream");
     }
-    let session = match find_session(shared, headers, false) {
+    let session = match find_session(shared, headers.get(SESSION_ID), false) {
         Some(Ok(session)) => session,
         Some(Err(refusal)) => return refusal,
         None => return text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
@@ -471,7 +472,7 @@ fn delete<H: Handler>(shared: &Arc<Shared<H>>, headers: &HeaderMap) -> Reply {
     if !shared.options.delete || !shared.options.sessions {
         return not_allowed("GET, POST");
     }
-    match find_session(shared, headers, false) {
+    match find_session(shared, headers.get(SESSION_ID), false) {
         Some(Ok(session)) => {
             shared.end_session(&session, false);
             text(StatusCode::OK, "session ended")
@@ -552,18 +553,19 @@ where
     }
 }
 
-/// The request's session: `Some(Ok)` found, `Some(Err)` a refusal (400 with
-/// no id, 404 unknown), `None` when a new one should be made (an initialize
-/// without an id). With sessions off, always the shared one.
+/// The request's session, from its `Mcp-Session-Id` header's value:
+/// `Some(Ok)` found, `Some(Err)` a refusal (400 with no id, 404 unknown),
+/// `None` when a new one should be made (an initialize without an id).
+/// With sessions off, always the shared one.
 fn find_session<H: Handler>(
     shared: &Arc<Shared<H>>,
-    headers: &HeaderMap,
+    session_id: Option<&HeaderValue>,
     may_create: bool,
 ) -> Option<Result<Arc<HttpSession<H>>, Reply>> {
     if !shared.options.sessions {
         return Some(Ok(shared.shared_session()));
     }
-    match headers.get(SESSION_ID).map(HeaderValue::to_str) {
+    match session_id.map(HeaderValue::to_str) {
         Some(Ok(id)) => Some(
             shared
                 .session(id.trim())

@@ -56,6 +56,9 @@ where
         Err(refusal) => return Ok(refusal),
     };
     let era = options.session.era;
+    // Read once: whether the request is of the stateless era, and its
+    // session.
+    let session_id = headers.get(SESSION_ID);
     // A request's parameters stay the text the client wrote, for the
     // handler to decode once (as over stdio).
     let message = match decode_received(&body) {
@@ -68,7 +71,7 @@ where
         }
         Ok(ReceivedIncoming::Single(message)) => message,
         Ok(ReceivedIncoming::Batch(items)) => {
-            return Ok(match find_session(shared, headers, false) {
+            return Ok(match find_session(shared, session_id, false) {
                 Some(Ok(session)) => post_batch(shared, &session, items),
                 Some(Err(refusal)) => refusal,
                 None => text(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required"),
@@ -84,7 +87,7 @@ where
     let modern = match era {
         ServeEra::Legacy => false,
         ServeEra::Modern => true,
-        _ => !is_initialize && !headers.contains_key(SESSION_ID) && is_modern(&message, headers),
+        _ => !is_initialize && session_id.is_none() && is_modern(&message, headers),
     };
     if modern {
         return stateless_post(shared, headers, message).await;
@@ -92,7 +95,7 @@ where
     if shared.hooks.never_answer(&message) {
         std::future::pending::<()>().await;
     }
-    let session = match find_session(shared, headers, is_initialize) {
+    let session = match find_session(shared, session_id, is_initialize) {
         Some(Ok(session)) => session,
         Some(Err(refusal)) => return Ok(refusal),
         None => match shared.new_session(false) {
