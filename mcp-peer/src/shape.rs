@@ -15,20 +15,55 @@ pub(crate) enum Shape {
     Object,
     /// Anything else (a string, a number, an array, ...).
     Other,
-    /// Known only from its text (a `serde_json::value::RawValue`).
-    Raw,
 }
 
 /// The shape of `value`: only its top-level serialize call is looked at;
-/// members are not visited.
+/// members are not visited. A `serde_json::value::RawValue` has the shape
+/// its text starts with (the text handed over, not copied).
 pub(crate) fn shape_of<T: Serialize + ?Sized>(value: &T) -> Shape {
-    match value.serialize(Probe) {
+    match value.serialize(Probe { raw_text: false }) {
         Ok(shape) => shape,
         Err(Found(shape)) => shape,
     }
 }
 
-struct Probe;
+/// The shape of a JSON text, from its first byte past whitespace.
+fn shape_of_text(text: &str) -> Shape {
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => Shape::Object,
+        Some(b'n') => Shape::Null,
+        _ => Shape::Other,
+    }
+}
+
+/// `raw_text`: the string it is given is a raw value's JSON text.
+#[derive(Clone, Copy)]
+struct Probe {
+    raw_text: bool,
+}
+
+/// A raw value's one member, its text.
+struct RawText(Shape);
+
+impl ser::SerializeStruct for RawText {
+    type Ok = Shape;
+    type Error = Found;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Found> {
+        self.0 = match value.serialize(Probe { raw_text: true }) {
+            Ok(shape) | Err(Found(shape)) => shape,
+        };
+        Ok(())
+    }
+
+    fn end(self) -> Result<Shape, Found> {
+        Ok(self.0)
+    }
+}
 
 /// Carries the shape out of the probe (never a real failure).
 #[derive(Debug)]
@@ -62,7 +97,7 @@ impl ser::Serializer for Probe {
     type SerializeTupleStruct = Impossible<Shape, Found>;
     type SerializeTupleVariant = Impossible<Shape, Found>;
     type SerializeMap = Impossible<Shape, Found>;
-    type SerializeStruct = Impossible<Shape, Found>;
+    type SerializeStruct = RawText;
     type SerializeStructVariant = Impossible<Shape, Found>;
 
     other! {
@@ -80,11 +115,13 @@ impl ser::Serializer for Probe {
         serialize_f32(f32);
         serialize_f64(f64);
         serialize_char(char);
-        serialize_str(&str);
         serialize_bytes(&[u8]);
         serialize_unit_variant(&'static str, u32, &'static str);
     }
 
+    fn serialize_str(self, text: &str) -> Result<Shape, Found> {
+        Ok(if self.raw_text { shape_of_text(text) } else { Shape::Other })
+    }
     fn serialize_none(self) -> Result<Shape, Found> {
         Ok(Shape::Null)
     }
@@ -145,10 +182,10 @@ impl ser::Serializer for Probe {
         name: &'static str,
         _: usize,
     ) -> Result<Self::SerializeStruct, Found> {
-        // serde_json's `RawValue` serialises as a struct of this name; its
-        // text decides.
+        // serde_json's `RawValue` serialises as a struct of this name, its
+        // text the one member; the text decides.
         if name == RAW_VALUE_TOKEN {
-            return Err(Found(Shape::Raw));
+            return Ok(RawText(Shape::Other));
         }
         Err(Found(Shape::Object))
     }
@@ -203,7 +240,53 @@ mod tests {
         assert_eq!(shape_of(&3), Shape::Other);
         assert_eq!(shape_of(&vec![1, 2]), Shape::Other);
         assert_eq!(shape_of(&(1, 2)), Shape::Other);
-        let raw = serde_json::value::to_raw_value(&json!({"a": 1})).unwrap();
-        assert_eq!(shape_of(&raw), Shape::Raw);
+    }
+
+    /// A raw value's shape, read from its text as it is handed over, is
+    /// the shape of its text copied out (the general way), on every kind
+    /// of JSON value, with and without whitespace, boxed, borrowed and in
+    /// an `Option`.
+    #[test]
+    fn a_raw_value_has_the_shape_of_its_copied_text() {
+        let general = |raw: &serde_json::value::RawValue| {
+            let copied = serde_json::value::to_raw_value(raw).unwrap();
+            match copied.get().trim_start().as_bytes().first() {
+                Some(b'n') => Shape::Null,
+                Some(b'{') => Shape::Object,
+                _ => Shape::Other,
+            }
+        };
+        let texts = [
+            "{}",
+            r#"{"a":1}"#,
+            " \n\t{ \"a\" : [1] }",
+            "null",
+            " null",
+            "[]",
+            "[{}]",
+            r#""{""#,
+            r#""null""#,
+            "0",
+            "-1.5e3",
+            "true",
+            "false",
+            "\r\n[null]",
+        ];
+        let mut kinds = std::collections::HashSet::new();
+        for text in texts {
+            let raw = serde_json::value::RawValue::from_string(text.to_owned()).unwrap();
+            let shape = general(&raw);
+            kinds.insert(format!("{shape:?}"));
+            assert_eq!(shape_of(&raw), shape, "{text:?}");
+            assert_eq!(shape_of(&*raw), shape, "{text:?}");
+            assert_eq!(shape_of(&Some(&raw)), shape, "{text:?}");
+            assert_eq!(shape_of(&Some(raw.clone())), shape, "{text:?}");
+        }
+        // Every shape among the texts.
+        assert_eq!(kinds.len(), 3);
+        assert_eq!(shape_of(&None::<Box<serde_json::value::RawValue>>), Shape::Null);
+        // A plain string is not a raw value's text.
+        assert_eq!(shape_of("{"), Shape::Other);
+        assert_eq!(shape_of("null"), Shape::Other);
     }
 }

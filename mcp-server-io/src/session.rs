@@ -23,6 +23,7 @@
 //! over HTTP, one origin per POST) gives each its own, since two clients
 //! may use the same id.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -583,19 +584,27 @@ impl<H: Handler> Session<H> {
         reply: fn(&Self, RequestKey, Result<R, ErrorObject>),
     ) {
         let mut state = self.state();
-        if state.in_flight.contains_key(&key) {
-            drop(state);
-            let message = format!("request id {key} is already in use by a running call");
-            return self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
-        }
+        let open = state.open();
+        // One look-up: the place found here is the one filled below.
+        let place = match state.in_flight.entry(key) {
+            Entry::Occupied(taken) => {
+                let key = taken.key().clone();
+                drop(state);
+                let message = format!("request id {key} is already in use by a running call");
+                return self
+                    .reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+            }
+            Entry::Vacant(place) => place,
+        };
         // Decided under the lock the insertion takes: never over the cap,
         // however many drivers' tasks hand requests over at once.
-        if let Err(busy) = inflight::admit(state.open(), self.inner.options.max_in_flight) {
+        if let Err(busy) = inflight::admit(open, self.inner.options.max_in_flight) {
+            let key = place.into_key();
             drop(state);
             return self.reply(key, Err(busy));
         }
         let session = self.clone();
-        let task_key = key.clone();
+        let task_key = place.key().clone();
         // Locked until the handle is in the map, so the job (which removes
         // itself when done) never runs ahead of the insertion.
         let job: Job = Box::pin(async move {
@@ -610,7 +619,7 @@ impl<H: Handler> Session<H> {
             Ok(running) => running,
             Err(job) => Running::Task(tokio::spawn(job).abort_handle()),
         };
-        state.in_flight.insert(key, running);
+        place.insert(running);
     }
 
     /// Runs `driver` (the driver serving this session, e.g.

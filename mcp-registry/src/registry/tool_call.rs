@@ -52,7 +52,7 @@ impl Registry {
         let tool = tool.trim();
         let config = slot.config();
         let parts = self.shared.options.trust.parts();
-        CallGate::before_io(parts, &config, tool)?;
+        let before = CallGate::before_io(parts, &config, tool)?;
         let (generation, conn, waited) = self.shared.connection(&slot, options.timeout).await?;
         if let Some(timeout) = &mut options.timeout {
             *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
@@ -75,8 +75,9 @@ impl Registry {
         self.shared.pins.check_listed(&config, &tools, index)?;
         let ask_within = options.timeout.unwrap_or(config.timeout);
         let asked = || arguments.to_object();
-        *decision =
-            Some(self.shared.gate.check(parts, &config, definition, asked, ask_within).await?);
+        *decision = Some(
+            self.shared.gate.check(parts, &config, definition, before, asked, ask_within).await?,
+        );
         match send(conn, tool.to_owned(), arguments, options).await {
             Ok(result) => Ok(result),
             Err(e) => Err(self.failed(&slot, generation, e).await),
@@ -132,7 +133,8 @@ impl Registry {
         let slot = self.slot(server)?;
         let tool = tool.trim();
         let config = slot.config();
-        let checked = CallGate::before_io(self.shared.options.trust.parts(), &config, tool);
+        let checked =
+            CallGate::before_io(self.shared.options.trust.parts(), &config, tool).map(drop);
         if let (Err(e), Some(audit)) = (&checked, &self.shared.options.trust.audit) {
             audit.record(&AuditedCall {
                 server,

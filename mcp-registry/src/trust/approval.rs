@@ -270,7 +270,21 @@ impl CallPolicy {
         annotations: Option<&ToolAnnotations>,
         managed: &TierRules,
     ) -> Decision {
-        let decision = self.before_io(server, tool, managed).unwrap_or_else(|| {
+        self.decide_after(self.before_io(server, tool, managed), server, tool, annotations, managed)
+    }
+
+    /// [`decide`](Self::decide) given what [`before_io`](Self::before_io)
+    /// decided for the same server, tool and managed rules (evaluated once
+    /// for a call that checks both).
+    pub(crate) fn decide_after(
+        &self,
+        before: Option<Decision>,
+        server: &ServerConfig,
+        tool: &str,
+        annotations: Option<&ToolAnnotations>,
+        managed: &TierRules,
+    ) -> Decision {
+        let decision = before.unwrap_or_else(|| {
             let hints = annotations.filter(|_| self.trusts_annotations_of(&server.name));
             match hints {
                 Some(a) if a.read_only_hint == Some(true) => {

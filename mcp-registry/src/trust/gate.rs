@@ -38,15 +38,17 @@ fn denied(server: &ServerConfig, tool: &str, reason: Reason) -> Error {
 }
 
 impl CallGate {
-    /// Refuses, before any I/O, a call that no answer could allow.
+    /// Refuses, before any I/O, a call that no answer could allow; else
+    /// what was decided so far, for [`check`](Self::check) of the same
+    /// server configuration and tool.
     pub(crate) fn before_io(
         parts: GateParts<'_>,
         server: &ServerConfig,
         tool: &str,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<Decision>, Error> {
         match parts.policy.before_io(server, tool, parts.managed) {
             Some(Decision { tier: Tier::Deny, reason }) => Err(denied(server, tool, reason)),
-            _ => Ok(()),
+            before => Ok(before),
         }
     }
 
@@ -59,17 +61,19 @@ impl CallGate {
 
     /// The decision for one call, asking the approver when the tier is
     /// `ask` and no answer is remembered; a refusal is an error. The
-    /// approver is waited for at most `timeout`.
+    /// approver is waited for at most `timeout`. `before` is what
+    /// [`before_io`](Self::before_io) gave for the same `server` and tool.
     pub(crate) async fn check(
         &self,
         parts: GateParts<'_>,
         server: &ServerConfig,
         tool: &Tool,
+        before: Option<Decision>,
         arguments: impl FnOnce() -> Option<JsonObject>,
         timeout: Duration,
     ) -> Result<Decision, Error> {
-        let decision =
-            parts.policy.decide(server, &tool.name, tool.annotations.as_ref(), parts.managed);
+        let (name, annotations) = (&tool.name, tool.annotations.as_ref());
+        let decision = parts.policy.decide_after(before, server, name, annotations, parts.managed);
         match decision.tier {
             Tier::Allow => return Ok(decision),
             Tier::Deny => return Err(denied(server, &tool.name, decision.reason)),

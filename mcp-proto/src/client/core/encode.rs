@@ -44,7 +44,7 @@ pub(super) fn request_text<P: Serialize + ?Sized>(
         if written == b"null" || members.is_some_and(|m| m.iter().all(u8::is_ascii_whitespace)) {
             text.truncate(start);
             text.extend_from_slice(b"{\"_meta\":");
-        } else if members.is_some() && !contains(written, b"\"_meta\"") {
+        } else if members.is_some() && !mentions_meta(written) {
             text.pop();
             text.extend_from_slice(b",\"_meta\":");
         } else {
@@ -133,8 +133,12 @@ pub(super) fn meta_text(
     Ok(text)
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
+/// Whether `text` holds `"_meta"` anywhere: each `_` looked at (a
+/// `memmem` search builds a searcher first, which costs more than the
+/// short text it would search).
+fn mentions_meta(text: &[u8]) -> bool {
+    memchr::memchr_iter(b'_', text)
+        .any(|at| at > 0 && text[at - 1] == b'"' && text[at + 1..].starts_with(b"meta\""))
 }
 
 /// Merges `protocol` (the era's members) and then `extra` (the caller's)
@@ -214,7 +218,7 @@ pub(super) fn with_progress_token(
 mod tests {
     use serde_json::json;
 
-    use super::{method_and_params, request_text, write_method_and_params};
+    use super::{mentions_meta, method_and_params, request_text, write_method_and_params};
     use crate::jsonrpc::{Request, RequestId};
     use crate::methods;
 
@@ -238,6 +242,38 @@ mod tests {
         "tools\\call",
         "",
     ];
+
+    /// The scan for `"_meta"` finds what a substring search finds, on
+    /// texts that hold it, near misses and edges.
+    #[test]
+    fn a_mention_of_meta_is_found_as_a_substring_search_finds_it() {
+        let texts: &[&[u8]] = &[
+            b"",
+            b"_",
+            b"\"_meta\"",
+            b"_meta\"",
+            b"\"_meta",
+            b"\"_met\"",
+            b"\"__meta\"",
+            b"\"_meta_\"",
+            b"{\"_meta\":{}}",
+            b"{\"a\":1,\"_meta\":{}}",
+            b"{\"a_b\":\"_x\",\"c\":\"_meta\"}",
+            b"{\"x_meta\":1}",
+            b"{\"_Meta\":1}",
+            b"{\"\\_meta\":1}",
+            b"{\"message\":\"hi\"}",
+            b"{\"_\":\"_\",\"__\":\"meta\"}",
+            b"\"_meta\"\"_meta\"",
+            b"{\"k\":\"_meta\"",
+            b"\"_",
+            b"\"_m",
+        ];
+        for text in texts {
+            let found = memchr::memmem::find(text, b"\"_meta\"").is_some();
+            assert_eq!(mentions_meta(text), found, "{}", String::from_utf8_lossy(text));
+        }
+    }
 
     #[test]
     fn the_known_methods_are_written_as_the_general_path_writes_them() {
