@@ -306,7 +306,7 @@ impl<'t> Scan<'t> {
     }
 
     /// The `tasks` capability: `list`, `cancel` and `requests.tools.call`,
-    /// each empty.
+    /// each an object of free values.
     fn tasks(&mut self) -> Option<ServerTasksCapability> {
         let mut t = ServerTasksCapability::default();
         self.object(|scan, key| match key {
