@@ -21,7 +21,9 @@
 //! type's decoder ([`client::ClientCore::take_answered`] finishes the
 //! request then; the opening's answers have
 //! [`client::decide::ProbeState::handle_discovery`] and
-//! [`client::ClientCore::take_usual_initialize`]). A server's
+//! [`client::ClientCore::take_usual_initialize`]; both read a result of
+//! the usual shape by a scan of its text that checks all it reads). A
+//! server's
 //! [`jsonrpc::decode_received`] keeps a request's parameters as the text
 //! the client wrote (for a `tools/call`, with where its name and arguments
 //! lie in it, found while that text was checked). Requests are written by [`jsonrpc::write_json`]:

@@ -113,7 +113,7 @@ pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
 /// The index of the first byte that stops a string's plain run: a quote,
 /// a backslash or a control character (below 0x20, which JSON refuses
 /// inside a string), all of `bytes` eight at a time.
-fn string_stop(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn string_stop(bytes: &[u8]) -> Option<usize> {
     first_stop::<true>(bytes)
 }
 

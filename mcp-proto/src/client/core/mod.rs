@@ -33,6 +33,7 @@ mod incoming;
 mod opening;
 mod options;
 mod requests;
+pub(crate) mod usual_init;
 
 use self::config::ModernMeta;
 pub use self::config::{CoreConfig, DEFAULT_REQUEST_TIMEOUT};

@@ -255,7 +255,9 @@ impl<W> ClientCore<W> {
     /// [`InitializeResult`]: the general decoding then decides about the
     /// text as about any other. A result that decodes was one JSON value,
     /// so the message was a valid answer, and the outcome is the general
-    /// path's.
+    /// path's. A result of the usual shape (plain strings, the usual
+    /// capabilities) is read by a scan of its text rather than by
+    /// serde_json's decoding; the same result either way.
     ///
     /// [`Event::Reply`]: super::Event::Reply
     pub fn take_usual_initialize(
@@ -266,7 +268,11 @@ impl<W> ClientCore<W> {
         if !self.is_initialize(id) {
             return None;
         }
-        let result: InitializeResult = serde_json::from_str(result).ok()?;
+        // The usual shape by a scan, anything else by serde_json.
+        let result = match super::usual_init::usual_initialize_result(result) {
+            Some(result) => result,
+            None => serde_json::from_str::<InitializeResult>(result).ok()?,
+        };
         let waiter = self.pending.remove(&id)?.waiter;
         Some((waiter, self.finish_initialize(result)))
     }

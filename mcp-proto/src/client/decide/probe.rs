@@ -41,7 +41,9 @@ pub const MAX_PROBES: u32 = 3;
 /// value, so the message was a valid answer, and the step is the general
 /// path's.
 pub fn usual_discovery(result: &str) -> Option<DiscoverResult> {
-    serde_json::from_str(result).ok()
+    // The usual shape by a scan, anything else by serde_json.
+    crate::client::core::usual_init::usual_discover_result(result)
+        .or_else(|| serde_json::from_str(result).ok())
 }
 
 /// What follows a probe's answer or failure.
