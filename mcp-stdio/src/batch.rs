@@ -25,6 +25,7 @@ use std::io;
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Waker};
 
 use mcp_peer::Link;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -45,8 +46,6 @@ pub(crate) struct Batch {
     /// lock by a lone call, which goes alone when it is false.
     busy: AtomicBool,
     state: Mutex<State>,
-    /// Woken when a write ends or a leader leaves.
-    changed: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -65,6 +64,10 @@ struct State {
     writing_gone: usize,
     /// Failed writes whose senders have not all heard of it.
     failures: Vec<Failure>,
+    /// The senders waiting for a leader's write, by number. They are
+    /// woken when it fails or when the leader leaves; a write that
+    /// succeeds lets them be (the answer wakes each, or its deadline).
+    waiting: Vec<(u64, Waker)>,
 }
 
 #[derive(Debug)]
@@ -151,12 +154,7 @@ pub(crate) struct Ticket<'a> {
 
 impl Batch {
     pub(crate) fn new(cap: usize) -> Self {
-        Batch {
-            cap,
-            busy: AtomicBool::new(false),
-            state: Mutex::new(State::default()),
-            changed: tokio::sync::Notify::new(),
-        }
+        Batch { cap, busy: AtomicBool::new(false), state: Mutex::new(State::default()) }
     }
 
     /// Adds `line` (ending in a newline) unless it goes alone: when
@@ -249,8 +247,19 @@ impl Writing<'_> {
     }
 
     fn record(&mut self, error: Option<(io::ErrorKind, String)>, writer: Option<u64>) {
+        let mut wake = Vec::new();
         {
             let mut state = lock(&self.batch.state);
+            if let Some(senders) = &self.senders {
+                let failed = error.is_some();
+                state.waiting.retain(|(seq, waker)| {
+                    let mine = senders.contains(seq);
+                    if mine && failed {
+                        wake.push(waker.clone());
+                    }
+                    !mine
+                });
+            }
             state.writing = None;
             let gone = std::mem::take(&mut state.writing_gone);
             if let (Some(senders), Some((kind, text))) = (self.senders.clone(), error) {
@@ -261,7 +270,7 @@ impl Writing<'_> {
                 }
             }
         }
-        self.batch.changed.notify_waiters();
+        wake.into_iter().for_each(Waker::wake);
     }
 }
 
@@ -276,13 +285,16 @@ impl Drop for Writing<'_> {
 
 impl Drop for Ticket<'_> {
     fn drop(&mut self) {
+        let seq = self.seq;
         if self.done {
+            let mut state = lock(&self.batch.state);
+            state.waiting.retain(|(s, _)| *s != seq);
             return;
         }
-        let orphans = {
+        let (orphans, wake) = {
             let mut state = lock(&self.batch.state);
+            state.waiting.retain(|(s, _)| *s != seq);
             let before = state.lines.len();
-            let seq = self.seq;
             let mut freed = 0;
             state.lines.retain(|(s, line)| {
                 let mine = *s == Some(seq);
@@ -299,15 +311,19 @@ impl Drop for Ticket<'_> {
                     Place::Queued | Place::Written => {}
                 }
             }
+            // The senders left waited on the leader: woken, one of them
+            // takes the lead.
+            let mut wake = Vec::new();
             if state.leader == Some(seq) {
                 state.leader = None;
+                wake = std::mem::take(&mut state.waiting);
             }
             self.batch.busy.store(state.busy(), Ordering::Release);
             // What the core queued, left with no sender to write it.
-            !state.lines.is_empty() && state.lines.iter().all(|(s, _)| s.is_none())
+            let orphans = !state.lines.is_empty() && state.lines.iter().all(|(s, _)| s.is_none());
+            (orphans, wake)
         };
-        // The senders left wait on the leader: one of them takes the lead.
-        self.batch.changed.notify_waiters();
+        wake.into_iter().for_each(|(_, waker)| waker.wake());
         if orphans {
             self.link.flush_soon();
         }
@@ -327,11 +343,27 @@ impl Ticket<'_> {
         Some(outcome)
     }
 
-    /// Whether this sender writes now: its line is still gathered and no
-    /// one leads.
-    fn may_write(&self) -> bool {
-        let state = lock(&self.batch.state);
-        state.leader.is_none() && state.place(self.seq) == Place::Queued
+    /// Ready with the sender's outcome once its line was written or
+    /// failed, with `None` when it is to write (its line is still gathered
+    /// and no one leads); else waits for a failed write or for the leader
+    /// to leave.
+    fn poll_turn(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<()>>> {
+        let mut state = lock(&self.batch.state);
+        let outcome = match state.place(self.seq) {
+            Place::Written => Ok(()),
+            Place::Failed => state.tell_failure(self.seq).map_or(Ok(()), Err),
+            Place::Queued if state.leader.is_none() => return Poll::Ready(None),
+            Place::Queued | Place::Writing => {
+                let seq = self.seq;
+                match state.waiting.iter_mut().find(|(s, _)| *s == seq) {
+                    Some((_, waker)) => waker.clone_from(cx.waker()),
+                    None => state.waiting.push((seq, cx.waker().clone())),
+                }
+                return Poll::Pending;
+            }
+        };
+        self.done = true;
+        Poll::Ready(Some(outcome))
     }
 }
 
@@ -370,21 +402,10 @@ async fn gathered<W: AsyncWrite + Unpin>(
     if ticket.leads {
         // The turn's other senders add their lines meanwhile.
         tokio::task::yield_now().await;
-    } else if !ticket.now {
-        loop {
-            let changed = batch.changed.notified();
-            tokio::pin!(changed);
-            // Registered before the state is read: a change in between
-            // wakes it.
-            changed.as_mut().enable();
-            if let Some(outcome) = ticket.outcome() {
-                return outcome;
-            }
-            if ticket.may_write() {
-                break;
-            }
-            changed.await;
-        }
+    } else if !ticket.now
+        && let Some(outcome) = std::future::poll_fn(|cx| ticket.poll_turn(cx)).await
+    {
+        return outcome;
     }
     let mut guard = writer.lock().await;
     if let Some(outcome) = ticket.outcome() {
@@ -522,6 +543,24 @@ mod tests {
         f.poll(&mut Context::from_waker(Waker::noop()))
     }
 
+    #[derive(Default)]
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Polls with a waker that counts its wake-ups.
+    fn poll_counted<F: Future>(f: Pin<&mut F>, count: &Arc<Count>) -> Poll<F::Output> {
+        f.poll(&mut Context::from_waker(&Waker::from(count.clone())))
+    }
+
+    fn woken(count: &Count) -> usize {
+        count.0.load(Ordering::SeqCst)
+    }
+
     /// Lines sent in one turn while others await answers leave in one
     /// write, in the order they were added; sent alone, each is its own
     /// write with the same bytes.
@@ -612,10 +651,18 @@ mod tests {
             let r = rig(BATCH_CAP, false);
             let mut sends: Vec<_> =
                 (0..3).map(|i| Some(Box::pin(r.send(&format!("{{\"id\":{i}}}"), true)))).collect();
-            for s in sends.iter_mut().flatten() {
-                assert!(poll(s.as_mut()).is_pending());
+            let counts: Vec<Arc<Count>> = (0..3).map(|_| Arc::default()).collect();
+            for (s, c) in sends.iter_mut().zip(&counts) {
+                assert!(poll_counted(s.as_mut().unwrap().as_mut(), c).is_pending());
             }
             sends[dropped] = None;
+            // The leader leaving wakes the others (one of them writes);
+            // a follower leaving wakes no one.
+            let expected = if dropped == 0 { 1 } else { 0 };
+            // (The leader, 0, woke itself to yield.)
+            for (i, c) in counts.iter().enumerate().skip(1).filter(|(i, _)| *i != dropped) {
+                assert_eq!(woken(c), expected, "{dropped} {i}");
+            }
             for s in sends.iter_mut().flatten() {
                 assert!(matches!(poll(s.as_mut()), Poll::Ready(Ok(()))), "{dropped}");
             }
@@ -639,23 +686,44 @@ mod tests {
     }
 
     /// A failed write's error reaches every sender of its batch, each with
-    /// the error's kind, and leaves no record behind.
+    /// the error's kind (the waiting ones woken for it), and leaves no
+    /// record behind; a write that succeeds wakes no one (the answers do).
     #[test]
     fn a_failed_write_reaches_every_sender_of_its_batch() {
-        for n in [1, 2, 5] {
-            let r = rig(BATCH_CAP, true);
+        for (n, fail) in [(1, true), (2, true), (5, true), (2, false), (5, false)] {
+            let r = rig(BATCH_CAP, fail);
             let mut sends: Vec<_> =
                 (0..n).map(|i| Box::pin(r.send(&format!("{{\"id\":{i}}}"), true))).collect();
-            for s in &mut sends {
-                assert!(poll(s.as_mut()).is_pending());
+            let counts: Vec<Arc<Count>> = (0..n).map(|_| Arc::default()).collect();
+            for (s, c) in sends.iter_mut().zip(&counts) {
+                assert!(poll_counted(s.as_mut(), c).is_pending());
             }
-            for s in &mut sends {
+            // The leader writes.
+            let leader = poll(sends[0].as_mut());
+            assert!(leader.is_ready(), "{n}");
+            let followers: Vec<usize> = counts[1..].iter().map(|c| woken(c)).collect();
+            let expected = if fail { 1 } else { 0 };
+            assert!(followers.iter().all(|w| *w == expected), "{n} {fail}: {followers:?}");
+            if !fail {
+                for s in &mut sends[1..] {
+                    assert!(matches!(poll(s.as_mut()), Poll::Ready(Ok(()))));
+                }
+                assert!(lock(&r.batch.state).waiting.is_empty());
+                continue;
+            }
+            if let Poll::Ready(Err(e)) = leader {
+                assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{n}");
+            } else {
+                panic!("{n}: the leader's write failed");
+            }
+            for s in &mut sends[1..] {
                 match poll(s.as_mut()) {
                     Poll::Ready(Err(e)) => assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{n}"),
                     other => panic!("{n}: {other:?}"),
                 }
             }
             assert!(lock(&r.batch.state).failures.is_empty(), "{n}");
+            assert!(lock(&r.batch.state).waiting.is_empty(), "{n}");
         }
         // A sender that left before hearing of it leaves no record either.
         let r = rig(BATCH_CAP, true);
