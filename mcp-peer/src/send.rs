@@ -98,6 +98,8 @@ struct Wire<'a> {
     headers: &'a [(String, String)],
     /// The probe or `initialize`: waited for under a timer of its own.
     opening: bool,
+    /// Requests awaiting answers as this one was made, itself included.
+    awaited: usize,
 }
 
 /// One attempt's outcome, and the parameters back for another.
@@ -174,9 +176,9 @@ impl<T: Transport> Inner<T> {
                 waiter.tool_result &= core.protocol_version().is_some();
                 let counted = waiter.tool_result;
                 core.start_request_encoded(method, p, options, waiter, now())
-                    .map(|s| (s, version, counted))
+                    .map(|s| (s, version, counted, core.pending_requests()))
             };
-            let ((id, body), version, counted) = match started {
+            let ((id, body), version, counted, awaited) = match started {
                 Ok(s) => s,
                 Err(e) => return (Err(Fail::Client(e)), params),
             };
@@ -191,6 +193,7 @@ impl<T: Transport> Inner<T> {
                 tool,
                 protocol_version: version,
                 headers: &options.headers,
+                awaited,
             };
             return (self.exchange(&id, rx, outgoing, false).await, params);
         }
@@ -210,14 +213,16 @@ impl<T: Transport> Inner<T> {
             let version = wire_version(&core);
             waiter.tool_result &= core.protocol_version().is_some();
             let counted = waiter.tool_result;
-            core.start_request(method, value, options, waiter, now()).map(|r| (r, version, counted))
+            core.start_request(method, value, options, waiter, now())
+                .map(|r| (r, version, counted, core.pending_requests()))
         };
-        let (request, version, counted) = match started {
+        let (request, version, counted, awaited) = match started {
             Ok(s) => s,
             Err(e) => return (Err(Fail::Client(e)), Params::Value(None)),
         };
         let _counted = ToolResultOut::new(&self.tool_results, counted);
-        let wire = Wire { wants, tool, version, headers: &options.headers, opening: false };
+        let wire =
+            Wire { wants, tool, version, headers: &options.headers, opening: false, awaited };
         let (outcome, request) = self.exchange_request(request, rx, wire, before_sending).await;
         (outcome, Params::Value(request.params))
     }
@@ -257,7 +262,9 @@ impl<T: Transport> Inner<T> {
     ) -> Result<Reply, Fail<T::Error>> {
         if self.transport.wants_params() {
             let request = self.start_opening(|core| by_value(core, tx))?;
-            let wire = Wire { wants: true, tool: None, version, headers: &[], opening: true };
+            // A fresh core: the opening request is the only one.
+            let wire =
+                Wire { wants: true, tool: None, version, headers: &[], opening: true, awaited: 1 };
             return self.exchange_request(request, rx, wire, before_sending).await.0;
         }
         let (id, body) = self.start_opening(|core| encoded(core, tx))?;
@@ -270,6 +277,7 @@ impl<T: Transport> Inner<T> {
             tool: None,
             protocol_version: version,
             headers: &[],
+            awaited: 1,
         };
         self.exchange(&id, rx, outgoing, true).await
     }
@@ -283,7 +291,7 @@ impl<T: Transport> Inner<T> {
         wire: Wire<'_>,
         before_sending: impl FnOnce(&RequestId),
     ) -> (Result<Reply, Fail<T::Error>>, Request) {
-        let Wire { wants, tool, version, headers, opening } = wire;
+        let Wire { wants, tool, version, headers, opening, awaited } = wire;
         let body = match serde_json::to_vec(&request) {
             Ok(b) => b,
             Err(e) => {
@@ -304,6 +312,7 @@ impl<T: Transport> Inner<T> {
             tool,
             protocol_version: version,
             headers,
+            awaited,
         };
         let outcome = self.exchange(&request.id, rx, outgoing, opening).await;
         (outcome, request)

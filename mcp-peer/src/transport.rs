@@ -77,6 +77,12 @@ pub struct OutgoingRequest<'a> {
     /// ([`RequestOptions::headers`](mcp_proto::client::RequestOptions::headers));
     /// a transport without headers ignores them.
     pub headers: &'a [(String, String)],
+    /// How many requests of this client awaited their answers when this
+    /// one was made, this one included (the core's count). A transport
+    /// that gathers the writes of one scheduler turn into one waits for
+    /// company only when this is more than one: a lone call is written at
+    /// once.
+    pub awaited: usize,
 }
 
 /// A transport: it moves messages between the [`Client`](crate::Client) and

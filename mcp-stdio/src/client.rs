@@ -13,10 +13,11 @@ use mcp_proto::client::ClientError;
 use tokio::process::ChildStdout;
 use tokio_util::codec::FramedRead;
 
+use crate::batch;
 use crate::codec::LineCodec;
 use crate::conn::{self, ChildPath, Conn, lock};
 use crate::error::{Error, ExitInfo};
-use crate::lines::{Next, Reader, write_queued};
+use crate::lines::{Next, Reader};
 use crate::options::{ServerCommand, Settings, StdioOptions};
 use crate::spin::Spin;
 
@@ -203,10 +204,17 @@ impl StdioTransport {
         self.inner.link.get().cloned().unwrap_or_else(Link::detached)
     }
 
-    /// Writes what the core queued, then `line`; a failed write is reported
-    /// as the server's death when it died.
-    async fn send(&self, conn: &Arc<Conn>, line: Option<&[u8]>, method: &str) -> Result<(), Error> {
-        match flush(&self.link(), conn, line).await {
+    /// Writes `line` (gathered with the turn's other requests when
+    /// `others`), or with `None` what the core queued; a failed write is
+    /// reported as the server's death when it died.
+    async fn send(
+        &self,
+        conn: &Arc<Conn>,
+        line: Option<Vec<u8>>,
+        others: bool,
+        method: &str,
+    ) -> Result<(), Error> {
+        match flush(&self.link(), conn, line, others).await {
             Ok(()) => Ok(()),
             Err(source) => {
                 tracing::debug!(server = %self.name(), error = %source, "writing to the server failed");
@@ -289,7 +297,7 @@ impl Transport for StdioTransport {
         let conn = self.connection(request.method)?;
         let mut line = request.body;
         line.push(b'\n');
-        self.send(&conn, Some(&line), request.method).await
+        self.send(&conn, Some(line), request.awaited > 1, request.method).await
     }
 
     /// Bounded by the request timeout: no request's deadline covers these
@@ -300,7 +308,7 @@ impl Transport for StdioTransport {
         let conn = lock(&self.inner.slot).conn.clone();
         let Some(conn) = conn else { return Ok(()) };
         let after = self.inner.options.request_timeout;
-        match tokio::time::timeout(after, self.send(&conn, None, "flush")).await {
+        match tokio::time::timeout(after, self.send(&conn, None, false, "flush")).await {
             Ok(result) => result,
             Err(_) => {
                 Err(Error::Timeout { server: self.name().into(), method: "flush".into(), after })
@@ -365,36 +373,26 @@ fn start_connection(inner: &Arc<Shared>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes the core's queued messages and then `line`, under the stdin lock,
-/// so messages leave in the order the core produced them.
-async fn flush(link: &Link, conn: &Conn, line: Option<&[u8]>) -> std::io::Result<()> {
-    let mut stdin = conn.stdin.lock().await;
-    let pipe = stdin
-        .as_mut()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-    // A write abandoned half-way (its request's deadline passed while a
-    // server that stopped reading left the pipe full) would leave half a
-    // line in the pipe: the connection is broken then, and is ended.
-    let mut unfinished = Unfinished { conn: Some(conn) };
-    let written = write_queued(link, pipe, line).await;
-    unfinished.conn = None;
-    written
-}
-
-/// Ends the connection when dropped armed: a write stopped mid-line.
-struct Unfinished<'a> {
-    conn: Option<&'a Conn>,
-}
-
-impl Drop for Unfinished<'_> {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            tracing::warn!(
-                pid = conn.pid,
-                "a write to the server was abandoned mid-line (the server stopped reading its stdin); ending the connection"
-            );
-            conn.kill();
-        }
+/// Writes `line` (gathered with the other requests of the turn when
+/// `others`: another request awaits its answer), or with `None` what the
+/// core queued, under the stdin lock: messages leave in the order the
+/// core made them.
+async fn flush(
+    link: &Link,
+    conn: &Conn,
+    line: Option<Vec<u8>>,
+    others: bool,
+) -> std::io::Result<()> {
+    let abandon = || {
+        tracing::warn!(
+            pid = conn.pid,
+            "a write to the server was abandoned mid-line (the server stopped reading its stdin); ending the connection"
+        );
+        conn.kill();
+    };
+    match line {
+        Some(line) => batch::send(&conn.batch, link, &conn.stdin, line, others, &abandon).await,
+        None => batch::flush(&conn.batch, link, &conn.stdin, &abandon).await,
     }
 }
 

@@ -14,6 +14,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::AbortHandle;
 use tokio_util::codec::FramedRead;
 
+use crate::batch::{BATCH_CAP, Batch};
 use crate::codec::{Frame, LineCodec};
 use crate::options::{
     CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, EnvMode, ServerCommand, Settings, StderrMode,
@@ -162,6 +163,8 @@ pub(crate) struct Conn {
     pub(crate) reader_task: Mutex<Option<AbortHandle>>,
     /// Set once the process group was swept, so `Drop` need not kill.
     finished: AtomicBool,
+    /// Requests of one scheduler turn gathered for one write to stdin.
+    pub(crate) batch: Batch,
 }
 
 /// What `spawn` hands back besides the connection.
@@ -230,6 +233,7 @@ pub(crate) fn spawn(
             stderr_task: Mutex::new(stderr_task),
             reader_task: Mutex::new(None),
             finished: AtomicBool::new(false),
+            batch: Batch::new(BATCH_CAP),
         },
         stdout,
     })

@@ -15,7 +15,9 @@
 //!   `mcp-spawn-env`, and a missing command is an error that says what to
 //!   install;
 //! - many requests may be in flight at once; writes never interleave; a slow
-//!   tool never blocks a `ping`;
+//!   tool never blocks a `ping`; the requests sent in one scheduler turn
+//!   while others await their answers leave in one write to the server
+//!   (a lone call is written at once, with no yield);
 //! - lines that are not JSON-RPC, or longer than the limit, are logged and
 //!   skipped, never fatal;
 //! - after handing over a message, while the client awaits an answer, the
@@ -61,6 +63,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 #[cfg(feature = "blocking")]
 pub mod blocking;
 mod client;

@@ -74,6 +74,14 @@ impl Reader<'_> {
     }
 }
 
+/// Appends what the core queued to `out`, a line each.
+pub(crate) fn take_queued(link: &Link, out: &mut Vec<u8>) {
+    while let Some(m) = link.poll_transmit() {
+        out.extend_from_slice(&m.to_vec());
+        out.push(b'\n');
+    }
+}
+
 /// Writes what the core queued, then `line` (which ends in a newline), in
 /// one write: messages leave in the order the core made them. The caller
 /// holds the writer's lock.
@@ -83,10 +91,7 @@ pub(crate) async fn write_queued<W: AsyncWrite + Unpin + ?Sized>(
     line: Option<&[u8]>,
 ) -> io::Result<()> {
     let mut queued = Vec::new();
-    while let Some(m) = link.poll_transmit() {
-        queued.extend_from_slice(&m.to_vec());
-        queued.push(b'\n');
-    }
+    take_queued(link, &mut queued);
     let bytes: &[u8] = match (queued.is_empty(), line) {
         (true, None) => return Ok(()),
         (true, Some(line)) => line,
