@@ -7,7 +7,9 @@
 //! joins a [`Batch`]: its sender (the first of the turn) yields once, and
 //! the requests sent meanwhile are written with it, in one `write`, in
 //! the order they were added. A lone call (no other request awaiting an
-//! answer, nothing gathered) is written at once, with no yield.
+//! answer, nothing gathered) is written at once, with no yield; and when
+//! the core queued nothing either, as ever: one flag read, then its line
+//! written alone, without the batch's lock.
 //!
 //! - A sender dropped before its line was taken for writing takes the
 //!   line back out: a cancelled call's request is never written.
@@ -182,6 +184,18 @@ impl Batch {
             state.leader = Some(seq);
         }
         Join::Queued(Ticket { batch: self, link, seq, leads, now, done: false })
+    }
+
+    /// Whether nothing waits to be written: the core queued nothing and
+    /// no line is gathered. Read without the batch's lock by a lone call
+    /// holding the writer's lock, in this order: a sender gathering on
+    /// another thread marks the batch busy before it takes the core's
+    /// queue, so a queue found empty after such a take is seen with the
+    /// mark (the core's lock orders the two); nothing a lone line would
+    /// overtake is left behind.
+    #[inline]
+    fn nothing_waits(&self, link: &Link) -> bool {
+        !link.has_transmit() && !self.busy.load(Ordering::Acquire)
     }
 
     /// Whether nothing is gathered.
@@ -380,15 +394,31 @@ pub(crate) async fn send<W: AsyncWrite + Unpin>(
     others: bool,
     abandon: &(dyn Fn() + Sync),
 ) -> io::Result<()> {
-    match batch.join(link, line, others) {
-        Join::Alone(line) => {
-            let mut guard = writer.lock().await;
-            let pipe = open(&mut guard)?;
-            write_batch(batch, link, pipe, Some(&line), None, abandon).await
+    // A lone call reads one flag here (as `join` would), then writes as
+    // ever: no enum, no lock of the batch when nothing waits.
+    let line = if !others && !batch.busy.load(Ordering::Acquire) {
+        line
+    } else {
+        match batch.join(link, line, others) {
+            Join::Alone(line) => line,
+            // Boxed: a lone call's future stays small.
+            Join::Queued(ticket) => {
+                return Box::pin(gathered(ticket, link, writer, abandon)).await;
+            }
         }
-        // Boxed: a lone call's future stays small.
-        Join::Queued(ticket) => Box::pin(gathered(ticket, link, writer, abandon)).await,
+    };
+    let mut guard = writer.lock().await;
+    let pipe = open(&mut guard)?;
+    if !batch.nothing_waits(link) {
+        return write_batch(batch, link, pipe, Some(&line), None, abandon).await;
     }
+    // Nothing made before this line waits to be written: it goes out on
+    // its own. A write abandoned half-way ends the connection (see
+    // `write_batch`).
+    let mut unfinished = Unfinished(Some(abandon));
+    let written = pipe.write_all(&line).await;
+    unfinished.0 = None;
+    written
 }
 
 /// The rest of [`send`] for a line in the batch.
@@ -640,6 +670,84 @@ mod tests {
         assert!(matches!(ticket.outcome(), Some(Ok(()))));
         assert!(r.batch.is_empty());
         assert!(!r.batch.busy.load(Ordering::Acquire));
+    }
+
+    /// A lone sender and two gathering senders on three threads at once:
+    /// every line is written once, whole, and each sender's lines leave in
+    /// the order it sent them (a lone write finding lines gathered takes
+    /// them first; one finding nothing waiting writes its line alone).
+    #[test]
+    fn lone_and_gathering_senders_on_threads_keep_each_senders_order() {
+        const N: usize = 400;
+        let r = rig(BATCH_CAP, false);
+        std::thread::scope(|scope| {
+            for (name, others) in [("a", false), ("b", true), ("c", true)] {
+                let r = &r;
+                scope.spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build();
+                    rt.expect("a runtime").block_on(async {
+                        let all = async {
+                            for i in 0..N {
+                                let mut send =
+                                    std::pin::pin!(r.send(&format!("{name}{i}"), others));
+                                // Polled again at once when pending: a
+                                // sender waiting on a write that went
+                                // through is woken by its answer, and
+                                // here there is none.
+                                let written = std::future::poll_fn(|cx| {
+                                    let polled = send.as_mut().poll(cx);
+                                    if polled.is_pending() {
+                                        cx.waker().wake_by_ref();
+                                    }
+                                    polled
+                                });
+                                written.await.expect("written");
+                            }
+                        };
+                        let bounded = tokio::time::timeout(std::time::Duration::from_secs(30), all);
+                        bounded.await.expect("every send ends");
+                    });
+                });
+            }
+        });
+        let writes = r.writes();
+        assert!(writes.iter().all(|w| w.ends_with('\n')), "whole lines only");
+        let lines: Vec<&str> = writes.iter().flat_map(|w| w.lines()).collect();
+        assert_eq!(lines.len(), 3 * N);
+        for name in ["a", "b", "c"] {
+            let mine: Vec<usize> =
+                lines.iter().filter_map(|l| l.strip_prefix(name)?.parse().ok()).collect();
+            assert_eq!(mine, (0..N).collect::<Vec<_>>(), "{name}");
+        }
+        assert!(r.batch.is_empty());
+        assert!(!r.batch.busy.load(Ordering::Acquire));
+    }
+
+    /// A lone call that read the flag before another thread gathered a
+    /// line (it waited for the writer's lock meanwhile) writes the gathered
+    /// line first, with its own, in one write; the near miss, nothing
+    /// gathered meanwhile, writes its line alone.
+    #[test]
+    fn a_lone_call_rechecks_under_the_writers_lock() {
+        for gathered in [false, true] {
+            let r = rig(BATCH_CAP, false);
+            let held = r.writer.try_lock().expect("free");
+            let mut lone = Box::pin(r.send("a", false));
+            assert!(poll(lone.as_mut()).is_pending(), "{gathered}");
+            let mut ticket = gathered.then(|| match r.batch.join(&r.link, b"b\n".to_vec(), true) {
+                Join::Queued(ticket) => ticket,
+                Join::Alone(_) => panic!("a call with company is gathered"),
+            });
+            drop(held);
+            assert!(matches!(poll(lone.as_mut()), Poll::Ready(Ok(()))), "{gathered}");
+            let expected = if gathered { "b\na\n" } else { "a\n" };
+            assert_eq!(r.writes(), vec![expected.to_owned()], "{gathered}");
+            if let Some(ticket) = &mut ticket {
+                assert!(matches!(ticket.outcome(), Some(Ok(()))));
+            }
+            assert!(r.batch.is_empty());
+            assert!(!r.batch.busy.load(Ordering::Acquire));
+        }
     }
 
     /// A sender dropped before the write takes its line back out, whether
