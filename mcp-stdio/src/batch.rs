@@ -407,7 +407,11 @@ pub(crate) async fn send<W: AsyncWrite + Unpin>(
             }
         }
     };
-    let mut guard = writer.lock().await;
+    // Free almost always for a lone call: taken without a future to poll.
+    let mut guard = match writer.try_lock() {
+        Ok(guard) => guard,
+        Err(_) => writer.lock().await,
+    };
     let pipe = open(&mut guard)?;
     if !batch.nothing_waits(link) {
         return write_batch(batch, link, pipe, Some(&line), None, abandon).await;
