@@ -161,13 +161,9 @@ impl Batch {
 
     /// Adds `line` (ending in a newline) unless it goes alone: when
     /// nothing is gathered and `others` (another request awaits its
-    /// answer) is false.
+    /// answer) is false. [`send`] reads the batch's flag first, without
+    /// the lock, and comes here only when it is set or `others`.
     pub(crate) fn join<'a>(&'a self, link: &'a Link, line: Vec<u8>, others: bool) -> Join<'a> {
-        // Read without the lock: a line gathered meanwhile (another
-        // thread) is written with this one (`take`).
-        if !others && !self.busy.load(Ordering::Acquire) {
-            return Join::Alone(line);
-        }
         let mut state = lock(&self.state);
         if !others && !state.busy() {
             return Join::Alone(line);
@@ -394,8 +390,10 @@ pub(crate) async fn send<W: AsyncWrite + Unpin>(
     others: bool,
     abandon: &(dyn Fn() + Sync),
 ) -> io::Result<()> {
-    // A lone call reads one flag here (as `join` would), then writes as
-    // ever: no enum, no lock of the batch when nothing waits.
+    // A lone call reads one flag here, without the lock (a line gathered
+    // meanwhile on another thread is seen under the writer's lock, by
+    // `nothing_waits`), then writes as ever: no lock of the batch when
+    // nothing waits.
     let line = if !others && !batch.busy.load(Ordering::Acquire) {
         line
     } else {
