@@ -106,8 +106,11 @@ pub(crate) fn summary_block(measure: &str, details: &str) -> String {
         "startup" | "memory" => (
             contenders(&found),
             "Lower is better in every column; \"rmcp ÷ ours\" above 1x means ours is \
-             better. rmcp in its default configuration; how each figure is taken: \
-             the full tables below.",
+             better. rmcp in its default configuration. \"Raw limit, same exchanges\", \
+             where shown: raw hyper making every exchange our client makes (in the \
+             handshake era also the standalone GET, open before `initialize` returns, and \
+             the `DELETE` at close); \
+             how each figure is taken: the full tables below.",
         ),
         "bridge" => (
             bridge(&found),
@@ -416,35 +419,58 @@ fn round_trips(found: &[Table]) -> String {
 /// rmcp (its first column: the default configuration), the raw limit when
 /// there is one, and `rmcp ÷ ours`.
 fn contenders(found: &[Table]) -> String {
-    let mut rows = String::new();
+    // Rows of (measure, ours, rmcp, raw, raw making our exchanges, rmcp ÷ ours).
+    let mut rows: Vec<[String; 6]> = Vec::new();
     for t in found {
         let find = |f: &dyn Fn(&str) -> bool| t.header.iter().position(|h| f(h));
         let Some(ours) = find(&|h| h.contains("(ours)")) else { continue };
         let rmcp = find(&|h| h.starts_with("rmcp") && !h.contains('/'));
-        let raw = find(&|h| h.starts_with("raw") && !h.contains('/'));
+        let raw = find(&|h| h.starts_with("raw") && !h.contains('/') && !h.ends_with(SAME));
+        let same = find(&|h| h.starts_with("raw") && !h.contains('/') && h.ends_with(SAME));
         let stated = find(&|h| h.ends_with("/ ours"));
         // A row the table itself does not compare (its ratio `–`) is context.
         for row in t.rows.iter().filter(|r| stated.and_then(|i| r.get(i)).is_none_or(|c| c != "–"))
         {
             let at = |i: Option<usize>| i.and_then(|i| row.get(i));
             let dash = "–".to_owned();
-            rows.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
-                row.first().unwrap_or(&dash),
-                at(Some(ours)).unwrap_or(&dash),
-                at(rmcp).unwrap_or(&dash),
-                at(raw).unwrap_or(&dash),
+            let cell = |i: Option<usize>| at(i).unwrap_or(&dash).clone();
+            rows.push([
+                cell(Some(0)),
+                cell(Some(ours)),
+                cell(rmcp),
+                cell(raw),
+                cell(same),
                 ratio(at(rmcp), at(Some(ours))),
-            ));
+            ]);
         }
     }
     if rows.is_empty() {
-        return rows;
+        return String::new();
     }
-    format!(
-        "| measure | ours | rmcp | raw limit | rmcp ÷ ours |\n|---|---:|---:|---:|---:|\n{rows}"
-    )
+    // The column of raw hyper making our client's exchanges, only where a
+    // table has it (the start-up measure's).
+    let with_same = rows.iter().any(|r| r[4] != "–");
+    let mut out = match with_same {
+        true => format!(
+            "| measure | ours | rmcp | raw limit | raw limit, {SAME} | rmcp ÷ ours |\n|---|---:|---:|---:|---:|---:|\n"
+        ),
+        false => "| measure | ours | rmcp | raw limit | rmcp ÷ ours |\n|---|---:|---:|---:|---:|\n"
+            .to_owned(),
+    };
+    for [measure, ours, rmcp, raw, same, vs] in rows {
+        match with_same {
+            true => {
+                out.push_str(&format!("| {measure} | {ours} | {rmcp} | {raw} | {same} | {vs} |\n"))
+            }
+            false => out.push_str(&format!("| {measure} | {ours} | {rmcp} | {raw} | {vs} |\n")),
+        }
+    }
+    out
 }
+
+/// How a table names the column of raw hyper making every exchange our
+/// client makes (`http-bench startup`).
+const SAME: &str = "same exchanges";
 
 #[cfg(test)]
 mod tests {
@@ -724,6 +750,31 @@ Measured today.
              | client memory per idle session | 50.0 KiB | 74.3 KiB | – | 1.49x |\n\
              | client-side RSS per stdio client | 18.3 KiB | 29.3 KiB | – | 1.60x |\n\
              | stdio: spawn + initialize | 3.20 ms | 3.00 ms | 2.76 ms | 0.94x |\n"
+            ),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn the_startup_summary_shows_raw_making_our_exchanges() {
+        let details = "\
+## Start-up
+
+| transport | mcp-stdio (ours) | rmcp | raw pipe | rmcp / ours | ours / raw |
+|---|---:|---:|---:|---:|---:|
+| stdio: spawn + initialize | 1.39 ms | 1.36 ms | 1.27 ms | 0.98x | 1.09x |
+
+| transport | mcp-http (ours) | rmcp default | rmcp pooled (client shared) | raw hyper | raw hyper, same exchanges | rmcp default / ours | ours / raw | ours / raw, same exchanges |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| HTTP: new client + initialize | 0.29 ms | 0.32 ms | 0.30 ms | 0.18 ms | 0.23 ms | 1.10x | 1.61x | 1.26x |
+";
+        let summary = summary_block("startup", details);
+        assert!(
+            summary.contains(
+                "| measure | ours | rmcp | raw limit | raw limit, same exchanges | rmcp ÷ ours |\n\
+                 |---|---:|---:|---:|---:|---:|\n\
+                 | stdio: spawn + initialize | 1.39 ms | 1.36 ms | 1.27 ms | – | 0.98x |\n\
+                 | HTTP: new client + initialize | 0.29 ms | 0.32 ms | 0.18 ms | 0.23 ms | 1.10x |\n"
             ),
             "{summary}"
         );

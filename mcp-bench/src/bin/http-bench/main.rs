@@ -13,8 +13,9 @@
 //! `hold ours|rmcp|rmcp-pooled N URL` (a process holding N initialized idle
 //! sessions; prints its memory), `--profile json|sse|raw N` (N sequential
 //! calls of ours, or of raw hyper, for callgrind) and `--profile
-//! start|start-raw|start-pooled|start-rmcp-pooled N` (N start-ups of ours,
-//! of raw hyper, or of ours and rmcp each sharing one pool);
+//! start|start-raw|start-raw-same|start-pooled|start-rmcp-pooled N` (N
+//! start-ups of ours, of raw hyper, of raw hyper making every exchange ours
+//! makes in the handshake era, or of ours and rmcp each sharing one pool);
 //! `--placement same|split` puts a profile's client and server on one CPU
 //! or on two (CPU 0, and CPU 1 for the server). With
 //! `BENCH_NO_EVENT_STREAM` set, our client does not open the standalone GET

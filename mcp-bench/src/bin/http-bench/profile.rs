@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use mcp_bench::era::Era;
 use mcp_bench::proc::{HttpServer, pin_to_cpu};
 use mcp_bench::{ours, runtime};
 
@@ -10,7 +11,7 @@ use mcp_http::{HttpOptions, HttpPool};
 
 use crate::clients::{connect_ours, connect_ours_in, connect_rmcp_pooled, pooled_reqwest};
 use crate::flags::{Config, Placement};
-use crate::raw::Raw;
+use crate::raw::{Raw, RawSame};
 
 /// `--profile json|sse|raw N`: N sequential calls of ours (or of the raw
 /// hyper POSTs), for callgrind. `--profile start|start-raw N`: N start-ups
@@ -26,13 +27,20 @@ pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), Strin
         return pooled_starts(config, mode, n);
     }
     // `raw` profiles the raw hyper POSTs (JSON replies) for comparison.
-    let reply = if matches!(mode, "raw" | "start" | "start-raw") { "json" } else { mode };
+    let reply = if matches!(mode, "raw" | "start" | "start-raw" | "start-raw-same") {
+        "json"
+    } else {
+        mode
+    };
+    if mode == "start-raw-same" && config.era != Era::Legacy {
+        return Err("--profile start-raw-same: the handshake era only".to_owned());
+    }
     let mut args = vec!["--reply", reply];
     args.extend(config.era.testkit_args());
     let server = start_server(config, &args)?;
     let rt = runtime();
     rt.block_on(async {
-        if let "start" | "start-raw" = mode {
+        if let "start" | "start-raw" | "start-raw-same" = mode {
             let times = std::env::args().any(|a| a == "--times");
             for _ in 0..n.min(100_000) {
                 let start = Instant::now();
@@ -40,6 +48,13 @@ pub(crate) fn profile(config: &Config, mode: &str, n: usize) -> Result<(), Strin
                     let client = connect_ours(&server.url, config.era).await?;
                     let took = start.elapsed();
                     let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+                    if times {
+                        eprintln!("{}", took.as_micros());
+                    }
+                } else if mode == "start-raw-same" {
+                    let raw = RawSame::connect(&server.url).await?;
+                    let took = start.elapsed();
+                    raw.close().await?;
                     if times {
                         eprintln!("{}", took.as_micros());
                     }

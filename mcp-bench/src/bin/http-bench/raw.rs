@@ -1,12 +1,14 @@
 //! The raw limit: plain hyper POSTs of the same request bytes a client
 //! sends, on kept-alive HTTP/1.1 connections, the reply body read whole and
-//! not decoded.
+//! not decoded; and [`RawSame`], raw hyper making every exchange our client
+//! makes in the handshake era.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use mcp_bench::MESSAGE;
@@ -70,7 +72,8 @@ pub(crate) fn raw_request(
     builder.body(Full::new(Bytes::from(body))).expect("a valid request")
 }
 
-/// POSTs and reads the whole body; returns the status, the session header
+/// Sends `request` (a POST, or the `DELETE` of [`RawSame`]) and reads the
+/// whole body; returns the status, the session header
 /// and the body.
 pub(crate) async fn raw_post(
     send: &mut SendRequest<Full<Bytes>>,
@@ -98,6 +101,73 @@ pub(crate) fn opening(era: Era) -> (&'static str, String) {
     match era {
         Era::Legacy => ("initialize", wire::initialize_request()),
         Era::Modern => ("server/discover", wire::discover_request()),
+    }
+}
+
+/// Raw hyper making the exchanges our client makes in the handshake era,
+/// in its order and on its connections: `initialize`,
+/// `notifications/initialized` and then the standalone GET on one
+/// connection, the GET awaited until its response head (its body kept
+/// open, unread); at [`close`](RawSame::close) the session's `DELETE` on a
+/// second connection (the first carries the stream), then both dropped.
+pub(crate) struct RawSame {
+    raw: Raw,
+    /// The standalone stream's open body.
+    stream: Incoming,
+}
+
+/// A bodiless request (`GET`, `DELETE`) of the handshake era's session,
+/// its headers in our client's order.
+fn session_request(
+    raw: &Raw,
+    method: http::Method,
+    session: &str,
+    accept: Option<&'static str>,
+) -> hyper::Request<Full<Bytes>> {
+    let mut builder = hyper::Request::builder()
+        .method(method)
+        .uri(raw.path.as_str())
+        .header(http::header::HOST, raw.authority.as_str())
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", raw.era.revision());
+    if let Some(accept) = accept {
+        builder = builder.header(http::header::ACCEPT, accept);
+    }
+    builder.body(Full::new(Bytes::new())).expect("a valid request")
+}
+
+impl RawSame {
+    /// Past the handshake and the standalone GET's response head, as ours
+    /// is when its `initialize` returns.
+    pub(crate) async fn connect(url: &str) -> Result<RawSame, String> {
+        let mut raw = Raw::connect(url, Era::Legacy).await?;
+        let session = raw.session.as_deref().ok_or("raw: no session")?;
+        let request = session_request(&raw, http::Method::GET, session, Some("text/event-stream"));
+        let send = raw.conns[0].as_mut().ok_or("raw: no connection")?;
+        let opened = async {
+            send.ready().await.map_err(|e| format!("raw: {e}"))?;
+            send.send_request(request).await.map_err(|e| format!("raw: {e}"))
+        };
+        let response =
+            tokio::time::timeout(TIMEOUT, opened).await.map_err(|_| "raw: GET timed out")??;
+        if response.status() != 200 {
+            return Err(format!("raw: the standalone GET got {}", response.status()));
+        }
+        Ok(RawSame { raw, stream: response.into_body() })
+    }
+
+    /// Ends the session as ours does at `close`: a `DELETE` on a new
+    /// connection, then every connection dropped.
+    pub(crate) async fn close(self) -> Result<(), String> {
+        let session = self.raw.session.as_deref().ok_or("raw: no session")?;
+        let request = session_request(&self.raw, http::Method::DELETE, session, None);
+        let mut send = raw_connection(&self.raw.addr).await?;
+        let (status, _, _) = raw_post(&mut send, request).await?;
+        drop(self.stream);
+        match status {
+            200 | 202 | 204 | 404 | 405 => Ok(()),
+            _ => Err(format!("raw: DELETE got {status}")),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::clients::{
     pooled_reqwest,
 };
 use crate::flags::Config;
-use crate::raw::Raw;
+use crate::raw::{Raw, RawSame};
 
 /// `startup`: a new client to a ready session, in both eras, and a second
 /// client sharing a pool.
@@ -34,13 +34,20 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
     // Contenders 0-3: ours, rmcp default, rmcp pooled, raw on the
     // handshake-era server; 4-7 the same on the stateless one; 8: ours
     // left to probe (`EraChoice::Auto`, the default) on the handshake-era
-    // server; 9 and 10: ours with the shared pool, in each era.
+    // server; 9 and 10: ours with the shared pool, in each era; 11: raw
+    // hyper making every exchange ours makes in the handshake era.
     let once = |which: usize| -> Result<Duration, String> {
         let era = if (4..8).contains(&which) || which == 10 { Era::Modern } else { Era::Legacy };
         let url = &servers[usize::from(era == Era::Modern)].url;
         rt.block_on(async {
             let start = Instant::now();
             let time = match which % 4 {
+                _ if which == 11 => {
+                    let raw = RawSame::connect(url).await?;
+                    let time = start.elapsed();
+                    raw.close().await?;
+                    time
+                }
                 _ if which >= 9 => {
                     let client = connect_ours_in(url, era.choice(), Some(&pool)).await?;
                     let time = start.elapsed();
@@ -77,24 +84,34 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
             Ok(time)
         })
     };
-    let times = start_rounds("http-bench", 11, rounds, starts, once)?;
+    let times = start_rounds("http-bench", 12, rounds, starts, once)?;
     drop(servers);
     let m: Vec<f64> = times.iter().map(|t| median_f64(t)).collect();
     let d = |s: f64| ms(Duration::from_secs_f64(s));
-    let row = |label: &str, m: &[f64]| {
+    // `same`: raw hyper making our client's exchanges (in the stateless era
+    // the raw contender is that already: one `server/discover`).
+    let row = |label: &str, m: &[f64], same: f64| {
         format!(
-            "| {label} | {} ms | {} ms | {} ms | {} ms | {} | {} |\n",
+            "| {label} | {} ms | {} ms | {} ms | {} ms | {} ms | {} | {} | {} |\n",
             d(m[0]),
             d(m[1]),
             d(m[2]),
             d(m[3]),
+            d(same),
             ratio(m[1], m[0]),
             ratio(m[0], m[3]),
+            ratio(m[0], same),
         )
     };
     Ok(format!(
-        "| transport | mcp-http (ours) | rmcp default | rmcp pooled (client shared) | raw hyper | rmcp default / ours | ours / raw |\n|---|---:|---:|---:|---:|---:|---:|\n\
+        "| transport | mcp-http (ours) | rmcp default | rmcp pooled (client shared) | raw hyper | raw hyper, same exchanges | rmcp default / ours | ours / raw | ours / raw, same exchanges |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n\
          {}{}\n\
+         Raw hyper makes the fewest exchanges the era allows (handshake era: `initialize` and `notifications/initialized` \
+         on one connection). \"Same exchanges\" is raw hyper making every exchange our client makes, in its order: in the \
+         handshake era also the standalone GET after `initialized` on the same connection, awaited until its response \
+         head (ours has the stream open before `initialize` returns), and at close, untimed, the session's `DELETE` on a \
+         second connection; in the stateless era \
+         ours makes raw's one `server/discover`, and the column repeats raw's figure.\n\n\
          Ours left to find the era (`EraChoice::Auto`, the default) on the handshake-era server: {} ms. Over HTTP the client \
          remembers a handshake-era origin for the life of the process, so only the first client of a process pays the \
          `server/discover` round trip; the median here is of later clients.\n\n\
@@ -103,11 +120,13 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
          | stateless era: new client + `server/discover` | {} ms | {} ms | {} |\n",
         row(
             "HTTP: new client + initialize (+ `initialized`; all pinned to the handshake era)",
-            &m[0..4]
+            &m[0..4],
+            m[11],
         ),
         row(
             "HTTP: new client + `server/discover` (`--era modern`; all pinned to the stateless era)",
-            &m[4..8]
+            &m[4..8],
+            m[7],
         ),
         d(m[8]),
         d(m[9]),
