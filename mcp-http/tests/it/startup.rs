@@ -45,10 +45,22 @@ impl hyper::body::Body for Events {
     }
 }
 
+/// Sends once when dropped.
+struct Ended(mpsc::UnboundedSender<()>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
 struct Server {
     log: Log,
     /// Answer the GET with 405.
     no_stream: bool,
+    /// Never answer the GET; told when its handler ends (the client gave
+    /// the request up and its connection closed).
+    hang: Option<mpsc::UnboundedSender<()>>,
     /// The open standalone streams' senders (kept so they stay open).
     streams: Mutex<Vec<mpsc::UnboundedSender<Bytes>>>,
 }
@@ -56,10 +68,14 @@ struct Server {
 /// A handshake-era server that sends a `notifications/tools/list_changed`
 /// on the standalone stream as soon as it opens.
 async fn server(no_stream: bool) -> (SocketAddr, Arc<Server>) {
+    serve(Server { log: Log::default(), no_stream, hang: None, streams: Mutex::new(Vec::new()) })
+        .await
+}
+
+async fn serve(state: Server) -> (SocketAddr, Arc<Server>) {
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state =
-        Arc::new(Server { log: Log::default(), no_stream, streams: Mutex::new(Vec::new()) });
+    let state = Arc::new(state);
     let shared = state.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
@@ -99,6 +115,10 @@ async fn answer(
         server.log.lock().unwrap().push(seen);
         if server.no_stream {
             return Ok(empty(StatusCode::METHOD_NOT_ALLOWED));
+        }
+        if let Some(ended) = &server.hang {
+            let _told = Ended(ended.clone());
+            std::future::pending::<()>().await;
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let first = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
@@ -182,6 +202,37 @@ async fn a_405_to_the_get_is_remembered_and_does_not_hold_up_the_handshake() {
         let log = server.log.lock().unwrap().clone();
         assert_eq!(log.iter().filter(|m| m.starts_with("GET")).count(), 1, "{log:?}");
         assert_eq!(log.last().map(String::as_str), Some("ping"), "{log:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_get_never_answered_does_not_hold_up_the_handshake_and_is_given_up_at_the_request_timeout()
+ {
+    bounded_by(TEST_TIMEOUT, async {
+        let (ended, mut gave_up) = mpsc::unbounded_channel();
+        let (addr, server) = serve(Server {
+            log: Log::default(),
+            no_stream: false,
+            hang: Some(ended),
+            streams: Mutex::new(Vec::new()),
+        })
+        .await;
+        let mut o = options();
+        // Longer than the handshake's wait for the stream (one second).
+        o.request_timeout = Duration::from_secs(2);
+        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        client.initialize().await.unwrap();
+        assert_ne!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        // The opening went on in a task of its own, and gave the GET up at
+        // the request timeout: its connection closed, the server's
+        // handler ended.
+        assert_eq!(gave_up.recv().await, Some(()));
+        let log = server.log.lock().unwrap().clone();
+        assert_eq!(log.iter().filter(|m| m.starts_with("GET")).count(), 1, "{log:?}");
+        assert_ne!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        client.ping().await.unwrap();
+        client.close().await.unwrap();
     })
     .await;
 }
