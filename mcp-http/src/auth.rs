@@ -240,7 +240,9 @@ impl Secrets {
     /// percent-decoded) and its userinfo.
     pub(crate) fn add_url(&mut self, url: &str) {
         // Neither userinfo nor a query: nothing to keep (the usual URL).
-        if !url.contains(['@', '?']) {
+        // Looked for byte by byte: a search for either of two `char`s
+        // costs every new client a few hundred instructions.
+        if !url.bytes().any(|b| b == b'@' || b == b'?') {
             return;
         }
         let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -306,6 +308,33 @@ mod tests {
         // Short values (under 4 bytes) are not secrets worth scrubbing.
         assert!(s.scrub("x=1").contains('1'));
         assert_eq!(percent_decode("a%2Fb+c%zz%4"), "a/b c%zz%4");
+    }
+
+    #[test]
+    fn a_url_without_userinfo_or_query_keeps_nothing() {
+        let none = [
+            "http://127.0.0.1:3000/mcp",
+            "https://mcp.example.com",
+            "https://[::1]:8443/a/b#frag",
+            "https://mcp.example.com/caf\u{e9}/\u{1F600}",
+            "unix:/run/mcp.sock#/mcp",
+        ];
+        for url in none {
+            let mut s = Secrets::default();
+            s.add_url(url);
+            assert!(s.is_empty(), "{url}");
+        }
+        let some = [
+            "https://user-name@example.com/mcp",
+            "https://example.com/mcp?key=value-1234",
+            "https://example.com/caf\u{e9}?k=\u{e9}t\u{e9}-secret",
+            "https://example.com/?a=1&token=abcd1234",
+        ];
+        for url in some {
+            let mut s = Secrets::default();
+            s.add_url(url);
+            assert!(!s.is_empty(), "{url}");
+        }
     }
 
     #[test]

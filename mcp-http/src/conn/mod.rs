@@ -25,6 +25,7 @@ use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use tower_service::Service;
 
+use crate::endpoint::host_and_port;
 use crate::guard::{Guard, GuardedResolver};
 use crate::options::{HttpOptions, Roots};
 
@@ -513,10 +514,10 @@ fn ip_address(uri: &Uri) -> Option<std::net::SocketAddr> {
     if uri.scheme() != Some(&Scheme::HTTP) {
         return None;
     }
-    let host = uri.host()?;
+    let (host, port) = host_and_port(uri.authority()?.as_str());
     let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     let ip: std::net::IpAddr = host.parse().ok()?;
-    Some(std::net::SocketAddr::new(ip, uri.port_u16().unwrap_or(80)))
+    Some(std::net::SocketAddr::new(ip, port.map_or(80, |(_, port)| port)))
 }
 
 /// Unix domain sockets exist on Unix only.
@@ -534,22 +535,21 @@ async fn connect_unix(
 /// The `Host` header for a URI: its host, and its port unless it is the
 /// scheme's default (never the authority's userinfo).
 pub(crate) fn host_header(uri: &Uri) -> Option<HeaderValue> {
-    let authority = uri.authority()?;
-    let host = authority.host();
+    let text = uri.authority()?.as_str();
+    let (host, port) = host_and_port(text);
     let default_port = match uri.scheme_str() {
         Some(s) if s.eq_ignore_ascii_case("https") => Some(443),
         Some(s) if s.eq_ignore_ascii_case("http") => Some(80),
         _ => None,
     };
-    match authority.port() {
-        Some(port) if Some(port.as_u16()) != default_port => {
+    match port {
+        Some((digits, port)) if Some(port) != default_port => {
             // Without userinfo, and with the port written as a number is
             // (no leading zero), the authority is the header as it stands.
-            let text = authority.as_str();
-            if !text.contains('@') && !port.as_str().starts_with('0') {
+            if !text.contains('@') && !digits.starts_with('0') {
                 return HeaderValue::from_str(text).ok();
             }
-            HeaderValue::from_str(&format!("{host}:{}", port.as_u16())).ok()
+            HeaderValue::from_str(&format!("{host}:{port}")).ok()
         }
         _ => HeaderValue::from_str(host).ok(),
     }

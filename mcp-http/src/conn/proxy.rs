@@ -36,7 +36,8 @@ pub(crate) fn proxy_for(config: &ProxyConfig, endpoint: &Uri) -> Result<Option<P
     match config {
         ProxyConfig::None => Ok(None),
         ProxyConfig::FromEnv => {
-            if endpoint.host().is_some_and(is_loopback) {
+            let host = endpoint.authority().map(|a| crate::endpoint::host_and_port(a.as_str()).0);
+            if host.is_some_and(is_loopback) {
                 return Ok(None);
             }
             let found = Matcher::from_env().intercept(endpoint);
