@@ -178,10 +178,10 @@ pub(crate) fn resolve_same_origin(base: &Uri, reference: &str) -> Result<Uri, St
 /// after any userinfo, with an IPv6 literal's brackets; the port after
 /// the last `:`, when that text is a `u16`.
 ///
-/// Found in one pass over the bytes from the end (those methods split the
-/// text with `char` searches and parse it twice, a few hundred
-/// instructions each, and a client asks for its endpoint's host four or
-/// five times in its start).
+/// Found in one pass over the bytes from the end (those methods search
+/// the text for `char`s, each on its own, a few hundred instructions a
+/// call, and a client asks for its endpoint's host four or five times in
+/// its start).
 pub(crate) fn host_and_port(authority: &str) -> (&str, Option<(&str, u16)>) {
     let bytes = authority.as_bytes();
     // After the userinfo: the first `:` (the host's end, unless the host
