@@ -63,7 +63,7 @@ impl Reply {
 /// What a request's entry in the core holds: where its outcome goes, and
 /// how it takes a result.
 pub(crate) struct Waiter {
-    pub(crate) tx: oneshot::Sender<Outcome>,
+    pub(crate) to: To,
     /// The result of this `tools/call` is wanted as a [`CallToolResult`]
     /// and nothing else reads its text (no middleware, no cache): the
     /// usual answer's result is decoded straight into one as it is read
@@ -75,8 +75,33 @@ pub(crate) struct Waiter {
 
 impl Waiter {
     pub(crate) fn new(tx: oneshot::Sender<Outcome>, tool_result: bool) -> Waiter {
-        Waiter { tx, tool_result }
+        Waiter { to: To::Caller(tx), tool_result }
     }
+
+    /// A forwarded request's entry: its outcome goes to `sink`
+    /// ([`crate::forward`]).
+    pub(crate) fn sink(sink: crate::forward::RawSink) -> Waiter {
+        Waiter { to: To::Sink(sink), tool_result: false }
+    }
+
+    /// Hands the outcome over: to the waiting caller, or to the sink
+    /// (called here, on the task that read the answer).
+    pub(crate) fn send(self, outcome: Outcome) {
+        match self.to {
+            To::Caller(tx) => {
+                let _ = tx.send(outcome);
+            }
+            To::Sink(sink) => sink(outcome.map(Reply::into_raw)),
+        }
+    }
+}
+
+/// Where a request's outcome goes.
+pub(crate) enum To {
+    /// A caller waiting on the channel.
+    Caller(oneshot::Sender<Outcome>),
+    /// A forwarded request's sink: nobody waits.
+    Sink(crate::forward::RawSink),
 }
 
 /// Counts a request that takes a decoded result in
@@ -388,7 +413,7 @@ impl<T: Transport> Inner<T> {
                 let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
-                let _ = waiter.tx.send(outcome.map(Reply::Raw));
+                waiter.send(outcome.map(Reply::Raw));
             });
             match work {
                 Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
@@ -419,7 +444,7 @@ impl<T: Transport> Inner<T> {
         let Some(discovered) = usual_discovery(result) else { return false };
         match lock(&self.core).take_probe_answered(id) {
             Some(waiter) => {
-                let _ = waiter.tx.send(Ok(Reply::Discovery(Box::new(discovered))));
+                waiter.send(Ok(Reply::Discovery(Box::new(discovered))));
             }
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
@@ -435,7 +460,7 @@ impl<T: Transport> Inner<T> {
         };
         // `notifications/initialized`, queued, is sent by the handshake
         // itself as soon as it has its answer (`open/handshake.rs`).
-        let _ = waiter.tx.send(outcome.map(Reply::Initialize));
+        waiter.send(outcome.map(Reply::Initialize));
         true
     }
 
@@ -534,7 +559,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {
             Some(waiter) => {
-                let _ = waiter.tx.send(Ok(Reply::Tool(result)));
+                waiter.send(Ok(Reply::Tool(result)));
             }
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
