@@ -55,6 +55,7 @@ impl<T: Transport> Client<T> {
     ) -> Result<RequestId, T::Error> {
         let inner = &self.inner;
         inner.check_open()?;
+        inner.forwards.store(1, std::sync::atomic::Ordering::Relaxed);
         let me = Arc::downgrade(inner);
         let wrapped: RawSink = Box::new(move |outcome| {
             let Some(inner) = me.upgrade() else { return };

@@ -157,6 +157,8 @@ pub(crate) struct Inner<T: Transport> {
     /// the probe's discovery, the result of `initialize`): while none are, an answer is not looked at for one
     /// (`feed_usual_answer`).
     pub(crate) tool_results: AtomicUsize,
+    /// Forwarded requests sent (experiment: never decremented).
+    pub(crate) forwards: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -219,6 +221,7 @@ impl<T: Transport> Inner<T> {
             notifications: std::sync::OnceLock::new(),
             timer: crate::timer::Timer::default(),
             tool_results: AtomicUsize::new(0),
+            forwards: AtomicUsize::new(0),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -516,7 +519,9 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // No such request out (the stateless era's, a raw call's answer):
         // nothing to look for. A hint only: the general path is right for
         // every answer.
-        if self.tool_results.load(Ordering::Relaxed) == 0 {
+        if self.tool_results.load(Ordering::Relaxed) == 0
+            && self.forwards.load(Ordering::Relaxed) == 0
+        {
             return false;
         }
         // A request from the server starts the same way: the rest tells.
@@ -528,7 +533,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
             return false;
         };
         let era = {
-            let core = lock(&self.core);
+            let mut core = lock(&self.core);
             if core.is_probe(id) {
                 drop(core);
                 return self.feed_discovery(id, result);
@@ -536,6 +541,13 @@ impl<T: Transport> LinkTarget for Inner<T> {
             if core.is_initialize(id) {
                 drop(core);
                 return self.feed_initialize(id, result);
+            }
+            if core.waiter(id).is_some_and(|w| matches!(w.to, To::Sink(_))) {
+                let Some(waiter) = core.take_answered(id) else { return false };
+                drop(core);
+                let Ok(raw) = RawValue::from_string(result.to_owned()) else { return false };
+                waiter.send(Ok(Reply::Raw(raw)));
+                return true;
             }
             if !core.waiter(id).is_some_and(|w| w.tool_result) {
                 return false;
