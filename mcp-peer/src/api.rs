@@ -290,7 +290,7 @@ impl<T: Transport> Client<T> {
         }
     }
 
-    fn not_an_object(&self) -> T::Error {
+    pub(crate) fn not_an_object(&self) -> T::Error {
         let reason = "the arguments must be a JSON object".to_owned();
         self.invalid_params(methods::TOOLS_CALL, reason)
     }

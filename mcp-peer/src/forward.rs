@@ -2,15 +2,20 @@
 //! on its host's call) with no caller waiting on it. The request takes the
 //! one start in the core (its id, its deadline, its `_meta`), and its
 //! outcome, whichever way it ends (the answer, the deadline, a lost
-//! connection, the client closing), is handed to a sink, once, on the task
-//! that ended it. Cancelled ([`Client::cancel_forwarded`]), the sink gets
-//! [`ClientError::Cancelled`] and the server `notifications/cancelled`.
+//! connection, the client closing, the write failing), is handed to a sink,
+//! once, on the task that ended it, as the error or result
+//! [`Client::call_tool_json`] would give. Cancelled
+//! ([`Client::cancel_forwarded`]), the server gets
+//! `notifications/cancelled` as when a caller stops waiting.
 
+use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Waker};
 
+use mcp_proto::client::decide::recovery::{self, Attempt};
+use mcp_proto::client::decide::{Action, GiveUp};
 use mcp_proto::client::{ClientError, RequestOptions};
 use mcp_proto::jsonrpc::RequestId;
 use mcp_proto::{ProtocolVersion, methods};
@@ -18,73 +23,90 @@ use serde_json::value::RawValue;
 
 use crate::api::{Arguments, CallParams};
 use crate::client::Client;
-use crate::inner::Waiter;
+use crate::inner::{Inner, To, Waiter};
+use crate::send::{Fail, STOPPED_WAITING, failure_of, wire_version};
+use crate::shape::{Shape, shape_of};
 use crate::sync::{lock, now};
 use crate::transport::{OutgoingRequest, Transport};
-
-/// A forwarded request's sink, as the core's entry holds it.
-pub(crate) type RawSink = Box<dyn FnOnce(Result<Box<RawValue>, ClientError>) + Send>;
 
 impl<T: Transport> Client<T> {
     /// Whether [`forward_tool_call`](Self::forward_tool_call) takes a call
     /// now: a connection open in the handshake era (whose rules deliver
     /// every result as it came), no middleware, a transport that needs
-    /// neither the parameters as a value nor the tool's definition. Else
-    /// the call takes [`call_tool_json`](Self::call_tool_json).
+    /// neither the parameters as a value nor the tool's definition and
+    /// sends nothing again after a lost connection (so a failed call is
+    /// given up as it came, as the general path gives it up). Else the
+    /// call takes [`call_tool_json`](Self::call_tool_json).
     pub fn forwards_plainly(&self) -> bool {
         let inner = &self.inner;
         inner.options.middleware.is_empty()
             && !inner.transport.wants_params()
             && !inner.transport.wants_tool()
+            && !inner.transport.resends_after_loss()
             && lock(&inner.core).protocol_version().is_some_and(|v| !ProtocolVersion::is_modern(v))
     }
 
     /// Sends `tools/call` as [`call_tool_json`](Self::call_tool_json)
-    /// would (the same parameters' text, `_meta`, deadline and timeout
-    /// rules), with no caller waiting: its outcome goes to `sink`, called
-    /// once, on the task that ends the request (the reader, for an answer).
-    /// A result is JSON text, an object (else `InvalidResult`, as
-    /// `call_tool_json` says). Check [`forwards_plainly`](Self::forwards_plainly) first.
-    /// Gives the request's id, for [`cancel_forwarded`](Self::cancel_forwarded).
-    pub fn forward_tool_call(
+    /// would (the same request text, `_meta` and progress token, the same
+    /// deadline rules), with no caller waiting: its outcome goes to `sink`,
+    /// called once, on the task that ends the request (the reader, for an
+    /// answer; the deadline's task; the one that closes the client or
+    /// finds the connection lost; the write's), with what `call_tool_json`
+    /// would give: the result's text (an object, borrowed from the answer
+    /// as it was read), or the same error. Check
+    /// [`forwards_plainly`](Self::forwards_plainly) first.
+    ///
+    /// Gives the request's id, for
+    /// [`cancel_forwarded`](Self::cancel_forwarded); an error when the
+    /// call could not start (the client closed, arguments that are not an
+    /// object, a connection not open), `sink` then dropped uncalled.
+    pub fn forward_tool_call<S>(
         &self,
         name: &str,
         arguments: Option<&RawValue>,
         options: &RequestOptions,
-        sink: impl FnOnce(Result<Box<RawValue>, T::Error>) + Send + 'static,
-    ) -> Result<RequestId, T::Error> {
+        sink: S,
+    ) -> Result<RequestId, T::Error>
+    where
+        S: FnOnce(Result<&RawValue, T::Error>) + Send + 'static,
+    {
         let inner = &self.inner;
         inner.check_open()?;
-        inner.forwards.store(1, std::sync::atomic::Ordering::Relaxed);
-        let me = Arc::downgrade(inner);
-        let wrapped: RawSink = Box::new(move |outcome| {
-            let Some(inner) = me.upgrade() else { return };
-            let outcome = outcome.and_then(|raw| match raw.get().trim_start().as_bytes().first() {
-                Some(b'{') => Ok(raw),
-                _ => Err(ClientError::InvalidResult {
-                    method: methods::TOOLS_CALL.into(),
-                    reason: "the result is not a JSON object".into(),
-                }),
-            });
-            sink(outcome.map_err(|e| inner.transport.client_error(e)));
-        });
-        let arguments = match arguments {
-            Some(raw) if !raw.get().starts_with('n') => Arguments::Typed(raw),
-            _ => Arguments::None,
+        let arguments = match shape_of(&arguments) {
+            Shape::Null => Arguments::None,
+            Shape::Object => Arguments::Typed(&arguments),
+            Shape::Other => return Err(self.not_an_object()),
         };
-        let params: CallParams<'_, RawValue> = CallParams { name, arguments, task: None };
-        let (id, body, deadline, awaited) = {
+        let params = CallParams { name, arguments, task: None };
+        let epoch = inner.epoch();
+        // Counted before the request leaves: its answer is looked for.
+        inner.forwards.fetch_add(1, Ordering::Relaxed);
+        let started = {
             let mut core = lock(&inner.core);
-            let started = core.start_request_encoded(
-                methods::TOOLS_CALL,
-                &params,
-                options,
-                Waiter::sink(wrapped),
-                now(),
-            );
-            let (id, body) = started.map_err(|e| inner.transport.client_error(e))?;
-            let deadline = core.deadline(&id);
-            (id, body, deadline, core.pending_requests())
+            let version = wire_version(&core);
+            let waiter = Waiter::sink(Box::new(move |outcome: Result<&RawValue, &mut dyn Any>| {
+                match outcome {
+                    Ok(raw) => sink(Ok(raw)),
+                    // Always there: `Inner::forwarded_end` puts it.
+                    Err(error) => {
+                        if let Some(e) = error.downcast_mut::<Option<T::Error>>().and_then(Option::take) {
+                            sink(Err(e));
+                        }
+                    }
+                }
+            }));
+            core.start_request_encoded(methods::TOOLS_CALL, &params, options, waiter, now())
+                .map(|(id, body)| {
+                    let deadline = core.deadline(&id);
+                    (id, body, deadline, version, core.pending_requests())
+                })
+        };
+        let (id, body, deadline, version, awaited) = match started {
+            Ok(started) => started,
+            Err(e) => {
+                inner.forwards.fetch_sub(1, Ordering::Relaxed);
+                return Err(inner.transport.client_error(e));
+            }
         };
         if let Some(deadline) = deadline {
             inner.arm_deadline(deadline);
@@ -99,13 +121,12 @@ impl<T: Transport> Client<T> {
                 body,
                 params: None,
                 tool: None,
-                protocol_version: None,
+                protocol_version: version,
                 headers: &headers,
                 awaited,
             };
             if let Err(e) = me.transport.send_request(outgoing).await {
-                tracing::debug!(server = %me.options.name, error = %e, "forwarding a call to the server failed");
-                me.forget(&sent, "the transport failed to carry the request");
+                me.forward_failed(&sent, epoch, e);
             }
         });
         // The line usually goes at once: written here, with no task.
@@ -116,9 +137,53 @@ impl<T: Transport> Client<T> {
         Ok(id)
     }
 
-    /// Stops a forwarded call: the server gets `notifications/cancelled`,
-    /// the sink [`ClientError::Cancelled`] (unless the call already ended).
+    /// Stops a forwarded call (its host cancelled it): the server gets
+    /// `notifications/cancelled`, as when a caller of
+    /// [`call_tool_json`](Self::call_tool_json) stops waiting, and the
+    /// sink [`ClientError::Cancelled`] (nothing when the call already
+    /// ended).
     pub fn cancel_forwarded(&self, id: &RequestId) {
-        self.inner.forget(id, "the host cancelled the request");
+        self.inner.forget(id, STOPPED_WAITING);
+    }
+}
+
+impl<T: Transport> Inner<T> {
+    /// A forwarded request whose transport failed to carry it (sent in
+    /// connection `epoch`): ended in the core as the general path ends it
+    /// (the server told when the era's rules say so), its sink given the
+    /// error the general path gives up with. Nothing when it ended
+    /// meanwhile (its sink was called then).
+    fn forward_failed(&self, id: &RequestId, epoch: u64, error: T::Error) {
+        tracing::debug!(server = %self.options.name, error = %error, "forwarding a call to the server failed");
+        let notify = self.rules().is_none_or(|rules| rules.notifies_cancel_after_broken_exchange());
+        let reason = notify.then_some("the transport failed to carry the request");
+        let (waiter, flush) = {
+            let mut core = lock(&self.core);
+            let waiter = core.take_failed(id, reason);
+            (waiter, core.has_transmit())
+        };
+        if flush {
+            self.spawn_flush();
+        }
+        let Some(Waiter { to: To::Sink(sink), .. }) = waiter else { return };
+        let attempt = Attempt {
+            method: methods::TOOLS_CALL,
+            era: self.era(),
+            failure: failure_of(&error),
+            already_retried: false,
+            has_tool: false,
+            lost_connection: self.lost_since(epoch),
+            transport_resends_after_loss: self.transport.resends_after_loss(),
+        };
+        // The general path would send again only over a transport that
+        // resends after a loss or on an expired session (neither of which
+        // `forwards_plainly` takes); anything else is given up as it came.
+        let error = match recovery::decide(&attempt) {
+            Action::GiveUp(GiveUp::ConnectionLost) => self.transport.client_error(
+                ClientError::ConnectionLost { method: methods::TOOLS_CALL.into() },
+            ),
+            _ => self.give_up(Fail::Transport(error)),
+        };
+        self.forwarded_end(sink, Err(error));
     }
 }

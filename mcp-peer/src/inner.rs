@@ -3,6 +3,7 @@
 //! (replies to their waiters, notifications to their listeners, the
 //! server's requests to the host's handlers). What goes out is in `send`.
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -23,8 +24,9 @@ use tokio::task::AbortHandle;
 
 use crate::listeners::Listeners;
 use crate::options::ClientOptions;
+use crate::send::Fail;
 use crate::sync::{lock, now};
-use crate::transport::{Link, LinkTarget, Transport};
+use crate::transport::{Link, LinkTarget, Transport, TransportError};
 
 /// A request's outcome as its waiter gets it.
 pub(crate) type Outcome = Result<Reply, ClientError>;
@@ -80,28 +82,29 @@ impl Waiter {
 
     /// A forwarded request's entry: its outcome goes to `sink`
     /// ([`crate::forward`]).
-    pub(crate) fn sink(sink: crate::forward::RawSink) -> Waiter {
+    pub(crate) fn sink(sink: Sink) -> Waiter {
         Waiter { to: To::Sink(sink), tool_result: false }
     }
 
-    /// Hands the outcome over: to the waiting caller, or to the sink
-    /// (called here, on the task that read the answer).
-    pub(crate) fn send(self, outcome: Outcome) {
-        match self.to {
-            To::Caller(tx) => {
-                let _ = tx.send(outcome);
-            }
-            To::Sink(sink) => sink(outcome.map(Reply::into_raw)),
-        }
+    /// Whether the entry is a forwarded request's.
+    pub(crate) fn is_sink(&self) -> bool {
+        matches!(self.to, To::Sink(_))
     }
 }
+
+/// A forwarded request's sink, as its entry holds it: called once, with
+/// the result's text or the error the general path would give, the
+/// transport's error as `Some` in an `Option<T::Error>` (taken out by the
+/// sink that [`forward_tool_call`](crate::Client::forward_tool_call)
+/// made: the entry's type names no transport).
+pub(crate) type Sink = Box<dyn FnOnce(Result<&RawValue, &mut dyn Any>) + Send>;
 
 /// Where a request's outcome goes.
 pub(crate) enum To {
     /// A caller waiting on the channel.
     Caller(oneshot::Sender<Outcome>),
     /// A forwarded request's sink: nobody waits.
-    Sink(crate::forward::RawSink),
+    Sink(Sink),
 }
 
 /// Counts a request that takes a decoded result in
@@ -157,7 +160,10 @@ pub(crate) struct Inner<T: Transport> {
     /// the probe's discovery, the result of `initialize`): while none are, an answer is not looked at for one
     /// (`feed_usual_answer`).
     pub(crate) tool_results: AtomicUsize,
-    /// Forwarded requests sent (experiment: never decremented).
+    /// How many forwarded requests' entries are in the core (counted
+    /// before each is started, uncounted as its sink is called or its
+    /// start fails): while none are, an answer is looked at for one no
+    /// more than for a decoded result (`feed_usual_answer`).
     pub(crate) forwards: AtomicUsize,
 }
 
@@ -173,6 +179,11 @@ pub(crate) struct State {
 
 impl<T: Transport> Drop for Inner<T> {
     fn drop(&mut self) {
+        // A forwarded request has no caller holding the client: its sink
+        // gets the end a closed client gives rather than never hearing.
+        if self.forwards.load(Ordering::Relaxed) > 0 {
+            self.close_core();
+        }
         for (_, task) in lock(&self.server_tasks).drain() {
             task.abort();
         }
@@ -406,7 +417,7 @@ impl<T: Transport> Inner<T> {
     }
 
     /// Acts on the core's events outside its lock.
-    pub(crate) fn deliver(&self, events: Drained) {
+    pub(crate) fn deliver(&self, events: Drained<Waiter>) {
         for event in events {
             self.invalidate(&event);
             if let Some(sender) = self.notifications.get()
@@ -416,7 +427,7 @@ impl<T: Transport> Inner<T> {
                 let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
-                waiter.send(outcome.map(Reply::Raw));
+                self.settle(waiter, outcome.map(Reply::Raw));
             });
             match work {
                 Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
@@ -439,6 +450,60 @@ impl<T: Transport> Inner<T> {
         }
     }
 
+    /// Hands a request's outcome over: to its waiting caller, or to a
+    /// forwarded request's sink, called here, with what
+    /// [`call_tool_json`](crate::Client::call_tool_json) gives (a result
+    /// that is not an object is `InvalidResult`; an error as the request
+    /// path gives it up: [`give_up`](Self::give_up)).
+    pub(crate) fn settle(&self, waiter: Waiter, outcome: Outcome) {
+        match waiter.to {
+            To::Caller(tx) => {
+                let _ = tx.send(outcome);
+            }
+            To::Sink(sink) => match outcome {
+                Ok(reply) => self.forwarded_result(sink, &reply.into_raw()),
+                Err(e) => self.forwarded_end(sink, Err(self.give_up(Fail::Client(e)))),
+            },
+        }
+    }
+
+    /// A forwarded request's result to its sink: an object, or
+    /// `InvalidResult` as `call_tool_json` says.
+    pub(crate) fn forwarded_result(&self, sink: Sink, raw: &RawValue) {
+        let outcome = match raw.get().trim_start().as_bytes().first() {
+            Some(b'{') => Ok(raw),
+            _ => Err(self.transport.client_error(ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.into(),
+                reason: "the result is not a JSON object".into(),
+            })),
+        };
+        self.forwarded_end(sink, outcome);
+    }
+
+    /// Calls a forwarded request's sink, its entry no longer counted.
+    pub(crate) fn forwarded_end(&self, sink: Sink, outcome: Result<&RawValue, T::Error>) {
+        self.forwards.fetch_sub(1, Ordering::Relaxed);
+        match outcome {
+            Ok(raw) => sink(Ok(raw)),
+            Err(e) => sink(Err(&mut Some(e))),
+        }
+    }
+
+    /// The error a request given up as it came fails with; a `-32022`
+    /// names the versions this client speaks too.
+    pub(crate) fn give_up(&self, fail: Fail<T::Error>) -> T::Error {
+        let ours = &self.options.supported_versions;
+        match fail {
+            Fail::Client(e) => self.transport.client_error(e.with_client_versions(ours, None)),
+            Fail::Transport(e) => match e.protocol_error() {
+                Some(p @ ClientError::UnsupportedProtocolVersion { .. }) => {
+                    self.transport.client_error(p.clone().with_client_versions(ours, None))
+                }
+                _ => e,
+            },
+        }
+    }
+
     /// The usual answer to the era probe, its discovery decoded once,
     /// straight from the text (`usual_discovery`); a result that does not
     /// decode as one is left to the general decoding, which then decides
@@ -446,9 +511,7 @@ impl<T: Transport> Inner<T> {
     fn feed_discovery(&self, id: i64, result: &str) -> bool {
         let Some(discovered) = usual_discovery(result) else { return false };
         match lock(&self.core).take_probe_answered(id) {
-            Some(waiter) => {
-                waiter.send(Ok(Reply::Discovery(Box::new(discovered))));
-            }
+            Some(waiter) => self.settle(waiter, Ok(Reply::Discovery(Box::new(discovered)))),
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
         true
@@ -463,7 +526,7 @@ impl<T: Transport> Inner<T> {
         };
         // `notifications/initialized`, queued, is sent by the handshake
         // itself as soon as it has its answer (`open/handshake.rs`).
-        waiter.send(outcome.map(Reply::Initialize));
+        self.settle(waiter, outcome.map(Reply::Initialize));
         true
     }
 
@@ -542,12 +605,22 @@ impl<T: Transport> LinkTarget for Inner<T> {
                 drop(core);
                 return self.feed_initialize(id, result);
             }
-            if core.waiter(id).is_some_and(|w| matches!(w.to, To::Sink(_))) {
-                let Some(waiter) = core.take_answered(id) else { return false };
-                drop(core);
-                let Ok(raw) = RawValue::from_string(result.to_owned()) else { return false };
-                waiter.send(Ok(Reply::Raw(raw)));
-                return true;
+            if self.forwards.load(Ordering::Relaxed) > 0 {
+                // A forwarded request's: its result handed over as the
+                // answer's text, checked to be JSON first (else the
+                // general decoding decides, its entry left in place).
+                let mut raw: Option<&RawValue> = None;
+                let taken = core.take_answered_if(id, |w| {
+                    raw = if w.is_sink() { serde_json::from_str(result).ok() } else { None };
+                    raw.is_some()
+                });
+                if let (Some(waiter), Some(raw)) = (taken, raw) {
+                    drop(core);
+                    if let To::Sink(sink) = waiter.to {
+                        self.forwarded_result(sink, raw);
+                    }
+                    return true;
+                }
             }
             if !core.waiter(id).is_some_and(|w| w.tool_result) {
                 return false;
@@ -570,9 +643,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // Taken only now: a request that finished in between (its deadline
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {
-            Some(waiter) => {
-                waiter.send(Ok(Reply::Tool(result)));
-            }
+            Some(waiter) => self.settle(waiter, Ok(Reply::Tool(result))),
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
         true
@@ -650,7 +721,7 @@ impl Drop for Detached {
 }
 
 /// The typed notification an event carries, for the notification streams.
-fn notification_of(event: &Event<Waiter>) -> Option<ServerNotification> {
+fn notification_of<W>(event: &Event<W>) -> Option<ServerNotification> {
     Some(match event {
         Event::ListChanged(ListKind::Tools) => ServerNotification::ToolListChanged,
         Event::ListChanged(ListKind::Prompts) => ServerNotification::PromptListChanged,
@@ -673,22 +744,22 @@ fn notification_of(event: &Event<Waiter>) -> Option<ServerNotification> {
 
 /// The core's events, taken out to be acted on outside its lock. The
 /// common case, one answer, needs no allocation.
-pub(crate) struct Drained {
-    first: Option<Event<Waiter>>,
-    rest: Vec<Event<Waiter>>,
+pub(crate) struct Drained<W> {
+    first: Option<Event<W>>,
+    rest: Vec<Event<W>>,
 }
 
-impl IntoIterator for Drained {
-    type Item = Event<Waiter>;
+impl<W> IntoIterator for Drained<W> {
+    type Item = Event<W>;
     type IntoIter =
-        std::iter::Chain<std::option::IntoIter<Event<Waiter>>, std::vec::IntoIter<Event<Waiter>>>;
+        std::iter::Chain<std::option::IntoIter<Event<W>>, std::vec::IntoIter<Event<W>>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.first.into_iter().chain(self.rest)
     }
 }
 
-pub(crate) fn drain_events(core: &mut ClientCore<Waiter>) -> Drained {
+pub(crate) fn drain_events<W>(core: &mut ClientCore<W>) -> Drained<W> {
     let first = core.poll_event();
     let rest = match first {
         // An empty `collect` allocates nothing.

@@ -22,7 +22,7 @@ use crate::inner::{Reply, ToolMisses};
 use crate::middleware::{self, After, Verdict};
 use crate::send::{Fail, Params, Start};
 use crate::sync::{lock, now};
-use crate::transport::{Transport, TransportError};
+use crate::transport::Transport;
 
 /// What a request came back with.
 pub(crate) enum Answer {
@@ -263,16 +263,7 @@ impl<T: Transport> Client<T> {
     /// The error a request given up as it came fails with; a `-32022`
     /// names the versions this client speaks too.
     fn give_up(&self, fail: Fail<T::Error>) -> T::Error {
-        let ours = &self.inner.options.supported_versions;
-        match fail {
-            Fail::Client(e) => self.error(e.with_client_versions(ours, None)),
-            Fail::Transport(e) => match e.protocol_error() {
-                Some(p @ ClientError::UnsupportedProtocolVersion { .. }) => {
-                    self.error(p.clone().with_client_versions(ours, None))
-                }
-                _ => e,
-            },
-        }
+        self.inner.give_up(fail)
     }
 
     /// The result-cache key of a request, when its answer may come from

@@ -298,8 +298,9 @@ impl Bridge {
         let client = plain.client.clone();
         let (host, answered, registry) = (session.clone(), key.clone(), self.registry.clone());
         session.forward(key.clone(), move || {
-            let sink = move |outcome: Result<Box<RawValue>, mcp_host_registry::TransportError>| {
-                let result = outcome.map_err(|e| error_object(&registry, plain.error(e)));
+            let sink = move |outcome: Result<&RawValue, mcp_host_registry::TransportError>| {
+                let result = outcome.map(ToOwned::to_owned);
+                let result = result.map_err(|e| error_object(&registry, plain.error(e)));
                 host.reply_forwarded(&answered, result);
             };
             let tool = client.forward_tool_call(&tool, arguments.as_deref(), &options, sink);
