@@ -71,14 +71,13 @@ impl<T: Transport> Client<T> {
         S: FnOnce(Result<&RawValue, T::Error>) + Send + 'static,
     {
         let inner = &self.inner;
-        inner.check_open()?;
+        let epoch = inner.check_open()?;
         let arguments = match shape_of(&arguments) {
             Shape::Null => Arguments::None,
             Shape::Object => Arguments::Typed(&arguments),
             Shape::Other => return Err(self.not_an_object()),
         };
         let params = CallParams { name, arguments, task: None };
-        let epoch = inner.epoch();
         // Counted before the request leaves: its answer is looked for.
         inner.forwards.fetch_add(1, Ordering::Relaxed);
         let started = {
@@ -89,17 +88,20 @@ impl<T: Transport> Client<T> {
                     Ok(raw) => sink(Ok(raw)),
                     // Always there: `Inner::forwarded_end` puts it.
                     Err(error) => {
-                        if let Some(e) = error.downcast_mut::<Option<T::Error>>().and_then(Option::take) {
+                        if let Some(e) =
+                            error.downcast_mut::<Option<T::Error>>().and_then(Option::take)
+                        {
                             sink(Err(e));
                         }
                     }
                 }
             }));
-            core.start_request_encoded(methods::TOOLS_CALL, &params, options, waiter, now())
-                .map(|(id, body)| {
+            core.start_request_encoded(methods::TOOLS_CALL, &params, options, waiter, now()).map(
+                |(id, body)| {
                     let deadline = core.deadline(&id);
                     (id, body, deadline, version, core.pending_requests())
-                })
+                },
+            )
         };
         let (id, body, deadline, version, awaited) = match started {
             Ok(started) => started,
@@ -179,11 +181,88 @@ impl<T: Transport> Inner<T> {
         // resends after a loss or on an expired session (neither of which
         // `forwards_plainly` takes); anything else is given up as it came.
         let error = match recovery::decide(&attempt) {
-            Action::GiveUp(GiveUp::ConnectionLost) => self.transport.client_error(
-                ClientError::ConnectionLost { method: methods::TOOLS_CALL.into() },
-            ),
+            Action::GiveUp(GiveUp::ConnectionLost) => self
+                .transport
+                .client_error(ClientError::ConnectionLost { method: methods::TOOLS_CALL.into() }),
             _ => self.give_up(Fail::Transport(error)),
         };
         self.forwarded_end(sink, Err(error));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use mcp_proto::client::RequestOptions;
+    use serde_json::{Value, json};
+    use tokio::sync::mpsc;
+
+    use crate::memory::{self, MemoryServer};
+    use crate::{Client, ClientOptions, EraChoice};
+
+    /// The next message the client sent.
+    async fn next(end: &mut MemoryServer) -> Value {
+        serde_json::from_slice(&end.recv().await.unwrap()).unwrap()
+    }
+
+    /// However a forwarded call ends (its answer, an error answer, its
+    /// cancellation, its deadline), its entry is no longer counted once
+    /// its sink was called.
+    #[tokio::test(start_paused = true)]
+    async fn every_end_uncounts_its_entry() {
+        let (transport, mut end) = memory::pair();
+        let mut options = ClientOptions::new("t");
+        options.era = EraChoice::Legacy;
+        let client = Client::new(transport, options);
+        let opening = tokio::spawn({
+            let client = client.clone();
+            async move { client.initialize().await.map(|_| ()) }
+        });
+        let initialize = next(&mut end).await;
+        let result = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"}});
+        end.send(
+            json!({"jsonrpc": "2.0", "id": initialize["id"], "result": result})
+                .to_string()
+                .as_bytes(),
+        );
+        opening.await.unwrap().unwrap();
+        let _initialized = next(&mut end).await;
+
+        let (tx, mut heard) = mpsc::unbounded_channel();
+        let count = || client.inner.forwards.load(Ordering::Relaxed);
+        let o = RequestOptions::with_timeout(Duration::from_secs(5));
+        let start = |o: &RequestOptions| {
+            let tx = tx.clone();
+            client
+                .forward_tool_call("t", None, o, move |outcome| {
+                    let _ = tx.send(outcome.map(|r| r.get().to_owned()).map_err(|e| e.to_string()));
+                })
+                .unwrap()
+        };
+        let answers = [
+            json!({"result": {"content": []}}),
+            json!({"error": {"code": -32602, "message": "no such tool"}}),
+        ];
+        for answer in answers {
+            start(&o);
+            assert_eq!(count(), 1);
+            let call = next(&mut end).await;
+            let mut reply = answer.clone();
+            reply["jsonrpc"] = json!("2.0");
+            reply["id"] = call["id"].clone();
+            end.send(reply.to_string().as_bytes());
+            heard.recv().await.unwrap().ok();
+            assert_eq!(count(), 0, "{answer}");
+        }
+        let id = start(&o);
+        client.cancel_forwarded(&id);
+        assert!(heard.recv().await.unwrap().is_err());
+        assert_eq!(count(), 0);
+        start(&o);
+        assert!(heard.recv().await.unwrap().is_err_and(|e| e.contains("timed out")));
+        assert_eq!(count(), 0);
     }
 }

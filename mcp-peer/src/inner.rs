@@ -350,7 +350,8 @@ impl<T: Transport> Inner<T> {
     }
 
     /// The remembered fatal failure, or the client's being closed.
-    pub(crate) fn check_open(&self) -> Result<(), T::Error> {
+    /// Gives the connection requests go out in now ([`epoch`](Self::epoch)).
+    pub(crate) fn check_open(&self) -> Result<u64, T::Error> {
         let state = lock(&self.state);
         if let Some(fatal) = &state.fatal {
             return Err(self.transport.client_error(ClientError::clone(fatal)));
@@ -359,7 +360,7 @@ impl<T: Transport> Inner<T> {
             let e = ClientError::Closed { method: methods::INITIALIZE.into() };
             return Err(self.transport.client_error(e));
         }
-        Ok(())
+        Ok(state.epoch)
     }
 
     /// Which connection requests go out in now.
@@ -751,8 +752,7 @@ pub(crate) struct Drained<W> {
 
 impl<W> IntoIterator for Drained<W> {
     type Item = Event<W>;
-    type IntoIter =
-        std::iter::Chain<std::option::IntoIter<Event<W>>, std::vec::IntoIter<Event<W>>>;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<Event<W>>, std::vec::IntoIter<Event<W>>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.first.into_iter().chain(self.rest)

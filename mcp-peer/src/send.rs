@@ -253,10 +253,7 @@ impl<T: Transport> Inner<T> {
         (tx, rx): (Waiter, oneshot::Receiver<Outcome>),
         method: &str,
         version: Option<ProtocolVersion>,
-        by_value: impl FnOnce(
-            &mut ClientCore<Waiter>,
-            Waiter,
-        ) -> Result<Request, ClientError>,
+        by_value: impl FnOnce(&mut ClientCore<Waiter>, Waiter) -> Result<Request, ClientError>,
         encoded: impl FnOnce(
             &mut ClientCore<Waiter>,
             Waiter,
