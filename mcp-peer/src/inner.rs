@@ -612,7 +612,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
                 // general decoding decides, its entry left in place).
                 let mut raw: Option<&RawValue> = None;
                 let taken = core.take_answered_if(id, |w| {
-                    raw = if w.is_sink() { serde_json::from_str(result).ok() } else { None };
+                    raw = if w.is_sink() { jsonrpc::one_raw_value(result) } else { None };
                     raw.is_some()
                 });
                 if let (Some(waiter), Some(raw)) = (taken, raw) {
