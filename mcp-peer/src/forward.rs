@@ -6,7 +6,8 @@
 //! once, on the task that ended it, as the error or result
 //! [`Client::call_tool_json`] would give. Cancelled
 //! ([`Client::cancel_forwarded`]), the server gets
-//! `notifications/cancelled` as when a caller stops waiting.
+//! `notifications/cancelled` as when a caller stops waiting, and the sink
+//! is dropped uncalled.
 
 use std::any::Any;
 use std::future::Future;
@@ -142,10 +143,22 @@ impl<T: Transport> Client<T> {
     /// Stops a forwarded call (its host cancelled it): the server gets
     /// `notifications/cancelled`, as when a caller of
     /// [`call_tool_json`](Self::call_tool_json) stops waiting, and the
-    /// sink [`ClientError::Cancelled`] (nothing when the call already
-    /// ended).
+    /// sink is dropped uncalled (whoever cancels knows; a sink called from
+    /// here would run inside the canceller's own locks). Nothing when the
+    /// call already ended.
     pub fn cancel_forwarded(&self, id: &RequestId) {
-        self.inner.forget(id, STOPPED_WAITING);
+        let inner = &self.inner;
+        let (waiter, flush) = {
+            let mut core = lock(&inner.core);
+            let waiter = core.take_ended(id, Some(STOPPED_WAITING));
+            (waiter, core.has_transmit())
+        };
+        if waiter.is_some_and(|w| w.is_sink()) {
+            inner.forwards.fetch_sub(1, Ordering::Relaxed);
+        }
+        if flush {
+            inner.spawn_flush();
+        }
     }
 }
 
@@ -161,7 +174,7 @@ impl<T: Transport> Inner<T> {
         let reason = notify.then_some("the transport failed to carry the request");
         let (waiter, flush) = {
             let mut core = lock(&self.core);
-            let waiter = core.take_failed(id, reason);
+            let waiter = core.take_ended(id, reason);
             (waiter, core.has_transmit())
         };
         if flush {
@@ -209,7 +222,7 @@ mod tests {
 
     /// However a forwarded call ends (its answer, an error answer, its
     /// cancellation, its deadline), its entry is no longer counted once
-    /// its sink was called.
+    /// its sink was called (or, cancelled, dropped).
     #[tokio::test(start_paused = true)]
     async fn every_end_uncounts_its_entry() {
         let (transport, mut end) = memory::pair();
@@ -259,8 +272,9 @@ mod tests {
         }
         let id = start(&o);
         client.cancel_forwarded(&id);
-        assert!(heard.recv().await.unwrap().is_err());
         assert_eq!(count(), 0);
+        // Its sink was dropped, not called.
+        assert!(heard.try_recv().is_err());
         start(&o);
         assert!(heard.recv().await.unwrap().is_err_and(|e| e.contains("timed out")));
         assert_eq!(count(), 0);

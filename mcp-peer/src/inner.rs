@@ -418,7 +418,7 @@ impl<T: Transport> Inner<T> {
     }
 
     /// Acts on the core's events outside its lock.
-    pub(crate) fn deliver(&self, events: Drained<Waiter>) {
+    pub(crate) fn deliver(&self, events: Drained) {
         for event in events {
             self.invalidate(&event);
             if let Some(sender) = self.notifications.get()
@@ -722,7 +722,7 @@ impl Drop for Detached {
 }
 
 /// The typed notification an event carries, for the notification streams.
-fn notification_of<W>(event: &Event<W>) -> Option<ServerNotification> {
+fn notification_of(event: &Event<Waiter>) -> Option<ServerNotification> {
     Some(match event {
         Event::ListChanged(ListKind::Tools) => ServerNotification::ToolListChanged,
         Event::ListChanged(ListKind::Prompts) => ServerNotification::PromptListChanged,
@@ -745,21 +745,22 @@ fn notification_of<W>(event: &Event<W>) -> Option<ServerNotification> {
 
 /// The core's events, taken out to be acted on outside its lock. The
 /// common case, one answer, needs no allocation.
-pub(crate) struct Drained<W> {
-    first: Option<Event<W>>,
-    rest: Vec<Event<W>>,
+pub(crate) struct Drained {
+    first: Option<Event<Waiter>>,
+    rest: Vec<Event<Waiter>>,
 }
 
-impl<W> IntoIterator for Drained<W> {
-    type Item = Event<W>;
-    type IntoIter = std::iter::Chain<std::option::IntoIter<Event<W>>, std::vec::IntoIter<Event<W>>>;
+impl IntoIterator for Drained {
+    type Item = Event<Waiter>;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<Event<Waiter>>, std::vec::IntoIter<Event<Waiter>>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.first.into_iter().chain(self.rest)
     }
 }
 
-pub(crate) fn drain_events<W>(core: &mut ClientCore<W>) -> Drained<W> {
+pub(crate) fn drain_events(core: &mut ClientCore<Waiter>) -> Drained {
     let first = core.poll_event();
     let rest = match first {
         // An empty `collect` allocates nothing.

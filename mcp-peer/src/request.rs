@@ -223,7 +223,7 @@ impl<T: Transport> Client<T> {
                     // The tool's definition may have changed (its
                     // `x-mcp-header` annotations): list again, and send
                     // again when it did.
-                    let Some((list, i)) = &tool else { return Err(self.give_up(fail)) };
+                    let Some((list, i)) = &tool else { return Err(self.inner.give_up(fail)) };
                     let called = &list[*i];
                     let fresh = self.relist_tools().await;
                     match fresh.ok().and_then(|l| changed_tool(called, &l).map(|j| (l, j))) {
@@ -231,7 +231,7 @@ impl<T: Transport> Client<T> {
                             tracing::info!(server = %self.name(), tool = %called.name, "the server refused the call's headers and the tool changed; sending again");
                             tool = Some(changed);
                         }
-                        None => return Err(self.give_up(fail)),
+                        None => return Err(self.inner.give_up(fail)),
                     }
                 }
                 Action::ResendNewId => {
@@ -255,15 +255,9 @@ impl<T: Transport> Client<T> {
                 Action::GiveUp(GiveUp::ConnectionLost) => {
                     return Err(self.error(ClientError::ConnectionLost { method: method.into() }));
                 }
-                _ => return Err(self.give_up(fail)),
+                _ => return Err(self.inner.give_up(fail)),
             }
         }
-    }
-
-    /// The error a request given up as it came fails with; a `-32022`
-    /// names the versions this client speaks too.
-    fn give_up(&self, fail: Fail<T::Error>) -> T::Error {
-        self.inner.give_up(fail)
     }
 
     /// The result-cache key of a request, when its answer may come from

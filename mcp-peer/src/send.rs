@@ -382,7 +382,7 @@ impl<T: Transport> Inner<T> {
 }
 
 /// The version a request names outside its body, by the era's rules.
-pub(crate) fn wire_version<W>(core: &ClientCore<W>) -> Option<ProtocolVersion> {
+pub(crate) fn wire_version(core: &ClientCore<Waiter>) -> Option<ProtocolVersion> {
     core.protocol_version().and_then(|v| rules(v.era()).wire_version(v))
 }
 

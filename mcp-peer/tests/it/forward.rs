@@ -236,8 +236,7 @@ async fn a_result_that_is_not_an_object_is_refused_alike() {
 }
 
 /// The request's text (its progress token, its `_meta`) and a
-/// cancellation's notice are what the general path sends; a late answer
-/// to a cancelled call is dropped.
+/// cancellation's notice are what the general path sends.
 #[tokio::test(start_paused = true)]
 async fn the_request_and_a_cancellation_are_the_calls() {
     let (client, seen, _end) = scripted(|_| None);
@@ -246,7 +245,8 @@ async fn the_request_and_a_cancellation_are_the_calls() {
     let (id, rx) = forward(&client, "t", Some(&raw(r#"{"a":1}"#)), &o);
     tokio::time::sleep(Duration::from_millis(10)).await;
     client.cancel_forwarded(&id);
-    let fast = rx.await.unwrap();
+    // The sink is dropped uncalled: whoever cancels knows.
+    assert!(rx.await.is_err());
     // A second cancellation, or one after the end, does nothing.
     client.cancel_forwarded(&id);
     let slow = client.clone();
@@ -256,7 +256,6 @@ async fn the_request_and_a_cancellation_are_the_calls() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     general.abort();
     tokio::time::sleep(Duration::from_millis(10)).await;
-    assert!(fast.as_ref().is_err_and(|e| e.contains("Cancelled")), "{fast:?}");
     let seen = seen.lock().unwrap().clone();
     // initialize, initialized, then call and cancel twice over.
     let rest: Vec<Value> = seen[2..]

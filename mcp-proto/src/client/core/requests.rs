@@ -245,12 +245,12 @@ impl<W> ClientCore<W> {
         });
     }
 
-    /// Ends a request whose transport failed to carry it and gives its
-    /// waiter back, with no event: the driver hands it the transport's own
-    /// failure. With a `reason` the server is told, as
-    /// [`cancel`](Self::cancel) tells it; without, nothing is sent, as
-    /// [`abandon`](Self::abandon). Unknown ids: `None`.
-    pub fn take_failed(&mut self, id: &RequestId, reason: Option<&str>) -> Option<W> {
+    /// Ends a request before its answer and gives its waiter back, with no
+    /// event: the driver hands it what ended it (its transport's own
+    /// failure), or drops it (its caller stopped it). With a `reason` the
+    /// server is told, as [`cancel`](Self::cancel) tells it; without,
+    /// nothing is sent, as [`abandon`](Self::abandon). Unknown ids: `None`.
+    pub fn take_ended(&mut self, id: &RequestId, reason: Option<&str>) -> Option<W> {
         let RequestId::Number(n) = id else { return None };
         let p = self.pending.remove(n)?;
         self.stopped(id, *n, &p.method, reason);

@@ -124,18 +124,18 @@ fn an_abandoned_request_fails_its_waiter_and_tells_the_server_nothing() {
     assert!(events(&mut core).is_empty());
 }
 
-/// A request its transport failed to carry, its waiter taken back: the
-/// server is told (as a cancellation tells it) when a reason is given,
-/// nothing otherwise; no event either way, and the request is over.
+/// A request ended before its answer, its waiter taken back: the server
+/// is told (as a cancellation tells it) when a reason is given, nothing
+/// otherwise; no event either way, and the request is over.
 #[test]
-fn a_request_taken_back_after_a_failed_write_ends_without_an_event() {
+fn a_request_taken_back_ends_without_an_event() {
     let t0 = Instant::now();
     for reason in [Some("the transport failed"), None] {
         let mut core = ready(t0);
         let opts = RequestOptions::with_timeout(Duration::from_secs(5));
         let req = core.start_request("tools/call", None, &opts, "c", t0).unwrap();
         transmitted(&mut core);
-        assert_eq!(core.take_failed(&req.id, reason), Some("c"));
+        assert_eq!(core.take_ended(&req.id, reason), Some("c"));
         assert!(events(&mut core).is_empty());
         let sent = transmitted(&mut core);
         match reason {
@@ -150,8 +150,8 @@ fn a_request_taken_back_after_a_failed_write_ends_without_an_event() {
         assert_eq!(core.pending_requests(), 0);
         assert_eq!(core.deadline(&req.id), None);
         // Once only; unknown ids give nothing.
-        assert_eq!(core.take_failed(&req.id, reason), None);
-        assert_eq!(core.take_failed(&RequestId::from("x"), reason), None);
+        assert_eq!(core.take_ended(&req.id, reason), None);
+        assert_eq!(core.take_ended(&RequestId::from("x"), reason), None);
         core.handle_timeout(t0 + Duration::from_secs(6));
         assert!(events(&mut core).is_empty());
     }
