@@ -20,7 +20,7 @@ use crate::cache::{CacheKey, key_params};
 use crate::client::Client;
 use crate::inner::{Reply, ToolMisses};
 use crate::middleware::{self, After, Verdict};
-use crate::send::{Fail, Params, Start};
+use crate::send::{Params, Start};
 use crate::sync::{lock, now};
 use crate::transport::Transport;
 
