@@ -26,18 +26,18 @@ use crate::transport::Transport;
 /// `tools/call` parameters with arguments of any serialisable type, encoded
 /// once into JSON text.
 #[derive(Serialize)]
-struct CallParams<'a, A: ?Sized> {
-    name: &'a str,
+pub(crate) struct CallParams<'a, A: ?Sized> {
+    pub(crate) name: &'a str,
     #[serde(skip_serializing_if = "Arguments::is_none")]
-    arguments: Arguments<'a, A>,
+    pub(crate) arguments: Arguments<'a, A>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    task: Option<TaskMetadata>,
+    pub(crate) task: Option<TaskMetadata>,
 }
 
 /// A call's arguments as the request writes them: none, or the caller's
 /// value (raw JSON text written as it is). One type for both, so a call
 /// awaits one request future whatever its arguments.
-enum Arguments<'a, A: ?Sized> {
+pub(crate) enum Arguments<'a, A: ?Sized> {
     None,
     Typed(&'a A),
 }
@@ -290,7 +290,7 @@ impl<T: Transport> Client<T> {
         }
     }
 
-    fn not_an_object(&self) -> T::Error {
+    pub(crate) fn not_an_object(&self) -> T::Error {
         let reason = "the arguments must be a JSON object".to_owned();
         self.invalid_params(methods::TOOLS_CALL, reason)
     }

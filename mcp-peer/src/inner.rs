@@ -3,6 +3,7 @@
 //! (replies to their waiters, notifications to their listeners, the
 //! server's requests to the host's handlers). What goes out is in `send`.
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -23,8 +24,9 @@ use tokio::task::AbortHandle;
 
 use crate::listeners::Listeners;
 use crate::options::ClientOptions;
+use crate::send::Fail;
 use crate::sync::{lock, now};
-use crate::transport::{Link, LinkTarget, Transport};
+use crate::transport::{Link, LinkTarget, Transport, TransportError};
 
 /// A request's outcome as its waiter gets it.
 pub(crate) type Outcome = Result<Reply, ClientError>;
@@ -63,7 +65,7 @@ impl Reply {
 /// What a request's entry in the core holds: where its outcome goes, and
 /// how it takes a result.
 pub(crate) struct Waiter {
-    pub(crate) tx: oneshot::Sender<Outcome>,
+    pub(crate) to: To,
     /// The result of this `tools/call` is wanted as a [`CallToolResult`]
     /// and nothing else reads its text (no middleware, no cache): the
     /// usual answer's result is decoded straight into one as it is read
@@ -75,8 +77,34 @@ pub(crate) struct Waiter {
 
 impl Waiter {
     pub(crate) fn new(tx: oneshot::Sender<Outcome>, tool_result: bool) -> Waiter {
-        Waiter { tx, tool_result }
+        Waiter { to: To::Caller(tx), tool_result }
     }
+
+    /// A forwarded request's entry: its outcome goes to `sink`
+    /// ([`crate::forward`]).
+    pub(crate) fn sink(sink: Sink) -> Waiter {
+        Waiter { to: To::Sink(sink), tool_result: false }
+    }
+
+    /// Whether the entry is a forwarded request's.
+    pub(crate) fn is_sink(&self) -> bool {
+        matches!(self.to, To::Sink(_))
+    }
+}
+
+/// A forwarded request's sink, as its entry holds it: called once, with
+/// the result's text or the error the general path would give, the
+/// transport's error as `Some` in an `Option<T::Error>` (taken out by the
+/// sink that [`forward_tool_call`](crate::Client::forward_tool_call)
+/// made: the entry's type names no transport).
+pub(crate) type Sink = Box<dyn FnOnce(Result<&RawValue, &mut dyn Any>) + Send>;
+
+/// Where a request's outcome goes.
+pub(crate) enum To {
+    /// A caller waiting on the channel.
+    Caller(oneshot::Sender<Outcome>),
+    /// A forwarded request's sink: nobody waits.
+    Sink(Sink),
 }
 
 /// Counts a request that takes a decoded result in
@@ -132,6 +160,11 @@ pub(crate) struct Inner<T: Transport> {
     /// the probe's discovery, the result of `initialize`): while none are, an answer is not looked at for one
     /// (`feed_usual_answer`).
     pub(crate) tool_results: AtomicUsize,
+    /// How many forwarded requests' entries are in the core (counted
+    /// before each is started, uncounted as its sink is called or its
+    /// start fails): while none are, an answer is looked at for one no
+    /// more than for a decoded result (`feed_usual_answer`).
+    pub(crate) forwards: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -146,6 +179,11 @@ pub(crate) struct State {
 
 impl<T: Transport> Drop for Inner<T> {
     fn drop(&mut self) {
+        // A forwarded request has no caller holding the client: its sink
+        // gets the end a closed client gives rather than never hearing.
+        if self.forwards.load(Ordering::Relaxed) > 0 {
+            self.close_core();
+        }
         for (_, task) in lock(&self.server_tasks).drain() {
             task.abort();
         }
@@ -194,6 +232,7 @@ impl<T: Transport> Inner<T> {
             notifications: std::sync::OnceLock::new(),
             timer: crate::timer::Timer::default(),
             tool_results: AtomicUsize::new(0),
+            forwards: AtomicUsize::new(0),
         });
         let weak: Weak<dyn LinkTarget> = Arc::downgrade(&inner) as Weak<dyn LinkTarget>;
         inner.transport.attach(Link::new(weak));
@@ -311,7 +350,8 @@ impl<T: Transport> Inner<T> {
     }
 
     /// The remembered fatal failure, or the client's being closed.
-    pub(crate) fn check_open(&self) -> Result<(), T::Error> {
+    /// Gives the connection requests go out in now ([`epoch`](Self::epoch)).
+    pub(crate) fn check_open(&self) -> Result<u64, T::Error> {
         let state = lock(&self.state);
         if let Some(fatal) = &state.fatal {
             return Err(self.transport.client_error(ClientError::clone(fatal)));
@@ -320,7 +360,7 @@ impl<T: Transport> Inner<T> {
             let e = ClientError::Closed { method: methods::INITIALIZE.into() };
             return Err(self.transport.client_error(e));
         }
-        Ok(())
+        Ok(state.epoch)
     }
 
     /// Which connection requests go out in now.
@@ -388,7 +428,7 @@ impl<T: Transport> Inner<T> {
                 let _ = sender.send(notification);
             }
             let work = event.deliver(self.options.on_event.as_ref(), |waiter, outcome| {
-                let _ = waiter.tx.send(outcome.map(Reply::Raw));
+                self.settle(waiter, outcome.map(Reply::Raw));
             });
             match work {
                 Some(DriverWork::AnswerServerRequest(request)) => self.answer(request),
@@ -411,6 +451,60 @@ impl<T: Transport> Inner<T> {
         }
     }
 
+    /// Hands a request's outcome over: to its waiting caller, or to a
+    /// forwarded request's sink, called here, with what
+    /// [`call_tool_json`](crate::Client::call_tool_json) gives (a result
+    /// that is not an object is `InvalidResult`; an error as the request
+    /// path gives it up: [`give_up`](Self::give_up)).
+    pub(crate) fn settle(&self, waiter: Waiter, outcome: Outcome) {
+        match waiter.to {
+            To::Caller(tx) => {
+                let _ = tx.send(outcome);
+            }
+            To::Sink(sink) => match outcome {
+                Ok(reply) => self.forwarded_result(sink, &reply.into_raw()),
+                Err(e) => self.forwarded_end(sink, Err(self.give_up(Fail::Client(e)))),
+            },
+        }
+    }
+
+    /// A forwarded request's result to its sink: an object, or
+    /// `InvalidResult` as `call_tool_json` says.
+    pub(crate) fn forwarded_result(&self, sink: Sink, raw: &RawValue) {
+        let outcome = match raw.get().trim_start().as_bytes().first() {
+            Some(b'{') => Ok(raw),
+            _ => Err(self.transport.client_error(ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.into(),
+                reason: "the result is not a JSON object".into(),
+            })),
+        };
+        self.forwarded_end(sink, outcome);
+    }
+
+    /// Calls a forwarded request's sink, its entry no longer counted.
+    pub(crate) fn forwarded_end(&self, sink: Sink, outcome: Result<&RawValue, T::Error>) {
+        self.forwards.fetch_sub(1, Ordering::Relaxed);
+        match outcome {
+            Ok(raw) => sink(Ok(raw)),
+            Err(e) => sink(Err(&mut Some(e))),
+        }
+    }
+
+    /// The error a request given up as it came fails with; a `-32022`
+    /// names the versions this client speaks too.
+    pub(crate) fn give_up(&self, fail: Fail<T::Error>) -> T::Error {
+        let ours = &self.options.supported_versions;
+        match fail {
+            Fail::Client(e) => self.transport.client_error(e.with_client_versions(ours, None)),
+            Fail::Transport(e) => match e.protocol_error() {
+                Some(p @ ClientError::UnsupportedProtocolVersion { .. }) => {
+                    self.transport.client_error(p.clone().with_client_versions(ours, None))
+                }
+                _ => e,
+            },
+        }
+    }
+
     /// The usual answer to the era probe, its discovery decoded once,
     /// straight from the text (`usual_discovery`); a result that does not
     /// decode as one is left to the general decoding, which then decides
@@ -418,9 +512,7 @@ impl<T: Transport> Inner<T> {
     fn feed_discovery(&self, id: i64, result: &str) -> bool {
         let Some(discovered) = usual_discovery(result) else { return false };
         match lock(&self.core).take_probe_answered(id) {
-            Some(waiter) => {
-                let _ = waiter.tx.send(Ok(Reply::Discovery(Box::new(discovered))));
-            }
+            Some(waiter) => self.settle(waiter, Ok(Reply::Discovery(Box::new(discovered)))),
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
         true
@@ -435,7 +527,7 @@ impl<T: Transport> Inner<T> {
         };
         // `notifications/initialized`, queued, is sent by the handshake
         // itself as soon as it has its answer (`open/handshake.rs`).
-        let _ = waiter.tx.send(outcome.map(Reply::Initialize));
+        self.settle(waiter, outcome.map(Reply::Initialize));
         true
     }
 
@@ -491,7 +583,9 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // No such request out (the stateless era's, a raw call's answer):
         // nothing to look for. A hint only: the general path is right for
         // every answer.
-        if self.tool_results.load(Ordering::Relaxed) == 0 {
+        if self.tool_results.load(Ordering::Relaxed) == 0
+            && self.forwards.load(Ordering::Relaxed) == 0
+        {
             return false;
         }
         // A request from the server starts the same way: the rest tells.
@@ -503,7 +597,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
             return false;
         };
         let era = {
-            let core = lock(&self.core);
+            let mut core = lock(&self.core);
             if core.is_probe(id) {
                 drop(core);
                 return self.feed_discovery(id, result);
@@ -511,6 +605,23 @@ impl<T: Transport> LinkTarget for Inner<T> {
             if core.is_initialize(id) {
                 drop(core);
                 return self.feed_initialize(id, result);
+            }
+            if self.forwards.load(Ordering::Relaxed) > 0 {
+                // A forwarded request's: its result handed over as the
+                // answer's text, checked to be JSON first (else the
+                // general decoding decides, its entry left in place).
+                let mut raw: Option<&RawValue> = None;
+                let taken = core.take_answered_if(id, |w| {
+                    raw = if w.is_sink() { jsonrpc::one_raw_value(result) } else { None };
+                    raw.is_some()
+                });
+                if let (Some(waiter), Some(raw)) = (taken, raw) {
+                    drop(core);
+                    if let To::Sink(sink) = waiter.to {
+                        self.forwarded_result(sink, raw);
+                    }
+                    return true;
+                }
             }
             if !core.waiter(id).is_some_and(|w| w.tool_result) {
                 return false;
@@ -533,9 +644,7 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // Taken only now: a request that finished in between (its deadline
         // passed) has its answer dropped, as any late answer is.
         match lock(&self.core).take_answered(id) {
-            Some(waiter) => {
-                let _ = waiter.tx.send(Ok(Reply::Tool(result)));
-            }
+            Some(waiter) => self.settle(waiter, Ok(Reply::Tool(result))),
             None => tracing::debug!(id, "dropping an answer for an unknown or finished request"),
         }
         true

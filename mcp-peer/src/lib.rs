@@ -99,6 +99,7 @@ pub mod blocking;
 pub mod cache;
 mod client;
 pub mod era;
+mod forward;
 mod inner;
 mod input;
 mod listeners;

@@ -20,9 +20,9 @@ use crate::cache::{CacheKey, key_params};
 use crate::client::Client;
 use crate::inner::{Reply, ToolMisses};
 use crate::middleware::{self, After, Verdict};
-use crate::send::{Fail, Params, Start};
+use crate::send::{Params, Start};
 use crate::sync::{lock, now};
-use crate::transport::{Transport, TransportError};
+use crate::transport::Transport;
 
 /// What a request came back with.
 pub(crate) enum Answer {
@@ -223,7 +223,7 @@ impl<T: Transport> Client<T> {
                     // The tool's definition may have changed (its
                     // `x-mcp-header` annotations): list again, and send
                     // again when it did.
-                    let Some((list, i)) = &tool else { return Err(self.give_up(fail)) };
+                    let Some((list, i)) = &tool else { return Err(self.inner.give_up(fail)) };
                     let called = &list[*i];
                     let fresh = self.relist_tools().await;
                     match fresh.ok().and_then(|l| changed_tool(called, &l).map(|j| (l, j))) {
@@ -231,7 +231,7 @@ impl<T: Transport> Client<T> {
                             tracing::info!(server = %self.name(), tool = %called.name, "the server refused the call's headers and the tool changed; sending again");
                             tool = Some(changed);
                         }
-                        None => return Err(self.give_up(fail)),
+                        None => return Err(self.inner.give_up(fail)),
                     }
                 }
                 Action::ResendNewId => {
@@ -255,23 +255,8 @@ impl<T: Transport> Client<T> {
                 Action::GiveUp(GiveUp::ConnectionLost) => {
                     return Err(self.error(ClientError::ConnectionLost { method: method.into() }));
                 }
-                _ => return Err(self.give_up(fail)),
+                _ => return Err(self.inner.give_up(fail)),
             }
-        }
-    }
-
-    /// The error a request given up as it came fails with; a `-32022`
-    /// names the versions this client speaks too.
-    fn give_up(&self, fail: Fail<T::Error>) -> T::Error {
-        let ours = &self.inner.options.supported_versions;
-        match fail {
-            Fail::Client(e) => self.error(e.with_client_versions(ours, None)),
-            Fail::Transport(e) => match e.protocol_error() {
-                Some(p @ ClientError::UnsupportedProtocolVersion { .. }) => {
-                    self.error(p.clone().with_client_versions(ours, None))
-                }
-                _ => e,
-            },
         }
     }
 

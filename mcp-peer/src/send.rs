@@ -382,9 +382,13 @@ impl<T: Transport> Inner<T> {
 }
 
 /// The version a request names outside its body, by the era's rules.
-fn wire_version(core: &ClientCore<Waiter>) -> Option<ProtocolVersion> {
+pub(crate) fn wire_version(core: &ClientCore<Waiter>) -> Option<ProtocolVersion> {
     core.protocol_version().and_then(|v| rules(v.era()).wire_version(v))
 }
+
+/// The reason `notifications/cancelled` gives for a request whose caller
+/// stopped waiting (a forwarded one's too: its host's cancellation).
+pub(crate) const STOPPED_WAITING: &str = "the client stopped waiting";
 
 /// Cancels a request whose caller stopped waiting (its future was dropped).
 /// It lives inside [`Inner::exchange`]'s future, which borrows the client
@@ -397,7 +401,7 @@ struct CancelOnDrop<'a, T: Transport> {
 impl<T: Transport> Drop for CancelOnDrop<'_, T> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.inner.forget(&id, "the client stopped waiting");
+            self.inner.forget(&id, STOPPED_WAITING);
         }
     }
 }

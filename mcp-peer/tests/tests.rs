@@ -13,6 +13,8 @@ mod deadlines;
 mod era;
 #[path = "it/features.rs"]
 mod features;
+#[path = "it/forward.rs"]
+mod forward;
 #[path = "it/input.rs"]
 mod input;
 #[path = "it/meta.rs"]

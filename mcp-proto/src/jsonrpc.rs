@@ -21,7 +21,7 @@ pub(crate) mod scan;
 mod text;
 
 pub use scan::{PlainCall, plain_call, plain_members, plain_str};
-pub use text::{raw_json, text_result_json, write_json, write_json_str};
+pub use text::{one_raw_value, raw_json, text_result_json, write_json, write_json_str};
 
 pub use message::{
     ErrorObject, ErrorResponse, JSONRPC_VERSION, Message, MessageOf, Notification, Request,

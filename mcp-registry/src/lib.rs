@@ -252,7 +252,9 @@ pub use pins::{
     ToolPin, UnknownPinPolicy,
 };
 pub use policy::ToolPolicy;
-pub use registry::{Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus};
+pub use registry::{
+    PlainCall, Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus,
+};
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};
 pub use server_json::{

@@ -221,4 +221,4 @@ pub use error::Error;
 pub use handler::{Handler, Reply, ServerInfo};
 pub use outgoing::{Outgoing, OutgoingQueue};
 pub use params::Params;
-pub use session::{Context, RequestKey, Session, SessionOptions};
+pub use session::{CancelHook, Context, RequestKey, Session, SessionOptions};

@@ -35,6 +35,19 @@ pub(crate) enum Running {
     Task(tokio::task::AbortHandle),
     /// Beside the driver.
     Beside(Arc<JobState>),
+    /// Forwarded by the handler with no future of its own
+    /// ([`Session::forward`](crate::Session::forward)): stopped by its
+    /// hook (none until the forwarding is done).
+    Forwarded(Option<CancelHook>),
+}
+
+/// What stops a forwarded request (its cancellation sent on).
+pub struct CancelHook(pub Box<dyn FnOnce() + Send>);
+
+impl std::fmt::Debug for CancelHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CancelHook")
+    }
 }
 
 impl Running {
@@ -47,6 +60,16 @@ impl Running {
                 state.aborted.store(true, Ordering::Release);
                 state.wake_by_ref();
             }
+            Running::Forwarded(_) => {}
+        }
+    }
+
+    /// Stops the request as [`abort`](Self::abort) does; a forwarded one
+    /// by its hook.
+    pub(crate) fn stop(self) {
+        match self {
+            Running::Forwarded(Some(CancelHook(hook))) => hook(),
+            running => running.abort(),
         }
     }
 }

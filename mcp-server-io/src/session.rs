@@ -44,6 +44,7 @@ use crate::inflight::{self, DEFAULT_MAX_IN_FLIGHT};
 use crate::logging;
 use crate::outgoing::{self, Outgoing, OutgoingQueue, OutgoingSender};
 use crate::params::{Head, Params};
+pub use crate::running::CancelHook;
 use crate::running::{Beside, Job, Running};
 use crate::stateless::{self, Change, Filter, RequestMeta};
 
@@ -524,7 +525,7 @@ impl<H: Handler> Session<H> {
         let key = RequestKey { origin, id };
         let mut state = self.state();
         if let Some(task) = state.in_flight.remove(&key) {
-            task.abort();
+            task.stop();
         }
         state.listens.remove(&key);
     }
@@ -556,7 +557,7 @@ impl<H: Handler> Session<H> {
     pub fn abort_all(&self) {
         let mut state = self.state();
         for (_, task) in state.in_flight.drain() {
-            task.abort();
+            task.stop();
         }
         state.listens.clear();
     }
@@ -620,6 +621,66 @@ impl<H: Handler> Session<H> {
             Err(job) => Running::Task(tokio::spawn(job).abort_handle()),
         };
         place.insert(running);
+    }
+
+    /// Admits a request the handler forwards with no future of its own
+    /// (it then gives [`Reply::Silent`](crate::Reply::Silent)): under the
+    /// same rules as [`spawn_request`](Self::spawn_request) (a reused id
+    /// gets `-32600`, one over the cap [`SERVER_BUSY`](crate::inflight::SERVER_BUSY)),
+    /// then `start` forwards it and gives the hook a cancellation runs. The
+    /// request takes its place until [`reply_forwarded`](Self::reply_forwarded)
+    /// answers it, or it is cancelled (its hook run, no answer). `start` runs
+    /// with no lock held: what it calls may answer at once. Gives whether
+    /// `start` ran.
+    pub fn forward(
+        &self,
+        key: RequestKey,
+        start: impl FnOnce() -> Result<CancelHook, ErrorObject>,
+    ) -> bool {
+        {
+            let mut state = self.state();
+            if state.in_flight.contains_key(&key) {
+                drop(state);
+                let message = format!("request id {key} is already in use by a running call");
+                self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+                return false;
+            }
+            if let Err(busy) = inflight::admit(state.open(), self.inner.options.max_in_flight) {
+                drop(state);
+                self.reply(key, Err(busy));
+                return false;
+            }
+            state.in_flight.insert(key.clone(), Running::Forwarded(None));
+        }
+        match start() {
+            Ok(hook) => {
+                let mut state = self.state();
+                match state.in_flight.get_mut(&key) {
+                    Some(Running::Forwarded(slot @ None)) => *slot = Some(hook),
+                    // Cancelled meanwhile (or answered: then the hook
+                    // finds the call ended and does nothing).
+                    _ => {
+                        drop(state);
+                        (hook.0)();
+                    }
+                }
+            }
+            Err(error) => {
+                if self.state().in_flight.remove(&key).is_some() {
+                    self.reply(key, Err(error));
+                }
+            }
+        }
+        true
+    }
+
+    /// Answers a request admitted by [`forward`](Self::forward), a result
+    /// being JSON text sent as it is; nothing when it was cancelled.
+    pub fn reply_forwarded(&self, key: &RequestKey, result: Result<Box<RawValue>, ErrorObject>) {
+        let wanted = self.state().in_flight.remove(key).is_some();
+        if wanted {
+            self.reply_raw(key.clone(), result);
+        }
     }
 
     /// Runs `driver` (the driver serving this session, e.g.

@@ -260,6 +260,60 @@ impl Bridge {
         }
     }
 
+    /// A handshake-era host's plain `tools/call` forwarded with no future
+    /// of its own: its usual two members only (no `_meta`, so no progress
+    /// token), the tool routed already, no shaping or search mode, and
+    /// every check of the registry passed now ([`Registry::plain_call`]):
+    /// the upstream client writes the call and hands its outcome to a sink
+    /// that answers the host (the same result text, the same error as
+    /// [`call_tool`](Self::call_tool) gives). A host's cancellation cancels
+    /// it upstream. Gives whether it was taken.
+    pub(super) fn forward_plain(
+        &self,
+        session: &Session<Bridge>,
+        key: &mcp_server_io::RequestKey,
+        params: &Params,
+    ) -> bool {
+        if self.tools_fixed() || self.schemas != SchemaTarget::Unchanged {
+            return false;
+        }
+        let Some((name, arguments)) = params.plain_call_owned() else { return false };
+        if arguments.as_ref().is_some_and(|a| !a.get().starts_with('{')) {
+            return false;
+        }
+        let Some((server, tool)) = self.routes().tool(name) else { return false };
+        if Logins::may_retry(&self.registry, &server) {
+            return false;
+        }
+        let Some(plain) = self.registry.plain_call(&server, &tool) else { return false };
+        if !plain.client.forwards_plainly() {
+            return false;
+        }
+        let options = RequestOptions {
+            timeout: self.timeout,
+            reset_timeout_on_progress: true,
+            max_total_timeout: Some(self.max_time),
+            ..Default::default()
+        };
+        let client = plain.client.clone();
+        let (host, answered, registry) = (session.clone(), key.clone(), self.registry.clone());
+        session.forward(key.clone(), move || {
+            let sink = move |outcome: Result<&RawValue, mcp_host_registry::TransportError>| {
+                let result = outcome.map(ToOwned::to_owned);
+                let result = result.map_err(|e| error_object(&registry, plain.error(e)));
+                host.reply_forwarded(&answered, result);
+            };
+            let tool = client.forward_tool_call(&tool, arguments.as_deref(), &options, sink);
+            match tool {
+                Ok(id) => Ok(mcp_server_io::CancelHook(Box::new(move || {
+                    client.cancel_forwarded(&id);
+                }))),
+                Err(e) => Err(error_object(&self.registry, Error::Transport { server, source: e })),
+            }
+        });
+        true
+    }
+
     /// `tasks/get`, `tasks/update`, `tasks/cancel` of a host that declared
     /// the extension: to the server that made the task, its id mapped.
     pub(super) async fn task_method(

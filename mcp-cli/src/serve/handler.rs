@@ -629,6 +629,9 @@ impl Handler for Bridge {
         let (session, key, meta) = cx.into_parts();
         self.link.attach(&session);
         if method == methods::TOOLS_CALL && meta.is_none() {
+            if self.forward_plain(&session, &key, &params) {
+                return Reply::Silent;
+            }
             // A handshake-era host's call: the server's result goes back as
             // the text it sent (nothing is added to it in this era).
             return Reply::LaterRaw(Box::pin(async move {

@@ -65,6 +65,29 @@ pub fn text_result_json(text: &str) -> Box<RawValue> {
         .unwrap_or_else(|_: serde_json::Error| RawValue::NULL.to_owned())
 }
 
+/// `text` as a borrowed raw value where it is one JSON value: what
+/// `serde_json::from_str::<&RawValue>(text).ok()` gives, checked by the
+/// scan ([`is_one_value`](super::scan::is_one_value)) rather than the
+/// parser where the scan decides (text with no whitespace around it, not
+/// nested deeper than the scan follows); the parser decides the rest.
+pub fn one_raw_value(text: &str) -> Option<&RawValue> {
+    use serde::Deserialize;
+    use serde::de::value::{BorrowedStrDeserializer, MapDeserializer};
+    let bytes = text.as_bytes();
+    let trimmed = bytes
+        .first()
+        .zip(bytes.last())
+        .is_some_and(|(first, last)| !first.is_ascii_whitespace() && !last.is_ascii_whitespace());
+    if !trimmed || !super::scan::is_one_value(text) {
+        return serde_json::from_str(text).ok();
+    }
+    // One value: serde_json takes a raw value's text as it is from a map
+    // of its one private member, borrowed.
+    let member = BorrowedStrDeserializer::<serde_json::Error>::new(text);
+    let map = MapDeserializer::<_, serde_json::Error>::new(std::iter::once((RAW_VALUE, member)));
+    <&RawValue>::deserialize(map).ok()
+}
+
 /// JSON text known to be one valid value (serde_json's own, or checked),
 /// boxed as a raw value
 /// without parsing or copying it: serde_json takes a raw value's text as
@@ -590,9 +613,47 @@ mod tests {
     use serde_json::json;
     use serde_json::value::RawValue;
 
-    use super::{needs_escape, raw_json, write_json, write_json_str, write_name};
+    use super::{needs_escape, one_raw_value, raw_json, write_json, write_json_str, write_name};
     use crate::jsonrpc::{Message, Request, RequestId, Response};
     use crate::types::CallToolRequestParams;
+
+    /// `one_raw_value` is serde_json's borrowed raw value, on a table of
+    /// values, whitespace around them, texts that are not one value and
+    /// nesting deeper than the scan follows.
+    #[test]
+    fn one_raw_value_is_serde_jsons() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let unbalanced = format!("{}{}", "[".repeat(200), "]".repeat(199));
+        let texts = [
+            r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#,
+            r#"{"a":"\u00e9\n\"","b":[1,-2.5e3,true,null,{}]}"#,
+            "{}",
+            "[]",
+            "[1,2]",
+            "\"x\"",
+            "0",
+            "null",
+            " {}",
+            "{} ",
+            "\n[1]\t",
+            "",
+            " ",
+            "{",
+            "{}}",
+            "{} {}",
+            "{\"a\":}",
+            "[1,]",
+            "01",
+            "\"\u{1}\"",
+            "nul",
+            &deep,
+            &unbalanced,
+        ];
+        for text in texts {
+            let parsed = serde_json::from_str::<&RawValue>(text).ok().map(RawValue::get);
+            assert_eq!(one_raw_value(text).map(RawValue::get), parsed, "{text:?}");
+        }
+    }
 
     /// serde_json's own rule, byte by byte.
     fn escaped_by_serde_json(bytes: &[u8]) -> bool {

@@ -2,6 +2,8 @@
 //! connections, the tool policy in front of them.
 
 mod calls;
+mod plain;
+pub use plain::PlainCall;
 mod shared;
 mod sized;
 mod slot;
@@ -442,13 +444,8 @@ impl Registry {
     /// Maps a transport error, dropping the cached connection when it is
     /// gone so the next use (or the supervisor) reconnects.
     async fn failed(&self, slot: &Slot, generation: u64, source: TransportError) -> Error {
-        if source.is_connection_lost() && slot.drop_connection(generation).await {
-            tracing::debug!(server = %slot.name, "MCP connection lost; will reconnect");
-            if slot.is_supervised() {
-                slot.wake.notify_one();
-            } else {
-                slot.set_health(Health::Idle);
-            }
+        if source.is_connection_lost() {
+            connection_lost(slot, generation).await;
         }
         self.shared.transport_error(&slot.name, source)
     }
@@ -840,5 +837,18 @@ async fn discover_authorization(
             None => Err(TransportError::Http(e)),
         },
         Err(e) => Err(e),
+    }
+}
+
+/// Drops a connection that was lost, so the next use (or the supervisor)
+/// connects again.
+pub(crate) async fn connection_lost(slot: &Slot, generation: u64) {
+    if slot.drop_connection(generation).await {
+        tracing::debug!(server = %slot.name, "MCP connection lost; will reconnect");
+        if slot.is_supervised() {
+            slot.wake.notify_one();
+        } else {
+            slot.set_health(Health::Idle);
+        }
     }
 }

@@ -96,6 +96,21 @@ impl<W> ClientCore<W> {
         self.pending.remove(&id).map(|p| p.waiter)
     }
 
+    /// [`take_answered`](Self::take_answered) when `wanted` says so of the
+    /// request's waiter (one look-up): `None`, with nothing changed,
+    /// otherwise.
+    pub fn take_answered_if(&mut self, id: i64, wanted: impl FnOnce(&W) -> bool) -> Option<W> {
+        if self.reads_result(id) {
+            return None;
+        }
+        match self.pending.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) if wanted(&e.get().waiter) => {
+                Some(e.remove().waiter)
+            }
+            _ => None,
+        }
+    }
+
     fn handle_outcome(&mut self, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
         let found = match &id {
             RequestId::Number(n) => self.pending.remove(n).map(|p| (*n, p)),

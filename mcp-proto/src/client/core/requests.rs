@@ -237,19 +237,38 @@ impl<W> ClientCore<W> {
     pub fn cancel(&mut self, id: &RequestId, reason: &str) {
         let RequestId::Number(n) = id else { return };
         let Some(p) = self.pending.remove(n) else { return };
-        if &*p.method == methods::INITIALIZE {
-            // initialize must not be cancelled; the connection is unusable.
-            self.phase = Phase::Failed;
-        } else if self.phase == Phase::Probing(*n) {
-            self.phase = Phase::Fresh;
-        } else {
-            self.queue_cancelled(id.clone(), reason.to_owned());
-        }
+        self.stopped(id, *n, &p.method, Some(reason));
         self.events.push_back(Event::Reply {
             id: id.clone(),
             waiter: p.waiter,
             outcome: Err(ClientError::Cancelled { method: p.method.into() }),
         });
+    }
+
+    /// Ends a request before its answer and gives its waiter back, with no
+    /// event: the driver hands it what ended it (its transport's own
+    /// failure), or drops it (its caller stopped it). With a `reason` the
+    /// server is told, as [`cancel`](Self::cancel) tells it; without,
+    /// nothing is sent, as [`abandon`](Self::abandon). Unknown ids: `None`.
+    pub fn take_ended(&mut self, id: &RequestId, reason: Option<&str>) -> Option<W> {
+        let RequestId::Number(n) = id else { return None };
+        let p = self.pending.remove(n)?;
+        self.stopped(id, *n, &p.method, reason);
+        Some(p.waiter)
+    }
+
+    /// What ending request `n` before its answer changes: `initialize`
+    /// must not be cancelled (the connection is unusable), the era probe
+    /// leaves the core fresh, any other request is cancelled with the
+    /// server when there is a `reason` to tell it.
+    fn stopped(&mut self, id: &RequestId, n: i64, method: &str, reason: Option<&str>) {
+        if method == methods::INITIALIZE {
+            self.phase = Phase::Failed;
+        } else if self.phase == Phase::Probing(n) {
+            self.phase = Phase::Fresh;
+        } else if let Some(reason) = reason {
+            self.queue_cancelled(id.clone(), reason.to_owned());
+        }
     }
 
     /// Forgets a request whose transport failed to carry it, without

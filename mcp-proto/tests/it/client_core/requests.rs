@@ -124,6 +124,56 @@ fn an_abandoned_request_fails_its_waiter_and_tells_the_server_nothing() {
     assert!(events(&mut core).is_empty());
 }
 
+/// A request ended before its answer, its waiter taken back: the server
+/// is told (as a cancellation tells it) when a reason is given, nothing
+/// otherwise; no event either way, and the request is over.
+#[test]
+fn a_request_taken_back_ends_without_an_event() {
+    let t0 = Instant::now();
+    for reason in [Some("the transport failed"), None] {
+        let mut core = ready(t0);
+        let opts = RequestOptions::with_timeout(Duration::from_secs(5));
+        let req = core.start_request("tools/call", None, &opts, "c", t0).unwrap();
+        transmitted(&mut core);
+        assert_eq!(core.take_ended(&req.id, reason), Some("c"));
+        assert!(events(&mut core).is_empty());
+        let sent = transmitted(&mut core);
+        match reason {
+            Some(reason) => {
+                assert_eq!(sent.len(), 1, "{sent:?}");
+                assert_eq!(sent[0]["method"], "notifications/cancelled");
+                assert_eq!(sent[0]["params"]["requestId"], json!(req.id));
+                assert_eq!(sent[0]["params"]["reason"], reason);
+            }
+            None => assert!(sent.is_empty(), "{sent:?}"),
+        }
+        assert_eq!(core.pending_requests(), 0);
+        assert_eq!(core.deadline(&req.id), None);
+        // Once only; unknown ids give nothing.
+        assert_eq!(core.take_ended(&req.id, reason), None);
+        assert_eq!(core.take_ended(&RequestId::from("x"), reason), None);
+        core.handle_timeout(t0 + Duration::from_secs(6));
+        assert!(events(&mut core).is_empty());
+    }
+}
+
+/// `take_answered_if` takes a request only when its waiter is wanted,
+/// leaving it in place otherwise.
+#[test]
+fn a_request_is_taken_as_answered_only_when_wanted() {
+    let t0 = Instant::now();
+    let mut core = ready(t0);
+    let opts = RequestOptions::default();
+    let req = core.start_request("tools/call", None, &opts, "c", t0).unwrap();
+    let RequestId::Number(n) = req.id else { panic!("{:?}", req.id) };
+    assert_eq!(core.take_answered_if(n, |w| *w == "other"), None);
+    assert_eq!(core.pending_requests(), 1);
+    assert_eq!(core.take_answered_if(n, |w| *w == "c"), Some("c"));
+    assert_eq!(core.pending_requests(), 0);
+    assert_eq!(core.take_answered_if(n, |_| true), None);
+    assert!(events(&mut core).is_empty());
+}
+
 #[test]
 fn timeout_sends_cancelled_and_drops_late_reply() {
     let t0 = Instant::now();
