@@ -73,7 +73,7 @@ impl<T: Transport> Client<T> {
             _ => Arguments::None,
         };
         let params: CallParams<'_, RawValue> = CallParams { name, arguments, task: None };
-        let (id, body, deadline) = {
+        let (id, body, deadline, awaited) = {
             let mut core = lock(&inner.core);
             let started = core.start_request_encoded(
                 methods::TOOLS_CALL,
@@ -84,7 +84,7 @@ impl<T: Transport> Client<T> {
             );
             let (id, body) = started.map_err(|e| inner.transport.client_error(e))?;
             let deadline = core.deadline(&id);
-            (id, body, deadline)
+            (id, body, deadline, core.pending_requests())
         };
         if let Some(deadline) = deadline {
             inner.arm_deadline(deadline);
@@ -101,6 +101,7 @@ impl<T: Transport> Client<T> {
                 tool: None,
                 protocol_version: None,
                 headers: &headers,
+                awaited,
             };
             if let Err(e) = me.transport.send_request(outgoing).await {
                 tracing::debug!(server = %me.options.name, error = %e, "forwarding a call to the server failed");
