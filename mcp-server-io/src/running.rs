@@ -451,7 +451,7 @@ mod tests {
     fn state_of(running: &Running) -> Arc<JobState> {
         match running {
             Running::Beside(state) => state.clone(),
-            Running::Task(_) => panic!("handed to a runner"),
+            Running::Task(_) | Running::Forwarded(_) => panic!("handed to a runner"),
         }
     }
 

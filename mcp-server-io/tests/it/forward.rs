@@ -126,10 +126,8 @@ fn call(session: &Session<Fwd>, id: i64, method: &str) {
 
 fn cancel(session: &Session<Fwd>, id: i64) {
     let params = json!({ "requestId": id });
-    session.handle(Message::Notification(Notification::new(
-        "notifications/cancelled",
-        Some(params),
-    )));
+    session
+        .handle(Message::Notification(Notification::new("notifications/cancelled", Some(params))));
 }
 
 fn result(text: &str) -> Box<RawValue> {
@@ -156,20 +154,22 @@ async fn a_forwarded_request_is_answered_once_with_its_text_or_its_error() {
     assert_eq!(raw_reply(&mut queue), (RequestId::Number(1), result("hi").get().to_owned()));
     assert_eq!(session.in_flight(), 0);
     // An answer for a request already answered is not sent.
-    assert!(!session.reply_forwarded(
-        RequestKey { origin: 0, id: RequestId::Number(1) },
-        Ok(result("again"))
-    ));
+    assert!(
+        !session.reply_forwarded(
+            RequestKey { origin: 0, id: RequestId::Number(1) },
+            Ok(result("again"))
+        )
+    );
     assert!(drain(&mut queue).is_empty());
 
     // An error object is the error reply.
     call(&session, 2, "fwd");
     up.end(2, Err(ErrorObject::new(-32602, "Unknown tool: x")));
     let error = only(&mut queue);
-    assert_eq!((error["id"].clone(), error["error"].clone()), (
-        json!(2),
-        json!({"code": -32602, "message": "Unknown tool: x"})
-    ));
+    assert_eq!(
+        (error["id"].clone(), error["error"].clone()),
+        (json!(2), json!({"code": -32602, "message": "Unknown tool: x"}))
+    );
 
     // A start that fails answers its error and frees its place.
     call(&session, 3, "fwd_fail");
