@@ -519,7 +519,8 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
     // `other` allowed by the default; `delete_all` asked about (trusted
     // annotations); `read` denied by a rule.
     let rules = policy(Tier::Allow, &[("s__read", Tier::Deny)], &["s"]);
-    let r = registry(&script, rules, None, Arc::new(MemoryApprovalStore::new()), Default::default());
+    let r =
+        registry(&script, rules, None, Arc::new(MemoryApprovalStore::new()), Default::default());
     // Not connected yet: the general path connects.
     assert!(r.plain_call("s", "other").is_none());
     let options = mcp_proto::client::RequestOptions::default;
