@@ -631,7 +631,7 @@ impl<H: Handler> Session<H> {
     }
 
     /// Admits a request the handler forwards with no future of its own
-    /// (the handler then gives [`Reply::Silent`](crate::Reply::Silent)):
+    /// (the handler then gives [`Reply::Silent`]):
     /// under the rules of [`spawn_request`](Self::spawn_request), decided
     /// in one look-up under the lock (a reused id gets `-32600`, one over
     /// the cap [`SERVER_BUSY`](crate::inflight::SERVER_BUSY), and `start`
