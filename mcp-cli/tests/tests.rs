@@ -42,6 +42,8 @@ mod serve_http;
 mod serve_login;
 #[path = "it/serve_notify.rs"]
 mod serve_notify;
+#[path = "it/serve_plain.rs"]
+mod serve_plain;
 #[path = "it/serve_search.rs"]
 mod serve_search;
 #[path = "it/serve_support.rs"]

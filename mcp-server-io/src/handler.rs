@@ -45,8 +45,9 @@ pub enum Reply {
     /// neither member (else it decodes it to add them).
     LaterRaw(RawReplyFuture),
     /// No answer: the handler answers later through its own means
-    /// ([`Context::reply`]), or never (a test server that ignores what it
-    /// does not know).
+    /// ([`Context::reply`], a request it forwarded with
+    /// [`Session::forward`](crate::Session::forward)), or never (a test
+    /// server that ignores what it does not know).
     Silent,
 }
 

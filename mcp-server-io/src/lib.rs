@@ -41,7 +41,10 @@
 //!   is dropped at its next `.await` and never answered. A request
 //!   answered later runs as a task of its own, or in the driver's task
 //!   beside it ([`Session::run_requests_beside`]: no task started per
-//!   request, its reply written in the wake-up that ends it).
+//!   request, its reply written in the wake-up that ends it), or is
+//!   forwarded with no future at all ([`Session::forward`]: admitted under
+//!   the same rules, answered by [`Session::reply_forwarded`] from
+//!   wherever its answer comes, cancelled by its [`CancelHook`]).
 //! - [`Session`]: the session core for both eras. Handshake era:
 //!   `initialize` (checked, negotiated), `ping`, `-32600` before
 //!   `initialize`, `logging/setLevel`, `notifications/cancelled`, the

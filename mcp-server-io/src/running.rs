@@ -41,7 +41,12 @@ pub(crate) enum Running {
     Forwarded(Option<CancelHook>),
 }
 
-/// What stops a forwarded request (its cancellation sent on).
+/// What stops a request forwarded with
+/// [`Session::forward`](crate::Session::forward) (its cancellation sent on
+/// to where it was forwarded): run once, when the request is cancelled,
+/// with no lock of the session held (it may end the request at once, and
+/// [`Session::reply_forwarded`](crate::Session::reply_forwarded) then
+/// finds it cancelled).
 pub struct CancelHook(pub Box<dyn FnOnce() + Send>);
 
 impl std::fmt::Debug for CancelHook {
@@ -65,7 +70,7 @@ impl Running {
     }
 
     /// Stops the request as [`abort`](Self::abort) does; a forwarded one
-    /// by its hook.
+    /// by its hook (so with no lock of the session held).
     pub(crate) fn stop(self) {
         match self {
             Running::Forwarded(Some(CancelHook(hook))) => hook(),
@@ -446,7 +451,7 @@ mod tests {
     fn state_of(running: &Running) -> Arc<JobState> {
         match running {
             Running::Beside(state) => state.clone(),
-            Running::Task(_) => panic!("handed to a runner"),
+            Running::Task(_) | Running::Forwarded(_) => panic!("handed to a runner"),
         }
     }
 

@@ -523,11 +523,16 @@ impl<H: Handler> Session<H> {
     /// neither is answered. (A driver calls it when the client is gone.)
     pub fn cancel(&self, origin: u64, id: RequestId) {
         let key = RequestKey { origin, id };
-        let mut state = self.state();
-        if let Some(task) = state.in_flight.remove(&key) {
-            task.stop();
+        let running = {
+            let mut state = self.state();
+            state.listens.remove(&key);
+            state.in_flight.remove(&key)
+        };
+        // Stopped with no lock held: a forwarded request's hook may end it
+        // at once, and its end looks for it here.
+        if let Some(running) = running {
+            running.stop();
         }
-        state.listens.remove(&key);
     }
 
     /// `notifications/cancelled`: the request of that id from `origin`,
@@ -555,11 +560,15 @@ impl<H: Handler> Session<H> {
     /// Aborts every running request and ends every listen (none is
     /// answered): for a driver ending the session.
     pub fn abort_all(&self) {
-        let mut state = self.state();
-        for (_, task) in state.in_flight.drain() {
-            task.stop();
+        let running: Vec<Running> = {
+            let mut state = self.state();
+            state.listens.clear();
+            state.in_flight.drain().map(|(_, running)| running).collect()
+        };
+        // With no lock held, as `cancel` stops one.
+        for running in running {
+            running.stop();
         }
-        state.listens.clear();
     }
 
     /// Answers a request from a task of its own, or beside the driver while
@@ -591,9 +600,7 @@ impl<H: Handler> Session<H> {
             Entry::Occupied(taken) => {
                 let key = taken.key().clone();
                 drop(state);
-                let message = format!("request id {key} is already in use by a running call");
-                return self
-                    .reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+                return self.reject_reused(key);
             }
             Entry::Vacant(place) => place,
         };
@@ -624,63 +631,87 @@ impl<H: Handler> Session<H> {
     }
 
     /// Admits a request the handler forwards with no future of its own
-    /// (it then gives [`Reply::Silent`](crate::Reply::Silent)): under the
-    /// same rules as [`spawn_request`](Self::spawn_request) (a reused id
-    /// gets `-32600`, one over the cap [`SERVER_BUSY`](crate::inflight::SERVER_BUSY)),
-    /// then `start` forwards it and gives the hook a cancellation runs. The
-    /// request takes its place until [`reply_forwarded`](Self::reply_forwarded)
-    /// answers it, or it is cancelled (its hook run, no answer). `start` runs
-    /// with no lock held: what it calls may answer at once. Gives whether
-    /// `start` ran.
+    /// (the handler then gives [`Reply::Silent`]):
+    /// under the rules of [`spawn_request`](Self::spawn_request), decided
+    /// in one look-up under the lock (a reused id gets `-32600`, one over
+    /// the cap [`SERVER_BUSY`](crate::inflight::SERVER_BUSY), and `start`
+    /// does not run), then `start` forwards it, with no lock held (what it
+    /// calls may answer at once), and gives the hook that cancels it.
+    ///
+    /// The request keeps its place under the cap until
+    /// [`reply_forwarded`](Self::reply_forwarded) answers it, or a
+    /// cancellation ([`cancel`](Self::cancel), the client's
+    /// `notifications/cancelled`, [`abort_all`](Self::abort_all)) takes it
+    /// out: its hook then runs (once `start` gave it, with no lock held)
+    /// and it is never answered. An error from `start` is the request's
+    /// answer. Gives whether `start` ran.
     pub fn forward(
         &self,
-        key: RequestKey,
+        key: &RequestKey,
         start: impl FnOnce() -> Result<CancelHook, ErrorObject>,
     ) -> bool {
         {
             let mut state = self.state();
-            if state.in_flight.contains_key(&key) {
-                drop(state);
-                let message = format!("request id {key} is already in use by a running call");
-                self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
-                return false;
-            }
-            if let Err(busy) = inflight::admit(state.open(), self.inner.options.max_in_flight) {
+            let open = state.open();
+            // One look-up: the place found here is the one taken.
+            let place = match state.in_flight.entry(key.clone()) {
+                Entry::Occupied(taken) => {
+                    let key = taken.key().clone();
+                    drop(state);
+                    self.reject_reused(key);
+                    return false;
+                }
+                Entry::Vacant(place) => place,
+            };
+            if let Err(busy) = inflight::admit(open, self.inner.options.max_in_flight) {
+                let key = place.into_key();
                 drop(state);
                 self.reply(key, Err(busy));
                 return false;
             }
-            state.in_flight.insert(key.clone(), Running::Forwarded(None));
+            place.insert(Running::Forwarded(None));
         }
-        match start() {
-            Ok(hook) => {
-                let mut state = self.state();
-                match state.in_flight.get_mut(&key) {
-                    Some(Running::Forwarded(slot @ None)) => *slot = Some(hook),
-                    // Cancelled meanwhile (or answered: then the hook
-                    // finds the call ended and does nothing).
-                    _ => {
-                        drop(state);
-                        (hook.0)();
-                    }
-                }
+        // The hook goes where the request waits, unless it ended meanwhile
+        // (cancelled: the hook runs now; answered: it runs too and finds
+        // the call over, doing nothing).
+        let outcome = start();
+        let mut state = self.state();
+        match (outcome, state.in_flight.get_mut(key)) {
+            (Ok(hook), Some(Running::Forwarded(place @ None))) => *place = Some(hook),
+            (Ok(hook), _) => {
+                drop(state);
+                (hook.0)();
             }
-            Err(error) => {
-                if self.state().in_flight.remove(&key).is_some() {
-                    self.reply(key, Err(error));
-                }
+            (Err(error), Some(Running::Forwarded(None))) => {
+                state.in_flight.remove(key);
+                drop(state);
+                self.reply(key.clone(), Err(error));
             }
+            (Err(_), _) => {}
         }
         true
     }
 
+    /// `-32600` for a request whose id a running one has.
+    fn reject_reused(&self, key: RequestKey) {
+        let message = format!("request id {key} is already in use by a running call");
+        self.reply(key, Err(ErrorObject::new(error_code::INVALID_REQUEST, message)));
+    }
+
     /// Answers a request admitted by [`forward`](Self::forward), a result
-    /// being JSON text sent as it is; nothing when it was cancelled.
-    pub fn reply_forwarded(&self, key: &RequestKey, result: Result<Box<RawValue>, ErrorObject>) {
-        let wanted = self.state().in_flight.remove(key).is_some();
+    /// being JSON text sent as it is ([`reply_raw`](Self::reply_raw));
+    /// nothing when it was cancelled (its place is gone). Gives whether it
+    /// was answered.
+    pub fn reply_forwarded(
+        &self,
+        key: RequestKey,
+        result: Result<Box<RawValue>, ErrorObject>,
+    ) -> bool {
+        let wanted = self.state().in_flight.remove(&key).is_some();
         if wanted {
-            self.reply_raw(key.clone(), result);
+            self.reply_raw(key, result);
         }
+        wanted
     }
 
     /// Runs `driver` (the driver serving this session, e.g.
@@ -859,7 +890,8 @@ struct ForgetBeside<'a, H>(&'a Session<H>);
 impl<H> Drop for ForgetBeside<'_, H> {
     fn drop(&mut self) {
         let mut state = self.0.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.in_flight.retain(|_, running| matches!(running, Running::Task(_)));
+        // A task of its own and a forwarded request do not go with it.
+        state.in_flight.retain(|_, running| !matches!(running, Running::Beside(_)));
     }
 }
 

@@ -6,6 +6,8 @@
 mod backlog;
 #[path = "it/beside.rs"]
 mod beside;
+#[path = "it/forward.rs"]
+mod forward;
 #[cfg(feature = "http")]
 #[path = "it/http.rs"]
 mod http;

@@ -30,6 +30,10 @@ use super::input::{CallFuture, ProgressTarget};
 use super::login::Logins;
 use super::{search, tasks};
 
+/// The target of the debug event of each call taken by
+/// [`Bridge::forward_plain`] (a test tells the two paths apart by it).
+const PLAIN_TARGET: &str = "mcpc::serve::plain";
+
 impl Bridge {
     /// A call's arguments as the tool takes them, from arguments valid
     /// under the shaped schema the host was given (with no shaping, the
@@ -261,13 +265,20 @@ impl Bridge {
     }
 
     /// A handshake-era host's plain `tools/call` forwarded with no future
-    /// of its own: its usual two members only (no `_meta`, so no progress
-    /// token), the tool routed already, no shaping or search mode, and
-    /// every check of the registry passed now ([`Registry::plain_call`]):
-    /// the upstream client writes the call and hands its outcome to a sink
-    /// that answers the host (the same result text, the same error as
-    /// [`call_tool`](Self::call_tool) gives). A host's cancellation cancels
-    /// it upstream. Gives whether it was taken.
+    /// of its own, when it is one that [`call_tool`](Self::call_tool)
+    /// would make with nothing of its own to add: its usual two members
+    /// only (no `_meta`: no progress token, no per-request level), its
+    /// tool routed already, no shaping, no search mode, no login that may
+    /// call for a second attempt, and every check of the registry passed
+    /// now ([`Registry::plain_call`]). The host gets what `call_tool`
+    /// gives it (the server's result text, the same error object), under
+    /// the same session rules (its place under the cap, `-32600` for a
+    /// reused id), listed as running meanwhile ([`HostLink::running`]: a
+    /// server's request goes to this host); its cancellation cancels the
+    /// call upstream. Gives whether it was taken: if not, nothing was done.
+    ///
+    /// [`Registry::plain_call`]: mcp_host_registry::Registry::plain_call
+    /// [`HostLink::running`]: super::host::HostLink::running
     pub(super) fn forward_plain(
         &self,
         session: &Session<Bridge>,
@@ -278,37 +289,38 @@ impl Bridge {
             return false;
         }
         let Some((name, arguments)) = params.plain_call_owned() else { return false };
+        // Not an object: `call_tool` says so.
         if arguments.as_ref().is_some_and(|a| !a.get().starts_with('{')) {
             return false;
         }
-        let Some((server, tool)) = self.routes().tool(name) else { return false };
-        if Logins::may_retry(&self.registry, &server) {
-            return false;
-        }
-        let Some(plain) = self.registry.plain_call(&server, &tool) else { return false };
-        if !plain.client.forwards_plainly() {
-            return false;
-        }
+        let plain = {
+            let routes = self.routes();
+            let Some((server, tool)) = routes.tool_ref(name) else { return false };
+            if Logins::may_retry(&self.registry, server) {
+                return false;
+            }
+            self.registry.plain_call(server, tool)
+        };
+        let Some(plain) = plain else { return false };
         let options = RequestOptions {
             timeout: self.timeout,
             reset_timeout_on_progress: true,
             max_total_timeout: Some(self.max_time),
             ..Default::default()
         };
-        let client = plain.client.clone();
-        let (host, answered, registry) = (session.clone(), key.clone(), self.registry.clone());
-        session.forward(key.clone(), move || {
-            let sink = move |outcome: Result<&RawValue, mcp_host_registry::TransportError>| {
-                let result = outcome.map(ToOwned::to_owned);
-                let result = result.map_err(|e| error_object(&registry, plain.error(e)));
-                host.reply_forwarded(&answered, result);
+        tracing::debug!(target: PLAIN_TARGET, id = %key, "forwarded with no future");
+        session.forward(key, || {
+            let running = self.link.running(key.clone());
+            let (host, answered) = (session.clone(), key.clone());
+            let end = move |outcome: Result<Box<RawValue>, Error>| {
+                // Ended before it is answered, as `call_tool`'s call.
+                drop(running);
+                let result = outcome.map_err(|e| call_error(&host.handler().registry, e, false));
+                host.reply_forwarded(answered, result);
             };
-            let tool = client.forward_tool_call(&tool, arguments.as_deref(), &options, sink);
-            match tool {
-                Ok(id) => Ok(mcp_server_io::CancelHook(Box::new(move || {
-                    client.cancel_forwarded(&id);
-                }))),
-                Err(e) => Err(error_object(&self.registry, Error::Transport { server, source: e })),
+            match plain.forward(arguments.as_deref(), options, end) {
+                Ok(cancel) => Ok(mcp_server_io::CancelHook(Box::new(cancel))),
+                Err(e) => Err(call_error(&self.registry, e, false)),
             }
         });
         true

@@ -134,13 +134,14 @@ struct Running {
 /// How long after a call ended a log message is still taken for its host.
 const LOG_GRACE: Duration = Duration::from_secs(1);
 
-/// Takes a host call off [`HostLink`]'s list when it ends.
-pub(crate) struct CallGuard<'a> {
-    link: &'a HostLink,
+/// Takes a host call off [`HostLink`]'s list when it ends (dropped where
+/// the call ends: a future's end, or a forwarded call's answer).
+pub(crate) struct CallGuard {
+    link: Arc<HostLink>,
     n: u64,
 }
 
-impl Drop for CallGuard<'_> {
+impl Drop for CallGuard {
     fn drop(&mut self) {
         let mut running = self.link.running_calls();
         if let Some(at) = running.calls.iter().position(|(n, _)| *n == self.n) {
@@ -214,12 +215,12 @@ impl HostLink {
     }
 
     /// Lists a handshake-era host's call as running until the guard drops.
-    pub(crate) fn running(&self, key: RequestKey) -> CallGuard<'_> {
+    pub(crate) fn running(self: &Arc<Self>, key: RequestKey) -> CallGuard {
         let mut running = self.running_calls();
         running.last += 1;
         let n = running.last;
         running.calls.push((n, key));
-        CallGuard { link: self, n }
+        CallGuard { link: self.clone(), n }
     }
 
     fn running_calls(&self) -> std::sync::MutexGuard<'_, Running> {
@@ -429,7 +430,7 @@ mod tests {
 
     #[test]
     fn a_request_is_related_to_the_one_call_running() {
-        let link = HostLink::default();
+        let link = Arc::new(HostLink::default());
         let key = |id: i64| RequestKey { origin: 0, id: id.into() };
         assert_eq!(link.related(), None);
         let one = link.running(key(1));

@@ -50,6 +50,11 @@ impl Routes {
 
     /// The server and upstream name of a tool the host names.
     pub(crate) fn tool(&self, name: &str) -> Option<(String, String)> {
+        self.tool_ref(name).map(|(server, tool)| (server.to_owned(), tool.to_owned()))
+    }
+
+    /// [`tool`](Self::tool), borrowed.
+    pub(crate) fn tool_ref<'a>(&'a self, name: &'a str) -> Option<(&'a str, &'a str)> {
         resolve(&self.single, &self.tools, name)
     }
 
@@ -65,7 +70,7 @@ impl Routes {
 
     /// The server and upstream name of a prompt the host names.
     pub(crate) fn prompt(&self, name: &str) -> Option<(String, String)> {
-        resolve(&self.single, &self.prompts, name)
+        resolve(&self.single, &self.prompts, name).map(|(s, n)| (s.to_owned(), n.to_owned()))
     }
 
     /// Remembers which server listed these resource URIs (replacing what
@@ -130,10 +135,14 @@ fn name(
         .collect()
 }
 
-fn resolve(single: &Option<String>, names: &ToolNames, name: &str) -> Option<(String, String)> {
+fn resolve<'a>(
+    single: &'a Option<String>,
+    names: &'a ToolNames,
+    name: &'a str,
+) -> Option<(&'a str, &'a str)> {
     match single {
-        Some(only) => Some((only.clone(), name.to_owned())),
-        None => names.resolve(name).map(|(s, n)| (s.to_owned(), n.to_owned())),
+        Some(only) => Some((only, name)),
+        None => names.resolve(name),
     }
 }
 

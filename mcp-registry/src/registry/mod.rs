@@ -844,11 +844,17 @@ async fn discover_authorization(
 /// connects again.
 pub(crate) async fn connection_lost(slot: &Slot, generation: u64) {
     if slot.drop_connection(generation).await {
-        tracing::debug!(server = %slot.name, "MCP connection lost; will reconnect");
-        if slot.is_supervised() {
-            slot.wake.notify_one();
-        } else {
-            slot.set_health(Health::Idle);
-        }
+        connection_dropped(slot);
+    }
+}
+
+/// After a lost connection was dropped: the supervisor woken to connect
+/// again, else the server idle until the next use.
+pub(crate) fn connection_dropped(slot: &Slot) {
+    tracing::debug!(server = %slot.name, "MCP connection lost; will reconnect");
+    if slot.is_supervised() {
+        slot.wake.notify_one();
+    } else {
+        slot.set_health(Health::Idle);
     }
 }

@@ -4,22 +4,30 @@
 //! ([`mcp_peer::Client::forward_tool_call`]).
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_proto::client::RequestOptions;
+use mcp_proto::types::Tool;
+use serde_json::value::RawValue;
 
 use super::shared::Shared;
 use super::slot::Slot;
+use super::tool_call::fit_options;
 use super::{Registry, calls, is_modern};
 use crate::error::{Error, TransportError};
 use crate::supervisor::Health;
 use crate::transport::ServerClient;
 use crate::trust::approval::Tier;
 
-/// A call to a server's tool that every check allows now (see
-/// [`Registry::plain_call`]): its connection, and what maps its errors.
+/// A call of a server's tool that every check allows now (see
+/// [`Registry::plain_call`]), to [`forward`](PlainCall::forward).
 pub struct PlainCall {
-    /// The connection the call goes out on.
-    pub client: ServerClient,
-    /// The tool's name on the server.
-    pub tool: String,
+    /// The connection the call goes out on: one that
+    /// [`forwards_plainly`](mcp_peer::Client::forwards_plainly).
+    client: ServerClient,
+    /// The server's tool list, the tool at `index`.
+    tools: Arc<[Tool]>,
+    index: usize,
     slot: Arc<Slot>,
     shared: Arc<Shared>,
     generation: u64,
@@ -27,19 +35,26 @@ pub struct PlainCall {
 
 impl std::fmt::Debug for PlainCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PlainCall").field("server", &self.slot.name).finish_non_exhaustive()
+        f.debug_struct("PlainCall")
+            .field("server", &self.slot.name)
+            .field("tool", &self.tool())
+            .finish_non_exhaustive()
     }
 }
 
 impl Registry {
-    /// The connection a call of `tool` on `server` goes out on when every
-    /// check [`call_tool_text`](Self::call_tool_text) makes passes now
-    /// without I/O or a wait: the server usable and connected in the
-    /// handshake era (not backing off), its tool list kept, the tool
-    /// listed, visible to the model and not withheld by pinning, the call
-    /// policy's tier `allow` (no approver to ask); no audit log (whose line
-    /// is written when a call ends). `None` otherwise: the call then takes
-    /// `call_tool_text`, which says why it fails, waits or asks.
+    /// The call of `tool` on `server` when every check
+    /// [`call_tool_text`](Self::call_tool_text) makes passes now, with no
+    /// I/O and no wait: no audit log (whose line is written when a call
+    /// ends); the server usable, connected (its connection not being
+    /// changed now) in the handshake era on a connection that
+    /// [`forwards_plainly`](mcp_peer::Client::forwards_plainly), not
+    /// backing off, its supervisor running when supervision is on; its
+    /// tool list kept, the tool listed, visible to the model (or app-only
+    /// tools allowed), not withheld by pinning; the call policy's tier
+    /// `allow` (no approver to ask, no rule or list refusing it). `None`
+    /// otherwise: the call then takes `call_tool_text`, which says why it
+    /// fails, waits, connects or asks.
     pub fn plain_call(&self, server: &str, tool: &str) -> Option<PlainCall> {
         let shared = &self.shared;
         if shared.options.trust.audit.is_some() {
@@ -47,7 +62,10 @@ impl Registry {
         }
         let slot = shared.slot(server).ok()?;
         let config = slot.config();
-        if config.unusable.is_some() || matches!(slot.health(), Health::BackingOff { .. }) {
+        if config.unusable.is_some()
+            || matches!(slot.health(), Health::BackingOff { .. })
+            || (shared.options.supervision.is_some() && !slot.is_supervised())
+        {
             return None;
         }
         let (generation, client) = {
@@ -55,7 +73,7 @@ impl Registry {
             let (generation, client, _) = cached.as_ref()?;
             (*generation, client.clone())
         };
-        if is_modern(&client) {
+        if is_modern(&client) || !client.forwards_plainly() {
             return None;
         }
         let tool = tool.trim();
@@ -72,19 +90,71 @@ impl Registry {
         if decision.tier != Tier::Allow {
             return None;
         }
-        Some(PlainCall { client, tool: tool.to_owned(), slot, shared: shared.clone(), generation })
+        Some(PlainCall { client, tools, index, slot, shared: shared.clone(), generation })
     }
 }
 
 impl PlainCall {
+    /// The tool's name on the server (the name asked for, trimmed).
+    pub fn tool(&self) -> &str {
+        &self.tools[self.index].name
+    }
+
+    /// Sends the call (`arguments` as the caller's JSON text, an object,
+    /// and `options` as [`call_tool_text`](Registry::call_tool_text) takes
+    /// them) with no future: its outcome goes to `end`, once, on the task
+    /// that ends it, as `call_tool_text` gives it (the result's text, or
+    /// the same error; a lost connection dropped first). Gives what cancels
+    /// it (the server is told and `end` is dropped uncalled, unless the
+    /// call ended), or the error `call_tool_text` gives when it cannot be
+    /// sent.
+    pub fn forward(
+        self,
+        arguments: Option<&RawValue>,
+        mut options: RequestOptions,
+        end: impl FnOnce(Result<Box<RawValue>, Error>) + Send + 'static,
+    ) -> Result<impl FnOnce() + Send + 'static, Error> {
+        fit_options(&mut options, Duration::ZERO, false);
+        let PlainCall { client, tools, index, slot, shared, generation } = self;
+        let failure = Failure { slot, shared, generation };
+        let ended = {
+            let failure = failure.clone();
+            move |outcome: Result<&RawValue, TransportError>| {
+                end(outcome.map(ToOwned::to_owned).map_err(|e| failure.error(e)))
+            }
+        };
+        match client.forward_tool_call(&tools[index].name, arguments, &options, ended) {
+            Ok(id) => Ok(move || client.cancel_forwarded(&id)),
+            Err(e) => Err(failure.error(e)),
+        }
+    }
+}
+
+/// What maps a plain call's failure.
+#[derive(Clone)]
+struct Failure {
+    slot: Arc<Slot>,
+    shared: Arc<Shared>,
+    generation: u64,
+}
+
+impl Failure {
     /// A failure of the call, as [`Registry::call_tool_text`] gives it; a
-    /// lost connection is dropped as that call drops it (the supervisor, or
-    /// the next call, connects again), in a task of its own.
-    pub fn error(&self, source: TransportError) -> Error {
+    /// lost connection is dropped as that call drops it, before the error
+    /// is given (the supervisor, or the next call, connects again), unless
+    /// the connection is locked now: then from a task of its own.
+    fn error(&self, source: TransportError) -> Error {
         if source.is_connection_lost() {
-            let (slot, generation) = (self.slot.clone(), self.generation);
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move { super::connection_lost(&slot, generation).await });
+            match self.slot.try_drop_connection(self.generation) {
+                Some(true) => super::connection_dropped(&self.slot),
+                Some(false) => {}
+                None => {
+                    let (slot, generation) = (self.slot.clone(), self.generation);
+                    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                        runtime
+                            .spawn(async move { super::connection_lost(&slot, generation).await });
+                    }
+                }
             }
         }
         self.shared.transport_error(&self.slot.name, source)

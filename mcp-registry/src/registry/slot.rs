@@ -116,6 +116,17 @@ impl Slot {
         false
     }
 
+    /// [`drop_connection`](Self::drop_connection) with no wait: `None`
+    /// when the connection is locked now.
+    pub(crate) fn try_drop_connection(&self, generation: u64) -> Option<bool> {
+        let mut cached = self.conn.try_lock().ok()?;
+        if cached.as_ref().is_some_and(|(g, _, _)| *g == generation) {
+            *cached = None;
+            return Some(true);
+        }
+        Some(false)
+    }
+
     /// Stops the supervisor, if one runs.
     pub(crate) fn stop_supervisor(&self) {
         if let Some(task) = lock(&self.supervisor).take() {

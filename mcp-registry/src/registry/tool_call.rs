@@ -54,10 +54,7 @@ impl Registry {
         let parts = self.shared.options.trust.parts();
         let before = CallGate::before_io(parts, &config, tool)?;
         let (generation, conn, waited) = self.shared.connection(&slot, options.timeout).await?;
-        if let Some(timeout) = &mut options.timeout {
-            *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
-        }
-        per_request_log_level(&mut options, is_modern(&conn));
+        fit_options(&mut options, waited, is_modern(&conn));
         let tools = match calls::cached_tools(&conn) {
             Some(tools) => tools,
             None => match calls::list_tools(&conn).await {
@@ -314,6 +311,16 @@ impl Registry {
 /// stateless era's: it is kept for a server of that era (`modern`) and
 /// taken out for a handshake-era one, whose session has its level
 /// (`logging/setLevel`); a `_meta` left empty goes too.
+/// A call's options once its connection is there, `waited` for: the wait
+/// taken off its timeout (never below [`MIN_CALL_TIME`]), a per-request
+/// log level only for a stateless-era connection.
+pub(crate) fn fit_options(options: &mut RequestOptions, waited: Duration, modern: bool) {
+    if let Some(timeout) = &mut options.timeout {
+        *timeout = timeout.saturating_sub(waited).max(MIN_CALL_TIME);
+    }
+    per_request_log_level(options, modern);
+}
+
 pub(crate) fn per_request_log_level(options: &mut RequestOptions, modern: bool) {
     if modern {
         return;

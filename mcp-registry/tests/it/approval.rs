@@ -509,3 +509,35 @@ fn the_approval_table_is_read_beside_the_servers() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `Registry::plain_call` takes only a call every check allows now, with
+/// no I/O: connected, listed, tier `allow`; forwarded, its outcome is what
+/// `call_tool_text` gives for the same call.
+#[tokio::test]
+async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one() {
+    let script = Scripted::new(tools());
+    // `other` allowed by the default; `delete_all` asked about (trusted
+    // annotations); `read` denied by a rule.
+    let rules = policy(Tier::Allow, &[("s__read", Tier::Deny)], &["s"]);
+    let r =
+        registry(&script, rules, None, Arc::new(MemoryApprovalStore::new()), Default::default());
+    // Not connected yet: the general path connects.
+    assert!(r.plain_call("s", "other").is_none());
+    let options = mcp_proto::client::RequestOptions::default;
+    let general = r.call_tool_text("s", "other", None, options()).await.unwrap();
+    let plain = r.plain_call("s", " other ").expect("connected, listed, allowed");
+    assert!(format!("{plain:?}").contains("\"other\""), "{plain:?}");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let _cancel = plain
+        .forward(None, options(), move |outcome| {
+            let _ = tx.send(outcome);
+        })
+        .unwrap();
+    let forwarded = rx.await.unwrap().unwrap();
+    assert_eq!(forwarded.get(), general.get());
+    for refused in ["read", "delete_all", "nosuch"] {
+        assert!(r.plain_call("s", refused).is_none(), "{refused}");
+    }
+    assert!(r.plain_call("nosuch", "other").is_none());
+    assert!(r.plain_call("blocked", "other").is_none());
+}

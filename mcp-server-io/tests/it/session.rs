@@ -123,7 +123,7 @@ fn stateless_meta() -> Value {
 }
 
 /// Everything queued so far: (message, related id, origin).
-fn drain(queue: &mut OutgoingQueue) -> Vec<(Value, Option<RequestId>, u64)> {
+pub(crate) fn drain(queue: &mut OutgoingQueue) -> Vec<(Value, Option<RequestId>, u64)> {
     let mut out = Vec::new();
     while let Ok(item) = queue.try_recv() {
         match item {
@@ -136,7 +136,7 @@ fn drain(queue: &mut OutgoingQueue) -> Vec<(Value, Option<RequestId>, u64)> {
     out
 }
 
-fn only(queue: &mut OutgoingQueue) -> Value {
+pub(crate) fn only(queue: &mut OutgoingQueue) -> Value {
     let all = drain(queue);
     assert_eq!(all.len(), 1, "{all:?}");
     all.into_iter().next().unwrap().0
