@@ -67,7 +67,7 @@ pub fn text_result_json(text: &str) -> Box<RawValue> {
 
 /// `text` as a borrowed raw value where it is one JSON value: what
 /// `serde_json::from_str::<&RawValue>(text).ok()` gives, checked by the
-/// scan ([`is_one_value`](super::scan::is_one_value)) rather than the
+/// scan (the one under the usual requests' parameters) rather than the
 /// parser where the scan decides (text with no whitespace around it, not
 /// nested deeper than the scan follows); the parser decides the rest.
 pub fn one_raw_value(text: &str) -> Option<&RawValue> {
