@@ -301,7 +301,8 @@ impl Default for HttpConfig {
 /// this `iss`, this `aud` among its audiences and an `exp` still ahead.
 /// The protected resource metadata names `issuer` as the authorization
 /// server. The keys are fetched (plain `http://` only) when first needed
-/// and again when a token names a key not yet seen.
+/// and again when a token names a key not yet seen, by each server for
+/// itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JwtAuth {
     /// The authorization server's issuer identifier.

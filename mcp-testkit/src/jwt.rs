@@ -9,8 +9,7 @@
 //! resource metadata and refuses a request without a good token, or lets
 //! it through.
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -34,11 +33,24 @@ const MAX_JWKS: usize = 64 * 1024;
 /// Clock skew allowed on `exp` and `nbf`.
 const LEEWAY: u64 = 30;
 
-/// Key sets by `jwks_uri`, shared by every server of the process.
-static KEYS: LazyLock<Mutex<HashMap<String, Vec<Value>>>> = LazyLock::new(Default::default);
+/// A server's [`JwtAuth`] and the key set it fetched. Each server keeps
+/// its own: one started later on the same `jwks_uri` (another provider on
+/// a reused port, new keys under the same `kid`s) is never checked against
+/// keys its provider did not publish.
+#[derive(Debug)]
+pub(crate) struct Verifier {
+    auth: JwtAuth,
+    keys: Mutex<Option<Vec<Value>>>,
+}
 
-fn keys() -> MutexGuard<'static, HashMap<String, Vec<Value>>> {
-    KEYS.lock().unwrap_or_else(|e| e.into_inner())
+impl Verifier {
+    pub(crate) fn new(auth: JwtAuth) -> Self {
+        Verifier { auth, keys: Mutex::new(None) }
+    }
+
+    fn keys(&self) -> MutexGuard<'_, Option<Vec<Value>>> {
+        self.keys.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// Why a token was refused (never the token itself).
@@ -58,11 +70,12 @@ fn invalid(why: impl Into<String>) -> Refusal {
 /// to send instead (the protected resource metadata, or a 401), `None`
 /// when the request may go on. `base` is `http://host:port`.
 pub(crate) async fn guard(
-    auth: Option<&JwtAuth>,
+    verifier: Option<&Verifier>,
     base: &str,
     request: &Parts,
 ) -> Option<Response<Bytes>> {
-    let auth = auth?;
+    let verifier = verifier?;
+    let auth = &verifier.auth;
     let endpoint = format!("{base}/mcp");
     let prm_path = "/.well-known/oauth-protected-resource";
     let is_prm = request.uri.path().starts_with(prm_path);
@@ -85,7 +98,7 @@ pub(crate) async fn guard(
         return Some(reply(StatusCode::OK, "application/json", metadata.to_string(), None));
     }
     let url = format!("{base}{}", request.uri.path());
-    let refusal = match check_request(auth, &endpoint, &request.method, &url, request).await {
+    let refusal = match check_request(verifier, &endpoint, &request.method, &url, request).await {
         Ok(_) => return None,
         Err(refusal) => refusal,
     };
@@ -124,7 +137,7 @@ fn reply(
 
 /// Checks the request's token (and proof); returns its claims.
 async fn check_request(
-    auth: &JwtAuth,
+    verifier: &Verifier,
     endpoint: &str,
     method: &Method,
     url: &str,
@@ -138,10 +151,13 @@ async fn check_request(
         .ok_or(Refusal::Missing)?;
     let (head, _) = jwt_parts(token).ok_or_else(|| invalid("not a JWT"))?;
     let kid = head.get("kid").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let mut set = cached_keys(&auth.jwks_uri);
+    let auth = &verifier.auth;
+    let mut set = verifier.keys().clone();
     if set.is_none() || find_key(set.as_deref().unwrap_or_default(), &kid).is_none() {
         // First use, or a key not seen yet (the server rotated its keys).
-        set = Some(fetch_keys(&auth.jwks_uri).await?);
+        let fetched = fetch_keys(&auth.jwks_uri).await?;
+        *verifier.keys() = Some(fetched.clone());
+        set = Some(fetched);
     }
     let audience = auth.audience.as_deref().unwrap_or(endpoint);
     let claims = verify(token, set.as_deref().unwrap_or_default(), &auth.issuer, audience, now())?;
@@ -273,12 +289,7 @@ fn verify_signature(alg: &str, key: &Value, signed: &[u8], sig: &[u8]) -> Result
     }
 }
 
-fn cached_keys(jwks_uri: &str) -> Option<Vec<Value>> {
-    keys().get(jwks_uri).cloned()
-}
-
-/// Fetches the key set over plain HTTP (bounded in time and size) and
-/// caches it.
+/// Fetches the key set over plain HTTP (bounded in time and size).
 async fn fetch_keys(jwks_uri: &str) -> Result<Vec<Value>, Refusal> {
     let fetched = tokio::time::timeout(FETCH_TIMEOUT, get(jwks_uri))
         .await
@@ -289,7 +300,6 @@ async fn fetch_keys(jwks_uri: &str) -> Result<Vec<Value>, Refusal> {
         .and_then(Value::as_array)
         .cloned()
         .ok_or_else(|| invalid("key set: no keys"))?;
-    keys().insert(jwks_uri.to_owned(), list.clone());
     Ok(list)
 }
 
@@ -409,7 +419,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_guard_serves_metadata_and_refuses_without_a_good_token() {
-        let auth = JwtAuth::new(ISS, "http://127.0.0.1:1/jwks");
+        let auth = Verifier::new(JwtAuth::new(ISS, "http://127.0.0.1:1/jwks"));
         let base = "http://127.0.0.1:2";
         let get = |path: &str, authorization: Option<&str>| {
             let mut b = Request::get(path);
@@ -435,12 +445,64 @@ mod tests {
         let text = challenge(&bad);
         assert!(text.contains(r#"error="invalid_token", error_description="not a JWT""#), "{text}");
         assert_eq!(text.matches('"').count() % 2, 0, "{text}");
-        let hidden = auth.clone().without_metadata();
+        let hidden = Verifier::new(auth.auth.clone().without_metadata());
         let gone = guard(Some(&hidden), base, &get("/.well-known/oauth-protected-resource", None))
             .await
             .unwrap();
         assert_eq!(gone.status(), StatusCode::NOT_FOUND);
         assert!(guard(None, base, &get("/mcp", None)).await.is_none());
+    }
+
+    /// Two providers in turn behind one `jwks_uri` (a port reused), each
+    /// with a new key under the same `kid`: each server checks tokens
+    /// against the keys it fetched, never against another server's.
+    #[tokio::test]
+    async fn each_server_keeps_the_keys_it_fetched() {
+        use std::sync::Arc;
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+        let (first, first_jwk) = es256("es-1");
+        let (second, second_jwk) = es256("es-1");
+        let published = Arc::new(Mutex::new(json!({"keys": [first_jwk]})));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let jwks_uri = format!("http://{}/jwks", listener.local_addr().unwrap());
+        let serving = Arc::clone(&published);
+        let server = tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = stream.read(&mut buf).await.unwrap();
+                    assert!(n > 0, "the request's head ends");
+                    head.extend_from_slice(&buf[..n]);
+                }
+                let body = serving.lock().unwrap().to_string();
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                stream.write_all(reply.as_bytes()).await.unwrap();
+            }
+        });
+        let header = json!({"alg": "ES256", "kid": "es-1", "typ": "at+jwt"});
+        let token = |pair: &EcdsaKeyPair| {
+            let claims = json!({"iss": ISS, "aud": AUD, "exp": now() + 600});
+            let token = sign(pair, &header, &claims);
+            let request = Request::post("/mcp").header(AUTHORIZATION, format!("Bearer {token}"));
+            request.body(()).unwrap().into_parts().0
+        };
+        let base = "http://127.0.0.1:2";
+        let one = Verifier::new(JwtAuth::new(ISS, &jwks_uri));
+        assert!(guard(Some(&one), base, &token(&first)).await.is_none(), "the first key");
+        *published.lock().unwrap() = json!({"keys": [second_jwk]});
+        let two = Verifier::new(JwtAuth::new(ISS, &jwks_uri));
+        assert!(guard(Some(&two), base, &token(&second)).await.is_none(), "the second key");
+        assert!(guard(Some(&one), base, &token(&first)).await.is_none(), "the first, kept");
+        let refused = guard(Some(&two), base, &token(&first)).await.expect("a refusal");
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+        server.abort();
     }
 
     #[test]

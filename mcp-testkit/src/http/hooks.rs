@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::{Stats, lock};
-use crate::config::{HttpConfig, JwtAuth, Redirect};
+use crate::config::{HttpConfig, Redirect};
 use crate::server::{Server, Testkit};
 
 /// The hooks of one server.
@@ -187,7 +187,7 @@ pub(super) fn authorize(
         BearerToken::new(token.clone()).with_challenge(challenge)
     });
     Some(Arc::new(Auth {
-        jwt: config.jwt_auth.clone(),
+        jwt: config.jwt_auth.clone().map(crate::jwt::Verifier::new),
         base: base.to_owned(),
         bearer,
         forbid_scope: config.forbid_scope,
@@ -198,7 +198,7 @@ pub(super) fn authorize(
 /// The testkit's checks, in order: a JWT an authorization server signed,
 /// the fixed bearer token, then a forced 403 `insufficient_scope`.
 struct Auth {
-    jwt: Option<JwtAuth>,
+    jwt: Option<crate::jwt::Verifier>,
     base: String,
     bearer: Option<BearerToken>,
     forbid_scope: bool,
