@@ -31,6 +31,7 @@ pub(crate) async fn connect_ours_in(
     o.client.era = choice;
     o.pool = pool.cloned();
     o.event_stream = std::env::var_os("BENCH_NO_EVENT_STREAM").is_none();
+    o.wait_for_event_stream = std::env::var_os("BENCH_WAIT_EVENT_STREAM").is_some();
     mcp_bench::ours::connect_http(url, o, "ours").await
 }
 
