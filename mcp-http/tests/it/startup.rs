@@ -172,6 +172,15 @@ fn options() -> HttpOptions {
     o
 }
 
+fn connect(addr: SocketAddr, options: HttpOptions) -> mcp_http::HttpClient {
+    mcp_http::connect(&format!("http://{addr}/mcp"), options).unwrap()
+}
+
+/// The client's view of the standalone stream now.
+fn state_now(client: &mcp_http::HttpClient) -> EventStreamState {
+    client.transport().watch_event_stream().borrow().clone()
+}
+
 /// The client's view of the standalone stream, once it is `want`.
 async fn state_becomes(
     client: &mcp_http::HttpClient,
@@ -196,11 +205,11 @@ async fn the_stream_opens_in_the_background_and_delivers_the_first_notification(
         o.on_event = Some(Arc::new(move |e: &ServerEvent| {
             let _ = tx.send(e.clone());
         }));
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         // The server holds the GET's answer: the handshake returns all the
         // same, the stream not open yet.
         client.initialize().await.unwrap();
-        assert_eq!(*client.transport().watch_event_stream().borrow(), EventStreamState::NotOpen);
+        assert_eq!(state_now(&client), EventStreamState::NotOpen);
 
         release.notify_one();
         state_becomes(&client, |s| *s == EventStreamState::Open).await;
@@ -215,10 +224,7 @@ async fn the_stream_opens_in_the_background_and_delivers_the_first_notification(
         assert_eq!(gets(&server), 1);
         client.close().await.unwrap();
         let reason = "the client was closed".to_owned();
-        assert_eq!(
-            *client.transport().watch_event_stream().borrow(),
-            EventStreamState::Ended { reason }
-        );
+        assert_eq!(state_now(&client), EventStreamState::Ended { reason });
     })
     .await;
 }
@@ -233,11 +239,11 @@ async fn waiting_for_the_stream_has_it_open_before_initialize_returns() {
         o.on_event = Some(Arc::new(move |e: &ServerEvent| {
             let _ = tx.send(e.clone());
         }));
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
         // Open before `initialize` returned, in the new session, with the
         // negotiated version.
-        assert_eq!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        assert_eq!(state_now(&client), EventStreamState::Open);
         let log = server.log.lock().unwrap().clone();
         let want =
             ["initialize", "notifications/initialized", "GET session=s-1 version=2025-11-25"];
@@ -261,7 +267,7 @@ async fn waiting_for_the_stream_has_it_open_before_initialize_returns() {
 async fn a_405_to_the_get_is_remembered() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, server) = server(Some(StatusCode::METHOD_NOT_ALLOWED)).await;
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let client = connect(addr, options());
         client.initialize().await.unwrap();
         state_becomes(&client, |s| *s == EventStreamState::NotOffered).await;
         client.ping().await.unwrap();
@@ -272,7 +278,7 @@ async fn a_405_to_the_get_is_remembered() {
         assert_eq!(log.last().map(String::as_str), Some("ping"), "{log:?}");
         client.close().await.unwrap();
         // Closing does not turn "none offered" into "ended".
-        assert_eq!(*client.transport().watch_event_stream().borrow(), EventStreamState::NotOffered);
+        assert_eq!(state_now(&client), EventStreamState::NotOffered);
     })
     .await;
 }
@@ -283,9 +289,9 @@ async fn a_405_to_the_get_is_known_when_initialize_returns_if_waited_for() {
         let (addr, _server) = server(Some(StatusCode::METHOD_NOT_ALLOWED)).await;
         let mut o = options();
         o.wait_for_event_stream = true;
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
-        assert_eq!(*client.transport().watch_event_stream().borrow(), EventStreamState::NotOffered);
+        assert_eq!(state_now(&client), EventStreamState::NotOffered);
         client.close().await.unwrap();
     })
     .await;
@@ -295,7 +301,7 @@ async fn a_405_to_the_get_is_known_when_initialize_returns_if_waited_for() {
 async fn an_error_status_to_the_get_ends_the_stream_and_the_session_goes_on() {
     bounded_by(TEST_TIMEOUT, async {
         let (addr, server) = server(Some(StatusCode::INTERNAL_SERVER_ERROR)).await;
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let client = connect(addr, options());
         client.initialize().await.unwrap();
         // A watcher (`mcpc listen`) learns that no stream will come.
         let ended = state_becomes(&client, |s| matches!(s, EventStreamState::Ended { .. })).await;
@@ -326,7 +332,7 @@ async fn a_get_never_answered_is_given_up_at_the_request_timeout() {
         let (addr, server, mut got, mut gave_up) = hanging().await;
         let mut o = options();
         o.request_timeout = Duration::from_secs(2);
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
         assert_eq!(got.recv().await, Some(()));
         client.ping().await.unwrap();
@@ -351,14 +357,14 @@ async fn waiting_for_a_get_never_answered_does_not_hold_up_the_handshake_beyond_
         o.wait_for_event_stream = true;
         // Longer than the handshake's wait for the stream (one second).
         o.request_timeout = Duration::from_secs(2);
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
-        assert_ne!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        assert_ne!(state_now(&client), EventStreamState::Open);
         // The opening went on in its task, and gave the GET up at the
         // request timeout.
         assert_eq!(gave_up.recv().await, Some(()));
         assert_eq!(gets(&server), 1);
-        assert_ne!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        assert_ne!(state_now(&client), EventStreamState::Open);
         client.ping().await.unwrap();
         client.close().await.unwrap();
     })
@@ -372,15 +378,12 @@ async fn closing_while_the_get_is_out_gives_it_up() {
         // The request timeout would end it only after the test's bound.
         let mut o = options();
         o.request_timeout = Duration::from_secs(60);
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
         assert_eq!(got.recv().await, Some(()));
         client.close().await.unwrap();
         let reason = "the client was closed".to_owned();
-        assert_eq!(
-            *client.transport().watch_event_stream().borrow(),
-            EventStreamState::Ended { reason }
-        );
+        assert_eq!(state_now(&client), EventStreamState::Ended { reason });
         assert_eq!(gave_up.recv().await, Some(()));
         assert_eq!(gets(&server), 1);
         // The session was deleted; nothing opens again.
@@ -396,7 +399,7 @@ async fn dropping_the_client_while_the_get_is_out_gives_it_up() {
         let (addr, _server, mut got, mut gave_up) = hanging().await;
         let mut o = options();
         o.request_timeout = Duration::from_secs(60);
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
         assert_eq!(got.recv().await, Some(()));
         drop(client);
