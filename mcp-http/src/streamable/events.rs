@@ -88,6 +88,12 @@ impl Streamable {
                     shared.opening_failed(format!("it could not be opened: {e}"));
                 }
             }
+            // Done: the slot no longer keeps this task's cell (unless a
+            // later opening took the slot meanwhile).
+            let mut opener = lock(&shared.opener);
+            if opener.as_ref().is_some_and(|task| task.id() == tokio::task::id()) {
+                *opener = None;
+            }
         }));
         if let Some(old) = lock(&self.opener).replace(task.abort_handle()) {
             old.abort();
