@@ -119,10 +119,12 @@ impl HttpTransport {
     }
 
     /// Opens the standalone GET stream now, when it is not open: by
-    /// default it opens by itself after the handshake
+    /// default it opens by itself, in the background, after the handshake
     /// ([`HttpOptions::event_stream`](crate::HttpOptions::event_stream));
     /// call this once the handshake finished
-    /// ([`initialize`](mcp_peer::Client::initialize)).
+    /// ([`initialize`](mcp_peer::Client::initialize)). While that opening
+    /// is under way, this waits for it and says what it found.
+    /// [`Error::Closed`] after [`close`](mcp_peer::Client::close).
     ///
     /// Returns `Ok(false)` when the server offers no such stream (405); that
     /// is final, nothing is retried. `Ok(true)` when the stream is open (or
