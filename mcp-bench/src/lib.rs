@@ -85,12 +85,13 @@ pub fn main(name: &str, limit: Duration, run: impl FnOnce(&[String]) -> Result<(
 }
 
 /// Start-up measures: each of `contenders` starts once to warm up, then
-/// `rounds` rounds in which each contender makes `starts` starts in a row,
-/// the contenders taking turns in an order rotated by one each round (so
-/// each is first as often as the others, and none is timed only just after
-/// another's code ran). `once(which)` makes one start of contender `which`
-/// and returns its time. Returns each contender's times in seconds, in
-/// contender order.
+/// `rounds` rounds of `starts` passes; in each pass every contender makes
+/// one start, in an order shuffled afresh for the pass (a fixed seed, so
+/// runs repeat it). No contender is always timed after the same other one
+/// (whose leftovers, or whose idle server, it would inherit), nor always
+/// first. `once(which)` makes one start of contender `which` and returns
+/// its time. Returns each contender's times in seconds, in contender
+/// order.
 #[allow(clippy::print_stderr)]
 pub fn start_rounds(
     name: &str,
@@ -103,16 +104,33 @@ pub fn start_rounds(
         once(which)?;
     }
     let mut times = vec![Vec::with_capacity(rounds * starts); contenders];
+    let mut order: Vec<usize> = (0..contenders).collect();
+    let mut seed = 0x853c_49e6_748f_ea9b_u64;
     for round in 0..rounds {
         eprintln!("{name}: startup round {}/{rounds}", round + 1);
-        for turn in 0..contenders {
-            let which = (turn + round) % contenders;
-            for _ in 0..starts {
+        for _ in 0..starts {
+            shuffle(&mut order, &mut seed);
+            for &which in &order {
                 times[which].push(once(which)?.as_secs_f64());
             }
         }
     }
     Ok(times)
+}
+
+/// Shuffles `items` (Fisher-Yates) with the SplitMix64 sequence that
+/// `seed` carries on.
+fn shuffle(items: &mut [usize], seed: &mut u64) {
+    for i in (1..items.len()).rev() {
+        *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        // The modulo's bias is below 2^-58 for these lengths.
+        let j = (z % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
 }
 
 /// Runs each contender once to warm up, then `rounds` rounds in which every
@@ -160,16 +178,45 @@ mod tests {
     }
 
     #[test]
-    fn start_rounds_run_each_contender_in_a_row_first_in_turn() {
+    fn start_rounds_interleave_the_contenders_in_shuffled_passes() {
         let mut order = Vec::new();
-        let times = start_rounds("test", 3, 3, 2, |which| {
+        let times = start_rounds("test", 4, 5, 4, |which| {
             order.push(which);
             Ok(Duration::from_millis(which as u64))
         })
         .unwrap();
-        // Warm-up, then rounds of two starts in a row each, rotated.
-        assert_eq!(order, [0, 1, 2, 0, 0, 1, 1, 2, 2, 1, 1, 2, 2, 0, 0, 2, 2, 0, 0, 1, 1]);
-        assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [6, 6, 6]);
+        // Warm-up in contender order, then 20 passes of one start each.
+        assert_eq!(order[..4], [0, 1, 2, 3]);
+        let passes: Vec<&[usize]> = order[4..].chunks(4).collect();
+        assert_eq!(passes.len(), 20);
+        for pass in &passes {
+            let mut seen = pass.to_vec();
+            seen.sort_unstable();
+            assert_eq!(seen, [0, 1, 2, 3], "{pass:?}");
+        }
+        // Every contender is first in some pass, and follows more than one
+        // other contender within passes.
+        for which in 0..4 {
+            assert!(passes.iter().any(|p| p[0] == which), "{which} never first: {passes:?}");
+            let mut before: Vec<usize> = passes
+                .iter()
+                .filter_map(|p| {
+                    p.iter().position(|&w| w == which).filter(|&i| i > 0).map(|i| p[i - 1])
+                })
+                .collect();
+            before.sort_unstable();
+            before.dedup();
+            assert!(before.len() > 1, "{which} always after {before:?}: {passes:?}");
+        }
+        // The same order on every run.
+        let mut again = Vec::new();
+        start_rounds("test", 4, 5, 4, |which| {
+            again.push(which);
+            Ok(Duration::ZERO)
+        })
+        .unwrap();
+        assert_eq!(again, order);
+        assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [20, 20, 20, 20]);
         assert!(times[2].iter().all(|&t| (t - 0.002).abs() < 1e-9));
         assert!(start_rounds("test", 2, 1, 1, |_| Err("no".to_owned())).is_err());
     }

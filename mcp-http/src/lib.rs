@@ -64,9 +64,13 @@
 //!   for at the first request, kept as long as the source says, asked
 //!   again once after a 401 or 403 before the request fails;
 //! - **server-initiated messages**: the standalone GET stream opens by
-//!   itself after the handshake ([`HttpOptions::event_stream`]; also
-//!   [`HttpTransport::open_event_stream`]); 405 means none, and is not asked
-//!   again; requests from the server on it are answered by POST;
+//!   itself after the handshake, in the background: the handshake does not
+//!   wait for the GET's answer unless asked to
+//!   ([`HttpOptions::event_stream`], [`HttpOptions::wait_for_event_stream`];
+//!   also [`HttpTransport::open_event_stream`], and
+//!   [`HttpTransport::watch_event_stream`] to learn when it is open); 405
+//!   means none, and is not asked again; requests from the server on it are
+//!   answered by POST;
 //! - **Unix domain sockets**: an endpoint written
 //!   `unix:/path/to/socket[#/request/path]` ([`unix_endpoint`]; the path
 //!   defaults to `/mcp`) sends every request over that socket

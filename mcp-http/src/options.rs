@@ -166,7 +166,18 @@ pub struct HttpOptions {
     /// Whether the standalone GET stream (the server's channel for
     /// messages that belong to no request) opens by itself once the
     /// handshake finished (on by default; 405 means the server has none).
+    /// It opens in the background: the handshake returns without waiting
+    /// for the GET's answer (the server has no stream to send on until the
+    /// GET arrives, so nothing is lost), and
+    /// [`HttpTransport::watch_event_stream`](crate::HttpTransport::watch_event_stream)
+    /// tells when it is open.
     pub event_stream: bool,
+    /// Whether the handshake waits for the standalone GET stream's answer
+    /// (open, 405 or an error) before it returns, so that the stream is
+    /// open before the first request goes out (off by default). The wait
+    /// is at most one second; a slower server's stream opens later, in
+    /// the background. Nothing without [`event_stream`](Self::event_stream).
+    pub wait_for_event_stream: bool,
     /// Headers made at run time (a helper command's short-lived token):
     /// asked for at the first request, kept as long as the source says,
     /// asked for again, once, when the server answers 401 or 403 to them.
@@ -223,6 +234,7 @@ impl HttpOptions {
             proxy: ProxyConfig::default(),
             follow_redirects: false,
             event_stream: true,
+            wait_for_event_stream: false,
             header_source: None,
             pool: None,
         }
@@ -261,6 +273,7 @@ impl fmt::Debug for HttpOptions {
             .field("proxy", &self.proxy)
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)
+            .field("wait_for_event_stream", &self.wait_for_event_stream)
             .field("header_source", &self.header_source)
             .field("pool", &self.pool)
             .finish_non_exhaustive()
@@ -283,6 +296,7 @@ pub(crate) struct Settings {
     pub(crate) auth: StaticAuth,
     pub(crate) follow_redirects: bool,
     pub(crate) event_stream: bool,
+    pub(crate) wait_for_event_stream: bool,
 }
 
 impl From<&HttpOptions> for Settings {
@@ -295,6 +309,7 @@ impl From<&HttpOptions> for Settings {
             auth: options.auth.clone(),
             follow_redirects: options.follow_redirects,
             event_stream: options.event_stream,
+            wait_for_event_stream: options.wait_for_event_stream,
         }
     }
 }
@@ -309,6 +324,7 @@ impl fmt::Debug for Settings {
             .field("auth", &self.auth)
             .field("follow_redirects", &self.follow_redirects)
             .field("event_stream", &self.event_stream)
+            .field("wait_for_event_stream", &self.wait_for_event_stream)
             .finish()
     }
 }

@@ -20,7 +20,8 @@ use crate::request::{ExtraHeaders, Http, Snapshot, lock};
 use crate::streamable::{EventStreamState, Streamable};
 use crate::wire;
 
-/// How long the handshake waits for the standalone GET stream to open.
+/// How long the handshake waits for the standalone GET stream to open
+/// when the host asked it to ([`HttpOptions::wait_for_event_stream`]).
 const EVENT_STREAM_OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The Streamable HTTP transport of one endpoint (and the 2024-11-05
@@ -51,6 +52,9 @@ struct Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
+        // A standalone GET still being opened ends with the client (its
+        // task holds the Streamable state, not this).
+        self.streamable.stop_opening();
         if let Variant::Legacy(legacy) = self.take_variant() {
             legacy.stop();
         }
@@ -115,10 +119,12 @@ impl HttpTransport {
     }
 
     /// Opens the standalone GET stream now, when it is not open: by
-    /// default it opens by itself after the handshake
+    /// default it opens by itself, in the background, after the handshake
     /// ([`HttpOptions::event_stream`](crate::HttpOptions::event_stream));
     /// call this once the handshake finished
-    /// ([`initialize`](mcp_peer::Client::initialize)).
+    /// ([`initialize`](mcp_peer::Client::initialize)). While that opening
+    /// is under way, this waits for it and says what it found.
+    /// [`Error::Closed`] after [`close`](mcp_peer::Client::close).
     ///
     /// Returns `Ok(false)` when the server offers no such stream (405); that
     /// is final, nothing is retried. `Ok(true)` when the stream is open (or
@@ -143,18 +149,6 @@ impl HttpTransport {
     /// ([`EventStreamState::NotOffered`]).
     pub fn watch_event_stream(&self) -> tokio::sync::watch::Receiver<EventStreamState> {
         self.inner.streamable.watch_event_stream()
-    }
-}
-
-/// A future that goes on in a task of its own when it is dropped before
-/// it is done (and taken out).
-struct Background(Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        if let (Some(rest), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
-            runtime.spawn(rest);
-        }
     }
 }
 
@@ -338,30 +332,15 @@ impl Transport for HttpTransport {
         if !inner.http.options.event_stream || self.is_legacy() {
             return;
         }
-        // Opened here, and the handshake waits for it (one round trip, at
-        // most EVENT_STREAM_OPEN_WAIT): the stream is then open before the
-        // first request goes out, so a server that has something to say
-        // right away has somewhere to say it, and the server never
-        // mistakes it for the resumption of a later request's stream. A
-        // server slower than that (or a handshake given up meanwhile) gets
-        // its stream later: the opening goes on in a task of its own.
-        let inner = inner.clone();
-        let mut opening = Background(Some(Box::pin(async move {
-            let endpoint = &inner.http.endpoint.redacted;
-            match inner.open_event_stream().await {
-                Ok(true) => {}
-                Ok(false) => {
-                    tracing::debug!(endpoint = %endpoint, "the server offers no standalone event stream (405)")
-                }
-                Err(e) => {
-                    tracing::debug!(endpoint = %endpoint, error = %e, "the standalone event stream could not be opened")
-                }
-            }
-        })));
-        if let Some(open) = &mut opening.0
-            && tokio::time::timeout(EVENT_STREAM_OPEN_WAIT, open).await.is_ok()
-        {
-            opening.0 = None;
+        // Opened in a task of its own, as other clients do: the server has
+        // no stream to send on until the GET arrives, so nothing is lost
+        // by not waiting, and the handshake does not pay for the GET's
+        // round trip. A host that wants the stream open before the first
+        // request goes out asks to wait for it (at most
+        // EVENT_STREAM_OPEN_WAIT; a slower server gets its stream later).
+        let opening = inner.streamable.open_in_background();
+        if inner.http.options.wait_for_event_stream {
+            let _ = tokio::time::timeout(EVENT_STREAM_OPEN_WAIT, opening).await;
         }
     }
 

@@ -402,13 +402,14 @@ fn http(bins: &Bins, quick: bool) -> Result<Section, String> {
 fn startup(bins: &Bins, quick: bool) -> Result<Section, String> {
     let stdio = bins.run("stdio-bench", &["startup"], quick)?;
     let http = bins.run("http-bench", &["startup"], quick)?;
-    let (starts, rounds) = if quick { (2, 1) } else { (20, 5) };
+    let passes = if quick { 2 } else { 100 };
     Ok((
         "Connection start-up (`cargo xtask bench startup`)".to_owned(),
         format!(
             "{stdio}\n{http}\n\
              Median time from nothing to a session ready for requests: after `initialize` in the handshake era, after `server/discover` in the stateless era \
-             ({starts} starts in a row per client per round, {rounds} rounds in which the clients take turns, in an order rotated each round, so that none is timed only just after another's code ran; unpinned); closing is not timed.\n"
+             ({passes} starts per client, interleaved: in each of {passes} passes every client starts once, in an order shuffled afresh for each pass \
+             (a fixed seed), so that none is always timed just after the same other one, or always first; one warm-up start each before; unpinned); closing is not timed.\n"
         ),
     ))
 }

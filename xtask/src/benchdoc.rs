@@ -108,8 +108,8 @@ pub(crate) fn summary_block(measure: &str, details: &str) -> String {
             "Lower is better in every column; \"rmcp ÷ ours\" above 1x means ours is \
              better. rmcp in its default configuration. \"Raw limit, same exchanges\", \
              where shown: raw hyper making every exchange our client makes (in the \
-             handshake era also the standalone GET, open before `initialize` returns, and \
-             the `DELETE` at close); \
+             handshake era also the standalone GET, started in the background after \
+             `initialized`, and the `DELETE` at close); \
              how each figure is taken: the full tables below.",
         ),
         "bridge" => (

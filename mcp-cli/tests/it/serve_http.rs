@@ -466,6 +466,12 @@ async fn a_calls_log_messages_reach_its_session_only_and_list_changes_every_one(
     let b = host(&served.url, EraChoice::Legacy, None, None);
     a.initialize().await.unwrap();
     b.initialize().await.unwrap();
+    // The standalone streams open in the background: a list change goes
+    // to the sessions whose stream is open.
+    for c in [&a, &b] {
+        let mut state = c.transport().watch_event_stream();
+        state.wait_for(|s| *s == mcp_http::EventStreamState::Open).await.unwrap();
+    }
     let (mut na, mut nb) = (a.notifications(), b.notifications());
     call(&a, "log", json!({"level": "error", "message": "for-a"})).await;
     // A's own log message reaches A.

@@ -20,6 +20,9 @@ impl Streamable {
     /// has none, or the era has none).
     pub(crate) async fn open_event_stream(self: &Arc<Self>) -> Result<bool, Error> {
         let _opening = self.opening.lock().await;
+        if self.http.is_closed() {
+            return Err(self.closed());
+        }
         if self.http.link().protocol_version().is_some_and(ProtocolVersion::is_modern) {
             // The stateless era has no standalone stream
             // (`subscriptions/listen` replaces it).
@@ -38,10 +41,17 @@ impl Streamable {
                 // otherwise the reader (≈ 0.5 KB) is moved through each
                 // layer of `spawn` into the task's cell, in the handshake.
                 let reader = Box::pin(listen(Arc::downgrade(self), body, snap.epoch));
+                let mut listener = lock(&self.listener);
+                // Closed while the GET was out: `close` took the listener
+                // slot already (it marks the transport closed first).
+                if self.http.is_closed() {
+                    return Err(self.closed());
+                }
                 let task = tokio::spawn(reader);
-                if let Some(old) = lock(&self.listener).replace(task.abort_handle()) {
+                if let Some(old) = listener.replace(task.abort_handle()) {
                     old.abort();
                 }
+                drop(listener);
                 self.set_event_stream(EventStreamState::Open);
                 Ok(true)
             }
@@ -55,6 +65,45 @@ impl Streamable {
             }
             Err(GetError::Fatal(e) | GetError::Retry(e)) => Err(e),
         }
+    }
+
+    /// Opens the standalone GET stream in a task of its own (after the
+    /// handshake), which [`stop`](Streamable::stop) gives up when the
+    /// client is closed first; what became of it is published as
+    /// [`EventStreamState`] and logged. The handle says when the opening
+    /// is over.
+    pub(crate) fn open_in_background(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let shared = self.clone();
+        // Boxed before it is spawned, as the reader is.
+        let task = tokio::spawn(Box::pin(async move {
+            let endpoint = &shared.http.endpoint.redacted;
+            match shared.open_event_stream().await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::debug!(endpoint = %endpoint, "the server offers no standalone event stream (405)")
+                }
+                Err(Error::Closed { .. }) => {}
+                Err(e) => {
+                    tracing::debug!(endpoint = %endpoint, error = %e, "the standalone event stream could not be opened");
+                    shared.opening_failed(format!("it could not be opened: {e}"));
+                }
+            }
+            // Done: the slot no longer keeps this task's cell (unless a
+            // later opening took the slot meanwhile).
+            let mut opener = lock(&shared.opener);
+            if opener.as_ref().is_some_and(|task| task.id() == tokio::task::id()) {
+                *opener = None;
+            }
+        }));
+        if let Some(old) = lock(&self.opener).replace(task.abort_handle()) {
+            old.abort();
+        }
+        task
+    }
+
+    /// The error of a stream asked for after the client was closed.
+    fn closed(&self) -> Error {
+        Error::Closed { endpoint: self.http.endpoint.redacted.clone() }
     }
 
     /// A decoder for a new standalone stream.

@@ -21,6 +21,9 @@ pub(crate) struct Streamable {
     pub(crate) state: Mutex<State>,
     /// The standalone GET stream's task.
     pub(crate) listener: Mutex<Option<AbortHandle>>,
+    /// The task opening the standalone GET stream after the handshake
+    /// ([`open_in_background`](Streamable::open_in_background)).
+    pub(crate) opener: Mutex<Option<AbortHandle>>,
     /// Held while the standalone stream is being opened, so concurrent
     /// openers share one GET.
     pub(crate) opening: tokio::sync::Mutex<()>,
@@ -31,6 +34,7 @@ pub(crate) struct Streamable {
 
 impl Drop for Streamable {
     fn drop(&mut self) {
+        self.stop_opening();
         if let Some(task) = lock(&self.listener).take() {
             task.abort();
         }
@@ -88,7 +92,8 @@ impl EventStream {
 pub enum EventStreamState {
     /// Not open: not asked for yet (before the handshake, or with
     /// [`HttpOptions::event_stream`](crate::HttpOptions::event_stream)
-    /// off), the stateless era (which has none), or a 2024-11-05
+    /// off), being opened (the GET sent after the handshake and not
+    /// answered yet), the stateless era (which has none), or a 2024-11-05
     /// connection (whose one stream carries everything).
     NotOpen,
     /// Open, or being reopened after it ended.
@@ -98,8 +103,10 @@ pub enum EventStreamState {
     /// It ended for good: it was reopened
     /// [`max_reconnects`](crate::HttpOptions::max_reconnects) times in a
     /// row without delivering a message, reopening met a failure another
-    /// try cannot mend, or the client was closed. Only a new session (after
-    /// a renewal) opens it again.
+    /// try cannot mend, its opening after the handshake failed (an error
+    /// status other than 405, a lost connection, the request timeout), or
+    /// the client was closed (while it was open or being opened). Only a
+    /// new session (after a renewal) opens it by itself again.
     Ended {
         /// Why, as a person reads it (endpoint redacted, no secret).
         reason: String,
@@ -112,6 +119,7 @@ impl Streamable {
             http,
             state: Mutex::new(State::default()),
             listener: Mutex::new(None),
+            opener: Mutex::new(None),
             opening: tokio::sync::Mutex::new(()),
             event_stream: Mutex::new(EventStream::new()),
         }
@@ -120,6 +128,16 @@ impl Streamable {
     /// Publishes what became of the standalone GET stream.
     pub(crate) fn set_event_stream(&self, state: EventStreamState) {
         lock(&self.event_stream).set(state);
+    }
+
+    /// Publishes that the opening after the handshake failed
+    /// ([`Ended`](EventStreamState::Ended)), unless the stream's state
+    /// moved on meanwhile.
+    pub(crate) fn opening_failed(&self, reason: String) {
+        let mut published = lock(&self.event_stream);
+        if published.state == EventStreamState::NotOpen {
+            published.set(EventStreamState::Ended { reason });
+        }
     }
 
     /// The standalone GET stream's state, and each change of it (the
@@ -167,21 +185,37 @@ impl Streamable {
         }
     }
 
+    /// Gives up a standalone GET still being opened in the background;
+    /// says whether one was.
+    pub(crate) fn stop_opening(&self) -> bool {
+        match lock(&self.opener).take() {
+            Some(task) if !task.is_finished() => {
+                task.abort();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the server gave a session id.
     pub(crate) fn has_session(&self) -> bool {
         lock(&self.state).session.is_some()
     }
 
     /// Stops the standalone stream (its state becomes
-    /// [`Ended`](EventStreamState::Ended) when it was open) and forgets
+    /// [`Ended`](EventStreamState::Ended) when it was open or being
+    /// opened) and forgets
     /// the session, returning its id.
     pub(crate) fn stop(&self) -> Option<HeaderValue> {
         let session = lock(&self.state).session.take();
+        let was_opening = self.stop_opening();
         if let Some(task) = lock(&self.listener).take() {
             task.abort();
         }
         let mut published = lock(&self.event_stream);
-        if published.state == EventStreamState::Open {
+        if published.state == EventStreamState::Open
+            || (was_opening && published.state == EventStreamState::NotOpen)
+        {
             let reason = "the client was closed".to_owned();
             published.set(EventStreamState::Ended { reason });
         }

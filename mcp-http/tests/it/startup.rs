@@ -1,7 +1,11 @@
-//! Start-up in the handshake era: the standalone GET stream is open before
-//! `initialize` returns (after `notifications/initialized`), so a server's
-//! first message has somewhere to go and the first request follows the
-//! GET. Against a small server here that orders what it sees.
+//! Start-up in the handshake era: the standalone GET stream opens in the
+//! background after `notifications/initialized` (the handshake does not
+//! wait for its answer), or, with `HttpOptions::wait_for_event_stream`,
+//! before `initialize` returns, so a server's first message has somewhere
+//! to go and the first request follows the GET. Whatever the GET meets (a
+//! stream, 405, an error status, no answer, the client closed or dropped
+//! meanwhile) ends cleanly. Against a small server here that orders what
+//! it sees.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -22,7 +26,7 @@ use mcp_http::{EventStreamState, HttpOptions};
 use mcp_proto::client::{ListKind, ServerEvent};
 use mcp_test_support::bounded_by;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 /// Every test is bounded by this.
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -54,10 +58,16 @@ impl Drop for Ended {
     }
 }
 
+#[derive(Default)]
 struct Server {
     log: Log,
-    /// Answer the GET with 405.
-    no_stream: bool,
+    /// Answer the GET with this status and no stream (405: the server has
+    /// none).
+    refuse: Option<StatusCode>,
+    /// Told when a GET arrives.
+    arrived: Option<mpsc::UnboundedSender<()>>,
+    /// Hold the GET's answer until notified.
+    release: Option<Arc<Notify>>,
     /// Never answer the GET; told when its handler ends (the client gave
     /// the request up and its connection closed).
     hang: Option<mpsc::UnboundedSender<()>>,
@@ -66,10 +76,10 @@ struct Server {
 }
 
 /// A handshake-era server that sends a `notifications/tools/list_changed`
-/// on the standalone stream as soon as it opens.
-async fn server(no_stream: bool) -> (SocketAddr, Arc<Server>) {
-    serve(Server { log: Log::default(), no_stream, hang: None, streams: Mutex::new(Vec::new()) })
-        .await
+/// on the standalone stream as soon as it opens (or answers the GET with
+/// `refuse`).
+async fn server(refuse: Option<StatusCode>) -> (SocketAddr, Arc<Server>) {
+    serve(Server { refuse, ..Server::default() }).await
 }
 
 async fn serve(state: Server) -> (SocketAddr, Arc<Server>) {
@@ -113,8 +123,14 @@ async fn answer(
         let seen =
             format!("GET session={} version={}", session.unwrap_or("-"), version.unwrap_or("-"));
         server.log.lock().unwrap().push(seen);
-        if server.no_stream {
-            return Ok(empty(StatusCode::METHOD_NOT_ALLOWED));
+        if let Some(arrived) = &server.arrived {
+            let _ = arrived.send(());
+        }
+        if let Some(status) = server.refuse {
+            return Ok(empty(status));
+        }
+        if let Some(release) = &server.release {
+            release.notified().await;
         }
         if let Some(ended) = &server.hang {
             let _told = Ended(ended.clone());
@@ -156,83 +172,238 @@ fn options() -> HttpOptions {
     o
 }
 
+fn connect(addr: SocketAddr, options: HttpOptions) -> mcp_http::HttpClient {
+    mcp_http::connect(&format!("http://{addr}/mcp"), options).unwrap()
+}
+
+/// The client's view of the standalone stream now.
+fn state_now(client: &mcp_http::HttpClient) -> EventStreamState {
+    client.transport().watch_event_stream().borrow().clone()
+}
+
+/// The client's view of the standalone stream, once it is `want`.
+async fn state_becomes(
+    client: &mcp_http::HttpClient,
+    want: impl Fn(&EventStreamState) -> bool,
+) -> EventStreamState {
+    let mut state = client.transport().watch_event_stream();
+    state.wait_for(|s| want(s)).await.unwrap().clone()
+}
+
+fn gets(server: &Server) -> usize {
+    server.log.lock().unwrap().iter().filter(|m| m.starts_with("GET")).count()
+}
+
 #[tokio::test]
-async fn the_stream_is_open_before_initialize_returns_and_delivers_the_first_notification() {
+async fn the_stream_opens_in_the_background_and_delivers_the_first_notification() {
     bounded_by(TEST_TIMEOUT, async {
-        let (addr, server) = server(false).await;
+        let release = Arc::new(Notify::new());
+        let (addr, server) =
+            serve(Server { release: Some(release.clone()), ..Server::default() }).await;
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut o = options();
         o.on_event = Some(Arc::new(move |e: &ServerEvent| {
             let _ = tx.send(e.clone());
         }));
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        let client = connect(addr, o);
+        // The server holds the GET's answer: the handshake returns all the
+        // same, the stream not open yet.
+        client.initialize().await.unwrap();
+        assert_eq!(state_now(&client), EventStreamState::NotOpen);
+
+        release.notify_one();
+        state_becomes(&client, |s| *s == EventStreamState::Open).await;
+        let event = rx.recv().await;
+        assert_eq!(event, Some(ServerEvent::ListChanged(ListKind::Tools)));
+        let log = server.log.lock().unwrap().clone();
+        let want =
+            ["initialize", "notifications/initialized", "GET session=s-1 version=2025-11-25"];
+        assert_eq!(log, want, "{log:?}");
+
+        client.ping().await.unwrap();
+        assert_eq!(gets(&server), 1);
+        client.close().await.unwrap();
+        let reason = "the client was closed".to_owned();
+        assert_eq!(state_now(&client), EventStreamState::Ended { reason });
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn waiting_for_the_stream_has_it_open_before_initialize_returns() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, server) = server(None).await;
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut o = options();
+        o.wait_for_event_stream = true;
+        o.on_event = Some(Arc::new(move |e: &ServerEvent| {
+            let _ = tx.send(e.clone());
+        }));
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
         // Open before `initialize` returned, in the new session, with the
         // negotiated version.
-        assert_eq!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        assert_eq!(state_now(&client), EventStreamState::Open);
         let log = server.log.lock().unwrap().clone();
         let want =
             ["initialize", "notifications/initialized", "GET session=s-1 version=2025-11-25"];
         assert_eq!(log, want, "{log:?}");
 
         // What the server sent the moment the stream opened arrives.
-        let event = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.unwrap();
+        let event = rx.recv().await;
         assert_eq!(event, Some(ServerEvent::ListChanged(ListKind::Tools)));
 
         // The first request goes out after the stream was open.
         client.ping().await.unwrap();
         let log = server.log.lock().unwrap().clone();
         assert_eq!(log.last().map(String::as_str), Some("ping"), "{log:?}");
-        assert_eq!(log.iter().filter(|m| m.starts_with("GET")).count(), 1, "{log:?}");
+        assert_eq!(gets(&server), 1, "{log:?}");
         client.close().await.unwrap();
     })
     .await;
 }
 
 #[tokio::test]
-async fn a_405_to_the_get_is_remembered_and_does_not_hold_up_the_handshake() {
+async fn a_405_to_the_get_is_remembered() {
     bounded_by(TEST_TIMEOUT, async {
-        let (addr, server) = server(true).await;
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), options()).unwrap();
+        let (addr, server) = server(Some(StatusCode::METHOD_NOT_ALLOWED)).await;
+        let client = connect(addr, options());
         client.initialize().await.unwrap();
-        assert_eq!(*client.transport().watch_event_stream().borrow(), EventStreamState::NotOffered);
+        state_becomes(&client, |s| *s == EventStreamState::NotOffered).await;
         client.ping().await.unwrap();
         // Asked once: the answer is final for the session.
         assert!(!client.transport().open_event_stream().await.unwrap());
+        assert_eq!(gets(&server), 1);
         let log = server.log.lock().unwrap().clone();
-        assert_eq!(log.iter().filter(|m| m.starts_with("GET")).count(), 1, "{log:?}");
         assert_eq!(log.last().map(String::as_str), Some("ping"), "{log:?}");
+        client.close().await.unwrap();
+        // Closing does not turn "none offered" into "ended".
+        assert_eq!(state_now(&client), EventStreamState::NotOffered);
     })
     .await;
 }
 
 #[tokio::test]
-async fn a_get_never_answered_does_not_hold_up_the_handshake_and_is_given_up_at_the_request_timeout()
- {
+async fn a_405_to_the_get_is_known_when_initialize_returns_if_waited_for() {
     bounded_by(TEST_TIMEOUT, async {
-        let (ended, mut gave_up) = mpsc::unbounded_channel();
-        let (addr, server) = serve(Server {
-            log: Log::default(),
-            no_stream: false,
-            hang: Some(ended),
-            streams: Mutex::new(Vec::new()),
-        })
-        .await;
+        let (addr, _server) = server(Some(StatusCode::METHOD_NOT_ALLOWED)).await;
         let mut o = options();
-        // Longer than the handshake's wait for the stream (one second).
-        o.request_timeout = Duration::from_secs(2);
-        let client = mcp_http::connect(&format!("http://{addr}/mcp"), o).unwrap();
+        o.wait_for_event_stream = true;
+        let client = connect(addr, o);
         client.initialize().await.unwrap();
-        assert_ne!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
-        // The opening went on in a task of its own, and gave the GET up at
-        // the request timeout: its connection closed, the server's
-        // handler ended.
+        assert_eq!(state_now(&client), EventStreamState::NotOffered);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_error_status_to_the_get_ends_the_stream_and_the_session_goes_on() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, server) = server(Some(StatusCode::INTERNAL_SERVER_ERROR)).await;
+        let client = connect(addr, options());
+        client.initialize().await.unwrap();
+        // A watcher (`mcpc listen`) learns that no stream will come.
+        let ended = state_becomes(&client, |s| matches!(s, EventStreamState::Ended { .. })).await;
+        let EventStreamState::Ended { reason } = ended else { unreachable!() };
+        assert!(reason.starts_with("it could not be opened"), "{reason}");
+        assert!(reason.contains("500"), "{reason}");
+        client.ping().await.unwrap();
+        assert_eq!(gets(&server), 1);
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+/// A server that never answers the GET: told when a GET arrives, and when
+/// its handler ends.
+async fn hanging()
+-> (SocketAddr, Arc<Server>, mpsc::UnboundedReceiver<()>, mpsc::UnboundedReceiver<()>) {
+    let (arrived, got) = mpsc::unbounded_channel();
+    let (ended, gave_up) = mpsc::unbounded_channel();
+    let (addr, server) =
+        serve(Server { arrived: Some(arrived), hang: Some(ended), ..Server::default() }).await;
+    (addr, server, got, gave_up)
+}
+
+#[tokio::test]
+async fn a_get_never_answered_is_given_up_at_the_request_timeout() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, server, mut got, mut gave_up) = hanging().await;
+        let mut o = options();
+        o.request_timeout = Duration::from_secs(2);
+        let client = connect(addr, o);
+        client.initialize().await.unwrap();
+        assert_eq!(got.recv().await, Some(()));
+        client.ping().await.unwrap();
+        // Given up at the request timeout: its connection closed, the
+        // server's handler ended, and a watcher is told.
         assert_eq!(gave_up.recv().await, Some(()));
-        let log = server.log.lock().unwrap().clone();
-        assert_eq!(log.iter().filter(|m| m.starts_with("GET")).count(), 1, "{log:?}");
-        assert_ne!(*client.transport().watch_event_stream().borrow(), EventStreamState::Open);
+        let ended = state_becomes(&client, |s| matches!(s, EventStreamState::Ended { .. })).await;
+        let EventStreamState::Ended { reason } = ended else { unreachable!() };
+        assert!(reason.starts_with("it could not be opened"), "{reason}");
+        assert_eq!(gets(&server), 1);
         client.ping().await.unwrap();
         client.close().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn waiting_for_a_get_never_answered_does_not_hold_up_the_handshake_beyond_its_wait() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, server, _got, mut gave_up) = hanging().await;
+        let mut o = options();
+        o.wait_for_event_stream = true;
+        // Longer than the handshake's wait for the stream (one second).
+        o.request_timeout = Duration::from_secs(2);
+        let client = connect(addr, o);
+        client.initialize().await.unwrap();
+        assert_ne!(state_now(&client), EventStreamState::Open);
+        // The opening went on in its task, and gave the GET up at the
+        // request timeout.
+        assert_eq!(gave_up.recv().await, Some(()));
+        assert_eq!(gets(&server), 1);
+        assert_ne!(state_now(&client), EventStreamState::Open);
+        client.ping().await.unwrap();
+        client.close().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn closing_while_the_get_is_out_gives_it_up() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, server, mut got, mut gave_up) = hanging().await;
+        // The request timeout would end it only after the test's bound.
+        let mut o = options();
+        o.request_timeout = Duration::from_secs(60);
+        let client = connect(addr, o);
+        client.initialize().await.unwrap();
+        assert_eq!(got.recv().await, Some(()));
+        client.close().await.unwrap();
+        let reason = "the client was closed".to_owned();
+        assert_eq!(state_now(&client), EventStreamState::Ended { reason });
+        assert_eq!(gave_up.recv().await, Some(()));
+        assert_eq!(gets(&server), 1);
+        // The session was deleted; nothing opens again.
+        assert!(client.transport().open_event_stream().await.is_err());
+        assert_eq!(gets(&server), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dropping_the_client_while_the_get_is_out_gives_it_up() {
+    bounded_by(TEST_TIMEOUT, async {
+        let (addr, _server, mut got, mut gave_up) = hanging().await;
+        let mut o = options();
+        o.request_timeout = Duration::from_secs(60);
+        let client = connect(addr, o);
+        client.initialize().await.unwrap();
+        assert_eq!(got.recv().await, Some(()));
+        drop(client);
+        assert_eq!(gave_up.recv().await, Some(()));
     })
     .await;
 }

@@ -30,9 +30,19 @@ pub(crate) async fn connect_ours_in(
     let mut o = HttpOptions::new("bench");
     o.client.era = choice;
     o.pool = pool.cloned();
-    o.event_stream = std::env::var_os("BENCH_NO_EVENT_STREAM").is_none();
+    let (no_stream, wait) = *STREAM_ENV;
+    o.event_stream = !no_stream;
+    o.wait_for_event_stream = wait;
     mcp_bench::ours::connect_http(url, o, "ours").await
 }
+
+/// `BENCH_NO_EVENT_STREAM` and `BENCH_WAIT_EVENT_STREAM` (set or not), read
+/// once: a look-up in the environment costs about as much as a thousand
+/// instructions, which a start's count would carry.
+static STREAM_ENV: std::sync::LazyLock<(bool, bool)> = std::sync::LazyLock::new(|| {
+    let set = |name| std::env::var_os(name).is_some();
+    (set("BENCH_NO_EVENT_STREAM"), set("BENCH_WAIT_EVENT_STREAM"))
+});
 
 /// rmcp's default: `StreamableHttpClientTransport::from_uri`.
 pub(crate) async fn connect_rmcp_default(url: &str, era: Era) -> Result<Rmcp, String> {

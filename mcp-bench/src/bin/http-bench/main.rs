@@ -19,7 +19,9 @@
 //! `--placement same|split` puts a profile's client and server on one CPU
 //! or on two (CPU 0, and CPU 1 for the server). With
 //! `BENCH_NO_EVENT_STREAM` set, our client does not open the standalone GET
-//! stream (`HttpOptions::event_stream = false`), to measure what it costs.
+//! stream (`HttpOptions::event_stream = false`), to measure what it costs;
+//! with `BENCH_WAIT_EVENT_STREAM` set, its handshake waits for the stream
+//! to open (`HttpOptions::wait_for_event_stream`).
 //!
 //! One file a job: the flags (`flags.rs`); the contenders, ours and rmcp's
 //! (`clients.rs`) and raw hyper (`raw.rs`), and the four of them on one

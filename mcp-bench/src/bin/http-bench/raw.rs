@@ -3,12 +3,11 @@
 //! not decoded; and [`RawSame`], raw hyper making every exchange our client
 //! makes in the handshake era.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use mcp_bench::MESSAGE;
@@ -105,15 +104,19 @@ pub(crate) fn opening(era: Era) -> (&'static str, String) {
 }
 
 /// Raw hyper making the exchanges our client makes in the handshake era,
-/// in its order and on its connections: `initialize`,
-/// `notifications/initialized` and then the standalone GET on one
-/// connection, the GET awaited until its response head (its body kept
-/// open, unread); at [`close`](RawSame::close) the session's `DELETE` on a
-/// second connection (the first carries the stream), then both dropped.
+/// in its order and on its connections: `initialize` and
+/// `notifications/initialized` on one connection, then the standalone GET
+/// in a task of its own that is not waited for (it takes the connection
+/// when it runs, and keeps the stream's body open, unread); at
+/// [`close`](RawSame::close) that task is given up and the session's
+/// `DELETE` goes on the first connection if the GET never took it, on a
+/// new one otherwise.
 pub(crate) struct RawSame {
     raw: Raw,
-    /// The standalone stream's open body.
-    stream: Incoming,
+    /// The first connection, until the GET's task takes it.
+    first: Arc<Mutex<Option<SendRequest<Full<Bytes>>>>>,
+    /// The GET's task.
+    stream: tokio::task::JoinHandle<()>,
 }
 
 /// A bodiless request (`GET`, `DELETE`) of the handshake era's session,
@@ -137,33 +140,43 @@ fn session_request(
 }
 
 impl RawSame {
-    /// Past the handshake and the standalone GET's response head, as ours
-    /// is when its `initialize` returns.
+    /// Past the handshake, the standalone GET started in the background,
+    /// as ours is when its `initialize` returns.
     pub(crate) async fn connect(url: &str) -> Result<RawSame, String> {
         let mut raw = Raw::connect(url, Era::Legacy).await?;
         let session = raw.session.as_deref().ok_or("raw: no session")?;
         let request = session_request(&raw, http::Method::GET, session, Some("text/event-stream"));
-        let send = raw.conns[0].as_mut().ok_or("raw: no connection")?;
-        let opened = async {
-            send.ready().await.map_err(|e| format!("raw: {e}"))?;
-            send.send_request(request).await.map_err(|e| format!("raw: {e}"))
-        };
-        let response =
-            tokio::time::timeout(TIMEOUT, opened).await.map_err(|_| "raw: GET timed out")??;
-        if response.status() != 200 {
-            return Err(format!("raw: the standalone GET got {}", response.status()));
-        }
-        Ok(RawSame { raw, stream: response.into_body() })
+        let first = Arc::new(Mutex::new(raw.conns[0].take()));
+        let taken = first.clone();
+        let stream = tokio::spawn(async move {
+            let Some(mut send) = taken.lock().expect("not poisoned").take() else { return };
+            if send.ready().await.is_err() {
+                return;
+            }
+            if let Ok(response) = send.send_request(request).await
+                && response.status() == 200
+            {
+                // Kept open, unread, until the task is given up.
+                let _body = response.into_body();
+                std::future::pending::<()>().await;
+            }
+        });
+        Ok(RawSame { raw, first, stream })
     }
 
-    /// Ends the session as ours does at `close`: a `DELETE` on a new
-    /// connection, then every connection dropped.
+    /// Ends the session as ours does at `close`: the GET given up, then a
+    /// `DELETE` on the first connection if the GET never took it, on a new
+    /// one otherwise; then every connection dropped.
     pub(crate) async fn close(self) -> Result<(), String> {
+        self.stream.abort();
         let session = self.raw.session.as_deref().ok_or("raw: no session")?;
         let request = session_request(&self.raw, http::Method::DELETE, session, None);
-        let mut send = raw_connection(&self.raw.addr).await?;
+        let first = self.first.lock().expect("not poisoned").take();
+        let mut send = match first {
+            Some(send) => send,
+            None => raw_connection(&self.raw.addr).await?,
+        };
         let (status, _, _) = raw_post(&mut send, request).await?;
-        drop(self.stream);
         match status {
             200 | 202 | 204 | 404 | 405 => Ok(()),
             _ => Err(format!("raw: DELETE got {status}")),

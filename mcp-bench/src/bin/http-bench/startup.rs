@@ -108,9 +108,9 @@ pub(crate) fn startup(config: &Config) -> Result<String, String> {
          {}{}\n\
          Raw hyper makes the fewest exchanges the era allows (handshake era: `initialize` and `notifications/initialized` \
          on one connection). \"Same exchanges\" is raw hyper making every exchange our client makes, in its order: in the \
-         handshake era also the standalone GET after `initialized` on the same connection, awaited until its response \
-         head (ours has the stream open before `initialize` returns), and at close, untimed, the session's `DELETE` on a \
-         second connection; in the stateless era \
+         handshake era also the standalone GET after `initialized`, started in a task of its own and not waited for \
+         (ours opens the stream in the background, as rmcp does), and at close, untimed, the GET given up and the \
+         session's `DELETE` (on the first connection if the GET had not taken it yet); in the stateless era \
          ours makes raw's one `server/discover`, and the column repeats raw's figure.\n\n\
          Ours left to find the era (`EraChoice::Auto`, the default) on the handshake-era server: {} ms. Over HTTP the client \
          remembers a handshake-era origin for the life of the process, so only the first client of a process pays the \
