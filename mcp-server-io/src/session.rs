@@ -709,7 +709,10 @@ impl<H: Handler> Session<H> {
     ) -> bool {
         let wanted = self.state().in_flight.remove(&key).is_some();
         if wanted {
-            self.reply_raw(key, result);
+            // Written by this task when the driver allows it and nothing
+            // waits before it (`OutgoingSender::send_now`): the task that
+            // has the answer is seldom the driver's.
+            self.queue_reply_as(raw_reply_item(key, result), true);
         }
         wanted
     }
@@ -743,21 +746,13 @@ impl<H: Handler> Session<H> {
 
     /// Sends the reply to a client request.
     pub fn reply(&self, key: RequestKey, result: Result<Value, ErrorObject>) {
-        let RequestKey { origin, id } = key;
-        let message = match result {
-            Ok(result) => Message::Response(Response::new(id.clone(), result)),
-            Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
-        };
-        self.queue_reply(Outgoing::message(message, Some(id), origin));
+        self.queue_reply(reply_item(key, result));
     }
 
     /// Sends the reply to a client request, a result being JSON text that
     /// goes out as it is (an object, as MCP results are: not looked at).
     pub fn reply_raw(&self, key: RequestKey, result: Result<Box<RawValue>, ErrorObject>) {
-        match result {
-            Ok(result) => self.queue_reply(Outgoing::raw_reply(key.id, result, key.origin)),
-            Err(error) => self.reply(key, Err(error)),
-        }
+        self.queue_reply(raw_reply_item(key, result));
     }
 
     /// Sends the reply to a stateless-era request, a result being JSON
@@ -797,11 +792,17 @@ impl<H: Handler> Session<H> {
     }
 
     fn queue_reply(&self, reply: Outgoing) {
-        // Counting and queueing under one lock keeps an exit right after
+        self.queue_reply_as(reply, false);
+    }
+
+    /// Queues a reply, or with `now` writes it at once when the driver
+    /// lets it ([`OutgoingSender::send_now`]).
+    fn queue_reply_as(&self, reply: Outgoing, now: bool) {
+        // Counting and sending under one lock keeps an exit right after
         // the N-th reply, whichever task sends it.
         let mut state = self.state();
         state.answered += 1;
-        let _ = self.inner.out.send(reply);
+        let _ = if now { self.inner.out.send_now(reply) } else { self.inner.out.send(reply) };
         if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {
             let _ = self.inner.out.send(Outgoing::Exit(code));
         }
@@ -904,6 +905,24 @@ impl<H> Drop for PendingGuard<'_, H> {
     fn drop(&mut self) {
         let mut state = self.session.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.pending.remove(&self.id);
+    }
+}
+
+/// The reply to a client request, as its driver's item.
+fn reply_item(key: RequestKey, result: Result<Value, ErrorObject>) -> Outgoing {
+    let RequestKey { origin, id } = key;
+    let message = match result {
+        Ok(result) => Message::Response(Response::new(id.clone(), result)),
+        Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
+    };
+    Outgoing::message(message, Some(id), origin)
+}
+
+/// The reply to a client request whose result is JSON text sent as it is.
+fn raw_reply_item(key: RequestKey, result: Result<Box<RawValue>, ErrorObject>) -> Outgoing {
+    match result {
+        Ok(result) => Outgoing::raw_reply(key.id, result, key.origin),
+        Err(error) => reply_item(key, Err(error)),
     }
 }
 
