@@ -707,14 +707,16 @@ impl<H: Handler> Session<H> {
         key: RequestKey,
         result: Result<Box<RawValue>, ErrorObject>,
     ) -> bool {
-        let wanted = self.state().in_flight.remove(&key).is_some();
-        if wanted {
-            // Written by this task when the driver allows it and nothing
-            // waits before it (`OutgoingSender::send_now`): the task that
-            // has the answer is seldom the driver's.
-            self.queue_reply_as(raw_reply_item(key, result), true);
+        // Taken out and answered under one lock.
+        let mut state = self.state();
+        if state.in_flight.remove(&key).is_none() {
+            return false;
         }
-        wanted
+        // Written by this task when the driver allows it and nothing waits
+        // before it (`OutgoingSender::send_now`): the task that has the
+        // answer is seldom the driver's.
+        self.send_reply(state, raw_reply_item(key, result), true);
+        true
     }
 
     /// Runs `driver` (the driver serving this session, e.g.
@@ -792,15 +794,15 @@ impl<H: Handler> Session<H> {
     }
 
     fn queue_reply(&self, reply: Outgoing) {
-        self.queue_reply_as(reply, false);
+        self.send_reply(self.state(), reply, false);
     }
 
     /// Queues a reply, or with `now` writes it at once when the driver
-    /// lets it ([`OutgoingSender::send_now`]).
-    fn queue_reply_as(&self, reply: Outgoing, now: bool) {
+    /// lets it ([`OutgoingSender::send_now`]), under the lock `state`
+    /// holds.
+    fn send_reply(&self, mut state: MutexGuard<'_, State>, reply: Outgoing, now: bool) {
         // Counting and sending under one lock keeps an exit right after
         // the N-th reply, whichever task sends it.
-        let mut state = self.state();
         state.answered += 1;
         let _ = if now { self.inner.out.send_now(reply) } else { self.inner.out.send(reply) };
         if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {

@@ -7,15 +7,13 @@
 //! pipes to it without a thread hop per read and write when they are pipes
 //! or Unix sockets.
 
-use std::future::Future as _;
 use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker, ready};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 
 use crate::backlog::{DEFAULT_MAX_BACKLOG, reading_paused};
 use crate::outgoing::{Backlog, OutgoingQueue};
@@ -184,9 +182,9 @@ where
         paused: AtomicBool::new(false),
         drained: Notify::new(),
     };
-    let (eof_tx, eof_rx) = oneshot::channel::<()>();
+    let eof = AtomicBool::new(false);
     let mut writer =
-        Writer { out: &out, queue, pause: &pause, gate: &gate, gate_waker, eof: eof_rx, end: None };
+        Writer { out: &out, queue, pause: &pause, gate: &gate, gate_waker, eof: &eof, end: None };
     let reading = async {
         let mut lines = LineReader::new(BufReader::new(input), max_line_bytes);
         loop {
@@ -204,8 +202,9 @@ where
                 Line::Eof => break,
             }
         }
-        let _ = eof_tx.send(());
-        // Stay pending: the writer finishes the session.
+        // Stay pending: the writer, polled next in this same turn, finishes
+        // the session.
+        eof.store(true, Ordering::Relaxed);
         std::future::pending::<io::Result<Ended>>().await
     };
     tokio::select! {
@@ -263,8 +262,9 @@ struct Writer<'a, W> {
     gate: &'a gate::Gate,
     /// The gate as a waker, registered on the queue.
     gate_waker: Waker,
-    /// Fires when the input has closed.
-    eof: oneshot::Receiver<()>,
+    /// Set by the reader when the input has closed (the writer is polled
+    /// after it in the same turn).
+    eof: &'a AtomicBool,
     /// How the session ends, once decided: returned when what came before
     /// it is written.
     end: Option<Ended>,
@@ -283,9 +283,15 @@ impl<W: AsyncWrite + Unpin> Writer<'_, W> {
             // finds the item in the buffer and waits behind it.
             let mut waiting = false;
             while self.end.is_none() && out.len() < BATCH {
-                let mut queue_cx = Context::from_waker(&self.gate_waker);
-                match self.queue.poll_recv(&mut queue_cx) {
+                // Not woken since it was last found empty: it still is.
+                let polled = if self.gate.take_woken() {
+                    self.queue.poll_recv(&mut Context::from_waker(&self.gate_waker))
+                } else {
+                    Poll::Pending
+                };
+                match polled {
                     Poll::Ready(Some(item)) => {
+                        self.gate.took();
                         self.pause.took_one();
                         if let Some(code) = out.push(&item)? {
                             self.end = Some(Ended::Exit(code));
@@ -293,7 +299,7 @@ impl<W: AsyncWrite + Unpin> Writer<'_, W> {
                     }
                     Poll::Ready(None) => self.end = Some(Ended::CoreGone),
                     Poll::Pending => {
-                        if Pin::new(&mut self.eof).poll(cx).is_ready() {
+                        if self.eof.load(Ordering::Relaxed) {
                             self.end = Some(Ended::InputClosed);
                         }
                         waiting = true;
@@ -389,6 +395,7 @@ mod tests {
     use super::*;
     use crate::outgoing::Outgoing;
     use mcp_proto::jsonrpc::{Message, Notification};
+    use std::pin::Pin;
 
     async fn split(input: &[u8], max: usize, buffer: usize) -> Vec<Result<String, Line>> {
         let mut reader = LineReader::new(BufReader::with_capacity(buffer, input), max);
