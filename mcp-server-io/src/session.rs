@@ -702,6 +702,11 @@ impl<H: Handler> Session<H> {
     /// being JSON text sent as it is ([`reply_raw`](Self::reply_raw));
     /// nothing when it was cancelled (its place is gone). Gives whether it
     /// was answered.
+    ///
+    /// The reply is sent with
+    /// [`OutgoingSender::send_now`](crate::outgoing::OutgoingSender::send_now):
+    /// under [`stdio::serve_direct`](crate::stdio::serve_direct) the
+    /// calling task writes it when nothing waits to be written before it.
     pub fn reply_forwarded(
         &self,
         key: RequestKey,
