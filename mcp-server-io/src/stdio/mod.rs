@@ -2,8 +2,10 @@
 //! (a process's stdin and stdout), with a cap on line length.
 //!
 //! It only moves bytes: each input line goes to the caller's core, and the
-//! core's [`Outgoing`](crate::Outgoing) queue is written by one writer, one compact JSON
-//! message per line. [`stdin`] and [`stdout`] give this process's own
+//! core's [`Outgoing`](crate::Outgoing) queue is written by one writer,
+//! one compact JSON message per line ([`serve_direct`] also lets a
+//! forwarded call's reply be written by the task that has it, under the
+//! same lock and order). [`stdin`] and [`stdout`] give this process's own
 //! pipes to it without a thread hop per read and write when they are pipes
 //! or Unix sockets.
 
