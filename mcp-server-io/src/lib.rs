@@ -68,8 +68,11 @@
 //!   which reads no further line while [`backlog::DEFAULT_MAX_BACKLOG`]
 //!   messages wait unwritten ([`backlog`]: the decision, on data) and
 //!   writes a reply queued while it reads a line in the same turn of its
-//!   task, without the queue waking the task again; this process's
-//!   stdin/stdout for it without a thread hop per line.
+//!   task, without the queue waking the task again; with
+//!   [`stdio::serve_direct`] a forwarded call's reply is written by the
+//!   task that has the answer when nothing waits before it
+//!   ([`outgoing::OutgoingSender::send_now`]), with no hop to the writer;
+//!   this process's stdin/stdout for it without a thread hop per line.
 //! - `http` (feature `http`): the Streamable HTTP service over any
 //!   [`Handler`] (`http::serve`, `http::HttpService`, a hyper `Service`):
 //!   POST with JSON or SSE answers, the GET stream, sessions with

@@ -3,8 +3,8 @@
 
 use mcp_proto::jsonrpc::{Message, RequestId};
 use serde_json::value::RawValue;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
@@ -120,7 +120,38 @@ impl Outgoing {
 #[derive(Debug, Clone)]
 pub struct OutgoingSender {
     tx: mpsc::UnboundedSender<Outgoing>,
-    queued: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
+}
+
+/// What both halves of a queue share.
+#[derive(Default)]
+struct Shared {
+    /// Items sent and not yet taken.
+    queued: AtomicUsize,
+    /// The driver's output, when it lets a sender write an item there
+    /// itself ([`OutgoingSender::send_now`]).
+    direct: OnceLock<Arc<dyn WriteNow>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("queued", &self.queued)
+            .field("direct", &self.direct.get().is_some())
+            .finish()
+    }
+}
+
+/// A driver's output that a sender may write an item to from its own task
+/// ([`OutgoingSender::send_now`]): the stdio driver's, with
+/// [`stdio::serve_direct`](crate::stdio::serve_direct).
+pub(crate) trait WriteNow: Send + Sync {
+    /// Writes `item` (a message or a raw reply) now, unless something
+    /// waits to be written before it (in the queue or the driver's
+    /// buffer) or the driver has ended: then gives it back, unwritten. A
+    /// line the output takes only in part is finished by the driver's
+    /// task, before anything else.
+    fn write_now(&self, item: Outgoing) -> Result<(), Outgoing>;
 }
 
 impl OutgoingSender {
@@ -128,12 +159,28 @@ impl OutgoingSender {
     pub fn send(&self, item: Outgoing) -> Result<(), mpsc::error::SendError<Outgoing>> {
         // Counted before it can be taken, so the count never goes below
         // what the queue holds (the receiver subtracts what it takes).
-        self.queued.fetch_add(1, Ordering::Relaxed);
+        self.shared.queued.fetch_add(1, Ordering::Relaxed);
         let sent = self.tx.send(item);
         if sent.is_err() {
-            self.queued.fetch_sub(1, Ordering::Relaxed);
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
         }
         sent
+    }
+
+    /// Writes `item` to the driver's output from the calling task, with no
+    /// hop to the driver's writer, when the driver allows it (the stdio
+    /// driver's [`serve_direct`](crate::stdio::serve_direct)) and nothing
+    /// waits to be written before it; otherwise queues it as
+    /// [`send`](Self::send) does. Either way it goes out after everything
+    /// sent before it and as one whole line, never inside another.
+    pub fn send_now(&self, item: Outgoing) -> Result<(), mpsc::error::SendError<Outgoing>> {
+        match self.shared.direct.get() {
+            Some(direct) => match direct.write_now(item) {
+                Ok(()) => Ok(()),
+                Err(item) => self.send(item),
+            },
+            None => self.send(item),
+        }
     }
 
     /// Whether the receiving half is gone.
@@ -146,7 +193,7 @@ impl OutgoingSender {
 #[derive(Debug)]
 pub struct OutgoingQueue {
     rx: mpsc::UnboundedReceiver<Outgoing>,
-    queued: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
 }
 
 impl OutgoingQueue {
@@ -159,7 +206,7 @@ impl OutgoingQueue {
     /// The next item if one is queued.
     pub fn try_recv(&mut self) -> Result<Outgoing, mpsc::error::TryRecvError> {
         let item = self.rx.try_recv()?;
-        self.queued.fetch_sub(1, Ordering::Relaxed);
+        self.shared.queued.fetch_sub(1, Ordering::Relaxed);
         Ok(item)
     }
 
@@ -167,7 +214,7 @@ impl OutgoingQueue {
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
         let polled = self.rx.poll_recv(cx);
         if let Poll::Ready(Some(_)) = &polled {
-            self.queued.fetch_sub(1, Ordering::Relaxed);
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
         }
         polled
     }
@@ -179,7 +226,7 @@ impl OutgoingQueue {
 
     /// How many items wait in the queue now.
     pub fn len(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
+        self.shared.queued.load(Ordering::Relaxed)
     }
 
     /// Whether no item waits in the queue now.
@@ -190,7 +237,13 @@ impl OutgoingQueue {
     /// A handle that reads [`len`](Self::len) from elsewhere: a driver's
     /// reader, while its writer owns the queue.
     pub fn backlog(&self) -> Backlog {
-        Backlog { queued: self.queued.clone() }
+        Backlog { shared: self.shared.clone() }
+    }
+
+    /// Lets [`OutgoingSender::send_now`] write to `direct` from now on
+    /// (once per queue: a queue has one driver). Whether it was set.
+    pub(crate) fn write_now_to(&self, direct: Arc<dyn WriteNow>) -> bool {
+        self.shared.direct.set(direct).is_ok()
     }
 }
 
@@ -198,14 +251,14 @@ impl OutgoingQueue {
 /// [`OutgoingQueue::backlog`]).
 #[derive(Debug, Clone)]
 pub struct Backlog {
-    queued: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
 }
 
 impl Backlog {
     /// How many items wait in the queue now: at least what it holds, at
     /// most that plus the items being sent at this moment.
     pub fn len(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
+        self.shared.queued.load(Ordering::Relaxed)
     }
 
     /// Whether no item waits in the queue now.
@@ -217,8 +270,8 @@ impl Backlog {
 /// A new queue.
 pub fn queue() -> (OutgoingSender, OutgoingQueue) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let queued = Arc::new(AtomicUsize::new(0));
-    (OutgoingSender { tx, queued: queued.clone() }, OutgoingQueue { rx, queued })
+    let shared = Arc::new(Shared::default());
+    (OutgoingSender { tx, shared: shared.clone() }, OutgoingQueue { rx, shared })
 }
 
 #[cfg(test)]

@@ -702,16 +702,26 @@ impl<H: Handler> Session<H> {
     /// being JSON text sent as it is ([`reply_raw`](Self::reply_raw));
     /// nothing when it was cancelled (its place is gone). Gives whether it
     /// was answered.
+    ///
+    /// The reply is sent with
+    /// [`OutgoingSender::send_now`](crate::outgoing::OutgoingSender::send_now):
+    /// under [`stdio::serve_direct`](crate::stdio::serve_direct) the
+    /// calling task writes it when nothing waits to be written before it.
     pub fn reply_forwarded(
         &self,
         key: RequestKey,
         result: Result<Box<RawValue>, ErrorObject>,
     ) -> bool {
-        let wanted = self.state().in_flight.remove(&key).is_some();
-        if wanted {
-            self.reply_raw(key, result);
+        // Taken out and answered under one lock.
+        let mut state = self.state();
+        if state.in_flight.remove(&key).is_none() {
+            return false;
         }
-        wanted
+        // Written by this task when the driver allows it and nothing waits
+        // before it (`OutgoingSender::send_now`): the task that has the
+        // answer is seldom the driver's.
+        self.send_reply(state, raw_reply_item(key, result), true);
+        true
     }
 
     /// Runs `driver` (the driver serving this session, e.g.
@@ -743,21 +753,13 @@ impl<H: Handler> Session<H> {
 
     /// Sends the reply to a client request.
     pub fn reply(&self, key: RequestKey, result: Result<Value, ErrorObject>) {
-        let RequestKey { origin, id } = key;
-        let message = match result {
-            Ok(result) => Message::Response(Response::new(id.clone(), result)),
-            Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
-        };
-        self.queue_reply(Outgoing::message(message, Some(id), origin));
+        self.queue_reply(reply_item(key, result));
     }
 
     /// Sends the reply to a client request, a result being JSON text that
     /// goes out as it is (an object, as MCP results are: not looked at).
     pub fn reply_raw(&self, key: RequestKey, result: Result<Box<RawValue>, ErrorObject>) {
-        match result {
-            Ok(result) => self.queue_reply(Outgoing::raw_reply(key.id, result, key.origin)),
-            Err(error) => self.reply(key, Err(error)),
-        }
+        self.queue_reply(raw_reply_item(key, result));
     }
 
     /// Sends the reply to a stateless-era request, a result being JSON
@@ -797,11 +799,17 @@ impl<H: Handler> Session<H> {
     }
 
     fn queue_reply(&self, reply: Outgoing) {
-        // Counting and queueing under one lock keeps an exit right after
+        self.send_reply(self.state(), reply, false);
+    }
+
+    /// Queues a reply, or with `now` writes it at once when the driver
+    /// lets it ([`OutgoingSender::send_now`]), under the lock `state`
+    /// holds.
+    fn send_reply(&self, mut state: MutexGuard<'_, State>, reply: Outgoing, now: bool) {
+        // Counting and sending under one lock keeps an exit right after
         // the N-th reply, whichever task sends it.
-        let mut state = self.state();
         state.answered += 1;
-        let _ = self.inner.out.send(reply);
+        let _ = if now { self.inner.out.send_now(reply) } else { self.inner.out.send(reply) };
         if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {
             let _ = self.inner.out.send(Outgoing::Exit(code));
         }
@@ -904,6 +912,24 @@ impl<H> Drop for PendingGuard<'_, H> {
     fn drop(&mut self) {
         let mut state = self.session.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.pending.remove(&self.id);
+    }
+}
+
+/// The reply to a client request, as its driver's item.
+fn reply_item(key: RequestKey, result: Result<Value, ErrorObject>) -> Outgoing {
+    let RequestKey { origin, id } = key;
+    let message = match result {
+        Ok(result) => Message::Response(Response::new(id.clone(), result)),
+        Err(error) => Message::Error(ErrorResponse::new(Some(id.clone()), error)),
+    };
+    Outgoing::message(message, Some(id), origin)
+}
+
+/// The reply to a client request whose result is JSON text sent as it is.
+fn raw_reply_item(key: RequestKey, result: Result<Box<RawValue>, ErrorObject>) -> Outgoing {
+    match result {
+        Ok(result) => Outgoing::raw_reply(key.id, result, key.origin),
+        Err(error) => reply_item(key, Err(error)),
     }
 }
 

@@ -238,16 +238,19 @@ pub(crate) async fn serve(
     // A task of its own: each wake-up for the host's pipes then polls the
     // driver alone, not also what the caller waits on beside it (the
     // signals). The host's calls run in it too, beside the driver: no task
-    // each, and a reply written in the wake-up that ends its call. Aborted
-    // if this future is dropped.
+    // each, and a reply written in the wake-up that ends its call; a
+    // forwarded call's reply is written by the task that reads its answer
+    // (`serve_direct`). Aborted if this future is dropped.
     let feed = session.clone();
     let runner = session.clone();
     let driver = tokio::spawn(async move {
         let serving =
-            stdio::serve(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| match input {
-                Input::Line(line) => feed.handle_json(line),
-                Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
-                _ => {}
+            stdio::serve_direct(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| {
+                match input {
+                    Input::Line(line) => feed.handle_json(line),
+                    Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
+                    _ => {}
+                }
             });
         runner.run_requests_beside(serving).await
     });

@@ -22,6 +22,10 @@ pub(super) struct Gate {
     task: Mutex<Option<Waker>>,
     /// Set while the reader runs the core on one line.
     reading: AtomicBool,
+    /// Set when the writer finds the queue empty (its wake-up is then
+    /// registered on it), cleared by that wake-up: while set, nothing has
+    /// been sent since, and the queue holds nothing.
+    idle: AtomicBool,
 }
 
 impl Gate {
@@ -32,6 +36,22 @@ impl Gate {
         if !task.as_ref().is_some_and(|t| t.will_wake(waker)) {
             *task = Some(waker.clone());
         }
+    }
+
+    /// Whether the queue may hold something (it woke since it was last
+    /// found empty, or was never looked at): the writer polls it only
+    /// then. Marks it empty first, so a wake-up during the poll that
+    /// follows is kept; [`took`](Self::took) undoes that when the poll
+    /// found an item (more may follow, with no wake-up).
+    pub(super) fn take_woken(&self) -> bool {
+        // SeqCst: a send whose wake-up came before this is seen by the
+        // writer's look at the queue that follows.
+        !self.idle.swap(true, Ordering::SeqCst)
+    }
+
+    /// The writer's poll of the queue found an item.
+    pub(super) fn took(&self) {
+        self.idle.store(false, Ordering::SeqCst);
     }
 
     /// Runs `f` (the core on one line) with wake-ups held back: the
@@ -55,6 +75,7 @@ impl Wake for Gate {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        self.idle.store(false, Ordering::SeqCst);
         if self.reading.load(Ordering::SeqCst) {
             return;
         }
@@ -62,5 +83,28 @@ impl Wake for Gate {
         if let Some(task) = task {
             task.wake();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_is_looked_at_until_found_empty_and_again_once_woken() {
+        let gate = Arc::new(Gate::default());
+        let waker = Waker::from(gate.clone());
+        // Never looked at: look.
+        assert!(gate.take_woken());
+        // Found empty, not woken since: nothing to look at.
+        assert!(!gate.take_woken());
+        // A send's wake-up, even while the reader runs (the task is not
+        // woken then, the look is still due).
+        gate.reading(|| waker.wake_by_ref());
+        assert!(gate.take_woken());
+        // An item found: more may follow with no wake-up.
+        gate.took();
+        assert!(gate.take_woken());
+        assert!(!gate.take_woken());
     }
 }

@@ -2,24 +2,28 @@
 //! (a process's stdin and stdout), with a cap on line length.
 //!
 //! It only moves bytes: each input line goes to the caller's core, and the
-//! core's [`Outgoing`] queue is written by one writer, one compact JSON
-//! message per line. [`stdin`] and [`stdout`] give this process's own
+//! core's [`Outgoing`](crate::Outgoing) queue is written by one writer,
+//! one compact JSON message per line ([`serve_direct`] also lets a
+//! forwarded call's reply be written by the task that has it, under the
+//! same lock and order). [`stdin`] and [`stdout`] give this process's own
 //! pipes to it without a thread hop per read and write when they are pipes
 //! or Unix sockets.
 
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Waker};
+use std::task::{Context, Poll, Waker, ready};
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Notify, oneshot};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::Notify;
 
 use crate::backlog::{DEFAULT_MAX_BACKLOG, reading_paused};
-use crate::outgoing::{Backlog, Outgoing, OutgoingQueue};
+use crate::outgoing::{Backlog, OutgoingQueue};
 
 mod gate;
+mod out;
 mod pipes;
+use out::Out;
 pub use pipes::{HostInput, HostOutput, stdin, stdout};
 
 /// What the stdio driver hands the core.
@@ -42,7 +46,7 @@ pub enum Input<'a> {
 pub enum Ended {
     /// The input closed; everything queued by then was written.
     InputClosed,
-    /// The core queued [`Outgoing::Exit`] with this code; everything queued
+    /// The core queued [`Outgoing::Exit`](crate::Outgoing::Exit) with this code; everything queued
     /// before it was written and flushed. Ending the process is the
     /// caller's decision.
     Exit(i32),
@@ -108,7 +112,57 @@ pub async fn serve_with_backlog<R, W>(
     max_line_bytes: usize,
     max_backlog: usize,
     queue: OutgoingQueue,
+    on_input: impl FnMut(Input<'_>),
+) -> io::Result<Ended>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    drive(input, output, max_line_bytes, max_backlog, queue, on_input, |_, _| {}).await
+}
+
+/// [`serve`], also letting a reply sent with
+/// [`OutgoingSender::send_now`](crate::outgoing::OutgoingSender::send_now)
+/// (a forwarded call's, [`Session::reply_forwarded`](crate::Session::reply_forwarded))
+/// be written by the task that sends it, with no hop to the driver's
+/// writer, when nothing waits to be written before it.
+///
+/// Messages stay whole lines in the order they were sent: a reply written
+/// at once goes after everything sent before it (it is queued instead
+/// while anything waits, in the queue or in a line the client's pipe has
+/// not taken yet), and never inside another line. A line the pipe takes
+/// only in part is finished by the driver's task. Once the driver has
+/// ended, nothing more is written.
+pub async fn serve_direct<R, W>(
+    input: R,
+    output: W,
+    max_line_bytes: usize,
+    queue: OutgoingQueue,
+    on_input: impl FnMut(Input<'_>),
+) -> io::Result<Ended>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let share = |queue: &OutgoingQueue, out: &Arc<Out<W>>| {
+        queue.write_now_to(out.clone());
+    };
+    drive(input, output, max_line_bytes, DEFAULT_MAX_BACKLOG, queue, on_input, share).await
+}
+
+/// The most bytes the writer takes from the queue before writing them.
+const BATCH: usize = 8 * 1024;
+
+/// Serves one session: [`serve_with_backlog`], `share` given the queue and
+/// the output before anything is read.
+async fn drive<R, W>(
+    input: R,
+    output: W,
+    max_line_bytes: usize,
+    max_backlog: usize,
+    queue: OutgoingQueue,
     mut on_input: impl FnMut(Input<'_>),
+    share: impl FnOnce(&OutgoingQueue, &Arc<Out<W>>),
 ) -> io::Result<Ended>
 where
     R: AsyncRead + Unpin,
@@ -119,21 +173,20 @@ where
     // polled after the reader, so what a line queued is written in the
     // same turn, without the queue waking the task ([`gate`]).
     let gate = Arc::new(gate::Gate::default());
+    let gate_waker = Waker::from(gate.clone());
+    let out = Arc::new(Out::new(output, queue.backlog(), gate_waker.clone()));
+    share(&queue, &out);
+    // However this ends (returned or dropped), nothing is written after.
+    let _closed = CloseOnDrop(&out);
     let pause = Pause {
         backlog: queue.backlog(),
         max: max_backlog,
         paused: AtomicBool::new(false),
         drained: Notify::new(),
     };
-    let mut writer = Writer {
-        out: tokio::io::BufWriter::new(output),
-        queue,
-        pause: &pause,
-        scratch: Vec::new(),
-        gate: &gate,
-        gate_waker: Waker::from(gate.clone()),
-    };
-    let (eof_tx, eof_rx) = oneshot::channel::<()>();
+    let eof = AtomicBool::new(false);
+    let mut writer =
+        Writer { out: &out, queue, pause: &pause, gate: &gate, gate_waker, eof: &eof, end: None };
     let reading = async {
         let mut lines = LineReader::new(BufReader::new(input), max_line_bytes);
         loop {
@@ -151,14 +204,24 @@ where
                 Line::Eof => break,
             }
         }
-        let _ = eof_tx.send(());
-        // Stay pending: the writer finishes the session.
+        // Stay pending: the writer, polled next in this same turn, finishes
+        // the session.
+        eof.store(true, Ordering::Relaxed);
         std::future::pending::<io::Result<Ended>>().await
     };
     tokio::select! {
         biased;
         read = reading => read,
-        written = writer.run(eof_rx) => written,
+        written = std::future::poll_fn(|cx| writer.poll(cx)) => written,
+    }
+}
+
+/// Closes the output when the driver ends.
+struct CloseOnDrop<'a, W>(&'a Out<W>);
+
+impl<W> Drop for CloseOnDrop<'_, W> {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
@@ -195,75 +258,65 @@ impl Pause {
 
 #[derive(Debug)]
 struct Writer<'a, W> {
-    out: tokio::io::BufWriter<W>,
+    out: &'a Out<W>,
     queue: OutgoingQueue,
     pause: &'a Pause,
-    scratch: Vec<u8>,
     gate: &'a gate::Gate,
     /// The gate as a waker, registered on the queue.
     gate_waker: Waker,
+    /// Set by the reader when the input has closed (the writer is polled
+    /// after it in the same turn).
+    eof: &'a AtomicBool,
+    /// How the session ends, once decided: returned when what came before
+    /// it is written.
+    end: Option<Ended>,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<'_, W> {
-    /// Writes queued items until `eof` fires, then writes what is left in
-    /// the queue and returns.
-    async fn run(&mut self, mut eof: oneshot::Receiver<()>) -> io::Result<Ended> {
+    /// Writes queued items, in batches of about [`BATCH`] bytes each
+    /// flushed, until the queue ends, an exit, or the input has closed and
+    /// the queue is empty; ready then, with everything before the end
+    /// written and flushed.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Ended>> {
+        self.gate.follow(cx.waker());
+        let mut out = self.out.lock();
         loop {
-            tokio::select! {
-                biased;
-                item = std::future::poll_fn(|cx| {
-                    self.gate.follow(cx.waker());
+            // Taken under the output's lock: a reply written from elsewhere
+            // finds the item in the buffer and waits behind it.
+            let mut waiting = false;
+            while self.end.is_none() && out.len() < BATCH {
+                // Not woken since it was last found empty: it still is.
+                let polled = if self.gate.take_woken() {
                     self.queue.poll_recv(&mut Context::from_waker(&self.gate_waker))
-                }) => match item {
-                    Some(item) => {
-                        if let Some(code) = self.write(item).await? {
-                            return Ok(Ended::Exit(code));
+                } else {
+                    Poll::Pending
+                };
+                match polled {
+                    Poll::Ready(Some(item)) => {
+                        self.gate.took();
+                        self.pause.took_one();
+                        if let Some(code) = out.push(&item)? {
+                            self.end = Some(Ended::Exit(code));
                         }
                     }
-                    None => {
-                        self.out.flush().await?;
-                        return Ok(Ended::CoreGone);
+                    Poll::Ready(None) => self.end = Some(Ended::CoreGone),
+                    Poll::Pending => {
+                        if self.eof.load(Ordering::Relaxed) {
+                            self.end = Some(Ended::InputClosed);
+                        }
+                        waiting = true;
+                        break;
                     }
-                },
-                _ = &mut eof => break,
-            }
-            // Write whatever else is ready before paying for a flush.
-            while let Ok(item) = self.queue.try_recv() {
-                if let Some(code) = self.write(item).await? {
-                    return Ok(Ended::Exit(code));
                 }
             }
-            self.out.flush().await?;
-        }
-        while let Ok(item) = self.queue.try_recv() {
-            if let Some(code) = self.write(item).await? {
-                return Ok(Ended::Exit(code));
+            ready!(out.poll_drain(cx))?;
+            if let Some(end) = self.end {
+                return Poll::Ready(Ok(end));
+            }
+            if waiting {
+                return Poll::Pending;
             }
         }
-        self.out.flush().await?;
-        Ok(Ended::InputClosed)
-    }
-
-    /// Writes one item; `Some(code)` (after a flush) for an exit.
-    async fn write(&mut self, item: Outgoing) -> io::Result<Option<i32>> {
-        self.pause.took_one();
-        match item {
-            Outgoing::Message { .. } | Outgoing::RawReply { .. } => {
-                self.scratch.clear();
-                item.encode_into(&mut self.scratch).map_err(io::Error::other)?;
-                self.scratch.push(b'\n');
-                self.out.write_all(&self.scratch).await?;
-            }
-            Outgoing::RawLine(line) => {
-                self.out.write_all(&line).await?;
-                self.out.write_all(b"\n").await?;
-            }
-            Outgoing::Exit(code) => {
-                self.out.flush().await?;
-                return Ok(Some(code));
-            }
-        }
-        Ok(None)
     }
 }
 
@@ -342,7 +395,9 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outgoing::Outgoing;
     use mcp_proto::jsonrpc::{Message, Notification};
+    use std::pin::Pin;
 
     async fn split(input: &[u8], max: usize, buffer: usize) -> Vec<Result<String, Line>> {
         let mut reader = LineReader::new(BufReader::with_capacity(buffer, input), max);
@@ -427,6 +482,100 @@ mod tests {
         assert!(serving.as_mut().poll(&mut cx).is_ready());
         drop(serving);
         assert_eq!(output, b"one\none+\ntwo\ntwo+\nthree\nthree+\n");
+    }
+
+    /// What the pipe holds now, read without waiting.
+    fn read_now(pipe: &mut tokio::io::DuplexStream) -> String {
+        use tokio::io::{AsyncRead as _, ReadBuf};
+        let waker = Waker::from(Arc::new(Count::default()));
+        let mut cx = Context::from_waker(&waker);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 256];
+        loop {
+            let mut read = ReadBuf::new(&mut buf);
+            match Pin::new(&mut *pipe).poll_read(&mut cx, &mut read) {
+                Poll::Ready(Ok(())) if !read.filled().is_empty() => {
+                    got.extend_from_slice(read.filled())
+                }
+                _ => return String::from_utf8(got).unwrap(),
+            }
+        }
+    }
+
+    fn reply(id: i64, text: &str) -> Outgoing {
+        let result = serde_json::value::RawValue::from_string(format!(r#"{{"t":"{text}"}}"#));
+        Outgoing::raw_reply(id.into(), result.unwrap(), 0)
+    }
+
+    fn reply_line(id: i64, text: &str) -> String {
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"t\":\"{text}\"}}}}\n")
+    }
+
+    #[tokio::test]
+    async fn a_reply_sent_now_is_written_by_its_sender_only_when_nothing_waits_before_it() {
+        use std::future::Future;
+        let (_client, server_in) = tokio::io::duplex(1024);
+        // Room for one short line at a time.
+        let (server_out, mut host) = tokio::io::duplex(64);
+        let (tx, queue) = crate::outgoing::queue();
+        let serving = serve_direct(server_in, server_out, 1024, queue, |_| {});
+        let mut serving = Box::pin(serving);
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let woken = || count.0.load(Ordering::SeqCst);
+        // Sent before the driver runs: queued (it has not offered its
+        // output yet), written when it does.
+        tx.send_now(reply(1, "queued")).unwrap();
+        assert_eq!(read_now(&mut host), "");
+        assert!(serving.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(read_now(&mut host), reply_line(1, "queued"));
+
+        // Nothing waits: written by the sender, the driver not woken.
+        let before = woken();
+        tx.send_now(reply(2, "now")).unwrap();
+        assert_eq!((read_now(&mut host), woken()), (reply_line(2, "now"), before));
+
+        // A notification queued and not yet written: the reply waits
+        // behind it.
+        let note = Message::Notification(Notification::new("n", None));
+        tx.send(Outgoing::message(note, None, 0)).unwrap();
+        tx.send_now(reply(3, "after")).unwrap();
+        assert_eq!(read_now(&mut host), "");
+        let mut both = String::new();
+        while !both.ends_with(&reply_line(3, "after")) {
+            assert!(serving.as_mut().poll(&mut cx).is_pending());
+            both += &read_now(&mut host);
+        }
+        let note_line = "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n".to_owned();
+        assert_eq!(both, note_line + &reply_line(3, "after"));
+
+        // A line the pipe takes in part: the rest is the driver's to
+        // write, and every reply meanwhile waits behind it, whole.
+        let long = "x".repeat(100);
+        tx.send_now(reply(4, &long)).unwrap();
+        tx.send_now(reply(5, "next")).unwrap();
+        let first = read_now(&mut host);
+        assert_eq!(first.len(), 64, "{first}");
+        // The pipe, read, wakes the driver, which writes the rest.
+        assert!(woken() > before);
+        let mut all = first;
+        while !all.ends_with(&reply_line(5, "next")) {
+            assert!(serving.as_mut().poll(&mut cx).is_pending());
+            all += &read_now(&mut host);
+        }
+        assert_eq!(all, reply_line(4, &long) + &reply_line(5, "next"));
+
+        // Ended (here by an exit): nothing more is written.
+        tx.send(Outgoing::Exit(3)).unwrap();
+        assert!(matches!(serving.as_mut().poll(&mut cx), Poll::Ready(Ok(Ended::Exit(3)))));
+        // Given back: no driver is left to deliver it.
+        assert!(tx.send_now(reply(6, "late")).is_err());
+        assert_eq!(read_now(&mut host), "");
+        drop(serving);
+        let mut rest = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut host, &mut rest).await.unwrap();
+        assert!(rest.is_empty(), "{rest:?}");
     }
 
     #[test]

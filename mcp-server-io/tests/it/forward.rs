@@ -267,3 +267,86 @@ async fn forwarded_requests_outlive_the_runner_beside_the_driver() {
     up.end(1, Ok(result("after")));
     assert_eq!(raw_reply(&mut queue).0, RequestId::Number(1));
 }
+
+/// What the pipe holds now, read without waiting (so without letting the
+/// driver's task run).
+fn read_now(pipe: &mut tokio::io::DuplexStream) -> String {
+    use std::task::{Context, Poll, Waker};
+    use tokio::io::{AsyncRead, ReadBuf};
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        let mut read = ReadBuf::new(&mut buf);
+        match std::pin::Pin::new(&mut *pipe).poll_read(&mut cx, &mut read) {
+            Poll::Ready(Ok(())) if !read.filled().is_empty() => {
+                got.extend_from_slice(read.filled())
+            }
+            _ => return String::from_utf8(got).unwrap(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn over_stdio_a_forwarded_reply_is_written_by_its_sender_after_what_was_sent_before() {
+    use mcp_server_io::stdio::{self, Input};
+    use tokio::io::AsyncWriteExt;
+    let (session, queue) = session(8);
+    let up = session.handler().up.clone();
+    let (mut host_in, server_in) = tokio::io::duplex(4096);
+    let (server_out, mut host_out) = tokio::io::duplex(4096);
+    let feed = session.clone();
+    let driver = tokio::spawn(stdio::serve_direct(server_in, server_out, 1 << 20, queue, {
+        move |input| {
+            if let Input::Line(line) = input {
+                feed.handle_json(line);
+            }
+        }
+    }));
+    let call = |id: i64| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"fwd\"}}\n");
+    let reply = |id: i64, text: &str| {
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}\n", result(text).get())
+    };
+    // Lets the driver's task read what was written to it.
+    let started = |n: u64| {
+        let up = up.clone();
+        async move {
+            while up.started() < n {
+                tokio::task::yield_now().await;
+            }
+        }
+    };
+
+    // Nothing waits: the answer is on the host's pipe as soon as its
+    // sender has it, the driver's task not run in between.
+    host_in.write_all(call(1).as_bytes()).await.unwrap();
+    started(1).await;
+    assert!(up.end(1, Ok(result("at once"))));
+    assert_eq!(read_now(&mut host_out), reply(1, "at once"));
+    assert_eq!(session.in_flight(), 0);
+
+    // A message sent before the answer and not yet written (the driver's
+    // task has not run): the answer follows it, both whole.
+    host_in.write_all(call(2).as_bytes()).await.unwrap();
+    started(2).await;
+    let key = RequestKey { origin: 0, id: RequestId::Number(2) };
+    session.notify("notifications/progress", Some(json!({"progress": 1})), Some(&key));
+    assert!(up.end(2, Ok(result("second"))));
+    assert_eq!(read_now(&mut host_out), "");
+    let mut written = String::new();
+    while !written.ends_with('\n') || written.lines().count() < 2 {
+        tokio::task::yield_now().await;
+        written += &read_now(&mut host_out);
+    }
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+    assert_eq!(written, format!("{progress}\n{}", reply(2, "second")));
+
+    // A cancelled call's late answer is not written.
+    host_in.write_all(call(3).as_bytes()).await.unwrap();
+    started(3).await;
+    session.cancel(0, RequestId::Number(3));
+    assert!(!up.end(3, Ok(result("late"))));
+    assert_eq!((read_now(&mut host_out), up.cancelled()), (String::new(), vec![3]));
+    drop(host_in);
+    assert_eq!(driver.await.unwrap().unwrap(), stdio::Ended::InputClosed);
+}
