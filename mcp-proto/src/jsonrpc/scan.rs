@@ -75,6 +75,7 @@ pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 /// The bytes of the string starting at `at` (a quote) and the index past
 /// its closing quote; `None` if there is no string there or it has an
 /// escape.
+#[inline]
 pub(crate) fn plain_string(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
     if bytes.get(at) != Some(&b'"') {
         return None;
@@ -102,6 +103,7 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
 /// [`SHORT`] bytes eight at a time (a searcher's set-up costs more than it
 /// saves on the short strings of a call, and the hit is most often near),
 /// the rest, if any, by `memchr` (a long string of a result).
+#[inline]
 pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     let head = &bytes[..bytes.len().min(SHORT)];
     if let Some(at) = first_stop::<false>(head) {
