@@ -177,7 +177,7 @@ pub struct PlainCall {
     name: (usize, usize),
     arguments: Option<(usize, usize)>,
     /// The length of the checked value's text (without whitespace after
-    /// it): [`owned_parts`](PlainCall::owned_parts) takes no other text.
+    /// it): [`borrowed_parts`](PlainCall::borrowed_parts) takes no other text.
     len: usize,
 }
 
@@ -194,7 +194,7 @@ impl PlainCall {
         Some((name, arguments))
     }
 
-    /// [`parts`](PlainCall::parts), the arguments owned as a raw value
+    /// [`parts`](PlainCall::parts), the arguments borrowed as a raw value
     /// without checking their text again: `params` is the checked text
     /// these places were found in (a raw value is one JSON value, and the
     /// arguments are one of its members' values), so its part is one
@@ -202,17 +202,17 @@ impl PlainCall {
     /// text's, or places that do not fall on its characters: the places
     /// are the decoding's for the text it boxed
     /// ([`RawRequest`](super::RawRequest) holds both), not for another.
-    pub fn owned_parts<'t>(
+    pub fn borrowed_parts<'t>(
         &self,
         params: &'t serde_json::value::RawValue,
-    ) -> Option<(&'t str, Option<Box<serde_json::value::RawValue>>)> {
+    ) -> Option<(&'t str, Option<&'t serde_json::value::RawValue>)> {
         let text = params.get();
         if text.len() != self.len {
             return None;
         }
         let (name, arguments) = self.parts(text)?;
         let arguments = match arguments {
-            Some(arguments) => Some(super::text::boxed_raw(arguments.to_owned()).ok()?),
+            Some(arguments) => Some(super::text::borrowed_raw(arguments).ok()?),
             None => None,
         };
         Some((name, arguments))
@@ -826,32 +826,28 @@ pub(crate) mod tests {
         assert!(checked > 100_000 && found > 1_000, "{checked} {found}");
     }
 
-    /// [`PlainCall::owned_parts`] against the general path: for every
-    /// usual call and near miss the check accepts, the arguments owned
+    /// [`PlainCall::borrowed_parts`] against the general path: for every
+    /// usual call and near miss the check accepts, the arguments borrowed
     /// without a second check are the text `RawValue::from_string` owns
     /// (and accepts); the places refused on any other text.
     #[test]
-    fn owned_arguments_are_what_a_check_owns() {
+    fn borrowed_arguments_are_what_a_check_owns() {
         use serde_json::value::RawValue;
         let (mut owned, mut refused) = (0, 0);
         for case in call_cases() {
             let value = case.trim_matches([' ', '\t', '\n', '\r']);
             let Some(Some(call)) = checked_call(value) else { continue };
             let params = RawValue::from_string(value.to_owned()).expect("checked");
-            let (name, arguments) = call.owned_parts(&params).expect("its own text");
+            let (name, arguments) = call.borrowed_parts(&params).expect("its own text");
             let (plain_name, plain_arguments) = plain_call(value).expect("a plain call");
             assert_eq!(name, plain_name, "{case:?}");
             let checked = plain_arguments.map(|a| RawValue::from_string(a.to_owned()).expect(a));
-            assert_eq!(
-                arguments.as_ref().map(|a| a.get()),
-                checked.as_ref().map(|a| a.get()),
-                "{case:?}"
-            );
+            assert_eq!(arguments.map(RawValue::get), checked.as_ref().map(|a| a.get()), "{case:?}");
             owned += 1;
             // Other text: the call in an array, a character more, another call.
             for other in [format!("[{value}]"), format!("{{}}{}", &value[1..]), "{}".to_owned()] {
                 if let Ok(other) = RawValue::from_string(other) {
-                    assert!(call.owned_parts(&other).is_none(), "{case:?} in {other}");
+                    assert!(call.borrowed_parts(&other).is_none(), "{case:?} in {other}");
                     refused += 1;
                 }
             }
