@@ -107,6 +107,28 @@ pub(crate) enum To {
     Sink(Sink),
 }
 
+/// A forwarded request's usual answer: its entry taken and its sink given
+/// the result's text, checked to be JSON first (else `None`, the entry left
+/// in place for the general decoding, which then decides). Kept out of
+/// [`feed_usual_answer`](LinkTarget::feed_usual_answer)'s body: an ordinary
+/// client's reader never runs it.
+#[inline(never)]
+fn take_forwarded<'r>(
+    core: &mut ClientCore<Waiter>,
+    id: i64,
+    result: &'r str,
+) -> Option<(Sink, &'r RawValue)> {
+    let mut raw: Option<&RawValue> = None;
+    let taken = core.take_answered_if(id, |w| {
+        raw = if w.is_sink() { jsonrpc::one_raw_value(result) } else { None };
+        raw.is_some()
+    })?;
+    match taken.to {
+        To::Sink(sink) => Some((sink, raw?)),
+        To::Caller(_) => None,
+    }
+}
+
 /// Counts a request that takes a decoded result in
 /// [`Inner::tool_results`] for as long as it is sent or waited for.
 pub(crate) struct ToolResultOut<'a>(Option<&'a AtomicUsize>);
@@ -452,19 +474,28 @@ impl<T: Transport> Inner<T> {
     }
 
     /// Hands a request's outcome over: to its waiting caller, or to a
-    /// forwarded request's sink, called here, with what
-    /// [`call_tool_json`](crate::Client::call_tool_json) gives (a result
-    /// that is not an object is `InvalidResult`; an error as the request
-    /// path gives it up: [`give_up`](Self::give_up)).
+    /// forwarded request's sink ([`settle_sink`](Self::settle_sink)).
+    /// Inlined where it is called, so that a caller's outcome is made where
+    /// it is sent; the sink's path stays out of line.
+    #[inline(always)]
     pub(crate) fn settle(&self, waiter: Waiter, outcome: Outcome) {
         match waiter.to {
             To::Caller(tx) => {
                 let _ = tx.send(outcome);
             }
-            To::Sink(sink) => match outcome {
-                Ok(reply) => self.forwarded_result(sink, &reply.into_raw()),
-                Err(e) => self.forwarded_end(sink, Err(self.give_up(Fail::Client(e)))),
-            },
+            To::Sink(sink) => self.settle_sink(sink, outcome),
+        }
+    }
+
+    /// A forwarded request's outcome to its sink, called here, with what
+    /// [`call_tool_json`](crate::Client::call_tool_json) gives (a result
+    /// that is not an object is `InvalidResult`; an error as the request
+    /// path gives it up: [`give_up`](Self::give_up)).
+    #[inline(never)]
+    fn settle_sink(&self, sink: Sink, outcome: Outcome) {
+        match outcome {
+            Ok(reply) => self.forwarded_result(sink, &reply.into_raw()),
+            Err(e) => self.forwarded_end(sink, Err(self.give_up(Fail::Client(e)))),
         }
     }
 
@@ -606,22 +637,12 @@ impl<T: Transport> LinkTarget for Inner<T> {
                 drop(core);
                 return self.feed_initialize(id, result);
             }
-            if self.forwards.load(Ordering::Relaxed) > 0 {
-                // A forwarded request's: its result handed over as the
-                // answer's text, checked to be JSON first (else the
-                // general decoding decides, its entry left in place).
-                let mut raw: Option<&RawValue> = None;
-                let taken = core.take_answered_if(id, |w| {
-                    raw = if w.is_sink() { jsonrpc::one_raw_value(result) } else { None };
-                    raw.is_some()
-                });
-                if let (Some(waiter), Some(raw)) = (taken, raw) {
-                    drop(core);
-                    if let To::Sink(sink) = waiter.to {
-                        self.forwarded_result(sink, raw);
-                    }
-                    return true;
-                }
+            if self.forwards.load(Ordering::Relaxed) > 0
+                && let Some((sink, raw)) = take_forwarded(&mut core, id, result)
+            {
+                drop(core);
+                self.forwarded_result(sink, raw);
+                return true;
             }
             if !core.waiter(id).is_some_and(|w| w.tool_result) {
                 return false;

@@ -143,20 +143,21 @@ impl Params {
         }
     }
 
-    /// [`plain_call`](Params::plain_call), the arguments owned as a raw
+    /// [`plain_call`](Params::plain_call), the arguments borrowed as a raw
     /// value: for text its decoding found the call in, the arguments'
     /// part of that checked text without checking it again
-    /// ([`PlainCall::owned_parts`]); else the part found by a scan, checked
-    /// as `RawValue::from_string` checks it (the same text either way).
-    pub fn plain_call_owned(&self) -> Option<(&str, Option<Box<RawValue>>)> {
+    /// ([`PlainCall::borrowed_parts`]); else the part found by a scan,
+    /// checked as `serde_json` checks a borrowed raw value (the same text
+    /// either way).
+    pub fn plain_call_raw(&self) -> Option<(&str, Option<&RawValue>)> {
         if let Repr::Text(text, Some(call)) = &self.0
-            && let Some(owned) = call.owned_parts(text)
+            && let Some(parts) = call.borrowed_parts(text)
         {
-            return Some(owned);
+            return Some(parts);
         }
         let (name, arguments) = self.plain_call()?;
         let arguments = match arguments {
-            Some(arguments) => Some(RawValue::from_string(arguments.to_owned()).ok()?),
+            Some(arguments) => Some(serde_json::from_str::<&RawValue>(arguments).ok()?),
             None => None,
         };
         Some((name, arguments))
@@ -586,9 +587,9 @@ mod tests {
                     let alone = Params::from_text(request.params.clone());
                     let received = Params::received(request.params, request.call);
                     assert_eq!(received.plain_call(), alone.plain_call(), "{case}");
-                    // Owned without a second check: the text a check owns.
+                    // Borrowed without a second check: the text a check owns.
                     let owned = |p: &Params| {
-                        p.plain_call_owned()
+                        p.plain_call_raw()
                             .map(|(n, a)| (n.to_owned(), a.map(|a| a.get().to_owned())))
                     };
                     let read =

@@ -288,9 +288,9 @@ impl Bridge {
         if self.tools_fixed() || self.schemas != SchemaTarget::Unchanged {
             return false;
         }
-        let Some((name, arguments)) = params.plain_call_owned() else { return false };
+        let Some((name, arguments)) = params.plain_call_raw() else { return false };
         // Not an object: `call_tool` says so.
-        if arguments.as_ref().is_some_and(|a| !a.get().starts_with('{')) {
+        if arguments.is_some_and(|a| !a.get().starts_with('{')) {
             return false;
         }
         let plain = {
@@ -318,7 +318,7 @@ impl Bridge {
                 let result = outcome.map_err(|e| call_error(&host.handler().registry, e, false));
                 host.reply_forwarded(answered, result);
             };
-            match plain.forward(arguments.as_deref(), options, end) {
+            match plain.forward(arguments, options, end) {
                 Ok(cancel) => Ok(mcp_server_io::CancelHook(Box::new(cancel))),
                 Err(e) => Err(call_error(&self.registry, e, false)),
             }
@@ -386,13 +386,14 @@ struct CallParams {
 
 impl CallParams {
     /// A host's `tools/call` parameters: the usual two members found by a
-    /// scan, the arguments' checked text owned as it is
-    /// ([`Params::plain_call_owned`]), anything else decoded. Both read
+    /// scan, the arguments' checked text copied as it is
+    /// ([`Params::plain_call_raw`]), anything else decoded. Both read
     /// the same.
     fn read(params: &Params) -> Result<Option<CallParams>, ErrorObject> {
-        let Some((name, arguments)) = params.plain_call_owned() else {
+        let Some((name, arguments)) = params.plain_call_raw() else {
             return params.decode::<CallParams>();
         };
+        let arguments = arguments.map(ToOwned::to_owned);
         Ok(Some(CallParams { name: Some(Value::String(name.to_owned())), arguments, meta: None }))
     }
 }

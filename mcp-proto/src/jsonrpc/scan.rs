@@ -75,6 +75,7 @@ pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 /// The bytes of the string starting at `at` (a quote) and the index past
 /// its closing quote; `None` if there is no string there or it has an
 /// escape.
+#[inline]
 pub(crate) fn plain_string(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
     if bytes.get(at) != Some(&b'"') {
         return None;
@@ -102,6 +103,7 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
 /// [`SHORT`] bytes eight at a time (a searcher's set-up costs more than it
 /// saves on the short strings of a call, and the hit is most often near),
 /// the rest, if any, by `memchr` (a long string of a result).
+#[inline]
 pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     let head = &bytes[..bytes.len().min(SHORT)];
     if let Some(at) = first_stop::<false>(head) {
@@ -175,7 +177,7 @@ pub struct PlainCall {
     name: (usize, usize),
     arguments: Option<(usize, usize)>,
     /// The length of the checked value's text (without whitespace after
-    /// it): [`owned_parts`](PlainCall::owned_parts) takes no other text.
+    /// it): [`borrowed_parts`](PlainCall::borrowed_parts) takes no other text.
     len: usize,
 }
 
@@ -192,7 +194,7 @@ impl PlainCall {
         Some((name, arguments))
     }
 
-    /// [`parts`](PlainCall::parts), the arguments owned as a raw value
+    /// [`parts`](PlainCall::parts), the arguments borrowed as a raw value
     /// without checking their text again: `params` is the checked text
     /// these places were found in (a raw value is one JSON value, and the
     /// arguments are one of its members' values), so its part is one
@@ -200,17 +202,17 @@ impl PlainCall {
     /// text's, or places that do not fall on its characters: the places
     /// are the decoding's for the text it boxed
     /// ([`RawRequest`](super::RawRequest) holds both), not for another.
-    pub fn owned_parts<'t>(
+    pub fn borrowed_parts<'t>(
         &self,
         params: &'t serde_json::value::RawValue,
-    ) -> Option<(&'t str, Option<Box<serde_json::value::RawValue>>)> {
+    ) -> Option<(&'t str, Option<&'t serde_json::value::RawValue>)> {
         let text = params.get();
         if text.len() != self.len {
             return None;
         }
         let (name, arguments) = self.parts(text)?;
         let arguments = match arguments {
-            Some(arguments) => Some(super::text::boxed_raw(arguments.to_owned()).ok()?),
+            Some(arguments) => Some(super::text::borrowed_raw(arguments).ok()?),
             None => None,
         };
         Some((name, arguments))
@@ -824,32 +826,28 @@ pub(crate) mod tests {
         assert!(checked > 100_000 && found > 1_000, "{checked} {found}");
     }
 
-    /// [`PlainCall::owned_parts`] against the general path: for every
-    /// usual call and near miss the check accepts, the arguments owned
+    /// [`PlainCall::borrowed_parts`] against the general path: for every
+    /// usual call and near miss the check accepts, the arguments borrowed
     /// without a second check are the text `RawValue::from_string` owns
     /// (and accepts); the places refused on any other text.
     #[test]
-    fn owned_arguments_are_what_a_check_owns() {
+    fn borrowed_arguments_are_what_a_check_owns() {
         use serde_json::value::RawValue;
         let (mut owned, mut refused) = (0, 0);
         for case in call_cases() {
             let value = case.trim_matches([' ', '\t', '\n', '\r']);
             let Some(Some(call)) = checked_call(value) else { continue };
             let params = RawValue::from_string(value.to_owned()).expect("checked");
-            let (name, arguments) = call.owned_parts(&params).expect("its own text");
+            let (name, arguments) = call.borrowed_parts(&params).expect("its own text");
             let (plain_name, plain_arguments) = plain_call(value).expect("a plain call");
             assert_eq!(name, plain_name, "{case:?}");
             let checked = plain_arguments.map(|a| RawValue::from_string(a.to_owned()).expect(a));
-            assert_eq!(
-                arguments.as_ref().map(|a| a.get()),
-                checked.as_ref().map(|a| a.get()),
-                "{case:?}"
-            );
+            assert_eq!(arguments.map(RawValue::get), checked.as_ref().map(|a| a.get()), "{case:?}");
             owned += 1;
             // Other text: the call in an array, a character more, another call.
             for other in [format!("[{value}]"), format!("{{}}{}", &value[1..]), "{}".to_owned()] {
                 if let Ok(other) = RawValue::from_string(other) {
-                    assert!(call.owned_parts(&other).is_none(), "{case:?} in {other}");
+                    assert!(call.borrowed_parts(&other).is_none(), "{case:?} in {other}");
                     refused += 1;
                 }
             }

@@ -71,8 +71,6 @@ pub fn text_result_json(text: &str) -> Box<RawValue> {
 /// parser where the scan decides (text with no whitespace around it, not
 /// nested deeper than the scan follows); the parser decides the rest.
 pub fn one_raw_value(text: &str) -> Option<&RawValue> {
-    use serde::Deserialize;
-    use serde::de::value::{BorrowedStrDeserializer, MapDeserializer};
     let bytes = text.as_bytes();
     let trimmed = bytes
         .first()
@@ -81,11 +79,18 @@ pub fn one_raw_value(text: &str) -> Option<&RawValue> {
     if !trimmed || !super::scan::is_one_value(text) {
         return serde_json::from_str(text).ok();
     }
-    // One value: serde_json takes a raw value's text as it is from a map
-    // of its one private member, borrowed.
+    borrowed_raw(text).ok()
+}
+
+/// JSON text known to be one valid value (checked), borrowed as a raw
+/// value without parsing it: [`boxed_raw`], borrowed (serde_json takes a
+/// raw value's text as it is from a map of its one private member).
+pub(super) fn borrowed_raw(text: &str) -> Result<&RawValue, serde_json::Error> {
+    use serde::Deserialize;
+    use serde::de::value::{BorrowedStrDeserializer, MapDeserializer};
     let member = BorrowedStrDeserializer::<serde_json::Error>::new(text);
     let map = MapDeserializer::<_, serde_json::Error>::new(std::iter::once((RAW_VALUE, member)));
-    <&RawValue>::deserialize(map).ok()
+    <&RawValue>::deserialize(map)
 }
 
 /// JSON text known to be one valid value (serde_json's own, or checked),

@@ -20,6 +20,7 @@ use crate::types::{
 /// member appended. `None` when that cannot be done by appending (the
 /// parameters are not an object, or already mention `_meta`): the caller
 /// merges by value.
+#[inline]
 pub(super) fn request_text<P: Serialize + ?Sized>(
     id: &RequestId,
     method: &str,
