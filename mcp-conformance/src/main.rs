@@ -261,6 +261,13 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
             call(&client, &tool.name, arguments).await?;
         }
         "sse-retry" => {
+            // This server hands the call's answer, held back when it ends
+            // the call's stream, to whichever GET comes next. The
+            // standalone stream opens in the background after the
+            // handshake; it is waited for here so that it is open before
+            // the call, and the answer comes on the resumption (a GET with
+            // `Last-Event-ID` after `retry`) that the scenario checks.
+            client.transport().open_event_stream().await.context("GET stream")?;
             client
                 .call_tool_with("test_reconnection", (), RequestOptions::default())
                 .await
