@@ -470,7 +470,8 @@ async fn a_calls_log_messages_reach_its_session_only_and_list_changes_every_one(
     // to the sessions whose stream is open.
     for c in [&a, &b] {
         let mut state = c.transport().watch_event_stream();
-        state.wait_for(|s| *s == mcp_http::EventStreamState::Open).await.unwrap();
+        let open = state.wait_for(|s| *s == mcp_http::EventStreamState::Open);
+        tokio::time::timeout(Duration::from_secs(10), open).await.expect("open in time").unwrap();
     }
     let (mut na, mut nb) = (a.notifications(), b.notifications());
     call(&a, "log", json!({"level": "error", "message": "for-a"})).await;

@@ -187,7 +187,9 @@ async fn state_becomes(
     want: impl Fn(&EventStreamState) -> bool,
 ) -> EventStreamState {
     let mut state = client.transport().watch_event_stream();
-    state.wait_for(|s| want(s)).await.unwrap().clone()
+    // Bounded: a stream whose state never comes fails the test, not hangs it.
+    let reached = tokio::time::timeout(TEST_TIMEOUT, state.wait_for(|s| want(s)));
+    reached.await.expect("the stream's state in time").unwrap().clone()
 }
 
 fn gets(server: &Server) -> usize {

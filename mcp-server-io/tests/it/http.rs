@@ -493,7 +493,8 @@ async fn a_post_waiting_for_its_reply_routes_the_replies_of_the_others() {
         // notification related to no request, on the GET stream (open in
         // the background after the handshake: waited for).
         let mut state = client.transport().watch_event_stream();
-        state.wait_for(|s| *s == mcp_http::EventStreamState::Open).await.unwrap();
+        let open = state.wait_for(|s| *s == mcp_http::EventStreamState::Open);
+        tokio::time::timeout(TIMEOUT, open).await.expect("open in time").unwrap();
         let mut notifications = client.notifications();
         assert_eq!(call_text(&client, "later", "").await, "later");
         release.notify_one();
