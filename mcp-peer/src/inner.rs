@@ -656,7 +656,13 @@ impl<T: Transport> LinkTarget for Inner<T> {
         // stateless era, read from the decoded member where that is sure),
         // asked as the general path asks them (`request.rs`): anything but
         // a plain delivery is theirs to act on.
-        let context = ResultContext { tasks_declared: self.tasks_declared, cacheable: false };
+        let context = ResultContext {
+            tasks_declared: self.tasks_declared,
+            cacheable: false,
+            // A caller that takes the rounds gets `input_required` by the
+            // general path.
+            rounds_to_caller: false,
+        };
         let kind = decoded.extra.get("resultType");
         if !rules(era).delivers_decoded_as_it_came(methods::TOOLS_CALL, result, kind, context) {
             return false;

@@ -34,13 +34,7 @@ pub(crate) async fn fulfil<T: Transport, P: Serialize + ?Sized>(
         }
         None => None,
     };
-    let params = match params {
-        Params::Value(v) => v,
-        Params::Typed(p) => Some(serde_json::to_value(p).map_err(|e| {
-            ClientError::InvalidParams { method: method.into(), reason: e.to_string() }
-        })?),
-    };
-    retry_params(method, params, responses, asked.request_state)
+    retry_params(method, params.into_value(method)?, responses, asked.request_state)
 }
 
 /// Answers a server's input requests (of an `input_required` result or of

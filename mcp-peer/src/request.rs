@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use mcp_proto::client::decide::input::{retry_params, sends_caller_round};
 use mcp_proto::client::decide::recovery::{self, changed_tool};
 use mcp_proto::client::decide::result::{ResultContext, may_cache};
 use mcp_proto::client::decide::{Action, Attempt, GiveUp, InputRounds, ResultStep};
@@ -145,6 +146,18 @@ impl<T: Transport> Client<T> {
         let mut retried = false;
         let mut rounds = InputRounds::new(inner.options.input_limits());
         crate::open::ensure(inner).await?;
+        // A caller's own round (a bridge passing its host's on): its
+        // answers and state go in the parameters, in the era that has them.
+        if let (Some(round), Some(era)) = (&options.caller_round, inner.era())
+            && sends_caller_round(era, round)
+        {
+            let (answers, state) = (round.input_responses.clone(), round.request_state.clone());
+            let sent = params
+                .into_value(method)
+                .and_then(|p| retry_params(method, p, answers, state))
+                .map_err(|e| self.error(e))?;
+            params = Params::Value(Some(sent));
+        }
         let mut cache_key = self.cache_key(method, &params, options);
         if let (Some(key), Some(cache)) = (&cache_key, &inner.options.cache)
             && !options.no_cache
@@ -177,6 +190,7 @@ impl<T: Transport> Client<T> {
                     let context = ResultContext {
                         tasks_declared: inner.tasks_declared,
                         cacheable: cache_key.is_some(),
+                        rounds_to_caller: options.caller_round.is_some(),
                     };
                     match rules.on_result(method, raw.get(), context) {
                         ResultStep::Deliver { cache } => {

@@ -69,6 +69,18 @@ pub(crate) enum Params<'a, P: ?Sized> {
     Typed(&'a P),
 }
 
+impl<P: Serialize + ?Sized> Params<'_, P> {
+    /// The parameters as a value (to add members to).
+    pub(crate) fn into_value(self, method: &str) -> Result<Option<Value>, ClientError> {
+        match self {
+            Params::Value(v) => Ok(v),
+            Params::Typed(p) => serde_json::to_value(p).map(Some).map_err(|e| {
+                ClientError::InvalidParams { method: method.into(), reason: e.to_string() }
+            }),
+        }
+    }
+}
+
 /// What to start in the core.
 pub(crate) enum Start<'a, P: ?Sized> {
     /// The era probe, `server/discover` asking for `version`.

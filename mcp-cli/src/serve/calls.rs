@@ -12,10 +12,10 @@ use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
 use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
 use mcp_host_registry::{Error, Registry};
-use mcp_proto::client::{BoxFuture, RequestOptions};
+use mcp_proto::client::{BoxFuture, CallerRound, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
-use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams};
+use mcp_proto::types::{LOG_LEVEL_META_KEY, ProgressNotificationParams, TaskSupport};
 use mcp_server_io::logging::LOG_LEVELS;
 use mcp_server_io::stateless::RequestMeta;
 use mcp_server_io::{Params, Session};
@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use super::HOST_ANSWER_TIMEOUT;
 use super::handler::{Bridge, error_object, invalid, nothing_new, split_meta};
 use super::host::{Reach, reach};
-use super::input::{CallFuture, ProgressTarget};
+use super::input::{self, CallFuture, ProgressTarget};
 use super::login::Logins;
 use super::{search, tasks};
 
@@ -65,6 +65,18 @@ impl Bridge {
                 .map_err(|e| invalid(&format!("tools/call arguments: {e}"))),
             _ => Err(invalid("tools/call arguments must be an object")),
         }
+    }
+
+    /// Whether `server`'s tool `tool` runs only as a task (its listed
+    /// `execution.taskSupport` is `required`).
+    async fn requires_task(&self, server: &str, tool: &str) -> Result<bool, ErrorObject> {
+        let tools = self
+            .with_login(server, || self.registry.list_tools(server))
+            .await
+            .map_err(|e| self.error(e))?;
+        let listed = tools.iter().find(|t| t.name == tool);
+        let support = listed.and_then(|t| t.execution.as_ref()?.task_support.as_ref());
+        Ok(support == Some(&TaskSupport::Required))
     }
 
     /// `search_tools` (search mode): the served tools that fit the query.
@@ -128,9 +140,11 @@ impl Bridge {
     ) -> Result<Called, ErrorObject> {
         let rounds = &self.link.rounds;
         let params = CallParams::read(&params)?;
-        if let Some(meta) = meta.filter(|m| m.request_state.is_some()) {
-            // A stateless-era host's retry: the parked call goes on, its
-            // progress now to this request's token.
+        if let Some(meta) =
+            meta.filter(|m| m.request_state.as_deref().is_some_and(|s| rounds.holds(s)))
+        {
+            // A stateless-era host's retry of a call parked here: the call
+            // goes on, its progress now to this request's token.
             let token = params.and_then(|p| split_meta(p.meta.as_ref()).1);
             let progress = ProgressTarget::new(token, &key);
             let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress, nothing_new);
@@ -149,6 +163,27 @@ impl Bridge {
             ));
         }
         let (server, tool) = self.route_tool(name).await?;
+        // A stateless-era host's round that is not one of the bridge's
+        // (answers given up front, or a retry of a round its server asked
+        // in) goes to the server as it came, when that server speaks the
+        // era too: the input requests' keys and the `requestState` are the
+        // server's. A state a server of the handshake era would be given
+        // names nothing.
+        if let Some(state) = meta.and_then(|m| m.request_state.as_deref())
+            && self.registry.speaks_stateless_era(&server) == Some(false)
+        {
+            return Err(input::unknown_state(state));
+        }
+        // A host that declared the tasks extension gets the task an
+        // upstream server makes; any other, the call followed to its end.
+        let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
+        // Except a stateless-era host's call of a tool that runs only as a
+        // task: `-32021`, as the server itself answers such a host (the
+        // bridge declares the extension upstream, where the call would be
+        // made a task).
+        if meta.is_some() && !host_tasks && self.requires_task(&server, &tool).await? {
+            return Err(mcp_server_io::tasks::missing_extension());
+        }
         let arguments = self.unshape(&server, &tool, arguments).await?;
         let (mut passed, token) = split_meta(call_meta.as_ref());
         // The host's log level for this call goes upstream too (a
@@ -183,6 +218,14 @@ impl Bridge {
             reset_timeout_on_progress: true,
             max_total_timeout: Some(self.max_time),
             meta: passed,
+            // A stateless-era host takes its server's input rounds itself
+            // (a server of the handshake era asks through the handlers,
+            // whose questions the bridge puts to the host in rounds of its
+            // own, `Rounds`).
+            caller_round: meta.map(|m| CallerRound {
+                input_responses: m.input_responses.clone(),
+                request_state: m.request_state.clone(),
+            }),
             ..Default::default()
         };
         // Read at each update: a stateless host's retry after an input
@@ -200,9 +243,6 @@ impl Bridge {
             }));
         }
         let registry = self.registry.clone();
-        // A host that declared the tasks extension gets the task an
-        // upstream server makes; any other, the call followed to its end.
-        let host_tasks = meta.is_some_and(mcp_server_io::tasks::declared);
         let servers = if host_tasks { self.servers.clone() } else { Vec::new() };
         let logins = self.logins.clone();
         // The call, made where it is awaited: a future kept in a variable
@@ -252,9 +292,18 @@ impl Bridge {
             Some(meta) => {
                 let progress_target =
                     progress_target.unwrap_or_else(|| ProgressTarget::new(None, &key));
-                let call =
-                    move || -> CallFuture { Box::pin(async move { call().await?.into_value() }) };
-                let drive = rounds.drive(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, call);
+                let capabilities = meta.capabilities.clone();
+                let call = move || -> CallFuture {
+                    Box::pin(async move {
+                        let result = call().await?.into_value()?;
+                        // A server's round, passed on: only what the host
+                        // declared it can answer.
+                        input::check_passed_round(&result, &capabilities)?;
+                        Ok(result)
+                    })
+                };
+                let drive =
+                    rounds.drive_new(&key, meta, HOST_ANSWER_TIMEOUT, &progress_target, call);
                 drive.await.map(Called::Value)
             }
             None => {

@@ -4,7 +4,10 @@
 //! request with an `input_required` result; the upstream call is kept
 //! (parked, not cancelled) under the `requestState` it names, and the
 //! host's retry with `inputResponses` gives the answer and takes the call
-//! up again.
+//! up again. A stateless-era server's own rounds are not these: they pass
+//! through as the server sent them ([`check_passed_round`] refuses one
+//! the host did not declare it can answer), and the host's retry goes to
+//! the server with its answers and the server's state.
 //!
 //! Which call asked is not said by the servers' requests: a request is
 //! routed to the host call running when it comes (one that comes while
@@ -21,6 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
+use mcp_proto::methods;
 use mcp_server_io::RequestKey;
 use mcp_server_io::stateless::{self, RequestMeta};
 use serde_json::{Map, Value, json};
@@ -167,6 +171,32 @@ impl Rounds {
             Some(state) => Some(self.take(state)?),
             None => None,
         };
+        self.run(key, meta, keep, progress, resumed, start).await
+    }
+
+    /// [`drive`](Self::drive) for a call that takes no parked one up: the
+    /// request's `requestState`, if it has one, is not of these rounds (a
+    /// server's, passed on to it in the call).
+    pub(crate) async fn drive_new(
+        &self,
+        key: &RequestKey,
+        meta: &RequestMeta,
+        keep: Duration,
+        progress: &ProgressTarget,
+        start: impl FnOnce() -> CallFuture,
+    ) -> Result<Value, ErrorObject> {
+        self.run(key, meta, keep, progress, None, start).await
+    }
+
+    async fn run(
+        &self,
+        key: &RequestKey,
+        meta: &RequestMeta,
+        keep: Duration,
+        progress: &ProgressTarget,
+        resumed: Option<Parked>,
+        start: impl FnOnce() -> CallFuture,
+    ) -> Result<Value, ErrorObject> {
         // Listed as running before a resumed call gets its answer, so
         // what its server asks next finds it.
         let (tx, mut asks) = mpsc::channel(4);
@@ -248,12 +278,13 @@ impl Rounds {
         let mut inner = self.lock();
         let now = Instant::now();
         inner.parked.retain(|_, p| p.until > now);
-        inner.parked.remove(state).ok_or_else(|| {
-            ErrorObject::new(
-                error_code::INVALID_PARAMS,
-                format!("requestState {state:?} names no call waiting for an answer (expired?)"),
-            )
-        })
+        inner.parked.remove(state).ok_or_else(|| unknown_state(state))
+    }
+
+    /// Whether `state` names a call parked here (else it is a server's,
+    /// passed on to the host as it came, or unknown).
+    pub(crate) fn holds(&self, state: &str) -> bool {
+        self.lock().parked.contains_key(state)
     }
 
     /// Drops every parked call (the host is gone): each is cancelled
@@ -300,16 +331,8 @@ impl Rounds {
         loop {
             let (tx, capabilities) =
                 self.target(until).await.map_err(|why| super::host::refusal(method, why))?;
-            let declared = capabilities.get(capability).filter(|c| c.is_object());
-            if declared.is_none()
-                || member.is_some_and(|m| declared.and_then(|d| d.get(m)).is_none())
-            {
-                let wanted =
-                    member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
-                return Err(super::host::refusal(
-                    method,
-                    &format!("the host's request did not declare the {wanted} capability"),
-                ));
+            if let Some(why) = undeclared(&capabilities, capability, member) {
+                return Err(super::host::refusal(method, &why));
             }
             let (answer, answered) = oneshot::channel();
             let taken = Arc::new(AtomicBool::new(false));
@@ -371,6 +394,71 @@ impl Rounds {
             }
         }
     }
+}
+
+/// `-32602` for a `requestState` that names no call waiting here (and
+/// that no server could take instead).
+pub(crate) fn unknown_state(state: &str) -> ErrorObject {
+    ErrorObject::new(
+        error_code::INVALID_PARAMS,
+        format!("requestState {state:?} names no call waiting for an answer (expired?)"),
+    )
+}
+
+/// Why a host whose request declared `capabilities` may not be asked what
+/// needs `capability` (and its `member`, when one is named); `None` when it
+/// may.
+fn undeclared(
+    capabilities: &Map<String, Value>,
+    capability: &str,
+    member: Option<&str>,
+) -> Option<String> {
+    let declared = capabilities.get(capability).filter(|c| c.is_object());
+    if declared.is_some() && member.is_none_or(|m| declared.and_then(|d| d.get(m)).is_some()) {
+        return None;
+    }
+    let wanted = member.map_or_else(|| capability.to_owned(), |m| format!("{capability}.{m}"));
+    Some(format!("the host's request did not declare the {wanted} capability"))
+}
+
+/// The capability (and the member of it) a server's request to the host
+/// needs: `roots/list` roots; `sampling/createMessage` sampling (with
+/// `tools` when it offers tools); `elicitation/create` elicitation (with
+/// `url` in URL mode). `None` for a method the bridge does not know.
+fn needed(method: &str, params: Option<&Value>) -> Option<(&'static str, Option<&'static str>)> {
+    let has = |member: &str| params.and_then(|p| p.get(member)).is_some_and(|v| !v.is_null());
+    match method {
+        methods::ROOTS_LIST => Some(("roots", None)),
+        methods::SAMPLING_CREATE_MESSAGE => Some(("sampling", has("tools").then_some("tools"))),
+        methods::ELICITATION_CREATE => {
+            let url = params.and_then(|p| p.get("mode")).and_then(Value::as_str) == Some("url");
+            Some(("elicitation", url.then_some("url")))
+        }
+        _ => None,
+    }
+}
+
+/// A server's `input_required` result passed on to a stateless-era host
+/// as it came (its keys and `requestState` are the server's, the host's
+/// retry goes back to the server): refused when one of its input requests
+/// needs a capability the host's request did not declare, as a question
+/// asked through [`Rounds::ask`] is. Anything else passes.
+pub(crate) fn check_passed_round(
+    result: &Value,
+    capabilities: &Map<String, Value>,
+) -> Result<(), ErrorObject> {
+    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return Ok(());
+    }
+    let requests = result.get("inputRequests").and_then(Value::as_object);
+    for request in requests.into_iter().flat_map(Map::values) {
+        let Some(method) = request.get("method").and_then(Value::as_str) else { continue };
+        let Some((capability, member)) = needed(method, request.get("params")) else { continue };
+        if let Some(why) = undeclared(capabilities, capability, member) {
+            return Err(super::host::refusal(method, &why));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -544,5 +632,49 @@ mod tests {
         drop(Running { rounds: &rounds, id: 2 });
         drop(Running { rounds: &rounds, id: 1 });
         assert_eq!(rounds.logging_call(), Some((RequestKey { origin: 0, id: 1.into() }, 3)));
+    }
+
+    /// A server's round passed on is refused exactly when one of its
+    /// requests needs what the host's request did not declare.
+    #[test]
+    fn a_passed_round_needs_what_the_host_declared() {
+        let round = |method: &str, params: Value| {
+            json!({"resultType": "input_required",
+                "inputRequests": {"k": {"method": method, "params": params}}})
+        };
+        let caps = |c: Value| c.as_object().cloned().unwrap_or_default();
+        let form = json!({"message": "?", "requestedSchema": {"type": "object"}});
+        let url = json!({"mode": "url", "message": "?", "url": "https://x", "elicitationId": "e"});
+        let tools = json!({"messages": [], "maxTokens": 9, "tools": []});
+        // (result, declared capabilities, refused?)
+        let cases = [
+            (round("elicitation/create", form.clone()), json!({"elicitation": {}}), false),
+            (round("elicitation/create", form.clone()), json!({}), true),
+            (round("elicitation/create", form), json!({"elicitation": true}), true),
+            (round("elicitation/create", url.clone()), json!({"elicitation": {}}), true),
+            (round("elicitation/create", url), json!({"elicitation": {"url": {}}}), false),
+            (round("sampling/createMessage", tools.clone()), json!({"sampling": {}}), true),
+            (round("sampling/createMessage", tools), json!({"sampling": {"tools": {}}}), false),
+            (round("sampling/createMessage", json!({})), json!({"sampling": {}}), false),
+            (round("roots/list", json!({})), json!({"sampling": {}}), true),
+            (round("roots/list", json!({})), json!({"roots": {}}), false),
+            // A method the bridge does not know: the host's to judge.
+            (round("x/new", json!({})), json!({}), false),
+            // Not a round: nothing to check.
+            (
+                json!({"content": [], "inputRequests": {"k": {"method": "roots/list"}}}),
+                json!({}),
+                false,
+            ),
+            (json!({"resultType": "input_required", "requestState": "s"}), json!({}), false),
+        ];
+        for (result, declared, refused) in cases {
+            let got = check_passed_round(&result, &caps(declared.clone()));
+            assert_eq!(got.is_err(), refused, "{result} {declared}");
+            if let Err(e) = got {
+                assert_eq!(e.code, error_code::METHOD_NOT_FOUND);
+                assert!(e.message.contains("did not declare"), "{}", e.message);
+            }
+        }
     }
 }

@@ -95,3 +95,21 @@ async fn tasks_pass_through_to_a_host_that_declares_the_extension() {
     assert!(err.to_string().contains("followed to its result"), "{err}");
     c.close().await.unwrap();
 }
+
+/// A 2026-07-28 host that did not declare the tasks extension gets `-32021`
+/// for a tool that runs only as a task, as the server itself answers such
+/// a host; a tool that may run as one is followed to its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_requires_a_task_is_refused_to_a_host_without_the_extension() {
+    let s = Sandbox::new("serve-task-required");
+    let spec = crate::serve_support::server_spec("--era both --conformance-fixtures");
+    let c = host(&s, &["--server", &spec], EraChoice::Modern, None).await;
+    let err = c.call_tool_with("failing_job", json!({}), RequestOptions::default());
+    let err = err.await.unwrap_err();
+    // -32021 naming the extension.
+    assert!(format!("{err:?}").contains("MissingClientCapability"), "{err:?}");
+    assert!(err.to_string().contains("io.modelcontextprotocol/tasks"), "{err}");
+    let r = call(&c, "slow_compute", json!({"seconds": 0})).await;
+    assert!(!r.is_error.unwrap_or(false), "{r:?}");
+    c.close().await.unwrap();
+}

@@ -87,6 +87,7 @@ async fn progress_restarts_the_deadline_up_to_the_total() {
         meta: None,
         no_cache: false,
         headers: Vec::new(),
+        caller_round: None,
     };
     let mut stream = client.notifications();
     let r = client.call_tool_with("slow", json!({"ms": 50, "steps": 4}), options).await.unwrap();

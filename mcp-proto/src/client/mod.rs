@@ -27,8 +27,8 @@ pub mod notification;
 pub mod ops;
 
 pub use self::core::{
-    ClientCore, CoreConfig, DEFAULT_REQUEST_TIMEOUT, DriverWork, Event, EventCallback, ListKind,
-    ProgressCallback, RequestOptions, ServerEvent, ServerRequest,
+    CallerRound, ClientCore, CoreConfig, DEFAULT_REQUEST_TIMEOUT, DriverWork, Event, EventCallback,
+    ListKind, ProgressCallback, RequestOptions, ServerEvent, ServerRequest,
 };
 pub use error::ClientError;
 pub use handler::{

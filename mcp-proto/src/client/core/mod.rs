@@ -38,7 +38,7 @@ pub(crate) mod usual_init;
 use self::config::ModernMeta;
 pub use self::config::{CoreConfig, DEFAULT_REQUEST_TIMEOUT};
 pub use self::event::{DriverWork, Event, EventCallback, ListKind, ServerEvent, ServerRequest};
-pub use self::options::{ProgressCallback, RequestOptions};
+pub use self::options::{CallerRound, ProgressCallback, RequestOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {

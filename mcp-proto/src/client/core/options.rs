@@ -40,6 +40,48 @@ pub struct RequestOptions {
     /// cannot be set here: such a request fails before it is sent. Values
     /// are sent marked sensitive.
     pub headers: Vec<(String, String)>,
+    /// Stateless era: the request's `input_required` rounds are its
+    /// caller's ([`CallerRound`]), not the host's handlers'. `None`: the
+    /// client fulfils them itself.
+    pub caller_round: Option<CallerRound>,
+}
+
+/// A request whose `input_required` rounds its caller takes: a bridge
+/// passing them on to the host it serves, which answers them itself. Such
+/// an answer goes to the caller as it came (its text), counted against no
+/// round limit of this client, and the request carries the caller's
+/// `inputResponses` and `requestState` as they are. Only the stateless era
+/// has such rounds: a connection of the handshake era sends neither member
+/// (see [`sends_caller_round`](crate::client::decide::input::sends_caller_round))
+/// and asks its server's questions through the handlers as ever.
+#[derive(Clone, Default, PartialEq)]
+pub struct CallerRound {
+    /// `inputResponses` for this request (a retry's answers, or answers
+    /// given up front), passed on as the caller got them.
+    pub input_responses: Option<Map<String, Value>>,
+    /// `requestState` for this request, exactly as the server gave it.
+    pub request_state: Option<String>,
+}
+
+impl CallerRound {
+    /// Whether the request carries anything of the caller's round.
+    pub fn carries_input(&self) -> bool {
+        self.input_responses.is_some() || self.request_state.is_some()
+    }
+}
+
+/// What the answers and the state hold is the host's and the server's:
+/// only which of them are there is shown.
+impl fmt::Debug for CallerRound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallerRound")
+            .field(
+                "input_responses",
+                &self.input_responses.as_ref().map(|r| r.keys().collect::<Vec<_>>()),
+            )
+            .field("request_state", &self.request_state.as_ref().map(|_| "<state>"))
+            .finish()
+    }
 }
 
 impl RequestOptions {
@@ -59,6 +101,7 @@ impl fmt::Debug for RequestOptions {
             .field("meta", &self.meta)
             .field("no_cache", &self.no_cache)
             .field("headers", &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .field("caller_round", &self.caller_round)
             .finish()
     }
 }

@@ -20,9 +20,10 @@ use std::io;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::client::ClientError;
+use crate::client::{CallerRound, ClientError};
 use crate::methods;
 use crate::types::InputRequiredResult;
+use crate::version::Era;
 
 /// The default for [`InputLimits::max_rounds`].
 pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 8;
@@ -258,6 +259,16 @@ pub fn retry_params(
     }
     // The protocol's own `_meta` members are added again on sending.
     Ok(Value::Object(obj))
+}
+
+/// Whether a request whose caller takes its input rounds ([`CallerRound`])
+/// carries that round's members: in the stateless era, when the round
+/// holds answers or a state (the parameters then built as [`retry_params`]
+/// builds a retry's); the handshake era has no such rounds and sends
+/// neither member. A request that carries none goes with its parameters
+/// as they are (as the caller's text, not decoded).
+pub fn sends_caller_round(era: Era, round: &CallerRound) -> bool {
+    era == Era::Modern && round.carries_input()
 }
 
 fn invalid(method: &str, reason: &str) -> ClientError {

@@ -35,6 +35,10 @@ pub struct ResultContext {
     pub tasks_declared: bool,
     /// Whether the request's result may be cached ([`may_cache`]).
     pub cacheable: bool,
+    /// Whether the caller takes the request's `input_required` rounds
+    /// ([`CallerRound`](crate::client::CallerRound)): such an answer is
+    /// then delivered as it came.
+    pub rounds_to_caller: bool,
 }
 
 /// The methods whose results the stateless era marks cacheable (besides
@@ -52,13 +56,15 @@ pub fn is_cacheable(method: &str) -> bool {
 
 /// Whether a request's answer may come from (and go to) the result cache:
 /// a cacheable method, and nothing in the call beyond method and
-/// parameters that could change the answer (progress, extra `_meta`).
-/// The era decides too ([`EraRules::caches_results`](super::EraRules::caches_results)).
+/// parameters that could change the answer (progress, extra `_meta`, a
+/// caller's input rounds). The era decides too
+/// ([`EraRules::caches_results`](super::EraRules::caches_results)).
 pub fn may_cache(method: &str, options: &RequestOptions) -> bool {
     is_cacheable(method)
         && options.meta.is_none()
         && options.on_progress.is_none()
         && !options.reset_timeout_on_progress
+        && options.caller_round.is_none()
 }
 
 /// The caching hint of a result's JSON text (`ttlMs`, `cacheScope`), read

@@ -55,7 +55,8 @@ impl EraRules for Stateless {
 
     /// By `resultType` (absent: complete). A complete result of a
     /// cacheable request is kept for its positive `ttlMs`;
-    /// `input_required` goes to another round; a task handle is followed,
+    /// `input_required` goes to another round (to the caller, as it came,
+    /// when the caller takes the rounds); a task handle is followed,
     /// only for `tools/call` and only when the tasks extension was
     /// declared; an unknown kind is an invalid result.
     fn on_result(&self, method: &str, raw: &str, context: ResultContext) -> ResultStep {
@@ -69,6 +70,9 @@ impl EraRules for Stateless {
                     Some((hint, ttl))
                 });
                 ResultStep::Deliver { cache }
+            }
+            Ok(ResultKind::InputRequired) if context.rounds_to_caller => {
+                ResultStep::Deliver { cache: None }
             }
             Ok(ResultKind::InputRequired) => ResultStep::InputRequired,
             Ok(ResultKind::Task) if method == methods::TOOLS_CALL && context.tasks_declared => {
@@ -92,7 +96,10 @@ impl EraRules for Stateless {
         context: ResultContext,
     ) -> bool {
         match decoded_result_kind(raw, result_type) {
-            Some(kind) if !context.cacheable => kind == Ok(ResultKind::Complete),
+            Some(kind) if !context.cacheable => {
+                kind == Ok(ResultKind::Complete)
+                    || (context.rounds_to_caller && kind == Ok(ResultKind::InputRequired))
+            }
             _ => self.delivers_as_it_came(method, raw, context),
         }
     }

@@ -23,6 +23,7 @@ fn progress_is_routed_and_resets_the_deadline_within_the_maximum() {
         meta: None,
         no_cache: false,
         headers: Vec::new(),
+        caller_round: None,
     };
     let req =
         core.start_request("tools/call", Some(json!({"name":"slow"})), &opts, "s", t0).unwrap();

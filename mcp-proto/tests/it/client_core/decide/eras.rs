@@ -113,9 +113,13 @@ fn a_result_delivered_as_it_came_is_what_the_general_path_delivers() {
         r#"{"resultType":"complete"}x"#,
         r#"{"resultType":"complete""#,
     ];
-    let contexts =
-        [ResultContext::default(), ResultContext { tasks_declared: true, cacheable: false }];
-    let cacheable = ResultContext { tasks_declared: false, cacheable: true };
+    let contexts = [
+        ResultContext::default(),
+        ResultContext { tasks_declared: true, ..ResultContext::default() },
+    ];
+    let cacheable = ResultContext { cacheable: true, ..ResultContext::default() };
+    // A caller that takes the input rounds: `input_required` delivered too.
+    let rounds = ResultContext { rounds_to_caller: true, ..ResultContext::default() };
     let mut taken = Vec::new();
     for era in [Era::Legacy, Era::Modern] {
         let rules = rules(era);
@@ -126,7 +130,7 @@ fn a_result_delivered_as_it_came_is_what_the_general_path_delivers() {
             // Read from the decoded member or from the text: the same.
             if let Ok(decoded) = serde_json::from_str::<CallToolResult>(found) {
                 let member = decoded.extra.get("resultType");
-                for context in contexts.iter().chain(&[cacheable]) {
+                for context in contexts.iter().chain(&[cacheable, rounds]) {
                     assert_eq!(
                         rules.delivers_decoded_as_it_came("tools/call", found, member, *context),
                         rules.delivers_as_it_came("tools/call", found, *context),
@@ -179,7 +183,7 @@ fn a_result_delivered_as_it_came_is_what_the_general_path_delivers() {
     // The stateless era delivers only a complete result that it keeps
     // nowhere (a cacheable one with a `ttlMs` goes to the cache).
     let modern = rules(Era::Modern);
-    let cacheable = ResultContext { tasks_declared: false, cacheable: true };
+    let cacheable = ResultContext { cacheable: true, ..ResultContext::default() };
     let kept = r#"{"tools":[],"ttlMs":500}"#;
     assert!(modern.delivers_as_it_came("tools/list", kept, ResultContext::default()));
     assert!(!modern.delivers_as_it_came("tools/list", kept, cacheable));
@@ -188,4 +192,15 @@ fn a_result_delivered_as_it_came_is_what_the_general_path_delivers() {
         r#"{"resultType":"task"}"#,
         ResultContext::default()
     ));
+    // `input_required` goes to a caller that takes the rounds, as it came
+    // (decoded or not), and to no other.
+    let asked = r#"{"resultType":"input_required","requestState":"s"}"#;
+    let kind = serde_json::json!("input_required");
+    for (context, delivered) in [(ResultContext::default(), false), (rounds, true)] {
+        assert_eq!(modern.delivers_as_it_came("tools/call", asked, context), delivered);
+        assert_eq!(
+            modern.delivers_decoded_as_it_came("tools/call", asked, Some(&kind), context),
+            delivered
+        );
+    }
 }

@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
+use mcp_proto::Era;
+use mcp_proto::client::CallerRound;
 use mcp_proto::client::ClientError;
 use mcp_proto::client::decide::input::{
     DEFAULT_MAX_INPUT_ANSWER_BYTES, DEFAULT_MAX_INPUT_REQUESTS, DEFAULT_MAX_INPUT_ROUNDS,
-    count_input_requests, retry_params,
+    count_input_requests, retry_params, sends_caller_round,
 };
 use mcp_proto::client::decide::{InputLimits, InputRounds};
 use serde_json::{Value, json};
@@ -196,4 +198,29 @@ fn the_retry_carries_only_what_the_latest_round_asked_for() {
         retry_params("tools/call", Some(json!([1])), None, None),
         Err(ClientError::InvalidParams { .. })
     ));
+}
+
+#[test]
+fn a_callers_round_goes_only_to_a_stateless_server() {
+    let answers =
+        serde_json::Map::from_iter([("user_name".to_owned(), json!({"action": "accept"}))]);
+    let both =
+        CallerRound { input_responses: Some(answers.clone()), request_state: Some("s".into()) };
+    let only_answers = CallerRound { input_responses: Some(answers), request_state: None };
+    let only_state = CallerRound { input_responses: None, request_state: Some("s".into()) };
+    // (era, round, whether its members are sent)
+    let cases = [
+        (Era::Modern, &both, true),
+        (Era::Modern, &only_answers, true),
+        (Era::Modern, &only_state, true),
+        (Era::Modern, &CallerRound::default(), false),
+        (Era::Legacy, &both, false),
+        (Era::Legacy, &only_answers, false),
+    ];
+    for (era, round, sent) in cases {
+        assert_eq!(sends_caller_round(era, round), sent, "{era:?} {round:?}");
+    }
+    // What the round holds never shows in its debug form.
+    let shown = format!("{both:?}");
+    assert!(shown.contains("user_name") && !shown.contains("accept") && !shown.contains("\"s\""));
 }

@@ -14,9 +14,10 @@ use mcp_proto::types::CacheHint;
 #[test]
 fn what_a_stateless_result_asks_for() {
     let era = rules(Era::Modern);
-    let tasks = ResultContext { tasks_declared: true, cacheable: false };
-    let cacheable = ResultContext { tasks_declared: false, cacheable: true };
+    let tasks = ResultContext { tasks_declared: true, ..ResultContext::default() };
+    let cacheable = ResultContext { cacheable: true, ..ResultContext::default() };
     let plain = ResultContext::default();
+    let rounds = ResultContext { rounds_to_caller: true, ..ResultContext::default() };
     let public = CacheHint { ttl_ms: Some(500), private: false };
     let private = CacheHint { ttl_ms: Some(500), private: true };
     let invalid = |m: &str| {
@@ -51,6 +52,20 @@ fn what_a_stateless_result_asks_for() {
             plain,
             ResultStep::InputRequired,
         ),
+        // The caller takes the rounds: delivered as it came, never cached.
+        (
+            "tools/call",
+            r#"{"resultType":"input_required","requestState":"s"}"#,
+            rounds,
+            ResultStep::Deliver { cache: None },
+        ),
+        (
+            "resources/read",
+            r#"{"resultType":"input_required","ttlMs":500}"#,
+            ResultContext { rounds_to_caller: true, cacheable: true, tasks_declared: false },
+            ResultStep::Deliver { cache: None },
+        ),
+        ("tools/call", r#"{"resultType":"task","taskId":"t"}"#, rounds, invalid("tools/call")),
         ("tools/call", r#"{"resultType":"task","taskId":"t"}"#, tasks, ResultStep::Task),
         ("tools/call", r#"{"resultType":"task","taskId":"t"}"#, plain, invalid("tools/call")),
         ("prompts/get", r#"{"resultType":"task","taskId":"t"}"#, tasks, invalid("prompts/get")),
@@ -85,6 +100,10 @@ fn what_may_be_cached() {
     let reset = RequestOptions { reset_timeout_on_progress: true, ..Default::default() };
     let meta = RequestOptions { meta: Some(serde_json::Map::new()), ..Default::default() };
     let fresh = RequestOptions { no_cache: true, ..Default::default() };
+    let rounds = RequestOptions {
+        caller_round: Some(mcp_proto::client::CallerRound::default()),
+        ..Default::default()
+    };
     let plain = RequestOptions::default();
     // (method, options, expected)
     let cases: Vec<(&str, &RequestOptions, bool)> = vec![
@@ -100,6 +119,7 @@ fn what_may_be_cached() {
         ("tools/list", &progress, false),
         ("tools/list", &reset, false),
         ("tools/list", &meta, false),
+        ("tools/list", &rounds, false),
     ];
     for (method, options, expected) in cases {
         assert_eq!(may_cache(method, options), expected, "{method} {options:?}");
