@@ -578,6 +578,52 @@ mod tests {
         assert!(rest.is_empty(), "{rest:?}");
     }
 
+    /// A reply whose result is borrowed goes out as the same reply owned
+    /// would: written by its sender when nothing waits before it, else
+    /// queued (a copy) behind what waits, and given back once the driver
+    /// has ended.
+    #[tokio::test]
+    async fn a_borrowed_reply_sent_now_is_written_or_queued_as_an_owned_one() {
+        use std::future::Future;
+
+        use mcp_proto::jsonrpc::RequestId;
+        let (_client, server_in) = tokio::io::duplex(1024);
+        let (server_out, mut host) = tokio::io::duplex(1024);
+        let (tx, queue) = crate::outgoing::queue();
+        let serving = serve_direct(server_in, server_out, 1024, queue, |_| {});
+        let mut serving = Box::pin(serving);
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let text = |t: &str| serde_json::value::RawValue::from_string(format!(r#"{{"t":"{t}"}}"#));
+        // Before the driver offered its output: queued.
+        tx.send_raw_reply_now(RequestId::Number(1), &text("queued").unwrap(), 0).unwrap();
+        assert_eq!(read_now(&mut host), "");
+        assert!(serving.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(read_now(&mut host), reply_line(1, "queued"));
+        // Nothing waits: written by the sender, the driver not woken.
+        let before = count.0.load(Ordering::SeqCst);
+        tx.send_raw_reply_now(RequestId::Number(2), &text("now").unwrap(), 0).unwrap();
+        assert_eq!(read_now(&mut host), reply_line(2, "now"));
+        assert_eq!(count.0.load(Ordering::SeqCst), before);
+        // Behind a queued item: queued after it.
+        tx.send(Outgoing::RawLine(b"first".to_vec())).unwrap();
+        tx.send_raw_reply_now(RequestId::Number(3), &text("after").unwrap(), 0).unwrap();
+        assert_eq!(read_now(&mut host), "");
+        let mut both = String::new();
+        while !both.ends_with(&reply_line(3, "after")) {
+            assert!(serving.as_mut().poll(&mut cx).is_pending());
+            both += &read_now(&mut host);
+        }
+        assert_eq!(both, "first\n".to_owned() + &reply_line(3, "after"));
+        tx.send(Outgoing::Exit(0)).unwrap();
+        assert!(matches!(serving.as_mut().poll(&mut cx), Poll::Ready(Ok(Ended::Exit(0)))));
+        let late =
+            tx.send_raw_reply_now(RequestId::Number(4), &text("late").unwrap(), 0).unwrap_err();
+        assert_eq!(late.0, reply(4, "late"));
+        assert_eq!(read_now(&mut host), "");
+    }
+
     #[test]
     fn items_queued_from_other_threads_while_lines_are_read_are_all_written() {
         // Other threads send while the reader runs the core on lines (its
