@@ -511,16 +511,33 @@ mod tests {
         format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"t\":\"{text}\"}}}}\n")
     }
 
+    /// A direct stdio driver over in-memory pipes, not yet polled, and what
+    /// a test drives it with.
+    struct Direct<F> {
+        /// The client's end of the driver's input.
+        client: tokio::io::DuplexStream,
+        /// The host's end of the driver's output.
+        host: tokio::io::DuplexStream,
+        tx: crate::outgoing::OutgoingSender,
+        serving: Pin<Box<F>>,
+        /// Wake-ups of the waker the driver is polled with.
+        count: Arc<Count>,
+    }
+
+    /// [`Direct`], its output taking `room` bytes at a time.
+    fn direct(room: usize) -> Direct<impl std::future::Future<Output = io::Result<Ended>>> {
+        let (client, server_in) = tokio::io::duplex(1024);
+        let (server_out, host) = tokio::io::duplex(room);
+        let (tx, queue) = crate::outgoing::queue();
+        let serving = Box::pin(serve_direct(server_in, server_out, 1024, queue, |_| {}));
+        Direct { client, host, tx, serving, count: Arc::new(Count::default()) }
+    }
+
     #[tokio::test]
     async fn a_reply_sent_now_is_written_by_its_sender_only_when_nothing_waits_before_it() {
         use std::future::Future;
-        let (_client, server_in) = tokio::io::duplex(1024);
         // Room for one short line at a time.
-        let (server_out, mut host) = tokio::io::duplex(64);
-        let (tx, queue) = crate::outgoing::queue();
-        let serving = serve_direct(server_in, server_out, 1024, queue, |_| {});
-        let mut serving = Box::pin(serving);
-        let count = Arc::new(Count::default());
+        let Direct { client: _client, mut host, tx, mut serving, count } = direct(64);
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
         let woken = || count.0.load(Ordering::SeqCst);
@@ -587,12 +604,7 @@ mod tests {
         use std::future::Future;
 
         use mcp_proto::jsonrpc::RequestId;
-        let (_client, server_in) = tokio::io::duplex(1024);
-        let (server_out, mut host) = tokio::io::duplex(1024);
-        let (tx, queue) = crate::outgoing::queue();
-        let serving = serve_direct(server_in, server_out, 1024, queue, |_| {});
-        let mut serving = Box::pin(serving);
-        let count = Arc::new(Count::default());
+        let Direct { client: _client, mut host, tx, mut serving, count } = direct(1024);
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
         let text = |t: &str| serde_json::value::RawValue::from_string(format!(r#"{{"t":"{t}"}}"#));
