@@ -114,25 +114,19 @@ impl<T: Transport> Client<T> {
         if let Some(deadline) = deadline {
             inner.arm_deadline(deadline);
         }
+        // The line usually goes at once: written here, with no future.
+        let now = call_request(&id, body, &options.headers, version, awaited);
+        let Err(body) = inner.transport.send_request_now(now) else { return Ok(id) };
         let me = inner.clone();
         let sent = id.clone();
         let headers = options.headers.clone();
         let mut write: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
-            let outgoing = OutgoingRequest {
-                id: &sent,
-                method: methods::TOOLS_CALL,
-                body,
-                params: None,
-                tool: None,
-                protocol_version: version,
-                headers: &headers,
-                awaited,
-            };
+            let outgoing = call_request(&sent, body, &headers, version, awaited);
             if let Err(e) = me.transport.send_request(outgoing).await {
                 me.forward_failed(&sent, epoch, e);
             }
         });
-        // The line usually goes at once: written here, with no task.
+        // Else, often, still at once: written here, with no task.
         let mut cx = Context::from_waker(Waker::noop());
         if write.as_mut().poll(&mut cx).is_pending() {
             tokio::spawn(write);
@@ -159,6 +153,26 @@ impl<T: Transport> Client<T> {
         if flush {
             inner.spawn_flush();
         }
+    }
+}
+
+/// A forwarded `tools/call` as its transport takes it.
+fn call_request<'a>(
+    id: &'a RequestId,
+    body: Vec<u8>,
+    headers: &'a [(String, String)],
+    protocol_version: Option<ProtocolVersion>,
+    awaited: usize,
+) -> OutgoingRequest<'a> {
+    OutgoingRequest {
+        id,
+        method: methods::TOOLS_CALL,
+        body,
+        params: None,
+        tool: None,
+        protocol_version,
+        headers,
+        awaited,
     }
 }
 

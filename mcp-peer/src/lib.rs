@@ -35,7 +35,8 @@
 //! memory of handshake-era servers ([`era`]), each with a default.
 //!
 //! A [`Transport`] only moves messages: it sends a request
-//! ([`Transport::send_request`]) and what the core queued
+//! ([`Transport::send_request`], or at once with no future when it can,
+//! [`Transport::send_request_now`]) and what the core queued
 //! ([`Transport::flush`]), and hands what the server sends to its
 //! [`Link`]. `mcp-stdio` implements it for a child's pipes, `mcp-http` for
 //! Streamable HTTP and HTTP+SSE, [`memory`] in memory; a host can bring its

@@ -134,6 +134,16 @@ pub trait Transport: Send + Sync + 'static {
         request: OutgoingRequest<'_>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
+    /// Writes one request at once, with no future, when the transport can
+    /// (a lone line that a pipe takes whole, say): `Ok` once it is
+    /// written; else, nothing written, its body back, for
+    /// [`send_request`](Self::send_request). A transport whose sending
+    /// ends with the exchange (an HTTP POST) never writes here. By
+    /// default, nothing is written here.
+    fn send_request_now(&self, request: OutgoingRequest<'_>) -> Result<(), Vec<u8>> {
+        Err(request.body)
+    }
+
     /// Sends, in order, every message the core queued
     /// ([`Link::poll_transmit`] until `None`).
     fn flush(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
@@ -363,6 +373,8 @@ pub trait DynTransport<E>: Send + Sync + fmt::Debug + 'static {
     fn wants_tool(&self) -> bool;
     /// See [`Transport::send_request`].
     fn send_request<'a>(&'a self, request: OutgoingRequest<'a>) -> BoxFuture<'a, Result<(), E>>;
+    /// See [`Transport::send_request_now`].
+    fn send_request_now(&self, request: OutgoingRequest<'_>) -> Result<(), Vec<u8>>;
     /// See [`Transport::flush`].
     fn flush(&self) -> BoxFuture<'_, Result<(), E>>;
     /// See [`Transport::initialized`].
@@ -396,6 +408,9 @@ where
     }
     fn send_request<'a>(&'a self, request: OutgoingRequest<'a>) -> BoxFuture<'a, Result<(), E>> {
         Box::pin(async move { Transport::send_request(self, request).await.map_err(E::from) })
+    }
+    fn send_request_now(&self, request: OutgoingRequest<'_>) -> Result<(), Vec<u8>> {
+        Transport::send_request_now(self, request)
     }
     fn flush(&self) -> BoxFuture<'_, Result<(), E>> {
         Box::pin(async move { Transport::flush(self).await.map_err(E::from) })
@@ -435,6 +450,9 @@ impl<E: TransportError> Transport for Box<dyn DynTransport<E>> {
     async fn send_request(&self, request: OutgoingRequest<'_>) -> Result<(), E> {
         (**self).send_request(request).await
     }
+    fn send_request_now(&self, request: OutgoingRequest<'_>) -> Result<(), Vec<u8>> {
+        (**self).send_request_now(request)
+    }
     fn flush(&self) -> impl Future<Output = Result<(), E>> + Send {
         (**self).flush()
     }
@@ -469,6 +487,9 @@ impl<T: Transport> Transport for Arc<T> {
     }
     async fn send_request(&self, request: OutgoingRequest<'_>) -> Result<(), T::Error> {
         (**self).send_request(request).await
+    }
+    fn send_request_now(&self, request: OutgoingRequest<'_>) -> Result<(), Vec<u8>> {
+        (**self).send_request_now(request)
     }
     fn flush(&self) -> impl Future<Output = Result<(), T::Error>> + Send {
         (**self).flush()

@@ -593,6 +593,12 @@ impl PinBook {
             .collect())
     }
 
+    /// Bumped whenever the pins held change: what was found of the pins
+    /// holds only while this is the same.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Relaxed)
+    }
+
     /// Refuses a call to `tools[index]`, a tool of `server`'s list, when
     /// it is withheld under [`PinPolicy::Block`]. A tool of the same list
     /// found pinned and unchanged before, with no pin changed since, is
@@ -604,7 +610,7 @@ impl PinBook {
         index: usize,
     ) -> Result<(), Error> {
         let Some(tool) = tools.get(index) else { return Ok(()) };
-        let epoch = self.epoch.load(Ordering::Relaxed);
+        let epoch = self.epoch();
         let known = lock(&self.passed)
             .get(&server.name)
             .is_some_and(|p| Arc::ptr_eq(&p.tools, tools) && p.epoch == epoch && p.pinned[index]);

@@ -152,6 +152,11 @@ pub(crate) trait WriteNow: Send + Sync {
     /// line the output takes only in part is finished by the driver's
     /// task, before anything else.
     fn write_now(&self, item: Outgoing) -> Result<(), Outgoing>;
+
+    /// [`write_now`](Self::write_now) for a raw reply whose result is
+    /// borrowed: whether it was written (else nothing was, and it goes to
+    /// the queue).
+    fn write_raw_reply_now(&self, id: &RequestId, result: &RawValue) -> bool;
 }
 
 impl OutgoingSender {
@@ -181,6 +186,23 @@ impl OutgoingSender {
             },
             None => self.send(item),
         }
+    }
+
+    /// [`send_now`](Self::send_now) for a reply to `id` from `origin`
+    /// whose result is JSON text that the caller keeps: copied only when
+    /// it is queued, not when the calling task writes it.
+    pub fn send_raw_reply_now(
+        &self,
+        id: RequestId,
+        result: &RawValue,
+        origin: u64,
+    ) -> Result<(), mpsc::error::SendError<Outgoing>> {
+        if let Some(direct) = self.shared.direct.get()
+            && direct.write_raw_reply_now(&id, result)
+        {
+            return Ok(());
+        }
+        self.send(Outgoing::raw_reply(id, result.to_owned(), origin))
     }
 
     /// Whether the receiving half is gone.

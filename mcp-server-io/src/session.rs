@@ -699,19 +699,15 @@ impl<H: Handler> Session<H> {
     }
 
     /// Answers a request admitted by [`forward`](Self::forward), a result
-    /// being JSON text sent as it is ([`reply_raw`](Self::reply_raw));
-    /// nothing when it was cancelled (its place is gone). Gives whether it
-    /// was answered.
+    /// being JSON text sent as it is ([`reply_raw`](Self::reply_raw)),
+    /// borrowed (copied only when the reply is queued); nothing when it
+    /// was cancelled (its place is gone). Gives whether it was answered.
     ///
     /// The reply is sent with
     /// [`OutgoingSender::send_now`](crate::outgoing::OutgoingSender::send_now):
     /// under [`stdio::serve_direct`](crate::stdio::serve_direct) the
     /// calling task writes it when nothing waits to be written before it.
-    pub fn reply_forwarded(
-        &self,
-        key: RequestKey,
-        result: Result<Box<RawValue>, ErrorObject>,
-    ) -> bool {
+    pub fn reply_forwarded(&self, key: RequestKey, result: Result<&RawValue, ErrorObject>) -> bool {
         // Taken out and answered under one lock.
         let mut state = self.state();
         if state.in_flight.remove(&key).is_none() {
@@ -720,7 +716,13 @@ impl<H: Handler> Session<H> {
         // Written by this task when the driver allows it and nothing waits
         // before it (`OutgoingSender::send_now`): the task that has the
         // answer is seldom the driver's.
-        self.send_reply(state, raw_reply_item(key, result), true);
+        let out = &self.inner.out;
+        self.count_reply(state, || {
+            let _ = match result {
+                Ok(result) => out.send_raw_reply_now(key.id, result, key.origin),
+                Err(error) => out.send_now(reply_item(key, Err(error))),
+            };
+        });
         true
     }
 
@@ -805,11 +807,19 @@ impl<H: Handler> Session<H> {
     /// Queues a reply, or with `now` writes it at once when the driver
     /// lets it ([`OutgoingSender::send_now`]), under the lock `state`
     /// holds.
-    fn send_reply(&self, mut state: MutexGuard<'_, State>, reply: Outgoing, now: bool) {
+    fn send_reply(&self, state: MutexGuard<'_, State>, reply: Outgoing, now: bool) {
+        let out = &self.inner.out;
+        self.count_reply(state, || {
+            let _ = if now { out.send_now(reply) } else { out.send(reply) };
+        });
+    }
+
+    /// Counts a reply that `send` sends, under the lock `state` holds.
+    fn count_reply(&self, mut state: MutexGuard<'_, State>, send: impl FnOnce()) {
         // Counting and sending under one lock keeps an exit right after
         // the N-th reply, whichever task sends it.
         state.answered += 1;
-        let _ = if now { self.inner.out.send_now(reply) } else { self.inner.out.send(reply) };
+        send();
         if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {
             let _ = self.inner.out.send(Outgoing::Exit(code));
         }

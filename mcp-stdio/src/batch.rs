@@ -423,6 +423,44 @@ pub(crate) async fn send<W: AsyncWrite + Unpin>(
     written
 }
 
+/// The most bytes a pipe takes in one write whole or not at all
+/// (`PIPE_BUF`: 4096 on Linux, POSIX's floor of 512 elsewhere).
+const WHOLE_WRITE: usize = if cfg!(target_os = "linux") { 4096 } else { 512 };
+
+/// [`send`]'s lone line written with no future, when it goes at once:
+/// no other request awaits its answer (`others` false), nothing is
+/// gathered or queued before it, the writer is free and the pipe takes
+/// the line whole in one write (a line of at most `PIPE_BUF` bytes, which
+/// a pipe takes whole or not at all). Else the line comes back unwritten,
+/// for `send`. Should a write take only part of it anyway, the connection
+/// ends as when a write is abandoned mid-line.
+pub(crate) fn send_now<W: AsyncWrite + Unpin>(
+    batch: &Batch,
+    link: &Link,
+    writer: &tokio::sync::Mutex<Option<W>>,
+    line: Vec<u8>,
+    others: bool,
+    abandon: &(dyn Fn() + Sync),
+) -> Result<(), Vec<u8>> {
+    if others || line.len() > WHOLE_WRITE || batch.busy.load(Ordering::Acquire) {
+        return Err(line);
+    }
+    let Ok(mut guard) = writer.try_lock() else { return Err(line) };
+    let Some(pipe) = guard.as_mut() else { return Err(line) };
+    if !batch.nothing_waits(link) {
+        return Err(line);
+    }
+    let mut cx = Context::from_waker(Waker::noop());
+    match std::pin::Pin::new(pipe).poll_write(&mut cx, &line) {
+        Poll::Ready(Ok(n)) if n == line.len() => Ok(()),
+        Poll::Ready(Ok(0) | Err(_)) | Poll::Pending => Err(line),
+        Poll::Ready(Ok(_)) => {
+            abandon();
+            Ok(())
+        }
+    }
+}
+
 /// The rest of [`send`] for a line in the batch.
 async fn gathered<W: AsyncWrite + Unpin>(
     mut ticket: Ticket<'_>,

@@ -300,6 +300,22 @@ impl Transport for StdioTransport {
         self.send(&conn, Some(line), request.awaited > 1, request.method).await
     }
 
+    /// A lone request written at once when nothing waits before it and
+    /// the pipe takes the line whole (see [`send_request`](Self::send_request)
+    /// for the rest: a connection to make again, a batch, a failed write).
+    fn send_request_now(&self, request: OutgoingRequest<'_>) -> Result<(), Vec<u8>> {
+        let mut line = request.body;
+        let conn = lock(&self.inner.slot).conn.clone();
+        let (Some(conn), Some(link)) = (conn, self.inner.link.get()) else { return Err(line) };
+        line.push(b'\n');
+        let abandon = || abandoned(&conn);
+        batch::send_now(&conn.batch, link, &conn.stdin, line, request.awaited > 1, &abandon)
+            .map_err(|mut line| {
+                line.pop();
+                line
+            })
+    }
+
     /// Bounded by the request timeout: no request's deadline covers these
     /// writes (notifications, answers to the server's requests), and a
     /// server that stopped reading must not hold them forever (a write
@@ -383,17 +399,20 @@ async fn flush(
     line: Option<Vec<u8>>,
     others: bool,
 ) -> std::io::Result<()> {
-    let abandon = || {
-        tracing::warn!(
-            pid = conn.pid,
-            "a write to the server was abandoned mid-line (the server stopped reading its stdin); ending the connection"
-        );
-        conn.kill();
-    };
+    let abandon = || abandoned(conn);
     match line {
         Some(line) => batch::send(&conn.batch, link, &conn.stdin, line, others, &abandon).await,
         None => batch::flush(&conn.batch, link, &conn.stdin, &abandon).await,
     }
+}
+
+/// A write to the server abandoned mid-line: the connection ends.
+fn abandoned(conn: &Conn) {
+    tracing::warn!(
+        pid = conn.pid,
+        "a write to the server was abandoned mid-line (the server stopped reading its stdin); ending the connection"
+    );
+    conn.kill();
 }
 
 /// Reads the server's stdout until it closes, handing every message to the

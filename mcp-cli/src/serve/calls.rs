@@ -361,7 +361,7 @@ impl Bridge {
         session.forward(key, || {
             let running = self.link.running(key.clone());
             let (host, answered) = (session.clone(), key.clone());
-            let end = move |outcome: Result<Box<RawValue>, Error>| {
+            let end = move |outcome: Result<&RawValue, Error>| {
                 // Ended before it is answered, as `call_tool`'s call.
                 drop(running);
                 let result = outcome.map_err(|e| call_error(&host.handler().registry, e, false));

@@ -11,9 +11,10 @@ use mcp_proto::types::Tool;
 use serde_json::value::RawValue;
 
 use super::shared::Shared;
-use super::slot::Slot;
+use super::slot::{Slot, lock};
 use super::tool_call::fit_options;
 use super::{Registry, calls, is_modern};
+use crate::config::ServerConfig;
 use crate::error::{Error, TransportError};
 use crate::supervisor::Health;
 use crate::transport::ServerClient;
@@ -79,18 +80,83 @@ impl Registry {
         let tool = tool.trim();
         let tools = calls::cached_tools(&client)?;
         let index = tools.iter().position(|t| t.name == tool)?;
-        let definition = &tools[index];
-        if !shared.options.app_only_tools && !definition.is_visible_to_model() {
-            return None;
-        }
-        shared.pins.check_listed(&config, &tools, index).ok()?;
-        let parts = shared.options.trust.parts();
-        let decision =
-            parts.policy.decide(&config, tool, definition.annotations.as_ref(), parts.managed);
-        if decision.tier != Tier::Allow {
-            return None;
+        // Read before the checks: a pin changed meanwhile makes the next
+        // call check again.
+        let pins = shared.pins.epoch();
+        let known =
+            lock(&slot.plain).as_ref().is_some_and(|a| a.holds(&config, &tools, pins, index));
+        if !known {
+            if !tool_allowed(shared, &config, &tools, index) {
+                return None;
+            }
+            Allowed::note(&slot, config, &tools, pins, index);
         }
         Some(PlainCall { client, tools, index, slot, shared: shared.clone(), generation })
+    }
+}
+
+/// Whether `tools[index]` may be called plainly under `config`: visible
+/// to the model (or app-only tools allowed), not withheld by pinning, the
+/// call policy's tier `allow`.
+fn tool_allowed(shared: &Shared, config: &ServerConfig, tools: &Arc<[Tool]>, index: usize) -> bool {
+    let definition = &tools[index];
+    if !shared.options.app_only_tools && !definition.is_visible_to_model() {
+        return false;
+    }
+    if shared.pins.check_listed(config, tools, index).is_err() {
+        return false;
+    }
+    let parts = shared.options.trust.parts();
+    let decision = parts.policy.decide(
+        config,
+        &definition.name,
+        definition.annotations.as_ref(),
+        parts.managed,
+    );
+    decision.tier == Tier::Allow
+}
+
+/// The tools of one server's list that [`tool_allowed`] allowed, under
+/// one configuration (whose tool policy the call policy reads; a reload
+/// replaces it) and one epoch of the pins: what holds only while the
+/// configuration, the list (a new connection or a list change gives a new
+/// one) and the pins are the same. The registry's options, the rest of
+/// what is checked, do not change.
+#[derive(Debug)]
+pub(crate) struct Allowed {
+    config: Arc<ServerConfig>,
+    tools: Arc<[Tool]>,
+    pins: u64,
+    allowed: Vec<bool>,
+}
+
+impl Allowed {
+    /// Whether it was found under `config`, `tools` and the pins' epoch.
+    fn under(&self, config: &Arc<ServerConfig>, tools: &Arc<[Tool]>, pins: u64) -> bool {
+        Arc::ptr_eq(&self.config, config) && Arc::ptr_eq(&self.tools, tools) && self.pins == pins
+    }
+
+    /// Whether `tools[index]` was found allowed under them.
+    fn holds(
+        &self,
+        config: &Arc<ServerConfig>,
+        tools: &Arc<[Tool]>,
+        pins: u64,
+        index: usize,
+    ) -> bool {
+        self.under(config, tools, pins) && self.allowed[index]
+    }
+
+    /// Notes `tools[index]` allowed in `slot`, under what it was found.
+    fn note(slot: &Slot, config: Arc<ServerConfig>, tools: &Arc<[Tool]>, pins: u64, index: usize) {
+        let mut cached = lock(&slot.plain);
+        if !cached.as_ref().is_some_and(|a| a.under(&config, tools, pins)) {
+            let allowed = vec![false; tools.len()];
+            *cached = Some(Allowed { config, tools: tools.clone(), pins, allowed });
+        }
+        if let Some(a) = cached.as_mut() {
+            a.allowed[index] = true;
+        }
     }
 }
 
@@ -103,8 +169,9 @@ impl PlainCall {
     /// Sends the call (`arguments` as the caller's JSON text, an object,
     /// and `options` as [`call_tool_text`](Registry::call_tool_text) takes
     /// them) with no future: its outcome goes to `end`, once, on the task
-    /// that ends it, as `call_tool_text` gives it (the result's text, or
-    /// the same error; a lost connection dropped first). Gives what cancels
+    /// that ends it, as `call_tool_text` gives it (the result's text,
+    /// borrowed from the answer as it was read, or the same error; a lost
+    /// connection dropped first). Gives what cancels
     /// it (the server is told and `end` is dropped uncalled, unless the
     /// call ended), or the error `call_tool_text` gives when it cannot be
     /// sent.
@@ -112,7 +179,7 @@ impl PlainCall {
         self,
         arguments: Option<&RawValue>,
         mut options: RequestOptions,
-        end: impl FnOnce(Result<Box<RawValue>, Error>) + Send + 'static,
+        end: impl FnOnce(Result<&RawValue, Error>) + Send + 'static,
     ) -> Result<impl FnOnce() + Send + 'static, Error> {
         fit_options(&mut options, Duration::ZERO, false);
         let PlainCall { client, tools, index, slot, shared, generation } = self;
@@ -120,7 +187,7 @@ impl PlainCall {
         let ended = {
             let failure = failure.clone();
             move |outcome: Result<&RawValue, TransportError>| {
-                end(outcome.map(ToOwned::to_owned).map_err(|e| failure.error(e)))
+                end(outcome.map_err(|e| failure.error(e)))
             }
         };
         match client.forward_tool_call(&tools[index].name, arguments, &options, ended) {

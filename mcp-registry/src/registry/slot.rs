@@ -40,6 +40,9 @@ pub(crate) struct Slot {
     pub(crate) supervisor: std::sync::Mutex<Option<AbortHandle>>,
     /// Set when a reload removed or replaced the server.
     pub(crate) retired: AtomicBool,
+    /// What [`Registry::plain_call`](crate::Registry::plain_call) found
+    /// allowed, for as long as it holds.
+    pub(crate) plain: std::sync::Mutex<Option<super::plain::Allowed>>,
 }
 
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -59,6 +62,7 @@ impl Slot {
             subscribing: tokio::sync::Mutex::new(()),
             supervisor: std::sync::Mutex::new(None),
             retired: AtomicBool::new(false),
+            plain: std::sync::Mutex::new(None),
         }
     }
 

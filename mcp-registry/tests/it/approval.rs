@@ -530,7 +530,7 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let _cancel = plain
         .forward(None, options(), move |outcome| {
-            let _ = tx.send(outcome);
+            let _ = tx.send(outcome.map(ToOwned::to_owned));
         })
         .unwrap();
     let forwarded = rx.await.unwrap().unwrap();
@@ -540,4 +540,48 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
     }
     assert!(r.plain_call("nosuch", "other").is_none());
     assert!(r.plain_call("blocked", "other").is_none());
+
+    // What was found allowed holds no longer than what allowed it: the
+    // server's tool policy reloaded, the tool list changed, the
+    // connection gone are each seen by the next call.
+    assert!(r.plain_call("s", "other").is_some());
+    let server = |policy: ToolPolicy| {
+        ServerConfig::stdio("s", ServerCommand::new("unused"))
+            .with_timeout(Duration::from_millis(300))
+            .with_policy(policy)
+    };
+    let blocked = ServerConfig::stdio("blocked", ServerCommand::new("forbidden"));
+    let config =
+        |s: ServerConfig| Config { servers: vec![s, blocked.clone()], ..Default::default() };
+    r.reload(config(server(ToolPolicy::new(["read"], Vec::<&str>::new())))).await;
+    assert!(r.plain_call("s", "other").is_none());
+    r.reload(config(server(ToolPolicy::allow_all()))).await;
+    assert!(r.plain_call("s", "other").is_some());
+    let mut listed = tools();
+    listed[2]["annotations"] = json!({"destructiveHint": true});
+    script.set_tools(listed);
+    script.announce_list_changed();
+    for _ in 0..100 {
+        let tools = r.list_tools("s").await.unwrap();
+        if tools.iter().any(|t| {
+            t.annotations.as_ref().is_some_and(|a| a.destructive_hint == Some(true))
+                && t.name == "other"
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(r.plain_call("s", "other").is_none(), "asked about now");
+    script.set_tools(tools());
+    script.announce_list_changed();
+    for _ in 0..100 {
+        if r.plain_call("s", "other").is_some() {
+            break;
+        }
+        let _ = r.list_tools("s").await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(r.plain_call("s", "other").is_some());
+    r.close_all().await;
+    assert!(r.plain_call("s", "other").is_none());
 }

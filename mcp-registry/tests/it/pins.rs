@@ -214,6 +214,8 @@ async fn a_change_announced_during_a_run_is_caught() {
     // Called twice: the second call finds it matched its pin before.
     for _ in 0..2 {
         assert_eq!(called(&run, "add").await.unwrap(), "called add");
+        // Called plainly too, the second time as found allowed before.
+        assert!(run.plain_call("s", "add").is_some());
     }
     let mut changed = original();
     changed[1]["inputSchema"]["properties"]["c"] = json!({"type": "number"});
@@ -232,7 +234,13 @@ async fn a_change_announced_during_a_run_is_caught() {
     assert_eq!(listed[1], ("add".into(), PinStatus::Changed { fields }));
     assert_eq!(names(&run.list_tools("s").await.unwrap()), ["echo"]);
     assert!(matches!(called(&run, "add").await, Err(Error::ToolChanged { .. })));
+    // Not plainly either, though the old definition was.
+    assert!(run.plain_call("s", "add").is_none());
+    // Approved, the new definition is called plainly at once.
+    assert_eq!(run.approve_pins("s", Some("add")).await.unwrap(), ["add"]);
+    assert!(run.plain_call("s", "add").is_some());
     run.close_all().await;
+    assert!(run.plain_call("s", "add").is_none());
 }
 
 /// Calls look their tool up in the list the client keeps: one listing

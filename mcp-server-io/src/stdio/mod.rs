@@ -511,16 +511,33 @@ mod tests {
         format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"t\":\"{text}\"}}}}\n")
     }
 
+    /// A direct stdio driver over in-memory pipes, not yet polled, and what
+    /// a test drives it with.
+    struct Direct<F> {
+        /// The client's end of the driver's input.
+        client: tokio::io::DuplexStream,
+        /// The host's end of the driver's output.
+        host: tokio::io::DuplexStream,
+        tx: crate::outgoing::OutgoingSender,
+        serving: Pin<Box<F>>,
+        /// Wake-ups of the waker the driver is polled with.
+        count: Arc<Count>,
+    }
+
+    /// [`Direct`], its output taking `room` bytes at a time.
+    fn direct(room: usize) -> Direct<impl std::future::Future<Output = io::Result<Ended>>> {
+        let (client, server_in) = tokio::io::duplex(1024);
+        let (server_out, host) = tokio::io::duplex(room);
+        let (tx, queue) = crate::outgoing::queue();
+        let serving = Box::pin(serve_direct(server_in, server_out, 1024, queue, |_| {}));
+        Direct { client, host, tx, serving, count: Arc::new(Count::default()) }
+    }
+
     #[tokio::test]
     async fn a_reply_sent_now_is_written_by_its_sender_only_when_nothing_waits_before_it() {
         use std::future::Future;
-        let (_client, server_in) = tokio::io::duplex(1024);
         // Room for one short line at a time.
-        let (server_out, mut host) = tokio::io::duplex(64);
-        let (tx, queue) = crate::outgoing::queue();
-        let serving = serve_direct(server_in, server_out, 1024, queue, |_| {});
-        let mut serving = Box::pin(serving);
-        let count = Arc::new(Count::default());
+        let Direct { client: _client, mut host, tx, mut serving, count } = direct(64);
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
         let woken = || count.0.load(Ordering::SeqCst);
@@ -576,6 +593,47 @@ mod tests {
         let mut rest = Vec::new();
         tokio::io::AsyncReadExt::read_to_end(&mut host, &mut rest).await.unwrap();
         assert!(rest.is_empty(), "{rest:?}");
+    }
+
+    /// A reply whose result is borrowed goes out as the same reply owned
+    /// would: written by its sender when nothing waits before it, else
+    /// queued (a copy) behind what waits, and given back once the driver
+    /// has ended.
+    #[tokio::test]
+    async fn a_borrowed_reply_sent_now_is_written_or_queued_as_an_owned_one() {
+        use std::future::Future;
+
+        use mcp_proto::jsonrpc::RequestId;
+        let Direct { client: _client, mut host, tx, mut serving, count } = direct(1024);
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let text = |t: &str| serde_json::value::RawValue::from_string(format!(r#"{{"t":"{t}"}}"#));
+        // Before the driver offered its output: queued.
+        tx.send_raw_reply_now(RequestId::Number(1), &text("queued").unwrap(), 0).unwrap();
+        assert_eq!(read_now(&mut host), "");
+        assert!(serving.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(read_now(&mut host), reply_line(1, "queued"));
+        // Nothing waits: written by the sender, the driver not woken.
+        let before = count.0.load(Ordering::SeqCst);
+        tx.send_raw_reply_now(RequestId::Number(2), &text("now").unwrap(), 0).unwrap();
+        assert_eq!(read_now(&mut host), reply_line(2, "now"));
+        assert_eq!(count.0.load(Ordering::SeqCst), before);
+        // Behind a queued item: queued after it.
+        tx.send(Outgoing::RawLine(b"first".to_vec())).unwrap();
+        tx.send_raw_reply_now(RequestId::Number(3), &text("after").unwrap(), 0).unwrap();
+        assert_eq!(read_now(&mut host), "");
+        let mut both = String::new();
+        while !both.ends_with(&reply_line(3, "after")) {
+            assert!(serving.as_mut().poll(&mut cx).is_pending());
+            both += &read_now(&mut host);
+        }
+        assert_eq!(both, "first\n".to_owned() + &reply_line(3, "after"));
+        tx.send(Outgoing::Exit(0)).unwrap();
+        assert!(matches!(serving.as_mut().poll(&mut cx), Poll::Ready(Ok(Ended::Exit(0)))));
+        let late =
+            tx.send_raw_reply_now(RequestId::Number(4), &text("late").unwrap(), 0).unwrap_err();
+        assert_eq!(late.0, reply(4, "late"));
+        assert_eq!(read_now(&mut host), "");
     }
 
     #[test]

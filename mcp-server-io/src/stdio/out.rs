@@ -30,6 +30,9 @@ use std::task::{Context, Poll, Waker, ready};
 
 use tokio::io::AsyncWrite;
 
+use mcp_proto::jsonrpc::RequestId;
+use serde_json::value::RawValue;
+
 use crate::outgoing::{Backlog, Outgoing, WriteNow};
 
 /// The output and who may write to it.
@@ -102,6 +105,13 @@ impl<W: AsyncWrite + Unpin> State<W> {
         Ok(None)
     }
 
+    /// Appends a reply whose result is JSON text to the buffer as one
+    /// line, as [`push`](Self::push) appends an [`Outgoing::RawReply`].
+    fn push_raw_reply(&mut self, id: &RequestId, result: &RawValue) {
+        Outgoing::raw_reply_bytes(id, result, &mut self.buf);
+        self.buf.push(b'\n');
+    }
+
     /// Writes what the buffer holds, then flushes the sink: ready once
     /// both are done (at once when there is nothing to do).
     pub(super) fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -126,13 +136,31 @@ impl<W: AsyncWrite + Unpin> State<W> {
     }
 }
 
+impl<W: AsyncWrite + Unpin> Out<W> {
+    /// Whether a line may be written now: the driver runs and nothing
+    /// waits before it. The queue's count is looked at under the lock the
+    /// writer takes items under (`state`'s): an item taken is in the
+    /// buffer by then.
+    fn takes_now(&self, state: &State<W>) -> bool {
+        state.sink.is_some() && state.is_empty() && !state.unflushed && self.backlog.is_empty()
+    }
+
+    /// Writes the line just put in the buffer. What the pipe does not take
+    /// now (it is full, or failed), the driver's task writes when woken:
+    /// by the pipe when it is ready, or here for an error (the writer
+    /// meets it again and ends).
+    fn drain_now(&self, state: &mut State<W>) {
+        let mut cx = Context::from_waker(&self.driver);
+        if let Poll::Ready(Err(_)) = state.poll_drain(&mut cx) {
+            self.driver.wake_by_ref();
+        }
+    }
+}
+
 impl<W: AsyncWrite + Unpin + Send> WriteNow for Out<W> {
     fn write_now(&self, item: Outgoing) -> Result<(), Outgoing> {
         let mut state = self.lock();
-        // The queue's count is looked at under the lock the writer takes
-        // items under: an item taken is in the buffer by then.
-        if state.sink.is_none() || !state.is_empty() || state.unflushed || !self.backlog.is_empty()
-        {
+        if !self.takes_now(&state) {
             return Err(item);
         }
         match &item {
@@ -143,13 +171,17 @@ impl<W: AsyncWrite + Unpin + Send> WriteNow for Out<W> {
             // The driver's writer meets the same error.
             return Err(item);
         }
-        // What the pipe does not take now (it is full, or failed), the
-        // driver's task writes when woken: by the pipe when it is ready,
-        // or here for an error (the writer meets it again and ends).
-        let mut cx = Context::from_waker(&self.driver);
-        if let Poll::Ready(Err(_)) = state.poll_drain(&mut cx) {
-            self.driver.wake_by_ref();
-        }
+        self.drain_now(&mut state);
         Ok(())
+    }
+
+    fn write_raw_reply_now(&self, id: &RequestId, result: &RawValue) -> bool {
+        let mut state = self.lock();
+        if !self.takes_now(&state) {
+            return false;
+        }
+        state.push_raw_reply(id, result);
+        self.drain_now(&mut state);
+        true
     }
 }

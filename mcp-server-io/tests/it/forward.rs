@@ -38,7 +38,10 @@ impl Upstream {
         let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
         let (session, key) = (session.clone(), key.clone());
         let sink: Sink = Box::new(move |result| {
-            session.reply_forwarded(key, result);
+            match result {
+                Ok(text) => session.reply_forwarded(key, Ok(&text)),
+                Err(error) => session.reply_forwarded(key, Err(error)),
+            };
         });
         self.open.lock().unwrap().insert(n, sink);
         let up = self.clone();
@@ -157,7 +160,7 @@ async fn a_forwarded_request_is_answered_once_with_its_text_or_its_error() {
     assert!(
         !session.reply_forwarded(
             RequestKey { origin: 0, id: RequestId::Number(1) },
-            Ok(result("again"))
+            Ok(&result("again"))
         )
     );
     assert!(drain(&mut queue).is_empty());

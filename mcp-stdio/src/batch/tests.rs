@@ -356,3 +356,67 @@ fn the_cap_forces_a_write() {
         assert_eq!(r.writes().len(), 1, "{cap}");
     }
 }
+
+/// A writer that takes one byte a write.
+struct OneByte(Arc<Mutex<Vec<u8>>>);
+
+impl AsyncWrite for OneByte {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        lock(&self.0).extend_from_slice(&buf[..1]);
+        Poll::Ready(Ok(1))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// `send_now` writes a lone line whole in one write, with no future, and
+/// gives back unwritten any line `send` must take: another request
+/// awaiting its answer, a line longer than a pipe takes whole, something
+/// gathered before it, the writer busy or failing. A line taken only in
+/// part ends the connection.
+#[test]
+fn a_lone_line_is_written_now_or_given_back_unwritten() {
+    let line = |s: &str| format!("{s}\n").into_bytes();
+    let now = |r: &Rig, l: &[u8], others: bool| {
+        send_now(&r.batch, &r.link, &r.writer, l.to_vec(), others, &|| {})
+    };
+    let r = rig(BATCH_CAP, false);
+    assert_eq!(now(&r, &line("{\"id\":1}"), false), Ok(()));
+    assert_eq!(r.writes(), vec!["{\"id\":1}\n".to_owned()]);
+
+    let long = line(&"x".repeat(WHOLE_WRITE));
+    let failing = rig(BATCH_CAP, true);
+    for (r, l, others) in [(&r, &line("{\"id\":2}"), true), (&r, &long, false)] {
+        assert_eq!(now(r, l, others), Err(l.clone()));
+    }
+    assert_eq!(now(&failing, &line("{\"id\":3}"), false), Err(line("{\"id\":3}")));
+    assert_eq!(r.writes().len(), 1);
+
+    // A line gathered and not yet written: the lone one goes after it.
+    let mut first = Box::pin(r.send("{\"id\":4}", true));
+    assert!(poll(first.as_mut()).is_pending());
+    assert_eq!(now(&r, &line("{\"id\":5}"), false), Err(line("{\"id\":5}")));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(()))));
+    // The writer held by another sender.
+    let held = r.writer.try_lock().unwrap();
+    assert_eq!(now(&r, &line("{\"id\":6}"), false), Err(line("{\"id\":6}")));
+    drop(held);
+    assert_eq!(r.writes(), vec!["{\"id\":1}\n".to_owned(), "{\"id\":4}\n".to_owned()]);
+
+    let taken = Arc::new(Mutex::new(Vec::new()));
+    let writer = tokio::sync::Mutex::new(Some(OneByte(taken.clone())));
+    let abandoned = std::sync::atomic::AtomicBool::new(false);
+    let abandon = || abandoned.store(true, Ordering::SeqCst);
+    let (batch, link) = (Batch::new(BATCH_CAP), Link::detached());
+    assert_eq!(send_now(&batch, &link, &writer, line("{}"), false, &abandon), Ok(()));
+    assert!(abandoned.load(Ordering::SeqCst));
+    assert_eq!(*lock(&taken), b"{");
+}

@@ -13,23 +13,48 @@ use crate::types::{
     PROTOCOL_VERSION_META_KEY,
 };
 
+/// A request's `_meta`, as [`request_text`] writes it.
+#[derive(Clone, Copy)]
+pub(super) enum Meta<'a> {
+    /// A JSON object's text, written as it is.
+    Text(&'a [u8]),
+    /// The members [`write_meta`] writes: the progress token (the
+    /// request's id), the caller's members, the stateless era's (its text
+    /// as the core keeps it).
+    Members {
+        progress: Option<i64>,
+        extra: Option<&'a Map<String, Value>>,
+        modern: Option<&'a [u8]>,
+    },
+}
+
+impl Meta<'_> {
+    /// About how many bytes it takes, for the buffer's first size.
+    fn len_hint(&self) -> usize {
+        match self {
+            Meta::Text(text) => text.len(),
+            Meta::Members { modern, .. } => 64 + modern.map_or(0, <[u8]>::len),
+        }
+    }
+}
+
 /// A request as JSON text, encoded from borrowed parts.
 ///
-/// With `meta` (a JSON object's text), the parameters get a `_meta` member
-/// holding it: `null` parameters become `{"_meta":...}`, an object gets the
-/// member appended. `None` when that cannot be done by appending (the
-/// parameters are not an object, or already mention `_meta`): the caller
-/// merges by value.
+/// With `meta`, the parameters get a `_meta` member holding it, written
+/// into the request's own buffer: `null` parameters become
+/// `{"_meta":...}`, an object gets the member appended. `None` when that
+/// cannot be done by appending (the parameters are not an object, or
+/// already mention `_meta`): the caller merges by value.
 #[inline]
 pub(super) fn request_text<P: Serialize + ?Sized>(
     id: &RequestId,
     method: &str,
     params: &P,
-    meta: Option<&[u8]>,
+    meta: Option<Meta<'_>>,
 ) -> Result<Option<Vec<u8>>, serde_json::Error> {
     // Room for a short call and the line ending a transport adds, so the
     // buffer is not grown (and copied) while it is written.
-    let mut text = Vec::with_capacity(256 + meta.map_or(0, <[u8]>::len));
+    let mut text = Vec::with_capacity(256 + meta.as_ref().map_or(0, Meta::len_hint));
     text.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     write_json(&mut text, id)?;
     match method_and_params(method) {
@@ -51,7 +76,12 @@ pub(super) fn request_text<P: Serialize + ?Sized>(
         } else {
             return Ok(None);
         }
-        text.extend_from_slice(meta);
+        match meta {
+            Meta::Text(meta) => text.extend_from_slice(meta),
+            Meta::Members { progress, extra, modern } => {
+                write_meta(&mut text, progress, extra, modern)?;
+            }
+        }
         text.push(b'}');
     }
     text.push(b'}');
@@ -96,27 +126,28 @@ pub(super) fn meta_text_fits(
     })
 }
 
-/// A request's `_meta` object as text: the progress token (the request's
-/// id), the caller's members, the stateless era's (its text as the core
-/// keeps it). The same members [`with_progress_token`] and [`with_meta`]
-/// give the value when [`meta_text_fits`].
-pub(super) fn meta_text(
+/// Writes a request's `_meta` object into `text`: the progress token (the
+/// request's id), the caller's members, the stateless era's (its text as
+/// the core keeps it). The same members [`with_progress_token`] and
+/// [`with_meta`] give the value when [`meta_text_fits`].
+fn write_meta(
+    text: &mut Vec<u8>,
     progress: Option<i64>,
     extra: Option<&Map<String, Value>>,
     modern: Option<&[u8]>,
-) -> Result<Vec<u8>, serde_json::Error> {
-    let mut text = Vec::with_capacity(64 + modern.map_or(0, <[u8]>::len));
+) -> Result<(), serde_json::Error> {
+    let open = text.len();
     text.push(b'{');
     if let Some(id) = progress {
-        write_json_str(&mut text, PROGRESS_TOKEN_META_KEY);
+        write_json_str(text, PROGRESS_TOKEN_META_KEY);
         text.push(b':');
-        write_json(&mut text, &id)?;
+        write_json(text, &id)?;
         text.push(b',');
     }
     for (k, v) in extra.into_iter().flatten() {
-        write_json_str(&mut text, k);
+        write_json_str(text, k);
         text.push(b':');
-        write_json(&mut text, v)?;
+        write_json(text, v)?;
         text.push(b',');
     }
     let members = modern
@@ -125,13 +156,13 @@ pub(super) fn meta_text(
     match members {
         Some(members) => text.extend_from_slice(members),
         // Nothing after the last comma (or an empty object).
-        None if text.len() > 1 => {
+        None if text.len() > open + 1 => {
             text.pop();
         }
         None => {}
     }
     text.push(b'}');
-    Ok(text)
+    Ok(())
 }
 
 /// Whether `text` holds `"_meta"` anywhere: each `_` looked at (a

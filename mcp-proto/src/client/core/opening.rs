@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::encode::request_text;
+use super::encode::{Meta, request_text};
 use super::{ClientCore, ModernMeta, Phase, RequestOptions};
 use crate::client::ClientError;
 use crate::jsonrpc::{Message, Notification, Request, RequestId};
@@ -67,7 +67,8 @@ impl<W> ClientCore<W> {
         let n = self.probe(version, timeout, waiter, now)?;
         let id = RequestId::Number(n);
         let meta = self.probe_meta.as_ref().map(|(_, m)| &*m.text);
-        let text = request_text(&id, methods::SERVER_DISCOVER, &(), meta.or(Some(b"{}")));
+        let meta = Meta::Text(meta.unwrap_or(b"{}"));
+        let text = request_text(&id, methods::SERVER_DISCOVER, &(), Some(meta));
         match text {
             Ok(Some(text)) => Ok((id, text)),
             // `null` parameters always take a `_meta`: not reached.

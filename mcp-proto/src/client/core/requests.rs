@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::encode::{meta_text, meta_text_fits, request_text, with_meta, with_progress_token};
+use super::encode::{Meta, meta_text_fits, request_text, with_meta, with_progress_token};
 use super::{ClientCore, Event, ModernMeta, Pending, Phase, RequestOptions};
 use crate::client::ClientError;
 use crate::jsonrpc::{Message, Notification, Request, RequestId};
@@ -107,14 +107,16 @@ impl<W> ClientCore<W> {
         // An id lost to a failed encoding is never reused: ids stay unique.
         let n = self.allocate_id();
         let id = RequestId::Number(n);
-        let joined;
+        let modern = self.modern.as_ref().map(|m| &*m.text);
+        // Written straight into the request's text.
         let meta = if wants_progress || options.meta.is_some() {
-            let progress = wants_progress.then_some(n);
-            let modern = self.modern.as_ref().map(|m| &*m.text);
-            joined = meta_text(progress, options.meta.as_ref(), modern).map_err(invalid)?;
-            Some(&joined[..])
+            Some(Meta::Members {
+                progress: wants_progress.then_some(n),
+                extra: options.meta.as_ref(),
+                modern,
+            })
         } else {
-            self.modern.as_ref().map(|m| &*m.text)
+            modern.map(Meta::Text)
         };
         match request_text(&id, method, params, meta).map_err(invalid)? {
             Some(text) => {
