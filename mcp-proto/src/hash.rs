@@ -8,7 +8,7 @@
 //! at a fraction of the cost, though without SipHash's guarantees. So a
 //! map keyed by what a peer chooses (its request ids, tool names) takes it
 //! only where its size is capped otherwise (the requests a session runs at
-//! once, the servers configured): even keys that all collided would then
+//! once, the sessions an HTTP server keeps, the servers configured): even keys that all collided would then
 //! cost a bounded scan, never an unbounded one.
 
 use std::collections::HashMap;
