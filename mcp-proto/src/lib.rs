@@ -101,11 +101,19 @@
 //! in) and [`backoff::Retries`], the count of failures in a row against a
 //! limit; the HTTP transport's stream reconnections, the stateless era's
 //! re-listening and the registry's supervision all wait by it.
+//!
+//! ## Hash maps
+//!
+//! [`hash`]: [`hash::SeededMap`], a hash map with a fast hasher seeded at
+//! random, for maps looked up on every request whose size is capped
+//! otherwise (the module says why that makes it safe for keys a peer
+//! chooses).
 
 pub mod apps;
 pub mod backoff;
 pub mod client;
 pub mod display;
+pub mod hash;
 pub mod jsonrpc;
 pub mod methods;
 pub mod render;

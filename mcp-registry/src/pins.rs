@@ -15,6 +15,7 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use mcp_proto::hash::SeededMap;
 use mcp_proto::types::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -459,8 +460,9 @@ pub(crate) struct PinBook {
     /// By server: the tool list (kept, so it is the same list as long as
     /// the pointer is) whose tools at the marked places were found pinned
     /// and unchanged, at an epoch. A call to one of them again needs no
-    /// review.
-    passed: Mutex<HashMap<String, Passed>>,
+    /// review. Looked up on every call, so with a fast hasher; its keys are
+    /// the configured servers' names, as many as are configured.
+    passed: Mutex<SeededMap<String, Passed>>,
 }
 
 /// One server's tool list and which of its tools matched their pins.
@@ -486,7 +488,7 @@ impl PinBook {
             warned: Mutex::new(HashSet::new()),
             memo: Mutex::new(HashMap::new()),
             epoch: AtomicU64::new(0),
-            passed: Mutex::new(HashMap::new()),
+            passed: Mutex::new(SeededMap::default()),
         }
     }
 

@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
+use mcp_proto::hash::SeededMap;
 use mcp_proto::jsonrpc::{
     DecodeError, ErrorObject, ErrorResponse, Message, Notification, RawRequest, Received,
     ReceivedIncoming, Request, RequestId, Response, decode_received, error_code,
@@ -158,8 +159,11 @@ struct State {
     /// The `capabilities` the client declared in `initialize`.
     client_capabilities: Option<Value>,
     client_initialized: bool,
-    /// Requests answered later, by key.
-    in_flight: HashMap<RequestKey, Running>,
+    /// Requests answered later, by key: looked up three times a request,
+    /// so with a fast hasher; the keys are the client's ids, and the map
+    /// holds no more than the cap on requests in flight (plus the one
+    /// being admitted), which bounds what chosen keys could cost.
+    in_flight: SeededMap<RequestKey, Running>,
     /// Server-to-client requests awaiting the client's answer.
     pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
     /// The lowest log level the client asked for (`logging/setLevel`).

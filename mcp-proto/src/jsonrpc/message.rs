@@ -3,6 +3,7 @@
 //! objects and codes, and how each is written.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use serde::de::{self, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
@@ -53,7 +54,7 @@ pub mod error_code {
 ///
 /// Ids are compared exactly: the string `"1"` and the number `1` are different
 /// ids, as JSON-RPC says.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RequestId {
     /// An integer id (the client core allocates these).
     Number(i64),
@@ -91,6 +92,18 @@ impl RequestId {
         match self {
             RequestId::Number(n) => Value::from(*n),
             RequestId::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+/// One write per id: the integer, or the string as `str` hashes it. Equal
+/// ids are of one kind with equal contents, so they hash alike; the number
+/// `1` and the string `"1"` may collide, which only costs a comparison.
+impl Hash for RequestId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            RequestId::Number(n) => state.write_i64(*n),
+            RequestId::String(s) => s.hash(state),
         }
     }
 }

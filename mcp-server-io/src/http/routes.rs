@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
+use mcp_proto::hash::SeededMap;
 use mcp_proto::jsonrpc::{Message, RequestId};
 use tokio::sync::{mpsc, oneshot};
 
@@ -55,7 +56,10 @@ pub struct Routes {
 
 #[derive(Debug)]
 struct Inner {
-    by_request: HashMap<RequestKey, Route>,
+    /// Looked up twice a request, so with a fast hasher: keyed by the
+    /// client's ids, it holds the session's requests not yet answered,
+    /// no more than its cap on requests in flight.
+    by_request: SeededMap<RequestKey, Route>,
     standalone: Arc<EventStream>,
     /// Every resumable stream by name (the standalone one included).
     streams: HashMap<String, Arc<EventStream>>,
@@ -72,7 +76,7 @@ impl Routes {
         let mut streams = HashMap::new();
         streams.insert(standalone.name().to_owned(), standalone.clone());
         let inner = Inner {
-            by_request: HashMap::new(),
+            by_request: SeededMap::default(),
             standalone,
             streams,
             order: VecDeque::new(),

@@ -1,10 +1,10 @@
 //! The live sessions of an HTTP server, by `Mcp-Session-Id`: bounded in
 //! number, and forgotten after an idle time.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use mcp_proto::hash::SeededMap;
 use tokio::time::Instant;
 
 use super::new_session_id;
@@ -14,7 +14,9 @@ use super::new_session_id;
 pub struct SessionTable<S> {
     cap: usize,
     idle_timeout: Duration,
-    map: Mutex<HashMap<String, Entry<S>>>,
+    /// Looked up on every POST, so with a fast hasher: the ids are ours
+    /// (random), a client only looks them up, and there are at most `cap`.
+    map: Mutex<SeededMap<String, Entry<S>>>,
 }
 
 #[derive(Debug)]
@@ -27,7 +29,7 @@ impl<S> SessionTable<S> {
     /// A table of at most `cap` sessions, each forgotten once unused for
     /// `idle_timeout`.
     pub fn new(cap: usize, idle_timeout: Duration) -> Self {
-        SessionTable { cap, idle_timeout, map: Mutex::new(HashMap::new()) }
+        SessionTable { cap, idle_timeout, map: Mutex::new(SeededMap::default()) }
     }
 
     /// Forgets the sessions unused for the idle timeout and returns them,
@@ -102,7 +104,7 @@ impl<S> SessionTable<S> {
         self.len() == 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry<S>>> {
+    fn lock(&self) -> MutexGuard<'_, SeededMap<String, Entry<S>>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
