@@ -4,7 +4,8 @@
 //! request with an `input_required` result; the upstream call is kept
 //! (parked, not cancelled) under the `requestState` it names, and the
 //! host's retry with `inputResponses` gives the answer and takes the call
-//! up again. A stateless-era server's own rounds are not these: they pass
+//! up again. A stateless-era server's own rounds of a `tools/call` are not
+//! these: they pass
 //! through as the server sent them ([`check_passed_round`] refuses one
 //! the host did not declare it can answer), and the host's retry goes to
 //! the server with its answers and the server's state.
