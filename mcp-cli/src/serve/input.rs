@@ -5,10 +5,10 @@
 //! (parked, not cancelled) under the `requestState` it names, and the
 //! host's retry with `inputResponses` gives the answer and takes the call
 //! up again. A stateless-era server's own rounds of a `tools/call` are not
-//! these: they pass
-//! through as the server sent them ([`check_passed_round`] refuses one
-//! the host did not declare it can answer), and the host's retry goes to
-//! the server with its answers and the server's state.
+//! these: they pass through as the server sent them
+//! ([`check_passed_round`] refuses one the host did not declare it can
+//! answer), and the host's retry goes to the server with its answers and
+//! the server's state.
 //!
 //! Which call asked is not said by the servers' requests: a request is
 //! routed to the host call running when it comes (one that comes while
