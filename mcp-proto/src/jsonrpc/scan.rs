@@ -145,10 +145,10 @@ fn stop_from<const CONTROL: bool>(bytes: &[u8], mut from: usize) -> Option<(usiz
 /// The high bit of each byte of the word `v` (little-endian) that is a
 /// quote or a backslash, or a control character with `CONTROL`: not zero
 /// exactly when there is one, in either byte order, and exact for the
-/// lowest such byte, which is all a caller reads of the bits (a borrow only
-/// runs upwards, into the bytes after it). A byte is below 0x21 once xored with
-/// 0x02 exactly when it is a control character or a quote (0x22), so with
-/// `CONTROL` two tests find all three kinds.
+/// lowest such byte, which is all a caller reads of the bits (a borrow
+/// only runs upwards, into the bytes after it). A byte is below 0x21 once
+/// xored with 0x02 exactly when it is a control character or a quote
+/// (0x22), so with `CONTROL` two tests find all three kinds.
 #[inline(always)]
 pub(crate) fn stop_bits<const CONTROL: bool>(v: u64) -> u64 {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
@@ -708,7 +708,12 @@ pub(crate) mod tests {
         fn check(bytes: &[u8], from: usize) {
             let slow = |control: bool| {
                 let stops = |b: u8| b == b'"' || b == b'\\' || (control && b < 0x20);
-                bytes.iter().enumerate().skip(from).find(|(_, b)| stops(**b)).map(|(at, b)| (at, *b))
+                bytes
+                    .iter()
+                    .enumerate()
+                    .skip(from)
+                    .find(|(_, b)| stops(**b))
+                    .map(|(at, b)| (at, *b))
             };
             assert_eq!(stop_from::<true>(bytes, from), slow(true), "{bytes:x?} from {from}");
             assert_eq!(stop_from::<false>(bytes, from), slow(false), "{bytes:x?} from {from}");
