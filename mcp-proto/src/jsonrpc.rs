@@ -577,12 +577,20 @@ fn plain_head(text: &str) -> Option<(i64, &str)> {
 /// A plain non-negative integer id that fits an `i64` at the start of
 /// `rest`: N and the text after it.
 fn plain_id(rest: &str) -> Option<(i64, &str)> {
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    // At most 18 digits fit an i64; a leading zero is not JSON.
-    if digits == 0 || digits > 18 || (digits > 1 && rest.starts_with('0')) {
+    let bytes = rest.as_bytes();
+    let (mut id, mut digits) = (0i64, 0usize);
+    while let Some(&digit @ b'0'..=b'9') = bytes.get(digits) {
+        // At most 18 digits fit an i64 whatever they are: no overflow.
+        if digits == 18 {
+            return None;
+        }
+        id = id * 10 + i64::from(digit - b'0');
+        digits += 1;
+    }
+    // A leading zero is not JSON.
+    if digits == 0 || (digits > 1 && bytes[0] == b'0') {
         return None;
     }
-    let id: i64 = rest[..digits].parse().ok()?;
     Some((id, &rest[digits..]))
 }
 

@@ -100,13 +100,14 @@ fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// The index of the first quote or backslash in `bytes`: the first
-/// [`SHORT`] bytes eight at a time (a searcher's set-up costs more than it
-/// saves on the short strings of a call, and the hit is most often near),
-/// the rest, if any, by `memchr` (a long string of a result).
+/// [`SHORT`] bytes eight at a time ([`stop_from`]; a searcher's set-up
+/// costs more than it saves on the short strings of a call, and the hit
+/// is most often near), the rest, if any, by `memchr` (a long string of a
+/// result).
 #[inline]
 pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     let head = &bytes[..bytes.len().min(SHORT)];
-    if let Some(at) = first_stop::<false>(head) {
+    if let Some((at, _)) = stop_from::<false>(head, 0) {
         return Some(at);
     }
     memchr::memchr2(b'"', b'\\', &bytes[head.len()..]).map(|at| SHORT + at)
@@ -114,36 +115,52 @@ pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
 
 /// The index of the first byte that stops a string's plain run: a quote,
 /// a backslash or a control character (below 0x20, which JSON refuses
-/// inside a string), all of `bytes` eight at a time.
+/// inside a string), all of `bytes` eight at a time ([`stop_from`]).
 pub(crate) fn string_stop(bytes: &[u8]) -> Option<usize> {
-    first_stop::<true>(bytes)
+    stop_from::<true>(bytes, 0).map(|(at, _)| at)
 }
 
-/// The first quote or backslash of `bytes`, or control character with
-/// `CONTROL`, eight bytes at a time.
-fn first_stop<const CONTROL: bool>(bytes: &[u8]) -> Option<usize> {
+/// The first byte at or after `from` in `bytes` that is a quote or a
+/// backslash, or a control character with `CONTROL`: its index and the
+/// byte. Whole words are read from `from` on, past the string into the
+/// text after it (a string of a message most often ends in its first
+/// word or two); only the last bytes of the text, fewer than eight, one
+/// at a time.
+#[inline(always)]
+fn stop_from<const CONTROL: bool>(bytes: &[u8], mut from: usize) -> Option<(usize, u8)> {
+    while let Some(word) = bytes.get(from..).and_then(<[u8]>::first_chunk::<8>) {
+        let v = u64::from_le_bytes(*word);
+        let hits = stop_bits::<CONTROL>(v);
+        if hits != 0 {
+            let shift = hits.trailing_zeros() & !7;
+            return Some((from + shift as usize / 8, (v >> shift) as u8));
+        }
+        from += 8;
+    }
+    let stops = |b: u8| b == b'"' || b == b'\\' || (CONTROL && b < 0x20);
+    let rest = bytes.get(from..)?;
+    rest.iter().position(|&b| stops(b)).map(|at| (from + at, rest[at]))
+}
+
+/// The high bit of each byte of the word `v` (little-endian) that is a
+/// quote or a backslash, or a control character with `CONTROL`: not zero
+/// exactly when there is one, in either byte order, and exact for the
+/// lowest such byte, which is all a caller reads of the bits (a borrow
+/// only runs upwards, into the bytes after it). A byte is below 0x21 once
+/// xored with 0x02 exactly when it is a control character or a quote
+/// (0x22), so with `CONTROL` two tests find all three kinds.
+#[inline(always)]
+pub(crate) fn stop_bits<const CONTROL: bool>(v: u64) -> u64 {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each byte of `v` below `n`: exact for the lowest
-    // such byte (a borrow only runs upwards, into the bytes after it).
+    // The high bit of each byte of `v` below `n` (at most 0x80).
     let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
-    let stops = |b: u8| b == b'"' || b == b'\\' || (CONTROL && b < 0x20);
-    let mut chunks = bytes.chunks_exact(8);
-    for (i, chunk) in chunks.by_ref().enumerate() {
-        let mut eight = [0u8; 8];
-        eight.copy_from_slice(chunk);
-        let v = u64::from_le_bytes(eight);
-        let mut hits =
-            below(v ^ (ONES * u64::from(b'"')), 1) | below(v ^ (ONES * u64::from(b'\\')), 1);
-        if CONTROL {
-            hits |= below(v, 0x20);
-        }
-        if hits != 0 {
-            return Some(i * 8 + hits.trailing_zeros() as usize / 8);
-        }
+    let backslash = below(v ^ (ONES * u64::from(b'\\')), 1);
+    if CONTROL {
+        below(v ^ (ONES * 0x02), 0x21) | backslash
+    } else {
+        below(v ^ (ONES * u64::from(b'"')), 1) | backslash
     }
-    let done = bytes.len() - chunks.remainder().len();
-    chunks.remainder().iter().position(|&b| stops(b)).map(|at| done + at)
 }
 
 /// How deep [`is_one_value`] follows objects and arrays before it leaves
@@ -398,12 +415,13 @@ fn member_value(b: &[u8], at: usize, outer: bool, top: &mut impl TopMembers) -> 
 }
 
 /// Just past the string opening at `at` (a quote), its escapes and
-/// characters checked.
+/// characters checked (its UTF-8 is the `str`'s, checked before).
+#[inline]
 fn checked_string_end(b: &[u8], at: usize) -> Option<usize> {
     let mut from = at + 1;
     loop {
-        let stop = from + string_stop(b.get(from..)?)?;
-        match b[stop] {
+        let (stop, byte) = stop_from::<true>(b, from)?;
+        match byte {
             b'"' => return Some(stop + 1),
             b'\\' => from = stop + 1 + escape_len(b.get(stop + 1..)?)?,
             // A control character.
@@ -460,7 +478,7 @@ fn literal_end(b: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     (b.get(at..at + word.len())? == word).then_some(at + word.len())
 }
 
-/// How many bytes [`quote_or_backslash`] reads eight at a time before it
+/// How many bytes [`quote_or_backslash`] reads a word at a time before it
 /// hands the rest to `memchr`.
 const SHORT: usize = 64;
 
@@ -671,6 +689,94 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// Bytes on each side of what the word test finds: the three kinds it
+    /// stops at, their neighbours (0x20 and 0x23 become 0x22 and 0x21
+    /// once xored with 0x02), non-ASCII bytes, and one that is nothing.
+    const EDGES: [u8; 16] = [
+        b'"', b'\\', 0x00, 0x01, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xa0, 0xa2, 0xdc,
+        b'a',
+    ];
+
+    /// [`stop_from`] against a byte-at-a-time search: one or two chosen
+    /// bytes at every pair of places of texts shorter and longer than a
+    /// word, searched from every start of the first word and a half, with
+    /// and without control characters.
+    #[test]
+    fn a_stop_is_found_where_a_byte_search_finds_it() {
+        fn check(bytes: &[u8], from: usize) {
+            let slow = |control: bool| {
+                let stops = |b: u8| b == b'"' || b == b'\\' || (control && b < 0x20);
+                bytes
+                    .iter()
+                    .enumerate()
+                    .skip(from)
+                    .find(|(_, b)| stops(**b))
+                    .map(|(at, b)| (at, *b))
+            };
+            assert_eq!(stop_from::<true>(bytes, from), slow(true), "{bytes:x?} from {from}");
+            assert_eq!(stop_from::<false>(bytes, from), slow(false), "{bytes:x?} from {from}");
+        }
+        let mut searched = 0;
+        for len in 0..=19 {
+            let mut bytes = vec![b'a'; len];
+            for from in 0..=len.min(9) {
+                check(&bytes, from);
+                for i in 0..len {
+                    for x in EDGES {
+                        bytes[i] = x;
+                        check(&bytes, from);
+                        for j in i + 1..len {
+                            for y in EDGES {
+                                bytes[j] = y;
+                                check(&bytes, from);
+                                searched += 1;
+                            }
+                            bytes[j] = b'a';
+                        }
+                    }
+                    bytes[i] = b'a';
+                }
+            }
+        }
+        assert!(searched > 500_000, "{searched}");
+        // Past the end: nothing to find, no panic.
+        assert_eq!(stop_from::<true>(b"ab", 3), None);
+    }
+
+    /// A string as the scan checks it and the parser reads it: a quote, a
+    /// backslash (good and bad escapes), a control character, a non-ASCII
+    /// character at each place 0..=16 of strings shorter and longer than a
+    /// word, as a member name and as a value, with text after the string
+    /// shorter and longer than a word, and cut at every byte (text ending
+    /// mid-string).
+    #[test]
+    fn each_place_in_a_string_is_checked_as_the_parser_reads_it() {
+        let inserts = [
+            "\"", "\\\"", "\\\\", "\\", "\\u0041", "\\u00g1", "\\x", "\\/", "\u{0}", "\u{1f}",
+            "\n", " ", "!", "#", "\u{7f}", "é", "😀", "\u{a0}",
+        ];
+        let (mut checked, mut valid) = (0, 0);
+        for len in 0..=17 {
+            for at in 0..=len.min(16) {
+                for insert in inserts {
+                    let string = format!("{}{insert}{}", "a".repeat(at), "b".repeat(len - at));
+                    for shape in ["{\"k\":\"@\"}", "{\"@\":1}", "[\"@\",\"the text after it\"]"] {
+                        let text = shape.replace('@', &string);
+                        for end in (0..=text.len()).filter(|&end| text.is_char_boundary(end)) {
+                            let cut = &text[..end];
+                            let parsed = parser_reads(cut);
+                            assert_eq!(is_one_value(cut), parsed, "{cut:?}");
+                            assert_eq!(checked_call(cut).is_some(), parsed, "{cut:?}");
+                            checked += 1;
+                            valid += usize::from(parsed);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000 && valid > 2_000, "{checked} {valid}");
     }
 
     #[test]

@@ -325,3 +325,37 @@ fn the_visitors_name_what_they_expect() {
     let err = Member::deserialize(Value::from(true)).err().map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("invalid type: boolean `true`, expected a member name"));
 }
+
+/// The id of the usual messages read digit by digit is what the standard
+/// parse of the same digits gives: 1 to 18 digits, no leading zero, the
+/// text after them kept; anything else refused.
+#[test]
+fn a_plain_id_is_what_a_parse_of_its_digits_gives() {
+    fn reference(rest: &str) -> Option<(i64, &str)> {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 18 || (digits > 1 && rest.starts_with('0')) {
+            return None;
+        }
+        Some((rest[..digits].parse::<i64>().ok()?, &rest[digits..]))
+    }
+    let mut ids: Vec<String> = ["0", "1", "7", "10", "00", "01", "-1", "+1", "", "a", "1a", "1e3"]
+        .map(str::to_owned)
+        .into();
+    for len in 1..=20 {
+        ids.push("9".repeat(len));
+        ids.push(format!("1{}", "0".repeat(len - 1)));
+        ids.push(format!("0{}", "1".repeat(len - 1)));
+    }
+    ids.push(i64::MAX.to_string());
+    let mut read = 0;
+    for id in ids {
+        for after in ["", ",", r#","result":{}}"#, "5"] {
+            let rest = format!("{id}{after}");
+            let found = super::plain_id(&rest);
+            assert_eq!(found, reference(&rest), "{rest:?}");
+            read += usize::from(found.is_some());
+        }
+    }
+    assert!(read > 40, "{read}");
+    assert_eq!(super::plain_id("999999999999999999,"), Some((999_999_999_999_999_999, ",")));
+}

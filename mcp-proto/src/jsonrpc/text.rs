@@ -144,17 +144,9 @@ fn write_str_inline(out: &mut Vec<u8>, s: &str) {
 /// their first four and last four: every byte is looked at, some twice.
 #[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    // Whether a byte of `v` is below `n` (zero, with `n` 1): exact as a
-    // yes or no, however the bytes around it carry.
-    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
-    let hits = |v: u64| {
-        below(v, 0x20)
-            | below(v ^ (ONES * u64::from(b'"')), 1)
-            | below(v ^ (ONES * u64::from(b'\\')), 1)
-            != 0
-    };
+    // Whether a byte of `v` is one of them: the scan's test, exact as a
+    // yes or no whatever the bytes' order.
+    let hits = |v: u64| super::scan::stop_bits::<true>(v) != 0;
     let word = |at: usize| {
         let mut eight = [0u8; 8];
         eight.copy_from_slice(&bytes[at..at + 8]);
