@@ -248,6 +248,10 @@ pub(crate) fn build_registry(
         Some(side) => {
             inner.handlers = side.handlers;
             trust.approver = Some(side.approver);
+            // Under `serve` the answers to forwarded calls go to the host
+            // from where they are read: a thread that blocks reading each
+            // server's stdout hands them over with no turn of the runtime.
+            inner.stdio_reader_thread = true;
         }
         None => inner.handlers = host::handlers(&settings),
     }

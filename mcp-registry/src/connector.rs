@@ -128,6 +128,12 @@ pub struct DefaultConnector {
     /// The server log level asked of stdio servers of the stateless era,
     /// in each request's `_meta` (`None`: none asked).
     pub stdio_log_level: Option<LoggingLevel>,
+    /// Read each stdio server's stdout on a thread of its own
+    /// ([`StdioOptions::reader_thread`](mcp_client_stdio::StdioOptions::reader_thread);
+    /// `false` by default): for a host whose answers are mostly consumed
+    /// where they are read (a bridge forwarding calls), not for one that
+    /// awaits them.
+    pub stdio_reader_thread: bool,
     /// Declare MCP Apps (the `io.modelcontextprotocol/ui` extension) to
     /// every server (`false` by default): a host that can show a server's
     /// HTML views says so, and servers may then offer tools with views and
@@ -163,6 +169,7 @@ impl Default for DefaultConnector {
             handlers: Handlers::default(),
             stdio_shutdown_grace: None,
             stdio_log_level: None,
+            stdio_reader_thread: false,
             apps: false,
             tasks: false,
             #[cfg(feature = "http")]
@@ -275,6 +282,7 @@ impl Connector for DefaultConnector {
                     options.path_cache = self.path_cache.clone();
                     options.handlers = self.handlers.clone();
                     options.log_level = self.stdio_log_level.clone();
+                    options.reader_thread = self.stdio_reader_thread;
                     crate::mapping::client_settings(&mut options, server, self.apps, self.tasks);
                     if let Some(grace) = self.stdio_shutdown_grace {
                         options.shutdown_grace = grace;

@@ -15,7 +15,7 @@ use tokio_util::codec::FramedRead;
 
 use crate::batch;
 use crate::codec::LineCodec;
-use crate::conn::{self, ChildPath, Conn, lock};
+use crate::conn::{self, ChildPath, Conn, Stdout, lock};
 use crate::error::{Error, ExitInfo};
 use crate::lines::{Next, Reader};
 use crate::options::{ServerCommand, Settings, StdioOptions};
@@ -374,16 +374,31 @@ fn start_connection(inner: &Arc<Shared>) -> Result<(), Error> {
         slot.generation += 1;
         slot.generation
     };
+    let spawn_error = |source| Error::Spawn { server: inner.options.name.clone(), source };
     let spawned =
         conn::spawn(generation, &inner.program, &inner.command, &inner.path, &inner.options)
-            .map_err(|source| Error::Spawn { server: inner.options.name.clone(), source })?;
+            .map_err(spawn_error)?;
     let conn = Arc::new(spawned.conn);
-    let reader = tokio::spawn(read_loop(
-        Arc::downgrade(inner),
-        Arc::downgrade(&conn),
-        spawned.stdout,
-        inner.options.max_line_length,
-    ));
+    let max_line = inner.options.max_line_length;
+    let (inner_weak, conn_weak) = (Arc::downgrade(inner), Arc::downgrade(&conn));
+    let reader = match spawned.stdout {
+        Stdout::Task(stdout) => tokio::spawn(read_loop(inner_weak, conn_weak, stdout, max_line)),
+        Stdout::Thread(pipe) => {
+            let (ended, thread_end) = tokio::sync::oneshot::channel();
+            let runtime = tokio::runtime::Handle::current();
+            let gate = conn.gate.clone();
+            let thread_inner = inner_weak.clone();
+            // On failure, dropping `conn` kills the process group.
+            std::thread::Builder::new()
+                .name("mcp-stdio-reader".into())
+                .spawn(move || {
+                    let end = read_on_thread(&runtime, &thread_inner, &gate, pipe, max_line);
+                    let _ = ended.send(end);
+                })
+                .map_err(spawn_error)?;
+            tokio::spawn(watch_reader_thread(inner_weak, conn_weak, thread_end))
+        }
+    };
     *lock(&conn.reader_task) = Some(reader.abort_handle());
     lock(&inner.slot).conn = Some(conn);
     Ok(())
@@ -431,47 +446,19 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
     };
     let count = || note_dropped(&inner);
     let reader = Reader { server: &server, max_line, garbage: &garbage, note_dropped: &count };
-    // The end of stdout is how a server's death is usually seen; but a
-    // grandchild that inherited stdout keeps it open after the server
-    // exited. So the exit is watched too: once the server ended, stdout has
-    // EOF_AFTER_EXIT to close (what the server wrote last is still read);
-    // then the process group is swept (which ends such a grandchild), and
-    // after one more wait the reader stops anyway.
-    let mut exited = false;
-    let mut swept = false;
-    let sleep = tokio::time::sleep(EOF_AFTER_EXIT);
-    tokio::pin!(sleep);
     // One wait on the exit for the whole loop: made anew for each line, it
-    // would register with the watch channel and leave it again per message.
-    let exit_seen = async move {
-        exit.watch().await;
-    };
-    tokio::pin!(exit_seen);
+    // would register with the exit's waiters and leave them again per
+    // message.
+    let given_up = stdout_given_up(exit, &conn, &server);
+    tokio::pin!(given_up);
     loop {
         // Lines first: the exit matters only once stdout has nothing more
         // to give (what the server wrote last is read before it), and a
-        // ready line then costs no look at the exit or the sleep.
+        // ready line then costs no look at the exit.
         let frame = tokio::select! {
             biased;
             frame = spin.next(&mut frames, || awaited(&inner)) => frame,
-            () = &mut exit_seen, if !exited => {
-                exited = true;
-                sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
-                continue;
-            }
-            () = &mut sleep, if exited => {
-                if swept {
-                    tracing::warn!(server = %server, "the server exited but its stdout stays open (a process outside its group holds it)");
-                    break;
-                }
-                tracing::debug!(server = %server, "the server exited and its stdout is still open: sweeping its process group");
-                if let Some(conn) = conn.upgrade() {
-                    conn.kill_group();
-                }
-                swept = true;
-                sleep.as_mut().reset(tokio::time::Instant::now() + EOF_AFTER_EXIT);
-                continue;
-            }
+            () = &mut given_up => break,
         };
         let frame = match frame {
             Some(Ok(frame)) => frame,
@@ -484,6 +471,126 @@ async fn read_loop(inner: Weak<Shared>, conn: Weak<Conn>, stdout: ChildStdout, m
         let Some(shared) = inner.upgrade() else { return };
         if let Next::Stop = reader.deliver(frame, shared.link.get()) {
             return;
+        }
+    }
+    let (Some(inner), Some(conn)) = (inner.upgrade(), conn.upgrade()) else { return };
+    on_stdout_closed(&inner, &conn).await;
+}
+
+/// Ends when the reader stops waiting for the end of stdout. The end of
+/// stdout is how a server's death is usually seen; but a grandchild that
+/// inherited stdout keeps it open after the server exited. So the exit is
+/// watched too: once the server ended, stdout has `EOF_AFTER_EXIT` to
+/// close (what the server wrote last is still read); then the process
+/// group is swept (which ends such a grandchild), and after one more wait
+/// the reader stops anyway.
+async fn stdout_given_up(exit: Arc<conn::Exit>, conn: &Weak<Conn>, server: &str) {
+    exit.watch().await;
+    tokio::time::sleep(EOF_AFTER_EXIT).await;
+    tracing::debug!(server = %server, "the server exited and its stdout is still open: sweeping its process group");
+    if let Some(conn) = conn.upgrade() {
+        conn.kill_group();
+    }
+    tokio::time::sleep(EOF_AFTER_EXIT).await;
+    tracing::warn!(server = %server, "the server exited but its stdout stays open (a process outside its group holds it)");
+}
+
+/// How a reader thread ended.
+enum ThreadEnd {
+    /// Stdout closed, or reading it failed.
+    Closed,
+    /// The client is gone, or the connection was retired: nothing to do.
+    Stopped,
+}
+
+/// The reader thread ([`StdioOptions::reader_thread`]): reads the server's
+/// stdout, blocking, and hands every message to the client from this
+/// thread, inside `runtime` (what the client does on a message may spawn a
+/// task or wake one), while `gate` is open.
+fn read_on_thread(
+    runtime: &tokio::runtime::Handle,
+    inner: &Weak<Shared>,
+    gate: &conn::Gate,
+    mut pipe: std::io::PipeReader,
+    max_line: usize,
+) -> ThreadEnd {
+    use std::io::Read as _;
+    use tokio_util::codec::Decoder as _;
+
+    let _runtime = runtime.enter();
+    let Some(server) = inner.upgrade().map(|i| i.options.name.clone()) else {
+        return ThreadEnd::Stopped;
+    };
+    let garbage = mcp_peer::DropReport::default();
+    let count = || note_dropped(inner);
+    let reader = Reader { server: &server, max_line, garbage: &garbage, note_dropped: &count };
+    let mut codec = LineCodec::new(max_line);
+    let mut buf = bytes::BytesMut::new();
+    // What one `read` takes: dozens of short answers.
+    let mut chunk = vec![0u8; 8 * 1024];
+    let mut eof = false;
+    loop {
+        // As `FramedRead` decodes: every line the buffer holds, then a
+        // read; at the end of the pipe, what is left.
+        let decoded = if eof { codec.decode_eof(&mut buf) } else { codec.decode(&mut buf) };
+        let frame = match decoded {
+            Ok(Some(frame)) => frame,
+            Ok(None) if eof => return ThreadEnd::Closed,
+            Ok(None) => {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => eof = true,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        tracing::debug!(server = %server, error = %e, "reading the server's stdout failed");
+                        return ThreadEnd::Closed;
+                    }
+                }
+                continue;
+            }
+            Err(e) => {
+                tracing::debug!(server = %server, error = %e, "reading the server's stdout failed");
+                return ThreadEnd::Closed;
+            }
+        };
+        let Some(shared) = inner.upgrade() else { return ThreadEnd::Stopped };
+        let mut next = Next::Continue;
+        if !gate.pass(|| next = reader.deliver(frame, shared.link.get())) {
+            return ThreadEnd::Stopped;
+        }
+        if let Next::Stop = next {
+            return ThreadEnd::Stopped;
+        }
+    }
+}
+
+/// What the runtime's reader does besides reading, for a reader thread:
+/// waits for the thread's end, or gives up on a stdout held open past the
+/// server's exit (the thread is then told to deliver nothing more); then
+/// records how the server ended and fails what still waits.
+async fn watch_reader_thread(
+    inner: Weak<Shared>,
+    conn: Weak<Conn>,
+    thread_end: tokio::sync::oneshot::Receiver<ThreadEnd>,
+) {
+    let (server, exit) = match (inner.upgrade(), conn.upgrade()) {
+        (Some(i), Some(c)) => (i.options.name.clone(), c.exit.clone()),
+        _ => return,
+    };
+    let given_up = stdout_given_up(exit, &conn, &server);
+    tokio::select! {
+        biased;
+        end = thread_end => match end {
+            Ok(ThreadEnd::Closed) => {}
+            // A thread that panicked says nothing: its stdout is as good
+            // as closed.
+            Err(_) => tracing::warn!(server = %server, "the reader thread stopped"),
+            Ok(ThreadEnd::Stopped) => return,
+        },
+        () = given_up => {
+            if let Some(conn) = conn.upgrade() {
+                conn.gate.close_and_wait();
+            }
         }
     }
     let (Some(inner), Some(conn)) = (inner.upgrade(), conn.upgrade()) else { return };

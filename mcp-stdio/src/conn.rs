@@ -161,6 +161,10 @@ pub(crate) struct Conn {
     pub(crate) stderr: std::sync::Arc<StderrTail>,
     pub(crate) stderr_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pub(crate) reader_task: Mutex<Option<AbortHandle>>,
+    /// Closed when the connection is retired: a reader thread
+    /// ([`StdioOptions::reader_thread`](crate::StdioOptions::reader_thread))
+    /// delivers nothing more then.
+    pub(crate) gate: std::sync::Arc<Gate>,
     /// Set once the process group was swept, so `Drop` need not kill.
     finished: AtomicBool,
     /// Requests of one scheduler turn gathered for one write to stdin.
@@ -170,7 +174,48 @@ pub(crate) struct Conn {
 /// What `spawn` hands back besides the connection.
 pub(crate) struct Spawned {
     pub(crate) conn: Conn,
-    pub(crate) stdout: ChildStdout,
+    pub(crate) stdout: Stdout,
+}
+
+/// The server's stdout, as the reader gets it.
+pub(crate) enum Stdout {
+    /// Read by a Tokio task.
+    Task(ChildStdout),
+    /// A blocking pipe, read on a thread of its own.
+    Thread(std::io::PipeReader),
+}
+
+/// Whether a reader thread may still hand lines to the client: closed when
+/// its connection is retired. A delivery happens under `delivering`, so
+/// whoever closes the gate with [`close_and_wait`](Gate::close_and_wait)
+/// knows that no line is delivered after it returns.
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    closed: AtomicBool,
+    delivering: Mutex<()>,
+}
+
+impl Gate {
+    /// Runs `deliver` unless the gate is closed; whether it ran.
+    pub(crate) fn pass(&self, deliver: impl FnOnce()) -> bool {
+        let _delivering = lock(&self.delivering);
+        if self.closed.load(Ordering::Acquire) {
+            return false;
+        }
+        deliver();
+        true
+    }
+
+    /// Closes the gate (a delivery under way finishes).
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Closes the gate and waits for a delivery under way to finish.
+    pub(crate) fn close_and_wait(&self) {
+        self.close();
+        drop(lock(&self.delivering));
+    }
 }
 
 /// Starts the server process in its own process group.
@@ -201,7 +246,16 @@ pub(crate) fn spawn(
     if let Some(cwd) = &command.cwd {
         cmd.current_dir(cwd);
     }
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    // A blocking pipe for a reader thread: the child's end goes with
+    // `cmd`, dropped when this returns, so the reader sees the end of the
+    // pipe once the child (and whatever inherited it) closed it.
+    let (stdout_thread, child_stdout) = if options.reader_thread {
+        let (reader, writer) = std::io::pipe()?;
+        (Some(reader), Stdio::from(writer))
+    } else {
+        (None, Stdio::piped())
+    };
+    cmd.stdin(Stdio::piped()).stdout(child_stdout);
     cmd.stderr(match options.stderr {
         StderrMode::Capture => Stdio::piped(),
         StderrMode::Inherit => Stdio::inherit(),
@@ -211,9 +265,18 @@ pub(crate) fn spawn(
     cmd.process_group(0);
     cmd.kill_on_drop(true);
     let mut child = cmd.spawn()?;
+    // Our copy of the child's ends of its pipes.
+    drop(cmd);
     let stdin = child.stdin.take();
-    let stdout =
-        child.stdout.take().ok_or_else(|| std::io::Error::other("the child has no stdout pipe"))?;
+    let stdout = match stdout_thread {
+        Some(pipe) => Stdout::Thread(pipe),
+        None => Stdout::Task(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| std::io::Error::other("the child has no stdout pipe"))?,
+        ),
+    };
     let stderr_pipe = child.stderr.take();
     let tail = std::sync::Arc::new(StderrTail::new(options.stderr_tail));
     let stderr_task = stderr_pipe
@@ -232,6 +295,7 @@ pub(crate) fn spawn(
             stderr: tail,
             stderr_task: Mutex::new(stderr_task),
             reader_task: Mutex::new(None),
+            gate: std::sync::Arc::default(),
             finished: AtomicBool::new(false),
             batch: Batch::new(BATCH_CAP),
         },
@@ -359,6 +423,7 @@ impl Conn {
         if !self.finished.swap(true, Ordering::SeqCst) {
             self.signal_group(Signal::Kill);
         }
+        self.gate.close();
         if let Some(t) = lock(&self.reader_task).take() {
             t.abort();
         }

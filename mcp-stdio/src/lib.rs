@@ -26,6 +26,10 @@
 //!   spares a round trip one of its two slow wake-ups; it turns itself off
 //!   for a while when it does not pay, and never polls where its thread
 //!   may run on one CPU only;
+//! - opt-in ([`StdioOptions::reader_thread`]), stdout is read on a thread
+//!   of its own blocking in `read`, each line handed to the client from
+//!   there: for a bridge, whose answers are consumed where they are read,
+//!   with no turn of the async runtime;
 //! - stderr is drained continuously into `tracing` and a bounded tail, never
 //!   inherited by default;
 //! - when the server exits, every waiting request fails at once with its exit

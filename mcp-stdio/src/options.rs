@@ -125,6 +125,29 @@ pub struct StdioOptions {
     /// poll; a one-CPU machine or quota), it parks at once whatever this
     /// says: the server could answer only once the reader gave up the CPU.
     pub reply_spin: Duration,
+    /// Whether the server's stdout is read on a thread of its own
+    /// (`mcp-stdio-reader`) that blocks in `read` and hands each line to
+    /// the client from there (off). A message then costs that thread's
+    /// `read` and no turn of the async runtime: an answer consumed where it
+    /// is read (a forwarded call's sink,
+    /// [`Client::forward_tool_call`](mcp_peer::Client::forward_tool_call))
+    /// goes out with no wake-up of the runtime at all. An answer a task
+    /// awaits wakes that task across threads instead, which costs an
+    /// ordinary client on a current-thread runtime more than the runtime's
+    /// own reader: keep it off unless the answers are mostly consumed on
+    /// the reader (a bridge). [`reply_spin`](Self::reply_spin) does not
+    /// apply (a blocking read wakes only when data comes).
+    ///
+    /// The thread enters the runtime the connection was started on, so
+    /// what the client does on a message (spawning a handler for a
+    /// server's request, waking a task) works as on the runtime's reader.
+    /// The exit watch stays a task: when the server exited and its stdout
+    /// stays open past the sweep of its process group (a process outside
+    /// the group holds it), the connection is given up as with the
+    /// runtime's reader, the thread is told to deliver nothing more, and
+    /// it leaves when that holder closes the pipe. A thread never hands a
+    /// line to a later connection (after a restart) or to a closed client.
+    pub reader_thread: bool,
 }
 
 impl StdioOptions {
@@ -144,6 +167,7 @@ impl StdioOptions {
             shutdown_grace: Duration::from_secs(2),
             restart: None,
             reply_spin: DEFAULT_REPLY_SPIN,
+            reader_thread: false,
         }
     }
 }
@@ -181,6 +205,7 @@ impl fmt::Debug for StdioOptions {
             .field("shutdown_grace", &self.shutdown_grace)
             .field("restart", &self.restart)
             .field("reply_spin", &self.reply_spin)
+            .field("reader_thread", &self.reader_thread)
             .finish_non_exhaustive()
     }
 }
@@ -202,6 +227,7 @@ pub(crate) struct Settings {
     pub(crate) shutdown_grace: Duration,
     pub(crate) restart: Option<RestartPolicy>,
     pub(crate) reply_spin: Duration,
+    pub(crate) reader_thread: bool,
 }
 
 impl From<StdioOptions> for Settings {
@@ -216,6 +242,7 @@ impl From<StdioOptions> for Settings {
             shutdown_grace: options.shutdown_grace,
             restart: options.restart,
             reply_spin: options.reply_spin,
+            reader_thread: options.reader_thread,
         }
     }
 }

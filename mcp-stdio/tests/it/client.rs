@@ -23,8 +23,25 @@ fn options() -> StdioOptions {
     o
 }
 
+/// The options with stdout read by the runtime's task (`false`) or on a
+/// thread of its own (`true`, [`StdioOptions::reader_thread`]).
+fn options_with(reader_thread: bool) -> StdioOptions {
+    let mut o = options();
+    o.reader_thread = reader_thread;
+    o
+}
+
+/// Both ways of reading the server's stdout, for the tests that run in each.
+const READERS: [bool; 2] = [false, true];
+
 async fn start(args: &[&str]) -> StdioClient {
-    mcp_client_stdio::spawn(testkit(args), options()).await.expect("the testkit starts")
+    start_with(args, false).await
+}
+
+async fn start_with(args: &[&str], reader_thread: bool) -> StdioClient {
+    mcp_client_stdio::spawn(testkit(args), options_with(reader_thread))
+        .await
+        .expect("the testkit starts")
 }
 
 fn args(v: Value) -> Option<JsonObject> {
@@ -39,7 +56,13 @@ async fn call(c: &StdioClient, tool: &str, a: Value) -> CallToolResult {
 
 #[tokio::test]
 async fn handshake_paginated_tools_and_calls() {
-    let c = start(&["--page-size", "2"]).await;
+    for thread in READERS {
+        handshake_paginated_tools_and_calls_with(thread).await;
+    }
+}
+
+async fn handshake_paginated_tools_and_calls_with(thread: bool) {
+    let c = start_with(&["--page-size", "2"], thread).await;
     let init = c.initialize().await.unwrap();
     assert_eq!(init.server_info.name, "mcp-testkit");
     assert_eq!(c.protocol_version(), Some(ProtocolVersion::LATEST_LEGACY));
@@ -108,7 +131,22 @@ async fn a_slow_tool_does_not_block_a_ping() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_requests_in_flight_on_one_pipe() {
-    let c = start(&[]).await;
+    for thread in READERS {
+        many_requests_in_flight_on_one_pipe_with(thread).await;
+    }
+}
+
+/// The same on a current-thread runtime: with a reader thread, each
+/// answer wakes its task from that thread.
+#[tokio::test]
+async fn many_requests_in_flight_on_one_pipe_on_one_runtime_thread() {
+    for thread in READERS {
+        many_requests_in_flight_on_one_pipe_with(thread).await;
+    }
+}
+
+async fn many_requests_in_flight_on_one_pipe_with(thread: bool) {
+    let c = start_with(&[], thread).await;
     c.initialize().await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..200 {
@@ -126,14 +164,20 @@ async fn many_requests_in_flight_on_one_pipe() {
     }
     for t in tasks {
         let (i, r) = t.await.unwrap();
-        assert_eq!(text_blocks(&r.unwrap()), format!("m{i}"));
+        assert_eq!(text_blocks(&r.unwrap()), format!("m{i}"), "reader thread {thread}");
     }
     c.close().await.unwrap();
 }
 
 #[tokio::test]
 async fn a_crash_fails_pending_calls_at_once_with_status_and_stderr() {
-    let c = start(&[]).await;
+    for thread in READERS {
+        a_crash_fails_pending_calls_with(thread).await;
+    }
+}
+
+async fn a_crash_fails_pending_calls_with(thread: bool) {
+    let c = start_with(&[], thread).await;
     c.initialize().await.unwrap();
     let c2 = c.clone();
     let pending =
@@ -204,13 +248,20 @@ async fn a_hang_times_out_and_the_server_sees_the_cancellation() {
 
 #[tokio::test]
 async fn garbage_and_over_long_lines_are_survived() {
-    let mut o = options();
+    for thread in READERS {
+        garbage_and_over_long_lines_are_survived_with(thread).await;
+    }
+}
+
+async fn garbage_and_over_long_lines_are_survived_with(thread: bool) {
+    let mut o = options_with(thread);
     o.max_line_length = 4096;
     let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     c.initialize().await.unwrap();
     let r = call(&c, "noisy", json!({"lines": 5, "long_line_bytes": 100_000})).await;
     assert_eq!(r.is_error, None);
     c.ping().await.unwrap();
+    assert!(c.transport().dropped_lines() > 0, "reader thread {thread}: the long line is counted");
     assert!(
         c.transport().stderr_tail().lines().count() >= 5,
         "stderr is captured: {:?}",
@@ -241,7 +292,13 @@ async fn progress_reaches_the_callback() {
 
 #[tokio::test]
 async fn server_requests_mid_call_are_answered() {
-    let mut o = options();
+    for thread in READERS {
+        server_requests_mid_call_are_answered_with(thread).await;
+    }
+}
+
+async fn server_requests_mid_call_are_answered_with(thread: bool) {
+    let mut o = options_with(thread);
     o.handlers = Handlers {
         roots: Some(Arc::new(StaticRoots(vec![Root {
             uri: "file:///work".into(),
@@ -268,10 +325,17 @@ async fn server_requests_mid_call_are_answered() {
 
 #[tokio::test]
 async fn list_changed_invalidates_the_tool_cache() {
+    for thread in READERS {
+        list_changed_invalidates_the_tool_cache_with(thread).await;
+    }
+}
+
+async fn list_changed_invalidates_the_tool_cache_with(thread: bool) {
     let events = Arc::new(Mutex::new(0));
     let events2 = events.clone();
     let mut o = options();
     o.on_event = Some(Arc::new(move |_| *events2.lock().unwrap() += 1));
+    o.reader_thread = thread;
     let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     let before = c.list_tools().await.unwrap();
     assert!(!before.iter().any(|t| t.name == "extra"));
@@ -308,7 +372,13 @@ async fn gone_within(pid: i32, limit: Duration) -> bool {
 
 #[tokio::test]
 async fn close_leaves_no_grandchild_behind() {
-    let c = start(&[]).await;
+    for thread in READERS {
+        close_leaves_no_grandchild_behind_with(thread).await;
+    }
+}
+
+async fn close_leaves_no_grandchild_behind_with(thread: bool) {
+    let c = start_with(&[], thread).await;
     let child: i32 = text_blocks(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
     let server = c.transport().pid().unwrap() as i32;
     assert!(alive(child) && alive(server));
@@ -319,7 +389,13 @@ async fn close_leaves_no_grandchild_behind() {
 
 #[tokio::test]
 async fn dropping_the_client_kills_the_group() {
-    let c = start(&[]).await;
+    for thread in READERS {
+        dropping_the_client_kills_the_group_with(thread).await;
+    }
+}
+
+async fn dropping_the_client_kills_the_group_with(thread: bool) {
+    let c = start_with(&[], thread).await;
     let child: i32 = text_blocks(&call(&c, "spawn_child", json!({})).await).trim().parse().unwrap();
     let server = c.transport().pid().unwrap() as i32;
     drop(c);
@@ -420,7 +496,13 @@ async fn older_protocol_versions_are_negotiated() {
 
 #[tokio::test]
 async fn restart_policy_restarts_and_gives_up_on_a_crash_loop() {
-    let mut o = options();
+    for thread in READERS {
+        restart_policy_restarts_and_gives_up_with(thread).await;
+    }
+}
+
+async fn restart_policy_restarts_and_gives_up_with(thread: bool) {
+    let mut o = options_with(thread);
     o.restart = Some(RestartPolicy { max_restarts: 2, window: Duration::from_secs(60) });
     let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
     let first = c.transport().pid().unwrap();
@@ -501,11 +583,12 @@ async fn a_server_whose_grandchild_keeps_stdout_open_is_seen_to_exit() {
     // The server reads the request, leaves a grandchild holding its stdout
     // (in its process group, and, where `setsid` exists, outside it), and
     // exits 3 without answering.
-    for script in ["read line; sleep 30 & exit 3", "read line; setsid sleep 30 & exit 3"] {
+    let scripts = ["read line; sleep 30 & exit 3", "read line; setsid sleep 30 & exit 3"];
+    for (script, thread) in scripts.into_iter().flat_map(|s| READERS.map(|t| (s, t))) {
         if script.contains("setsid") && !std::path::Path::new("/usr/bin/setsid").exists() {
             continue;
         }
-        let mut o = options();
+        let mut o = options_with(thread);
         o.request_timeout = Duration::from_secs(20);
         let command = ServerCommand::new("sh").arg("-c").arg(script);
         let client = mcp_client_stdio::spawn(command, o).await.unwrap();
@@ -516,13 +599,67 @@ async fn a_server_whose_grandchild_keeps_stdout_open_is_seen_to_exit() {
             .unwrap_err();
         match &err {
             Error::ServerExited { exit, .. } => {
-                assert_eq!(exit.status.and_then(|s| s.code()), Some(3), "{script}: {err}")
+                assert_eq!(
+                    exit.status.and_then(|s| s.code()),
+                    Some(3),
+                    "{script} (reader thread {thread}): {err}"
+                )
             }
-            other => panic!("{script}: {other:?}"),
+            other => panic!("{script} (reader thread {thread}): {other:?}"),
         }
         // Seen from the exit, not from the request's 20 s timeout.
         assert!(started.elapsed() < Duration::from_secs(5), "{script}: {:?}", started.elapsed());
         client.close().await.unwrap();
+    }
+}
+
+/// Once the client gave up on a stdout that a process outside the server's
+/// group keeps open, nothing that process writes reaches the client: the
+/// reader stops reading (a reader thread at the first line after the give
+/// up), so the process's writes then fail, which it reports by leaving a
+/// file. A line handed to the client would be counted as dropped (it is
+/// not JSON-RPC).
+#[tokio::test]
+async fn nothing_written_after_the_give_up_on_a_held_stdout_reaches_the_client() {
+    if !std::path::Path::new("/usr/bin/setsid").exists() {
+        return;
+    }
+    for thread in READERS {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-stdio-held-{}-{thread}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (go, done) = (dir.join("go"), dir.join("done"));
+        // The holder waits for `go`, then writes a line every 50 ms until
+        // a write fails (no reader left), then creates `done`.
+        let holder = r#"trap "" PIPE; while [ ! -e "$1" ]; do sleep 0.05; done; while printf "not json\n" 2>/dev/null; do sleep 0.05; done; : > "$2""#;
+        let script = format!("read line; setsid sh -c '{holder}' sh \"$1\" \"$2\" & exit 3");
+        let command = ServerCommand::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(go.to_string_lossy().into_owned())
+            .arg(done.to_string_lossy().into_owned());
+        let mut o = options_with(thread);
+        o.request_timeout = Duration::from_secs(20);
+        let client = mcp_client_stdio::spawn(command, o).await.unwrap();
+        let err = tokio::time::timeout(Duration::from_secs(15), client.initialize())
+            .await
+            .expect("no hang")
+            .unwrap_err();
+        assert!(matches!(err, Error::ServerExited { .. }), "reader thread {thread}: {err:?}");
+        std::fs::write(&go, b"").unwrap();
+        let waited = Instant::now();
+        while !done.exists() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(30),
+                "reader thread {thread}: the holder's writes still succeed"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(client.transport().dropped_lines(), 0, "reader thread {thread}");
+        client.close().await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -581,7 +718,13 @@ async fn a_server_silent_on_the_probe_is_spoken_to_with_initialize_after_the_pro
 
 #[tokio::test]
 async fn an_answer_over_the_line_limit_fails_its_call_at_once_with_the_reason() {
-    let mut o = options();
+    for thread in READERS {
+        an_answer_over_the_line_limit_fails_its_call_with(thread).await;
+    }
+}
+
+async fn an_answer_over_the_line_limit_fails_its_call_with(thread: bool) {
+    let mut o = options_with(thread);
     o.max_line_length = 2_000;
     o.request_timeout = Duration::from_secs(20);
     let c = mcp_client_stdio::spawn(testkit(&[]), o).await.unwrap();
@@ -599,6 +742,12 @@ async fn an_answer_over_the_line_limit_fails_its_call_at_once_with_the_reason() 
 
 #[tokio::test]
 async fn an_answer_that_is_not_utf8_fails_its_call_at_once() {
+    for thread in READERS {
+        an_answer_that_is_not_utf8_fails_its_call_with(thread).await;
+    }
+}
+
+async fn an_answer_that_is_not_utf8_fails_its_call_with(thread: bool) {
     let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bad","version":"1"}}}"#;
     let script = format!(
         "read a; printf '%s\\n' '{init}'; read b; read c; \
@@ -608,6 +757,7 @@ async fn an_answer_that_is_not_utf8_fails_its_call_at_once() {
     let mut o = legacy();
     o.shutdown_grace = Duration::from_millis(100);
     o.request_timeout = Duration::from_secs(20);
+    o.reader_thread = thread;
     let c =
         mcp_client_stdio::spawn(ServerCommand::new("sh").arg("-c").arg(script), o).await.unwrap();
     c.initialize().await.unwrap();
