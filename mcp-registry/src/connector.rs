@@ -129,8 +129,8 @@ pub struct DefaultConnector {
     /// in each request's `_meta` (`None`: none asked).
     pub stdio_log_level: Option<LoggingLevel>,
     /// Read each stdio server's stdout on a thread of its own
-    /// ([`StdioOptions::reader_thread`](mcp_client_stdio::StdioOptions::reader_thread);
-    /// `false` by default): for a host whose answers are mostly consumed
+    /// (`mcp_client_stdio::StdioOptions::reader_thread`; `false` by
+    /// default): for a host whose answers are mostly consumed
     /// where they are read (a bridge forwarding calls), not for one that
     /// awaits them.
     pub stdio_reader_thread: bool,

@@ -58,10 +58,12 @@ pub async fn spawn(command: ServerCommand, options: StdioOptions) -> Result<Stdi
 /// The stdio transport: one child process at a time, restarted after a
 /// crash when the [`RestartPolicy`](crate::RestartPolicy) allows.
 ///
-/// Its reader task decodes stdout lines (capped; over-long lines and lines
-/// that are not JSON-RPC are logged and skipped) and hands them to the
-/// client; requests and queued messages are written under one stdin lock, so
-/// lines never interleave and leave in the order they were made.
+/// Its reader (a task, or a thread of its own with
+/// [`StdioOptions::reader_thread`]) decodes stdout lines (capped; over-long
+/// lines and lines that are not JSON-RPC are logged and skipped) and hands
+/// them to the client; requests and queued messages are written under one
+/// stdin lock, so lines never interleave and leave in the order they were
+/// made.
 pub struct StdioTransport {
     inner: Arc<Shared>,
 }
