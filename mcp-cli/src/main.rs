@@ -236,7 +236,13 @@ async fn run(cli: Cli) -> u8 {
         Command::Serve { .. } => Some(Arc::new(serve::Hosts::default())),
         _ => None,
     };
-    let host = link.as_ref().map(serve::host_side);
+    let host = link.as_ref().map(|hosts| {
+        let mut side = serve::host_side(hosts);
+        // A host on stdio: the answers to its forwarded calls go to it
+        // from the thread that reads them, with no turn of the runtime.
+        side.stdio_reader_thread = matches!(&cli.command, Command::Serve { http: None, .. });
+        side
+    });
     let setup::Setup { registry, warnings, pins_kept } =
         match setup::build_registry(&cli.global, login, account, host) {
             Ok(setup) => setup,

@@ -91,6 +91,12 @@ pub(crate) struct HostSide {
     pub(crate) handlers: Handlers,
     /// Asks for the calls the approval policy marks `ask`.
     pub(crate) approver: Arc<dyn Approver>,
+    /// Whether each stdio server's stdout is read on a thread of its own
+    /// (`DefaultConnector::stdio_reader_thread`): for a host on stdio,
+    /// whose forwarded calls' answers are written to it from where they
+    /// are read. An answer for a host over HTTP wakes that host's task
+    /// instead, which the runtime's own reader does more cheaply.
+    pub(crate) stdio_reader_thread: bool,
 }
 
 /// Where the login shell's PATH is kept between runs, so a start with a
@@ -248,10 +254,7 @@ pub(crate) fn build_registry(
         Some(side) => {
             inner.handlers = side.handlers;
             trust.approver = Some(side.approver);
-            // Under `serve` the answers to forwarded calls go to the host
-            // from where they are read: a thread that blocks reading each
-            // server's stdout hands them over with no turn of the runtime.
-            inner.stdio_reader_thread = true;
+            inner.stdio_reader_thread = side.stdio_reader_thread;
         }
         None => inner.handlers = host::handlers(&settings),
     }

@@ -63,6 +63,7 @@ pub(crate) fn host_side(hosts: &Arc<Hosts>) -> HostSide {
     HostSide {
         handlers: host::handlers(hosts),
         approver: Arc::new(host::HostApprover(hosts.clone())),
+        stdio_reader_thread: false,
     }
 }
 
