@@ -174,7 +174,9 @@ where
 /// that thread, which costs more than [`serve_direct`] reading in the
 /// task itself, where the writer is polled right after the line: use
 /// that one when lines are mostly answered here, or go through the
-/// runtime anyway.
+/// runtime anyway. Lines are handed over one at a time as read, each
+/// forwarded call written on by itself: with many calls in flight at
+/// once this costs more per call than [`serve_direct`].
 ///
 /// The same lines, cap on their length, backlog pause (the thread waits
 /// while [`DEFAULT_MAX_BACKLOG`] messages wait unwritten) and endings as

@@ -131,7 +131,7 @@ mod tests {
 
     use super::super::{Ended, serve_threaded};
     use super::*;
-    use crate::outgoing::{self, Outgoing, OutgoingSender};
+    use crate::outgoing::{self, Outgoing};
 
     /// Sends on its channel when dropped: the core's closure, dropped when
     /// the thread ends.
@@ -151,15 +151,24 @@ mod tests {
         }
     }
 
-    /// A core that echoes each input, reports it on `seen`, and says on
-    /// `ended` when the thread is done with it.
-    fn echo(
-        tx: OutgoingSender,
-        seen: mpsc::Sender<String>,
-        ended: mpsc::Sender<()>,
-    ) -> impl FnMut(Input<'_>) + Send + 'static {
-        let dropped = Dropped(ended);
-        move |input| {
+    /// A core that echoes each input, with its queue, what it saw and
+    /// word of the thread being done with it.
+    struct Echo<C> {
+        queue: outgoing::OutgoingQueue,
+        core: C,
+        /// Each input as text.
+        seen: mpsc::Receiver<String>,
+        /// Sent when the core is dropped (the thread is done with it).
+        ended: mpsc::Receiver<()>,
+    }
+
+    /// [`Echo`]: a line `exit` queues an exit instead.
+    fn echo() -> Echo<impl FnMut(Input<'_>) + Send + 'static> {
+        let (tx, queue) = outgoing::queue();
+        let (seen_tx, seen) = mpsc::channel();
+        let (ended_tx, ended) = mpsc::channel();
+        let dropped = Dropped(ended_tx);
+        let core = move |input: Input<'_>| {
             let _keep = &dropped;
             let text = text(input);
             if text == "exit" {
@@ -167,8 +176,9 @@ mod tests {
             } else {
                 let _ = tx.send(Outgoing::RawLine(text.clone().into_bytes()));
             }
-            let _ = seen.send(text);
-        }
+            let _ = seen_tx.send(text);
+        };
+        Echo { queue, core, seen, ended }
     }
 
     async fn read_all(mut host: DuplexStream) -> String {
@@ -183,10 +193,7 @@ mod tests {
         // Room for a few bytes at a time: what the lines queue is still
         // being written when the input ends.
         let (output, host) = tokio::io::duplex(4);
-        let (tx, queue) = outgoing::queue();
-        let (seen_tx, seen) = mpsc::channel();
-        let (ended_tx, ended) = mpsc::channel();
-        let core = echo(tx, seen_tx, ended_tx);
+        let Echo { queue, core, seen, ended } = echo();
         client.write_all(b"one\r\n\n  \r\n0123456789abc\ntwo\nthree").unwrap();
         drop(client);
         let serving = serve_threaded(input, output, 8, 1024, queue, core);
@@ -238,10 +245,7 @@ mod tests {
     async fn an_exit_ends_the_driver_and_the_thread_hands_over_nothing_after() {
         let (input, mut client) = io::pipe().unwrap();
         let (output, host) = tokio::io::duplex(1024);
-        let (tx, queue) = outgoing::queue();
-        let (seen_tx, seen) = mpsc::channel();
-        let (ended_tx, ended) = mpsc::channel();
-        let core = echo(tx, seen_tx, ended_tx);
+        let Echo { queue, core, seen, ended } = echo();
         client.write_all(b"one\nexit\n").unwrap();
         let served = serve_threaded(input, output, 64, 1024, queue, core).await;
         assert_eq!(served.unwrap(), Ended::Exit(5));
@@ -259,10 +263,7 @@ mod tests {
         use std::future::Future as _;
         let (input, mut client) = io::pipe().unwrap();
         let (output, host) = tokio::io::duplex(1024);
-        let (tx, queue) = outgoing::queue();
-        let (seen_tx, seen) = mpsc::channel();
-        let (ended_tx, ended) = mpsc::channel();
-        let core = echo(tx, seen_tx, ended_tx);
+        let Echo { queue, core, seen, ended } = echo();
         let mut serving = Box::pin(serve_threaded(input, output, 64, 1024, queue, core));
         let waker = std::task::Waker::noop();
         let mut cx = std::task::Context::from_waker(waker);
