@@ -258,7 +258,9 @@ pub(crate) async fn serve(
     // runtime does nothing for the host's line (no readiness event, no
     // turn of this task). An HTTP server's call cannot be sent from the
     // line: it would cost a wake-up of the runtime from that thread per
-    // call, more than reading the host's stdin in this task.
+    // call, more than reading the host's stdin in this task. (With many
+    // calls in flight at once the thread costs a little more per call:
+    // it hands the lines over one at a time.)
     let host_thread = every_server_stdio(&registry, &served.servers);
     let driver = tokio::spawn(async move {
         let on_input = move |input: Input<'_>| match input {
