@@ -27,8 +27,8 @@ mod tasks;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_host_registry::Registry;
 use mcp_host_registry::shape::SchemaTarget;
+use mcp_host_registry::{Registry, TransportConfig};
 use mcp_server_io::stdio::{self, Ended, Input};
 use mcp_server_io::{ServeEra, ServerInfo, Session, SessionOptions};
 use serde_json::json;
@@ -120,6 +120,13 @@ impl Served {
         .with_schemas(self.schemas)
         .with_search(self.search)
     }
+}
+
+/// Whether every one of `servers` is spawned and spoken to over stdio.
+fn every_server_stdio(registry: &Registry, servers: &[String]) -> bool {
+    servers.iter().all(|name| {
+        registry.get(name).is_some_and(|s| matches!(s.transport, TransportConfig::Stdio(_)))
+    })
 }
 
 /// Serves until the host closes stdin (over HTTP with `http`: until
@@ -244,16 +251,37 @@ pub(crate) async fn serve(
     // (`serve_direct`). Aborted if this future is dropped.
     let feed = session.clone();
     let runner = session.clone();
+    //
+    // In front of stdio servers only, the host's stdin is read on a thread
+    // of its own that blocks in `read` and hands each line to the session
+    // from there: a forwarded call is written to its server's stdin at
+    // once, its answer written back by the task that reads it, and the
+    // runtime does nothing for the host's line (no readiness event, no
+    // turn of this task). An HTTP server's call cannot be sent from the
+    // line: it would cost a wake-up of the runtime from that thread per
+    // call, more than reading the host's stdin in this task. (With many
+    // calls in flight at once the thread costs a little more per call:
+    // it hands the lines over one at a time.) With the thread, the
+    // host's other calls run as tasks of their own, not beside the
+    // driver: handed over to the runner from that thread, a call was
+    // seen never answered (a lost wake-up not yet found).
+    let host_thread = every_server_stdio(&registry, &served.servers);
     let driver = tokio::spawn(async move {
-        let serving =
-            stdio::serve_direct(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, |input| {
-                match input {
-                    Input::Line(line) => feed.handle_json(line),
-                    Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
-                    _ => {}
-                }
-            });
-        runner.run_requests_beside(serving).await
+        let on_input = move |input: Input<'_>| match input {
+            Input::Line(line) => feed.handle_json(line),
+            Input::Oversized { max_line_bytes } => feed.reject_oversized(max_line_bytes),
+            _ => {}
+        };
+        if host_thread {
+            let input = std::io::stdin();
+            let serving =
+                stdio::serve_direct_threaded(input, stdio::stdout(), MAX_LINE, queue, on_input);
+            serving.await
+        } else {
+            let serving =
+                stdio::serve_direct(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, on_input);
+            runner.run_requests_beside(serving).await
+        }
     });
     let mut driver = AbortOnDrop(driver);
     let ended = match (&mut driver.0).await {

@@ -10,6 +10,13 @@
 //! (`biased`), so what the reader's line queued is written without that
 //! wake-up; only items queued from elsewhere (a handler's own task,
 //! another thread) need it, and theirs go through.
+//!
+//! With the input read on a thread of its own
+//! ([`serve_direct_threaded`](super::serve_direct_threaded)) nothing is
+//! held back: the core runs on that thread, never in the writer's task,
+//! so every item it queues wakes the writer as any other thread's does.
+//! The gate then only spares the writer a look at a queue not woken since
+//! it was found empty.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

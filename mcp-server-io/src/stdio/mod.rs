@@ -8,10 +8,18 @@
 //! same lock and order). [`stdin`] and [`stdout`] give this process's own
 //! pipes to it without a thread hop per read and write when they are pipes
 //! or Unix sockets.
+//!
+//! Which one: [`serve`] (or [`serve_with_backlog`]) for a server that
+//! answers its lines itself; [`serve_direct`] when some replies come
+//! from another task (a forwarded call's); [`serve_direct_threaded`]
+//! when most lines are forwarded at once to where they go (a bridge in
+//! front of stdio servers): it reads on a thread of its own that blocks
+//! in `read`, so such a line costs the runtime nothing.
 
+use std::future::Future;
 use std::io;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker, ready};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
@@ -23,6 +31,7 @@ use crate::outgoing::{Backlog, OutgoingQueue};
 mod gate;
 mod out;
 mod pipes;
+mod thread;
 use out::Out;
 pub use pipes::{HostInput, HostOutput, stdin, stdout};
 
@@ -118,7 +127,8 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    drive(input, output, max_line_bytes, max_backlog, queue, on_input, |_, _| {}).await
+    let read = |pause, gate| read_here(input, max_line_bytes, pause, gate, on_input);
+    drive(output, max_backlog, false, queue, |_, _| {}, read).await
 }
 
 /// [`serve`], also letting a reply sent with
@@ -144,33 +154,101 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let share = |queue: &OutgoingQueue, out: &Arc<Out<W>>| {
-        queue.write_now_to(out.clone());
-    };
-    drive(input, output, max_line_bytes, DEFAULT_MAX_BACKLOG, queue, on_input, share).await
+    let read = |pause, gate| read_here(input, max_line_bytes, pause, gate, on_input);
+    drive(output, DEFAULT_MAX_BACKLOG, false, queue, share_output, read).await
 }
 
-/// The most bytes the writer takes from the queue before writing them.
-const BATCH: usize = 8 * 1024;
+/// [`serve_direct`], the input read on a thread of its own (named
+/// `mcp-stdio-in`) that blocks in `read`, `on_input` run there, with the
+/// runtime this is polled on entered (what it starts, spawns or sends
+/// works as from the runtime's own tasks).
+///
+/// For this process's own stdin (`std::io::stdin()`, left blocking; not
+/// [`stdin`], which makes the shared descriptor nonblocking) when what a
+/// line asks for is mostly done from the line itself: a forwarded call
+/// written at once where it goes ([`Session::forward`](crate::Session::forward))
+/// and its answer written back by the task that reads it. Each line then
+/// costs the thread a `read`, and the runtime nothing: no readiness
+/// event, no turn of the driver's task. What a line queues instead (a
+/// reply made at once, a request run later) wakes the driver's task from
+/// that thread, which costs more than [`serve_direct`] reading in the
+/// task itself, where the writer is polled right after the line: use
+/// that one when lines are mostly answered here, or go through the
+/// runtime anyway. Lines are handed over one at a time as read, each
+/// forwarded call written on by itself: with many calls in flight at
+/// once this costs more per call than [`serve_direct`].
+///
+/// The same lines, cap on their length, backlog pause (the thread waits
+/// while [`DEFAULT_MAX_BACKLOG`] messages wait unwritten) and endings as
+/// [`serve`]; `on_input` should not block (it delays the next line, and
+/// ending the driver waits for the line it is handling). Once this
+/// future ends or is dropped, the thread hands `on_input` nothing more;
+/// it stays blocked in `read` until the next line or the end of the input
+/// (for this process's stdin, the end of the process) and then ends.
+/// Fails at once when polled outside a Tokio runtime, or when no thread
+/// can be started. Not yet under
+/// [`Session::run_requests_beside`](crate::Session::run_requests_beside):
+/// a request handed over to its runner from the thread was seen never
+/// answered; requests answered later run as tasks of their own.
+pub async fn serve_direct_threaded<R, W>(
+    input: R,
+    output: W,
+    max_line_bytes: usize,
+    queue: OutgoingQueue,
+    on_input: impl FnMut(Input<'_>) + Send + 'static,
+) -> io::Result<Ended>
+where
+    R: io::Read + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_threaded(input, output, max_line_bytes, DEFAULT_MAX_BACKLOG, queue, on_input).await
+}
 
-/// Serves one session: [`serve_with_backlog`], `share` given the queue and
-/// the output before anything is read.
-async fn drive<R, W>(
+/// [`serve_direct_threaded`] with a cap on the backlog.
+async fn serve_threaded<R, W>(
     input: R,
     output: W,
     max_line_bytes: usize,
     max_backlog: usize,
     queue: OutgoingQueue,
-    mut on_input: impl FnMut(Input<'_>),
-    share: impl FnOnce(&OutgoingQueue, &Arc<Out<W>>),
+    on_input: impl FnMut(Input<'_>) + Send + 'static,
 ) -> io::Result<Ended>
 where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
+    R: io::Read + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
 {
-    // The reader and the writer run in this one task, never at once; the
-    // writer owns the queue, the reader reads its count. The writer is
-    // polled after the reader, so what a line queued is written in the
+    let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+    let read = |pause, _gate| thread::read(runtime, input, max_line_bytes, pause, on_input);
+    drive(output, max_backlog, true, queue, share_output, read).await
+}
+
+/// Lets a reply sent now be written by its sender ([`serve_direct`]).
+fn share_output<W: AsyncWrite + Unpin + Send + 'static>(queue: &OutgoingQueue, out: &Arc<Out<W>>) {
+    queue.write_now_to(out.clone());
+}
+
+/// The most bytes the writer takes from the queue before writing them.
+const BATCH: usize = 8 * 1024;
+
+/// Serves one session: the writer here, `read` the reader (its future
+/// ready when the input ended, with what is kept until the driver ends),
+/// `share` given the queue and the output before anything is read;
+/// `across` when the reader runs on another thread.
+async fn drive<W, F, K>(
+    output: W,
+    max_backlog: usize,
+    across: bool,
+    queue: OutgoingQueue,
+    share: impl FnOnce(&OutgoingQueue, &Arc<Out<W>>),
+    read: impl FnOnce(Arc<Pause>, Arc<gate::Gate>) -> F,
+) -> io::Result<Ended>
+where
+    W: AsyncWrite + Unpin,
+    F: Future<Output = io::Result<K>>,
+{
+    // The writer owns the queue, the reader reads its count. Read in this
+    // task, the reader and the writer never run at once, and the writer
+    // is polled after the reader, so what a line queued is written in the
     // same turn, without the queue waking the task ([`gate`]).
     let gate = Arc::new(gate::Gate::default());
     let gate_waker = Waker::from(gate.clone());
@@ -178,32 +256,13 @@ where
     share(&queue, &out);
     // However this ends (returned or dropped), nothing is written after.
     let _closed = CloseOnDrop(&out);
-    let pause = Pause {
-        backlog: queue.backlog(),
-        max: max_backlog,
-        paused: AtomicBool::new(false),
-        drained: Notify::new(),
-    };
+    let pause = Arc::new(Pause::new(queue.backlog(), max_backlog, across));
     let eof = AtomicBool::new(false);
     let mut writer =
         Writer { out: &out, queue, pause: &pause, gate: &gate, gate_waker, eof: &eof, end: None };
+    let reading = read(pause.clone(), gate.clone());
     let reading = async {
-        let mut lines = LineReader::new(BufReader::new(input), max_line_bytes);
-        loop {
-            if reading_paused(pause.backlog.len(), pause.max) {
-                pause.wait_under_cap().await;
-            }
-            match lines.next().await? {
-                Line::Complete => {
-                    let line = lines.line();
-                    if !line.iter().all(u8::is_ascii_whitespace) {
-                        gate.reading(|| on_input(Input::Line(line)));
-                    }
-                }
-                Line::TooLong => gate.reading(|| on_input(Input::Oversized { max_line_bytes })),
-                Line::Eof => break,
-            }
-        }
+        let _kept = reading.await?;
         // Stay pending: the writer, polled next in this same turn, finishes
         // the session.
         eof.store(true, Ordering::Relaxed);
@@ -213,6 +272,38 @@ where
         biased;
         read = reading => read,
         written = std::future::poll_fn(|cx| writer.poll(cx)) => written,
+    }
+}
+
+/// The reader in the driver's task: ready when the input ended.
+async fn read_here<R: AsyncRead + Unpin>(
+    input: R,
+    max_line_bytes: usize,
+    pause: Arc<Pause>,
+    gate: Arc<gate::Gate>,
+    mut on_input: impl FnMut(Input<'_>),
+) -> io::Result<()> {
+    let mut lines = LineReader::new(BufReader::new(input), max_line_bytes);
+    loop {
+        if reading_paused(pause.backlog.len(), pause.max) {
+            pause.wait_under_cap().await;
+        }
+        match lines.next().await? {
+            Line::Eof => return Ok(()),
+            found => gate.reading(|| deliver(found, lines.line(), max_line_bytes, &mut on_input)),
+        }
+    }
+}
+
+/// Hands what [`LineReader`] found (not the end) to the core: a line
+/// unless blank, or an oversized one's report.
+fn deliver(found: Line, line: &[u8], max_line_bytes: usize, on_input: &mut impl FnMut(Input<'_>)) {
+    match found {
+        Line::Complete if !line.iter().all(u8::is_ascii_whitespace) => {
+            on_input(Input::Line(line));
+        }
+        Line::TooLong => on_input(Input::Oversized { max_line_bytes }),
+        Line::Complete | Line::Eof => {}
     }
 }
 
@@ -231,12 +322,32 @@ struct Pause {
     /// How many items wait in the writer's queue.
     backlog: Backlog,
     max: usize,
-    /// Set while the reader waits for `drained`.
+    /// Whether the reader runs on a thread of its own (it then waits on
+    /// `parked`, else on `drained`).
+    across: bool,
+    /// Set while the reader waits (or is about to).
     paused: AtomicBool,
     drained: Notify,
+    /// Held by a reader on its own thread from its look at the count to
+    /// its wait, so a wake-up cannot come between them.
+    parked: Mutex<()>,
+    wake: Condvar,
 }
 
 impl Pause {
+    fn new(backlog: Backlog, max: usize, across: bool) -> Self {
+        let (paused, drained) = (AtomicBool::new(false), Notify::new());
+        Pause {
+            backlog,
+            max,
+            across,
+            paused,
+            drained,
+            parked: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
     /// Returns once fewer than the cap wait unwritten.
     async fn wait_under_cap(&self) {
         while reading_paused(self.backlog.len(), self.max) {
@@ -246,12 +357,46 @@ impl Pause {
         }
     }
 
+    /// [`wait_under_cap`](Self::wait_under_cap) for a reader on a thread
+    /// of its own (`across`), blocking it; also returns once `stop` is
+    /// set (then followed by [`wake_parked`](Self::wake_parked)).
+    fn wait_under_cap_blocking(&self, stop: &AtomicBool) {
+        let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        while !stop.load(Ordering::Acquire) {
+            self.paused.store(true, Ordering::Relaxed);
+            // Against the fence in `took_one`: either this look sees the
+            // writer's last take, or the writer sees `paused` and wakes
+            // this wait (taking `parked` first: after the wait began).
+            fence(Ordering::SeqCst);
+            if !reading_paused(self.backlog.len(), self.max) {
+                break;
+            }
+            parked = self.wake.wait(parked).unwrap_or_else(PoisonError::into_inner);
+        }
+        self.paused.store(false, Ordering::Relaxed);
+    }
+
+    /// Wakes a reader waiting on its own thread (the queue under the cap,
+    /// or its `stop` set).
+    fn wake_parked(&self) {
+        drop(self.parked.lock().unwrap_or_else(PoisonError::into_inner));
+        self.wake.notify_one();
+    }
+
     /// After the writer took an item: wakes a paused reader once the queue
     /// is under the cap.
     fn took_one(&self) {
+        if self.across {
+            // See `wait_under_cap_blocking`.
+            fence(Ordering::SeqCst);
+        }
         if self.paused.load(Ordering::Relaxed) && !reading_paused(self.backlog.len(), self.max) {
             self.paused.store(false, Ordering::Relaxed);
-            self.drained.notify_one();
+            if self.across {
+                self.wake_parked();
+            } else {
+                self.drained.notify_one();
+            }
         }
     }
 }
@@ -334,59 +479,103 @@ pub enum Line {
 
 /// Splits input at `\n` (dropping a `\r` before it), with a cap on line
 /// length: an over-long line is skipped up to its newline and reported, and
-/// reading goes on. A last line without a newline still counts.
+/// reading goes on. A last line without a newline still counts. Reads
+/// from a Tokio reader ([`next`](Self::next)) or from one that blocks
+/// ([`next_blocking`](Self::next_blocking)).
 #[derive(Debug)]
 pub struct LineReader<R> {
     input: R,
+    split: Split,
+}
+
+/// The line being put together.
+#[derive(Debug)]
+struct Split {
     line: Vec<u8>,
     max: usize,
     too_long: bool,
 }
 
-impl<R: AsyncBufRead + Unpin> LineReader<R> {
+impl Split {
+    /// Takes bytes from the start of `available` (empty: the input
+    /// ended): how many it used, and what it found when it got to the end
+    /// of a line or of the input.
+    fn take(&mut self, available: &[u8]) -> (usize, Option<Line>) {
+        if available.is_empty() {
+            let found = if self.too_long {
+                self.too_long = false;
+                Line::TooLong
+            } else if self.line.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
+            };
+            return (0, Some(found));
+        }
+        let newline = memchr::memchr(b'\n', available);
+        let chunk = &available[..newline.unwrap_or(available.len())];
+        if !self.too_long {
+            if self.line.len() + chunk.len() > self.max {
+                self.too_long = true;
+                self.line.clear();
+            } else {
+                self.line.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(newline.is_some());
+        if newline.is_none() {
+            return (used, None);
+        }
+        if self.too_long {
+            self.too_long = false;
+            return (used, Some(Line::TooLong));
+        }
+        (used, Some(Line::Complete))
+    }
+}
+
+impl<R> LineReader<R> {
     /// A reader of lines of at most `max` bytes (line ending excluded).
     pub fn new(input: R, max: usize) -> Self {
-        LineReader { input, line: Vec::new(), max, too_long: false }
+        LineReader { input, split: Split { line: Vec::new(), max, too_long: false } }
     }
 
     /// The line [`LineReader::next`] last found complete.
     pub fn line(&self) -> &[u8] {
-        self.line.strip_suffix(b"\r").unwrap_or(&self.line)
+        self.split.line.strip_suffix(b"\r").unwrap_or(&self.split.line)
     }
+}
 
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Reads up to the end of the next line.
     pub async fn next(&mut self) -> io::Result<Line> {
-        self.line.clear();
+        self.split.line.clear();
         loop {
             let available = self.input.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(if self.too_long {
-                    self.too_long = false;
-                    Line::TooLong
-                } else if self.line.is_empty() {
-                    Line::Eof
-                } else {
-                    Line::Complete
-                });
-            }
-            let newline = memchr::memchr(b'\n', available);
-            let chunk = &available[..newline.unwrap_or(available.len())];
-            if !self.too_long {
-                if self.line.len() + chunk.len() > self.max {
-                    self.too_long = true;
-                    self.line.clear();
-                } else {
-                    self.line.extend_from_slice(chunk);
-                }
-            }
-            let used = chunk.len() + usize::from(newline.is_some());
+            let (used, found) = self.split.take(available);
             self.input.consume(used);
-            if newline.is_some() {
-                if self.too_long {
-                    self.too_long = false;
-                    return Ok(Line::TooLong);
-                }
-                return Ok(Line::Complete);
+            if let Some(found) = found {
+                return Ok(found);
+            }
+        }
+    }
+}
+
+impl<R: io::BufRead> LineReader<R> {
+    /// [`next`](Self::next), from a reader that blocks: on a thread of
+    /// its own, not in a task.
+    pub fn next_blocking(&mut self) -> io::Result<Line> {
+        self.split.line.clear();
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(available) => available,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let (used, found) = self.split.take(available);
+            self.input.consume(used);
+            if let Some(found) = found {
+                return Ok(found);
             }
         }
     }
