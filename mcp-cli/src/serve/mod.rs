@@ -122,11 +122,12 @@ impl Served {
     }
 }
 
-/// Whether every one of `servers` is spawned and spoken to over stdio.
-fn every_server_stdio(registry: &Registry, servers: &[String]) -> bool {
-    servers.iter().all(|name| {
+/// How many of `servers` are spawned and spoken to over stdio.
+fn stdio_servers(registry: &Registry, servers: &[String]) -> usize {
+    let stdio = |name: &&String| {
         registry.get(name).is_some_and(|s| matches!(s.transport, TransportConfig::Stdio(_)))
-    })
+    };
+    servers.iter().filter(stdio).count()
 }
 
 /// Serves until the host closes stdin (over HTTP with `http`: until
@@ -245,27 +246,33 @@ pub(crate) async fn serve(
     tracing::info!("serving on stdio");
     // A task of its own: each wake-up for the host's pipes then polls the
     // driver alone, not also what the caller waits on beside it (the
-    // signals). The host's calls run in it too, beside the driver: no task
-    // each, and a reply written in the wake-up that ends its call; a
-    // forwarded call's reply is written by the task that reads its answer
-    // (`serve_direct`). Aborted if this future is dropped.
-    let feed = session.clone();
-    let runner = session.clone();
+    // signals). A forwarded call's reply is written by the task or thread
+    // that reads its answer (`serve_direct`). Aborted if this future is
+    // dropped.
     //
     // In front of stdio servers only, the host's stdin is read on a thread
     // of its own that blocks in `read` and hands each line to the session
     // from there: a forwarded call is written to its server's stdin at
-    // once, its answer written back by the task that reads it, and the
-    // runtime does nothing for the host's line (no readiness event, no
-    // turn of this task). An HTTP server's call cannot be sent from the
+    // once, its answer written back by the thread that reads it (each
+    // stdio server's stdout is read on a thread of its own for a host on
+    // stdio: `HostSide::stdio_reader_thread`), and the runtime does
+    // nothing for the call. An HTTP server's call cannot be sent from the
     // line: it would cost a wake-up of the runtime from that thread per
     // call, more than reading the host's stdin in this task. (With many
     // calls in flight at once the thread costs a little more per call:
-    // it hands the lines over one at a time.) With the thread, the
-    // host's other calls run as tasks of their own, not beside the
-    // driver: handed over to the runner from that thread, a call was
-    // seen never answered (a lost wake-up not yet found).
-    let host_thread = every_server_stdio(&registry, &served.servers);
+    // it hands the lines over one at a time.)
+    //
+    // The host's other calls run beside the driver, in its task (no task
+    // each, a reply written in the wake-up that ends its call), only when
+    // no thread hands that runner anything: with no stdio server. Handed
+    // over from the host's thread, a call was seen never answered (a lost
+    // wake-up not yet found), and a stdio server's reader thread would
+    // wake them from its thread too; they run as tasks of their own then.
+    let feed = session.clone();
+    let runner = session.clone();
+    let stdio = stdio_servers(&registry, &served.servers);
+    let host_thread = stdio == served.servers.len();
+    let beside = stdio == 0;
     let driver = tokio::spawn(async move {
         let on_input = move |input: Input<'_>| match input {
             Input::Line(line) => feed.handle_json(line),
@@ -280,7 +287,7 @@ pub(crate) async fn serve(
         } else {
             let serving =
                 stdio::serve_direct(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, on_input);
-            runner.run_requests_beside(serving).await
+            if beside { runner.run_requests_beside(serving).await } else { serving.await }
         }
     });
     let mut driver = AbortOnDrop(driver);
