@@ -745,6 +745,12 @@ impl<H: Handler> Session<H> {
     /// on a current-thread runtime anyway). One runner at a time: while one
     /// runs, a second one only runs its driver.
     ///
+    /// Feed it from the driver's own task: with the input read on a
+    /// thread of its own ([`stdio::serve_direct_threaded`](crate::stdio::serve_direct_threaded)),
+    /// requests handed over from that thread were seen, now and then,
+    /// never answered (a lost wake-up not yet found); run them as tasks
+    /// there (do not call this).
+    ///
     /// [`Reply::Later`]: crate::Reply::Later
     /// [`Reply::LaterRaw`]: crate::Reply::LaterRaw
     pub async fn run_requests_beside<F: Future>(&self, driver: F) -> F::Output {
