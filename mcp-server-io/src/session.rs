@@ -144,6 +144,9 @@ struct Inner<H> {
     options: SessionOptions,
     out: OutgoingSender,
     state: Mutex<State>,
+    /// Replies sent so far: counted, and each sent, under a lock of their
+    /// own (see [`Session::count_reply`]).
+    replies: Mutex<u64>,
     next_server_request: AtomicU64,
     /// The handler's `serverInfo` as JSON text, for the stateless era's
     /// results given as text (encoded once).
@@ -168,8 +171,6 @@ struct State {
     pending: HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>,
     /// The lowest log level the client asked for (`logging/setLevel`).
     min_log_level: usize,
-    /// Replies sent so far.
-    answered: u64,
     /// Open `subscriptions/listen` streams, by the listen request.
     listens: BTreeMap<RequestKey, Filter>,
 }
@@ -191,6 +192,7 @@ impl<H: Handler> Session<H> {
             options,
             out,
             state: Mutex::new(State::default()),
+            replies: Mutex::new(0),
             next_server_request: AtomicU64::new(1),
             server_info_text: OnceLock::new(),
             beside: Beside::default(),
@@ -257,7 +259,7 @@ impl<H: Handler> Session<H> {
     pub fn handle_received(&self, origin: u64, received: Received) {
         match received {
             Received::Request(RawRequest { id, method, params, call }) => {
-                self.handle_request(origin, id, method, Params::received(params, call))
+                self.handle_request(origin, id, &method, Params::received(params, call))
             }
             Received::Message(message) => self.handle_from(origin, message),
         }
@@ -282,7 +284,7 @@ impl<H: Handler> Session<H> {
     pub fn handle_from(&self, origin: u64, message: Message) {
         match message {
             Message::Request(Request { id, method, params }) => {
-                self.handle_request(origin, id, method, Params::from_value(params))
+                self.handle_request(origin, id, &method, Params::from_value(params))
             }
             Message::Notification(notification) => self.handle_notification(origin, notification),
             Message::Response(Response { id, result }) => self.complete(id, Ok(result)),
@@ -293,7 +295,7 @@ impl<H: Handler> Session<H> {
         }
     }
 
-    fn handle_request(&self, origin: u64, id: RequestId, method: String, params: Params) {
+    fn handle_request(&self, origin: u64, id: RequestId, method: &str, params: Params) {
         let key = RequestKey { origin, id };
         let era = self.inner.options.era;
         // Only the members the session needs are read from the text.
@@ -328,7 +330,7 @@ impl<H: Handler> Session<H> {
             return;
         }
         let initialized = self.state().version.is_some();
-        let result = match method.as_str() {
+        let result = match method {
             methods::INITIALIZE => {
                 params.into_value().and_then(|p| self.initialize(key.clone(), p.as_ref()))
             }
@@ -712,16 +714,14 @@ impl<H: Handler> Session<H> {
     /// under [`stdio::serve_direct`](crate::stdio::serve_direct) the
     /// calling task writes it when nothing waits to be written before it.
     pub fn reply_forwarded(&self, key: RequestKey, result: Result<&RawValue, ErrorObject>) -> bool {
-        // Taken out and answered under one lock.
-        let mut state = self.state();
-        if state.in_flight.remove(&key).is_none() {
+        if self.state().in_flight.remove(&key).is_none() {
             return false;
         }
         // Written by this task when the driver allows it and nothing waits
         // before it (`OutgoingSender::send_now`): the task that has the
         // answer is seldom the driver's.
         let out = &self.inner.out;
-        self.count_reply(state, || {
+        self.count_reply(|| {
             let _ = match result {
                 Ok(result) => out.send_raw_reply_now(key.id, result, key.origin),
                 Err(error) => out.send_now(reply_item(key, Err(error))),
@@ -811,26 +811,24 @@ impl<H: Handler> Session<H> {
     }
 
     fn queue_reply(&self, reply: Outgoing) {
-        self.send_reply(self.state(), reply, false);
-    }
-
-    /// Queues a reply, or with `now` writes it at once when the driver
-    /// lets it ([`OutgoingSender::send_now`]), under the lock `state`
-    /// holds.
-    fn send_reply(&self, state: MutexGuard<'_, State>, reply: Outgoing, now: bool) {
-        let out = &self.inner.out;
-        self.count_reply(state, || {
-            let _ = if now { out.send_now(reply) } else { out.send(reply) };
+        self.count_reply(|| {
+            let _ = self.inner.out.send(reply);
         });
     }
 
-    /// Counts a reply that `send` sends, under the lock `state` holds.
-    fn count_reply(&self, mut state: MutexGuard<'_, State>, send: impl FnOnce()) {
-        // Counting and sending under one lock keeps an exit right after
-        // the N-th reply, whichever task sends it.
-        state.answered += 1;
+    /// Counts a reply that `send` sends.
+    ///
+    /// Counting and sending under one lock keeps an exit right after the
+    /// N-th reply, whichever task sends it. The lock is the replies' own,
+    /// not the state's: a reply written at once (a write to the client,
+    /// which wakes it) never holds up the request that follows, admitted
+    /// under the state's lock meanwhile (on one CPU the client's next
+    /// request is often read before the writer runs again).
+    fn count_reply(&self, send: impl FnOnce()) {
+        let mut answered = self.inner.replies.lock().unwrap_or_else(PoisonError::into_inner);
+        *answered += 1;
         send();
-        if let Some(code) = self.inner.handler.exit_after_reply(state.answered) {
+        if let Some(code) = self.inner.handler.exit_after_reply(*answered) {
             let _ = self.inner.out.send(Outgoing::Exit(code));
         }
     }
