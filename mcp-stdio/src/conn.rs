@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt as _;
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::task::AbortHandle;
 use tokio_util::codec::FramedRead;
 
@@ -19,6 +19,7 @@ use crate::codec::{Frame, LineCodec};
 use crate::options::{
     CLEAN_ENV_ALLOWLIST, CLEAN_ENV_ALLOWLIST_WINDOWS, EnvMode, ServerCommand, Settings, StderrMode,
 };
+use crate::stdin::StdinPipe;
 
 /// The longest stderr line forwarded to `tracing` in one piece.
 const STDERR_LINE_MAX: usize = 8 * 1024;
@@ -152,7 +153,7 @@ impl Drop for EndOnDrop {
 #[derive(Debug)]
 pub(crate) struct Conn {
     pub(crate) generation: u64,
-    pub(crate) stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    pub(crate) stdin: tokio::sync::Mutex<Option<StdinPipe>>,
     /// The exit status, once the process ended (the waiter task owns the
     /// `Child` and reaps it).
     pub(crate) exit: std::sync::Arc<Exit>,
@@ -267,7 +268,7 @@ pub(crate) fn spawn(
     let mut child = cmd.spawn()?;
     // Our copy of the child's ends of its pipes.
     drop(cmd);
-    let stdin = child.stdin.take();
+    let stdin = child.stdin.take().map(StdinPipe::new);
     let stdout = match stdout_thread {
         Some(pipe) => Stdout::Thread(pipe),
         None => Stdout::Task(

@@ -77,6 +77,7 @@ mod error;
 mod lines;
 mod options;
 mod spin;
+mod stdin;
 mod stream;
 
 pub use client::{StdioClient, StdioTransport, spawn};
