@@ -9,6 +9,7 @@
 //! [`write_json`] writes any value's text as `serde_json::to_writer` does,
 //! copying strings that need no escaping whole.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Deserialize;
@@ -377,8 +378,10 @@ fn not_a_message(bytes: &[u8]) -> DecodeError {
 pub struct RawRequest {
     /// The id the response will carry.
     pub id: RequestId,
-    /// The method name, such as `tools/call`.
-    pub method: String,
+    /// The method name, such as `tools/call`: borrowed for the names of
+    /// [`methods`](crate::methods) ([`client_request`](crate::methods::client_request)),
+    /// so the usual request owns no copy of it.
+    pub method: Cow<'static, str>,
     /// The parameters' JSON text (an object or an array), if present.
     pub params: Option<Box<RawValue>>,
     /// For a `tools/call` whose parameters are the usual ones
@@ -533,7 +536,8 @@ fn plain_raw_request(text: &str) -> Option<RawRequest> {
         }
         None => (serde_json::from_str::<&RawValue>(body).ok()?.to_owned(), None),
     };
-    let method = method.to_owned();
+    let method = crate::methods::client_request(method)
+        .map_or_else(|| Cow::Owned(method.to_owned()), Cow::Borrowed);
     Some(RawRequest { id: RequestId::Number(id), method, params: Some(params), call })
 }
 
@@ -755,7 +759,8 @@ fn classify_received(parts: Parts<'_>) -> Result<Received, DecodeError> {
     };
     check_version(parts.jsonrpc)?;
     let (method, params) = request_parts(&parts, method)?;
-    Ok(Received::Request(RawRequest { id: RequestId::from_raw(id)?, method, params, call: None }))
+    let id = RequestId::from_raw(id)?;
+    Ok(Received::Request(RawRequest { id, method: Cow::Owned(method), params, call: None }))
 }
 
 /// The `jsonrpc` member must be `"2.0"`.

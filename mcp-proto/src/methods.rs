@@ -79,6 +79,35 @@ pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
 /// `notifications/tasks/status` (experimental, 2025-11-25).
 pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
 
+/// The name of a request a client sends a server, as the constant of
+/// this module that spells it (so a message read from text need not own
+/// a copy of it); `None` for any other name.
+pub fn client_request(method: &str) -> Option<&'static str> {
+    Some(match method {
+        TOOLS_CALL => TOOLS_CALL,
+        TOOLS_LIST => TOOLS_LIST,
+        INITIALIZE => INITIALIZE,
+        PING => PING,
+        RESOURCES_LIST => RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST => RESOURCES_TEMPLATES_LIST,
+        RESOURCES_READ => RESOURCES_READ,
+        RESOURCES_SUBSCRIBE => RESOURCES_SUBSCRIBE,
+        RESOURCES_UNSUBSCRIBE => RESOURCES_UNSUBSCRIBE,
+        PROMPTS_LIST => PROMPTS_LIST,
+        PROMPTS_GET => PROMPTS_GET,
+        COMPLETION_COMPLETE => COMPLETION_COMPLETE,
+        LOGGING_SET_LEVEL => LOGGING_SET_LEVEL,
+        SERVER_DISCOVER => SERVER_DISCOVER,
+        SUBSCRIPTIONS_LISTEN => SUBSCRIPTIONS_LISTEN,
+        TASKS_GET => TASKS_GET,
+        TASKS_UPDATE => TASKS_UPDATE,
+        TASKS_RESULT => TASKS_RESULT,
+        TASKS_LIST => TASKS_LIST,
+        TASKS_CANCEL => TASKS_CANCEL,
+        _ => return None,
+    })
+}
+
 /// Whether a request may be sent again when it is not known whether the
 /// server received it (a connection or session lost while it was out): the
 /// reads and `ping`, whose repetition changes nothing. `tools/call` never

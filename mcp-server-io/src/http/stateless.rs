@@ -195,7 +195,7 @@ fn check_stateless<H: Handler>(
     let era = shared.options.session.era;
     let request = &Request {
         id: raw.id.clone(),
-        method: raw.method.clone(),
+        method: raw.method.to_string(),
         params: raw.params.as_deref().map(readable),
     };
     let params = request.params.as_ref();
@@ -231,7 +231,7 @@ fn check_stateless<H: Handler>(
 fn raw_request(request: Request) -> RawRequest {
     let Request { id, method, params } = request;
     let params = params.and_then(|p| serde_json::value::to_raw_value(&p).ok());
-    RawRequest { id, method, params, call: None }
+    RawRequest { id, method: method.into(), params, call: None }
 }
 
 /// What a [`Value`] can show of parameters' text, for the checks that read

@@ -61,7 +61,7 @@ impl HttpHooks<Testkit> for Hooks {
     }
 
     fn message(&self, message: &Received) {
-        let method = match message {
+        let method: &str = match message {
             Received::Request(r) => &r.method,
             Received::Message(Message::Request(r)) => &r.method,
             Received::Message(Message::Notification(n)) => &n.method,
