@@ -34,7 +34,6 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use crate::conn::lock;
 use crate::lines::take_queued;
-use crate::stdin::WriteNow;
 
 /// The batch's cap: a line bringing it to this many bytes is written at
 /// once (a pipe's default buffer on Linux; one write of it does not block
@@ -435,7 +434,7 @@ const WHOLE_WRITE: usize = if cfg!(target_os = "linux") { 4096 } else { 512 };
 /// a pipe takes whole or not at all). Else the line comes back unwritten,
 /// for `send`. Should a write take only part of it anyway, the connection
 /// ends as when a write is abandoned mid-line.
-pub(crate) fn send_now<W: WriteNow>(
+pub(crate) fn send_now<W: AsyncWrite + Unpin>(
     batch: &Batch,
     link: &Link,
     writer: &tokio::sync::Mutex<Option<W>>,
@@ -451,7 +450,8 @@ pub(crate) fn send_now<W: WriteNow>(
     if !batch.nothing_waits(link) {
         return Err(line);
     }
-    match pipe.write_now(&line) {
+    let mut cx = Context::from_waker(Waker::noop());
+    match std::pin::Pin::new(pipe).poll_write(&mut cx, &line) {
         Poll::Ready(Ok(n)) if n == line.len() => Ok(()),
         Poll::Ready(Ok(0) | Err(_)) | Poll::Pending => Err(line),
         Poll::Ready(Ok(_)) => {

@@ -10,12 +10,6 @@ struct Recorder {
     fail: bool,
 }
 
-impl WriteNow for Recorder {
-    fn write_now(&mut self, bytes: &[u8]) -> Poll<io::Result<usize>> {
-        crate::stdin::poll_now(self, bytes)
-    }
-}
-
 impl AsyncWrite for Recorder {
     fn poll_write(
         self: Pin<&mut Self>,
@@ -365,12 +359,6 @@ fn the_cap_forces_a_write() {
 
 /// A writer that takes one byte a write.
 struct OneByte(Arc<Mutex<Vec<u8>>>);
-
-impl WriteNow for OneByte {
-    fn write_now(&mut self, bytes: &[u8]) -> Poll<io::Result<usize>> {
-        crate::stdin::poll_now(self, bytes)
-    }
-}
 
 impl AsyncWrite for OneByte {
     fn poll_write(
