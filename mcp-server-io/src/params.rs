@@ -34,8 +34,8 @@ pub struct Params(Repr);
 enum Repr {
     #[default]
     Absent,
-    /// The text, and where a `tools/call`'s usual members lie in it when
-    /// the decoding that checked it found them.
+    /// The text, and where a `tools/call`'s usual members (and its
+    /// `_meta`) lie in it when the decoding that checked it found them.
     Text(Box<RawValue>, Option<PlainCall>),
     Value(Value),
 }
@@ -61,7 +61,7 @@ impl Params {
     /// Parameters as a server's decoding gives them
     /// ([`RawRequest`](mcp_proto::jsonrpc::RawRequest)): their text and,
     /// for the usual `tools/call`, where its members lie in it.
-    pub(crate) fn received(text: Option<Box<RawValue>>, call: Option<PlainCall>) -> Self {
+    pub fn received(text: Option<Box<RawValue>>, call: Option<PlainCall>) -> Self {
         Params(text.map_or(Repr::Absent, |text| Repr::Text(text, call)))
     }
 
@@ -143,6 +143,20 @@ impl Params {
         }
     }
 
+    /// [`plain_call`](Params::plain_call), a `_meta` allowed too: the
+    /// name, the arguments' text and the text of `_meta` (any JSON value,
+    /// as written; a client asking for progress sends
+    /// `{"progressToken":...}`), found by the decoding that checked the
+    /// text, so `_meta` need not send the whole text through a decoding.
+    /// `None` where [`plain_call`](Params::plain_call) gives `None` and
+    /// the decoding found no such call.
+    pub fn plain_call_and_meta(&self) -> Option<(&str, Option<&str>, Option<&str>)> {
+        match &self.0 {
+            Repr::Text(text, Some(call)) => call.parts_and_meta(text.get()),
+            _ => self.plain_call().map(|(name, arguments)| (name, arguments, None)),
+        }
+    }
+
     /// [`plain_call`](Params::plain_call), the arguments borrowed as a raw
     /// value: for text its decoding found the call in, the arguments'
     /// part of that checked text without checking it again
@@ -169,8 +183,14 @@ impl Params {
     /// rather than a parse.
     pub(crate) fn may_be_stateless(&self) -> bool {
         match &self.0 {
-            // Only `name` and `arguments`: no `_meta`.
-            Repr::Text(_, Some(_)) => false,
+            // Only `name`, `arguments` and perhaps `_meta`: only `_meta`
+            // may.
+            Repr::Text(text, Some(call)) => {
+                call.has_meta()
+                    && call.parts_and_meta(text.get()).is_some_and(|(_, _, meta)| {
+                        meta.is_some_and(|m| may_be_stateless(m.as_bytes()))
+                    })
+            }
             Repr::Text(text, None) => text_may_be_stateless(text),
             Repr::Absent => false,
             Repr::Value(_) => true,
@@ -183,8 +203,9 @@ impl Params {
     pub(crate) fn head(&self) -> Result<Head, ErrorObject> {
         match &self.0 {
             // Only `name` and `arguments`: none of the head's members.
-            Repr::Absent | Repr::Text(_, Some(_)) => Ok(Head::default()),
-            Repr::Text(text, None) => match text.get().as_bytes().first() {
+            Repr::Absent => Ok(Head::default()),
+            Repr::Text(_, Some(call)) if !call.has_meta() => Ok(Head::default()),
+            Repr::Text(text, _) => match text.get().as_bytes().first() {
                 Some(b'{') => serde_json::from_str(text.get()).map_err(invalid),
                 _ => Ok(Head::default()),
             },
@@ -212,7 +233,12 @@ pub(crate) fn text_has_stateless_meta(text: &RawValue) -> bool {
 
 /// [`Params::may_be_stateless`] of text.
 fn text_may_be_stateless(text: &RawValue) -> bool {
-    let text = text.get().as_bytes();
+    may_be_stateless(text.get().as_bytes())
+}
+
+/// Whether JSON text may hold a stateless-era `_meta` key: it holds the
+/// keys' common prefix, or an escape (which could spell it).
+fn may_be_stateless(text: &[u8]) -> bool {
     // The searcher is built once: building it costs more than a search of
     // a request's text.
     static PREFIX: LazyLock<memmem::Finder<'static>> =
@@ -570,7 +596,7 @@ mod tests {
     fn a_call_found_by_the_decoding_reads_as_its_text() {
         use mcp_proto::jsonrpc::{Received, ReceivedIncoming, decode_received};
         let (values, shapes) = call_shapes();
-        let mut found = 0;
+        let (mut found, mut with_meta) = (0, 0);
         for shape in shapes {
             for name in values {
                 for arguments in values {
@@ -583,7 +609,8 @@ mod tests {
                     else {
                         continue;
                     };
-                    found += usize::from(request.call.is_some());
+                    found += usize::from(request.call.is_some_and(|c| !c.has_meta()));
+                    with_meta += usize::from(request.call.is_some_and(|c| c.has_meta()));
                     let alone = Params::from_text(request.params.clone());
                     let received = Params::received(request.params, request.call);
                     assert_eq!(received.plain_call(), alone.plain_call(), "{case}");
@@ -609,6 +636,9 @@ mod tests {
         // shape with space before its brace: a message the general path
         // decodes (its call found by the scan of the text, when asked).
         assert_eq!(found, 2 * 4 * 17 + 4 * 18, "{found}");
+        // The shapes with a `_meta` the decoding finds too (their head read
+        // from the text: the same).
+        assert!(with_meta > 50, "{with_meta}");
     }
 
     #[test]

@@ -396,11 +396,8 @@ impl Server {
     fn call_tool(&self, id: Addr, params: &Params, modern: Option<RequestMeta>) -> Reply {
         // Text (a driver's, the usual) is read borrowing from it; a value
         // (a message handed over decoded) has its arguments boxed as text.
-        if let Some((name, arguments)) = params.plain_call() {
-            // The usual two members, found without decoding them.
-            let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
-            let params = CallParams { name, arguments, meta: None, task: None };
-            return self.call_decoded(id, Ok(Some(params)), modern);
+        if let Some(plain) = plain_call_params(params) {
+            return self.call_decoded(id, Ok(Some(plain)), modern);
         }
         match params.value() {
             None => self.call_decoded(id, params.decode::<CallParams<'_, &RawValue>>(), modern),
@@ -623,6 +620,21 @@ struct CallParams<'a, A> {
     task: Option<Value>,
 }
 
+/// The usual `tools/call` parameters, found without decoding them
+/// ([`Params::plain_call_and_meta`]), a `_meta` (a progress token)
+/// decoded alone: what a decoding gives. `None` for anything else, and
+/// for a `_meta` that does not decode (the whole decoding says why, as
+/// for any other text).
+fn plain_call_params(params: &Params) -> Option<CallParams<'_, &str>> {
+    let (name, arguments, meta) = params.plain_call_and_meta()?;
+    let meta = match meta {
+        Some(meta) => serde_json::from_str::<Option<CallMeta>>(meta).ok()?,
+        None => None,
+    };
+    let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
+    Some(CallParams { name, arguments, meta, task: None })
+}
+
 /// The member of a call's `_meta` the testkit reads.
 #[derive(Deserialize)]
 struct CallMeta {
@@ -642,7 +654,7 @@ pub(crate) fn stderr_line(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_proto::jsonrpc::Request;
+    use mcp_proto::jsonrpc::{Received, ReceivedIncoming, Request, decode_received};
 
     /// What `tools/call`'s parameters were read as before the name and
     /// the arguments were borrowed.
@@ -691,12 +703,14 @@ mod tests {
             r#"{"n\u0061me":@@,"_meta":{"progressToken":@@}}"#,
             r#"{"name":"t","_meta":@@,"task":@@}"#,
             r#"{"name":"t","_meta":{"progressToken":1,"progressToken":2}}"#,
+            r#"{"name":"echo","arguments":{"message":"m"},"_meta":@@}"#,
+            r#"{"_meta":{"progressToken":@@},"name":"echo","arguments":{}}"#,
             r#"{"name":"t","x":1e400,"arguments":{"y":1e400}}"#,
             "[@@]",
             "[]",
             "{}",
         ];
-        let (mut checked, mut plain_read) = (0, 0);
+        let (mut checked, mut plain_read, mut with_meta) = (0, 0, 0);
         for shape in shapes {
             for member in tools::MEMBER_TEXTS {
                 let Ok(text) = RawValue::from_string(shape.replace("@@", member)) else {
@@ -707,11 +721,24 @@ mod tests {
                 assert_eq!(ours, read_as_values(&params), "{text}");
                 checked += 1;
                 // The usual shape, found by a scan: the same.
-                if let Some((name, arguments)) = params.plain_call() {
-                    let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
-                    let plain = CallParams { name, arguments, meta: None, task: None };
+                if let Some(plain) = plain_call_params(&params) {
                     assert_eq!(read(Ok(Some(plain))), read_as_values(&params), "{text}");
                     plain_read += 1;
+                }
+                // Found by the decoding that checks a request's text, a
+                // `_meta` too: the same.
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}}"#,
+                    text.get()
+                );
+                if let Ok(ReceivedIncoming::Single(Received::Request(request))) =
+                    decode_received(line.as_bytes())
+                {
+                    let received = Params::received(request.params, request.call);
+                    if let Some(plain) = plain_call_params(&received) {
+                        assert_eq!(read(Ok(Some(plain))), read_as_values(&received), "{text}");
+                        with_meta += usize::from(received.plain_call().is_none());
+                    }
                 }
                 // Held as a value: the same (where a value can hold it).
                 let Ok(value) = serde_json::from_str::<Value>(text.get()) else { continue };
@@ -720,7 +747,10 @@ mod tests {
                 assert_eq!(ours, read_as_values(&params), "{text}");
             }
         }
-        assert!(checked > 150 && plain_read > 10, "{checked} {plain_read}");
+        assert!(
+            checked > 150 && plain_read > 10 && with_meta > 10,
+            "{checked} {plain_read} {with_meta}"
+        );
         assert_eq!(read(Params::default().decode::<CallParams<'_, &RawValue>>()), Ok(None));
     }
 

@@ -185,14 +185,18 @@ pub(crate) fn is_one_value(text: &str) -> bool {
 }
 
 /// Where the usual `tools/call` members lie in the text of its parameters
-/// (byte ranges): the name's characters (inside its quotes) and the
-/// arguments' text. Found by `decode_received` in the same pass that
-/// checks the text ([`RawRequest::call`](super::RawRequest::call));
-/// [`parts`](PlainCall::parts) reads them from that text.
+/// (byte ranges): the name's characters (inside its quotes), the
+/// arguments' text and, when there is one, the text of `_meta` (a client
+/// asking for progress sends `{"progressToken":...}`). Found by
+/// `decode_received` in the same pass that checks the text
+/// ([`RawRequest::call`](super::RawRequest::call));
+/// [`parts`](PlainCall::parts) and [`parts_and_meta`](PlainCall::parts_and_meta)
+/// read them from that text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlainCall {
     name: (usize, usize),
     arguments: Option<(usize, usize)>,
+    meta: Option<(usize, usize)>,
     /// The length of the checked value's text (without whitespace after
     /// it): [`borrowed_parts`](PlainCall::borrowed_parts) takes no other text.
     len: usize,
@@ -200,15 +204,32 @@ pub struct PlainCall {
 
 impl PlainCall {
     /// The name and the arguments' text in `params`, the parameters' text
-    /// these were found in: what [`plain_call`] gives for it. Other text
-    /// gives some answer or `None`, never a panic.
+    /// these were found in: what [`plain_call`] gives for it (so `None`
+    /// when the parameters have a `_meta`: see
+    /// [`parts_and_meta`](PlainCall::parts_and_meta)). Other text gives
+    /// some answer or `None`, never a panic.
     pub fn parts<'t>(&self, params: &'t str) -> Option<(&'t str, Option<&'t str>)> {
+        if self.meta.is_some() {
+            return None;
+        }
+        Some((params.get(self.name.0..self.name.1)?, span(params, self.arguments)?))
+    }
+
+    /// The name, the arguments' text and the text of `_meta` (any JSON
+    /// value, `null` included, as written) in `params`, the parameters'
+    /// text these were found in. Other text gives some answer or `None`,
+    /// never a panic.
+    pub fn parts_and_meta<'t>(
+        &self,
+        params: &'t str,
+    ) -> Option<(&'t str, Option<&'t str>, Option<&'t str>)> {
         let name = params.get(self.name.0..self.name.1)?;
-        let arguments = match self.arguments {
-            Some((start, end)) => Some(params.get(start..end)?),
-            None => None,
-        };
-        Some((name, arguments))
+        Some((name, span(params, self.arguments)?, span(params, self.meta)?))
+    }
+
+    /// Whether the parameters have a `_meta` member.
+    pub fn has_meta(&self) -> bool {
+        self.meta.is_some()
     }
 
     /// [`parts`](PlainCall::parts), the arguments borrowed as a raw value
@@ -227,12 +248,23 @@ impl PlainCall {
         if text.len() != self.len {
             return None;
         }
+        // Without a `_meta`, as `parts`.
         let (name, arguments) = self.parts(text)?;
         let arguments = match arguments {
             Some(arguments) => Some(super::text::borrowed_raw(arguments).ok()?),
             None => None,
         };
         Some((name, arguments))
+    }
+}
+
+/// The text of an optional member's value at `place` in `text`: `None`
+/// when the place does not fall on its characters.
+#[inline]
+fn span(text: &str, place: Option<(usize, usize)>) -> Option<Option<&str>> {
+    match place {
+        Some((start, end)) => text.get(start..end).map(Some),
+        None => Some(None),
     }
 }
 
@@ -253,8 +285,9 @@ pub fn plain_call(text: &str) -> Option<(&str, Option<&str>)> {
 }
 
 /// [`is_one_value`] and, in the same pass, where the members [`plain_call`]
-/// reads lie: `None` when `text` is not one value (or is nested past the
-/// checked depth), `Some(None)` when it is but not the usual call.
+/// reads lie, and `_meta`: `None` when `text` is not one value (or is
+/// nested past the checked depth), `Some(None)` when it is but not the
+/// usual call (with or without a `_meta`).
 pub(crate) fn checked_call(text: &str) -> Option<Option<PlainCall>> {
     let mut members = CallMembers { plain: true, ..CallMembers::default() };
     one_value(text.as_bytes(), &mut members)?;
@@ -278,37 +311,58 @@ impl TopMembers for () {
     fn end(&mut self, _: usize) {}
 }
 
-/// The members [`plain_call`] reads, as [`one_value`] passes them.
+/// The members [`plain_call`] reads, and `_meta`, as [`one_value`]
+/// passes them.
 #[derive(Default)]
 struct CallMembers {
-    /// Only `name` and `arguments` so far, each once.
+    /// Only `name`, `arguments` and `_meta` so far, each once.
     plain: bool,
     name: Option<(usize, usize)>,
     arguments: Option<(usize, usize)>,
-    /// The member whose value is being read: `true` for `arguments`.
-    in_arguments: bool,
+    meta: Option<(usize, usize)>,
+    /// The member whose value is being read.
+    reading: Member,
+}
+
+/// A member [`CallMembers`] keeps.
+#[derive(Default, Clone, Copy)]
+enum Member {
+    #[default]
+    Name,
+    Arguments,
+    Meta,
+}
+
+impl CallMembers {
+    fn slot(&mut self, member: Member) -> &mut Option<(usize, usize)> {
+        match member {
+            Member::Name => &mut self.name,
+            Member::Arguments => &mut self.arguments,
+            Member::Meta => &mut self.meta,
+        }
+    }
 }
 
 impl TopMembers for CallMembers {
     fn member(&mut self, key: &[u8], value: usize) {
         // A name with an escape is another name here.
-        let (slot, arguments) = match key {
-            b"\"name\"" => (&mut self.name, false),
-            b"\"arguments\"" => (&mut self.arguments, true),
+        let member = match key {
+            b"\"name\"" => Member::Name,
+            b"\"arguments\"" => Member::Arguments,
+            b"\"_meta\"" => Member::Meta,
             _ => {
                 self.plain = false;
                 return;
             }
         };
-        if slot.replace((value, value)).is_some() {
+        if self.slot(member).replace((value, value)).is_some() {
             self.plain = false;
         }
-        self.in_arguments = arguments;
+        self.reading = member;
     }
 
     fn end(&mut self, end: usize) {
-        let slot = if self.in_arguments { &mut self.arguments } else { &mut self.name };
-        if let Some(span) = slot {
+        if let Some(span) = self.slot(self.reading) {
             span.1 = end;
         }
     }
@@ -329,7 +383,7 @@ impl CallMembers {
         }
         let len = text.len()
             - text.iter().rev().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
-        Some(PlainCall { name: (start + 1, end - 1), arguments, len })
+        Some(PlainCall { name: (start + 1, end - 1), arguments, meta: self.meta, len })
     }
 }
 
@@ -866,6 +920,11 @@ pub(crate) mod tests {
             r#"{"name":@,"arguments":#,"name":@}"#,
             r#"{"name":@,"arguments":#,"arguments":#}"#,
             r#"{"name":@,"arguments":#,"_meta":{}}"#,
+            r#"{"name":@,"arguments":#,"_meta":{"progressToken":1}}"#,
+            r#"{"_meta":{"progressToken":"t-1"},"arguments":#,"name":@}"#,
+            r#"{"name":@, "_meta" : null ,"arguments":#}"#,
+            r#"{"name":@,"_meta":{},"arguments":#,"_meta":{}}"#,
+            r#"{"name":@,"\u005fmeta":{},"arguments":#}"#,
             r#"{"_meta":{"name":@},"name":@,"arguments":#}"#,
             r#"{"n\u0061me":@,"arguments":#}"#,
             r#"{"name":@,"\u0061rguments":#}"#,
@@ -897,17 +956,30 @@ pub(crate) mod tests {
         let checked = checked_call(text);
         assert_eq!(checked.is_some(), is_one_value(text), "{text:?}");
         let Some(call) = checked else { return false };
-        let expected = plain_call(text.trim_start_matches([' ', '\t', '\n', '\r']));
+        let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
+        let expected = plain_call(trimmed);
         assert_eq!(call.and_then(|c| c.parts(text)), expected, "{text:?}");
+        assert_eq!(call.and_then(|c| c.parts_and_meta(text)), scanned_call(trimmed), "{text:?}");
         // A call's places read nothing past the text, in any other text.
         if let Some(call) = call {
             for end in 0..text.len() {
                 if let Some(cut) = text.get(..end) {
-                    let _ = call.parts(cut);
+                    let _ = call.parts_and_meta(cut);
                 }
             }
         }
         expected.is_some()
+    }
+
+    /// What [`PlainCall::parts_and_meta`] must give: [`plain_call`]'s
+    /// members, `_meta` allowed too, as a scan of the text finds them.
+    fn scanned_call(text: &str) -> Option<(&str, Option<&str>, Option<&str>)> {
+        let [name, arguments, meta] = plain_members(text, ["name", "arguments", "_meta"])?;
+        let name = plain_str(name?)?;
+        if arguments.is_some_and(|a| a.starts_with('n')) {
+            return None;
+        }
+        Some((name, arguments, meta))
     }
 
     #[test]
@@ -944,7 +1016,11 @@ pub(crate) mod tests {
             let value = case.trim_matches([' ', '\t', '\n', '\r']);
             let Some(Some(call)) = checked_call(value) else { continue };
             let params = RawValue::from_string(value.to_owned()).expect("checked");
-            let (name, arguments) = call.borrowed_parts(&params).expect("its own text");
+            // Not with a `_meta`, as `plain_call`.
+            let Some((name, arguments)) = call.borrowed_parts(&params) else {
+                assert!(call.has_meta() && plain_call(value).is_none(), "{case:?}");
+                continue;
+            };
             let (plain_name, plain_arguments) = plain_call(value).expect("a plain call");
             assert_eq!(name, plain_name, "{case:?}");
             let checked = plain_arguments.map(|a| RawValue::from_string(a.to_owned()).expect(a));
