@@ -628,8 +628,17 @@ struct CallParams<'a, A> {
 fn plain_call_params(params: &Params) -> Option<CallParams<'_, &str>> {
     let (name, arguments, meta) = params.plain_call_and_meta()?;
     let meta = match meta {
-        Some(meta) => serde_json::from_str::<Option<CallMeta>>(meta).ok()?,
         None => None,
+        // The usual `_meta`, a token alone: found by a scan too.
+        Some(meta) => match mcp_proto::jsonrpc::plain_members(meta, ["progressToken"]) {
+            Some([token]) => {
+                // `null` is none, as a decoding of the `Option` reads it.
+                let token = token.filter(|t| *t != "null");
+                let progress_token = token.map(serde_json::from_str).transpose().ok()?;
+                Some(CallMeta { progress_token })
+            }
+            None => serde_json::from_str::<Option<CallMeta>>(meta).ok()?,
+        },
     };
     let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
     Some(CallParams { name, arguments, meta, task: None })
