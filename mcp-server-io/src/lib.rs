@@ -35,7 +35,8 @@
 //!   is, for a result passed on; the usual `tools/call` parameters found
 //!   by a scan, [`Params::plain_call`], on `mcp-proto`'s
 //!   [`plain_call`](mcp_proto::jsonrpc::plain_call), or where the
-//!   decoding found them) and [`Context`]
+//!   decoding found them, a `_meta` too with
+//!   [`Params::plain_call_and_meta`]) and [`Context`]
 //!   (the request's key and era, notifications and progress related to
 //!   it, requests to the client, log levels). A cancelled request's future
 //!   is dropped at its next `.await` and never answered. A request
