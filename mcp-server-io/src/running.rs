@@ -323,10 +323,18 @@ impl Attached {
             }
             self.woken.clear();
         }
-        // Still busy: the rest after the runtime's other tasks.
+        // Still busy: the rest after the runtime's other tasks. The last
+        // round took the driver's wake-up (if any) for a round that does
+        // not come: it goes back, under the lock that ends `busy`, for the
+        // next poll to take. Dropped, it was lost for good: the waker
+        // noted it and did not wake the task (the runner was busy), and
+        // nothing else polls the driver until its next wake-up, which may
+        // wait on this one (a reply queued for its writer, a request
+        // ended). Jobs woken meanwhile stay in `woken`, as this does.
         {
             let mut handover = self.shared.lock();
             handover.spare.append(&mut self.spare);
+            handover.driver_woken |= poll_driver;
             handover.busy = false;
         }
         cx.waker().wake_by_ref();
@@ -602,5 +610,142 @@ mod tests {
             assert_eq!(probe.polls() - before, u32::from(polls), "place {at:#x}");
         }
         assert_eq!(slot_of(place(7, u32::MAX)), (7, u32::MAX));
+    }
+
+    /// The driver woken just before the runner's last round (here by a
+    /// job that keeps itself busy for every round): that round takes the
+    /// wake-up, and the driver is still polled, in the next wake-up of the
+    /// task if not in this one.
+    #[test]
+    fn a_driver_woken_before_the_last_round_is_polled_after_it() {
+        let beside = Beside::default();
+        let mut attached = beside.attach().unwrap();
+        let driver_polls = Arc::new(AtomicU32::new(0));
+        let driver_waker = Arc::new(Mutex::new(None::<Waker>));
+        let mut driver = {
+            let (polls, waker) = (driver_polls.clone(), driver_waker.clone());
+            Box::pin(std::future::poll_fn(move |cx| {
+                polls.fetch_add(1, Ordering::SeqCst);
+                *waker.lock().unwrap() = Some(cx.waker().clone());
+                Poll::<()>::Pending
+            }))
+        };
+        // Polled once a round: wakes itself for the next one, and the
+        // driver in the round before the last.
+        let job_polls = Arc::new(AtomicU32::new(0));
+        let polls = job_polls.clone();
+        let job: Job = Box::pin(std::future::poll_fn(move |cx| {
+            let n = polls.fetch_add(1, Ordering::SeqCst) as usize + 1;
+            if n == ROUNDS - 1 {
+                driver_waker.lock().unwrap().as_ref().unwrap().wake_by_ref();
+            }
+            if n < ROUNDS {
+                cx.waker().wake_by_ref();
+            }
+            Poll::Pending
+        }));
+        let _running = beside.hand_over(job).unwrap_or_else(|_| panic!("attached"));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
+        assert_eq!(job_polls.load(Ordering::SeqCst) as usize, ROUNDS, "every round ran");
+        assert_eq!(driver_polls.load(Ordering::SeqCst), 1);
+        // The task's next wake-up (the runner woke it, having had to stop).
+        assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
+        assert_eq!(driver_polls.load(Ordering::SeqCst), 2, "the driver's wake-up was kept");
+    }
+
+    /// Jobs handed over from another OS thread (as the stdio driver's
+    /// input thread hands requests over), while the runner runs in a task
+    /// of the runtime, on both runtimes: a third of them end at their
+    /// first poll, a third are woken later from a third thread, and a
+    /// third wait on the driver, which answers what its channel brings
+    /// (as the stdio writer takes replies from its queue: the channel
+    /// wakes it once, then not until it looks again). The last job to end
+    /// tells the driver to end: every job ends, and the runner with it,
+    /// round after round.
+    #[test]
+    fn jobs_handed_over_and_woken_from_other_threads_all_end() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        use tokio::sync::{mpsc as channel, oneshot};
+
+        const ROUNDS_OF_JOBS: usize = 1000;
+        const JOBS: u32 = 32;
+        let runtimes = [
+            tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap(),
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap(),
+        ];
+        for (kind, runtime) in runtimes.iter().enumerate() {
+            for round in 0..ROUNDS_OF_JOBS {
+                let beside = Arc::new(Beside::default());
+                let mut attached = beside.attach().unwrap();
+                let ended = Arc::new(AtomicU32::new(0));
+                // What the driver answers (`None`: the last job ended).
+                let (to_driver, mut asks) =
+                    channel::unbounded_channel::<Option<oneshot::Sender<()>>>();
+                let driver = async move {
+                    while let Some(Some(answer)) = asks.recv().await {
+                        let _ = answer.send(());
+                    }
+                };
+                let runner = runtime.spawn(async move {
+                    let mut driver = std::pin::pin!(driver);
+                    std::future::poll_fn(|cx| attached.poll(cx, driver.as_mut())).await;
+                });
+                // The thread that wakes the jobs of the second kind.
+                let (to_waker, senders) = mpsc::channel::<oneshot::Sender<()>>();
+                let waker = std::thread::spawn(move || {
+                    for sender in senders {
+                        let _ = sender.send(());
+                    }
+                });
+                let handle = runtime.handle().clone();
+                let (feed_beside, feed_ended) = (beside.clone(), ended.clone());
+                let feed = std::thread::spawn(move || {
+                    let _entered = handle.enter();
+                    for i in 0..JOBS {
+                        let (sender, woken) = oneshot::channel::<()>();
+                        // The sender goes to the waking thread or, for the
+                        // third kind, with the job to the driver.
+                        let (sender, to_send) =
+                            if i % 3 == 1 { (Some(sender), None) } else { (None, Some(sender)) };
+                        let (ended, to_driver) = (feed_ended.clone(), to_driver.clone());
+                        let job: Job = Box::pin(async move {
+                            match i % 3 {
+                                0 => {}
+                                1 => {
+                                    let _ = woken.await;
+                                }
+                                _ => {
+                                    let _ = to_driver.send(to_send);
+                                    let _ = woken.await;
+                                }
+                            }
+                            if ended.fetch_add(1, Ordering::SeqCst) + 1 == JOBS {
+                                let _ = to_driver.send(None);
+                            }
+                        });
+                        assert!(feed_beside.hand_over(job).is_ok(), "a runner is attached");
+                        if let Some(sender) = sender {
+                            to_waker.send(sender).unwrap();
+                        }
+                    }
+                });
+                // The runner runs while the threads hand over and wake.
+                let done = runtime
+                    .block_on(async { tokio::time::timeout(Duration::from_secs(5), runner).await });
+                feed.join().unwrap();
+                waker.join().unwrap();
+                assert!(
+                    done.is_ok(),
+                    "runtime {kind}, round {round}: {} of {JOBS} jobs ended",
+                    ended.load(Ordering::SeqCst)
+                );
+            }
+        }
     }
 }
