@@ -6,9 +6,12 @@
 //! polled right after the driver handed it over, in the same wake-up, and
 //! its reply is written by the driver in the wake-up that ends it, where a
 //! task of its own would be started, woken, and then wake the driver's
-//! writer. A request woken while the runner is polling (by the driver, or
-//! by another request) is polled before the runner returns, with no
-//! wake-up of the task.
+//! writer. A request or the driver woken while the runner is polling (by
+//! the driver, another request or another thread) is polled before the
+//! runner returns, with no wake-up of the task; or, when the runner stops
+//! after [`ROUNDS`] rounds to let the runtime's other tasks run, in the
+//! task's next wake-up, which it asks for. Requests may be handed over
+//! from any thread.
 //!
 //! A request's waker and abort flag ([`JobState`], an `Arc`) are reused
 //! by a later request once its job is done and nothing else holds them

@@ -745,11 +745,11 @@ impl<H: Handler> Session<H> {
     /// on a current-thread runtime anyway). One runner at a time: while one
     /// runs, a second one only runs its driver.
     ///
-    /// Feed it from the driver's own task: with the input read on a
-    /// thread of its own ([`stdio::serve_direct_threaded`](crate::stdio::serve_direct_threaded)),
-    /// requests handed over from that thread were seen, now and then,
-    /// never answered (a lost wake-up not yet found); run them as tasks
-    /// there (do not call this).
+    /// The requests may be handed over from any thread, and woken from
+    /// any: with the input read on a thread of its own
+    /// ([`stdio::serve_direct_threaded`](crate::stdio::serve_direct_threaded))
+    /// they come from that thread, and run as those read in the driver's
+    /// task do.
     ///
     /// [`Reply::Later`]: crate::Reply::Later
     /// [`Reply::LaterRaw`]: crate::Reply::LaterRaw

@@ -186,10 +186,10 @@ where
 /// it stays blocked in `read` until the next line or the end of the input
 /// (for this process's stdin, the end of the process) and then ends.
 /// Fails at once when polled outside a Tokio runtime, or when no thread
-/// can be started. Not yet under
-/// [`Session::run_requests_beside`](crate::Session::run_requests_beside):
-/// a request handed over to its runner from the thread was seen never
-/// answered; requests answered later run as tasks of their own.
+/// can be started. Under
+/// [`Session::run_requests_beside`](crate::Session::run_requests_beside)
+/// the requests answered later are handed over to its runner from the
+/// thread, and run in the driver's task.
 pub async fn serve_direct_threaded<R, W>(
     input: R,
     output: W,
