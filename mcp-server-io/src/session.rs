@@ -305,7 +305,7 @@ impl<H: Handler> Session<H> {
             // A handshake-era request (no stateless key can be in its
             // text) is not parsed for a `_meta` it does not have.
             ServeEra::Both
-                if !params.may_be_stateless() && !stateless::is_stateless_only(&method) =>
+                if !params.may_be_stateless() && !stateless::is_stateless_only(method) =>
             {
                 None
             }
@@ -315,8 +315,8 @@ impl<H: Handler> Session<H> {
             },
         };
         let stateless_meta = || head.as_ref().is_some_and(Head::is_stateless);
-        if era.routes_stateless_by(&method, stateless_meta) {
-            return self.handle_stateless(key, &method, params, head.unwrap_or_default());
+        if era.routes_stateless_by(method, stateless_meta) {
+            return self.handle_stateless(key, method, params, head.unwrap_or_default());
         }
         if era == ServeEra::Modern {
             // Only `initialize` gets here.
@@ -326,7 +326,7 @@ impl<H: Handler> Session<H> {
             };
             return self.reply(key, Err(stateless::refuse_initialize(params.as_ref(), era)));
         }
-        if self.inner.handler.ignores(&method) {
+        if self.inner.handler.ignores(method) {
             return;
         }
         let initialized = self.state().version.is_some();
@@ -335,7 +335,7 @@ impl<H: Handler> Session<H> {
                 params.into_value().and_then(|p| self.initialize(key.clone(), p.as_ref()))
             }
             methods::PING => Ok(json!({})),
-            _ if !initialized => Err(era::not_initialized(&method)),
+            _ if !initialized => Err(era::not_initialized(method)),
             methods::LOGGING_SET_LEVEL if self.declares_logging() => params
                 .into_value()
                 .and_then(|p| logging::set_level_param(p.as_ref()))
@@ -346,7 +346,7 @@ impl<H: Handler> Session<H> {
                 }),
             _ => {
                 let cx = self.context(key.clone(), None);
-                return self.answer(key, self.inner.handler.request(cx, &method, params), false);
+                return self.answer(key, self.inner.handler.request(cx, method, params), false);
             }
         };
         self.reply(key, result);
