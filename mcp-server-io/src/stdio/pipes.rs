@@ -86,7 +86,7 @@ impl Kind {
 /// it: the call cannot block). Only a full pipe (`WouldBlock`) goes
 /// through the runtime, which finds it full itself and waits for it to
 /// take more. A line written at once (the usual case) so skips the
-/// runtime's readiness bookkeeping, about 180 instructions of a
+/// runtime's readiness bookkeeping, about 130 instructions of a
 /// forwarded call's reply.
 struct PipeOut {
     direct: File,
