@@ -169,3 +169,54 @@ pub fn exists_in_modern_era(method: &str) -> bool {
 pub fn may_require_input(method: &str) -> bool {
     matches!(method, TOOLS_CALL | PROMPTS_GET | RESOURCES_READ)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request a client sends is its own constant; notifications,
+    /// the server's requests and other names are none.
+    #[test]
+    fn a_client_request_is_the_constant_that_spells_it() {
+        let requests = [
+            TOOLS_CALL,
+            TOOLS_LIST,
+            INITIALIZE,
+            PING,
+            RESOURCES_LIST,
+            RESOURCES_TEMPLATES_LIST,
+            RESOURCES_READ,
+            RESOURCES_SUBSCRIBE,
+            RESOURCES_UNSUBSCRIBE,
+            PROMPTS_LIST,
+            PROMPTS_GET,
+            COMPLETION_COMPLETE,
+            LOGGING_SET_LEVEL,
+            SERVER_DISCOVER,
+            SUBSCRIPTIONS_LISTEN,
+            TASKS_GET,
+            TASKS_UPDATE,
+            TASKS_RESULT,
+            TASKS_LIST,
+            TASKS_CANCEL,
+        ];
+        for name in requests {
+            // Found from text of its own: the same name.
+            assert_eq!(client_request(&name.to_owned()), Some(name));
+        }
+        let others = [
+            NOTIFICATION_INITIALIZED,
+            NOTIFICATION_CANCELLED,
+            NOTIFICATION_PROGRESS,
+            ROOTS_LIST,
+            SAMPLING_CREATE_MESSAGE,
+            ELICITATION_CREATE,
+            "tools/Call",
+            "tools/call ",
+            "",
+        ];
+        for name in others {
+            assert_eq!(client_request(name), None, "{name}");
+        }
+    }
+}
