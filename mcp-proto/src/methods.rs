@@ -201,8 +201,10 @@ mod tests {
             TASKS_CANCEL,
         ];
         for name in requests {
-            // Found from text of its own: the same name.
-            assert_eq!(client_request(&name.to_owned()), Some(name));
+            // Found from text of its own (as read from a message): the
+            // same name.
+            let read = String::from(name);
+            assert_eq!(client_request(&read), Some(name));
         }
         let others = [
             NOTIFICATION_INITIALIZED,
