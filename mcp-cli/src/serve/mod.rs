@@ -122,11 +122,12 @@ impl Served {
     }
 }
 
-/// Whether every one of `servers` is spawned and spoken to over stdio.
-fn every_server_stdio(registry: &Registry, servers: &[String]) -> bool {
-    servers.iter().all(|name| {
+/// How many of `servers` are spawned and spoken to over stdio.
+fn stdio_servers(registry: &Registry, servers: &[String]) -> usize {
+    let stdio = |name: &&String| {
         registry.get(name).is_some_and(|s| matches!(s.transport, TransportConfig::Stdio(_)))
-    })
+    };
+    servers.iter().filter(stdio).count()
 }
 
 /// Serves until the host closes stdin (over HTTP with `http`: until
@@ -262,12 +263,16 @@ pub(crate) async fn serve(
     // it hands the lines over one at a time.)
     //
     // The host's other calls run beside the driver, in its task (no task
-    // each, a reply written in the wake-up that ends its call), handed
-    // over from the host's thread as from this task, and woken from a
-    // stdio server's reader thread as from any other.
+    // each, a reply written in the wake-up that ends its call), only when
+    // no thread hands that runner anything: with no stdio server. With the
+    // runner fed from the host's thread (its lost wake-up since fixed), a
+    // general call's cancellation was once seen not to reach its server
+    // (a cause not yet found); they run as tasks of their own then.
     let feed = session.clone();
     let runner = session.clone();
-    let host_thread = every_server_stdio(&registry, &served.servers);
+    let stdio = stdio_servers(&registry, &served.servers);
+    let host_thread = stdio == served.servers.len();
+    let beside = stdio == 0;
     let driver = tokio::spawn(async move {
         let on_input = move |input: Input<'_>| match input {
             Input::Line(line) => feed.handle_json(line),
@@ -278,11 +283,11 @@ pub(crate) async fn serve(
             let input = std::io::stdin();
             let serving =
                 stdio::serve_direct_threaded(input, stdio::stdout(), MAX_LINE, queue, on_input);
-            runner.run_requests_beside(serving).await
+            serving.await
         } else {
             let serving =
                 stdio::serve_direct(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, on_input);
-            runner.run_requests_beside(serving).await
+            if beside { runner.run_requests_beside(serving).await } else { serving.await }
         }
     });
     let mut driver = AbortOnDrop(driver);
