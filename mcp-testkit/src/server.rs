@@ -629,6 +629,10 @@ fn plain_call_params(params: &Params) -> Option<CallParams<'_, &str>> {
     let (name, arguments, meta) = params.plain_call_and_meta()?;
     let meta = match meta {
         None => None,
+        // The `_meta` a client that asks for progress sends most often.
+        Some(meta) if let Some(token) = integer_token_alone(meta) => {
+            Some(CallMeta { progress_token: Some(token) })
+        }
         // The usual `_meta`, a token alone: found by a scan too.
         Some(meta) => match mcp_proto::jsonrpc::plain_members(meta, ["progressToken"]) {
             Some([token]) => {
@@ -642,6 +646,20 @@ fn plain_call_params(params: &Params) -> Option<CallParams<'_, &str>> {
     };
     let name = Some(StrOrValue::Str(Cow::Borrowed(name)));
     Some(CallParams { name, arguments, meta, task: None })
+}
+
+/// The token of `{"progressToken":N}` exactly (as a client that asks for
+/// progress writes it, the request's id as the token), `N` a
+/// non-negative integer of at most 19 digits (below `u64::MAX`): the value
+/// a decoding gives, with neither a scan of the members nor a decoding.
+/// `None` for anything else. `meta` is JSON text already checked, so its
+/// digits have no leading zero.
+fn integer_token_alone(meta: &str) -> Option<Value> {
+    let digits = meta.strip_prefix(r#"{"progressToken":"#)?.strip_suffix('}')?;
+    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok().map(Value::from)
 }
 
 /// The member of a call's `_meta` the testkit reads.
@@ -714,6 +732,7 @@ mod tests {
             r#"{"name":"t","_meta":{"progressToken":1,"progressToken":2}}"#,
             r#"{"name":"echo","arguments":{"message":"m"},"_meta":@@}"#,
             r#"{"_meta":{"progressToken":@@},"name":"echo","arguments":{}}"#,
+            r#"{"name":"echo","arguments":{},"_meta":{"progressToken":@@}}"#,
             r#"{"name":"t","x":1e400,"arguments":{"y":1e400}}"#,
             "[@@]",
             "[]",
@@ -761,6 +780,30 @@ mod tests {
             "{checked} {plain_read} {with_meta}"
         );
         assert_eq!(read(Params::default().decode::<CallParams<'_, &RawValue>>()), Ok(None));
+    }
+
+    #[test]
+    fn an_integer_token_alone_is_read_as_a_decoding_reads_it() {
+        for meta in [
+            r#"{"progressToken":0}"#,
+            r#"{"progressToken":7}"#,
+            r#"{"progressToken":9999999999999999999}"#,
+        ] {
+            let decoded = serde_json::from_str::<CallMeta>(meta).unwrap().progress_token;
+            assert_eq!(integer_token_alone(meta), decoded, "{meta}");
+        }
+        for meta in [
+            r#"{"progressToken":-1}"#,
+            r#"{"progressToken":18446744073709551615}"#,
+            r#"{"progressToken":1.5}"#,
+            r#"{"progressToken":"t"}"#,
+            r#"{"progressToken":null}"#,
+            r#"{"progressToken":}"#,
+            r#"{ "progressToken":1}"#,
+            r#"{"progressToken":1,"x":2}"#,
+        ] {
+            assert_eq!(integer_token_alone(meta), None, "{meta}");
+        }
     }
 
     fn init_request(id: i64, version: &str) -> Message {

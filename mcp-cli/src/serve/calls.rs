@@ -322,12 +322,12 @@ impl Bridge {
     /// now ([`Registry::plain_call`]). The host gets what `call_tool`
     /// gives it (the server's result text, the same error object), under
     /// the same session rules (its place under the cap, `-32600` for a
-    /// reused id), listed as running meanwhile ([`HostLink::running`]: a
+    /// reused id), listed as running meanwhile ([`HostLink::forwarded`]: a
     /// server's request goes to this host); its cancellation cancels the
     /// call upstream. Gives whether it was taken: if not, nothing was done.
     ///
     /// [`Registry::plain_call`]: mcp_host_registry::Registry::plain_call
-    /// [`HostLink::running`]: super::host::HostLink::running
+    /// [`HostLink::forwarded`]: super::host::HostLink::forwarded
     pub(super) fn forward_plain(
         &self,
         session: &Session<Bridge>,
@@ -359,11 +359,11 @@ impl Bridge {
         };
         tracing::debug!(target: PLAIN_TARGET, id = %key, "forwarded with no future");
         session.forward(key, || {
-            let running = self.link.running(key.clone());
-            let (host, answered) = (session.clone(), key.clone());
+            let running = self.link.forwarded(session.clone(), key.clone());
+            let answered = key.clone();
             let end = move |outcome: Result<&RawValue, Error>| {
                 // Ended before it is answered, as `call_tool`'s call.
-                drop(running);
+                let host = running.end();
                 let result = outcome.map_err(|e| call_error(&host.handler().registry, e, false));
                 host.reply_forwarded(answered, result);
             };

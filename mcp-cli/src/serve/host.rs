@@ -11,6 +11,7 @@
 //! connected, when none runs), and is refused when calls of several run at
 //! once, rather than guessed ([`Hosts`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -112,6 +113,11 @@ impl Hosts {
 #[derive(Debug, Default)]
 pub(crate) struct HostLink {
     session: Mutex<Option<Session<Bridge>>>,
+    /// Set once a session was connected ([`set`](Self::set),
+    /// [`attach`](Self::attach)), and kept when it is let go of
+    /// ([`clear`](Self::clear)): each request of the host attaches its
+    /// session, and only the first needs the lock.
+    attached: AtomicBool,
     /// A stateless-era host's calls, through which it is asked.
     pub(crate) rounds: Rounds,
     /// A handshake-era host's calls running now, and when the last one
@@ -143,11 +149,34 @@ pub(crate) struct CallGuard {
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        let mut running = self.link.running_calls();
-        if let Some(at) = running.calls.iter().position(|(n, _)| *n == self.n) {
-            running.calls.swap_remove(at);
+        self.link.end_call(self.n);
+    }
+}
+
+/// A forwarded call's place on its [`HostLink`]'s list, as a
+/// [`CallGuard`] keeps it, through the host's session the call is
+/// answered to (whose bridge holds the link): one reference kept for
+/// both. Taken off the list by [`end`](Self::end), or when dropped (the
+/// call cancelled).
+pub(crate) struct ForwardedCall {
+    host: Option<Session<Bridge>>,
+    n: u64,
+}
+
+impl ForwardedCall {
+    /// Takes the call off the list and gives the session to answer on.
+    pub(crate) fn end(mut self) -> Session<Bridge> {
+        let host = self.host.take().expect("a call ends once");
+        host.handler().link.end_call(self.n);
+        host
+    }
+}
+
+impl Drop for ForwardedCall {
+    fn drop(&mut self) {
+        if let Some(host) = &self.host {
+            host.handler().link.end_call(self.n);
         }
-        running.ended = Some(Instant::now());
     }
 }
 
@@ -181,13 +210,19 @@ impl HostLink {
     /// Connects the link to the host's session.
     pub(crate) fn set(&self, session: Session<Bridge>) {
         *self.lock() = Some(session);
+        self.attached.store(true, Ordering::Release);
     }
 
-    /// Connects the link to its session, unless it is already.
+    /// Connects the link to its session, unless it was connected before
+    /// (a session let go of is not connected again).
     pub(crate) fn attach(&self, session: &Session<Bridge>) {
+        if self.attached.load(Ordering::Acquire) {
+            return;
+        }
         let mut slot = self.lock();
-        if slot.is_none() {
+        if !self.attached.load(Ordering::Relaxed) {
             *slot = Some(session.clone());
+            self.attached.store(true, Ordering::Release);
         }
     }
 
@@ -216,11 +251,31 @@ impl HostLink {
 
     /// Lists a handshake-era host's call as running until the guard drops.
     pub(crate) fn running(self: &Arc<Self>, key: RequestKey) -> CallGuard {
+        CallGuard { link: self.clone(), n: self.list_call(key) }
+    }
+
+    /// Lists a forwarded call of `host` (this link's session) as running
+    /// until it ends.
+    pub(crate) fn forwarded(&self, host: Session<Bridge>, key: RequestKey) -> ForwardedCall {
+        ForwardedCall { n: self.list_call(key), host: Some(host) }
+    }
+
+    /// Lists a call as running: the number it is known by.
+    fn list_call(&self, key: RequestKey) -> u64 {
         let mut running = self.running_calls();
         running.last += 1;
         let n = running.last;
         running.calls.push((n, key));
-        CallGuard { link: self.clone(), n }
+        n
+    }
+
+    /// Takes call `n` off the list, and notes when the last one ended.
+    fn end_call(&self, n: u64) {
+        let mut running = self.running_calls();
+        if let Some(at) = running.calls.iter().position(|(m, _)| *m == n) {
+            running.calls.swap_remove(at);
+        }
+        running.ended = Some(Instant::now());
     }
 
     fn running_calls(&self) -> std::sync::MutexGuard<'_, Running> {

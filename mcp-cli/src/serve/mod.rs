@@ -280,7 +280,7 @@ pub(crate) async fn serve(
             _ => {}
         };
         if host_thread {
-            let input = std::io::stdin();
+            let input = stdio::stdin_blocking();
             let serving =
                 stdio::serve_direct_threaded(input, stdio::stdout(), MAX_LINE, queue, on_input);
             serving.await

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use super::shared::Shared;
 use super::slot::{Slot, lock};
 use super::tool_call::fit_options;
-use super::{Registry, calls, is_modern};
+use super::{Registry, calls};
 use crate::config::ServerConfig;
 use crate::error::{Error, TransportError};
 use crate::supervisor::Health;
@@ -62,7 +62,9 @@ impl Registry {
             return None;
         }
         let slot = shared.slot(server).ok()?;
-        let config = slot.config();
+        // Read in place (a reload replaces it whole): cloned only when the
+        // tool's checks are noted.
+        let config = slot.config.read().unwrap_or_else(|e| e.into_inner());
         if config.unusable.is_some()
             || matches!(slot.health(), Health::BackingOff { .. })
             || (shared.options.supervision.is_some() && !slot.is_supervised())
@@ -74,7 +76,8 @@ impl Registry {
             let (generation, client, _) = cached.as_ref()?;
             (*generation, client.clone())
         };
-        if is_modern(&client) || !client.forwards_plainly() {
+        // Not in the stateless era either: `forwards_plainly` says so too.
+        if !client.forwards_plainly() {
             return None;
         }
         let tool = tool.trim();
@@ -89,8 +92,9 @@ impl Registry {
             if !tool_allowed(shared, &config, &tools, index) {
                 return None;
             }
-            Allowed::note(&slot, config, &tools, pins, index);
+            Allowed::note(&slot, Arc::clone(&config), &tools, pins, index);
         }
+        drop(config);
         Some(PlainCall { client, tools, index, slot, shared: shared.clone(), generation })
     }
 }

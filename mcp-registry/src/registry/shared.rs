@@ -56,7 +56,9 @@ impl Shared {
     }
 
     pub(crate) fn slot(&self, name: &str) -> Result<Arc<Slot>, Error> {
-        self.snapshot()
+        // Found under the read lock: only the slot is cloned, not the list.
+        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        slots
             .iter()
             .find(|s| s.name == name)
             .cloned()

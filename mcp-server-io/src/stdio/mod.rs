@@ -33,7 +33,7 @@ mod out;
 mod pipes;
 mod thread;
 use out::Out;
-pub use pipes::{HostInput, HostOutput, stdin, stdout};
+pub use pipes::{HostInput, HostOutput, stdin, stdin_blocking, stdout};
 
 /// What the stdio driver hands the core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

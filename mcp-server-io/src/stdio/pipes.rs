@@ -39,6 +39,23 @@ pub fn stdin() -> HostInput {
     Box::new(tokio::io::stdin())
 }
 
+/// This process's stdin for a thread that blocks in `read`
+/// ([`serve_direct_threaded`](super::serve_direct_threaded)): a
+/// duplicate of its descriptor read as a file, with neither the lock nor
+/// the buffer of [`io::Stdin`] (two atomic operations and a copy per
+/// read saved: the driver buffers lines itself). `io::stdin()` when the
+/// descriptor cannot be duplicated.
+pub fn stdin_blocking() -> Box<dyn io::Read + Send> {
+    match io::stdin().as_fd().try_clone_to_owned() {
+        // Close-on-exec, as a duplicate is made: no child inherits it.
+        Ok(fd) => Box::new(File::from(fd)),
+        Err(e) => {
+            tracing::debug!("stdin read through its standard handle: {e}");
+            Box::new(io::stdin())
+        }
+    }
+}
+
 /// This process's stdout, written by the runtime when it can be.
 pub fn stdout() -> HostOutput {
     if !shares_stderr() {
