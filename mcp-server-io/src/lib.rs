@@ -74,7 +74,8 @@
 //!   task that has the answer when nothing waits before it
 //!   ([`outgoing::OutgoingSender::send_now`]), with no hop to the writer;
 //!   this process's stdin/stdout for it without a thread hop per line;
-//!   [`stdio::serve_direct_threaded`] reads the input on a thread of its
+//!   [`stdio::serve_direct_threaded`] reads the input (this process's
+//!   stdin from [`stdio::stdin_blocking`]) on a thread of its
 //!   own that blocks in `read` and runs the core there (a line forwarded
 //!   at once then costs the runtime nothing; a line answered here costs
 //!   a wake-up from that thread, so it suits a process in front of other
