@@ -11,7 +11,9 @@
 //! runner returns, with no wake-up of the task; or, when the runner stops
 //! after [`ROUNDS`] rounds to let the runtime's other tasks run, in the
 //! task's next wake-up, which it asks for. Requests may be handed over
-//! from any thread.
+//! from any thread; those handed over before the driver was woken are
+//! polled before it, so a request read on the input's thread starts
+//! before the answer to a later line is written.
 //!
 //! A request's waker and abort flag ([`JobState`], an `Arc`) are reused
 //! by a later request once its job is done and nothing else holds them
@@ -65,7 +67,16 @@ impl Running {
         match self {
             Running::Task(task) => task.abort(),
             Running::Beside(state) => {
-                state.aborted.store(true, Ordering::Release);
+                // The flag, then the job's place (in `wake_by_ref`); the
+                // runner stores the place, then reads the flag before it
+                // polls. All SeqCst: one of the two sees the other's
+                // store. With release and acquire both could miss it (a
+                // store still on its way while the other loads): the
+                // abort finding no place to wake, the runner no flag, and
+                // the job polled, left pending, never dropped. Before the
+                // runner takes the job, the flag alone stops it (it is
+                // read at the job's first poll).
+                state.aborted.store(true, Ordering::SeqCst);
                 state.wake_by_ref();
             }
             Running::Forwarded(_) => {}
@@ -124,6 +135,15 @@ impl Handover {
         if let (false, Some(waker)) = (self.busy, &self.waker) {
             waker.wake_by_ref();
         }
+    }
+
+    /// Gives the runner the requests handed over and woken since it last
+    /// looked (its lists, empty, take their place: their room is kept);
+    /// gives whether the driver was woken.
+    fn take(&mut self, new: &mut Vec<(Job, Arc<JobState>)>, woken: &mut Vec<u64>) -> bool {
+        std::mem::swap(&mut self.new, new);
+        std::mem::swap(&mut self.woken, woken);
+        std::mem::take(&mut self.driver_woken)
     }
 }
 
@@ -187,7 +207,8 @@ impl Wake for JobState {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let place = self.place.load(Ordering::Acquire);
+        // SeqCst: see `Running::abort`.
+        let place = self.place.load(Ordering::SeqCst);
         let mut handover = self.shared.lock();
         if place != NO_PLACE {
             handover.woken.push(place);
@@ -269,10 +290,21 @@ pub(crate) struct Attached {
 }
 
 impl Attached {
-    /// Polls the driver when it was woken (it may hand requests over and
-    /// write what ended), then the requests handed over or woken, and so
+    /// Polls the requests handed over or woken, then the driver when it
+    /// was woken (it may hand requests over and write what ended), and so
     /// on while either has something to do (a request that ends queues its
     /// reply, which wakes the driver's writer).
+    ///
+    /// The requests first: each round takes, under one lock, the requests
+    /// handed over or woken and the driver's wake-up, and polls them in
+    /// that order. A request handed over before the driver was woken
+    /// (from another thread: the input's, which then queues the answer to
+    /// a later line) is so first polled before the driver writes what woke
+    /// it, as a task of its own queued before the driver's would be on a
+    /// current-thread runtime. Polled after it, a request was seen to
+    /// start only once the host had the answer to a later line, and had
+    /// cancelled it meanwhile: dropped before it started, it had called
+    /// no one, and the server it calls was told of no cancellation.
     pub(crate) fn poll<F: Future>(
         &mut self,
         cx: &mut Context<'_>,
@@ -284,9 +316,10 @@ impl Attached {
             if !handover.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 handover.waker = Some(cx.waker().clone());
             }
-            std::mem::take(&mut handover.driver_woken)
+            handover.take(&mut self.new, &mut self.woken)
         };
-        for _ in 0..ROUNDS {
+        for round in 1..=ROUNDS {
+            self.poll_jobs();
             if poll_driver {
                 let mut driver_cx = Context::from_waker(&self.driver_waker);
                 if let Poll::Ready(out) = driver.as_mut().poll(&mut driver_cx) {
@@ -294,54 +327,51 @@ impl Attached {
                     return Poll::Ready(out);
                 }
             }
-            {
-                let mut handover = self.shared.lock();
-                handover.spare.append(&mut self.spare);
-                poll_driver = std::mem::take(&mut handover.driver_woken);
-                if handover.new.is_empty() && handover.woken.is_empty() && !poll_driver {
-                    handover.busy = false;
-                    return Poll::Pending;
-                }
-                std::mem::swap(&mut handover.new, &mut self.new);
-                std::mem::swap(&mut handover.woken, &mut self.woken);
-            }
-            for (job, state) in self.new.drain(..) {
-                let slot = self.free.pop().unwrap_or(self.slots.len());
-                if slot == self.slots.len() {
-                    self.slots.push(Slot::default());
-                }
-                let free = &mut self.slots[slot];
-                free.generation = free.generation.wrapping_add(1);
-                let place = place(slot, free.generation);
-                state.place.store(place, Ordering::Release);
-                let waker = Waker::from(state.clone());
-                free.taken = Some(Taken { job, state, waker });
-                self.woken.push(place);
-            }
-            // A reply queued wakes the driver's writer: noted as
-            // `driver_woken`, seen in the next round.
-            for i in 0..self.woken.len() {
-                let place = self.woken[i];
-                self.poll_slot(place);
-            }
-            self.woken.clear();
-        }
-        // Still busy: the rest after the runtime's other tasks. The last
-        // round took the driver's wake-up (if any) for a round that does
-        // not come: it goes back, under the lock that ends `busy`, for the
-        // next poll to take. Dropped, it was lost for good: the waker
-        // noted it and did not wake the task (the runner was busy), and
-        // nothing else polls the driver until its next wake-up, which may
-        // wait on this one (a reply queued for its writer, a request
-        // ended). Jobs woken meanwhile stay in `woken`, as this does.
-        {
             let mut handover = self.shared.lock();
             handover.spare.append(&mut self.spare);
-            handover.driver_woken |= poll_driver;
-            handover.busy = false;
+            let idle =
+                handover.new.is_empty() && handover.woken.is_empty() && !handover.driver_woken;
+            if idle || round == ROUNDS {
+                // Nothing more, or still busy after the last round: what
+                // is left (requests handed over or woken, the driver's
+                // wake-up) stays in the hand-over, taken by the next poll,
+                // after the runtime's other tasks (the task is woken
+                // below). Nothing is taken for a round that does not come.
+                handover.busy = false;
+                if idle {
+                    return Poll::Pending;
+                }
+                break;
+            }
+            poll_driver = handover.take(&mut self.new, &mut self.woken);
         }
         cx.waker().wake_by_ref();
         Poll::Pending
+    }
+
+    /// Gives the requests taken a slot each, then polls them and those
+    /// woken. A request that ends queues its reply, which wakes the
+    /// driver's writer: noted as `driver_woken`, seen after this.
+    fn poll_jobs(&mut self) {
+        for (job, state) in self.new.drain(..) {
+            let slot = self.free.pop().unwrap_or(self.slots.len());
+            if slot == self.slots.len() {
+                self.slots.push(Slot::default());
+            }
+            let free = &mut self.slots[slot];
+            free.generation = free.generation.wrapping_add(1);
+            let place = place(slot, free.generation);
+            // SeqCst with the abort's flag: see `Running::abort`.
+            state.place.store(place, Ordering::SeqCst);
+            let waker = Waker::from(state.clone());
+            free.taken = Some(Taken { job, state, waker });
+            self.woken.push(place);
+        }
+        for i in 0..self.woken.len() {
+            let place = self.woken[i];
+            self.poll_slot(place);
+        }
+        self.woken.clear();
     }
 }
 
@@ -357,7 +387,7 @@ impl Attached {
         if *now != generation {
             return;
         }
-        let done = taken.state.aborted.load(Ordering::Acquire)
+        let done = taken.state.aborted.load(Ordering::SeqCst)
             || taken.job.as_mut().poll(&mut Context::from_waker(&taken.waker)).is_ready();
         if done {
             // Dropped here, outside every lock.
@@ -615,12 +645,12 @@ mod tests {
         assert_eq!(slot_of(place(7, u32::MAX)), (7, u32::MAX));
     }
 
-    /// The driver woken just before the runner's last round (here by a
-    /// job that keeps itself busy for every round): that round takes the
-    /// wake-up, and the driver is still polled, in the next wake-up of the
-    /// task if not in this one.
+    /// The driver woken in the runner's last round (here by a job that
+    /// keeps itself busy for every round): the round does not look again,
+    /// and the wake-up stays for the task's next wake-up, which the runner
+    /// asks for, where the driver is polled.
     #[test]
-    fn a_driver_woken_before_the_last_round_is_polled_after_it() {
+    fn a_driver_woken_in_the_last_round_is_polled_in_the_next_wake_up() {
         let beside = Beside::default();
         let mut attached = beside.attach().unwrap();
         let driver_polls = Arc::new(AtomicU32::new(0));
@@ -633,28 +663,82 @@ mod tests {
                 Poll::<()>::Pending
             }))
         };
-        // Polled once a round: wakes itself for the next one, and the
-        // driver in the round before the last.
+        // Polled once a round (before the driver, polled in the first
+        // only): wakes itself for the next one, and the driver in the
+        // last.
         let job_polls = Arc::new(AtomicU32::new(0));
         let polls = job_polls.clone();
         let job: Job = Box::pin(std::future::poll_fn(move |cx| {
             let n = polls.fetch_add(1, Ordering::SeqCst) as usize + 1;
-            if n == ROUNDS - 1 {
+            if n == ROUNDS {
                 driver_waker.lock().unwrap().as_ref().unwrap().wake_by_ref();
             }
-            if n < ROUNDS {
+            if n <= ROUNDS {
                 cx.waker().wake_by_ref();
             }
             Poll::Pending
         }));
         let _running = beside.hand_over(job).unwrap_or_else(|_| panic!("attached"));
-        let mut cx = Context::from_waker(Waker::noop());
+        let woken = Arc::new(AtomicU32::new(0));
+        struct Count(Arc<AtomicU32>);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let task = Waker::from(Arc::new(Count(woken.clone())));
+        let mut cx = Context::from_waker(&task);
         assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
         assert_eq!(job_polls.load(Ordering::SeqCst) as usize, ROUNDS, "every round ran");
         assert_eq!(driver_polls.load(Ordering::SeqCst), 1);
-        // The task's next wake-up (the runner woke it, having had to stop).
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the task asked for its next wake-up");
+        {
+            let handover = beside.shared.lock();
+            assert!(handover.driver_woken && handover.woken.len() == 1, "left for the next");
+        }
+        // The task's next wake-up.
         assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
         assert_eq!(driver_polls.load(Ordering::SeqCst), 2, "the driver's wake-up was kept");
+        assert_eq!(job_polls.load(Ordering::SeqCst) as usize, ROUNDS + 1);
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "idle: no wake-up asked for");
+    }
+
+    /// Jobs handed over before the driver's wake-up are polled before the
+    /// driver in the same round; a job the driver hands over, right after
+    /// it in the same wake-up.
+    #[test]
+    fn jobs_handed_over_before_the_drivers_wake_up_are_polled_first() {
+        let beside = Arc::new(Beside::default());
+        let mut attached = beside.attach().unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let handed = Arc::new(Mutex::new(Vec::<Job>::new()));
+        let job = |name: &'static str| -> Job {
+            let order = order.clone();
+            Box::pin(std::future::poll_fn(move |_| {
+                order.lock().unwrap().push(name);
+                Poll::<()>::Pending
+            }))
+        };
+        // The driver hands over what it is given when polled.
+        let mut driver = {
+            let (order, handed, beside) = (order.clone(), handed.clone(), beside.clone());
+            Box::pin(std::future::poll_fn(move |_| {
+                order.lock().unwrap().push("driver");
+                for job in handed.lock().unwrap().drain(..) {
+                    assert!(beside.hand_over(job).is_ok());
+                }
+                Poll::<()>::Pending
+            }))
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        // The driver's first poll; then idle.
+        assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
+        let _a = beside.hand_over(job("a")).unwrap_or_else(|_| panic!("attached"));
+        handed.lock().unwrap().push(job("c"));
+        Waker::from(beside.shared.clone()).wake();
+        let _b = beside.hand_over(job("b")).unwrap_or_else(|_| panic!("attached"));
+        assert!(attached.poll(&mut cx, driver.as_mut()).is_pending());
+        assert_eq!(*order.lock().unwrap(), ["driver", "a", "b", "driver", "c"]);
     }
 
     /// Jobs handed over from another OS thread (as the stdio driver's

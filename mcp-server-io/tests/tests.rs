@@ -6,6 +6,8 @@
 mod backlog;
 #[path = "it/beside.rs"]
 mod beside;
+#[path = "it/beside_cancel.rs"]
+mod beside_cancel;
 #[path = "it/forward.rs"]
 mod forward;
 #[cfg(feature = "http")]
