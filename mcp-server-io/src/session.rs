@@ -749,7 +749,10 @@ impl<H: Handler> Session<H> {
     /// any: with the input read on a thread of its own
     /// ([`stdio::serve_direct_threaded`](crate::stdio::serve_direct_threaded))
     /// they come from that thread, and run as those read in the driver's
-    /// task do.
+    /// task do. One handed over before the driver is woken is first
+    /// polled before it: a request read on that thread starts before the
+    /// answer to a later line is written (a client cancelling it once it
+    /// has that answer finds it started, as a task of its own would be).
     ///
     /// [`Reply::Later`]: crate::Reply::Later
     /// [`Reply::LaterRaw`]: crate::Reply::LaterRaw

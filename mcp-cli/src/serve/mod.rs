@@ -263,11 +263,13 @@ pub(crate) async fn serve(
     // it hands the lines over one at a time.)
     //
     // The host's other calls run beside the driver, in its task (no task
-    // each, a reply written in the wake-up that ends its call), only when
-    // no thread hands that runner anything: with no stdio server. With the
-    // runner fed from the host's thread (its lost wake-up since fixed), a
-    // general call's cancellation was once seen not to reach its server
-    // (a cause not yet found); they run as tasks of their own then.
+    // each, a reply written in the wake-up that ends its call), handed
+    // over from the host's thread as from this task. Each is first polled
+    // before the driver writes the answer to a later line (see
+    // `run_requests_beside`): a call the host cancels once it has that
+    // answer has started, as a task of its own would have, and its
+    // server is told. In front of servers of both kinds they run as tasks
+    // of their own, as before (not measured beside).
     let feed = session.clone();
     let runner = session.clone();
     let stdio = stdio_servers(&registry, &served.servers);
@@ -283,7 +285,7 @@ pub(crate) async fn serve(
             let input = stdio::stdin_blocking();
             let serving =
                 stdio::serve_direct_threaded(input, stdio::stdout(), MAX_LINE, queue, on_input);
-            serving.await
+            runner.run_requests_beside(serving).await
         } else {
             let serving =
                 stdio::serve_direct(stdio::stdin(), stdio::stdout(), MAX_LINE, queue, on_input);
