@@ -86,16 +86,45 @@ enum Stop {
     AbortAll,
 }
 
+/// A message as a line of the input.
 fn line(message: &Value) -> Vec<u8> {
     let mut line = message.to_string().into_bytes();
     line.push(b'\n');
     line
 }
 
-/// One round: `requests` requests handed over from the input's thread,
-/// then stopped by `stop`; whether every future was dropped in time, with
-/// how many started and were dropped.
-fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (bool, usize, usize) {
+/// The lines that open a handshake-era session.
+fn handshake() -> Vec<u8> {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let mut script = line(&initialize);
+    script.extend(line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})));
+    script
+}
+
+/// A session of [`Hanging`] requests served as `mcpc serve` serves its
+/// host in front of stdio servers.
+struct Served {
+    session: Session<Hanging>,
+    /// How many requests started, and how many were dropped.
+    started: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
+    /// The input's other end.
+    client: std::io::PipeWriter,
+    driver: tokio::task::JoinHandle<std::io::Result<stdio::Ended>>,
+}
+
+/// [`Served`] on `runtime`: the input read on a thread of its own, the
+/// requests run beside the driver, all aborted once the driver ends;
+/// `output` is given the count of requests started.
+fn serve<W>(
+    runtime: &tokio::runtime::Runtime,
+    output: impl FnOnce(&Arc<AtomicUsize>) -> W,
+) -> Served
+where
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let handler = Hanging {
         info: ServerInfo::new("hanging", "1.0"),
         never: Arc::default(),
@@ -103,9 +132,9 @@ fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (boo
         dropped: Arc::default(),
     };
     let (started, dropped) = (handler.started.clone(), handler.dropped.clone());
+    let output = output(&started);
     let (session, queue) = Session::new(handler, SessionOptions::new(ServeEra::Legacy));
-    let (input, mut client) = std::io::pipe().unwrap();
-    let (output, mut host) = tokio::io::duplex(64 * 1024);
+    let (input, client) = std::io::pipe().unwrap();
     let (feed, runner) = (session.clone(), session.clone());
     let driver = runtime.spawn(async move {
         let on_input = move |input: Input<'_>| {
@@ -118,6 +147,20 @@ fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (boo
         runner.abort_all();
         ended
     });
+    Served { session, started, dropped, client, driver }
+}
+
+/// One round: `requests` requests handed over from the input's thread,
+/// then stopped by `stop`; whether every future was dropped in time, with
+/// how many started and were dropped.
+fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (bool, usize, usize) {
+    let mut host = None;
+    let Served { session, started, dropped, mut client, driver } = serve(runtime, |_| {
+        let (output, read) = tokio::io::duplex(64 * 1024);
+        host = Some(read);
+        output
+    });
+    let mut host = host.unwrap();
     // What the driver writes is read and let go.
     let drain = runtime.spawn(async move {
         let mut sink = vec![0; 16 * 1024];
@@ -127,12 +170,7 @@ fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (boo
     // them all from its own thread.
     let host_session = session.clone();
     let host = std::thread::spawn(move || {
-        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}});
-        let mut script = line(&initialize);
-        script.extend(line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})));
-        client.write_all(&script).unwrap();
+        client.write_all(&handshake()).unwrap();
         let cancel = |id: usize| {
             line(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                          "params": {"requestId": id}}))
@@ -186,6 +224,10 @@ fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (boo
     (all, seen.0, seen.1)
 }
 
+/// Rounds of requests handed over from the input's thread, each
+/// cancelled at once (mostly before its first poll), all cancelled after
+/// (mostly started), or all aborted from another thread, on both
+/// runtimes: every future is dropped within [`LIMIT`].
 #[test]
 fn requests_cancelled_from_the_input_thread_are_dropped() {
     const ROUNDS: usize = 300;
@@ -250,39 +292,14 @@ impl tokio::io::AsyncWrite for Recorder {
 #[test]
 fn requests_handed_over_before_an_answer_start_before_it_is_written() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let handler = Hanging {
-        info: ServerInfo::new("hanging", "1.0"),
-        never: Arc::default(),
-        started: Arc::default(),
-        dropped: Arc::default(),
-    };
-    let started = handler.started.clone();
-    let (session, queue) = Session::new(handler, SessionOptions::new(ServeEra::Legacy));
-    let (input, mut client) = std::io::pipe().unwrap();
     let writes = Arc::new(Mutex::new(Vec::new()));
-    let output = Recorder { started: started.clone(), writes: writes.clone() };
-    let (feed, runner) = (session.clone(), session.clone());
-    let driver = runtime.spawn(async move {
-        let on_input = move |input: Input<'_>| {
-            if let Input::Line(line) = input {
-                feed.handle_json(line);
-            }
-        };
-        let serving = stdio::serve_direct_threaded(input, output, 1 << 20, queue, on_input);
-        let ended = runner.run_requests_beside(serving).await;
-        runner.abort_all();
-        ended
-    });
+    let Served { session, started, mut client, driver, .. } =
+        serve(&runtime, |started| Recorder { started: started.clone(), writes: writes.clone() });
     let written = |id: i64| {
         let needle = format!(r#""id":{id}"#);
         writes.lock().unwrap().iter().find(|(text, _)| text.contains(&needle)).map(|w| w.1)
     };
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    let mut script = line(&initialize);
-    script.extend(line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})));
-    client.write_all(&script).unwrap();
+    client.write_all(&handshake()).unwrap();
     runtime.block_on(async {
         while written(0).is_none() {
             tokio::time::sleep(Duration::from_millis(1)).await;
