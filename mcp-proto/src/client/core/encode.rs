@@ -139,9 +139,10 @@ fn write_meta(
     let open = text.len();
     text.push(b'{');
     if let Some(id) = progress {
-        write_json_str(text, PROGRESS_TOKEN_META_KEY);
-        text.push(b':');
-        write_json(text, &id)?;
+        // The key is a constant with nothing to escape, the token an
+        // integer: written as they are, as serde_json writes them.
+        text.extend_from_slice(PROGRESS_TOKEN_MEMBER);
+        text.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
         text.push(b',');
     }
     for (k, v) in extra.into_iter().flatten() {
@@ -164,6 +165,10 @@ fn write_meta(
     text.push(b'}');
     Ok(())
 }
+
+/// `"progressToken":`, the start of the member [`write_meta`] writes
+/// first (a test checks it against the key's constant).
+const PROGRESS_TOKEN_MEMBER: &[u8] = b"\"progressToken\":";
 
 /// Whether `text` holds `"_meta"` anywhere: each `_` looked at (a
 /// `memmem` search builds a searcher first, which costs more than the
@@ -250,9 +255,38 @@ pub(super) fn with_progress_token(
 mod tests {
     use serde_json::json;
 
-    use super::{mentions_meta, method_and_params, request_text, write_method_and_params};
+    use super::{
+        PROGRESS_TOKEN_MEMBER, mentions_meta, method_and_params, request_text, write_meta,
+        write_method_and_params,
+    };
     use crate::jsonrpc::{Request, RequestId};
     use crate::methods;
+    use crate::types::PROGRESS_TOKEN_META_KEY;
+
+    /// The progress token written as its member's text: what serde_json
+    /// writes for the same object, with and without other members.
+    #[test]
+    fn the_progress_token_is_written_as_serde_json_writes_it() {
+        let key = serde_json::to_string(PROGRESS_TOKEN_META_KEY).unwrap() + ":";
+        assert_eq!(PROGRESS_TOKEN_MEMBER, key.as_bytes());
+        let extra = json!({"trace": "t", "n": [1, {"a": null}]});
+        let modern: &[u8] = br#"{"io.modelcontextprotocol/protocolVersion":"v"}"#;
+        for id in [0, 1, 7, 42, -1, 1 << 53, i64::MAX, i64::MIN] {
+            let mut text = Vec::new();
+            write_meta(&mut text, Some(id), None, None).unwrap();
+            let expected = json!({ PROGRESS_TOKEN_META_KEY: id });
+            assert_eq!(String::from_utf8(text).unwrap(), expected.to_string(), "{id}");
+            let mut text = Vec::new();
+            write_meta(&mut text, Some(id), extra.as_object(), Some(modern)).unwrap();
+            let mut expected = extra.as_object().unwrap().clone();
+            expected.insert(PROGRESS_TOKEN_META_KEY.into(), json!(id));
+            expected.insert("io.modelcontextprotocol/protocolVersion".into(), json!("v"));
+            let written: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&text).unwrap();
+            assert_eq!(written, expected, "{id}");
+            assert!(text.starts_with(b"{\"progressToken\":"), "{id}");
+        }
+    }
 
     /// The methods written as constants, and near misses of them (a
     /// character short, one more, another case, a quote, a prefix).
