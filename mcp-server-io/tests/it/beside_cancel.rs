@@ -191,8 +191,15 @@ fn round(runtime: &tokio::runtime::Runtime, requests: usize, stop: Stop) -> (boo
                 }
             }
             Stop::AbortAll => {
-                // Every request handed over (and some started, some not).
+                // Every request handed over (and some started, some not),
+                // waited for at most `LIMIT`.
+                let deadline = std::time::Instant::now() + LIMIT;
                 while host_session.in_flight() < requests {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{} of {requests} requests in flight after {LIMIT:?}",
+                        host_session.in_flight()
+                    );
                     std::thread::yield_now();
                 }
                 host_session.abort_all();
