@@ -12,6 +12,7 @@
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Waker};
 
@@ -19,6 +20,7 @@ use mcp_proto::client::decide::recovery::{self, Attempt};
 use mcp_proto::client::decide::{Action, GiveUp};
 use mcp_proto::client::{ClientError, RequestOptions};
 use mcp_proto::jsonrpc::RequestId;
+use mcp_proto::types::Tool;
 use mcp_proto::{ProtocolVersion, methods};
 use serde_json::value::RawValue;
 
@@ -39,12 +41,48 @@ impl<T: Transport> Client<T> {
     /// given up as it came, as the general path gives it up). Else the
     /// call takes [`call_tool_json`](Self::call_tool_json).
     pub fn forwards_plainly(&self) -> bool {
+        self.carries_plainly()
+            && lock(&self.inner.core)
+                .protocol_version()
+                .is_some_and(|v| !ProtocolVersion::is_modern(v))
+    }
+
+    /// The tool list the client keeps, when
+    /// [`forwards_plainly`](Self::forwards_plainly) holds: both read
+    /// under one look at the connection's state (the list is kept in the
+    /// handshake era once listed; `None` before, or after a list change
+    /// the server announced, until it is listed again).
+    pub fn forwarding_tools(&self) -> Option<Arc<[Tool]>> {
+        if !self.carries_plainly() {
+            return None;
+        }
+        let core = lock(&self.inner.core);
+        core.protocol_version().filter(|v| !v.is_modern())?;
+        core.cached_tools()
+    }
+
+    /// Whether [`forwards_plainly`](Self::forwards_plainly) holds and the
+    /// tool list the client keeps is still `tools` (one
+    /// [`forwarding_tools`](Self::forwarding_tools) gave): the same list,
+    /// not one listed again since.
+    pub fn forwards_with(&self, tools: &Arc<[Tool]>) -> bool {
+        if !self.carries_plainly() {
+            return false;
+        }
+        let core = lock(&self.inner.core);
+        core.protocol_version().is_some_and(|v| !v.is_modern()) && core.keeps_tools(tools)
+    }
+
+    /// What [`forwards_plainly`](Self::forwards_plainly) asks of the
+    /// client besides its era: no middleware, and a transport that needs
+    /// neither the parameters as a value nor the tool's definition and
+    /// sends nothing again after a lost connection.
+    fn carries_plainly(&self) -> bool {
         let inner = &self.inner;
         inner.options.middleware.is_empty()
             && !inner.transport.wants_params()
             && !inner.transport.wants_tool()
             && !inner.transport.resends_after_loss()
-            && lock(&inner.core).protocol_version().is_some_and(|v| !ProtocolVersion::is_modern(v))
     }
 
     /// Sends `tools/call` as [`call_tool_json`](Self::call_tool_json)

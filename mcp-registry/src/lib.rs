@@ -253,7 +253,7 @@ pub use pins::{
 };
 pub use policy::ToolPolicy;
 pub use registry::{
-    PlainCall, Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus,
+    PlainCall, PlainRoute, Registry, RegistryOptions, ReloadReport, ServerResult, ServerStatus,
 };
 pub use relay::NotificationEvent;
 pub use search::{SearchHit, ToolIndex, tokenize};

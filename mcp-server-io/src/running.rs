@@ -41,9 +41,9 @@ pub(crate) enum Running {
     /// Beside the driver.
     Beside(Arc<JobState>),
     /// Forwarded by the handler with no future of its own
-    /// ([`Session::forward`](crate::Session::forward)): stopped by its
-    /// hook (none until the forwarding is done).
-    Forwarded(Option<CancelHook>),
+    /// ([`Session::forward`](crate::Session::forward)), the session's
+    /// `n`th: stopped by its hook (none until the forwarding is done).
+    Forwarded { n: u64, hook: Option<CancelHook> },
 }
 
 /// What stops a request forwarded with
@@ -79,7 +79,7 @@ impl Running {
                 state.aborted.store(true, Ordering::SeqCst);
                 state.wake_by_ref();
             }
-            Running::Forwarded(_) => {}
+            Running::Forwarded { .. } => {}
         }
     }
 
@@ -87,7 +87,7 @@ impl Running {
     /// by its hook (so with no lock of the session held).
     pub(crate) fn stop(self) {
         match self {
-            Running::Forwarded(Some(CancelHook(hook))) => hook(),
+            Running::Forwarded { hook: Some(CancelHook(hook)), .. } => hook(),
             running => running.abort(),
         }
     }
@@ -492,7 +492,7 @@ mod tests {
     fn state_of(running: &Running) -> Arc<JobState> {
         match running {
             Running::Beside(state) => state.clone(),
-            Running::Task(_) | Running::Forwarded(_) => panic!("handed to a runner"),
+            Running::Task(_) | Running::Forwarded { .. } => panic!("handed to a runner"),
         }
     }
 

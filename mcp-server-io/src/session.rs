@@ -173,6 +173,12 @@ struct State {
     min_log_level: usize,
     /// Open `subscriptions/listen` streams, by the listen request.
     listens: BTreeMap<RequestKey, Filter>,
+    /// The number the last request admitted by [`Session::forward`] got.
+    forwards: u64,
+    /// The forwarded request answered last while its forwarding was still
+    /// under way (its hook not yet given): the hook of a call over need
+    /// not run.
+    answered_early: Option<u64>,
 }
 
 impl State {
@@ -656,8 +662,10 @@ impl<H: Handler> Session<H> {
         key: &RequestKey,
         start: impl FnOnce() -> Result<CancelHook, ErrorObject>,
     ) -> bool {
-        {
+        let n = {
             let mut state = self.state();
+            state.forwards += 1;
+            let n = state.forwards;
             let open = state.open();
             // One look-up: the place found here is the one taken.
             let place = match state.in_flight.entry(key.clone()) {
@@ -675,25 +683,37 @@ impl<H: Handler> Session<H> {
                 self.reply(key, Err(busy));
                 return false;
             }
-            place.insert(Running::Forwarded(None));
-        }
+            place.insert(Running::Forwarded { n, hook: None });
+            n
+        };
         // The hook goes where the request waits, unless it ended meanwhile
-        // (cancelled: the hook runs now; answered: it runs too and finds
-        // the call over, doing nothing).
+        // (its place gone, or, once gone, taken by a request of the same
+        // id): cancelled, the hook runs now; answered, the call is over
+        // and the hook is dropped.
         let outcome = start();
         let mut state = self.state();
-        match (outcome, state.in_flight.get_mut(key)) {
-            (Ok(hook), Some(Running::Forwarded(place @ None))) => *place = Some(hook),
-            (Ok(hook), _) => {
+        let waiting = match state.in_flight.get_mut(key) {
+            Some(Running::Forwarded { n: m, hook }) if *m == n => Some(hook),
+            _ => None,
+        };
+        match (outcome, waiting) {
+            (Ok(hook), Some(place)) => *place = Some(hook),
+            (Ok(hook), None) => {
+                let answered = state.answered_early == Some(n);
+                if answered {
+                    state.answered_early = None;
+                }
                 drop(state);
-                (hook.0)();
+                if !answered {
+                    (hook.0)();
+                }
             }
-            (Err(error), Some(Running::Forwarded(None))) => {
+            (Err(error), Some(_)) => {
                 state.in_flight.remove(key);
                 drop(state);
                 self.reply(key.clone(), Err(error));
             }
-            (Err(_), _) => {}
+            (Err(_), None) => {}
         }
         true
     }
@@ -714,8 +734,15 @@ impl<H: Handler> Session<H> {
     /// under [`stdio::serve_direct`](crate::stdio::serve_direct) the
     /// calling task writes it when nothing waits to be written before it.
     pub fn reply_forwarded(&self, key: RequestKey, result: Result<&RawValue, ErrorObject>) -> bool {
-        if self.state().in_flight.remove(&key).is_none() {
-            return false;
+        {
+            let mut state = self.state();
+            match state.in_flight.remove(&key) {
+                None => return false,
+                // Answered before its forwarding gave the hook: `forward`
+                // drops it.
+                Some(Running::Forwarded { n, hook: None }) => state.answered_early = Some(n),
+                Some(_) => {}
+            }
         }
         // Written by this task when the driver allows it and nothing waits
         // before it (`OutgoingSender::send_now`): the task that has the

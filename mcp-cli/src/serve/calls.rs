@@ -11,7 +11,7 @@ use std::sync::Arc;
 use mcp_host_registry::mcp_peer::tasks::ToolCallStart;
 use mcp_host_registry::mcp_peer::{Client, Transport};
 use mcp_host_registry::shape::{SchemaTarget, ShapeLimits, shape_tool};
-use mcp_host_registry::{Error, Registry};
+use mcp_host_registry::{Error, PlainRoute, Registry};
 use mcp_proto::client::{BoxFuture, CallerRound, RequestOptions};
 use mcp_proto::jsonrpc::{ErrorObject, error_code};
 use mcp_proto::methods;
@@ -319,14 +319,15 @@ impl Bridge {
     /// only (no `_meta`: no progress token, no per-request level), its
     /// tool routed already, no shaping, no search mode, no login that may
     /// call for a second attempt, and every check of the registry passed
-    /// now ([`Registry::plain_call`]). The host gets what `call_tool`
+    /// now ([`Registry::plain_route`], its route kept for the tool's next
+    /// call while it holds). The host gets what `call_tool`
     /// gives it (the server's result text, the same error object), under
     /// the same session rules (its place under the cap, `-32600` for a
     /// reused id), listed as running meanwhile ([`HostLink::forwarded`]: a
     /// server's request goes to this host); its cancellation cancels the
     /// call upstream. Gives whether it was taken: if not, nothing was done.
     ///
-    /// [`Registry::plain_call`]: mcp_host_registry::Registry::plain_call
+    /// [`Registry::plain_route`]: mcp_host_registry::Registry::plain_route
     /// [`HostLink::forwarded`]: super::host::HostLink::forwarded
     pub(super) fn forward_plain(
         &self,
@@ -342,15 +343,19 @@ impl Bridge {
         if arguments.is_some_and(|a| !a.get().starts_with('{')) {
             return false;
         }
-        let plain = {
-            let routes = self.routes();
-            let Some((server, tool)) = routes.tool_ref(name) else { return false };
-            if Logins::may_retry(&self.registry, server) {
-                return false;
+        // The route kept for the name while it holds, else found again.
+        let kept = self.routes().plain_route(name);
+        let found;
+        let plain = match kept.as_deref().and_then(PlainRoute::call) {
+            Some(plain) => plain,
+            None => {
+                found = self.find_plain_route(name);
+                match found.as_deref().and_then(PlainRoute::call) {
+                    Some(plain) => plain,
+                    None => return false,
+                }
             }
-            self.registry.plain_call(server, tool)
         };
-        let Some(plain) = plain else { return false };
         let options = RequestOptions {
             timeout: self.timeout,
             reset_timeout_on_progress: true,
@@ -373,6 +378,29 @@ impl Bridge {
             }
         });
         true
+    }
+
+    /// The registry's plain route of the tool the host calls `name`, kept
+    /// in the routes for the next call when `name` routes to the tool's
+    /// own name (so at most one is kept per tool listed), forgotten when
+    /// there is none. A tool routed to a server that logs in with OAuth
+    /// has none: a call to it may need a login and a second attempt.
+    fn find_plain_route(&self, name: &str) -> Option<Arc<PlainRoute>> {
+        let mut routes = self.routes();
+        let (found, exact) = {
+            let (server, tool) = routes.tool_ref(name)?;
+            if Logins::may_retry(&self.registry, server) {
+                (None, true)
+            } else {
+                let found = self.registry.plain_route(server, tool).map(Arc::new);
+                let exact = found.as_ref().is_none_or(|route| route.tool() == tool);
+                (found, exact)
+            }
+        };
+        if exact {
+            routes.keep_plain_route(name, found.clone());
+        }
+        found
     }
 
     /// `tasks/get`, `tasks/update`, `tasks/cancel` of a host that declared

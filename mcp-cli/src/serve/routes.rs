@@ -1,6 +1,8 @@
 //! Which upstream server a host's name or URI goes to, and what the
 //! bridge declares: pure functions over what the servers listed and
-//! declared.
+//! declared. The routes keep, beside the names, the registry's plain
+//! route of each tool name called ([`PlainRoute`]), until the names
+//! change.
 //!
 //! One server is served with its names unchanged. Several are served as
 //! one: tool and prompt names follow the registry's flat naming rule
@@ -9,8 +11,9 @@
 //! listed them, else by the templates the servers listed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use mcp_host_registry::ToolNames;
+use mcp_host_registry::{PlainRoute, ToolNames};
 use serde_json::{Map, Value, json};
 
 /// The routes of the names the host was given.
@@ -25,6 +28,10 @@ pub(crate) struct Routes {
     /// The literal start of each URI template (up to its first `{`) and
     /// its server, from the last template lists.
     templates: Vec<(String, String)>,
+    /// The plain route found for a tool name (see
+    /// [`Bridge::forward_plain`](super::handler::Bridge)), kept while the
+    /// names stay (at most one per tool name routed).
+    plain: HashMap<String, Arc<PlainRoute>>,
 }
 
 impl Routes {
@@ -40,7 +47,26 @@ impl Routes {
     /// Names the listed tools (each server's, by server): the host's name
     /// of each, in the servers' order.
     pub(crate) fn name_tools(&mut self, listed: &[(String, Vec<String>)]) -> Vec<String> {
+        self.plain.clear();
         name(&self.single, &mut self.tools, listed)
+    }
+
+    /// The plain route kept for the tool name, if any (it may no longer
+    /// hold: [`PlainRoute::call`] tells).
+    pub(crate) fn plain_route(&self, name: &str) -> Option<Arc<PlainRoute>> {
+        self.plain.get(name).cloned()
+    }
+
+    /// Keeps `route` for the tool name, or forgets the one kept (`None`).
+    pub(crate) fn keep_plain_route(&mut self, name: &str, route: Option<Arc<PlainRoute>>) {
+        match route {
+            Some(route) => {
+                self.plain.insert(name.to_owned(), route);
+            }
+            None => {
+                self.plain.remove(name);
+            }
+        }
     }
 
     /// Names the listed prompts, as [`name_tools`](Self::name_tools).

@@ -2,8 +2,9 @@
 //! connections, the tool policy in front of them.
 
 mod calls;
+mod conn;
 mod plain;
-pub use plain::PlainCall;
+pub use plain::{PlainCall, PlainRoute};
 mod shared;
 mod sized;
 mod slot;
@@ -22,6 +23,7 @@ use mcp_proto::types::{Implementation, InitializeResult, Tool};
 use mcp_proto::{Era, ProtocolVersion};
 
 pub(crate) use self::calls::round_trip;
+use self::conn::Cached;
 #[cfg(feature = "http")]
 pub(crate) use self::shared::CLOSE_TIMEOUT;
 #[cfg(feature = "http")]
@@ -30,7 +32,7 @@ use self::shared::HEALTH_EVENTS;
 pub(crate) use self::shared::Shared;
 use self::shared::close_bounded;
 pub(crate) use self::slot::Slot;
-use self::slot::{Cached, Declared, lock};
+use self::slot::{Declared, lock};
 use self::subscriptions::{is_modern, keep_listen, listen_filter};
 #[cfg(feature = "http")]
 use crate::config::AuthConfig;
@@ -372,7 +374,7 @@ impl Registry {
     /// level), where `None` means "add it; the call sorts it out".
     pub fn speaks_stateless_era(&self, name: &str) -> Option<bool> {
         let slot = self.slot(name).ok()?;
-        let cached = slot.conn.try_lock().ok()?;
+        let cached = slot.conn.try_lock()?;
         cached.as_ref().map(|(_, conn, _)| is_modern(conn))
     }
 

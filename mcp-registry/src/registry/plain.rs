@@ -3,52 +3,84 @@
 //! on the connection with no future of its own
 //! ([`mcp_peer::Client::forward_tool_call`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use mcp_proto::client::RequestOptions;
 use mcp_proto::types::Tool;
 use serde_json::value::RawValue;
+use tokio::task::AbortHandle;
 
+use super::Registry;
 use super::shared::Shared;
 use super::slot::{Slot, lock};
 use super::tool_call::fit_options;
-use super::{Registry, calls};
 use crate::config::ServerConfig;
 use crate::error::{Error, TransportError};
-use crate::supervisor::Health;
 use crate::transport::ServerClient;
 use crate::trust::approval::Tier;
 
-/// A call of a server's tool that every check allows now (see
-/// [`Registry::plain_call`]), to [`forward`](PlainCall::forward).
-pub struct PlainCall {
-    /// The connection the call goes out on: one that
-    /// [`forwards_plainly`](mcp_peer::Client::forwards_plainly).
-    client: ServerClient,
-    /// The server's tool list, the tool at `index`.
+/// A plain call's route: a call of a server's tool that every check
+/// allowed (see [`Registry::plain_route`]), kept with what was decided on,
+/// so that the next call of the tool is a [`call`](PlainRoute::call) that
+/// compares rather than decides again. It keeps neither the server's slot
+/// nor the registry alive (a reload waits for the calls of a server it
+/// retires, not for its routes), nor the connection.
+pub struct PlainRoute {
+    /// The server's tool list the route was found in, the tool at
+    /// `index`.
     tools: Arc<[Tool]>,
     index: usize,
-    slot: Arc<Slot>,
-    shared: Arc<Shared>,
+    slot: Weak<Slot>,
+    shared: Weak<Shared>,
+    /// The connection's generation.
     generation: u64,
+    /// The slot's count of configuration changes, of health changes, and
+    /// the pins' epoch, each read before what it guards.
+    config_changes: u64,
+    health_changes: u64,
+    pins: u64,
+    /// The supervisor's task, when supervision is on.
+    supervisor: Option<AbortHandle>,
+    /// The server's name.
+    server: String,
 }
 
-impl std::fmt::Debug for PlainCall {
+impl std::fmt::Debug for PlainRoute {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PlainCall")
-            .field("server", &self.slot.name)
+        f.debug_struct("PlainRoute")
+            .field("server", &self.server)
             .field("tool", &self.tool())
             .finish_non_exhaustive()
     }
 }
 
+/// A call on a [`PlainRoute`] that still holds, to
+/// [`forward`](PlainCall::forward).
+pub struct PlainCall<'r> {
+    route: &'r PlainRoute,
+    /// The connection the call goes out on: one that
+    /// [`forwards_plainly`](mcp_peer::Client::forwards_plainly).
+    client: ServerClient,
+    slot: Arc<Slot>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PlainCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlainCall")
+            .field("server", &self.slot.name)
+            .field("tool", &self.route.tool())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Registry {
-    /// The call of `tool` on `server` when every check
+    /// The route of a call of `tool` on `server` when every check
     /// [`call_tool_text`](Self::call_tool_text) makes passes now, with no
     /// I/O and no wait: no audit log (whose line is written when a call
     /// ends); the server usable, connected (its connection not being
-    /// changed now) in the handshake era on a connection that
+    /// dropped now) in the handshake era on a connection that
     /// [`forwards_plainly`](mcp_peer::Client::forwards_plainly), not
     /// backing off, its supervisor running when supervision is on; its
     /// tool list kept, the tool listed, visible to the model (or app-only
@@ -56,36 +88,38 @@ impl Registry {
     /// `allow` (no approver to ask, no rule or list refusing it). `None`
     /// otherwise: the call then takes `call_tool_text`, which says why it
     /// fails, waits, connects or asks.
-    pub fn plain_call(&self, server: &str, tool: &str) -> Option<PlainCall> {
+    ///
+    /// The route holds for as long as none of what was checked changes:
+    /// the server's configuration (a reload), its health, its supervisor,
+    /// its connection, the connection's era and tool list (a list change
+    /// the server announced, or a listing), the pins; and while the server
+    /// is not retired. [`PlainRoute::call`] tells.
+    pub fn plain_route(&self, server: &str, tool: &str) -> Option<PlainRoute> {
         let shared = &self.shared;
         if shared.options.trust.audit.is_some() {
             return None;
         }
         let slot = shared.slot(server).ok()?;
+        // Each count is read before what it guards: a change meanwhile
+        // makes the next call decide again.
+        let config_changes = slot.config_changes();
+        let health_changes = slot.health_changes();
+        let pins = shared.pins.epoch();
         // Read in place (a reload replaces it whole): cloned only when the
         // tool's checks are noted.
         let config = slot.config.read().unwrap_or_else(|e| e.into_inner());
-        if config.unusable.is_some()
-            || matches!(slot.health(), Health::BackingOff { .. })
-            || (shared.options.supervision.is_some() && !slot.is_supervised())
-        {
-            return None;
-        }
-        let (generation, client) = {
-            let cached = slot.conn.try_lock().ok()?;
-            let (generation, client, _) = cached.as_ref()?;
-            (*generation, client.clone())
+        let supervisor = match shared.options.supervision {
+            Some(_) => Some(slot.running_supervisor()?),
+            None => None,
         };
-        // Not in the stateless era either: `forwards_plainly` says so too.
-        if !client.forwards_plainly() {
+        if config.unusable.is_some() || slot.is_backing_off() || slot.is_retired() {
             return None;
         }
+        let (generation, client) = slot.conn.published()?;
+        // Not in the stateless era either: `forwarding_tools` says so too.
+        let tools = client.forwarding_tools()?;
         let tool = tool.trim();
-        let tools = calls::cached_tools(&client)?;
         let index = tools.iter().position(|t| t.name == tool)?;
-        // Read before the checks: a pin changed meanwhile makes the next
-        // call check again.
-        let pins = shared.pins.epoch();
         let known =
             lock(&slot.plain).as_ref().is_some_and(|a| a.holds(&config, &tools, pins, index));
         if !known {
@@ -95,7 +129,49 @@ impl Registry {
             Allowed::note(&slot, Arc::clone(&config), &tools, pins, index);
         }
         drop(config);
-        Some(PlainCall { client, tools, index, slot, shared: shared.clone(), generation })
+        Some(PlainRoute {
+            tools,
+            index,
+            slot: Arc::downgrade(&slot),
+            shared: Arc::downgrade(shared),
+            generation,
+            config_changes,
+            health_changes,
+            pins,
+            supervisor,
+            server: slot.name.clone(),
+        })
+    }
+}
+
+impl PlainRoute {
+    /// The tool's name on the server (the name asked for, trimmed).
+    pub fn tool(&self) -> &str {
+        &self.tools[self.index].name
+    }
+
+    /// A call on this route, when it still holds: nothing it was found on
+    /// changed since (see [`Registry::plain_route`]). `None` otherwise:
+    /// the caller finds the route again, or takes `call_tool_text`.
+    pub fn call(&self) -> Option<PlainCall<'_>> {
+        let slot = self.slot.upgrade()?;
+        let unchanged = !slot.is_retired()
+            && slot.config_changes() == self.config_changes
+            && slot.health_changes() == self.health_changes
+            && self.supervisor.as_ref().is_none_or(|task| !task.is_finished())
+            && slot.conn.published_generation() == Some(self.generation);
+        if !unchanged {
+            return None;
+        }
+        let shared = self.shared.upgrade()?;
+        if shared.pins.epoch() != self.pins {
+            return None;
+        }
+        let (generation, client) = slot.conn.published()?;
+        if generation != self.generation || !client.forwards_with(&self.tools) {
+            return None;
+        }
+        Some(PlainCall { route: self, client, slot, shared })
     }
 }
 
@@ -164,12 +240,7 @@ impl Allowed {
     }
 }
 
-impl PlainCall {
-    /// The tool's name on the server (the name asked for, trimmed).
-    pub fn tool(&self) -> &str {
-        &self.tools[self.index].name
-    }
-
+impl PlainCall<'_> {
     /// Sends the call (`arguments` as the caller's JSON text, an object,
     /// and `options` as [`call_tool_text`](Registry::call_tool_text) takes
     /// them) with no future: its outcome goes to `end`, once, on the task
@@ -186,23 +257,26 @@ impl PlainCall {
         end: impl FnOnce(Result<&RawValue, Error>) + Send + 'static,
     ) -> Result<impl FnOnce() + Send + 'static, Error> {
         fit_options(&mut options, Duration::ZERO, false);
-        let PlainCall { client, tools, index, slot, shared, generation } = self;
+        let PlainCall { route, client, slot, shared } = self;
+        let generation = route.generation;
         let failure = Failure { slot, shared, generation };
-        let ended = {
-            let failure = failure.clone();
-            move |outcome: Result<&RawValue, TransportError>| {
-                end(outcome.map_err(|e| failure.error(e)))
-            }
+        let ended = move |outcome: Result<&RawValue, TransportError>| {
+            end(outcome.map_err(|e| failure.error(e)))
         };
-        match client.forward_tool_call(&tools[index].name, arguments, &options, ended) {
+        match client.forward_tool_call(route.tool(), arguments, &options, ended) {
             Ok(id) => Ok(move || client.cancel_forwarded(&id)),
-            Err(e) => Err(failure.error(e)),
+            // Rare: the failure's parts are found again rather than kept
+            // for it on every call.
+            Err(e) => match (route.slot.upgrade(), route.shared.upgrade()) {
+                (Some(slot), Some(shared)) => Err(Failure { slot, shared, generation }.error(e)),
+                // Retired and let go of (or the registry dropped) meanwhile.
+                _ => Err(Error::Reloaded { server: route.server.clone() }),
+            },
         }
     }
 }
 
 /// What maps a plain call's failure.
-#[derive(Clone)]
 struct Failure {
     slot: Arc<Slot>,
     shared: Arc<Shared>,

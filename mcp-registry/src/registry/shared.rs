@@ -215,7 +215,7 @@ impl Shared {
         resubscribe(slot, &server, &conn, &relay, self.options.listen_list_changes).await;
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(server = %server.name, "MCP server connected");
-        *cached = Some((generation, conn.clone(), relay));
+        cached.set(generation, conn.clone(), relay);
         slot.set_health(Health::Ready);
         Ok((generation, conn))
     }
@@ -354,7 +354,7 @@ pub(crate) async fn retire(slot: Arc<Slot>, removed: bool, drain: Duration) {
         slot.set_health(Health::Removed);
     } else {
         // Its successor announces the server's health from now on.
-        slot.health.send_replace(Health::Removed);
+        slot.set_health_quietly(Health::Removed);
     }
     // Every call holds the slot while it runs: once this is the last
     // reference (the supervisor's goes with its task), none runs.

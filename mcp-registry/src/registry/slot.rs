@@ -3,18 +3,15 @@
 //! and the configurations the registry was given.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::config::{ClientIdentity, ServerConfig};
-use crate::relay::Relay;
 use crate::supervisor::{Health, HealthEvent};
-use crate::transport::ServerClient;
 use tokio::sync::{Notify, broadcast, watch};
 use tokio::task::AbortHandle;
 
-/// The connection, its generation, and its relay (which ends with it).
-pub(crate) type Cached = Option<(u64, ServerClient, Relay)>;
+use super::conn::ConnCell;
 
 /// One server: its configuration, its connection (once made) and health,
 /// the resources subscribed to through the registry, its supervisor.
@@ -25,8 +22,8 @@ pub(crate) struct Slot {
     /// the description.
     pub(crate) config: std::sync::RwLock<Arc<ServerConfig>>,
     /// The connection, once made; held while connecting, so concurrent
-    /// first uses share one spawn.
-    pub(crate) conn: tokio::sync::Mutex<Cached>,
+    /// first uses share one spawn. Published for plain calls.
+    pub(crate) conn: ConnCell,
     pub(crate) health: watch::Sender<Health>,
     pub(crate) events: broadcast::Sender<HealthEvent>,
     /// Wakes the supervisor when a call dropped the connection.
@@ -40,9 +37,13 @@ pub(crate) struct Slot {
     pub(crate) supervisor: std::sync::Mutex<Option<AbortHandle>>,
     /// Set when a reload removed or replaced the server.
     pub(crate) retired: AtomicBool,
-    /// What [`Registry::plain_call`](crate::Registry::plain_call) found
+    /// What [`Registry::plain_route`](crate::Registry::plain_route) found
     /// allowed, for as long as it holds.
     pub(crate) plain: std::sync::Mutex<Option<super::plain::Allowed>>,
+    /// Counts the changes of `config` and of `health`: a
+    /// [`PlainRoute`](crate::PlainRoute) holds while neither changed.
+    config_changes: AtomicU64,
+    health_changes: AtomicU64,
 }
 
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -54,7 +55,7 @@ impl Slot {
         Slot {
             name: config.name.clone(),
             config: std::sync::RwLock::new(config),
-            conn: tokio::sync::Mutex::new(None),
+            conn: ConnCell::default(),
             health: watch::Sender::new(Health::Idle),
             events,
             wake: Notify::new(),
@@ -63,6 +64,8 @@ impl Slot {
             supervisor: std::sync::Mutex::new(None),
             retired: AtomicBool::new(false),
             plain: std::sync::Mutex::new(None),
+            config_changes: AtomicU64::new(0),
+            health_changes: AtomicU64::new(0),
         }
     }
 
@@ -72,10 +75,29 @@ impl Slot {
 
     pub(crate) fn set_config(&self, config: Arc<ServerConfig>) {
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
+        self.config_changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many times the configuration changed: read before it, a count
+    /// that is the same later means it did not change in between.
+    pub(crate) fn config_changes(&self) -> u64 {
+        self.config_changes.load(Ordering::SeqCst)
+    }
+
+    /// How many times the health changed, as
+    /// [`config_changes`](Self::config_changes) counts.
+    pub(crate) fn health_changes(&self) -> u64 {
+        self.health_changes.load(Ordering::SeqCst)
     }
 
     pub(crate) fn health(&self) -> Health {
         self.health.borrow().clone()
+    }
+
+    /// Whether the server is backing off ([`Health::BackingOff`]), read
+    /// in place.
+    pub(crate) fn is_backing_off(&self) -> bool {
+        matches!(*self.health.borrow(), Health::BackingOff { .. })
     }
 
     /// Sets the health; a change is announced to the registry's
@@ -94,6 +116,7 @@ impl Slot {
             true
         });
         if changed {
+            self.health_changes.fetch_add(1, Ordering::SeqCst);
             tracing::debug!(server = %self.name, %health, "MCP server health");
             let _ = self.events.send(HealthEvent { server: self.name.clone(), health });
         }
@@ -106,29 +129,19 @@ impl Slot {
     /// The generation of the cached connection (`Some(None)`: none), or
     /// `None` while someone holds the slot (a connect in progress).
     pub(crate) fn current_generation(&self) -> Option<Option<u64>> {
-        self.conn.try_lock().ok().map(|c| c.as_ref().map(|(g, _, _)| *g))
+        self.conn.try_lock().map(|c| c.as_ref().map(|(g, _, _)| *g))
     }
 
     /// Forgets connection `generation` (lost), if it is still the cached
     /// one.
     pub(crate) async fn drop_connection(&self, generation: u64) -> bool {
-        let mut cached = self.conn.lock().await;
-        if cached.as_ref().is_some_and(|(g, _, _)| *g == generation) {
-            *cached = None;
-            return true;
-        }
-        false
+        self.conn.lock().await.forget(generation)
     }
 
     /// [`drop_connection`](Self::drop_connection) with no wait: `None`
     /// when the connection is locked now.
     pub(crate) fn try_drop_connection(&self, generation: u64) -> Option<bool> {
-        let mut cached = self.conn.try_lock().ok()?;
-        if cached.as_ref().is_some_and(|(g, _, _)| *g == generation) {
-            *cached = None;
-            return Some(true);
-        }
-        Some(false)
+        Some(self.conn.try_lock()?.forget(generation))
     }
 
     /// Stops the supervisor, if one runs.
@@ -140,6 +153,18 @@ impl Slot {
 
     pub(crate) fn is_supervised(&self) -> bool {
         lock(&self.supervisor).as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// The supervisor's task while it runs.
+    pub(crate) fn running_supervisor(&self) -> Option<AbortHandle> {
+        lock(&self.supervisor).as_ref().filter(|t| !t.is_finished()).cloned()
+    }
+
+    /// The health set without a word to the registry's subscribers (a
+    /// retired server's successor announces the server's health).
+    pub(crate) fn set_health_quietly(&self, health: Health) {
+        self.health.send_replace(health);
+        self.health_changes.fetch_add(1, Ordering::SeqCst);
     }
 }
 

@@ -510,9 +510,10 @@ fn the_approval_table_is_read_beside_the_servers() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `Registry::plain_call` takes only a call every check allows now, with
-/// no I/O: connected, listed, tier `allow`; forwarded, its outcome is what
-/// `call_tool_text` gives for the same call.
+/// `Registry::plain_route` finds a route only for a call every check
+/// allows now, with no I/O: connected, listed, tier `allow`; forwarded, its
+/// outcome is what `call_tool_text` gives for the same call. A route kept
+/// holds no longer than what allowed it.
 #[tokio::test]
 async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one() {
     let script = Scripted::new(tools());
@@ -522,10 +523,12 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
     let r =
         registry(&script, rules, None, Arc::new(MemoryApprovalStore::new()), Default::default());
     // Not connected yet: the general path connects.
-    assert!(r.plain_call("s", "other").is_none());
+    assert!(r.plain_route("s", "other").is_none());
     let options = mcp_proto::client::RequestOptions::default;
     let general = r.call_tool_text("s", "other", None, options()).await.unwrap();
-    let plain = r.plain_call("s", " other ").expect("connected, listed, allowed");
+    let route = r.plain_route("s", " other ").expect("connected, listed, allowed");
+    assert!(format!("{route:?}").contains("\"other\""), "{route:?}");
+    let plain = route.call().expect("nothing changed");
     assert!(format!("{plain:?}").contains("\"other\""), "{plain:?}");
     let (tx, rx) = tokio::sync::oneshot::channel();
     let _cancel = plain
@@ -535,16 +538,28 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
         .unwrap();
     let forwarded = rx.await.unwrap().unwrap();
     assert_eq!(forwarded.get(), general.get());
+    // Called again on the route kept.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let _cancel = route
+        .call()
+        .expect("nothing changed")
+        .forward(None, options(), move |outcome| {
+            let _ = tx.send(outcome.map(ToOwned::to_owned));
+        })
+        .unwrap();
+    assert_eq!(rx.await.unwrap().unwrap().get(), general.get());
     for refused in ["read", "delete_all", "nosuch"] {
-        assert!(r.plain_call("s", refused).is_none(), "{refused}");
+        assert!(r.plain_route("s", refused).is_none(), "{refused}");
     }
-    assert!(r.plain_call("nosuch", "other").is_none());
-    assert!(r.plain_call("blocked", "other").is_none());
+    assert!(r.plain_route("nosuch", "other").is_none());
+    assert!(r.plain_route("blocked", "other").is_none());
 
     // What was found allowed holds no longer than what allowed it: the
     // server's tool policy reloaded, the tool list changed, the
-    // connection gone are each seen by the next call.
-    assert!(r.plain_call("s", "other").is_some());
+    // connection gone are each seen by the next call, on a route kept
+    // from before as on a new one.
+    let kept = r.plain_route("s", "other").expect("allowed");
+    assert!(kept.call().is_some());
     let server = |policy: ToolPolicy| {
         ServerConfig::stdio("s", ServerCommand::new("unused"))
             .with_timeout(Duration::from_millis(300))
@@ -554,9 +569,12 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
     let config =
         |s: ServerConfig| Config { servers: vec![s, blocked.clone()], ..Default::default() };
     r.reload(config(server(ToolPolicy::new(["read"], Vec::<&str>::new())))).await;
-    assert!(r.plain_call("s", "other").is_none());
+    assert!(kept.call().is_none(), "the policy changed");
+    assert!(r.plain_route("s", "other").is_none());
     r.reload(config(server(ToolPolicy::allow_all()))).await;
-    assert!(r.plain_call("s", "other").is_some());
+    assert!(kept.call().is_none(), "found under another policy");
+    let kept = r.plain_route("s", "other").expect("allowed again");
+    assert!(kept.call().is_some());
     let mut listed = tools();
     listed[2]["annotations"] = json!({"destructiveHint": true});
     script.set_tools(listed);
@@ -571,17 +589,20 @@ async fn a_plain_call_is_one_every_check_allows_now_and_ends_as_the_general_one(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(r.plain_call("s", "other").is_none(), "asked about now");
+    assert!(kept.call().is_none(), "the list changed");
+    assert!(r.plain_route("s", "other").is_none(), "asked about now");
     script.set_tools(tools());
     script.announce_list_changed();
     for _ in 0..100 {
-        if r.plain_call("s", "other").is_some() {
+        if r.plain_route("s", "other").is_some() {
             break;
         }
         let _ = r.list_tools("s").await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(r.plain_call("s", "other").is_some());
+    let kept = r.plain_route("s", "other").expect("allowed again");
+    assert!(kept.call().is_some());
     r.close_all().await;
-    assert!(r.plain_call("s", "other").is_none());
+    assert!(kept.call().is_none(), "the connection is gone");
+    assert!(r.plain_route("s", "other").is_none());
 }

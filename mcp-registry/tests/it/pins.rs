@@ -212,11 +212,15 @@ async fn a_change_announced_during_a_run_is_caught() {
     let run = registry(&script, store, PinPolicy::Block, None);
     assert_eq!(names(&run.list_tools("s").await.unwrap()), ["echo", "add"]);
     // Called twice: the second call finds it matched its pin before.
+    let mut kept = None;
     for _ in 0..2 {
         assert_eq!(called(&run, "add").await.unwrap(), "called add");
         // Called plainly too, the second time as found allowed before.
-        assert!(run.plain_call("s", "add").is_some());
+        let route = run.plain_route("s", "add").expect("allowed");
+        assert!(route.call().is_some());
+        kept = Some(route);
     }
+    let kept = kept.unwrap();
     let mut changed = original();
     changed[1]["inputSchema"]["properties"]["c"] = json!({"type": "number"});
     changed[1]["annotations"] = json!({"destructiveHint": true});
@@ -234,13 +238,23 @@ async fn a_change_announced_during_a_run_is_caught() {
     assert_eq!(listed[1], ("add".into(), PinStatus::Changed { fields }));
     assert_eq!(names(&run.list_tools("s").await.unwrap()), ["echo"]);
     assert!(matches!(called(&run, "add").await, Err(Error::ToolChanged { .. })));
-    // Not plainly either, though the old definition was.
-    assert!(run.plain_call("s", "add").is_none());
+    // Not plainly either, though the old definition was: neither on the
+    // route kept from then, nor on a new one.
+    assert!(kept.call().is_none());
+    assert!(run.plain_route("s", "add").is_none());
     // Approved, the new definition is called plainly at once.
     assert_eq!(run.approve_pins("s", Some("add")).await.unwrap(), ["add"]);
-    assert!(run.plain_call("s", "add").is_some());
+    let route = run.plain_route("s", "add").expect("approved");
+    assert!(route.call().is_some());
+    assert!(kept.call().is_none(), "found on the old list");
+    // Pins approved again: the route found before is found again.
+    run.approve_pins("s", Some("add")).await.unwrap();
+    assert!(route.call().is_none(), "the pins changed");
+    let route = run.plain_route("s", "add").expect("approved");
+    assert!(route.call().is_some());
     run.close_all().await;
-    assert!(run.plain_call("s", "add").is_none());
+    assert!(route.call().is_none());
+    assert!(run.plain_route("s", "add").is_none());
 }
 
 /// Calls look their tool up in the list the client keeps: one listing

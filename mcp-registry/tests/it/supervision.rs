@@ -691,3 +691,30 @@ async fn a_stateless_server_is_asked_for_its_list_changes_when_the_host_wants_th
     assert_eq!(next_change(&mut notices).await, Some("prompts"));
     registry.close_all().await;
 }
+
+/// A plain route kept holds only while the server is served as it was
+/// found: its connection, its supervisor and its health the same. Closed
+/// (the supervisor stopped with it), the route no longer holds; once the
+/// server is connected again, a new one is found.
+#[tokio::test]
+async fn a_plain_route_holds_only_while_the_server_is_served_as_found() {
+    let connector = Arc::new(MemoryConnector::default());
+    let backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(8));
+    let registry =
+        memory_registry(connector.clone(), supervision(backoff, None), Duration::from_secs(10));
+    assert!(registry.plain_route("m", "echo").is_none(), "not connected yet");
+    registry.list_tools("m").await.unwrap();
+    let route = registry.plain_route("m", "echo").expect("connected, listed, supervised");
+    assert!(route.call().is_some());
+    assert!(route.call().is_some(), "again");
+    registry.close("m").await.unwrap();
+    assert_eq!(registry.health("m").unwrap(), Health::Idle);
+    assert!(route.call().is_none(), "closed");
+    assert!(registry.plain_route("m", "echo").is_none());
+    registry.list_tools("m").await.unwrap();
+    assert!(route.call().is_none(), "another connection");
+    let again = registry.plain_route("m", "echo").expect("connected again");
+    assert!(again.call().is_some());
+    registry.close_all().await;
+    assert!(again.call().is_none());
+}

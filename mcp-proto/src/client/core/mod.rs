@@ -264,6 +264,12 @@ impl<W> ClientCore<W> {
         self.tools.clone()
     }
 
+    /// Whether the cached tool list is `tools` (the same list, compared by
+    /// address: not one stored again since).
+    pub fn keeps_tools(&self, tools: &Arc<[Tool]>) -> bool {
+        self.tools.as_ref().is_some_and(|kept| Arc::ptr_eq(kept, tools))
+    }
+
     /// A counter that changes whenever the tool cache is invalidated; pass the
     /// value read before listing to [`store_tools`](Self::store_tools).
     pub fn tools_generation(&self) -> u64 {
