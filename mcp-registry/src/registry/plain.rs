@@ -104,7 +104,6 @@ impl Registry {
         // makes the next call decide again.
         let config_changes = slot.config_changes();
         let health_changes = slot.health_changes();
-        let pins = shared.pins.epoch();
         // Read in place (a reload replaces it whole): cloned only when the
         // tool's checks are noted.
         let config = slot.config.read().unwrap_or_else(|e| e.into_inner());
@@ -120,14 +119,26 @@ impl Registry {
         let tools = client.forwarding_tools()?;
         let tool = tool.trim();
         let index = tools.iter().position(|t| t.name == tool)?;
-        let known =
-            lock(&slot.plain).as_ref().is_some_and(|a| a.holds(&config, &tools, pins, index));
-        if !known {
-            if !tool_allowed(shared, &config, &tools, index) {
-                return None;
+        // The pins' epoch read before the checks, and the same after them:
+        // checking a tool first seen pins it (a change of the pins), so a
+        // second round decides under the pins as they are then.
+        let mut settled = None;
+        for _ in 0..2 {
+            let pins = shared.pins.epoch();
+            let known =
+                lock(&slot.plain).as_ref().is_some_and(|a| a.holds(&config, &tools, pins, index));
+            if !known {
+                if !tool_allowed(shared, &config, &tools, index) {
+                    return None;
+                }
+                Allowed::note(&slot, Arc::clone(&config), &tools, pins, index);
             }
-            Allowed::note(&slot, Arc::clone(&config), &tools, pins, index);
+            if shared.pins.epoch() == pins {
+                settled = Some(pins);
+                break;
+            }
         }
+        let pins = settled?;
         drop(config);
         Some(PlainRoute {
             tools,

@@ -29,6 +29,8 @@ struct Upstream {
     next: AtomicU64,
     open: Mutex<BTreeMap<u64, Sink>>,
     cancelled: Mutex<Vec<u64>>,
+    /// How many hooks ran.
+    hooks_run: AtomicU64,
 }
 
 impl Upstream {
@@ -45,7 +47,15 @@ impl Upstream {
         });
         self.open.lock().unwrap().insert(n, sink);
         let up = self.clone();
-        (n, CancelHook(Box::new(move || up.cancel(n))))
+        let hook = move || {
+            up.hooks_run.fetch_add(1, Ordering::SeqCst);
+            up.cancel(n);
+        };
+        (n, CancelHook(Box::new(hook)))
+    }
+
+    fn hooks_run(&self) -> u64 {
+        self.hooks_run.load(Ordering::SeqCst)
     }
 
     /// Ends call `n` with `result`; whether it was open.
@@ -97,6 +107,15 @@ impl Handler for Fwd {
             "fwd_now" => session.forward(&key, || {
                 let (n, hook) = up.start(&session, &key);
                 up.end(n, Ok(result("now")));
+                Ok(hook)
+            }),
+            // Answered while it is being forwarded, then its id taken by
+            // a new request before the forwarding is done.
+            "fwd_now_reused" => session.forward(&key, || {
+                let (n, hook) = up.start(&session, &key);
+                up.end(n, Ok(result("now")));
+                let RequestId::Number(id) = key.id else { unreachable!() };
+                call(&session, id, "fwd");
                 Ok(hook)
             }),
             // Cancelled by the client while it is being forwarded.
@@ -178,10 +197,27 @@ async fn a_forwarded_request_is_answered_once_with_its_text_or_its_error() {
     call(&session, 3, "fwd_fail");
     let error = only(&mut queue);
     assert_eq!((error["id"].clone(), error["error"]["code"].clone()), (json!(3), json!(-7)));
-    // Answered while it was forwarded: once, and its hook finds it over.
+    // Answered while it was forwarded: once, and its hook is dropped, not
+    // run (the call is over).
     call(&session, 4, "fwd_now");
     assert_eq!(raw_reply(&mut queue).0, RequestId::Number(4));
-    assert_eq!((session.in_flight(), up.cancelled()), (0, vec![]));
+    assert_eq!((session.in_flight(), up.cancelled(), up.hooks_run()), (0, vec![], 0));
+}
+
+/// A forwarded request answered while it was being forwarded, whose id a
+/// new request took before the forwarding was done: its hook is dropped,
+/// and the new request keeps its own place and its own hook.
+#[tokio::test]
+async fn a_forwarding_done_late_never_takes_the_place_of_a_new_request_of_its_id() {
+    let (session, mut queue) = session(8);
+    let up = session.handler().up.clone();
+    call(&session, 5, "fwd_now_reused");
+    assert_eq!(raw_reply(&mut queue), (RequestId::Number(5), result("now").get().to_owned()));
+    // The new request (upstream call 2) runs, its hook its own.
+    assert_eq!((up.started(), session.in_flight(), up.hooks_run()), (2, 1, 0));
+    cancel(&session, 5);
+    assert_eq!((up.cancelled(), up.hooks_run(), session.in_flight()), (vec![2], 1, 0));
+    assert!(drain(&mut queue).is_empty());
 }
 
 #[tokio::test]
@@ -203,6 +239,7 @@ async fn a_cancelled_forwarded_request_is_cancelled_upstream_and_never_answered(
     // Cancelled before its hook was given: the hook runs once it is.
     call(&session, 3, "fwd_cancelled");
     assert_eq!((up.cancelled(), session.in_flight()), (vec![1, 2, 3], 0));
+    assert_eq!(up.hooks_run(), 3);
     assert!(drain(&mut queue).is_empty());
 
     // The id is free again.
