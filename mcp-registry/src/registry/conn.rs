@@ -96,7 +96,7 @@ impl<C: Clone, R> ConnGuard<'_, C, R> {
     /// Forgets connection `generation` if it is the cached one; whether it
     /// was.
     pub(crate) fn forget(&mut self, generation: u64) -> bool {
-        if !self.cached.as_ref().is_some_and(|(g, _, _)| *g == generation) {
+        if self.cached.as_ref().is_none_or(|(g, _, _)| *g != generation) {
             return false;
         }
         self.take();
