@@ -199,3 +199,31 @@ impl Drop for Declared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_spawn_env::ServerCommand;
+
+    /// Every change of the configuration and of the health is counted, so
+    /// that a plain route found before it no longer holds; setting the
+    /// health it already has is no change.
+    #[test]
+    fn each_change_of_the_configuration_and_the_health_is_counted() {
+        let config = Arc::new(ServerConfig::stdio("s", ServerCommand::new("unused")));
+        let slot = Slot::new(config.clone(), broadcast::channel(4).0);
+        assert_eq!((slot.config_changes(), slot.health_changes()), (0, 0));
+        slot.set_config(config);
+        assert_eq!((slot.config_changes(), slot.health_changes()), (1, 0));
+        slot.set_health(Health::Idle);
+        assert_eq!(slot.health_changes(), 0, "the health it had");
+        slot.set_health(Health::Ready);
+        assert_eq!(slot.health_changes(), 1);
+        slot.set_health_if(|_| false, Health::Connecting);
+        assert_eq!(slot.health_changes(), 1, "not set");
+        slot.set_health_quietly(Health::Removed);
+        assert_eq!(slot.health_changes(), 2);
+        assert_eq!(slot.health(), Health::Removed);
+        assert_eq!(slot.config_changes(), 1);
+    }
+}

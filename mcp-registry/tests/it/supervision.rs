@@ -693,9 +693,10 @@ async fn a_stateless_server_is_asked_for_its_list_changes_when_the_host_wants_th
 }
 
 /// A plain route kept holds only while the server is served as it was
-/// found: its connection, its supervisor and its health the same. Closed
-/// (the supervisor stopped with it), the route no longer holds; once the
-/// server is connected again, a new one is found.
+/// found. Closed (the connection dropped, the supervisor stopped, the
+/// health set to idle), the route no longer holds; once the server is
+/// connected again, a new one is found. (The slot's counts of changes
+/// each route compares are tested in `slot.rs`.)
 #[tokio::test]
 async fn a_plain_route_holds_only_while_the_server_is_served_as_found() {
     let connector = Arc::new(MemoryConnector::default());
