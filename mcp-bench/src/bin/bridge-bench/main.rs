@@ -26,7 +26,7 @@
 //! - `soak`: 64 calls in flight through `mcpc serve` to a stdio server for
 //!   `--seconds` (600 by default), sampling the bridge's RSS, descriptors and
 //!   threads; exits 1 when they grow past the bounds.
-//! - `relay [--threads] -- PROGRAM ARGS...`: the byte relay itself.
+//! - `relay [--threads|--poll] -- PROGRAM ARGS...`: the byte relay itself.
 //! - `drive [--calls N] [--depth D] [--pin] [--http] -- PROGRAM ARGS...`: N sequential
 //!   calls through any command line (a bridge under `valgrind
 //!   --tool=callgrind`, say; with `--http` an HTTP-host bridge that prints
@@ -62,7 +62,7 @@ const WALL_LIMIT: Duration = Duration::from_secs(40 * 60);
 
 const USAGE: &str = "usage: bridge-bench [--quick] --server TESTKIT --mcpc MCPC (--node NODE --bridges DIR | --no-node) \
                      [--scenario stdio-http|stdio-stdio|http-stdio]... latency|startup|soak [--seconds N]\n\
-                     \x20      bridge-bench relay [--threads] -- PROGRAM ARGS...\n\
+                     \x20      bridge-bench relay [--threads|--poll] -- PROGRAM ARGS...\n\
                      \x20      bridge-bench drive [--calls N] [--depth D] [--pin] [--http] -- PROGRAM ARGS...";
 
 fn main() {
@@ -74,7 +74,14 @@ fn run(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         Some("relay") => {
             let (program, rest) = command_after_dashes(args)?;
-            return relay::run(has(args, "--threads"), program, rest);
+            let mode = if has(args, "--poll") {
+                relay::Mode::Poll
+            } else if has(args, "--threads") {
+                relay::Mode::Threads
+            } else {
+                relay::Mode::Tokio
+            };
+            return relay::run(mode, program, rest);
         }
         Some("drive") => return drive::drive(args),
         _ => {}

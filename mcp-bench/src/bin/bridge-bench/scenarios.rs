@@ -86,12 +86,10 @@ pub(crate) fn scenarios(config: &Config) -> Result<Vec<Scenario>, String> {
 
     // stdio host -> stdio server.
     if config.wants("stdio-stdio") {
-        let relay_args = |threads: bool| -> Result<Reach, String> {
+        let relay_args = |flag: Option<&str>| -> Result<Reach, String> {
             let me = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
             let mut args = vec!["relay".to_owned()];
-            if threads {
-                args.push("--threads".to_owned());
-            }
+            args.extend(flag.map(str::to_owned));
             args.extend(["--".to_owned(), testkit.to_string_lossy().into_owned(), "stdio".into()]);
             Ok(Reach::Stdio { program: me, args })
         };
@@ -106,12 +104,17 @@ pub(crate) fn scenarios(config: &Config) -> Result<Vec<Scenario>, String> {
                 Route {
                     label: "byte relay, no JSON: the floor (current-thread Tokio)",
                     role: Role::Floor,
-                    reach: relay_args(false)?,
+                    reach: relay_args(None)?,
                 },
                 Route {
                     label: "byte relay, no JSON: the floor (two blocking threads)",
                     role: Role::Floor,
-                    reach: relay_args(true)?,
+                    reach: relay_args(Some("--threads"))?,
+                },
+                Route {
+                    label: "byte relay, no JSON: the floor (one thread polling both pipes)",
+                    role: Role::Floor,
+                    reach: relay_args(Some("--poll"))?,
                 },
                 Route {
                     label: "`mcpc serve --server \"<stdio server>\"`",
@@ -127,8 +130,10 @@ pub(crate) fn scenarios(config: &Config) -> Result<Vec<Scenario>, String> {
                    The byte relay (`bridge-bench relay`) is the least any process in the middle can add: \
                    it copies the host's bytes to the server's stdin and the server's stdout back as they come, \
                    one read and one write per chunk, parsing nothing; on a current-thread Tokio runtime \
-                   with the pipes nonblocking (as `mcpc serve` reads and writes them), and with one blocking \
-                   thread per direction."
+                   with the pipes nonblocking (as `mcpc serve` reads and writes them), with one blocking \
+                   thread per direction, and on one thread that waits for both pipes in `poll` (on one CPU, \
+                   a thread preempted after its write can find the answer ready when it runs again, where a \
+                   second thread must be woken for it)."
                 .into(),
             _server: None,
         });
