@@ -127,9 +127,8 @@ fn polled(program: &str, args: &[String]) -> Result<(), String> {
         start_blocking(program, args)?;
     let mut to_child = Some(to_child);
     let mut buf = vec![0u8; CHUNK];
-    let failed = |e: std::io::Error| format!("relay: {e}");
     loop {
-        // Once the host closed its side, only the program's answers.
+        // Once the host's side is done, only the program's answers.
         let (host_ready, child_ready) = {
             let mut fds = [
                 PollFd::new(from_child.as_fd(), PollFlags::POLLIN),
@@ -144,20 +143,26 @@ fn polled(program: &str, args: &[String]) -> Result<(), String> {
             let ready = |fd: &PollFd<'_>| fd.any().unwrap_or(true);
             (to_child.is_some() && ready(&fds[1]), ready(&fds[0]))
         };
+        // As the blocking relay: the program's side ends the relay (its
+        // stdout closed or failed, or the host's stdout failed); the
+        // host's side only closes the program's stdin.
         if child_ready {
-            let n = from_child.read(&mut buf).map_err(failed)?;
-            if n == 0 {
-                break;
+            match from_child.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if host_out.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
             }
-            host_out.write_all(&buf[..n]).map_err(failed)?;
         }
         if host_ready && let Some(to) = to_child.as_mut() {
-            let n = host_in.read(&mut buf).map_err(failed)?;
-            if n == 0 {
-                // The program's stdin closes with the host's side.
+            let forwarded = match host_in.read(&mut buf) {
+                Ok(0) | Err(_) => false,
+                Ok(n) => to.write_all(&buf[..n]).is_ok(),
+            };
+            if !forwarded {
                 to_child = None;
-            } else {
-                to.write_all(&buf[..n]).map_err(failed)?;
             }
         }
     }
